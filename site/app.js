@@ -1,0 +1,375 @@
+// Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
+//
+// Python runs in a PyScript worker (site/lab_worker.py, Pyodide from ./pyodide/). The worker
+// exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
+//
+// Message shapes (tagged on `type`, both ways; each request carries an integer `id` that its
+// reply repeats). pyapp.bridge.handle owns the contract; this is its written-down copy:
+//
+//   request  {"type": T, "id": N, ...fields}
+//   reply    {"type": T, "id": N, "ok": true,  "result": {...}}
+//          | {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
+//
+//   T = "hello"         fields: -               result: {python, pyapp_version, generator_version}
+//   T = "tasks"         fields: seed            result: {seed, tasks: [{id, family, split, encoding,
+//                                                 pair, registers: {name: int}, program: tree,
+//                                                 answer: int, generator_version}]}
+//   T = "run_supplied"  fields: seed, environment {user_agent, cross_origin_isolated,
+//                                                 hardware_concurrency, ...}
+//                                               result: {trace} (exports/trace.schema.json)
+//   T = "sympy_check"   fields: seed            result: {checked, agreements, mismatches: [...]}
+//   T = "sympy_load"    fields: -               result: {packages, load_ms}
+//                       (answered by the glue itself: loads the local sympy + mpmath wheels)
+//
+// The app root carries data-state = booting | ready | running | done | error, and #status
+// (role=status) says in words what is happening or what failed.
+
+const BOOT_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 120_000;
+const DEFAULT_SEED = 1729;
+// Files the runtime needs; probed to name the culprit when boot fails.
+const RUNTIME_FILES = [
+  "./pyscript/core.js",
+  "./pyscript.json",
+  "./lab_worker.py",
+  "./pyodide/pyodide.mjs",
+  "./pyodide/pyodide.asm.mjs",
+  "./pyodide/pyodide.asm.wasm",
+  "./pyodide/python_stdlib.zip",
+  "./pyodide/pyodide-lock.json",
+];
+
+const $ = (selector) => document.querySelector(selector);
+const app = $("#app");
+const statusLine = $("#status");
+const errorLine = $("#error");
+const t0 = performance.now();
+
+// Timings the bench (bench/boot.py) and tests read; milliseconds since navigation start.
+const timings = { python_ready_ms: null, first_table_ms: null };
+
+let worker = null; // the PyScript XWorker
+let nextId = 1;
+let lastTrace = null;
+let bootStep = "loading PyScript";
+let failed = false;
+
+function setState(state, message) {
+  app.dataset.state = state;
+  if (state !== "error") errorLine.hidden = true;
+  if (message !== undefined) statusLine.textContent = message;
+}
+
+function fail(message) {
+  failed = true;
+  errorLine.hidden = false;
+  errorLine.textContent = message;
+  setState("error", `Error: ${message}`);
+  console.error("[composition-lab]", message);
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s while ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// Send one request to Python; resolves with `result`, rejects with an Error naming the code.
+async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
+  if (!worker) throw new Error("Python is not ready");
+  const id = nextId++;
+  const replyJson = await withTimeout(
+    worker.sync.handle(JSON.stringify({ type, id, ...fields })),
+    timeoutMs,
+    `waiting for Python to answer "${type}"`,
+  );
+  const reply = JSON.parse(replyJson);
+  if (reply.id !== id || reply.type !== type) {
+    throw new Error(`reply mismatch: sent ${type}#${id}, got ${reply.type}#${reply.id}`);
+  }
+  if (!reply.ok) {
+    const error = new Error(`${reply.error.code}: ${reply.error.message}`);
+    error.code = reply.error.code;
+    throw error;
+  }
+  return reply.result;
+}
+
+// ---- boot --------------------------------------------------------------------------------
+
+async function probeRuntime() {
+  const missing = [];
+  await Promise.all(
+    RUNTIME_FILES.map(async (path) => {
+      try {
+        const response = await fetch(path, { method: "HEAD", cache: "no-store" });
+        if (!response.ok) missing.push(`${path.slice(2)} (HTTP ${response.status})`);
+      } catch (error) {
+        missing.push(`${path.slice(2)} (${error.message})`);
+      }
+    }),
+  );
+  return missing;
+}
+
+async function bootFailed(error) {
+  if (failed) return;
+  const reason = error?.message || String(error);
+  const missing = await withTimeout(probeRuntime(), 10_000, "probing runtime files").catch(
+    () => [],
+  );
+  const which = missing.length ? ` Could not load: ${missing.join(", ")}.` : "";
+  fail(`Python runtime failed to start (${bootStep}): ${reason}.${which}`);
+}
+
+function waitForWorkerElement() {
+  // PyScript attaches `xworker` to the <script type="py" worker> element once it handles it.
+  const script = $("#lab-worker");
+  return new Promise((resolve) => {
+    const poll = () => (script.xworker ? resolve(script.xworker) : setTimeout(poll, 25));
+    poll();
+  });
+}
+
+async function boot() {
+  window.addEventListener("py:progress", ({ detail }) => {
+    bootStep = String(detail);
+    if (app.dataset.state === "booting") statusLine.textContent = `Starting Python: ${bootStep}…`;
+  });
+  window.addEventListener("error", (event) => {
+    if (app.dataset.state === "booting") bootFailed(event.error || new Error(event.message));
+  });
+  window.addEventListener("unhandledrejection", (event) => {
+    if (app.dataset.state === "booting") bootFailed(event.reason);
+  });
+  if (!window.crossOriginIsolated) {
+    console.warn("[composition-lab] page is not cross-origin isolated; see docs/hosting.md");
+  }
+  try {
+    const xworker = await withTimeout(waitForWorkerElement(), BOOT_TIMEOUT_MS, bootStep);
+    bootStep = "starting the Python worker";
+    const remaining = BOOT_TIMEOUT_MS - (performance.now() - t0);
+    await withTimeout(xworker.ready, Math.max(remaining, 1000), "starting Python in the worker");
+    worker = xworker;
+    bootStep = "saying hello to Python";
+    const hello = await request("hello", {}, 15_000);
+    timings.python_ready_ms = performance.now();
+    $("#versions").textContent =
+      `Python ${hello.python} · pyapp ${hello.pyapp_version} · generator ${hello.generator_version}` +
+      ` · cross-origin isolated: ${window.crossOriginIsolated ? "yes" : "no"}`;
+  } catch (error) {
+    await bootFailed(error);
+    return;
+  }
+  for (const id of ["#load-tasks", "#run-control", "#sympy-check"]) $(id).disabled = false;
+  await loadTasks(seedFromUrl());
+}
+
+// ---- tasks -------------------------------------------------------------------------------
+
+function seedFromUrl() {
+  const raw = new URLSearchParams(location.search).get("seed");
+  const seed = raw === null ? DEFAULT_SEED : Number(raw);
+  return Number.isSafeInteger(seed) && seed >= 0 ? seed : DEFAULT_SEED;
+}
+
+function currentSeed() {
+  const seed = Number($("#seed").value);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error("the seed must be a whole number ≥ 0");
+  return seed;
+}
+
+const SYMBOL = { add: "+", sub: "−", mul: "×" };
+
+// The register tree as infix text: {"op":"add","args":[{"ref":"a"},{"ref":"b"}]} -> "a + b".
+function programText(node, top = true) {
+  if (node && typeof node.ref === "string") return node.ref;
+  if (!node || !Array.isArray(node.args)) return JSON.stringify(node);
+  const text = node.args.map((arg) => programText(arg, false)).join(` ${SYMBOL[node.op] ?? node.op} `);
+  return top ? text : `(${text})`;
+}
+
+function cell(row, text, className) {
+  const td = row.insertCell();
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+function renderTasks(result) {
+  const body = $("#tasks tbody");
+  body.replaceChildren();
+  for (const task of result.tasks) {
+    const row = body.insertRow();
+    row.dataset.taskId = task.id;
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = task.id;
+    row.append(th);
+    cell(row, task.family);
+    cell(row, task.split);
+    cell(row, task.encoding ?? "");
+    cell(row, Object.entries(task.registers).map(([k, v]) => `${k} = ${v}`).join(", "));
+    const program = cell(row, "");
+    const code = document.createElement("code");
+    code.textContent = programText(task.program);
+    code.title = JSON.stringify(task.program);
+    program.append(code);
+    cell(row, String(task.answer), "num");
+  }
+  $("#tasks-caption").textContent = `Seed ${result.seed}: ${result.tasks.length} tasks`;
+}
+
+async function loadTasks(seed) {
+  $("#seed").value = String(seed);
+  setState("running", `Generating tasks for seed ${seed}…`);
+  try {
+    const result = await request("tasks", { seed });
+    renderTasks(result);
+    timings.first_table_ms ??= performance.now();
+    const url = new URL(location.href);
+    url.searchParams.set("seed", String(seed));
+    history.replaceState(null, "", url);
+    clearResults();
+    setState("ready", `Ready. Seed ${seed}: ${result.tasks.length} tasks.`);
+  } catch (error) {
+    fail(`generating tasks for seed ${seed} failed: ${error.message}`);
+  }
+}
+
+// ---- supplied-program control --------------------------------------------------------------
+
+function clearResults() {
+  lastTrace = null;
+  $("#download-trace").disabled = true;
+  $("#results tbody").replaceChildren();
+  $("#results-caption").textContent = "Not run yet.";
+  $("#run-summary").textContent = "";
+  $("#sympy-result").textContent = "";
+  $("#sympy-status").textContent = "";
+}
+
+function environment() {
+  return {
+    user_agent: navigator.userAgent,
+    cross_origin_isolated: window.crossOriginIsolated,
+    hardware_concurrency: navigator.hardwareConcurrency ?? null,
+    platform: navigator.platform || null,
+    language: navigator.language || null,
+  };
+}
+
+const ms = (value) => (typeof value === "number" ? value.toFixed(3) : "—");
+
+function renderTrace(trace) {
+  const body = $("#results tbody");
+  body.replaceChildren();
+  for (const trial of trace.trials) {
+    const row = body.insertRow();
+    row.dataset.taskId = trial.task_id;
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = trial.task_id;
+    row.append(th);
+    cell(row, trial.correct ? "correct" : "incorrect", trial.correct ? "correct" : "incorrect");
+    const t = trial.timings ?? {};
+    for (const key of ["construction_ms", "parse_ms", "execution_ms", "verification_ms", "total_ms"]) {
+      cell(row, ms(t[key]), "num");
+    }
+  }
+  const { trials, correct } = trace.summary;
+  $("#results-caption").textContent = `Supplied-program control (not model evidence): ${correct}/${trials} correct`;
+  $("#run-summary").textContent =
+    `${correct}/${trials} correct. Control run: the interpreter executed each task's reference program.`;
+}
+
+async function runControl() {
+  let seed;
+  try {
+    seed = currentSeed();
+  } catch (error) {
+    fail(error.message);
+    return;
+  }
+  clearResults();
+  setState("running", `Running the supplied-program control for seed ${seed}…`);
+  try {
+    const { trace } = await request("run_supplied", { seed, environment: environment() });
+    lastTrace = trace;
+    renderTrace(trace);
+    $("#download-trace").disabled = false;
+    const { trials, correct } = trace.summary;
+    setState("done", `Done: supplied-program control, seed ${seed}: ${correct}/${trials} correct.`);
+  } catch (error) {
+    fail(`supplied-program control failed: ${error.message}`);
+  }
+}
+
+function downloadTrace() {
+  if (!lastTrace) return;
+  const blob = new Blob([JSON.stringify(lastTrace, null, 2) + "\n"], { type: "application/json" });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = `trace-seed-${$("#seed").value}-supplied-program.json`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+// ---- sympy (lazy) --------------------------------------------------------------------------
+
+async function sympyCheck() {
+  const sympyStatus = $("#sympy-status");
+  const button = $("#sympy-check");
+  let seed;
+  try {
+    seed = currentSeed();
+  } catch (error) {
+    fail(error.message);
+    return;
+  }
+  button.disabled = true;
+  const previous = app.dataset.state;
+  setState("running", "Checking answers with sympy…");
+  try {
+    sympyStatus.textContent = "Loading sympy and mpmath (first use only)…";
+    const loaded = await request("sympy_load", {}, 180_000);
+    sympyStatus.textContent = `sympy loaded (${(loaded.load_ms / 1000).toFixed(1)} s). Checking…`;
+    const result = await request("sympy_check", { seed }, 180_000);
+    const agree = `${result.agreements}/${result.checked}`;
+    sympyStatus.textContent = "sympy check finished.";
+    $("#sympy-result").textContent =
+      result.mismatches.length === 0
+        ? `sympy agrees on ${agree} answers for seed ${seed}.`
+        : `sympy agrees on ${agree}; mismatches: ${JSON.stringify(result.mismatches)}`;
+    setState(previous === "done" ? "done" : "ready", `sympy agrees on ${agree} answers.`);
+  } catch (error) {
+    sympyStatus.textContent = "sympy check failed.";
+    fail(`sympy check failed: ${error.message}`);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+
+$("#seed").value = String(seedFromUrl());
+$("#seed-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  try {
+    loadTasks(currentSeed());
+  } catch (error) {
+    fail(error.message);
+  }
+});
+$("#run-control").addEventListener("click", runControl);
+$("#download-trace").addEventListener("click", downloadTrace);
+$("#sympy-check").addEventListener("click", sympyCheck);
+
+// For tests and bench/boot.py: the same request path the buttons use.
+window.lab = { request, timings, t0 };
+
+boot();
