@@ -7,7 +7,7 @@ integers. Every failure is a ``ProgramError`` with a stable ``code`` (the table 
 """
 
 from interpreter.errors import ERROR_CODES, ProgramError
-from interpreter.execute import Execution, Step, evaluate_exact, execute, run, validate_registers
+from interpreter.executor import Execution, Step, evaluate_exact, execute, run, validate_registers
 from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits
 from interpreter.parse import parse_program
 from interpreter.program import (
