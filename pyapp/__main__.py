@@ -1,0 +1,5 @@
+import sys
+
+from pyapp.cli import main
+
+sys.exit(main())

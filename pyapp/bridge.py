@@ -1,0 +1,130 @@
+"""The one entry point JavaScript calls: `handle(request_json) -> reply_json`.
+
+The page's worker glue passes JSON strings in and out; no Python lives in JavaScript.
+
+Request:  {"type": T, "id": N, ...parameters}
+Reply:    {"type": T, "id": N, "ok": true,  "result": {...}}
+     or   {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
+
+Types T, their parameters → result:
+- `hello`: — → python, pyapp_version, generator_version
+- `tasks`: seed (int), params (optional TaskParams JSON) → seed, tasks (list of task JSON)
+- `run_supplied`: seed, params?, environment (BrowserInfo JSON, optional) → trace
+- `sympy_check`: seed, params? → sympy_version, checked, agreements, mismatches
+
+Error codes: `bad_request` (not JSON, missing or ill-typed field), `unknown_type`,
+`bad_params` (task parameters refused), `internal_error` (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from pyapp import __version__
+from pyapp.records import JSON, RecordError, from_json, to_json
+from pyapp.tasks import GENERATOR_VERSION, TaskParams, generate
+from pyapp.trace import BrowserInfo
+
+
+class BridgeError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def task_params(request: dict[str, Any]) -> TaskParams:
+    """TaskParams from a request's `seed` and optional `params` (defaults elsewhere)."""
+    merged = to_json(TaskParams())
+    params = request.get("params") or {}
+    if not isinstance(params, dict):
+        raise BridgeError("bad_params", "params must be an object")
+    merged.update(params)
+    if "seed" in request:
+        merged["seed"] = request["seed"]
+    try:
+        result: TaskParams = from_json(TaskParams, merged)
+    except RecordError as error:
+        raise BridgeError("bad_params", str(error)) from None
+    return result
+
+
+def _hello(request: dict[str, Any]) -> JSON:
+    return {
+        "python": sys.version,
+        "pyapp_version": __version__,
+        "generator_version": GENERATOR_VERSION,
+    }
+
+
+def _tasks(request: dict[str, Any]) -> JSON:
+    params = task_params(request)
+    return {"seed": params.seed, "tasks": [t.to_json() for t in generate(params)]}
+
+
+def _run_supplied(request: dict[str, Any]) -> JSON:
+    from pyapp.supplied import run_supplied
+
+    browser = None
+    if request.get("environment") is not None:
+        try:
+            browser = from_json(BrowserInfo, request["environment"])
+        except RecordError as error:
+            raise BridgeError("bad_request", f"environment: {error}") from None
+    return {"trace": to_json(run_supplied(task_params(request), browser))}
+
+
+def _sympy_check(request: dict[str, Any]) -> JSON:
+    from pyapp.sympy_oracle import check
+
+    return check(generate(task_params(request)))
+
+
+HANDLERS: dict[str, Callable[[dict[str, Any]], JSON]] = {
+    "hello": _hello,
+    "tasks": _tasks,
+    "run_supplied": _run_supplied,
+    "sympy_check": _sympy_check,
+}
+
+
+def handle(request_json: str) -> str:
+    kind: object = None
+    request_id: object = None
+    try:
+        try:
+            request = json.loads(request_json)
+        except (TypeError, ValueError) as error:
+            raise BridgeError("bad_request", f"request is not JSON: {error}") from None
+        if not isinstance(request, dict):
+            raise BridgeError("bad_request", "request must be a JSON object")
+        kind, request_id = request.get("type"), request.get("id")
+        if not isinstance(kind, str):
+            raise BridgeError("bad_request", "request needs a string 'type'")
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            raise BridgeError("unknown_type", f"unknown request type {kind!r}")
+        reply: dict[str, JSON] = {
+            "type": kind,
+            "id": request_id,
+            "ok": True,
+            "result": handler(request),
+        }
+    except BridgeError as error:
+        reply = {
+            "type": kind,
+            "id": request_id,
+            "ok": False,
+            "error": {"code": error.code, "message": error.message},
+        }
+    except Exception as error:  # a bug: still answer, so the page never hangs
+        reply = {
+            "type": kind,
+            "id": request_id,
+            "ok": False,
+            "error": {"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
+        }
+    return json.dumps(reply)

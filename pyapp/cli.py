@@ -1,0 +1,220 @@
+"""Command line: `python -m pyapp COMMAND`.
+
+    tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
+    exec       PROGRAM.json --registers REGS.json              run one program safely
+    run        --seed N --condition supplied-program --out F   run a condition, write a trace
+    reproduce  TRACE.json                                      re-derive everything in a trace
+    schema     [--check]                                       (re)generate exports/*.schema.json
+    serve      [--port N] [--dir build/site]                   serve the built static site
+
+Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
+drifted schema); 2 bad usage or an unreadable input file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import interpreter
+from pyapp.tasks import DEFAULT_SEED, TaskParams, generate
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXPORTS = REPO_ROOT / "exports"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a crash never leaves a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _params(args: argparse.Namespace) -> TaskParams:
+    from pyapp.bridge import BridgeError, task_params
+
+    overrides: dict[str, Any] = {}
+    for item in args.param or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"error: --param expects KEY=VALUE, got {item!r}")
+        try:
+            overrides[key] = json.loads(value)
+        except ValueError:
+            raise SystemExit(f"error: --param {key}: {value!r} is not a JSON value") from None
+    try:
+        return task_params({"seed": args.seed, "params": overrides})
+    except BridgeError as error:
+        raise SystemExit(f"error: {error.message}") from None
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    tasks = generate(_params(args))
+    if args.json:
+        print(json.dumps([t.to_json() for t in tasks], indent=2))
+        return 0
+    for t in tasks:
+        registers = " ".join(f"{k}={v}" for k, v in t.registers.items())
+        print(f"{t.id:<16} {t.family:<21} {t.split:<8} {t.answer:>14}  {registers}")
+    return 0
+
+
+def _error(code: str, message: str) -> dict[str, object]:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    try:
+        text = Path(args.program).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(json.dumps(_error("unreadable_program_file", str(error))))
+        return 1
+    try:
+        registers = json.loads(Path(args.registers).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        print(json.dumps(_error("unreadable_registers_file", str(error))))
+        return 1
+    if not isinstance(registers, dict):
+        print(json.dumps(_error("unreadable_registers_file", "registers must be a JSON object")))
+        return 1
+    outcome = interpreter.run(text, registers)
+    print(json.dumps(outcome))
+    return 0 if outcome["ok"] else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pyapp import trace as trace_module
+    from pyapp.supplied import run_supplied
+
+    if args.condition != "supplied-program":
+        print(
+            f"error: condition {args.condition!r} needs a model; in this version only the "
+            "supplied-program control runs from the command line",
+            file=sys.stderr,
+        )
+        return 2
+    trace = run_supplied(_params(args))
+    write_atomically(Path(args.out), trace_module.dumps(trace))
+    s = trace.summary
+    print(
+        f"{s.trials} trials: {s.correct} correct, {s.incorrect} incorrect, {s.failed} failed "
+        f"-> {args.out}\n(supplied-program control: tests the interpreter, not model evidence)"
+    )
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from pyapp.reproduce import reproduce
+
+    try:
+        document = json.loads(Path(args.trace).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
+        return 2
+    mismatches = reproduce(document)
+    if mismatches:
+        for mismatch in mismatches:
+            print(f"MISMATCH {mismatch}")
+        print(f"{len(mismatches)} mismatch(es): the trace does not re-derive")
+        return 1
+    trials = len(document.get("trials", []))
+    print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
+    return 0
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    from pyapp.trace import trace_schema
+
+    return {"trace.schema.json": trace_schema()}
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    drifted = []
+    for name, schema in schemas().items():
+        path = EXPORTS / name
+        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        if args.check:
+            drifted.append(name)
+        else:
+            write_atomically(path, text)
+            print(f"wrote {path}")
+    if drifted:
+        print(f"schema drift: {', '.join(drifted)} (run: python -m pyapp schema)")
+        return 1
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pyapp.serve import serve
+
+    serve(Path(args.dir), args.host, args.port)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m pyapp", description=__doc__.split("\n")[0])
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def seeded(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="task seed (1729)")
+        p.add_argument(
+            "--param",
+            action="append",
+            metavar="KEY=VALUE",
+            help="override a task parameter, e.g. primitives_per_op=100",
+        )
+
+    p = sub.add_parser("tasks", help="print the task set of a seed")
+    seeded(p)
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.set_defaults(func=cmd_tasks)
+
+    p = sub.add_parser("exec", help="run one register-tree program")
+    p.add_argument("program", help="file holding the program text (JSON tree)")
+    p.add_argument("--registers", required=True, help="JSON file: register name -> integer")
+    p.set_defaults(func=cmd_exec)
+
+    p = sub.add_parser("run", help="run a condition over a task set and write a trace")
+    seeded(p)
+    p.add_argument(
+        "--condition",
+        required=True,
+        choices=["supplied-program", "model-only", "model-program", "controlled-chain"],
+    )
+    p.add_argument("--out", required=True, help="trace file to write")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("reproduce", help="re-derive every number in a trace")
+    p.add_argument("trace")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
+    p.add_argument("--check", action="store_true", help="only report drift (exit 1)")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("serve", help="serve the built static site on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--dir", default=str(REPO_ROOT / "build" / "site"))
+    p.set_defaults(func=cmd_serve)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    code: int = args.func(args)
+    return code

@@ -1,0 +1,150 @@
+"""The supplied-program condition: each task's correct reference program is executed.
+
+This is a CONTROL. It tests the interpreter and the harness end to end (render → parse
+→ execute → verify), it involves no model, and every trial it produces is labelled
+`evidence: "control"` so that nothing downstream can count it as model evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import interpreter
+from pyapp import prompts
+from pyapp.clock import elapsed_ms, measure_clock, now_ns
+from pyapp.records import ProgramJSON
+from pyapp.tasks import Task, TaskParams, generate
+from pyapp.trace import (
+    EVIDENCE_NOTES,
+    BrowserInfo,
+    Condition,
+    Failure,
+    StepRecord,
+    TaskRecord,
+    Timings,
+    Trace,
+    Trial,
+    budget_of,
+    environment,
+    new_run_info,
+    summarise,
+)
+
+CONDITION: Condition = "supplied-program"
+
+
+def failure_of(error: interpreter.ProgramError, stage: str) -> Failure:
+    return Failure(
+        code=error.code,
+        stage=stage,  # type: ignore[arg-type]
+        message=error.message,
+        path=error.path,
+        limit=error.limit,
+        maximum=error.maximum,
+        value=error.value,
+    )
+
+
+def steps_of(execution: interpreter.Execution) -> tuple[StepRecord, ...]:
+    return tuple(
+        StepRecord(path=s.path, op=s.op, operands=s.operands, result=s.result)  # type: ignore[arg-type]
+        for s in execution.steps
+    )
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What parsing and executing one program text gave, with the phase boundaries."""
+
+    program: ProgramJSON | None
+    steps: tuple[StepRecord, ...]
+    result: int | None
+    failure: Failure | None
+    parse_ms: float | None
+    execution_ms: float | None
+
+
+def interpret(
+    text: str, registers: Mapping[str, int], limits: interpreter.Limits
+) -> Interpretation:
+    """Parse `text` strictly and execute it once. Shared by every condition that runs a
+    program and by `reproduce`, so a recorded verdict is re-derived by the same code."""
+    start = now_ns()
+    node = None
+    try:
+        node = interpreter.parse_program(text, limits)
+    except interpreter.ProgramError as error:
+        return Interpretation(
+            None, (), None, failure_of(error, "parse"), elapsed_ms(start, now_ns()), None
+        )
+    parsed = now_ns()
+    program = interpreter.program_to_json(node)
+    try:
+        execution = interpreter.execute(node, registers, limits)
+    except interpreter.ProgramError as error:
+        failure = failure_of(error, "execution")
+        return Interpretation(
+            program, (), None, failure, elapsed_ms(start, parsed), elapsed_ms(parsed, now_ns())
+        )
+    executed = now_ns()
+    return Interpretation(
+        program,
+        steps_of(execution),
+        execution.value,
+        None,
+        elapsed_ms(start, parsed),
+        elapsed_ms(parsed, executed),
+    )
+
+
+def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMITS) -> Trial:
+    """Render the reference program as text, parse it, execute it once, verify it."""
+    start = now_ns()
+    text = interpreter.canonical_program_text(task.program)
+    built = now_ns()
+    outcome = interpret(text, task.registers, limits)
+    verify_start = now_ns()
+    correct = outcome.result == task.answer
+    end = now_ns()
+    return Trial(
+        trial_id=f"{CONDITION}/{task.id}",
+        task_id=task.id,
+        condition=CONDITION,
+        evidence="control",
+        evidence_note=EVIDENCE_NOTES["control"],
+        prompt=None,
+        program_text=text,
+        program=outcome.program,
+        steps=outcome.steps,
+        result=outcome.result,
+        expected=task.answer,
+        correct=correct,
+        failure=outcome.failure,
+        budget=budget_of(limits),
+        timings=Timings(
+            construction_ms=elapsed_ms(start, built),
+            generation_ms=None,
+            parse_ms=outcome.parse_ms,
+            execution_ms=outcome.execution_ms,
+            verification_ms=elapsed_ms(verify_start, end),
+            total_ms=elapsed_ms(start, end),
+        ),
+    )
+
+
+def run_supplied(params: TaskParams | None = None, browser: BrowserInfo | None = None) -> Trace:
+    """Run the supplied-program control over the whole task set of `params`."""
+    p = params or TaskParams()
+    tasks = generate(p)
+    trials = tuple(run_trial(task) for task in tasks)
+    return Trace(
+        schema_version="trace/1",
+        kind="composition-lab-trace",
+        run=new_run_info(p, (CONDITION,), prompts.template_hashes()),
+        environment=environment(measure_clock(), browser),
+        model=None,
+        tasks=tuple(TaskRecord.of(task) for task in tasks),
+        trials=trials,
+        summary=summarise(trials),
+    )
