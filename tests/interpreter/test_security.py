@@ -1,0 +1,287 @@
+"""Hostile programs and deliberately missing features: each is a typed code, and fast."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from interpreter_builders import error_of, text_of
+
+from interpreter import (
+    SAFE_INTEGER_MAX,
+    Limits,
+    Op,
+    Ref,
+    execute,
+    parse_program,
+    program_from_json,
+    run,
+    validate_registers,
+)
+
+BIG = Limits(max_output_bytes=10**7)
+
+
+@contextmanager
+def fast(seconds: float = 1.0) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    assert time.perf_counter() - start < seconds
+
+
+# --- nesting bombs --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opener", ["[", "{", '{"a":', '{"op":"add","args":['])
+def test_run_of_openers_under_default_limits(opener: str) -> None:
+    text = (opener * 16384)[: 16384 - 1]
+    with fast():
+        error = error_of(parse_program, text)
+    assert (error.code, error.limit, error.maximum) == ("limit_exceeded", "depth", 16)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        '{"op":"add","args":[' * 100_000,
+        '{"op":"add","args":[' * 100_000 + '{"ref":"a"},{"ref":"a"}' + "]}" * 100_000,
+    ],
+)
+def test_hundred_thousand_deep_with_raised_byte_limit(text: str) -> None:
+    with fast():
+        error = error_of(parse_program, text, BIG)
+        result = run(text, {"a": 1}, BIG)
+    assert (error.code, error.limit) == ("limit_exceeded", "depth")
+    assert result["error"]["code"] == "limit_exceeded"  # type: ignore[index]
+
+
+def test_brackets_inside_strings_do_not_count() -> None:
+    text = '{"ref":"' + "[" * 1000 + '"}'
+    # the name is invalid, but the nesting scan skipped the string
+    assert error_of(parse_program, text).code == "invalid_register_name"
+    escaped = '{"ref":"\\"' + "[" * 100 + '"}'
+    assert error_of(parse_program, escaped).code == "invalid_register_name"
+
+
+def test_unterminated_string_then_brackets() -> None:
+    text = '{"ref":"a' + "[" * 5000
+    assert error_of(parse_program, text).code == "not_json"
+
+
+def test_deep_dict_to_program_from_json() -> None:
+    node: object = {"ref": "a"}
+    for _ in range(100_000):
+        node = {"op": "add", "args": [node, {"ref": "a"}]}
+    with fast():
+        error = error_of(program_from_json, node)
+    assert (error.code, error.limit, error.value) == ("limit_exceeded", "depth", 17)
+    garbage: object = []
+    for _ in range(100_000):
+        garbage = {"x": garbage}
+    assert error_of(program_from_json, garbage).code == "wrong_shape"
+
+
+def test_self_sharing_structure_is_bounded() -> None:
+    # 60 levels of sharing describe 2**60 nodes; the walk stops at the first limit
+    node: object = {"ref": "a"}
+    for _ in range(60):
+        node = {"op": "add", "args": [node, node]}
+    with fast():
+        error = error_of(program_from_json, node, Limits(max_depth=100))
+    assert (error.code, error.limit) == ("limit_exceeded", "operations")
+    shared = Ref("a")
+    tree: Op | Ref = shared
+    for _ in range(60):
+        tree = Op("add", (tree, tree))
+    with fast():
+        error = error_of(execute, tree, {"a": 1}, Limits(max_depth=100))
+    assert error.code == "limit_exceeded"
+
+
+def test_cyclic_structure_is_bounded() -> None:
+    node: dict[str, object] = {"op": "add"}
+    node["args"] = [node, node]
+    error = error_of(program_from_json, node)
+    assert error.code == "limit_exceeded"
+
+
+# --- numbers and literals ---------------------------------------------------------------
+
+
+def test_huge_integer_literal_is_never_converted() -> None:
+    digits = "9" * 10_000
+    for text in [digits, '{"op":"add","args":[{"ref":"a"},' + digits + "]}", "-" + digits]:
+        with fast():
+            error = error_of(parse_program, text, BIG)
+        assert (error.code, error.value) == ("literal_not_allowed", "number")
+        assert len(error.message) < 200
+
+
+def test_huge_float_literals() -> None:
+    for text in ["1e999999", "-1e-999999", "0." + "1" * 10_000, "1" * 5000 + ".5e5"]:
+        assert error_of(parse_program, text, BIG).code == "literal_not_allowed"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity(constant: str) -> None:
+    error = error_of(parse_program, '{"op":"add","args":[{"ref":"a"},' + constant + "]}")
+    assert (error.code, error.value) == ("literal_not_allowed", constant)
+
+
+@pytest.mark.parametrize(
+    ("literal", "kind"), [("true", "boolean"), ("false", "boolean"), ("null", "null")]
+)
+def test_booleans_and_null(literal: str, kind: str) -> None:
+    assert error_of(parse_program, literal).value == kind
+    error = error_of(parse_program, '{"op":"mul","args":[' + literal + ',{"ref":"a"}]}')
+    assert (error.code, error.path, error.value) == ("literal_not_allowed", "$.args[0]", kind)
+
+
+@pytest.mark.parametrize("literal", ["1.5", "0", "-0", "1e3", "0.1"])
+def test_float_and_int_literals(literal: str) -> None:
+    assert error_of(parse_program, literal).code == "literal_not_allowed"
+
+
+def test_huge_register_values() -> None:
+    with fast():
+        error = error_of(validate_registers, {"a": 10**100_000})
+    assert error.code == "unsafe_integer"
+    assert error.value == "<integer of 332193 bits>"
+    assert error_of(validate_registers, {"a": -(10**100_000)}).value == "-<integer of 332193 bits>"
+
+
+@pytest.mark.parametrize("value", [SAFE_INTEGER_MAX, -SAFE_INTEGER_MAX])
+def test_safe_extremes_ok(value: int) -> None:
+    assert run('{"ref":"a"}', {"a": value})["value"] == value
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**53)])
+def test_first_unsafe_refused(value: int) -> None:
+    error = run('{"ref":"a"}', {"a": value})["error"]
+    assert error["code"] == "unsafe_integer"  # type: ignore[index]
+    assert error["value"] == str(value)  # type: ignore[index]
+
+
+def test_overflowing_mul() -> None:
+    text = '{"op":"mul","args":[{"ref":"a"},{"op":"mul","args":[{"ref":"a"},{"ref":"a"}]}]}'
+    error = run(text, {"a": 2**20})["error"]
+    assert error == {
+        "code": "unsafe_integer",
+        "message": error["message"],  # type: ignore[index]
+        "path": "$",
+        "limit": None,
+        "maximum": None,
+        "value": str(2**60),
+    }
+
+
+# --- keys, text and types ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"ref":"a","ref":"a"}',
+        '{"op":"add","op":"mul","args":[{"ref":"a"},{"ref":"b"}]}',
+        '{"op":"add","args":[{"ref":"a"},{"ref":"b"}],"args":[{"ref":"a"},{"ref":"b"}]}',
+    ],
+)
+def test_duplicate_keys(text: str) -> None:
+    assert error_of(parse_program, text).code == "duplicate_key"
+
+
+@pytest.mark.parametrize("key", ["__proto__", "constructor", "prototype", "__class__"])
+def test_prototype_keys_are_extra_keys(key: str) -> None:
+    obj = {"ref": "a", key: {"ref": "b"}}
+    assert error_of(parse_program, text_of(obj)).code == "wrong_shape"
+    obj = {key: {"polluted": True}}
+    assert error_of(parse_program, text_of(obj)).code == "wrong_shape"
+    op = {"op": "add", "args": [{"ref": "a"}, {"ref": "b"}], key: {}}
+    assert error_of(parse_program, text_of(op)).code == "wrong_shape"
+
+
+@pytest.mark.parametrize("value", [b'{"ref":"a"}', bytearray(b"{}"), None, 1, 1.5, [], {}])
+def test_non_str_input(value: object) -> None:
+    assert error_of(parse_program, value).code == "not_text"
+    assert run(value, {})["error"]["code"] == "not_text"  # type: ignore[arg-type, index]
+
+
+def test_lone_surrogates() -> None:
+    assert error_of(parse_program, '{"ref":"\ud800"}').code == "invalid_register_name"
+    assert error_of(parse_program, '{"ref":"\\ud800"}').code == "invalid_register_name"
+    assert error_of(parse_program, "\udfff").code == "not_json"
+    assert error_of(parse_program, '{"ref":"a"}\ud800').code == "not_json"
+    assert run('{"ref":"\ud800\udc00x"}', {})["error"]["code"] == "invalid_register_name"  # type: ignore[index]
+
+
+def test_control_and_unicode_noise() -> None:
+    for text in ['{"ref":"a"}\x00', '\x00{"ref":"a"}', '{"ref":"a\x00"}', '\u00a0{"ref":"a"}']:
+        assert error_of(parse_program, text).code in {"not_json", "invalid_register_name"}
+
+
+def test_long_keys_and_names_are_truncated_in_errors() -> None:
+    key = "k" * 5000
+    error = error_of(parse_program, text_of({"ref": "a", key: {"ref": "a"}}))
+    assert error.code == "wrong_shape"
+    assert len(str(error.value)) < 200
+    error = error_of(parse_program, text_of({"ref": "n" * 5000}))
+    assert error.code == "invalid_register_name"
+    assert len(str(error.value)) < 200
+    error = error_of(parse_program, text_of({"op": "o" * 5000, "args": []}))
+    assert (error.code, len(str(error.value)) < 200) == ("unknown_op", True)
+
+
+# --- deliberately missing features -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "code"),
+    [
+        ({"op": "div", "args": [{"ref": "a"}, {"ref": "b"}]}, "unknown_op"),
+        ({"op": "pow", "args": [{"ref": "a"}, {"ref": "b"}]}, "unknown_op"),
+        ({"op": "neg", "args": [{"ref": "a"}]}, "unknown_op"),
+        ({"op": "eval", "args": [{"ref": "a"}, {"ref": "b"}]}, "unknown_op"),
+        ({"op": "add", "args": [{"ref": "a"}, {"const": "b"}]}, "wrong_shape"),
+        ({"op": "add", "args": [{"ref": "a"}, {"value": "b"}]}, "wrong_shape"),
+        ({"let": "x", "be": {"ref": "a"}}, "wrong_shape"),
+        ({"loop": {"ref": "a"}}, "wrong_shape"),
+        ({"import": "os"}, "wrong_shape"),
+        ({"ref": "a.b"}, "invalid_register_name"),
+        ({"ref": "a[0]"}, "invalid_register_name"),
+        ({"ref": "__import__('os')"}, "invalid_register_name"),
+        ({"ref": {"ref": "a"}}, "wrong_shape"),
+        ({"op": {"op": "add"}, "args": [{"ref": "a"}, {"ref": "b"}]}, "wrong_shape"),
+        ({"op": "add", "args": [{"ref": "a"}, {"ref": "b"}], "comment": "x"}, "wrong_shape"),
+        ({"op": "add", "args": [{"ref": "a"}, "b"]}, "literal_not_allowed"),
+    ],
+)
+def test_missing_features(obj: object, code: str) -> None:
+    assert error_of(parse_program, text_of(obj)).code == code
+    assert error_of(program_from_json, obj).code == code
+
+
+def test_literals_in_decoded_objects() -> None:
+    for literal, kind in [(1, "number"), (1.5, "number"), (True, "boolean"), (None, "null")]:
+        obj = {"op": "add", "args": [{"ref": "a"}, literal]}
+        assert error_of(program_from_json, obj).value == kind
+    assert error_of(program_from_json, float("nan")).code == "literal_not_allowed"
+    assert error_of(program_from_json, 10**10_000).code == "literal_not_allowed"
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        ("op", "add"),
+        {("ref",): "a"},
+        {1: "a"},
+        {"op": "add", "args": ({"ref": "a"}, {"ref": "b"})},
+        object(),
+        {"ref": b"a"},
+    ],
+)
+def test_python_only_values_to_program_from_json(obj: object) -> None:
+    assert error_of(program_from_json, obj).code in {"wrong_shape", "invalid_register_name"}
