@@ -28,6 +28,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPORTS = REPO_ROOT / "exports"
 
 
+class UsageError(Exception):
+    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write via a temporary file and rename, so a crash never leaves a torn file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,15 +52,15 @@ def _params(args: argparse.Namespace) -> TaskParams:
     for item in args.param or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SystemExit(f"error: --param expects KEY=VALUE, got {item!r}")
+            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
         try:
             overrides[key] = json.loads(value)
         except ValueError:
-            raise SystemExit(f"error: --param {key}: {value!r} is not a JSON value") from None
+            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
     try:
         return task_params({"seed": args.seed, "params": overrides})
     except BridgeError as error:
-        raise SystemExit(f"error: {error.message}") from None
+        raise UsageError(f"task parameters: {error.message}") from None
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -216,5 +220,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return code
