@@ -1,10 +1,10 @@
 import hashlib
 import json
 
-import interpreter
 import pytest
 import sympy
 
+import interpreter
 from pyapp import oracles
 from pyapp.rng import SplitMix64
 from pyapp.sympy_oracle import check, sympy_answer

@@ -24,7 +24,8 @@ def test_committed_schemas_match_the_records():
 def test_supplied_program_trace_is_24_correct_controls(trace):
     document = to_json(trace)
     assert_valid_trace(document)
-    assert list(document)[0] == "schema_version" and document["schema_version"] == SCHEMA_VERSION
+    assert next(iter(document)) == "schema_version"
+    assert document["schema_version"] == SCHEMA_VERSION
     assert trace.summary.trials == trace.summary.correct == 24
     assert trace.summary.model_evidence_trials == 0
     assert trace.model is None
