@@ -34,7 +34,9 @@ def fast(seconds: float = 1.0) -> Iterator[None]:
 # --- nesting bombs --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("opener", ["[", "{", '{"a":', '{"op":"add","args":['])
+@pytest.mark.parametrize(
+    "opener", ["[", "{", '{"a":', '{"op":"add","args":['], ids=["list", "object", "key", "op"]
+)
 def test_run_of_openers_under_default_limits(opener: str) -> None:
     text = (opener * 16384)[: 16384 - 1]
     with fast():
@@ -50,6 +52,7 @@ def test_run_of_openers_under_default_limits(opener: str) -> None:
         '{"op":"add","args":[' * 100_000,
         '{"op":"add","args":[' * 100_000 + '{"ref":"a"},{"ref":"a"}' + "]}" * 100_000,
     ],
+    ids=["lists", "objects", "open-tree", "closed-tree"],
 )
 def test_hundred_thousand_deep_with_raised_byte_limit(text: str) -> None:
     with fast():
