@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from interpreter.errors import ProgramError, integer_text
+from interpreter.errors import ProgramError, integer_text, quote
 from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits, enforce
 from interpreter.parse import parse_program
 from interpreter.program import Node, Ref, check_program, check_register_name, postorder
@@ -146,13 +146,24 @@ def execute(node: Node, registers: Mapping[str, int], limits: Limits = DEFAULT_L
 def evaluate_exact(node: Node, registers: Mapping[str, int]) -> int:
     """The tree's value in exact Python ints, with no bounds: the oracle."""
     values: list[int] = []
-    for _, current in postorder(node):
+    for path, current in postorder(node):
         if isinstance(current, Ref):
+            if current.name not in registers:
+                shown = quote(str(current.name))
+                raise ProgramError(
+                    "unknown_register",
+                    f"register {shown!r} is not supplied",
+                    path=path,
+                    value=shown,
+                )
             values.append(registers[current.name])
-        else:
+        elif current.op in _EXACT:
             right = values.pop()
             left = values.pop()
             values.append(_EXACT[current.op](left, right))
+        else:
+            shown = quote(str(current.op))
+            raise ProgramError("unknown_op", f"unknown op {shown!r}", path=path, value=shown)
     return values[0]
 
 

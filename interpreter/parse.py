@@ -39,10 +39,10 @@ def _check_nesting(text: str, limits: Limits) -> None:
     nesting = 0
     for match in _SCAN.finditer(text):
         token = match.group()
-        if token in "[{":
+        if token in ("[", "{"):
             nesting += 1
             enforce("depth", nesting // 2 + 1, limits)
-        elif token in "]}":
+        elif token in ("]", "}"):
             nesting -= 1
         elif token == '"':
             return

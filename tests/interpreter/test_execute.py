@@ -219,3 +219,12 @@ def test_parse_then_execute_matches_exact() -> None:
     tree = parse_program(text)
     registers = {"x": -12345, "y": 678}
     assert execute(tree, registers).value == evaluate_exact(tree, registers) == -12345 * 678 + 12345
+
+
+def test_evaluate_exact_has_no_bounds_but_typed_errors() -> None:
+    tree = Op("mul", (Ref("a"), Ref("a")))
+    assert evaluate_exact(tree, {"a": 10**30}) == 10**60
+    error = error_of(evaluate_exact, Op("add", (Ref("a"), Ref("q"))), {"a": 1})
+    assert (error.code, error.path, error.value) == ("unknown_register", "$.args[1]", "q")
+    error = error_of(evaluate_exact, Op("pow", (Ref("a"), Ref("a"))), {"a": 1})
+    assert (error.code, error.path) == ("unknown_op", "$")
