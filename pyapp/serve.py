@@ -39,6 +39,7 @@ MIME_TYPES = {
     ".toml": "application/toml",
     ".txt": "text/plain; charset=utf-8",
     ".map": "application/json",
+    ".svg": "image/svg+xml",
 }
 
 

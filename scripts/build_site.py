@@ -9,7 +9,7 @@ What lands there, and where from:
         pyodide-lock.json                <- GENERATED: the npm lock, with micropip, sympy, mpmath
                                             and composition-lab pointing at the wheels below
         micropip/sympy/mpmath *.whl      <- PyPI, cached in build/wheels, sha256 pinned here
-        composition_lab-*.whl            <- THIS checkout's ``interpreter`` + ``pyapp`` packages
+        composition_lab-*.whl            <- THIS checkout's packages (interpreter, pyapp, prompts)
 
 Pyodide resolves packages named in its lock relative to the lock's folder, so nothing
 is ever fetched from a CDN or PyPI at runtime. The script uses only the standard
@@ -52,8 +52,6 @@ PYODIDE_RUNTIME_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-# Our own packages, shipped as one wheel named after the project in pyproject.toml.
-OWN_PACKAGES = ("interpreter", "pyapp")
 # A fixed timestamp makes our wheel byte-reproducible (zip cannot store times before 1980).
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -182,17 +180,18 @@ def fetch_pinned_wheel(wheel: PinnedWheel) -> Path:
     return path
 
 
-def project_metadata() -> tuple[str, str]:
-    """(distribution name, version) from pyproject.toml."""
+def project_metadata() -> tuple[str, str, tuple[str, ...]]:
+    """(distribution name, version, top-level packages) from pyproject.toml."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     project = data["project"]
-    return str(project["name"]), str(project["version"])
+    packages = tuple(str(name) for name in data["tool"]["setuptools"]["packages"])
+    return str(project["name"]), str(project["version"]), packages
 
 
-def package_files(root: Path) -> list[tuple[str, Path]]:
-    """(archive name, source path) for every shipped file of our packages, sorted."""
+def package_files(root: Path, packages: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(archive name, source path) for every file of our packages (data files too), sorted."""
     files: list[tuple[str, Path]] = []
-    for package in OWN_PACKAGES:
+    for package in packages:
         base = root / package
         if not (base / "__init__.py").is_file() and not base.is_dir():
             raise BuildError(f"package folder {base} is missing")
@@ -228,14 +227,15 @@ def record_line(name: str, data: bytes) -> str:
 
 
 def build_own_wheel(out_dir: Path, *, pyc: bool) -> Path:
-    """Zip this checkout's packages into a pure-Python wheel (reproducible bytes)."""
-    dist_name, version = project_metadata()
+    """Zip this checkout's packages (pyproject's ``[tool.setuptools] packages``, with their
+    data files) into a pure-Python wheel with reproducible bytes."""
+    dist_name, version, packages = project_metadata()
     normalized = dist_name.replace("-", "_")
     dist_info = f"{normalized}-{version}.dist-info"
     with tempfile.TemporaryDirectory() as scratch:
         staging = Path(scratch)
         entries: dict[str, bytes] = {}
-        for name, path in package_files(ROOT):
+        for name, path in package_files(ROOT, packages):
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
@@ -252,7 +252,7 @@ def build_own_wheel(out_dir: Path, *, pyc: bool) -> Path:
         b"Wheel-Version: 1.0\nGenerator: composition-lab build_site.py\n"
         b"Root-Is-Purelib: true\nTag: py3-none-any\n"
     )
-    entries[f"{dist_info}/top_level.txt"] = ("\n".join(OWN_PACKAGES) + "\n").encode()
+    entries[f"{dist_info}/top_level.txt"] = ("\n".join(packages) + "\n").encode()
     record_name = f"{dist_info}/RECORD"
     record = [record_line(name, data) for name, data in entries.items()]
     entries[record_name] = ("\n".join([*record, f"{record_name},,"]) + "\n").encode()
@@ -341,9 +341,9 @@ def build(out: Path, *, pyc: bool) -> None:
             wheel.name, wheel.version, local, wheel.imports, wheel.depends
         )
 
-    dist_name, version = project_metadata()
+    dist_name, version, packages = project_metadata()
     own = build_own_wheel(pyodide_out, pyc=pyc)
-    entries[dist_name] = lock_entry(dist_name, version, own, OWN_PACKAGES, ())
+    entries[dist_name] = lock_entry(dist_name, version, own, packages, ())
     say(f"built   {own.name} ({human(own.stat().st_size)}, pyc={'yes' if pyc else 'no'})")
 
     write_lock(pyodide_out, entries)

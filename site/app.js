@@ -11,13 +11,15 @@
 //          | {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
 //
 //   T = "hello"         fields: -               result: {python, pyapp_version, generator_version}
+//   (optional field on tasks/run_supplied/sympy_check: params, a TaskParams JSON object)
 //   T = "tasks"         fields: seed            result: {seed, tasks: [{id, family, split, encoding,
 //                                                 pair, registers: {name: int}, program: tree,
 //                                                 answer: int, generator_version}]}
 //   T = "run_supplied"  fields: seed, environment {user_agent, cross_origin_isolated,
 //                                                 hardware_concurrency, ...}
 //                                               result: {trace} (exports/trace.schema.json)
-//   T = "sympy_check"   fields: seed            result: {checked, agreements, mismatches: [...]}
+//   T = "sympy_check"   fields: seed            result: {sympy_version, checked, agreements,
+//                                                 mismatches: [...]}
 //   T = "sympy_load"    fields: -               result: {packages, load_ms}
 //                       (answered by the glue itself: loads the local sympy + mpmath wheels)
 //
@@ -256,8 +258,6 @@ function environment() {
     user_agent: navigator.userAgent,
     cross_origin_isolated: window.crossOriginIsolated,
     hardware_concurrency: navigator.hardwareConcurrency ?? null,
-    platform: navigator.platform || null,
-    language: navigator.language || null,
   };
 }
 

@@ -1,0 +1,88 @@
+"""Helpers for the browser tests: the request guard, booting a page, waiting on its state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Route
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "build" / "site"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+BOOT_TIMEOUT_MS = 90_000
+"""The page gives up on its own after 60 s; the test waits a little longer for that."""
+ACTION_TIMEOUT_MS = 120_000
+
+
+@dataclass
+class RequestLog:
+    """Every URL a context requested, and the ones the guard refused."""
+
+    urls: list[str] = field(default_factory=list)
+    offenders: list[str] = field(default_factory=list)
+
+    def requested(self, fragment: str) -> list[str]:
+        return [url for url in self.urls if fragment in url]
+
+
+def guard(context: BrowserContext) -> RequestLog:
+    """Abort and record any request that would leave 127.0.0.1; log every request."""
+    log = RequestLog()
+
+    def check(route: Route) -> None:
+        url = route.request.url
+        parts = urlsplit(url)
+        if parts.scheme in ("blob", "data") or parts.hostname == "127.0.0.1":
+            route.fallback()
+        else:
+            log.offenders.append(url)
+            route.abort("blockedbyclient")
+
+    context.route("**/*", check)
+    context.on("request", lambda request: log.urls.append(request.url))
+    return log
+
+
+@dataclass
+class Booted:
+    """A page loaded from the site, with its context's request log."""
+
+    page: Page
+    log: RequestLog
+    context: BrowserContext
+
+
+def wait_settled(page: Page, timeout_ms: int = BOOT_TIMEOUT_MS) -> str:
+    """Wait until the app leaves `booting`; return the state (fails the test on `error`)."""
+    page.wait_for_function(
+        "() => ['ready', 'done', 'error'].includes(document.querySelector('#app').dataset.state)",
+        timeout=timeout_ms,
+    )
+    state = page.get_attribute("#app", "data-state") or ""
+    if state == "error":
+        pytest.fail(f"the app reached data-state=error: {page.inner_text('#status')}")
+    return state
+
+
+def open_app(browser: Browser, url: str, *, boot: bool = True) -> Booted:
+    context = browser.new_context(accept_downloads=True)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    log = guard(context)
+    page = context.new_page()
+    page.goto(url, timeout=30_000)
+    booted = Booted(page, log, context)
+    if boot:
+        wait_settled(page)
+    return booted

@@ -1,0 +1,166 @@
+"""End to end: the built site boots Python in a worker and matches CPython (issue 3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from browser_helpers import BOOT_TIMEOUT_MS, ROOT, Booted, RequestLog, open_app, wait_settled
+from playwright.sync_api import Browser, BrowserContext, Page
+
+pytestmark = pytest.mark.browser
+
+SEED = 1729
+SYMPY_WHEEL = "sympy-1.14.0-py3-none-any.whl"
+MPMATH_WHEEL = "mpmath-1.3.0-py3-none-any.whl"
+
+
+def cpython_request(kind: str, **fields: Any) -> dict[str, Any]:
+    """The same bridge request, answered by CPython in this process."""
+    from pyapp.bridge import handle
+
+    reply = json.loads(handle(json.dumps({"type": kind, "id": 1, **fields})))
+    assert reply["ok"], reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def browser_request(page: Page, kind: str, **fields: Any) -> dict[str, Any]:
+    result: dict[str, Any] = page.evaluate(
+        "([kind, fields]) => window.lab.request(kind, fields)", [kind, fields]
+    )
+    return result
+
+
+def table_rows(page: Page, table: str) -> list[list[str]]:
+    rows: list[list[str]] = page.eval_on_selector_all(
+        f"{table} tbody tr",
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))",
+    )
+    return rows
+
+
+def test_boots_to_ready(app: Booted) -> None:
+    page = app.page
+    assert page.get_attribute("#app", "data-state") == "ready"
+    assert "Ready" in page.inner_text("#status")
+    assert page.evaluate("window.crossOriginIsolated") is True
+    assert "Python 3.14" in page.inner_text("#versions")
+    # Labelled, keyboard-reachable controls.
+    assert page.get_by_label("Seed", exact=True).input_value() == str(SEED)
+    for name in ("Run supplied-program control", "Check answers with sympy", "Generate tasks"):
+        assert page.get_by_role("button", name=name).is_enabled()
+    assert page.get_by_role("status").first.is_visible()
+
+
+def test_sympy_is_not_loaded_at_boot(app: Booted) -> None:
+    assert app.log.requested("composition_lab-"), "our wheel should load at boot"
+    for wheel in (SYMPY_WHEEL, MPMATH_WHEEL, "micropip-"):
+        assert not app.log.requested(wheel), f"{wheel} was fetched at boot"
+
+
+def test_task_table_matches_cpython(app: Booted) -> None:
+    expected = cpython_request("tasks", seed=SEED)
+    assert browser_request(app.page, "tasks", seed=SEED) == expected
+    rows = table_rows(app.page, "#tasks")
+    assert [row[0] for row in rows] == [task["id"] for task in expected["tasks"]]
+    assert [row[1] for row in rows] == [task["family"] for task in expected["tasks"]]
+    assert [row[2] for row in rows] == [task["split"] for task in expected["tasks"]]
+    assert [row[-1] for row in rows] == [str(task["answer"]) for task in expected["tasks"]]
+    assert app.page.inner_text("#tasks-caption") == f"Seed {SEED}: {len(rows)} tasks"
+
+
+def test_supplied_control_matches_cpython_trace(app: Booted, tmp_path: Path) -> None:
+    from pyapp.trace import strip_volatile
+
+    page = app.page
+    page.get_by_role("button", name="Run supplied-program control").click()
+    page.wait_for_function(
+        "() => ['done', 'error'].includes(document.querySelector('#app').dataset.state)",
+        timeout=120_000,
+    )
+    assert page.get_attribute("#app", "data-state") == "done", page.inner_text("#status")
+    assert "24/24 correct" in page.inner_text("#run-summary")
+    verdicts = [row[1] for row in table_rows(page, "#results")]
+    assert verdicts == ["correct"] * 24
+
+    with page.expect_download(timeout=30_000) as download_info:
+        page.get_by_role("button", name="Download trace JSON").click()
+    downloaded = tmp_path / "browser-trace.json"
+    download_info.value.save_as(downloaded)
+    browser_trace = json.loads(downloaded.read_text(encoding="utf-8"))
+
+    schema = json.loads((ROOT / "exports" / "trace.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(browser_trace, schema)
+    assert browser_trace["summary"]["trials"] == 24
+    assert browser_trace["summary"]["correct"] == 24
+
+    cpython_path = tmp_path / "cpython-trace.json"
+    subprocess.run(
+        [sys.executable, "-m", "pyapp", "run", "--seed", str(SEED),
+         "--condition", "supplied-program", "--out", str(cpython_path)],
+        check=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    cpython_trace = json.loads(cpython_path.read_text(encoding="utf-8"))
+    assert strip_volatile(browser_trace) == strip_volatile(cpython_trace)
+
+
+def test_sympy_check_loads_lazily_and_agrees(app: Booted) -> None:
+    page = app.page
+    assert not app.log.requested(SYMPY_WHEEL)
+    page.get_by_role("button", name="Check answers with sympy").click()
+    page.wait_for_function(
+        "() => document.querySelector('#sympy-result').textContent !== ''"
+        " || document.querySelector('#app').dataset.state === 'error'",
+        timeout=180_000,
+    )
+    assert page.get_attribute("#app", "data-state") != "error", page.inner_text("#status")
+    assert "sympy agrees on 24/24 answers" in page.inner_text("#sympy-result")
+    assert app.log.requested(SYMPY_WHEEL) and app.log.requested(MPMATH_WHEEL)
+
+
+def test_seed_from_url(browser: Browser, site_url: str) -> None:
+    other = open_app(browser, f"{site_url}?seed=7")
+    try:
+        page = other.page
+        assert page.get_by_label("Seed", exact=True).input_value() == "7"
+        expected = cpython_request("tasks", seed=7)
+        rows = table_rows(page, "#tasks")
+        assert [row[0] for row in rows] == [task["id"] for task in expected["tasks"]]
+        assert [row[-1] for row in rows] == [str(task["answer"]) for task in expected["tasks"]]
+        assert page.inner_text("#tasks-caption").startswith("Seed 7:")
+        assert not other.log.offenders
+    finally:
+        other.context.close()
+
+
+def test_broken_runtime_shows_what_failed(
+    fresh_context: tuple[BrowserContext, RequestLog], site_url: str
+) -> None:
+    context, _log = fresh_context
+    context.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    page = context.new_page()
+    page.goto(site_url, timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelector('#app').dataset.state === 'error'", timeout=BOOT_TIMEOUT_MS
+    )
+    message = page.inner_text("#error")
+    assert "pyodide.asm.wasm" in message, message
+    assert "HTTP 404" in message, message
+    assert page.get_attribute("#app", "data-state") == "error"
+
+
+def test_seed_form_reloads_table(app: Booted) -> None:
+    page = app.page
+    page.get_by_label("Seed", exact=True).fill("7")
+    page.get_by_label("Seed", exact=True).press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('#tasks-caption').textContent.startsWith('Seed 7:')"
+    )
+    assert wait_settled(page) == "ready"
+    assert "seed=7" in page.url
