@@ -13,10 +13,21 @@ from dataclasses import dataclass
 
 import interpreter
 from pyapp import prompts
+from pyapp.conditions import (
+    MODEL_CONDITIONS,
+    exact_op,
+    failure,
+    generation_failure,
+    parse_integer,
+    plan_route,
+    resolve_operand,
+    verify_route,
+)
+from pyapp.prompts import RenderedPrompt
 from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.supplied import interpret
+from pyapp.supplied import interpret, outcome_of
 from pyapp.tasks import GENERATOR_VERSION, generate
-from pyapp.trace import EVIDENCE_NOTES, TaskRecord, Trace, Trial, summarise
+from pyapp.trace import EVIDENCE_NOTES, Failure, TaskRecord, Trace, Trial, summarise
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 
@@ -69,40 +80,173 @@ def _check_trial(trial: Trial, where: str, tasks: dict[str, TaskRecord]) -> list
         reference = interpreter.canonical_program_text(interpreter.program_from_json(task.program))
         if trial.program_text != reference:
             found.append(Mismatch(where, "program_text is not the task's reference program"))
+        derived = _rederive_program(trial, task, trial.program_text)
+    elif trial.condition in ("model-only", "model-program"):
+        derived = _rederive_whole_task(trial, task, where, found)
     else:
-        found.append(
-            Mismatch(where, f"condition {trial.condition!r} cannot be reproduced by this version")
-        )
-        return found
+        derived = _rederive_chain(trial, task, where, found)
+    for key, value in derived.items():
+        recorded = to_json(getattr(trial, key))
+        if recorded != value:
+            found.append(
+                Mismatch(
+                    f"{where}.{key}",
+                    f"recorded {json.dumps(recorded)}, re-derived {json.dumps(value)}",
+                )
+            )
+    return found
 
-    if trial.program_text is not None:
-        outcome = interpret(trial.program_text, task.registers, _limits_of(trial))
-        derived = {
-            "program": outcome.program,
-            "steps": to_json(outcome.steps),
-            "result": outcome.result,
-            "failure": to_json(outcome.failure),
+
+def _verdict(result: int | None, failure: Failure | None, answer: int) -> dict[str, JSON]:
+    correct = result is not None and result == answer
+    return {
+        "result": result,
+        "failure": to_json(failure),
+        "correct": correct,
+        "outcome": outcome_of(correct, failure),
+    }
+
+
+def _rederive_program(trial: Trial, task: TaskRecord, text: str | None) -> dict[str, JSON]:
+    if text is None:
+        return {"program": None, "steps": [], **_verdict(None, trial.failure, task.answer)}
+    outcome = interpret(text, task.registers, _limits_of(trial))
+    return {
+        "program": outcome.program,
+        "steps": to_json(outcome.steps),
+        **_verdict(outcome.result, outcome.failure, task.answer),
+    }
+
+
+def _check_prompt(
+    recorded: RenderedPrompt | None, expected: RenderedPrompt, where: str, found: list[Mismatch]
+) -> None:
+    if recorded != expected:
+        found.append(Mismatch(f"{where}.prompt", "is not what the versioned template renders"))
+
+
+def _rederive_whole_task(
+    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch]
+) -> dict[str, JSON]:
+    template = (
+        prompts.INTEGER_ANSWER if trial.condition == "model-only" else prompts.REGISTER_PROGRAM
+    )
+    expected_prompt = prompts.render_task_prompt(
+        template, task.registers, task.question, task.encoding
+    )
+    _check_prompt(trial.prompt, expected_prompt, where, found)
+    completion = trial.completion
+    if completion is None:
+        found.append(Mismatch(where, "a model trial without its completion"))
+        return {}
+    tokens = {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens}
+    problem = generation_failure(completion)
+    if trial.condition == "model-only":
+        result = None
+        if problem is None:
+            result, problem = parse_integer(completion.text)
+        return {
+            "program_text": None,
+            "program": None,
+            **tokens,
+            **_verdict(result, problem, task.answer),
         }
-        recorded = {
-            "program": trial.program,
-            "steps": to_json(trial.steps),
-            "result": trial.result,
-            "failure": to_json(trial.failure),
+    if problem is not None:
+        return {
+            "program_text": None,
+            "program": None,
+            "steps": [],
+            **tokens,
+            **_verdict(None, problem, task.answer),
         }
-        for key, value in derived.items():
-            if recorded[key] != value:
+    return {
+        "program_text": completion.text,
+        **tokens,
+        **_rederive_program(trial, task, completion.text),
+    }
+
+
+def _rederive_chain(
+    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch]
+) -> dict[str, JSON]:
+    route = trial.chain
+    if route is None:
+        found.append(Mismatch(where, "a controlled-chain trial without its route"))
+        return {}
+    plan = plan_route(task)
+    if plan is None:
+        if route.calls:
+            found.append(Mismatch(f"{where}.chain", "an unsupported route made model calls"))
+        problem: Failure | None = failure(
+            "unsupported", "route", f"no controlled route for {task.family}: no model call made"
+        )
+        derived_route = verify_route(task, None, (), None, 0, 0)
+        return {"chain": to_json(derived_route), **_verdict(None, problem, task.answer)}
+    outputs: list[int] = []
+    reserved_in = reserved_out = 0
+    halt = route.halt
+    for call in route.calls:
+        at = f"{where}.chain.calls[{call.index}]"
+        planned = plan[call.index] if call.index < len(plan) else None
+        if planned is None or (planned.op, planned.left, planned.right) != (
+            call.op,
+            call.left_source,
+            call.right_source,
+        ):
+            found.append(Mismatch(at, "does not follow the task's route"))
+            continue
+        left = resolve_operand(planned.left, task.registers, outputs)
+        right = resolve_operand(planned.right, task.registers, outputs)
+        if (call.left, call.right) != (left, right):
+            found.append(
+                Mismatch(
+                    at,
+                    f"operands ({call.left}, {call.right}) are not the routed "
+                    f"values ({left}, {right})",
+                )
+            )
+        _check_prompt(call.prompt, prompts.render_chain_step(call.op, left, right), at, found)
+        reserved_in += call.caps.max_input_tokens
+        reserved_out += call.caps.max_new_tokens
+        if (call.reserved_input_tokens, call.reserved_output_tokens) != (reserved_in, reserved_out):
+            found.append(Mismatch(at, "token reservations do not add up"))
+        problem = generation_failure(call.completion)
+        parsed = None
+        if problem is None:
+            parsed, problem = parse_integer(call.completion.text)
+        local_expected = exact_op(call.op, left, right)
+        derived_call = (
+            parsed,
+            local_expected,
+            None if parsed is None else parsed == local_expected,
+        )
+        if (call.parsed, call.local_expected, call.local_correct) != derived_call:
+            found.append(
+                Mismatch(
+                    at,
+                    f"recorded parsed/expected/correct "
+                    f"{(call.parsed, call.local_expected, call.local_correct)}, "
+                    f"re-derived {derived_call}",
+                )
+            )
+        if problem is not None:
+            if halt is None or (halt.code != problem.code and halt.code != "route_timeout"):
                 found.append(
                     Mismatch(
-                        f"{where}.{key}",
-                        f"recorded {json.dumps(recorded[key])}, re-derived {json.dumps(value)}",
+                        at, f"the reply fails ({problem.code}) but the route did not halt on it"
                     )
                 )
-    correct = trial.result is not None and trial.result == task.answer
-    if trial.correct != correct:
-        found.append(
-            Mismatch(f"{where}.correct", f"recorded {trial.correct}, re-derived {correct}")
-        )
-    return found
+            break
+        if parsed is not None:
+            outputs.append(parsed)
+    derived_route = verify_route(task, plan, route.calls, halt, reserved_in, reserved_out)
+    result = outputs[-1] if len(outputs) == len(plan) and halt is None else None
+    return {
+        "chain": to_json(derived_route),
+        "input_tokens": derived_route.used_input_tokens,
+        "output_tokens": derived_route.used_output_tokens,
+        **_verdict(result, halt, task.answer),
+    }
 
 
 def reproduce(document: JSON) -> list[Mismatch]:
@@ -160,6 +304,17 @@ def reproduce(document: JSON) -> list[Mismatch]:
         if trial.condition not in run.conditions:
             found.append(Mismatch(where, f"condition {trial.condition!r} not listed in the run"))
         found.extend(_check_trial(trial, where, tasks))
+        if trial.condition in MODEL_CONDITIONS:
+            if trace.model is None:
+                found.append(Mismatch(where, "a model-condition trial in a trace without a model"))
+            elif trial.evidence != trace.model.evidence:
+                found.append(
+                    Mismatch(
+                        where,
+                        f"labelled {trial.evidence!r} but the session's model is "
+                        f"{trace.model.evidence!r} evidence",
+                    )
+                )
 
     summary = summarise(trace.trials)
     if summary != trace.summary:

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import interpreter
-from pyapp import prompts
-from pyapp.clock import elapsed_ms, measure_clock, now_ns
+from pyapp.clock import elapsed_ms, now_ns
 from pyapp.records import ProgramJSON
 from pyapp.tasks import Task, TaskParams, generate
 from pyapp.trace import (
@@ -21,17 +20,21 @@ from pyapp.trace import (
     Condition,
     Failure,
     StepRecord,
-    TaskRecord,
     Timings,
     Trace,
     Trial,
     budget_of,
-    environment,
-    new_run_info,
-    summarise,
+    make_trace,
 )
 
 CONDITION: Condition = "supplied-program"
+
+
+def outcome_of(correct: bool, failure: Failure | None) -> str:
+    """`correct`, `wrong_answer`, or the failure's code."""
+    if failure is not None:
+        return failure.code
+    return "correct" if correct else "wrong_answer"
 
 
 def failure_of(error: interpreter.ProgramError, stage: str) -> Failure:
@@ -114,13 +117,19 @@ def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMIT
         evidence="control",
         evidence_note=EVIDENCE_NOTES["control"],
         prompt=None,
+        caps=None,
+        completion=None,
         program_text=text,
         program=outcome.program,
         steps=outcome.steps,
+        chain=None,
         result=outcome.result,
         expected=task.answer,
         correct=correct,
+        outcome=outcome_of(correct, outcome.failure),
         failure=outcome.failure,
+        input_tokens=None,
+        output_tokens=None,
         budget=budget_of(limits),
         timings=Timings(
             construction_ms=elapsed_ms(start, built),
@@ -138,13 +147,4 @@ def run_supplied(params: TaskParams | None = None, browser: BrowserInfo | None =
     p = params or TaskParams()
     tasks = generate(p)
     trials = tuple(run_trial(task) for task in tasks)
-    return Trace(
-        schema_version="trace/1",
-        kind="composition-lab-trace",
-        run=new_run_info(p, (CONDITION,), prompts.template_hashes()),
-        environment=environment(measure_clock(), browser),
-        model=None,
-        tasks=tuple(TaskRecord.of(task) for task in tasks),
-        trials=trials,
-        summary=summarise(trials),
-    )
+    return make_trace(p, tasks, trials, (CONDITION,), None, browser)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 import interpreter
 from interpreter import Node, Op, Ref
@@ -102,6 +102,25 @@ class TaskParams:
         for name, (low, high) in ranges.items():
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must satisfy 0 <= low <= high, got ({low}, {high})")
+
+
+class TaskLike(Protocol):
+    """What the conditions and `reproduce` read of a task (a `Task` or a trace's record)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def steps(self) -> int | None: ...
+    @property
+    def registers(self) -> Mapping[str, int]: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def answer(self) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Literal
 import interpreter
 from pyapp import __version__
 from pyapp.clock import ClockInfo
+from pyapp.model import Caps, Completion, ModelProvenance
 from pyapp.prompts import RenderedPrompt
 from pyapp.records import JSON, ProgramJSON, from_json, json_schema, to_json
 from pyapp.tasks import Task, TaskParams
@@ -31,7 +32,7 @@ SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
 Evidence = Literal["control", "fixture", "model"]
-Stage = Literal["construction", "generation", "parse", "execution", "verification"]
+Stage = Literal["construction", "generation", "parse", "execution", "verification", "route"]
 
 EVIDENCE_NOTES: dict[Evidence, str] = {
     "control": (
@@ -154,6 +155,76 @@ class Timings:
     """Whole trial, end to end (not the sum of the phases: it includes the glue)."""
 
 
+Outcome = str
+"""`correct`, `wrong_answer`, or the failure code (e.g. `invalid_integer`, `not_json`)."""
+
+
+@dataclass(frozen=True)
+class ChainCall:
+    """One primitive call of a controlled chain, on the operands actually routed to it."""
+
+    index: int
+    """Position in the route, from 0."""
+    op: Literal["add", "sub", "mul"]
+    """The primitive asked for."""
+    left: int
+    """Left operand as sent (a register value or an earlier call's parsed output)."""
+    right: int
+    """Right operand as sent."""
+    left_source: str
+    """Where `left` came from: `register:NAME` or `call:K`."""
+    right_source: str
+    """Where `right` came from: `register:NAME` or `call:K`."""
+    prompt: RenderedPrompt
+    """The primitive prompt as sent (fresh transcript per call)."""
+    caps: Caps
+    """Per-call budgets in force (the timeout may be shortened to the route's remaining time)."""
+    reserved_input_tokens: int
+    """Route input-token reservation after this call's cap was reserved."""
+    reserved_output_tokens: int
+    """Route output-token reservation after this call's cap was reserved."""
+    completion: Completion
+    """The raw completion."""
+    parsed: int | None
+    """The parsed integer; null when the reply was not exactly one integer."""
+    local_expected: int
+    """The exact value of `op` on the actual operands `left`, `right`."""
+    local_correct: bool | None
+    """`parsed == local_expected`; null when nothing was parsed."""
+    generation_ms: float
+    """Wall time of the call seen from the controller (bridge included)."""
+
+
+@dataclass(frozen=True)
+class ChainRoute:
+    """A controlled primitive chain: the external computation route and its verdicts."""
+
+    status: Literal["completed", "halted", "unsupported"]
+    """`unsupported` routes make no model call."""
+    planned_calls: int
+    """Calls the route needs (one per primitive; 4 or 6 for the default recurrences)."""
+    calls: tuple[ChainCall, ...]
+    """Calls actually made, in order."""
+    unobserved_calls: int
+    """Planned calls never made because the route halted (unobserved, not wrong)."""
+    halt: Failure | None
+    """Why the route halted; null when it completed or is unsupported."""
+    first_local_error: int | None
+    """Index of the first call whose parsed output is wrong on its actual operands."""
+    all_steps_correct: bool | None
+    """Every planned call made and locally correct; null for unsupported routes."""
+    final_correct: bool | None
+    """The route's final output equals the task's answer; null for unsupported routes."""
+    reserved_input_tokens: int
+    """Sum of per-call input caps reserved before the calls (route cap: 3,072)."""
+    reserved_output_tokens: int
+    """Sum of per-call output caps reserved before the calls (route cap: 256)."""
+    used_input_tokens: int | None
+    """Actual prompt tokens over the calls; null if any call could not report them."""
+    used_output_tokens: int | None
+    """Actual generated tokens over the calls; null if any call could not report them."""
+
+
 @dataclass(frozen=True)
 class Trial:
     """One attempted trial of one task under one condition: the raw observation."""
@@ -170,22 +241,34 @@ class Trial:
     """The evidence label in words."""
     prompt: RenderedPrompt | None
     """The prompt as sent, with template id and hash; null when no model was prompted."""
+    caps: Caps | None
+    """Generation budgets in force (per call for chains); null when no model was called."""
+    completion: Completion | None
+    """The raw completion of a whole-task condition; null for the control and for chains."""
     program_text: str | None
     """Exactly the text handed to the program parser; null when none was parsed."""
     program: ProgramJSON | None
     """The parsed program; null when parsing failed or no program was involved."""
     steps: tuple[StepRecord, ...]
     """Every interpreter operation, in evaluation order."""
+    chain: ChainRoute | None
+    """The controlled-chain route; null for whole-task conditions."""
     result: int | None
     """The trial's answer; null when the trial failed before producing one."""
     expected: int
     """The task's exact answer (computed after the attempt stopped)."""
     correct: bool
     """Whether `result` equals `expected` exactly (tolerance zero)."""
+    outcome: Outcome
+    """`correct`, `wrong_answer`, or the failure code."""
     failure: Failure | None
-    """Why no result was produced; null on success (correct or not)."""
+    """Why no result was produced; null when there is a result (correct or not)."""
+    input_tokens: int | None
+    """Actual prompt tokens (summed over calls for chains); null when unavailable."""
+    output_tokens: int | None
+    """Actual generated tokens (summed over calls for chains); null when unavailable."""
     budget: InterpreterBudget
-    """The limits in force."""
+    """The register-tree language limits in force."""
     timings: Timings
     """Per-phase wall times."""
 
@@ -268,7 +351,7 @@ class Trace:
     """What was run."""
     environment: Environment
     """Where it ran."""
-    model: dict[str, JSON] | None
+    model: ModelProvenance | None
     """Model provenance; null when no model was loaded (e.g. the supplied-program control)."""
     tasks: tuple[TaskRecord, ...]
     """The full task set generated from the seed."""
@@ -329,6 +412,30 @@ def environment(clock: ClockInfo, browser: BrowserInfo | None = None) -> Environ
         pyapp_version=__version__,
         clock=clock,
         browser=browser,
+    )
+
+
+def make_trace(
+    params: TaskParams,
+    tasks: tuple[Task, ...],
+    trials: tuple[Trial, ...],
+    conditions: tuple[Condition, ...],
+    model: ModelProvenance | None = None,
+    browser: BrowserInfo | None = None,
+) -> Trace:
+    """A trace document from a run's trials (the clock is measured now)."""
+    from pyapp.clock import measure_clock
+    from pyapp.prompts import template_hashes
+
+    return Trace(
+        schema_version="trace/1",
+        kind="composition-lab-trace",
+        run=new_run_info(params, conditions, template_hashes()),
+        environment=environment(measure_clock(), browser),
+        model=model,
+        tasks=tuple(TaskRecord.of(task) for task in tasks),
+        trials=trials,
+        summary=summarise(trials),
     )
 
 
