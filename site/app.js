@@ -55,6 +55,7 @@ let nextId = 1;
 let lastTrace = null;
 let bootStep = "loading PyScript";
 let failed = false;
+let booted = false; // Python answered hello
 
 function setState(state, message) {
   app.dataset.state = state;
@@ -101,27 +102,29 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
 
 // ---- boot --------------------------------------------------------------------------------
 
+// HEAD every runtime file; returns "path (HTTP 404)"-style entries for the ones that failed.
+// 405/501 (a host without HEAD) count as fine: only clear failures are reported.
 async function probeRuntime() {
   const missing = [];
   await Promise.all(
     RUNTIME_FILES.map(async (path) => {
       try {
         const response = await fetch(path, { method: "HEAD", cache: "no-store" });
-        if (!response.ok) missing.push(`${path.slice(2)} (HTTP ${response.status})`);
+        if (!response.ok && ![405, 501].includes(response.status)) {
+          missing.push(`${path.slice(2)} (HTTP ${response.status})`);
+        }
       } catch (error) {
         missing.push(`${path.slice(2)} (${error.message})`);
       }
     }),
   );
-  return missing;
+  return missing.sort();
 }
 
-async function bootFailed(error) {
-  if (failed) return;
+async function bootFailed(error, missing = null) {
+  if (failed || booted) return;
   const reason = error?.message || String(error);
-  const missing = await withTimeout(probeRuntime(), 10_000, "probing runtime files").catch(
-    () => [],
-  );
+  missing ??= await withTimeout(probeRuntime(), 10_000, "probing runtime files").catch(() => []);
   const which = missing.length ? ` Could not load: ${missing.join(", ")}.` : "";
   fail(`Python runtime failed to start (${bootStep}): ${reason}.${which}`);
 }
@@ -149,6 +152,11 @@ async function boot() {
   if (!window.crossOriginIsolated) {
     console.warn("[composition-lab] page is not cross-origin isolated; see docs/hosting.md");
   }
+  // Probe the runtime files in parallel with the boot: a missing file fails the boot at once
+  // and by name, instead of leaving Pyodide waiting until the timeout.
+  probeRuntime().then((missing) => {
+    if (missing.length) bootFailed(new Error("a runtime file is unavailable"), missing);
+  });
   try {
     const xworker = await withTimeout(waitForWorkerElement(), BOOT_TIMEOUT_MS, bootStep);
     bootStep = "starting the Python worker";
@@ -158,13 +166,15 @@ async function boot() {
     bootStep = "saying hello to Python";
     const hello = await request("hello", {}, 15_000);
     timings.python_ready_ms = performance.now();
+    booted = true;
     $("#versions").textContent =
-      `Python ${hello.python} · pyapp ${hello.pyapp_version} · generator ${hello.generator_version}` +
+      `Python ${String(hello.python).split(" ")[0]} · pyapp ${hello.pyapp_version} · generator ${hello.generator_version}` +
       ` · cross-origin isolated: ${window.crossOriginIsolated ? "yes" : "no"}`;
   } catch (error) {
     await bootFailed(error);
     return;
   }
+  if (failed) return;
   for (const id of ["#load-tasks", "#run-control", "#sympy-check"]) $(id).disabled = false;
   await loadTasks(seedFromUrl());
 }
