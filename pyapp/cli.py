@@ -3,7 +3,8 @@
     tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
     exec       PROGRAM.json --registers REGS.json              run one program safely
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
-    reproduce  TRACE.json                                      re-derive everything in a trace
+    reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
+    score      TRACE.json [--out predictions.json]             profile, predictions, scores
     schema     [--check]                                       (re)generate exports/*.schema.json
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -127,6 +128,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
         return 2
     mismatches = reproduce(document)
+    if args.predictions:
+        from pyapp.reproduce import reproduce_predictions
+
+        try:
+            predictions = json.loads(Path(args.predictions).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            print(f"error: cannot read {args.predictions}: {error}", file=sys.stderr)
+            return 2
+        mismatches += reproduce_predictions(document, predictions)
     if mismatches:
         for mismatch in mismatches:
             print(f"MISMATCH {mismatch}")
@@ -134,13 +144,81 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 1
     trials = len(document.get("trials", []))
     print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
+    if args.predictions:
+        print(f"ok: every number in {args.predictions} re-derived exactly")
+    return 0
+
+
+def _fmt(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from pyapp.predict import score_trace
+    from pyapp.records import RecordError, from_json, to_json
+    from pyapp.trace import Trace
+
+    try:
+        trace = from_json(Trace, json.loads(Path(args.trace).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
+        print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
+        return 2
+    if trace.model is None or not trace.freezes:
+        print(
+            "error: the trace has no frozen profile (run measure -> freeze -> held-out)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        document = score_trace(trace)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"evidence: {document.evidence}"
+        + ("  (fixture: NOT model evidence)" if document.evidence == "fixture" else "")
+    )
+    for result in document.conditions:
+        frozen = result.frozen
+        mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"
+        print(f"\n{frozen.profile.condition}: profile {frozen.sha256[:16]}… ({mark})")
+        for op in frozen.profile.ops:
+            print(
+                f"  {op.op}: {op.successes}/{op.trials} rate {_fmt(op.rate)} "
+                f"[{op.wilson_low:.3f}, {op.wilson_high:.3f}] cost {_fmt(op.mean_cost_ms, 1)} ms"
+            )
+        observed = {o.task_id: o for o in result.observations}
+        for p in result.predictions:
+            o = observed.get(p.task_id)
+            seen = "not observed" if o is None else ("correct" if o.final_correct else o.outcome)
+            print(
+                f"  {p.task_id:<16} predicted {_fmt(p.probability)} "
+                f"cost {_fmt(p.cost_ms, 1)} ms -> {seen}"
+            )
+        s = result.scores
+        print(
+            f"  Brier (final, naive proxy) {_fmt(s.brier_final_proxy)}; "
+            f"Brier (all steps) {_fmt(s.brier_all_steps)}; n = {s.n}; "
+            f"cost MAE {_fmt(s.cost.mean_absolute_error_ms, 1)} ms"
+        )
+    if args.out:
+        write_atomically(Path(args.out), json.dumps(to_json(document), indent=2) + "\n")
+        print(f"\nwrote {args.out}")
     return 0
 
 
 def schemas() -> dict[str, dict[str, Any]]:
+    from pyapp.predict import predictions_schema
     from pyapp.trace import trace_schema
 
-    return {"trace.schema.json": trace_schema()}
+    return {
+        "trace.schema.json": trace_schema(),
+        "predictions.schema.json": predictions_schema(),
+    }
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -204,7 +282,13 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reproduce", help="re-derive every number in a trace")
     p.add_argument("trace")
+    p.add_argument("--predictions", help="also re-derive this predictions document")
     p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("score", help="profile, predictions and scores from a trace alone")
+    p.add_argument("trace")
+    p.add_argument("--out", help="write the predictions document here")
+    p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")

@@ -316,6 +316,20 @@ def reproduce(document: JSON) -> list[Mismatch]:
                     )
                 )
 
+    for i, record in enumerate(trace.freezes):
+        if record.condition not in run.conditions:
+            found.append(Mismatch(f"$.freezes[{i}]", "freezes a condition the run did not list"))
+        if not 0 <= record.after_trials <= len(trace.trials):
+            found.append(Mismatch(f"$.freezes[{i}].after_trials", "outside the trial list"))
+            return found
+    if trace.freezes:
+        from pyapp.predict import score_trace
+
+        try:
+            score_trace(trace)
+        except ValueError as error:
+            found.append(Mismatch("$.freezes", str(error)))
+
     summary = summarise(trace.trials)
     if summary != trace.summary:
         found.append(
@@ -323,4 +337,36 @@ def reproduce(document: JSON) -> list[Mismatch]:
                 "$.summary", f"recorded {to_json(trace.summary)}, re-derived {to_json(summary)}"
             )
         )
+    return found
+
+
+def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) -> None:
+    if isinstance(recorded, dict) and isinstance(derived, dict):
+        for key in sorted(set(recorded) | set(derived)):
+            if key not in recorded or key not in derived:
+                out.append(Mismatch(f"{path}.{key}", "present on one side only"))
+            else:
+                _differences(recorded[key], derived[key], f"{path}.{key}", out)
+    elif isinstance(recorded, list) and isinstance(derived, list):
+        if len(recorded) != len(derived):
+            out.append(Mismatch(path, f"{len(recorded)} items recorded, {len(derived)} derived"))
+        for i, (a, b) in enumerate(zip(recorded, derived, strict=False)):
+            _differences(a, b, f"{path}[{i}]", out)
+    elif recorded != derived or type(recorded) is not type(derived):
+        out.append(
+            Mismatch(path, f"recorded {json.dumps(recorded)}, re-derived {json.dumps(derived)}")
+        )
+
+
+def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> list[Mismatch]:
+    """Every number of a predictions document that the trace does not re-derive."""
+    from pyapp.predict import score_trace
+
+    try:
+        trace: Trace = from_json(Trace, trace_document)
+        derived = to_json(score_trace(trace))
+    except (RecordError, ValueError) as error:
+        return [Mismatch("trace", f"cannot score the trace: {error}")]
+    found: list[Mismatch] = []
+    _differences(predictions_document, derived, "$", found)
     return found

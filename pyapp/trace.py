@@ -324,6 +324,33 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class FreezeRecord:
+    """The moment a profile was frozen: everything needed to recompute it from the trials."""
+
+    condition: Condition
+    """The condition whose profile was frozen."""
+    after_trials: int
+    """How many of `trials` preceded the freeze; the profile is computed from those."""
+    frozen_at: str
+    """UTC time of freezing, ISO 8601."""
+    previously_observed: tuple[str, ...]
+    """Held-out task ids the browser's ledger had seen observed for this model and
+    condition in earlier sessions (these make the profile exploratory)."""
+    profile_sha256: str
+    """SHA-256 of the frozen profile (see `pyapp.predict.freeze_profile`)."""
+
+
+@dataclass(frozen=True)
+class Interruption:
+    """A trial that was in flight when the page closed or crashed: never observed."""
+
+    trial_id: str
+    """The trial that was interrupted (re-attempted on resume)."""
+    at: str
+    """When the resume noticed it, UTC ISO 8601."""
+
+
+@dataclass(frozen=True)
 class Summary:
     """Counts over the trials, re-derivable from them."""
 
@@ -357,6 +384,10 @@ class Trace:
     """The full task set generated from the seed."""
     trials: tuple[Trial, ...]
     """Every attempted trial."""
+    freezes: tuple[FreezeRecord, ...]
+    """Profiles frozen during the run, in order (empty when none was frozen)."""
+    interruptions: tuple[Interruption, ...]
+    """Trials in flight when the page was closed or crashed (then re-attempted)."""
     summary: Summary
     """Counts over the trials."""
 
@@ -422,6 +453,8 @@ def make_trace(
     conditions: tuple[Condition, ...],
     model: ModelProvenance | None = None,
     browser: BrowserInfo | None = None,
+    freezes: tuple[FreezeRecord, ...] = (),
+    interruptions: tuple[Interruption, ...] = (),
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now)."""
     from pyapp.clock import measure_clock
@@ -435,6 +468,8 @@ def make_trace(
         model=model,
         tasks=tuple(TaskRecord.of(task) for task in tasks),
         trials=trials,
+        freezes=freezes,
+        interruptions=interruptions,
         summary=summarise(trials),
     )
 

@@ -1,0 +1,504 @@
+"""Prediction before observation: profile → freeze → predict → observe → score.
+
+1. **Profile** (per model session and condition) from the single-primitive probes (split
+   `profile`): per op, trials, successes, rate with a 95% Wilson interval, mean
+   generation + execution wall time and mean tokens; plus the paired-encoding table.
+2. **Freeze**: canonical JSON of the profile with its provenance (model, seed, generator
+   version, prompt templates, task ids) and its SHA-256. A profile frozen after any of its
+   held-out tasks was observed (in this trace or, per the browser's ledger, in an earlier
+   session) is marked `exploratory`.
+3. **Predict** each held-out composition from its reference program: probability = product
+   of the rates of the program's operations; cost = sum of their mean costs.
+4. **Observe** each held-out task once per frozen profile.
+5. **Score**: Brier score of the product against final correctness (a naive proxy),
+   cost errors, and for controlled chains a Brier score against all-step correctness;
+   descriptive calibration cells with Wilson intervals.
+
+`score_trace` derives all of it from a trace's raw trials and freeze records alone; the
+page and `python -m pyapp score` both call it, and `reproduce` compares a predictions
+document with it number for number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pyapp.metrics import (
+    CalibrationCell,
+    CostErrors,
+    brier_score,
+    calibration_cells,
+    cost_errors,
+    wilson_interval,
+)
+from pyapp.records import JSON, json_schema, to_json
+from pyapp.tasks import PRIMITIVE_OPS, Task, generate
+from pyapp.trace import Condition, Evidence, FreezeRecord, Trace, Trial
+
+SCHEMA_VERSION = "predictions/1"
+SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
+
+ASSUMPTIONS = (
+    "Matching inputs: each step of a composition sees operands like those of the profile's "
+    "single-primitive probes (unverified).",
+    "Independent step errors: whether one step is right does not depend on the others "
+    "(unverified).",
+    "Stationary costs: a primitive costs the same inside a composition as alone (unverified).",
+)
+INTERPRETATION = (
+    "The product of primitive success rates predicts all-step correctness under the "
+    "assumptions above. Used as the probability of a correct final answer it is a naive "
+    "proxy: errors can cancel. Calibration cells are descriptive; small cells have broad "
+    "intervals and establish neither equivalence nor a universal account."
+)
+
+
+@dataclass(frozen=True)
+class OpProfile:
+    """One primitive's measured success and cost under one condition."""
+
+    op: Literal["add", "sub", "mul"]
+    """The primitive."""
+    trials: int
+    """Profile trials of this op (isolated primitives and encoding probes)."""
+    successes: int
+    """Trials whose final answer was exactly right."""
+    rate: float | None
+    """successes / trials; null with no trials."""
+    wilson_low: float
+    """Lower bound of the 95% Wilson interval of the rate."""
+    wilson_high: float
+    """Upper bound of the 95% Wilson interval of the rate."""
+    mean_cost_ms: float | None
+    """Mean generation + execution wall time per trial."""
+    mean_input_tokens: float | None
+    """Mean prompt tokens over trials that reported them."""
+    mean_output_tokens: float | None
+    """Mean generated tokens over trials that reported them."""
+
+
+@dataclass(frozen=True)
+class EncodingPair:
+    """Both encodings of one probe state under one condition."""
+
+    pair: str
+    """The pair id (`probe-N`)."""
+    op: Literal["add", "sub", "mul"]
+    """The probe's primitive."""
+    json_correct: bool | None
+    """Verdict with registers as JSON; null if not observed."""
+    prose_correct: bool | None
+    """Verdict with registers in prose; null if not observed."""
+    agree: bool | None
+    """Both verdicts equal; null unless both were observed."""
+
+
+@dataclass(frozen=True)
+class EncodingTable:
+    """Does the encoding of the same state change the verdict?"""
+
+    pairs: tuple[EncodingPair, ...]
+    """Every probe pair."""
+    complete_pairs: int
+    """Pairs with both encodings observed."""
+    agreement_rate: float | None
+    """Fraction of complete pairs whose two verdicts agree."""
+    json_rate: float | None
+    """Success rate with the JSON encoding."""
+    prose_rate: float | None
+    """Success rate with the prose encoding."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The primitive profile of one model session under one condition."""
+
+    condition: Condition
+    """The measurement condition."""
+    evidence: Evidence
+    """`fixture` or `model`: a fixture profile is never model evidence."""
+    ops: tuple[OpProfile, ...]
+    """add, sub, mul in that order."""
+    encoding: EncodingTable
+    """The paired-encoding probes."""
+    trial_ids: tuple[str, ...]
+    """The trials the profile was computed from."""
+
+
+@dataclass(frozen=True)
+class FrozenProfile:
+    """A profile frozen before the held-out observations, with its provenance and hash."""
+
+    profile: Profile
+    """The measured profile."""
+    model_id: str
+    """Model id of the session."""
+    model_revision: str
+    """Model revision of the session."""
+    model_dtype: str
+    """Weights' dtype."""
+    backend: str | None
+    """Backend actually used."""
+    seed: int
+    """Task seed."""
+    generator_version: str
+    """Task generator version."""
+    prompt_templates: dict[str, str]
+    """Template id → SHA-256."""
+    heldout_task_ids: tuple[str, ...]
+    """The held-out tasks this profile predicts."""
+    frozen_at: str
+    """UTC time of freezing, ISO 8601."""
+    exploratory: bool
+    """True when any held-out task was observed before the freeze."""
+    exploratory_reason: str | None
+    """Which held-out observations came first; null when confirmatory."""
+    sha256: str
+    """SHA-256 of the canonical JSON of every field above (this one excluded)."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the frozen profile says about one held-out task, before it is observed."""
+
+    task_id: str
+    """The held-out task."""
+    ops: tuple[str, ...]
+    """Operations of the reference program (or route), in evaluation order."""
+    probability: float | None
+    """Product of the ops' rates: P(all steps correct) under the assumptions."""
+    cost_ms: float | None
+    """Sum of the ops' mean costs."""
+    input_tokens: float | None
+    """Sum of the ops' mean prompt tokens."""
+    output_tokens: float | None
+    """Sum of the ops' mean generated tokens."""
+    note: str | None
+    """Why a prediction is missing (an op without trials, an unsupported route)."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One held-out trial as scored."""
+
+    task_id: str
+    """The held-out task."""
+    trial_id: str
+    """The trial in the trace."""
+    outcome: str
+    """The trial's outcome (`correct`, `wrong_answer`, or a failure code)."""
+    final_correct: bool
+    """The final answer was exactly right."""
+    all_steps_correct: bool | None
+    """Controlled chains: every step locally right; null for whole-task conditions."""
+    cost_ms: float | None
+    """Generation + execution wall time."""
+    observed_before_freeze: bool
+    """True when it was observed before the profile was frozen (exploratory)."""
+
+
+@dataclass(frozen=True)
+class Scores:
+    """How well the frozen profile predicted the held-out observations."""
+
+    n: int
+    """Scored held-out observations with a prediction."""
+    brier_final_proxy: float | None
+    """Brier score of the product against final correctness (naive proxy)."""
+    brier_all_steps: float | None
+    """Controlled chains: Brier score against all-step correctness; null otherwise."""
+    cost: CostErrors
+    """Predicted vs observed generation + execution cost."""
+    calibration_final: tuple[CalibrationCell, ...]
+    """Descriptive calibration against final correctness."""
+    calibration_all_steps: tuple[CalibrationCell, ...]
+    """Descriptive calibration against all-step correctness (chains; else empty cells)."""
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    """Frozen profile, predictions, observations and scores for one condition."""
+
+    frozen: FrozenProfile
+    """The profile as frozen."""
+    predictions: tuple[Prediction, ...]
+    """One per held-out task, made from the frozen profile."""
+    observations: tuple[Observation, ...]
+    """Held-out trials, each scored once."""
+    scores: Scores
+    """Scores over observations that have a prediction."""
+
+
+@dataclass(frozen=True)
+class PredictionsDocument:
+    """Frozen profiles, predictions, observations and scores derived from one trace."""
+
+    schema_version: Literal["predictions/1"]
+    """Version of this schema."""
+    kind: Literal["composition-lab-predictions"]
+    """Document kind."""
+    trace_run_id: str
+    """The run id of the trace these numbers derive from."""
+    evidence: Evidence
+    """`fixture` or `model`; fixture numbers are never model evidence."""
+    assumptions: tuple[str, ...]
+    """The predictor's assumptions, all unverified."""
+    interpretation: str
+    """What the numbers do and do not mean."""
+    conditions: tuple[ConditionResult, ...]
+    """One entry per frozen profile."""
+
+
+# ---- profile and freeze ---------------------------------------------------------------
+
+
+def trial_cost_ms(trial: Trial) -> float | None:
+    t = trial.timings
+    if t.generation_ms is None and t.execution_ms is None:
+        return None
+    return (t.generation_ms or 0.0) + (t.execution_ms or 0.0)
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def build_profile(
+    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition, evidence: Evidence
+) -> Profile:
+    mine = [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+    ops = []
+    for op in PRIMITIVE_OPS:
+        of_op = [t for t in mine if tasks[t.task_id].family == op]
+        successes = sum(1 for t in of_op if t.correct)
+        low, high = wilson_interval(successes, len(of_op))
+        ops.append(
+            OpProfile(
+                op=op,
+                trials=len(of_op),
+                successes=successes,
+                rate=successes / len(of_op) if of_op else None,
+                wilson_low=low,
+                wilson_high=high,
+                mean_cost_ms=_mean([trial_cost_ms(t) for t in of_op]),
+                mean_input_tokens=_mean([t.input_tokens for t in of_op]),
+                mean_output_tokens=_mean([t.output_tokens for t in of_op]),
+            )
+        )
+    return Profile(
+        condition=condition,
+        evidence=evidence,
+        ops=tuple(ops),
+        encoding=_encoding_table(mine, tasks),
+        trial_ids=tuple(t.trial_id for t in mine),
+    )
+
+
+def _encoding_table(trials: Sequence[Trial], tasks: dict[str, Task]) -> EncodingTable:
+    verdicts: dict[str, dict[str, bool]] = {}
+    for trial in trials:
+        task = tasks[trial.task_id]
+        if task.pair is not None:
+            verdicts.setdefault(task.pair, {})[task.encoding] = trial.correct
+    pairs = []
+    for task in tasks.values():
+        if task.pair is None or task.encoding != "json":
+            continue
+        seen = verdicts.get(task.pair, {})
+        j, p = seen.get("json"), seen.get("prose")
+        pairs.append(
+            EncodingPair(
+                pair=task.pair,
+                op=task.family,  # type: ignore[arg-type]
+                json_correct=j,
+                prose_correct=p,
+                agree=None if j is None or p is None else j == p,
+            )
+        )
+    complete = [pair for pair in pairs if pair.agree is not None]
+    json_seen = [pair.json_correct for pair in pairs if pair.json_correct is not None]
+    prose_seen = [pair.prose_correct for pair in pairs if pair.prose_correct is not None]
+    return EncodingTable(
+        pairs=tuple(pairs),
+        complete_pairs=len(complete),
+        agreement_rate=sum(1 for c in complete if c.agree) / len(complete) if complete else None,
+        json_rate=sum(json_seen) / len(json_seen) if json_seen else None,
+        prose_rate=sum(prose_seen) / len(prose_seen) if prose_seen else None,
+    )
+
+
+def canonical_json(value: object) -> str:
+    return json.dumps(to_json(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ...]:
+    """Held-out tasks a profile under `condition` predicts (chains: routed ones only)."""
+    from pyapp.conditions import plan_route
+
+    return tuple(
+        t
+        for t in tasks
+        if t.split == "heldout" and (condition != "controlled-chain" or plan_route(t) is not None)
+    )
+
+
+def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
+    """The frozen profile a freeze record names, recomputed from the trials before it."""
+    if trace.model is None:
+        raise ValueError("a profile needs a model session")
+    tasks = generate(trace.run.task_params)
+    by_id = {t.id: t for t in tasks}
+    before = trace.trials[: record.after_trials]
+    profile = build_profile(before, by_id, record.condition, trace.model.evidence)
+    heldout = heldout_tasks(tasks, record.condition)
+    early = sorted(
+        {t.task_id for t in before if t.condition == record.condition} & {t.id for t in heldout}
+    )
+    earlier_sessions = sorted(set(record.previously_observed) & {t.id for t in heldout})
+    reasons = []
+    if early:
+        reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
+    if earlier_sessions:
+        reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
+    content = {
+        "profile": profile,
+        "model_id": trace.model.model_id,
+        "model_revision": trace.model.revision,
+        "model_dtype": trace.model.dtype,
+        "backend": trace.model.backend_actual,
+        "seed": trace.run.seed,
+        "generator_version": trace.run.generator_version,
+        "prompt_templates": trace.run.prompt_templates,
+        "heldout_task_ids": tuple(t.id for t in heldout),
+        "frozen_at": record.frozen_at,
+        "exploratory": bool(reasons),
+        "exploratory_reason": "; ".join(reasons) or None,
+    }
+    digest = hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
+    return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
+
+
+# ---- predict, observe, score ----------------------------------------------------------
+
+
+def predict(frozen: FrozenProfile, task: Task) -> Prediction:
+    from pyapp.conditions import plan_route
+
+    if frozen.profile.condition == "controlled-chain":
+        route = plan_route(task)
+        ops = tuple(c.op for c in route) if route is not None else ()
+    else:
+        ops = task.operations
+    by_op: dict[str, OpProfile] = {p.op: p for p in frozen.profile.ops}
+    missing = sorted({op for op in ops if by_op[op].rate is None})
+    if not ops or missing:
+        note = f"no profile trials for {', '.join(missing)}" if missing else "no operations"
+        return Prediction(task.id, ops, None, None, None, None, note)
+    probability = 1.0
+    for op in ops:
+        probability *= by_op[op].rate or 0.0
+
+    def total(field: str) -> float | None:
+        values = [getattr(by_op[op], field) for op in ops]
+        return None if any(v is None for v in values) else sum(values)
+
+    return Prediction(
+        task_id=task.id,
+        ops=ops,
+        probability=probability,
+        cost_ms=total("mean_cost_ms"),
+        input_tokens=total("mean_input_tokens"),
+        output_tokens=total("mean_output_tokens"),
+        note=None,
+    )
+
+
+def observe(trial: Trial, before_freeze: bool) -> Observation:
+    all_steps = trial.chain.all_steps_correct if trial.chain is not None else None
+    return Observation(
+        task_id=trial.task_id,
+        trial_id=trial.trial_id,
+        outcome=trial.outcome,
+        final_correct=trial.correct,
+        all_steps_correct=all_steps,
+        cost_ms=trial_cost_ms(trial),
+        observed_before_freeze=before_freeze,
+    )
+
+
+def score(
+    predictions: Sequence[Prediction], observations: Sequence[Observation], chain: bool
+) -> Scores:
+    by_task = {p.task_id: p for p in predictions}
+    pairs = [
+        (by_task[o.task_id], o)
+        for o in observations
+        if o.task_id in by_task and by_task[o.task_id].probability is not None
+    ]
+    probabilities = [p.probability or 0.0 for p, _ in pairs]
+    finals = [o.final_correct for _, o in pairs]
+    steps_pairs = [(p.probability or 0.0, o.all_steps_correct) for p, o in pairs]
+    steps_known = [(p, bool(s)) for p, s in steps_pairs if s is not None] if chain else []
+    costs = [(p.cost_ms, o.cost_ms) for p, o in pairs if p.cost_ms is not None]
+    costs_known = [(p, o) for p, o in costs if o is not None]
+    return Scores(
+        n=len(pairs),
+        brier_final_proxy=brier_score(probabilities, finals),
+        brier_all_steps=brier_score([p for p, _ in steps_known], [s for _, s in steps_known])
+        if chain
+        else None,
+        cost=cost_errors([p for p, _ in costs_known], [o for _, o in costs_known]),
+        calibration_final=calibration_cells(probabilities, finals),
+        calibration_all_steps=calibration_cells(
+            [p for p, _ in steps_known], [s for _, s in steps_known]
+        ),
+    )
+
+
+def score_trace(trace: Trace) -> PredictionsDocument:
+    """Everything a predictions document holds, derived from the trace alone."""
+    if trace.model is None:
+        raise ValueError("this trace has no model session: nothing to predict")
+    tasks = generate(trace.run.task_params)
+    by_id = {t.id: t for t in tasks}
+    results = []
+    for record in trace.freezes:
+        frozen = freeze_profile(trace, record)
+        if frozen.sha256 != record.profile_sha256:
+            raise ValueError(
+                f"freeze of {record.condition}: recorded hash {record.profile_sha256} but the "
+                f"trials give {frozen.sha256}"
+            )
+        heldout_ids = set(frozen.heldout_task_ids)
+        predictions = tuple(predict(frozen, by_id[i]) for i in frozen.heldout_task_ids)
+        observations = tuple(
+            observe(trial, index < record.after_trials)
+            for index, trial in enumerate(trace.trials)
+            if trial.condition == record.condition and trial.task_id in heldout_ids
+        )
+        chain = record.condition == "controlled-chain"
+        results.append(
+            ConditionResult(
+                frozen, predictions, observations, score(predictions, observations, chain)
+            )
+        )
+    return PredictionsDocument(
+        schema_version="predictions/1",
+        kind="composition-lab-predictions",
+        trace_run_id=trace.run.run_id,
+        evidence=trace.model.evidence,
+        assumptions=ASSUMPTIONS,
+        interpretation=INTERPRETATION,
+        conditions=tuple(results),
+    )
+
+
+def predictions_schema() -> dict[str, JSON]:
+    return json_schema(
+        PredictionsDocument, schema_id=SCHEMA_ID, title="Composition Lab predictions"
+    )
