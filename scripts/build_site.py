@@ -102,14 +102,14 @@ PINNED_WHEELS = (
 # Compiles every .py under a folder to an unchecked-hash .pyc (valid whatever the file
 # mtimes are after unpacking) with Pyodide's CPython, through a NODEFS mount.
 PYC_COMPILER_MJS = """
-import { loadPyodide } from process.argv[2];
+const { loadPyodide } = await import(process.argv[2]);
 const py = await loadPyodide({ indexURL: process.argv[3] });
 py.FS.mkdirTree("/src");
 py.FS.mount(py.FS.filesystems.NODEFS, { root: process.argv[4] }, "/src");
 const compileall = py.pyimport("compileall");
 const mode = py.pyimport("py_compile").PycInvalidationMode.UNCHECKED_HASH;
 const ok = compileall.compile_dir.callKwargs("/src", {
-  quiet: 1, invalidation_mode: mode, workers: 1,
+  quiet: 1, invalidation_mode: mode,
 });
 process.exit(ok ? 0 : 1);
 """
