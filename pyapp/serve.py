@@ -93,8 +93,12 @@ def server_url(server: ThreadingHTTPServer) -> str:
 
 
 def serve(directory: Path, host: str, port: int) -> None:
-    """Serve until Ctrl-C; print the URL first."""
-    server = make_server(directory, host, port)
+    """Serve until Ctrl-C; print the URL first. A missing build exits with a clear message."""
+    try:
+        server = make_server(directory, host, port)
+    except SiteMissingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
     print(f"Composition Lab: serving {check_site(directory)} at {server_url(server)}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
     try:
