@@ -5,6 +5,7 @@
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
     reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
+    compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     schema     [--check]                                       (re)generate exports/*.schema.json
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -211,6 +212,37 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pyapp import compare
+    from pyapp.predict import PredictionsDocument
+    from pyapp.records import RecordError, from_json
+
+    docs = []
+    for path in args.predictions:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            docs.append(from_json(PredictionsDocument, data))
+        except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
+            print(f"error: cannot read {path} as a predictions document: {error}", file=sys.stderr)
+            return 2
+    names = [
+        Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
+        for p in args.predictions
+    ]
+    if len(set(names)) != len(names):
+        names = [str(p) for p in args.predictions]
+    problems = compare.incompatibilities(names, docs)
+    all_rows = compare.rows(names, docs)
+    print(compare.to_text(all_rows, problems), end="")
+    if args.csv:
+        write_atomically(Path(args.csv), compare.to_csv(all_rows))
+        print(f"wrote {args.csv}")
+    if args.markdown:
+        write_atomically(Path(args.markdown), compare.to_markdown(all_rows, problems))
+        print(f"wrote {args.markdown}")
+    return 0
+
+
 def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.predict import predictions_schema
     from pyapp.trace import trace_schema
@@ -289,6 +321,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("trace")
     p.add_argument("--out", help="write the predictions document here")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("compare", help="describe finished runs side by side (descriptive)")
+    p.add_argument("predictions", nargs="+", help="predictions.json files of finished runs")
+    p.add_argument("--csv", help="also write the table as CSV")
+    p.add_argument("--markdown", help="also write the table as Markdown")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")

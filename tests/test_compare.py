@@ -1,0 +1,78 @@
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_predict import known_model
+
+from pyapp.model import ScriptedAdapter
+from pyapp.predict import score_trace
+from pyapp.protocol import Sweep, freeze, run_phase
+from pyapp.records import to_json
+from pyapp.tasks import TaskParams
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def finished_run(folder: Path, seed: int) -> Path:
+    model = ScriptedAdapter(known_model)
+    sweep = Sweep(params=TaskParams(seed=seed), conditions=("model-only",), model=model.provenance)
+    asyncio.run(run_phase(sweep, "measure", model))
+    freeze(sweep)
+    asyncio.run(run_phase(sweep, "heldout", model))
+    folder.mkdir(parents=True)
+    path = folder / "predictions.json"
+    path.write_text(json.dumps(to_json(score_trace(sweep.trace()))), encoding="utf-8")
+    return path
+
+
+def compare(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "pyapp", "compare", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("runs")
+    return (
+        finished_run(base / "A", 1729),
+        finished_run(base / "B", 1729),
+        finished_run(base / "C", 7),
+    )
+
+
+def test_compare_two_runs_side_by_side(runs, tmp_path):
+    a, b, _ = runs
+    done = compare(a, b, "--csv", tmp_path / "t.csv", "--markdown", tmp_path / "t.md")
+    assert done.returncode == 0, done.stderr
+    assert "not a confirmatory model comparison" in done.stdout
+    assert "WARNING" not in done.stdout
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("A ") and "profile mul" in line and "0/6" in line for line in lines)
+    assert any(line.startswith("B ") and "heldout recurrence-1" in line for line in lines)
+    csv_text = (tmp_path / "t.csv").read_text(encoding="utf-8")
+    assert csv_text.splitlines()[0].startswith("run,model,evidence,condition,item")
+    assert csv_text.count("\nA,") == csv_text.count("\nB,") == 3 + 6 + 1
+    markdown = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "| run | model |" in markdown and "not a confirmatory" in markdown
+
+
+def test_mismatched_seeds_are_flagged(runs):
+    a, _, c = runs
+    done = compare(a, c)
+    assert done.returncode == 0
+    assert "WARNING: seed differ between runs (A: 1729; C: 7)" in done.stdout
+
+
+def test_unreadable_run_is_a_clear_error(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"schema_version": "trace/1"}', encoding="utf-8")
+    done = compare(bad)
+    assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
