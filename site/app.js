@@ -26,7 +26,9 @@
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
-const BOOT_TIMEOUT_MS = 60_000;
+// Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
+const BOOT_TIMEOUT_MS =
+  Number(new URLSearchParams(location.search).get("boot_timeout_ms")) || 60_000;
 const REQUEST_TIMEOUT_MS = 120_000;
 const DEFAULT_SEED = 1729;
 // Files the runtime needs; probed to name the culprit when boot fails.
@@ -74,7 +76,7 @@ function fail(message) {
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s while ${what}`)), ms);
+    timer = setTimeout(() => reject(new Error(`timed out after ${Math.round(ms / 100) / 10} s while ${what}`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -158,10 +160,13 @@ async function boot() {
     if (missing.length) bootFailed(new Error("a runtime file is unavailable"), missing);
   });
   try {
-    const xworker = await withTimeout(waitForWorkerElement(), BOOT_TIMEOUT_MS, bootStep);
-    bootStep = "starting the Python worker";
-    const remaining = BOOT_TIMEOUT_MS - (performance.now() - t0);
-    await withTimeout(xworker.ready, Math.max(remaining, 1000), "starting Python in the worker");
+    const start = async () => {
+      const xworker = await waitForWorkerElement();
+      bootStep = "starting the Python worker";
+      await xworker.ready; // rejects with the worker's error if Python fails to start
+      return xworker;
+    };
+    const xworker = await withTimeout(start(), BOOT_TIMEOUT_MS, "starting Python in the worker");
     worker = xworker;
     bootStep = "saying hello to Python";
     const hello = await request("hello", {}, 15_000);

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 from browser_helpers import BOOT_TIMEOUT_MS, ROOT, Booted, RequestLog, open_app, wait_settled
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 pytestmark = pytest.mark.browser
 
@@ -153,6 +153,29 @@ def test_broken_runtime_shows_what_failed(
     assert "pyodide.asm.wasm" in message, message
     assert "HTTP 404" in message, message
     assert page.get_attribute("#app", "data-state") == "error"
+
+
+def test_hanging_runtime_times_out_visibly(
+    fresh_context: tuple[BrowserContext, RequestLog], site_url: str
+) -> None:
+    """A runtime file that never arrives (how a misconfigured PyScript looks) ends in error."""
+    context, _log = fresh_context
+    held: list[Route] = []
+
+    def hang_gets(route: Route) -> None:
+        if route.request.method == "GET":
+            held.append(route)  # never answered: the worker waits forever
+        else:
+            route.fallback()
+
+    context.route("**/pyodide.asm.mjs", hang_gets)
+    page = context.new_page()
+    page.goto(f"{site_url}?boot_timeout_ms=4000", timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelector('#app').dataset.state === 'error'", timeout=30_000
+    )
+    message = page.inner_text("#error")
+    assert "timed out after 4 s" in message, message
 
 
 def test_seed_form_reloads_table(app: Booted) -> None:
