@@ -1,0 +1,242 @@
+"""The documents under docs/ against the code: the specification's numbers cannot drift.
+
+`docs/specification.md` keeps its limits, budgets, defaults, prompt hashes and failure codes
+in Markdown tables whose first column is a stable key in backticks and whose second column
+is a Python literal. These tests parse those tables and compare every value with the code's
+own constants, in both directions (nothing missing, nothing extra). They also check that the
+predictor's worked examples still come from the generator, and that README.md links the
+three documents.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import interpreter
+from pyapp import metrics, model, prompts, tasks
+from pyapp.conditions import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
+from pyapp.trace import budget_of
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SPEC = DOCS / "specification.md"
+PREDICTOR = DOCS / "predictor.md"
+REVIEW = DOCS / "source-review.md"
+SOURCES = [*sorted((ROOT / "pyapp").glob("*.py")), *sorted((ROOT / "interpreter").glob("*.py"))]
+SOURCES.append(ROOT / "site" / "lab_worker.py")
+
+ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|(.*)\|\s*$")
+
+
+def table_rows(text: str, header: str) -> dict[str, list[str]]:
+    """Rows of the first Markdown table whose header line starts with `header`:
+    first-column key (in backticks) -> the other cells, stripped."""
+    lines = text.splitlines()
+    start = next(
+        (i for i, line in enumerate(lines) if line.replace(" ", "").startswith(header)), None
+    )
+    assert start is not None, f"no table with header {header!r}"
+    rows: dict[str, list[str]] = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        match = ROW.match(line)
+        assert match, f"row without a backticked key: {line!r}"
+        key = match.group(1)
+        assert key not in rows, f"duplicate key {key!r}"
+        rows[key] = [cell.strip() for cell in match.group(2).split("|")]
+    assert rows, f"table {header!r} is empty"
+    return rows
+
+
+def literal(cell: str) -> object:
+    """The Python literal in a cell written as `value`."""
+    match = re.fullmatch(r"`([^`]*)`", cell)
+    assert match, f"value cell is not one backticked literal: {cell!r}"
+    return ast.literal_eval(match.group(1))
+
+
+def keyed_values(text: str) -> dict[str, object]:
+    """Every `| key | value | meaning |` table in the text, merged: key -> value."""
+    header = "|key|value|meaning|"
+    values: dict[str, object] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.replace(" ", "").startswith(header):
+            for key, cells in table_rows("\n".join(lines[i:]), header).items():
+                assert key not in values, f"key {key!r} appears in two tables"
+                values[key] = literal(cells[0])
+    assert len(values) > 20, "the spec's key/value tables went missing"
+    return values
+
+
+def expected_constants() -> dict[str, object]:
+    """The same keys, from the code."""
+    expected: dict[str, object] = {
+        "generator_version": tasks.GENERATOR_VERSION,
+        "default_seed": tasks.DEFAULT_SEED,
+        "default_task_count": len(tasks.generate()),
+        "limits.safe_integer_max": interpreter.SAFE_INTEGER_MAX,
+        "limits.tool_calls": budget_of(interpreter.DEFAULT_LIMITS).tool_calls,
+        "limits.retries": budget_of(interpreter.DEFAULT_LIMITS).retries,
+        "parse_integer.max_digits": _MAX_DIGITS,
+    }
+    params = tasks.TaskParams()
+    for f in fields(params):
+        if f.name != "seed":
+            expected[f"task_params.{f.name}"] = getattr(params, f.name)
+    for f in fields(interpreter.DEFAULT_LIMITS):
+        expected[f"limits.{f.name}"] = getattr(interpreter.DEFAULT_LIMITS, f.name)
+    for prefix, caps in (
+        ("whole_task", model.WHOLE_TASK_CAPS),
+        ("chain_call", model.CHAIN_CALL_CAPS),
+    ):
+        for f in fields(caps):
+            expected[f"{prefix}.{f.name}"] = getattr(caps, f.name)
+    for f in fields(DEFAULT_ROUTE_LIMITS):
+        if f.name != "call":
+            expected[f"route.{f.name}"] = getattr(DEFAULT_ROUTE_LIMITS, f.name)
+    return expected
+
+
+def spec_text() -> str:
+    return SPEC.read_text(encoding="utf-8")
+
+
+def test_every_number_in_the_spec_tables_is_the_codes() -> None:
+    documented = keyed_values(spec_text())
+    expected = expected_constants()
+    assert sorted(documented) == sorted(expected), (
+        f"missing from the spec: {sorted(set(expected) - set(documented))}; "
+        f"not in the code: {sorted(set(documented) - set(expected))}"
+    )
+    wrong = {k: (documented[k], expected[k]) for k in expected if documented[k] != expected[k]}
+    assert not wrong, f"spec value != code value: {wrong}"
+
+
+def test_the_route_uses_the_chain_call_caps() -> None:
+    assert DEFAULT_ROUTE_LIMITS.call == model.CHAIN_CALL_CAPS
+
+
+def test_prompt_hashes_are_the_template_files() -> None:
+    rows = table_rows(spec_text(), "|template|condition|SHA-256")
+    documented = {key: re.sub(r"`", "", cells[-1]) for key, cells in rows.items()}
+    assert documented == prompts.template_hashes()
+
+
+FAILURE_CALL = re.compile(
+    r"\b(?:failure|ProgramError|BridgeError|ProtocolError|ModelFailure|_error)\(\s*\"([a-z_]+)\""
+)
+CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
+FINISH_REASON_CODES = {"timeout", "cancelled", "error"}
+"""Codes a failure takes from `completion.finish_reason` (pyapp.conditions.generation_failure)."""
+
+
+def produced_codes() -> set[str]:
+    codes = set(interpreter.ERROR_CODES) | FINISH_REASON_CODES
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        codes |= set(FAILURE_CALL.findall(text)) | set(CODE_FIELD.findall(text))
+    codes.discard("code")
+    return codes
+
+
+def test_failure_code_table_is_complete_and_real() -> None:
+    documented = set(table_rows(spec_text(), "|code|raisedby|meaning|"))
+    produced = produced_codes()
+    assert set(interpreter.ERROR_CODES) <= documented
+    assert not produced - documented, (
+        f"codes the code produces but the spec omits: {produced - documented}"
+    )
+    assert not documented - produced, (
+        f"codes the spec lists but no code produces: {documented - produced}"
+    )
+
+
+def test_the_failure_scan_finds_the_condition_codes() -> None:
+    """Guard against the scan itself going blind (e.g. a refactor of `failure(...)`)."""
+    expected = {
+        "invalid_integer",
+        "integer_out_of_range",
+        "input_budget",
+        "route_input_budget",
+        "route_output_budget",
+        "route_call_budget",
+        "route_timeout",
+        "unsupported",
+        "not_frozen",
+        "already_observed",
+        "bad_request",
+        "unknown_type",
+        "bad_params",
+        "runtime_load_failed",
+        "unreadable_program_file",
+        "unreadable_registers_file",
+    }
+    assert expected <= produced_codes()
+
+
+def test_schemas_named_in_the_spec_exist() -> None:
+    for name in ("trace.schema.json", "predictions.schema.json"):
+        assert f"../exports/{name}" in spec_text()
+        assert (ROOT / "exports" / name).is_file()
+
+
+# ---- predictor.md: the worked examples come from the generator -------------------------
+
+
+def test_predictor_worked_examples_are_the_generators() -> None:
+    text = " ".join(PREDICTOR.read_text(encoding="utf-8").split())
+    by_id = tasks.tasks_by_id(tasks.generate())
+    rec, det = by_id["recurrence-1"], by_id["determinant-1"]
+    r = rec.registers
+    assert f"a = {r['a']}, b = {r['b']}, x0 = {r['x0']}" in text
+    assert str(rec.answer) in text
+    x1 = r["a"] * r["x0"] + r["b"]
+    assert str(r["a"] * r["x0"]) in text and str(x1) in text
+    # the scripted cancellation: call 0 answered 10 too high, call 1 10 too low
+    assert str(r["a"] * r["x0"] + 10) in text and str(x1 + 10) in text
+    d = det.registers
+    for name in ("x1", "y1", "x2", "y2", "x3", "y3"):
+        assert f"{name} = {d[name]}" in text
+    left = (d["x2"] - d["x1"]) * (d["y3"] - d["y1"])
+    right = (d["x3"] - d["x1"]) * (d["y2"] - d["y1"])
+    assert str(left) in text and str(right) in text and str(det.answer) in text
+
+
+def test_predictor_wilson_numbers_are_the_metrics() -> None:
+    text = PREDICTOR.read_text(encoding="utf-8")
+    for successes in (6, 5, 3, 0):
+        low, high = metrics.wilson_interval(successes, 6)
+        assert f"{successes}/6 | [{low:.2f}, {high:.2f}]" in text
+
+
+# ---- links ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["specification.md", "predictor.md", "source-review.md"])
+def test_readme_links_each_document(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"](docs/{name})" in readme
+    assert (DOCS / name).is_file()
+
+
+def test_relative_links_in_the_documents_resolve() -> None:
+    """Every relative link (file part) in docs/*.md names a file or folder that exists,
+    and every `::test_name` beside a test link names a function in that file."""
+    for doc in (SPEC, PREDICTOR, REVIEW):
+        text = doc.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            assert (doc.parent / target).exists(), f"{doc.name}: broken link {target}"
+        for path, name in re.findall(r"\]\((\.\./tests/[^)#\s]+\.py)\)`?::(\w+)", text):
+            source = (doc.parent / path).read_text(encoding="utf-8")
+            assert re.search(rf"^(?:async )?def {name}\(", source, re.M), (
+                f"{doc.name}: {path} has no test {name}"
+            )
