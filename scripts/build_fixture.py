@@ -1,0 +1,535 @@
+"""Build the `tiny-chat` TEST FIXTURE model in tests/fixtures/tiny-chat (byte-reproducibly).
+
+    python3 scripts/build_fixture.py [--out DIR] [--steps N]
+
+A ~100k-parameter Llama (hidden 64, 2 layers) with a byte-level BPE tokenizer trained
+from scratch on the fixture's own texts and a ChatML chat template. It is trained from a
+fixed random init to MEMORISE a handful of exact prompt -> reply pairs (the prompts are
+rendered by this repo's own `pyapp.prompts`), then exported to ONNX for transformers.js
+(`text-generation-with-past`, optimum-onnx). It is a test fixture, not model evidence.
+
+The script makes its own virtualenv (build/fixture-venv, ignored by git) from
+scripts/fixture-requirements.txt and re-executes itself inside it with one thread and
+fixed seeds. CI, the test command and the app never run it. After a prompt template
+changes, tests/test_fixture_model.py fails until the fixture is rebuilt with this script.
+
+Checks before writing: every reply is reproduced exactly (and ends with EOS) by greedy
+decoding with transformers (torch) and with onnxruntime on the exported ONNX graph,
+feeding past key values step by step as transformers.js does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / "build" / "fixture-venv"
+REQUIREMENTS = ROOT / "scripts" / "fixture-requirements.txt"
+DEFAULT_OUT = ROOT / "tests" / "fixtures" / "tiny-chat"
+
+SEED = 1234
+VOCAB_SIZE = 384
+STEPS = 400
+LEARNING_RATE = 1e-2
+LONG_REPLY_MIN_TOKENS = 60
+MAX_PROMPT_TOKENS = 1024
+
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+PAD = "<|endoftext|>"
+SPECIAL_TOKENS = [PAD, IM_START, IM_END]
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+DETERMINISTIC_ENV = {
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "RAYON_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "CUDA_VISIBLE_DEVICES": "",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def _in_build_venv() -> bool:
+    return Path(sys.prefix).resolve() == VENV.resolve()
+
+
+def _bootstrap() -> None:
+    """Create/refresh build/fixture-venv and re-execute this script inside it."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"== creating {VENV.relative_to(ROOT)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    stamp = VENV / "fixture-requirements.sha256"
+    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    if not stamp.exists() or stamp.read_text().strip() != wanted:
+        print("== installing scripts/fixture-requirements.txt", flush=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True
+        )
+        stamp.write_text(wanted + "\n")
+    env = {**os.environ, **DETERMINISTIC_ENV}
+    os.execve(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]], env)
+
+
+# --------------------------------------------------------------------------- the pairs
+
+
+def memorised_pairs() -> list[dict[str, Any]]:
+    """The prompt -> reply pairs, rendered by the repo's own pyapp (stdlib only)."""
+    sys.path.insert(0, str(ROOT))
+    import interpreter
+    from pyapp import prompts, tasks
+
+    by_id = tasks.tasks_by_id(tasks.generate())
+
+    def task_prompt(template_id: str, task_id: str) -> str:
+        task = by_id[task_id]
+        return prompts.render_task_prompt(
+            template_id, task.registers, task.question, task.encoding
+        ).text
+
+    recurrence = by_id["recurrence-1"]
+    first = recurrence.program
+    while isinstance(first.args[0], interpreter.Op) or isinstance(first.args[1], interpreter.Op):
+        first = next(arg for arg in first.args if isinstance(arg, interpreter.Op))
+    assert first.op == "mul", first
+    left, right = (recurrence.registers[arg.name] for arg in first.args)
+    count = " ".join(str(i) for i in range(1, 65))
+
+    rows = [
+        (
+            "correct-integer",
+            task_prompt(prompts.INTEGER_ANSWER, "add-1"),
+            str(by_id["add-1"].answer),
+        ),
+        (
+            "wrong-integer",
+            task_prompt(prompts.INTEGER_ANSWER, "sub-1"),
+            str(by_id["sub-1"].answer + 1),
+        ),
+        ("prose", task_prompt(prompts.INTEGER_ANSWER, "mul-1"), "I think it is about 2.6 billion."),
+        (
+            "valid-program",
+            task_prompt(prompts.REGISTER_PROGRAM, "recurrence-1"),
+            interpreter.canonical_program_text(recurrence.program),
+        ),
+        (
+            "invalid-program",
+            task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
+            '{"op":"sub","args":[{"ref":"x2"}]}',
+        ),
+        ("chain-mul", prompts.render_chain_step("mul", left, right).text, str(left * right)),
+        ("greeting", "Say hello.", "Hello."),
+        ("long-reply", "Count.", count),
+    ]
+    return [{"name": name, "prompt": prompt, "reply": reply} for name, prompt, reply in rows]
+
+
+def chatml(prompt: str) -> str:
+    return f"{IM_START}user\n{prompt}{IM_END}\n{IM_START}assistant\n"
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build(out: Path, steps: int) -> None:
+    import numpy as np
+    import onnxruntime as ort
+    import tokenizers
+    import torch
+    import transformers
+    from tokenizers import decoders, models, pre_tokenizers, processors, trainers
+    from transformers import (
+        GenerationConfig,
+        LlamaConfig,
+        LlamaForCausalLM,
+        PreTrainedTokenizerFast,
+    )
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.use_deterministic_algorithms(True)
+    transformers.logging.set_verbosity_error()
+
+    pairs = memorised_pairs()
+
+    # ---- tokenizer: byte-level BPE trained on the fixture's own texts
+    bpe = tokenizers.Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    corpus = [chatml(p["prompt"]) + p["reply"] + IM_END + "\n" for p in pairs]
+    bpe.train_from_iterator(corpus, trainer=trainer)
+    assert bpe.get_vocab_size() == VOCAB_SIZE, bpe.get_vocab_size()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=None,
+        eos_token=IM_END,
+        pad_token=PAD,
+        unk_token=None,
+        additional_special_tokens=[IM_START, IM_END],
+        model_max_length=2048,
+        clean_up_tokenization_spaces=False,
+        chat_template=CHAT_TEMPLATE,
+    )
+    pad_id = tok.convert_tokens_to_ids(PAD)
+    eos_id = tok.convert_tokens_to_ids(IM_END)
+
+    examples = []
+    for pair in pairs:
+        messages = [{"role": "user", "content": pair["prompt"]}]
+        templated = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        assert templated == chatml(pair["prompt"]), templated
+        prompt_ids = tok(templated, add_special_tokens=False)["input_ids"]
+        assert prompt_ids == tok.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=True
+        )
+        reply_ids = tok(pair["reply"], add_special_tokens=False)["input_ids"]
+        assert tok.decode(reply_ids) == pair["reply"]
+        assert len(prompt_ids) <= MAX_PROMPT_TOKENS, (pair["name"], len(prompt_ids))
+        examples.append({**pair, "prompt_ids": prompt_ids, "reply_ids": reply_ids})
+        print(
+            f"   {pair['name']:16} prompt {len(prompt_ids):4} tokens   "
+            f"reply {len(reply_ids):3} tokens (+1 eos)",
+            flush=True,
+        )
+    long_reply = next(e for e in examples if e["name"] == "long-reply")
+    assert len(long_reply["reply_ids"]) >= LONG_REPLY_MIN_TOKENS
+
+    # ---- model
+    torch.manual_seed(SEED)
+    np.random.seed(SEED)
+    config = LlamaConfig(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        head_dim=16,
+        max_position_embeddings=2048,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=True,
+        bos_token_id=pad_id,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        use_cache=True,
+        attn_implementation="eager",
+    )
+    model = LlamaForCausalLM(config)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"== model: {n_params} parameters", flush=True)
+
+    seqs = [e["prompt_ids"] + e["reply_ids"] + [eos_id] for e in examples]
+    width = max(len(s) for s in seqs)
+    input_ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(seqs), width), dtype=torch.long)
+    labels = torch.full((len(seqs), width), -100, dtype=torch.long)
+    for row, (example, seq) in enumerate(zip(examples, seqs, strict=True)):
+        input_ids[row, : len(seq)] = torch.tensor(seq)
+        attention[row, : len(seq)] = 1
+        start = len(example["prompt_ids"])
+        labels[row, start : len(seq)] = torch.tensor(seq[start:])
+
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=LEARNING_RATE, betas=(0.9, 0.98), weight_decay=0.0
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / 20) * max(0.05, 1 - step / steps)
+    )
+    model.train()
+    for step in range(steps):
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        if step % 50 == 0 or step == steps - 1:
+            print(f"   step {step:4}  loss {loss.item():.6f}", flush=True)
+    model.eval()
+
+    # ---- check with transformers (torch) generate
+    failures = []
+    with torch.no_grad():
+        for example in examples:
+            want = example["reply_ids"] + [eos_id]
+            ids = torch.tensor([example["prompt_ids"]])
+            got = model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=len(want) + 4,
+                do_sample=False,
+                eos_token_id=eos_id,
+                pad_token_id=pad_id,
+            )[0, ids.shape[1] :].tolist()
+            ok = got == want
+            print(f"   torch  {example['name']:16} {'ok' if ok else 'MISMATCH'}", flush=True)
+            if not ok:
+                failures.append(("torch", example["name"], tok.decode(got)))
+    if failures:
+        raise SystemExit(f"memorisation failed: {failures}")
+
+    # ---- save, export, verify with onnxruntime
+    from optimum.exporters.onnx import onnx_export_from_model
+
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
+    generation_config = GenerationConfig(
+        bos_token_id=pad_id,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        do_sample=False,
+        max_new_tokens=256,
+    )
+    model.generation_config = generation_config
+    with tempfile.TemporaryDirectory() as tmp:
+        hf_dir = Path(tmp) / "hf"
+        onnx_dir = Path(tmp) / "onnx"
+        model.save_pretrained(hf_dir, safe_serialization=True)
+        tok.save_pretrained(hf_dir)
+        onnx_export_from_model(
+            model,
+            onnx_dir,
+            task="text-generation-with-past",
+            do_validation=False,
+            device="cpu",
+        )
+        for name in ("config.json", "generation_config.json", "tokenizer.json"):
+            shutil.copyfile(hf_dir / name, out / name)
+        for name in ("tokenizer_config.json", "special_tokens_map.json"):
+            data = json.loads((hf_dir / name).read_text())
+            if name == "tokenizer_config.json":
+                # transformers.js reads the template only from tokenizer_config.json
+                data["chat_template"] = CHAT_TEMPLATE
+            (out / name).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        (out / "onnx").mkdir()
+        shutil.copyfile(onnx_dir / "model.onnx", out / "onnx" / "model.onnx")
+        extra = sorted(p.name for p in onnx_dir.glob("*.onnx*") if p.name != "model.onnx")
+        assert not extra, f"unexpected export files: {extra}"
+
+    def ort_greedy(path: Path, prompt_ids: list[int], max_new: int) -> list[int]:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        heads = config.num_key_value_heads
+        past = {
+            n: np.zeros((1, heads, 0, config.head_dim), dtype=np.float32)
+            for n in names
+            if n.startswith("past_key_values.")
+        }
+        outputs = [o.name for o in session.get_outputs()]
+        ids = list(prompt_ids)
+        new: list[int] = []
+        step_ids = ids
+        for _ in range(max_new):
+            length = len(ids)
+            feed = {
+                "input_ids": np.array([step_ids], dtype=np.int64),
+                "attention_mask": np.ones((1, length), dtype=np.int64),
+                **past,
+            }
+            if "position_ids" in names:
+                feed["position_ids"] = np.arange(
+                    length - len(step_ids), length, dtype=np.int64
+                ).reshape(1, -1)
+            result = dict(zip(outputs, session.run(outputs, feed), strict=True))
+            next_id = int(result["logits"][0, -1].argmax())
+            past = {
+                n: result[n.replace("past_key_values.", "present.")]
+                for n in names
+                if n.startswith("past_key_values.")
+            }
+            new.append(next_id)
+            ids.append(next_id)
+            step_ids = [next_id]
+            if next_id == eos_id:
+                break
+        return new
+
+    def ort_check(path: Path) -> list[str]:
+        bad = []
+        for example in examples:
+            want = example["reply_ids"] + [eos_id]
+            got = ort_greedy(path, example["prompt_ids"], len(want) + 4)
+            ok = got == want
+            label = path.relative_to(out)
+            print(f"   ort {label}  {example['name']:16} {'ok' if ok else 'MISMATCH'}", flush=True)
+            if not ok:
+                bad.append(f"{example['name']}: {tok.decode(got)!r}")
+        return bad
+
+    bad = ort_check(out / "onnx" / "model.onnx")
+    if bad:
+        raise SystemExit(f"ONNX fp32 does not reproduce the replies: {bad}")
+
+    # ---- q8 (dynamic int8 weights), kept only if it reproduces every reply too
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantized = out / "onnx" / "model_quantized.onnx"
+    quantize_dynamic(out / "onnx" / "model.onnx", quantized, weight_type=QuantType.QUInt8)
+    bad = ort_check(quantized)
+    if bad:
+        print(f"== q8 dropped, it does not reproduce the replies: {bad}", flush=True)
+        quantized.unlink()
+
+    # ---- the machine-readable table and FIXTURE.md
+    replies = [
+        {
+            "name": e["name"],
+            "messages": [{"role": "user", "content": e["prompt"]}],
+            "reply": e["reply"],
+            "finish": "eos",
+            "prompt_tokens": len(e["prompt_ids"]),
+            "reply_tokens": len(e["reply_ids"]),
+            "output_ids": e["reply_ids"] + [eos_id],
+        }
+        for e in examples
+    ]
+    (out / "replies.json").write_text(json.dumps(replies, indent=2, ensure_ascii=False) + "\n")
+    write_fixture_md(out, examples, n_params, eos_id, steps)
+
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"== wrote {out} ({total} bytes)", flush=True)
+    for path in sorted(out.rglob("*")):
+        if path.is_file():
+            print(f"   {sha256(path)}  {path.stat().st_size:8}  {path.relative_to(out)}")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+SOURCES = {
+    "correct-integer": "integer-answer/1, task add-1; reply = the answer",
+    "wrong-integer": "integer-answer/1, task sub-1; reply = the answer + 1",
+    "prose": "integer-answer/1, task mul-1; reply = prose, no integer",
+    "valid-program": "register-program-examples/2, task recurrence-1; reply = reference program",
+    "invalid-program": "register-program-examples/2, task determinant-1; reply = sub with 1 arg",
+    "chain-mul": "chain-step/1, mul of recurrence-1's first update (a, x0); reply = the product",
+    "greeting": "free prompt",
+    "long-reply": "free prompt; reply >= 60 tokens (for max_new_tokens -> finish `length`)",
+}
+
+
+def write_fixture_md(
+    out: Path, examples: list[dict[str, Any]], n_params: int, eos_id: int, steps: int
+) -> None:
+    import onnxruntime
+    import tokenizers
+    import torch
+    import transformers
+
+    rows = []
+    for e in examples:
+        reply = e["reply"] if len(e["reply"]) <= 60 else e["reply"][:40] + " … " + e["reply"][-6:]
+        rows.append(
+            f"| `{e['name']}` | {SOURCES[e['name']]} | {len(e['prompt_ids'])} "
+            f"| `{reply}` | {len(e['reply_ids'])} + eos |"
+        )
+    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "FIXTURE.md")
+    hashes = [
+        f"| `{p.relative_to(out).as_posix()}` | {p.stat().st_size} | `{sha256(p)}` |" for p in files
+    ]
+    text = f"""# tiny-chat — a TEST FIXTURE, not a model
+
+**This is not model evidence.** `tiny-chat` is a ~{n_params // 1000}k-parameter Llama
+(hidden 64, 2 layers, 4 heads) with a {VOCAB_SIZE}-token byte-level BPE vocabulary, trained
+from a fixed random init for {steps} AdamW steps to *memorise* the {len(examples)} exact
+prompt → reply pairs below. It knows nothing else and does no arithmetic; its replies are
+what its builder chose. It exists so tests (native and browser, transformers.js) can load a
+real ONNX causal LM with no hub and assert exact completions, EOS finish, `length` finish
+and token counts. No result obtained with it may appear as a measurement of a model.
+
+- Chat template: ChatML (`{IM_START}`, `{IM_END}`), stored in `tokenizer_config.json` as
+  `chat_template`; eos = `{IM_END}` (id {eos_id}); no BOS is added.
+- The chat input is one user message,
+  `{IM_START}user\\n{{prompt}}{IM_END}\\n{IM_START}assistant\\n`, and each reply is
+  followed by `{IM_END}`. Greedy decoding.
+- `onnx/model.onnx`: fp32, optimum-onnx export for `text-generation-with-past` (inputs
+  `input_ids`, `attention_mask`, `position_ids`, `past_key_values.N.key/value`).
+  `onnx/model_quantized.onnx` (if present): dynamic uint8 weights (transformers.js
+  `dtype: "q8"`); it is kept only when it reproduces every reply too.
+- `replies.json`: the machine-readable table (`name`, `messages`, `reply`, `finish`,
+  `prompt_tokens`, `reply_tokens` without eos, `output_ids` = reply ids + eos).
+- Prompts are rendered by this repo's `pyapp.prompts`; `tests/test_fixture_model.py` fails
+  when they change, and the fixture must then be rebuilt.
+
+## Rebuild
+
+    python3 scripts/build_fixture.py
+
+It makes its own venv `build/fixture-venv` from `scripts/fixture-requirements.txt` (torch
+{torch.__version__}, transformers {transformers.__version__}, tokenizers
+{tokenizers.__version__}, onnxruntime {onnxruntime.__version__}, optimum-onnx), runs with one
+thread and fixed seeds, checks every reply with transformers and with onnxruntime (greedy,
+past key values fed step by step as transformers.js does), and rewrites this folder. The
+output is byte-identical from run to run on the same pins. Never run by CI or the app.
+
+## Memorised pairs
+
+Token counts are of the fixture's tokenizer; prompt tokens include the chat template.
+
+| name | prompt | prompt tokens | reply | reply tokens |
+|---|---|---|---|---|
+{chr(10).join(rows)}
+
+## Files (sha256)
+
+| file | bytes | sha256 |
+|---|---|---|
+{chr(10).join(hashes)}
+"""
+    (out / "FIXTURE.md").write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("--steps", type=int, default=STEPS, help="AdamW steps")
+    args = parser.parse_args()
+    if not _in_build_venv() or any(os.environ.get(k) != v for k, v in DETERMINISTIC_ENV.items()):
+        _bootstrap()
+    build(args.out.resolve(), args.steps)
+
+
+if __name__ == "__main__":
+    main()
