@@ -6,6 +6,11 @@ What lands there, and where from:
       index.html app.css app.js pyscript.json lab_worker.py bench/...   <- site/ (committed sources)
       pyscript/        <- node_modules/@pyscript/core/dist (npm, pinned by package-lock.json)
       pyodide/         <- node_modules/pyodide runtime files (npm, pinned)
+      transformers/    <- node_modules/@huggingface/transformers dist/transformers.min.js and
+                          the onnxruntime-web wasm files it pins (npm, pinned): the asyncify
+                          build (WebGPU) and the plain threaded build (WASM only)
+      models/fixture/tiny-chat/  <- tests/fixtures/tiny-chat (the committed TEST FIXTURE model;
+                          not model evidence), served from this origin
         pyodide-lock.json                <- GENERATED: the npm lock, with micropip, sympy, mpmath
                                             and composition-lab pointing at the wheels below
         micropip/sympy/mpmath *.whl      <- PyPI, cached in build/wheels, sha256 pinned here
@@ -39,12 +44,27 @@ ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
 PYODIDE_NPM = NODE_MODULES / "pyodide"
 PYSCRIPT_DIST = NODE_MODULES / "@pyscript" / "core" / "dist"
+TRANSFORMERS_NPM = NODE_MODULES / "@huggingface" / "transformers"
+ORT_WEB_NPM = NODE_MODULES / "onnxruntime-web"
+FIXTURE_SRC = ROOT / "tests" / "fixtures" / "tiny-chat"
+FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
 SITE_SRC = ROOT / "site"
 WHEEL_CACHE = ROOT / "build" / "wheels"
 DEFAULT_OUT = ROOT / "build" / "site"
 
 PYODIDE_VERSION = "314.0.7"
 PYSCRIPT_VERSION = "0.7.31"
+TRANSFORMERS_VERSION = "4.3.2"
+ORT_WASM_FILES = (
+    "ort-wasm-simd-threaded.asyncify.mjs",
+    "ort-wasm-simd-threaded.asyncify.wasm",
+    "ort-wasm-simd-threaded.mjs",
+    "ort-wasm-simd-threaded.wasm",
+)
+"""The onnxruntime-web builds the model worker loads: asyncify (needed for WebGPU; also runs
+WASM) and the plain threaded build (WASM only, 2-3x faster to reload)."""
+FIXTURE_SKIP = (".md",)
+"""Fixture files that are documentation, not model files."""
 PYODIDE_RUNTIME_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",
@@ -142,7 +162,11 @@ def say(message: str) -> None:
 
 def check_npm_packages() -> None:
     """Fail early, and say how to fix it, when `npm ci` has not run or pinned the wrong version."""
-    expected = {PYODIDE_NPM: PYODIDE_VERSION, PYSCRIPT_DIST.parent: PYSCRIPT_VERSION}
+    expected = {
+        PYODIDE_NPM: PYODIDE_VERSION,
+        PYSCRIPT_DIST.parent: PYSCRIPT_VERSION,
+        TRANSFORMERS_NPM: TRANSFORMERS_VERSION,
+    }
     for folder, version in expected.items():
         manifest = folder / "package.json"
         if not manifest.is_file():
@@ -307,6 +331,51 @@ def copy_tree(source: Path, target: Path, *, skip_suffixes: tuple[str, ...] = ()
     )
 
 
+def pinned_ort_version() -> str:
+    """The onnxruntime-web version transformers.js pins (its package.json), checked against
+    the installed one: the .wasm must be exactly the build the bundled JS expects."""
+    manifest = json.loads((TRANSFORMERS_NPM / "package.json").read_text(encoding="utf-8"))
+    wanted = str(manifest["dependencies"]["onnxruntime-web"])
+    ort_manifest = ORT_WEB_NPM / "package.json"
+    if not ort_manifest.is_file():
+        raise BuildError(f"{ORT_WEB_NPM} is missing: run `npm ci --ignore-scripts` first")
+    found = str(json.loads(ort_manifest.read_text(encoding="utf-8"))["version"])
+    if found != wanted:
+        raise BuildError(
+            f"onnxruntime-web is {found} but transformers.js {TRANSFORMERS_VERSION} pins {wanted}:"
+            " run `npm ci --ignore-scripts`"
+        )
+    return found
+
+
+def copy_transformers(out: Path) -> dict[str, str]:
+    """transformers.min.js + the pinned ORT wasm builds into out/transformers; returns versions."""
+    ort_version = pinned_ort_version()
+    target = out / "transformers"
+    target.mkdir()
+    shutil.copyfile(
+        TRANSFORMERS_NPM / "dist" / "transformers.min.js", target / "transformers.min.js"
+    )
+    for name in ORT_WASM_FILES:
+        shutil.copyfile(ORT_WEB_NPM / "dist" / name, target / name)
+    versions = {"transformers_js": TRANSFORMERS_VERSION, "onnxruntime_web": ort_version}
+    (target / "versions.json").write_text(json.dumps(versions, indent=1) + "\n", encoding="utf-8")
+    return versions
+
+
+def copy_fixture(out: Path) -> Path | None:
+    """The committed test-fixture model into out/models/fixture/tiny-chat (None if absent)."""
+    if not (FIXTURE_SRC / "config.json").is_file():
+        return None
+    target = out / FIXTURE_OUT
+    shutil.copytree(
+        FIXTURE_SRC,
+        target,
+        ignore=lambda _dir, names: [n for n in names if n.endswith(FIXTURE_SKIP)],
+    )
+    return target
+
+
 def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -331,6 +400,17 @@ def build(out: Path, *, pyc: bool) -> None:
     for name in PYODIDE_RUNTIME_FILES:
         shutil.copyfile(PYODIDE_NPM / name, pyodide_out / name)
     say(f"copied pyodide {PYODIDE_VERSION} runtime ({human(folder_size(pyodide_out))})")
+
+    versions = copy_transformers(out)
+    say(
+        f"copied transformers.js {versions['transformers_js']} + onnxruntime-web"
+        f" {versions['onnxruntime_web']} wasm ({human(folder_size(out / 'transformers'))})"
+    )
+    fixture = copy_fixture(out)
+    if fixture is None:
+        say(f"WARNING: no fixture model at {FIXTURE_SRC}: the bundled test fixture is unavailable")
+    else:
+        say(f"copied test-fixture model to {FIXTURE_OUT} ({human(folder_size(fixture))})")
 
     entries: dict[str, dict[str, object]] = {}
     for wheel in PINNED_WHEELS:
