@@ -1,10 +1,10 @@
-import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from asyncrun import run
 from test_predict import known_model
 
 from pyapp.model import ScriptedAdapter
@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def finished_run(folder: Path, seed: int) -> Path:
     model = ScriptedAdapter(known_model)
     sweep = Sweep(params=TaskParams(seed=seed), conditions=("model-only",), model=model.provenance)
-    asyncio.run(run_phase(sweep, "measure", model))
+    run(run_phase(sweep, "measure", model))
     freeze(sweep)
-    asyncio.run(run_phase(sweep, "heldout", model))
+    run(run_phase(sweep, "heldout", model))
     folder.mkdir(parents=True)
     path = folder / "predictions.json"
     path.write_text(json.dumps(to_json(score_trace(sweep.trace()))), encoding="utf-8")

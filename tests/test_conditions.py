@@ -7,6 +7,7 @@ import copy
 import json
 
 import pytest
+from asyncrun import run
 from tracecheck import assert_valid_trace
 
 import interpreter
@@ -26,10 +27,6 @@ from pyapp.tasks import TaskParams, generate
 from pyapp.trace import make_trace
 
 TASKS = {t.id: t for t in generate()}
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 def adapter(fn):

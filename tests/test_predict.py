@@ -1,11 +1,11 @@
 """measure → freeze → held-out → score with a scripted adapter whose outcomes are known in
 advance, so the profile, the predictions and the Brier scores are known too."""
 
-import asyncio
 import copy
 import json
 
 import pytest
+from asyncrun import run
 from tracecheck import assert_valid_trace
 
 from pyapp.cli import EXPORTS
@@ -58,10 +58,6 @@ def known_model(prompt, caps):
 def make_sweep(conditions=("model-only", "controlled-chain")):
     model = ScriptedAdapter(known_model)
     return Sweep(params=TaskParams(), conditions=conditions, model=model.provenance), model
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from asyncrun import in_thread
 from tracecheck import assert_valid_trace
 
 from pyapp.cli import EXPORTS, schemas
@@ -16,7 +17,7 @@ def trace():
 
 
 def test_committed_schemas_match_the_records():
-    for name, schema in schemas().items():
+    for name, schema in in_thread(schemas).items():
         committed = json.loads((EXPORTS / name).read_text(encoding="utf-8"))
         assert committed == schema, f"{name} drifted: run `python -m pyapp schema`"
 
@@ -45,7 +46,7 @@ def test_trace_round_trips_through_json(trace):
 
 
 def test_every_record_field_is_documented():
-    schema = schemas()["trace.schema.json"]
+    schema = in_thread(schemas)["trace.schema.json"]
     for name, definition in schema["$defs"].items():
         if name == "Program":
             continue
@@ -70,7 +71,7 @@ def test_from_json_names_the_path_of_a_type_error(trace):
 
 
 def test_field_docs_reads_docstrings_under_fields():
-    docs = field_docs(Trial)
+    docs = in_thread(field_docs, Trial)
     assert docs["evidence"].startswith("`control`, `fixture` or `model`")
 
 
