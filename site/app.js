@@ -22,9 +22,15 @@
 //                                                 mismatches: [...]}
 //   T = "sympy_load"    fields: -               result: {packages, load_ms}
 //                       (answered by the glue itself: loads the local sympy + mpmath wheels)
+//   T = "model_generate" fields: prompt, caps?  result: {completion, provenance, timing}
+//                       (answered by the glue through pyapp.browser_model: Python calls back
+//                       into this page's model client, `xworker.sync.model_call`, which talks
+//                       to the model worker; that protocol is in site/model_worker.js)
 //
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
+
+import { setupModels } from "./models_panel.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -162,6 +168,8 @@ async function boot() {
   try {
     const start = async () => {
       const xworker = await waitForWorkerElement();
+      // Python's adapter (pyapp.browser_model) calls this through PyScript's sync channel.
+      xworker.sync.model_call = models.modelCall;
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;
@@ -384,7 +392,10 @@ $("#run-control").addEventListener("click", runControl);
 $("#download-trace").addEventListener("click", downloadTrace);
 $("#sympy-check").addEventListener("click", sympyCheck);
 
+// The Models panel: catalogue, consent, the model worker's client, "try a prompt".
+const models = setupModels({ request });
+
 // For tests and bench/boot.py: the same request path the buttons use.
-window.lab = { request, timings, t0 };
+window.lab = { request, timings, t0, models };
 
 boot();

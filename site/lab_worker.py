@@ -10,6 +10,12 @@ runtime itself:
   "result": {"packages": [...], "load_ms": float}}``: loads the local sympy + mpmath
   wheels by name from the generated ``pyodide-lock.json`` (never PyPI). A ``sympy_check``
   request loads them first too, so sympy is never on the boot path.
+* ``{"type": "model_generate", "id": N, "prompt": str, "caps": Caps JSON (optional)}`` ->
+  ``result: {completion, provenance, timing}``: generates through
+  ``pyapp.browser_model.BrowserModelAdapter`` (the Python path to the model worker; the
+  adapter is async, ``pyapp.bridge.handle`` is not, so the glue answers it). The adapter's
+  transport is ``pyscript.sync.model_call``: the page sets ``xworker.sync.model_call`` and
+  PyScript's synchronous channel carries the JSON to the main thread and back.
 
 This file is plain Python so that it can be read, linted and imported under CPython.
 """
@@ -23,16 +29,35 @@ from typing import Any
 from pyapp.bridge import handle as bridge_handle
 
 _sympy_loaded = False
+_adapter: Any = None
 
 
-def _reply(kind: str, request_id: Any, result: dict[str, Any] | None, error: str = "") -> str:
+def _model_adapter() -> Any:
+    """The one BrowserModelAdapter of this worker (created on first use, under Pyodide)."""
+    global _adapter
+    if _adapter is None:
+        from pyscript import sync  # type: ignore[import-not-found]  # only under PyScript
+
+        from pyapp.browser_model import BrowserModelAdapter
+
+        _adapter = BrowserModelAdapter(lambda request_json: str(sync.model_call(request_json)))
+    return _adapter
+
+
+def _reply(
+    kind: str,
+    request_id: Any,
+    result: dict[str, Any] | None,
+    error: str = "",
+    code: str = "runtime_load_failed",
+) -> str:
     if error:
         return json.dumps(
             {
                 "type": kind,
                 "id": request_id,
                 "ok": False,
-                "error": {"code": "runtime_load_failed", "message": error},
+                "error": {"code": code, "message": error},
             }
         )
     return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result})
@@ -58,6 +83,17 @@ async def handle(request_json: str) -> str:
         request_id = request.get("id") if isinstance(request, dict) else None
     except ValueError:
         kind = request_id = None
+    if kind == "model_generate":
+        from pyapp.browser_model import handle_model_generate
+
+        try:
+            result = await handle_model_generate(_model_adapter(), request)
+        except ValueError as error:
+            return _reply(kind, request_id, None, str(error), code="bad_request")
+        except Exception as error:  # reported to the page, never swallowed
+            message = f"{type(error).__name__}: {error}"
+            return _reply(kind, request_id, None, message, code="internal_error")
+        return _reply(kind, request_id, result)
     if kind in ("sympy_load", "sympy_check"):
         try:
             loaded = await _load_sympy()

@@ -1,0 +1,292 @@
+// Main-thread owner of the model worker (site/model_worker.js). No DOM here: the Models panel
+// (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps the
+// provenance. Python reaches it through PyScript's sync channel (site/lab_worker.py ->
+// pyapp/browser_model.py -> `xworker.sync.model_call`), with the SAME message shapes as the
+// worker protocol written down in site/model_worker.js. Two types are answered here, not by
+// the worker:
+//
+//   T = "provenance"  fields: -     result: a ModelProvenance (pyapp/model.py) as JSON
+//   T = "generate"    as in the worker, plus: the client waits for a pending (re)load; a hard
+//                     deadline terminates the worker `GRACE_MS` after caps.timeout_ms; the
+//                     reply envelope gains "timing": {"worker_ms", "client_ms"}.
+//
+// A terminated worker is unloaded: the client reloads the same model at once (no new
+// consent in this session) and records that as a ModelLoad with reason
+// `reload-after-terminate`, timed like any other load.
+
+export const GRACE_MS = 1_500;
+const LOAD_TIMEOUT_MS = 300_000;
+
+export class ModelClient {
+  constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {} } = {}) {
+    this.workerUrl = workerUrl;
+    this.wasmBase = wasmBase;
+    this.onEvent = onEvent; // ({kind: "progress"|"state"|"load", ...})
+    this.worker = null;
+    this.nextId = 1;
+    this.pending = new Map(); // id -> {resolve, type}
+    this.spec = null; // the consented model {key, model_id, revision, dtype, source, ...}
+    this.backend = null;
+    this.loads = []; // ModelLoad JSON, in order
+    this.lastLoaded = null; // the worker's load result
+    this.state = "none"; // none | loading | loaded | unloaded | failed
+    this.ready = null; // promise of the current (re)load
+    this.current = null; // {id, finish: (completion) => void} of the running generate
+  }
+
+  // ---- plumbing --------------------------------------------------------------------------
+
+  setState(state, detail = {}) {
+    this.state = state;
+    this.onEvent({ kind: "state", state, ...detail });
+  }
+
+  spawn() {
+    const worker = new Worker(this.workerUrl, { type: "module", name: "model-worker" });
+    worker.onmessage = ({ data }) => {
+      if (data?.type === "progress") {
+        this.onEvent({ kind: "progress", ...data });
+        return;
+      }
+      const waiter = this.pending.get(data?.id);
+      if (waiter) {
+        this.pending.delete(data.id);
+        waiter.resolve(data);
+      }
+    };
+    worker.onerror = (event) => {
+      event.preventDefault?.();
+      this.failAll("worker_error", `the model worker crashed: ${event.message || "unknown error"}`);
+    };
+    return worker;
+  }
+
+  send(type, fields = {}) {
+    const id = this.nextId++;
+    const message = { type, id, ...fields };
+    const promise = new Promise((resolve) => this.pending.set(id, { resolve, type }));
+    this.worker.postMessage(message);
+    return { id, promise };
+  }
+
+  failAll(code, message) {
+    for (const [id, waiter] of this.pending) {
+      waiter.resolve({ type: waiter.type, id, ok: false, error: { code, message } });
+    }
+    this.pending.clear();
+  }
+
+  terminate(why) {
+    if (!this.worker) return;
+    this.worker.terminate();
+    this.worker = null;
+    this.failAll("terminated", why);
+    this.setState("unloaded", { why });
+  }
+
+  // ---- loading ---------------------------------------------------------------------------
+
+  // Load `spec` on `backend`. `reason` is "consent" (first load after the dialog),
+  // "reload-after-terminate" or "reload". Resolves with the ModelLoad record (ok or not).
+  load(spec, backend, reason = "consent") {
+    if (this.worker) this.terminate("replaced by a new load");
+    this.spec = spec;
+    this.backend = backend;
+    this.ready = this._load(reason);
+    return this.ready;
+  }
+
+  async _load(reason) {
+    const started = performance.now();
+    this.setState("loading", { reason });
+    this.worker = this.spawn();
+    const { promise } = this.send("load", {
+      model: {
+        model_id: this.spec.model_id,
+        revision: this.spec.revision,
+        dtype: this.spec.dtype,
+        source: this.spec.source,
+        host: this.spec.host ?? null,
+        local_path: this.spec.local_path ?? null,
+      },
+      backend: this.backend,
+      wasm_base: new URL(this.wasmBase, location.href).href,
+    });
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({ ok: false, error: { code: "load_timeout", message: `no answer after ${LOAD_TIMEOUT_MS / 1000} s` } }),
+        LOAD_TIMEOUT_MS,
+      );
+    });
+    const answer = await Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+    const setupMs = performance.now() - started;
+    const result = answer.ok ? answer.result : null;
+    const record = {
+      load_id: this.loads.length + 1,
+      reason,
+      ok: answer.ok === true,
+      error_code: answer.ok ? null : answer.error.code,
+      error_message: answer.ok ? null : answer.error.message,
+      backend_requested: this.backend,
+      backend_actual: result ? result.backend_actual : null,
+      download_bytes: result ? result.download_bytes : null,
+      download_ms: result ? result.download_ms : null,
+      setup_ms: setupMs,
+      compilation_ms: null,
+    };
+    this.loads.push(record);
+    if (answer.ok) {
+      this.lastLoaded = result;
+      this.setState("loaded", { record, result });
+    } else {
+      this.lastLoaded = null;
+      if (this.worker) {
+        this.worker.terminate(); // a failed worker holds nothing worth keeping
+        this.worker = null;
+      }
+      this.setState("failed", { record });
+    }
+    this.onEvent({ kind: "load", record, result });
+    return record;
+  }
+
+  // A load refused before any worker or download (e.g. WebGPU asked for where there is no
+  // adapter): recorded like any failed load, so it is shown and exportable.
+  refuse(spec, backend, code, message) {
+    if (this.worker) this.terminate("replaced by a refused load");
+    this.spec = spec;
+    this.backend = backend;
+    const record = {
+      load_id: this.loads.length + 1,
+      reason: "consent",
+      ok: false,
+      error_code: code,
+      error_message: message,
+      backend_requested: backend,
+      backend_actual: null,
+      download_bytes: 0,
+      download_ms: null,
+      setup_ms: null,
+      compilation_ms: null,
+    };
+    this.loads.push(record);
+    this.lastLoaded = null;
+    this.setState("failed", { record });
+    this.onEvent({ kind: "load", record, result: null });
+    return record;
+  }
+
+  // ---- generation ------------------------------------------------------------------------
+
+  // Generate; always resolves with a reply envelope {type, id, ok, result|error, timing}.
+  async generate({ prompt, messages, caps, debug }) {
+    const clientStart = performance.now();
+    const envelope = ({ worker_ms: workerMs = null, elapsed_ms: _, hard: __, ...reply }) => ({
+      ...reply,
+      type: "generate",
+      timing: { worker_ms: workerMs, client_ms: performance.now() - clientStart },
+    });
+    if (this.state === "loading" && this.ready) await this.ready;
+    if (this.state !== "loaded" || !this.worker) {
+      const why = this.spec ? `the model is ${this.state}` : "no model has been loaded (consent first)";
+      return envelope({ id: null, ok: false, error: { code: "not_loaded", message: why } });
+    }
+    const { id, promise } = this.send("generate", { prompt, messages, caps, debug });
+    let settle;
+    const stopped = new Promise((resolve) => (settle = resolve));
+    this.current = { id, stop: null };
+    // Deadline: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
+    // and, if nothing comes back within GRACE_MS, terminates the worker (hard).
+    const softTimer = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);
+    const hardTimer = setTimeout(() => this.hardStop(id, "timeout", settle), caps.timeout_ms + GRACE_MS);
+    this.current.stop = (reason) => {
+      this.interrupt(id, reason);
+      setTimeout(() => this.hardStop(id, reason, settle), GRACE_MS);
+    };
+    const reply = await Promise.race([promise, stopped]);
+    clearTimeout(softTimer);
+    clearTimeout(hardTimer);
+    this.current = null;
+    return envelope({ ...reply, worker_ms: reply.elapsed_ms ?? null });
+  }
+
+  interrupt(target, reason) {
+    if (this.worker && this.current?.id === target) this.send("interrupt", { target, reason });
+  }
+
+  // The user's Cancel: the same path as a deadline (interrupt, then terminate after grace).
+  cancel() {
+    if (!this.current) return false;
+    this.current.stop("cancelled");
+    return true;
+  }
+
+  hardStop(id, reason, settle) {
+    if (this.current?.id !== id) return;
+    const message =
+      `the model worker did not stop within ${GRACE_MS} ms of the ${reason === "timeout" ? "deadline" : "cancel"}:` +
+      " terminated; the model reloads (no new consent needed)";
+    settle({
+      type: "generate",
+      id,
+      ok: true,
+      hard: true,
+      result: {
+        text: "",
+        finish_reason: reason,
+        input_tokens: null,
+        output_tokens: null,
+        output_token_ids: null,
+        generation_ms: null,
+        time_to_first_token_ms: null,
+        failure: { code: reason, message },
+      },
+    });
+    this.terminate(message);
+    this.load(this.spec, this.backend, "reload-after-terminate");
+  }
+
+  // ---- provenance ------------------------------------------------------------------------
+
+  provenance() {
+    const spec = this.spec ?? {};
+    const result = this.lastLoaded;
+    return {
+      model_id: spec.model_id ?? "none",
+      revision: spec.revision ?? "none",
+      dtype: spec.dtype ?? "none",
+      source: spec.source ?? "bundled-fixture",
+      evidence: spec.source === "bundled-fixture" ? "fixture" : "model",
+      backend_requested: this.backend ?? "wasm",
+      backend_actual: result ? result.backend_actual : null,
+      adapter: result ? result.adapter : null,
+      transformers_js_version: result ? result.transformers_js_version : null,
+      onnxruntime_version: result ? result.onnxruntime_version : null,
+      threads: result ? result.threads : null,
+      cross_origin_isolated: window.crossOriginIsolated === true,
+      user_agent: navigator.userAgent,
+      flops: null,
+      loads: this.loads.map((record) => ({ ...record })),
+    };
+  }
+
+  // The one function Python calls (through xworker.sync): a request JSON in, a reply JSON out.
+  // `debug` (test hooks, see the worker protocol) is added to generate requests without one.
+  async call(requestJson, debug = undefined) {
+    let request;
+    try {
+      request = JSON.parse(requestJson);
+    } catch (error) {
+      return JSON.stringify({ type: null, id: null, ok: false, error: { code: "bad_request", message: String(error) } });
+    }
+    const { type, id } = request;
+    if (type === "provenance") return JSON.stringify({ type, id, ok: true, result: this.provenance() });
+    if (type === "generate") {
+      const reply = await this.generate({ debug, ...request });
+      return JSON.stringify({ ...reply, id });
+    }
+    return JSON.stringify({ type, id, ok: false, error: { code: "unknown_type", message: `unknown type ${type}` } });
+  }
+}
