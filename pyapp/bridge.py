@@ -11,6 +11,8 @@ Types T, their parameters → result:
 - `tasks`: seed (int), params (optional TaskParams JSON) → seed, tasks (list of task JSON)
 - `run_supplied`: seed, params?, environment (BrowserInfo JSON, optional) → trace
 - `sympy_check`: seed, params? → sympy_version, checked, agreements, mismatches
+- the experiment-session requests (`sweep_*`, `journal_generate`): see `pyapp.session`;
+  they go through `handle_async`, which needs the browser context (the loaded model).
 
 Error codes: `bad_request` (not JSON, missing or ill-typed field), `unknown_type`,
 `bad_params` (task parameters refused), `internal_error` (a bug: please report it).
@@ -25,6 +27,7 @@ from typing import Any
 
 from pyapp import __version__
 from pyapp.records import JSON, RecordError, from_json, to_json
+from pyapp.session import SESSION_TYPES, Context, Session, SessionError
 from pyapp.tasks import GENERATOR_VERSION, TaskParams, generate
 from pyapp.trace import BrowserInfo
 
@@ -114,6 +117,47 @@ def handle(request_json: str) -> str:
             "result": handler(request),
         }
     except BridgeError as error:
+        reply = {
+            "type": kind,
+            "id": request_id,
+            "ok": False,
+            "error": {"code": error.code, "message": error.message},
+        }
+    except Exception as error:  # a bug: still answer, so the page never hangs
+        reply = {
+            "type": kind,
+            "id": request_id,
+            "ok": False,
+            "error": {"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
+        }
+    return json.dumps(reply)
+
+
+SESSION: Session | None = None
+
+
+def session() -> Session:
+    """The worker's one experiment session (created on first use)."""
+    global SESSION
+    if SESSION is None:
+        SESSION = Session()
+    return SESSION
+
+
+async def handle_async(request_json: str, context: Context) -> str:
+    """Like `handle`, plus the session requests (`pyapp.session`), which need the loaded
+    model and may await it. The worker glue calls this one."""
+    try:
+        request = json.loads(request_json)
+    except (TypeError, ValueError):
+        return handle(request_json)
+    if not isinstance(request, dict) or request.get("type") not in SESSION_TYPES:
+        return handle(request_json)
+    kind, request_id = request["type"], request.get("id")
+    try:
+        result = await session().dispatch(kind, request, context)
+        reply: dict[str, JSON] = {"type": kind, "id": request_id, "ok": True, "result": result}
+    except (SessionError, BridgeError) as error:
         reply = {
             "type": kind,
             "id": request_id,

@@ -77,13 +77,23 @@ class Cancelled(Exception):
 
 
 class CancelToken:
-    """Set by the page's Cancel button (or a test); checked before every model call."""
+    """Set by the page's Cancel button (or a test); checked before every model call.
 
-    def __init__(self) -> None:
-        self.cancelled = False
+    `poll`, when given, is asked too (the browser passes a function that reads the main
+    thread's Cancel flag, so a cancel reaches a controller that is busy awaiting calls)."""
+
+    def __init__(self, poll: Callable[[], bool] | None = None) -> None:
+        self._cancelled = False
+        self._poll = poll
 
     def cancel(self) -> None:
-        self.cancelled = True
+        self._cancelled = True
+
+    @property
+    def cancelled(self) -> bool:
+        if not self._cancelled and self._poll is not None and self._poll():
+            self._cancelled = True
+        return self._cancelled
 
 
 def parse_integer(text: str) -> tuple[int | None, Failure | None]:

@@ -29,6 +29,7 @@ from pyapp.trace import (
     Condition,
     FreezeRecord,
     Interruption,
+    JournalEntry,
     Trace,
     Trial,
     make_trace,
@@ -58,9 +59,29 @@ class Sweep:
     interruptions: list[Interruption] = field(default_factory=list)
     previously_observed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per condition: held-out task ids the browser's ledger saw in earlier sessions."""
+    journal: list[JournalEntry] = field(default_factory=list)
+    """Free exploration with the model; exported, never profiled or scored."""
     browser: BrowserInfo | None = None
     run_id: str | None = None
     created_at: str | None = None
+
+    @classmethod
+    def from_trace(cls, trace: Trace) -> Sweep:
+        """Continue a sweep from a persisted trace (after a reload or a crash)."""
+        if trace.model is None:
+            raise ProtocolError("no_model", "the persisted trace has no model session")
+        return cls(
+            params=trace.run.task_params,
+            conditions=trace.run.conditions,
+            model=trace.model,
+            trials=list(trace.trials),
+            freezes=list(trace.freezes),
+            interruptions=list(trace.interruptions),
+            journal=list(trace.journal),
+            browser=trace.environment.browser,
+            run_id=trace.run.run_id,
+            created_at=trace.run.created_at,
+        )
 
     @property
     def tasks(self) -> tuple[Task, ...]:
@@ -82,6 +103,7 @@ class Sweep:
             self.browser,
             tuple(self.freezes),
             tuple(self.interruptions),
+            tuple(self.journal),
         )
         if self.run_id is None:
             self.run_id, self.created_at = trace.run.run_id, trace.run.created_at

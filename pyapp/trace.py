@@ -351,6 +351,21 @@ class Interruption:
 
 
 @dataclass(frozen=True)
+class JournalEntry:
+    """Free exploration with the loaded model: kept, but never in a profile, prediction or
+    score."""
+
+    at: str
+    """When the prompt was sent, UTC ISO 8601."""
+    prompt: str
+    """The free prompt, as typed."""
+    caps: Caps
+    """Budgets of the generation."""
+    completion: Completion
+    """What the model answered."""
+
+
+@dataclass(frozen=True)
 class Summary:
     """Counts over the trials, re-derivable from them."""
 
@@ -388,6 +403,8 @@ class Trace:
     """Profiles frozen during the run, in order (empty when none was frozen)."""
     interruptions: tuple[Interruption, ...]
     """Trials in flight when the page was closed or crashed (then re-attempted)."""
+    journal: tuple[JournalEntry, ...]
+    """Manual exploration: never part of a profile, a prediction or a score."""
     summary: Summary
     """Counts over the trials."""
 
@@ -455,6 +472,7 @@ def make_trace(
     browser: BrowserInfo | None = None,
     freezes: tuple[FreezeRecord, ...] = (),
     interruptions: tuple[Interruption, ...] = (),
+    journal: tuple[JournalEntry, ...] = (),
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now)."""
     from pyapp.clock import measure_clock
@@ -470,6 +488,7 @@ def make_trace(
         trials=trials,
         freezes=freezes,
         interruptions=interruptions,
+        journal=journal,
         summary=summarise(trials),
     )
 

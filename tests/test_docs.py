@@ -130,7 +130,8 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|ProgramError|BridgeError|ProtocolError|ModelFailure|_error)\(\s*\"([a-z_]+)\""
+    r"\b(?:failure|ProgramError|BridgeError|ProtocolError|SessionError|ModelFailure|_error)"
+    r"\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
 FINISH_REASON_CODES = {"timeout", "cancelled", "error"}
