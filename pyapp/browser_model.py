@@ -217,6 +217,8 @@ class BrowserModelAdapter:
         request_id = self._id()
         answer = self._transport(json.dumps({"type": "provenance", "id": request_id}))
         if inspect.isawaitable(answer):
+            if inspect.iscoroutine(answer):
+                answer.close()
             raise TypeError("the provenance transport must answer synchronously")
         reply = parse_reply(str(answer), "provenance", request_id)
         if not reply["ok"]:

@@ -9,6 +9,10 @@ Static files only. Every response carries the headers the page needs:
 * ``Cache-Control: no-cache`` so a rebuilt site is never served stale.
 
 ``python -m pyapp serve`` calls :func:`serve`; tests call :func:`make_server` on port 0.
+
+:func:`serve_hub_in_thread` serves local model folders laid out like the Hugging Face hub
+(``/{model_id}/resolve/{revision}/{file}``), with CORS, so the app's consented-download path
+(``?model_host=http://127.0.0.1:PORT/``) can be exercised with no internet (tests, bench).
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Mapping
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 ISOLATION_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -40,6 +47,8 @@ MIME_TYPES = {
     ".txt": "text/plain; charset=utf-8",
     ".map": "application/json",
     ".svg": "image/svg+xml",
+    ".onnx": "application/octet-stream",
+    ".onnx_data": "application/octet-stream",
 }
 
 
@@ -114,3 +123,77 @@ def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[Threading
     server = make_server(directory, host, 0)
     threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
     return server, server_url(server)
+
+
+# ---- a local stand-in for the model hub ------------------------------------------------------
+
+HUB_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "Cache-Control": "no-cache",
+}
+
+
+class HubHandler(SimpleHTTPRequestHandler):
+    """Serves ``/{model_id}/resolve/{revision}/{file}`` from ``models[model_id]`` (any
+    revision; the revisions asked for are recorded in ``requests``)."""
+
+    models: Mapping[str, Path] = {}
+    """model id -> folder (set per server by serve_hub_in_thread)."""
+    requests: list[str]
+    """The paths asked for (shared per server)."""
+
+    def translate_path(self, path: str) -> str:
+        parts = unquote(urlsplit(path).path).strip("/").split("/")
+        if "resolve" in parts:
+            at = parts.index("resolve")
+            model_id, rest = "/".join(parts[:at]), parts[at + 2 :]
+            folder = self.models.get(model_id)
+            if folder is not None and rest and ".." not in rest:
+                return str(folder.joinpath(*rest))
+        return str(Path("/nonexistent-hub-path"))
+
+    def do_GET(self) -> None:
+        self.requests.append(self.path)
+        super().do_GET()
+
+    def do_HEAD(self) -> None:
+        self.requests.append(f"HEAD {self.path}")
+        super().do_HEAD()
+
+    def do_OPTIONS(self) -> None:
+        self.send_response(HTTPStatus.NO_CONTENT)
+        self.send_header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+        self.send_header("Access-Control-Allow-Headers", "*")
+        self.end_headers()
+
+    def end_headers(self) -> None:
+        for name, value in HUB_HEADERS.items():
+            self.send_header(name, value)
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def serve_hub_in_thread(
+    models: Mapping[str, Path], host: str = "127.0.0.1"
+) -> tuple[ThreadingHTTPServer, str, list[str]]:
+    """A hub-like server for ``{model_id: folder}`` on a free port in a daemon thread.
+
+    Returns (server, base URL ending in '/', the list of request paths it receives)."""
+    requests: list[str] = []
+    handler = type(
+        "BoundHubHandler",
+        (HubHandler,),
+        {
+            "models": {key: Path(value).resolve() for key, value in models.items()},
+            "requests": requests,
+            "extensions_map": {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES},
+        },
+    )
+    server = ThreadingHTTPServer((host, 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="hub-server", daemon=True).start()
+    return server, server_url(server), requests

@@ -1,0 +1,292 @@
+"""pyapp.browser_model under CPython: requests, reply validation, failures, timing, and the
+adapter driven by a fake transport (the browser path is in tests/browser/test_models.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from pyapp.browser_model import (
+    BrowserModelAdapter,
+    ReplyError,
+    completion_from_reply,
+    finish_for,
+    generate_request,
+    handle_model_generate,
+    parse_provenance,
+    parse_reply,
+    timing_from_reply,
+)
+from pyapp.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
+from pyapp.records import RecordError, to_json
+
+CAPS = Caps(max_input_tokens=64, max_new_tokens=8, max_output_bytes=100, timeout_ms=1000)
+
+COMPLETION: dict[str, Any] = {
+    "text": "Hello.",
+    "finish_reason": "eos",
+    "input_tokens": 17,
+    "output_tokens": 3,
+    "output_token_ids": [42, 349, 2],
+    "generation_ms": 16.7,
+    "time_to_first_token_ms": 7.0,
+    "failure": None,
+}
+
+LOAD: dict[str, Any] = {
+    "load_id": 1,
+    "reason": "consent",
+    "ok": True,
+    "error_code": None,
+    "error_message": None,
+    "backend_requested": "wasm",
+    "backend_actual": "wasm",
+    "download_bytes": 830_000,
+    "download_ms": 120.5,
+    "setup_ms": 1256.75,
+    "compilation_ms": None,
+}
+
+PROVENANCE: dict[str, Any] = {
+    "model_id": "fixture/tiny-chat",
+    "revision": "bundled",
+    "dtype": "fp32",
+    "source": "bundled-fixture",
+    "evidence": "fixture",
+    "backend_requested": "wasm",
+    "backend_actual": "wasm",
+    "adapter": None,
+    "transformers_js_version": "4.3.2",
+    "onnxruntime_version": "1.31.0-dev",
+    "threads": 1,
+    "cross_origin_isolated": True,
+    "user_agent": "HeadlessChrome",
+    "flops": None,
+    "loads": [LOAD],
+}
+
+
+def ok(kind: str, request_id: int, result: Any, **extra: Any) -> str:
+    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result, **extra})
+
+
+def err(kind: str, request_id: int, code: str, message: str = "why") -> str:
+    return json.dumps(
+        {"type": kind, "id": request_id, "ok": False, "error": {"code": code, "message": message}}
+    )
+
+
+class FakeMainThread:
+    """Answers like site/model_client.js: generate and provenance, recording requests."""
+
+    def __init__(self, completion: dict[str, Any] | None = None, *, awaitable: bool = False):
+        self.completion = completion or COMPLETION
+        self.awaitable = awaitable
+        self.requests: list[dict[str, Any]] = []
+
+    def answer(self, request_json: str) -> str:
+        request = json.loads(request_json)
+        self.requests.append(request)
+        if request["type"] == "provenance":
+            return ok("provenance", request["id"], PROVENANCE)
+        timing = {"worker_ms": 20.0, "client_ms": 22.0}
+        return ok("generate", request["id"], self.completion, timing=timing)
+
+    def __call__(self, request_json: str) -> Any:
+        if not self.awaitable:
+            return self.answer(request_json)
+
+        async def later() -> str:
+            return self.answer(request_json)
+
+        return later()
+
+
+def test_generate_request_carries_the_caps() -> None:
+    request = generate_request(7, "Say hello.", CHAIN_CALL_CAPS)
+    assert request == {
+        "type": "generate",
+        "id": 7,
+        "prompt": "Say hello.",
+        "caps": {
+            "max_input_tokens": 512,
+            "max_new_tokens": 32,
+            "max_output_bytes": 1024,
+            "timeout_ms": 15_000,
+        },
+    }
+
+
+def test_completion_is_validated_field_by_field() -> None:
+    completion = completion_from_reply(ok("generate", 1, COMPLETION), 1)
+    assert completion.text == "Hello."
+    assert completion.finish_reason == "eos"
+    assert completion.output_token_ids == (42, 349, 2)
+    assert completion.failure is None
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"finish_reason": "stopped"}, "finish_reason"),
+        ({"output_tokens": "3"}, "output_tokens"),
+        ({"output_tokens": 4}, "does not match"),
+        ({"extra": 1}, "unexpected keys"),
+        ({"finish_reason": None}, "must say why"),
+    ],
+)
+def test_malformed_completion_becomes_bad_reply(change: dict[str, Any], fragment: str) -> None:
+    completion = completion_from_reply(ok("generate", 1, {**COMPLETION, **change}), 1)
+    assert completion.finish_reason == "error"
+    assert completion.failure is not None
+    assert completion.failure.code == "bad_reply"
+    assert fragment in completion.failure.message
+
+
+def test_missing_key_is_refused() -> None:
+    data = dict(COMPLETION)
+    del data["time_to_first_token_ms"]
+    completion = completion_from_reply(ok("generate", 1, data), 1)
+    assert completion.failure is not None and "missing keys" in completion.failure.message
+
+
+@pytest.mark.parametrize(
+    ("reply", "fragment"),
+    [
+        ("not json", "not JSON"),
+        ("[1]", "JSON object"),
+        (ok("provenance", 1, {}), "does not answer"),
+        (ok("generate", 2, COMPLETION), "id 2"),
+        (json.dumps({"type": "generate", "id": 1, "ok": "yes"}), "boolean 'ok'"),
+        (json.dumps({"type": "generate", "id": 1, "ok": True}), "without a result"),
+        (json.dumps({"type": "generate", "id": 1, "ok": False, "error": "x"}), "code, message"),
+    ],
+)
+def test_protocol_violations(reply: str, fragment: str) -> None:
+    with pytest.raises(ReplyError, match=fragment):
+        parse_reply(reply, "generate", 1)
+    completion = completion_from_reply(reply, 1)
+    assert completion.failure is not None and completion.failure.code == "bad_reply"
+
+
+@pytest.mark.parametrize(
+    ("code", "finish"),
+    [
+        ("not_loaded", None),
+        ("input_budget", None),
+        ("busy", None),
+        ("bad_request", None),
+        ("timeout", "timeout"),
+        ("cancelled", "cancelled"),
+        ("terminated", "error"),
+        ("worker_error", "error"),
+    ],
+)
+def test_failed_replies_keep_their_code(code: str, finish: str | None) -> None:
+    assert finish_for(code) == finish
+    completion = completion_from_reply(err("generate", 3, code, "because"), 3)
+    assert completion.finish_reason == finish
+    assert completion.failure is not None
+    assert (completion.failure.code, completion.failure.message) == (code, "because")
+    assert completion.text == "" and completion.output_tokens is None
+
+
+def test_input_budget_completion_from_the_worker_passes() -> None:
+    data = {
+        **COMPLETION,
+        "text": "",
+        "finish_reason": None,
+        "output_tokens": None,
+        "output_token_ids": None,
+        "generation_ms": None,
+        "time_to_first_token_ms": None,
+        "failure": {"code": "input_budget", "message": "prompt has 99 tokens, over 64"},
+    }
+    completion = completion_from_reply(ok("generate", 1, data), 1)
+    assert completion.finish_reason is None
+    assert completion.failure is not None and completion.failure.code == "input_budget"
+    assert completion.input_tokens == 17
+
+
+def test_timing_and_bridge_overhead() -> None:
+    reply = ok("generate", 1, COMPLETION, timing={"worker_ms": 20.0, "client_ms": 22.5})
+    timing = timing_from_reply(reply, 30.0)
+    assert (timing.worker_ms, timing.client_ms) == (20.0, 22.5)
+    assert timing.bridge_overhead_ms == pytest.approx(10.0)
+    bare = timing_from_reply(ok("generate", 1, COMPLETION), 30.0)
+    assert bare.worker_ms is None and bare.bridge_overhead_ms is None
+    assert timing_from_reply("garbage", 5.0).round_trip_ms == 5.0
+
+
+def test_provenance_round_trips_and_is_strict() -> None:
+    provenance = parse_provenance(PROVENANCE)
+    assert provenance.evidence == "fixture"
+    assert provenance.loads[0].setup_ms == 1256.75
+    assert to_json(provenance) == PROVENANCE
+    with pytest.raises(RecordError):
+        parse_provenance({**PROVENANCE, "flops": 0})
+    with pytest.raises(RecordError):
+        parse_provenance({**PROVENANCE, "loads": [{**LOAD, "reason": "whim"}]})
+    gpu = {
+        "vendor": "google",
+        "architecture": "swiftshader",
+        "description": None,
+        "is_fallback_adapter": True,
+        "shader_f16": False,
+    }
+    assert parse_provenance({**PROVENANCE, "adapter": gpu}).adapter is not None
+
+
+@pytest.mark.parametrize("awaitable", [False, True])
+def test_adapter_generates_through_the_transport(awaitable: bool) -> None:
+    main = FakeMainThread(awaitable=awaitable)
+    ticks = iter([1.0, 1.05])
+    adapter = BrowserModelAdapter(main, clock=lambda: next(ticks))
+    completion = asyncio.run(adapter.generate("Say hello.", CAPS))
+    assert completion.text == "Hello." and completion.finish_reason == "eos"
+    assert main.requests[0]["type"] == "generate"
+    assert main.requests[0]["caps"]["max_new_tokens"] == 8
+    assert adapter.last_timing is not None
+    assert adapter.last_timing.round_trip_ms == pytest.approx(50.0)
+    assert adapter.last_timing.bridge_overhead_ms == pytest.approx(30.0)
+
+
+def test_adapter_is_a_model_adapter_with_provenance() -> None:
+    adapter: ModelAdapter = BrowserModelAdapter(FakeMainThread())
+    assert adapter.provenance.model_id == "fixture/tiny-chat"
+
+
+def test_request_ids_increase_and_must_match() -> None:
+    main = FakeMainThread()
+    adapter = BrowserModelAdapter(main)
+    asyncio.run(adapter.generate("a", CAPS))
+    asyncio.run(adapter.generate("b", CAPS))
+    assert [r["id"] for r in main.requests] == [1, 2]
+
+    def wrong_id(request_json: str) -> str:
+        return ok("generate", 999, COMPLETION)
+
+    completion = asyncio.run(BrowserModelAdapter(wrong_id).generate("a", CAPS))
+    assert completion.failure is not None and completion.failure.code == "bad_reply"
+
+
+def test_provenance_needs_a_synchronous_transport() -> None:
+    adapter = BrowserModelAdapter(FakeMainThread(awaitable=True))
+    with pytest.raises(TypeError, match="synchronously"):
+        _ = adapter.provenance
+
+
+def test_handle_model_generate() -> None:
+    adapter = BrowserModelAdapter(FakeMainThread())
+    caps = to_json(CAPS)
+    result: Any = asyncio.run(handle_model_generate(adapter, {"prompt": "hi", "caps": caps}))
+    assert result["completion"]["text"] == "Hello."
+    assert result["provenance"]["model_id"] == "fixture/tiny-chat"
+    assert result["timing"]["worker_ms"] == 20.0
+    with pytest.raises(ValueError, match="prompt"):
+        asyncio.run(handle_model_generate(adapter, {"prompt": 3}))
+    with pytest.raises(ValueError, match="caps"):
+        asyncio.run(handle_model_generate(adapter, {"prompt": "x", "caps": {"max_new_tokens": 1}}))
