@@ -119,7 +119,11 @@ export function setupModels({ request }) {
               checked: true,
               available: true,
               why: "",
-              info: { ...adapter.info, fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter },
+              info: {
+                vendor: adapter.info?.vendor || null,
+                architecture: adapter.info?.architecture || null,
+                fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
+              },
               f16: adapter.features.has("shader-f16"),
             }
           : { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };

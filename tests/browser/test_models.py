@@ -1,0 +1,447 @@
+"""End to end: models in the browser (issue 4) on the committed tiny-chat TEST FIXTURE.
+
+One page per module boots, consents to the fixture on WASM and is shared by the generation
+tests; the WebGPU, consent/no-network and local-hub tests use their own contexts. Every
+request is guarded to 127.0.0.1 (conftest) and every wait has a timeout. The fixture is a
+test fixture, not model evidence: these tests check the pipeline, not a model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import (
+    ACTION_TIMEOUT_MS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    Booted,
+    guard,
+    open_app,
+)
+from playwright.sync_api import Browser, BrowserType, Page
+
+from pyapp.browser_model import parse_provenance
+from pyapp.serve import serve_hub_in_thread
+
+pytestmark = pytest.mark.browser
+
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
+REPLIES: list[dict[str, Any]] = (
+    json.loads((FIXTURE / "replies.json").read_text(encoding="utf-8"))
+    if (FIXTURE / "replies.json").is_file()
+    else []
+)
+BY_NAME = {reply["name"]: reply for reply in REPLIES}
+MODEL_TIMEOUT_MS = 60_000
+STEP_DELAY_MS = 30
+"""The shared page slows every Python-path generation step by this much (test hook), so the
+UI's Cancel can be clicked mid-generation."""
+
+
+def caps(**changes: int) -> dict[str, int]:
+    base = {"max_input_tokens": 1024, "max_new_tokens": 256, "max_output_bytes": 16384}
+    return {**base, "timeout_ms": 30_000, **changes}
+
+
+def wait_models(page: Page, states: str, timeout_ms: int = MODEL_TIMEOUT_MS) -> str:
+    page.wait_for_function(
+        f"() => {json.dumps(states.split())}"
+        ".includes(document.querySelector('#models').dataset.state)",
+        timeout=timeout_ms,
+    )
+    return page.get_attribute("#models", "data-state") or ""
+
+
+def wait_catalogue(page: Page) -> None:
+    page.wait_for_function(
+        "() => document.querySelector('#model-choice').options.length > 1"
+        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
+        timeout=30_000,
+    )
+
+
+def client_generate(page: Page, timeout_ms: int = MODEL_TIMEOUT_MS, **request: Any) -> Any:
+    """window.lab.models.client.generate(request), failing after timeout_ms."""
+    return page.evaluate(
+        """([request, ms]) => Promise.race([
+             window.lab.models.client.generate(request),
+             new Promise((_, reject) =>
+               setTimeout(() => reject(new Error(`test timeout ${ms} ms`)), ms)),
+           ])""",
+        [request, timeout_ms],
+    )
+
+
+def provenance(page: Page) -> Any:
+    return page.evaluate("() => window.lab.models.client.provenance()")
+
+
+def native_counts(reply: dict[str, Any]) -> tuple[int, int] | None:
+    """(prompt tokens, output tokens) counted natively with `tokenizers`, if installed."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    tokenizer = Tokenizer.from_file(str(FIXTURE / "tokenizer.json"))
+    text = "".join(
+        f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in reply["messages"]
+    )
+    prompt = tokenizer.encode(text + "<|im_start|>assistant\n", add_special_tokens=False)
+    output = tokenizer.encode(reply["reply"] + "<|im_end|>", add_special_tokens=False)
+    return len(prompt.ids), len(output.ids)
+
+
+def choose_fixture(page: Page, backend: str) -> None:
+    page.select_option("#model-choice", "fixture")
+    page.check(f'input[name="backend"][value="{backend}"]')
+
+
+@dataclass
+class Loaded:
+    """The shared page with the fixture loaded on WASM, and what it requested when."""
+
+    booted: Booted
+    before_consent: list[str]
+    dialog_text: str
+
+    @property
+    def page(self) -> Page:
+        return self.booted.page
+
+
+@pytest.fixture(scope="module")
+def loaded(browser: Browser, site_url: str) -> Iterator[Loaded]:
+    if not REPLIES:
+        pytest.skip(f"no fixture model at {FIXTURE}")
+    booted = open_app(browser, f"{site_url}?model_step_delay_ms={STEP_DELAY_MS}")
+    page = booted.page
+    wait_catalogue(page)
+    choose_fixture(page, "wasm")
+    page.get_by_role("button", name="Load model…").click()
+    dialog_text = page.inner_text("#consent-dialog")
+    before = list(booted.log.urls)
+    page.get_by_role("button", name="Download and load").click()
+    assert wait_models(page, "loaded failed") == "loaded", page.inner_text("#model-status")
+    yield Loaded(booted, before, dialog_text)
+    booted.context.close()
+    assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
+
+
+# ---- consent and network -------------------------------------------------------------------
+
+
+def test_nothing_model_related_is_fetched_before_consent(loaded: Loaded, site_url: str) -> None:
+    origin = site_url.rstrip("/")
+    assert all(url.startswith(origin) for url in loaded.before_consent), loaded.before_consent
+    for fragment in ("model_worker.js", "transformers.min.js", "ort-wasm", "/models/fixture/"):
+        assert not [u for u in loaded.before_consent if fragment in u], fragment
+    # The dialog says what will load, from where, on what.
+    for words in ("fixture/tiny-chat", "test fixture — not model evidence", "bundled", "WASM"):
+        assert words in loaded.dialog_text
+    assert site_url.split("//")[1].rstrip("/") in loaded.dialog_text  # the source host
+    # After consent: the worker, transformers.js, the plain (non-asyncify) wasm, the model.
+    urls = loaded.booted.log.urls
+    assert loaded.booted.log.requested("ort-wasm-simd-threaded.wasm")
+    assert not loaded.booted.log.requested("asyncify")
+    assert loaded.booted.log.requested("/models/fixture/tiny-chat/onnx/model.onnx")
+    assert all(url.startswith(origin) for url in urls)
+
+
+def test_progress_and_provenance_after_load(loaded: Loaded) -> None:
+    page = loaded.page
+    files = page.inner_text("#model-files")
+    assert "onnx/model.onnx: done" in files and "tokenizer.json: done" in files
+    data = provenance(page)
+    record = parse_provenance(data)  # every field validated in Python
+    assert record.evidence == "fixture" and record.source == "bundled-fixture"
+    assert (record.backend_requested, record.backend_actual) == ("wasm", "wasm")
+    assert record.adapter is None and record.flops is None
+    assert record.transformers_js_version == "4.3.2"
+    assert record.onnxruntime_version and record.onnxruntime_version.startswith("1.31")
+    assert record.cross_origin_isolated is True and record.threads is not None
+    first = record.loads[0]
+    assert (first.reason, first.ok, first.compilation_ms) == ("consent", True, None)
+    onnx_size = (FIXTURE / "onnx" / "model.onnx").stat().st_size
+    assert first.download_bytes is not None and first.download_bytes >= onnx_size
+    assert first.download_bytes < onnx_size + 100_000  # model files only, not the runtime
+    assert first.setup_ms is not None and first.setup_ms > 0
+    text = page.inner_text("#model-provenance")
+    assert "test fixture — not model evidence" in text and "transformers.js 4.3.2" in text
+
+
+# ---- generation semantics -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [reply["name"] for reply in REPLIES])
+def test_fixture_replies_exactly(loaded: Loaded, name: str) -> None:
+    reply = BY_NAME[name]
+    answer = client_generate(loaded.page, messages=reply["messages"], caps=caps())
+    assert answer["ok"], answer
+    result = answer["result"]
+    assert result["text"] == reply["reply"]
+    assert result["finish_reason"] == "eos" == reply["finish"]
+    assert result["output_token_ids"] == reply["output_ids"]
+    assert result["output_tokens"] == len(reply["output_ids"])
+    assert result["input_tokens"] == reply["prompt_tokens"]
+    assert result["failure"] is None
+    assert result["generation_ms"] > 0 and result["time_to_first_token_ms"] > 0
+    counted = native_counts(reply)
+    if counted is not None:  # a native count of the same text, when `tokenizers` is here
+        assert counted == (result["input_tokens"], result["output_tokens"])
+
+
+def test_finish_length(loaded: Loaded) -> None:
+    reply = BY_NAME["long-reply"]
+    answer = client_generate(loaded.page, messages=reply["messages"], caps=caps(max_new_tokens=10))
+    result = answer["result"]
+    assert result["finish_reason"] == "length"
+    assert result["output_token_ids"] == reply["output_ids"][:10]
+    assert result["output_tokens"] == 10 and reply["reply"].startswith(result["text"])
+
+
+def test_finish_bytes(loaded: Loaded) -> None:
+    reply = BY_NAME["long-reply"]
+    answer = client_generate(loaded.page, messages=reply["messages"], caps=caps(max_output_bytes=8))
+    result = answer["result"]
+    assert result["finish_reason"] == "bytes"
+    assert len(result["text"].encode()) > 8
+    assert result["output_tokens"] < len(reply["output_ids"])
+    assert result["output_token_ids"] == reply["output_ids"][: result["output_tokens"]]
+
+
+def test_input_budget_means_no_generation(loaded: Loaded) -> None:
+    reply = BY_NAME["greeting"]
+    answer = client_generate(loaded.page, messages=reply["messages"], caps=caps(max_input_tokens=5))
+    result = answer["result"]
+    assert result["finish_reason"] is None and result["failure"]["code"] == "input_budget"
+    assert result["input_tokens"] == reply["prompt_tokens"]
+    assert result["output_tokens"] is None and result["generation_ms"] is None
+
+
+# ---- the Python path ------------------------------------------------------------------------
+
+
+def test_python_adapter_generates(loaded: Loaded) -> None:
+    reply = BY_NAME["correct-integer"]
+    result = loaded.page.evaluate(
+        "([prompt, caps]) => window.lab.request('model_generate', {prompt, caps})",
+        [reply["messages"][0]["content"], caps()],
+    )
+    completion = result["completion"]
+    assert completion["text"] == reply["reply"] and completion["finish_reason"] == "eos"
+    assert completion["output_token_ids"] == reply["output_ids"]
+    assert parse_provenance(result["provenance"]).model_id == "fixture/tiny-chat"
+    timing = result["timing"]
+    assert timing["round_trip_ms"] >= timing["worker_ms"] > 0
+    assert timing["bridge_overhead_ms"] >= 0
+
+
+def test_try_a_prompt_box(loaded: Loaded) -> None:
+    page = loaded.page
+    reply = BY_NAME["greeting"]
+    page.get_by_label("Prompt", exact=True).fill(reply["messages"][0]["content"])
+    page.get_by_label("Max new tokens").fill("64")
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.wait_for_function(
+        "() => document.querySelector('#try-status').textContent.startsWith('Finished')",
+        timeout=MODEL_TIMEOUT_MS,
+    )
+    assert page.inner_text("#try-output") == reply["reply"]
+    meta = page.inner_text("#try-meta")
+    assert "finish: eos" in meta and f"input tokens {reply['prompt_tokens']}" in meta
+    assert f"output tokens {len(reply['output_ids'])}" in meta and "first token" in meta
+
+
+def test_cancel_button(loaded: Loaded) -> None:
+    page = loaded.page
+    page.get_by_label("Prompt", exact=True).fill(BY_NAME["long-reply"]["messages"][0]["content"])
+    page.get_by_label("Max new tokens").fill("200")
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.wait_for_function("() => window.lab.models.client.current !== null", timeout=30_000)
+    page.wait_for_timeout(4 * STEP_DELAY_MS)
+    page.get_by_role("button", name="Cancel").click()
+    page.wait_for_function(
+        "() => document.querySelector('#try-status').textContent.startsWith('Finished')",
+        timeout=MODEL_TIMEOUT_MS,
+    )
+    assert "finish: cancelled" in page.inner_text("#try-meta")
+    assert page.inner_text("#try-status") == "Finished: cancelled."
+    assert page.get_attribute("#models", "data-state") == "loaded"  # a soft stop: no reload
+
+
+# ---- deadlines ------------------------------------------------------------------------------
+
+
+def test_deadline_soft_stop(loaded: Loaded) -> None:
+    reply = BY_NAME["long-reply"]
+    loads_before = len(provenance(loaded.page)["loads"])
+    answer = client_generate(
+        loaded.page,
+        messages=reply["messages"],
+        caps=caps(timeout_ms=200),
+        debug={"step_delay_ms": 20},
+    )
+    result = answer["result"]
+    assert result["finish_reason"] == "timeout" and result["failure"]["code"] == "timeout"
+    assert 0 < result["output_tokens"] < len(reply["output_ids"])
+    assert result["output_token_ids"] == reply["output_ids"][: result["output_tokens"]]
+    assert len(provenance(loaded.page)["loads"]) == loads_before  # the worker stopped itself
+
+
+def test_deadline_terminate_then_reload_then_generate(loaded: Loaded) -> None:
+    page = loaded.page
+    loads_before = len(provenance(page)["loads"])
+    # One step blocks the worker for 6 s: the soft stop cannot run; the client terminates.
+    answer = client_generate(
+        page,
+        messages=BY_NAME["greeting"]["messages"],
+        caps=caps(timeout_ms=300),
+        debug={"stall_ms": 6000},
+    )
+    result = answer["result"]
+    assert result["finish_reason"] == "timeout"
+    assert "terminated" in result["failure"]["message"]
+    assert wait_models(page, "loaded failed") == "loaded"
+    loads = parse_provenance(provenance(page)).loads
+    assert len(loads) == loads_before + 1
+    reload = loads[-1]
+    assert (reload.reason, reload.ok, reload.backend_actual) == (
+        "reload-after-terminate",
+        True,
+        "wasm",
+    )
+    assert reload.setup_ms is not None and reload.setup_ms > 0
+    again = client_generate(page, messages=BY_NAME["greeting"]["messages"], caps=caps())
+    assert again["result"]["text"] == BY_NAME["greeting"]["reply"]
+    assert again["result"]["finish_reason"] == "eos"
+
+
+# ---- WebGPU ---------------------------------------------------------------------------------
+
+
+def test_webgpu_without_adapter_is_refused_not_switched(browser: Browser, site_url: str) -> None:
+    if not REPLIES:
+        pytest.skip("no fixture")
+    booted = open_app(browser, site_url, boot=False)
+    page = booted.page
+    try:
+        wait_catalogue(page)
+        assert "WebGPU is not available" in page.inner_text("#backend-status")
+        choose_fixture(page, "webgpu")
+        page.get_by_role("button", name="Load model…").click()
+        assert wait_models(page, "failed loaded", 30_000) == "failed"
+        assert not page.is_visible("#consent-dialog")
+        status = page.inner_text("#model-status")
+        assert "backend_unavailable" in status and "Choose WASM" in status
+        with page.expect_download(timeout=ACTION_TIMEOUT_MS) as download:
+            page.get_by_role("button", name="Download load diagnostics JSON").click()
+        diagnostic = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+        record = parse_provenance(diagnostic["provenance"])
+        assert record.backend_actual is None
+        assert (record.loads[0].ok, record.loads[0].error_code) == (False, "backend_unavailable")
+        # The worker refuses too (if a page skipped the check), before fetching any model file.
+        load = page.evaluate(
+            """() => window.lab.models.client.load({model_id: 'fixture/tiny-chat',
+                 revision: 'bundled', dtype: 'fp32', source: 'bundled-fixture',
+                 local_path: new URL('./models/', location.href).pathname}, 'webgpu')"""
+        )
+        assert (load["ok"], load["error_code"]) == (False, "backend_unavailable")
+        answer = client_generate(page, prompt="Say hello.", caps=caps())
+        assert answer["ok"] is False and answer["error"]["code"] == "not_loaded"
+        assert not booted.log.requested("/models/fixture/")
+        assert not booted.log.requested("ort-wasm-simd-threaded.wasm")
+    finally:
+        booted.context.close()
+    assert not booted.log.offenders
+
+
+def test_webgpu_on_the_software_adapter(browser_type: BrowserType, site_url: str) -> None:
+    if not REPLIES:
+        pytest.skip("no fixture")
+    gpu_browser = browser_type.launch(
+        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--enable-unsafe-webgpu"]
+    )
+    try:
+        context = gpu_browser.new_context()
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        log = guard(context)
+        page = context.new_page()
+        page.goto(site_url, timeout=30_000)
+        wait_catalogue(page)
+        if "WebGPU is not available" in page.inner_text("#backend-status"):
+            pytest.skip(
+                "no WebGPU adapter even with --enable-unsafe-webgpu: "
+                + page.inner_text("#backend-status")
+            )
+        choose_fixture(page, "webgpu")
+        page.get_by_role("button", name="Load model…").click()
+        page.get_by_role("button", name="Download and load").click()
+        assert wait_models(page, "loaded failed", 120_000) == "loaded", page.inner_text(
+            "#model-status"
+        )
+        reply = BY_NAME["greeting"]
+        answer = client_generate(
+            page,
+            120_000,
+            messages=reply["messages"],
+            caps=caps(max_new_tokens=3, timeout_ms=100_000),
+        )
+        result = answer["result"]
+        assert result["output_token_ids"] == reply["output_ids"][:3]
+        assert result["finish_reason"] == "length"
+        record = parse_provenance(provenance(page))
+        assert (record.backend_requested, record.backend_actual) == ("webgpu", "webgpu")
+        assert record.adapter is not None and record.adapter.is_fallback_adapter is True
+        assert record.adapter.shader_f16 is not None
+        assert log.requested("ort-wasm-simd-threaded.asyncify.wasm")
+        assert not log.offenders
+    finally:
+        gpu_browser.close()
+
+
+# ---- the consented download path, against a local stand-in for the hub ---------------------
+
+
+def test_local_hub_download_with_progress(browser: Browser, site_url: str) -> None:
+    if not REPLIES:
+        pytest.skip("no fixture")
+    hub, hub_url, served = serve_hub_in_thread({"test-org/tiny-chat": FIXTURE})
+    booted = open_app(browser, f"{site_url}?model_host={hub_url}", boot=False)
+    page = booted.page
+    try:
+        wait_catalogue(page)
+        page.select_option("#model-choice", "other")
+        page.get_by_label("Model id").fill("test-org/tiny-chat")
+        page.get_by_label("Revision").fill("main")
+        page.check('input[name="backend"][value="wasm"]')
+        page.select_option("#model-dtype", "fp32")
+        page.get_by_role("button", name="Load model…").click()
+        dialog = page.inner_text("#consent-dialog")
+        assert "test-org/tiny-chat" in dialog and "UNPINNED" in dialog
+        assert hub_url.split("//")[1].rstrip("/") in dialog
+        # Nothing before consent: the hub saw no request, the page made none to it.
+        assert served == [] and not [u for u in booted.log.urls if u.startswith(hub_url)]
+        page.get_by_role("button", name="Download and load").click()
+        assert wait_models(page, "loaded failed") == "loaded", page.inner_text("#model-status")
+        assert "/test-org/tiny-chat/resolve/main/onnx/model.onnx" in served
+        assert "onnx/model.onnx: done" in page.inner_text("#model-files")
+        record = parse_provenance(provenance(page))
+        assert (record.source, record.evidence, record.revision) == ("hub", "model", "main")
+        fetched = {p.split("/resolve/main/")[1] for p in served if not p.startswith("HEAD")}
+        sizes = sum((FIXTURE / name).stat().st_size for name in fetched)
+        assert record.loads[-1].download_bytes == sizes
+        assert record.loads[-1].download_ms is not None
+        reply = BY_NAME["greeting"]
+        answer = client_generate(page, messages=reply["messages"], caps=caps())
+        assert answer["result"]["text"] == reply["reply"]
+    finally:
+        booted.context.close()
+        hub.shutdown()
+        hub.server_close()
+    assert not booted.log.offenders
