@@ -26,10 +26,30 @@ import json
 import time
 from typing import Any
 
-from pyapp.bridge import handle as bridge_handle
+from pyapp.bridge import handle_async as bridge_handle_async
+from pyapp.records import JSON
 
 _sympy_loaded = False
 _adapter: Any = None
+
+
+def _loaded_adapter() -> Any:
+    """The adapter when the page has a model loaded (the session's `Context.adapter`)."""
+    adapter = _model_adapter()
+    try:
+        return adapter if adapter.provenance.backend_actual is not None else None
+    except Exception:  # no page client answering: no model
+        return None
+
+
+def _context() -> Any:
+    """What pyapp.session needs from the browser. The page does not yet draw session events
+    or forward a session Cancel, so `notify` is a no-op and `cancel_requested` is False."""
+    from pyapp.session import Context
+
+    return Context(
+        adapter=_loaded_adapter, notify=lambda event: None, cancel_requested=lambda: False
+    )
 
 
 def _model_adapter() -> Any:
@@ -44,23 +64,14 @@ def _model_adapter() -> Any:
     return _adapter
 
 
-def _reply(
-    kind: str,
-    request_id: Any,
-    result: dict[str, Any] | None,
-    error: str = "",
-    code: str = "runtime_load_failed",
-) -> str:
-    if error:
-        return json.dumps(
-            {
-                "type": kind,
-                "id": request_id,
-                "ok": False,
-                "error": {"code": code, "message": error},
-            }
-        )
+def _reply(kind: str, request_id: Any, result: dict[str, Any] | JSON) -> str:
     return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result})
+
+
+def _error(code: str, kind: str, request_id: Any, message: str) -> str:
+    return json.dumps(
+        {"type": kind, "id": request_id, "ok": False, "error": {"code": code, "message": message}}
+    )
 
 
 async def _load_sympy() -> dict[str, Any]:
@@ -89,19 +100,20 @@ async def handle(request_json: str) -> str:
         try:
             result = await handle_model_generate(_model_adapter(), request)
         except ValueError as error:
-            return _reply(kind, request_id, None, str(error), code="bad_request")
+            return _error("bad_request", kind, request_id, str(error))
         except Exception as error:  # reported to the page, never swallowed
             message = f"{type(error).__name__}: {error}"
-            return _reply(kind, request_id, None, message, code="internal_error")
+            return _error("internal_error", kind, request_id, message)
         return _reply(kind, request_id, result)
     if kind in ("sympy_load", "sympy_check"):
         try:
             loaded = await _load_sympy()
         except Exception as error:  # reported to the page, never swallowed
-            return _reply(str(kind), request_id, None, f"loading sympy failed: {error}")
+            message = f"loading sympy failed: {error}"
+            return _error("runtime_load_failed", str(kind), request_id, message)
         if kind == "sympy_load":
             return _reply(kind, request_id, loaded)
-    return bridge_handle(request_json)
+    return await bridge_handle_async(request_json, _context())
 
 
 # PyScript exposes the names listed here on the worker's ``sync`` object for the page.

@@ -3,11 +3,11 @@ adapter driven by a fake transport (the browser path is in tests/browser/test_mo
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
+from asyncrun import run
 
 from pyapp.browser_model import (
     BrowserModelAdapter,
@@ -245,7 +245,7 @@ def test_adapter_generates_through_the_transport(awaitable: bool) -> None:
     main = FakeMainThread(awaitable=awaitable)
     ticks = iter([1.0, 1.05])
     adapter = BrowserModelAdapter(main, clock=lambda: next(ticks))
-    completion = asyncio.run(adapter.generate("Say hello.", CAPS))
+    completion = run(adapter.generate("Say hello.", CAPS))
     assert completion.text == "Hello." and completion.finish_reason == "eos"
     assert main.requests[0]["type"] == "generate"
     assert main.requests[0]["caps"]["max_new_tokens"] == 8
@@ -262,14 +262,14 @@ def test_adapter_is_a_model_adapter_with_provenance() -> None:
 def test_request_ids_increase_and_must_match() -> None:
     main = FakeMainThread()
     adapter = BrowserModelAdapter(main)
-    asyncio.run(adapter.generate("a", CAPS))
-    asyncio.run(adapter.generate("b", CAPS))
+    run(adapter.generate("a", CAPS))
+    run(adapter.generate("b", CAPS))
     assert [r["id"] for r in main.requests] == [1, 2]
 
     def wrong_id(request_json: str) -> str:
         return ok("generate", 999, COMPLETION)
 
-    completion = asyncio.run(BrowserModelAdapter(wrong_id).generate("a", CAPS))
+    completion = run(BrowserModelAdapter(wrong_id).generate("a", CAPS))
     assert completion.failure is not None and completion.failure.code == "bad_reply"
 
 
@@ -282,11 +282,11 @@ def test_provenance_needs_a_synchronous_transport() -> None:
 def test_handle_model_generate() -> None:
     adapter = BrowserModelAdapter(FakeMainThread())
     caps = to_json(CAPS)
-    result: Any = asyncio.run(handle_model_generate(adapter, {"prompt": "hi", "caps": caps}))
+    result: Any = run(handle_model_generate(adapter, {"prompt": "hi", "caps": caps}))
     assert result["completion"]["text"] == "Hello."
     assert result["provenance"]["model_id"] == "fixture/tiny-chat"
     assert result["timing"]["worker_ms"] == 20.0
     with pytest.raises(ValueError, match="prompt"):
-        asyncio.run(handle_model_generate(adapter, {"prompt": 3}))
+        run(handle_model_generate(adapter, {"prompt": 3}))
     with pytest.raises(ValueError, match="caps"):
-        asyncio.run(handle_model_generate(adapter, {"prompt": "x", "caps": {"max_new_tokens": 1}}))
+        run(handle_model_generate(adapter, {"prompt": "x", "caps": {"max_new_tokens": 1}}))
