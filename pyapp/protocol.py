@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from pyapp.clock import ClockInfo
 from pyapp.conditions import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
 from pyapp.model import ModelAdapter, ModelProvenance
 from pyapp.predict import FrozenProfile, freeze_profile, heldout_tasks
@@ -64,6 +65,8 @@ class Sweep:
     browser: BrowserInfo | None = None
     run_id: str | None = None
     created_at: str | None = None
+    clock: ClockInfo | None = None
+    """Measured once per sweep, so every persisted copy of the trace agrees."""
 
     @classmethod
     def from_trace(cls, trace: Trace) -> Sweep:
@@ -81,6 +84,7 @@ class Sweep:
             browser=trace.environment.browser,
             run_id=trace.run.run_id,
             created_at=trace.run.created_at,
+            clock=trace.environment.clock,
         )
 
     @property
@@ -104,7 +108,9 @@ class Sweep:
             tuple(self.freezes),
             tuple(self.interruptions),
             tuple(self.journal),
+            self.clock,
         )
+        self.clock = trace.environment.clock
         if self.run_id is None:
             self.run_id, self.created_at = trace.run.run_id, trace.run.created_at
         run = replace(trace.run, run_id=self.run_id, created_at=self.created_at or "")

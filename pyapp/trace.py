@@ -473,8 +473,9 @@ def make_trace(
     freezes: tuple[FreezeRecord, ...] = (),
     interruptions: tuple[Interruption, ...] = (),
     journal: tuple[JournalEntry, ...] = (),
+    clock: ClockInfo | None = None,
 ) -> Trace:
-    """A trace document from a run's trials (the clock is measured now)."""
+    """A trace document from a run's trials (the clock is measured now unless given)."""
     from pyapp.clock import measure_clock
     from pyapp.prompts import template_hashes
 
@@ -482,7 +483,7 @@ def make_trace(
         schema_version="trace/1",
         kind="composition-lab-trace",
         run=new_run_info(params, conditions, template_hashes()),
-        environment=environment(measure_clock(), browser),
+        environment=environment(clock or measure_clock(), browser),
         model=model,
         tasks=tuple(TaskRecord.of(task) for task in tasks),
         trials=trials,
