@@ -110,27 +110,22 @@ def handle(request_json: str) -> str:
         handler = HANDLERS.get(kind)
         if handler is None:
             raise BridgeError("unknown_type", f"unknown request type {kind!r}")
-        reply: dict[str, JSON] = {
-            "type": kind,
-            "id": request_id,
-            "ok": True,
-            "result": handler(request),
-        }
-    except BridgeError as error:
-        reply = {
-            "type": kind,
-            "id": request_id,
-            "ok": False,
-            "error": {"code": error.code, "message": error.message},
-        }
-    except Exception as error:  # a bug: still answer, so the page never hangs
-        reply = {
-            "type": kind,
-            "id": request_id,
-            "ok": False,
-            "error": {"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
-        }
+        reply = _ok(kind, request_id, handler(request))
+    except Exception as error:  # BridgeError, or a bug: still answer, so the page never hangs
+        reply = _failed(kind, request_id, error)
     return json.dumps(reply)
+
+
+def _ok(kind: object, request_id: object, result: JSON) -> dict[str, JSON]:
+    return {"type": kind, "id": request_id, "ok": True, "result": result}
+
+
+def _failed(kind: object, request_id: object, error: Exception) -> dict[str, JSON]:
+    if isinstance(error, (BridgeError, SessionError)):
+        problem = {"code": error.code, "message": error.message}
+    else:
+        problem = {"code": "internal_error", "message": f"{type(error).__name__}: {error}"}
+    return {"type": kind, "id": request_id, "ok": False, "error": problem}
 
 
 SESSION: Session | None = None
@@ -155,20 +150,7 @@ async def handle_async(request_json: str, context: Context) -> str:
         return handle(request_json)
     kind, request_id = request["type"], request.get("id")
     try:
-        result = await session().dispatch(kind, request, context)
-        reply: dict[str, JSON] = {"type": kind, "id": request_id, "ok": True, "result": result}
-    except (SessionError, BridgeError) as error:
-        reply = {
-            "type": kind,
-            "id": request_id,
-            "ok": False,
-            "error": {"code": error.code, "message": error.message},
-        }
-    except Exception as error:  # a bug: still answer, so the page never hangs
-        reply = {
-            "type": kind,
-            "id": request_id,
-            "ok": False,
-            "error": {"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
-        }
+        reply = _ok(kind, request_id, await session().dispatch(kind, request, context))
+    except Exception as error:  # SessionError, BridgeError, or a bug: still answer
+        reply = _failed(kind, request_id, error)
     return json.dumps(reply)
