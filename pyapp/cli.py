@@ -6,6 +6,7 @@
     reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
+    sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     schema     [--check]                                       (re)generate exports/*.schema.json
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -243,6 +244,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    # Imported here: playwright is needed by `sweep` only, never by the other commands.
+    from pyapp import sweep_cli
+
+    return sweep_cli.main(args, ["python -m pyapp", *(args.argv or [])])
+
+
 def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.predict import predictions_schema
     from pyapp.trace import trace_schema
@@ -328,6 +336,54 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", help="also write the table as Markdown")
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser(
+        "sweep",
+        help="run measure -> freeze -> held-out -> score headless, in the real page",
+        description="Serve the built site, start headless Chromium, load the model through the"
+        " page's consent dialog and run the whole protocol in the page; writes trace.json,"
+        " predictions.json and run.json into --out (see docs/sweep.md).",
+    )
+    p.add_argument("--model", help="fixture, a catalogue key or id, or any org/name hub id")
+    p.add_argument("--backend", choices=["webgpu", "wasm"], help="model backend (webgpu)")
+    p.add_argument("--dtype", help="model dtype (default: the page's first choice)")
+    p.add_argument("--revision", help="model revision (default: the catalogue's, or main)")
+    p.add_argument("--seed", type=int, help=f"task seed ({DEFAULT_SEED})")
+    p.add_argument(
+        "--param", action="append", metavar="KEY=VALUE", help="override a task parameter"
+    )
+    p.add_argument(
+        "--conditions",
+        metavar="C1,C2",
+        help="comma-separated subset of supplied-program,model-only,model-program,"
+        "controlled-chain (default: all)",
+    )
+    p.add_argument(
+        "--consent",
+        action="store_true",
+        help="consent to downloading and loading the model (without it nothing downloads)",
+    )
+    p.add_argument("--out", required=True, help="output folder (runs/NAME/)")
+    p.add_argument("--resume", action="store_true", help="continue the sweep in --out")
+    p.add_argument("--model-host", help="hub-like server URL, or a folder laid out like the hub")
+    p.add_argument("--model-folder", help="one model's files, served locally as the hub")
+    p.add_argument(
+        "--chromium-flag",
+        action="append",
+        metavar="FLAG",
+        help="extra Chromium flag, e.g. --chromium-flag=--enable-unsafe-webgpu (repeatable)",
+    )
+    p.add_argument("--site", default=str(REPO_ROOT / "build" / "site"), help="built site")
+    p.add_argument(
+        "--timeout", type=float, help="stop (resumably) after this many seconds (no limit)"
+    )
+    p.add_argument(
+        "--page-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30)",
+    )
+    p.set_defaults(func=cmd_sweep)
+
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")
     p.set_defaults(func=cmd_schema)
@@ -342,6 +398,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         code: int = args.func(args)
     except UsageError as error:
