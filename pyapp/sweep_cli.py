@@ -77,8 +77,9 @@ HF_HOSTS = ("huggingface.co", "hf.co")
 BOOT_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = 1800.0
 POLL_MS = 500
-CANCEL_GRACE_S = 60.0
-"""After a Ctrl-C the page gets this long to stop its current trial cleanly."""
+CANCEL_GRACE_S = 180.0
+"""After --timeout the current trial gets this long to finish before the browser is closed
+(a Ctrl-C waits for it until a second Ctrl-C)."""
 
 
 class SweepError(Exception):
@@ -476,8 +477,8 @@ class StopFlag:
             raise KeyboardInterrupt
         self.reason = signal.Signals(signum).name
         say(
-            f"{self.reason}: stopping after the current trial (press Ctrl-C again to stop now);"
-            " continue later with --resume"
+            f"{self.reason}: stopping when the current trial is done (Ctrl-C again: stop now;"
+            " that trial is then recorded as interrupted); continue later with --resume"
         )
 
     @contextmanager
@@ -608,12 +609,16 @@ class Driver:
         if self.stop.reason is None:
             return
         if self.cancel_sent_at is None:
+            # Stop between trials: the page cancels as soon as the current trial is done
+            # (the onEvent hook in `sweep`), so no generation is cut short and recorded.
             self.cancel_sent_at = time.monotonic()
             try:
-                self.page.evaluate("() => { window.lab.experiment.cancel(); }")
+                self.page.evaluate("() => { window.__sweepStop = true; }")
             except Exception as error:  # the page is gone: stop now
                 raise self.interrupted() from error
-        elif time.monotonic() - self.cancel_sent_at > CANCEL_GRACE_S:
+        elif self.stop.reason == "timeout" and (
+            time.monotonic() - self.cancel_sent_at > CANCEL_GRACE_S
+        ):
             raise self.interrupted()
 
     def interrupted(self) -> Interrupted:
@@ -749,7 +754,16 @@ class Driver:
 
     def sweep(self, resume_trace: Any, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
-        self.page.evaluate("() => window.lab.experiment.onEvent((e) => window.__sweepEvent(e))")
+        self.page.evaluate(
+            """() => window.lab.experiment.onEvent((event) => {
+                 window.__sweepEvent(event);
+                 // Called before the page hands the trial back to Python: a cancel here
+                 // stops the run before the next trial starts.
+                 if (event.event === "trial_done" && window.__sweepStop) {
+                   window.lab.experiment.cancel();
+                 }
+               })"""
+        )
         if resume_trace is not None:
             state = self.call("resumeFrom", resume_trace, in_flight)
             if in_flight:
