@@ -41,9 +41,9 @@ def brier_score(probabilities: Sequence[float], outcomes: Sequence[bool]) -> flo
     for p in probabilities:
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"probability {p} outside [0, 1]")
-    return sum((p - float(o)) ** 2 for p, o in zip(probabilities, outcomes, strict=True)) / len(
-        probabilities
-    )
+    return math.fsum(
+        (p - float(o)) ** 2 for p, o in zip(probabilities, outcomes, strict=True)
+    ) / len(probabilities)
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,9 @@ def cost_errors(predicted: Sequence[float], observed: Sequence[float]) -> CostEr
     relative = [abs(p - o) / o for p, o in zip(predicted, observed, strict=True) if o > 0]
     return CostErrors(
         n=len(diffs),
-        mean_absolute_error_ms=sum(abs(d) for d in diffs) / len(diffs),
-        mean_signed_error_ms=sum(diffs) / len(diffs),
-        mean_relative_error=sum(relative) / len(relative) if relative else None,
+        mean_absolute_error_ms=math.fsum(abs(d) for d in diffs) / len(diffs),
+        mean_signed_error_ms=math.fsum(diffs) / len(diffs),
+        mean_relative_error=math.fsum(relative) / len(relative) if relative else None,
     )
 
 
@@ -114,7 +114,7 @@ def calibration_cells(
                 low=i / bins,
                 high=(i + 1) / bins,
                 n=len(cell),
-                mean_predicted=sum(p for p, _ in cell) / len(cell) if cell else None,
+                mean_predicted=math.fsum(p for p, _ in cell) / len(cell) if cell else None,
                 observed_rate=hits / len(cell) if cell else None,
                 wilson_low=low,
                 wilson_high=high,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -265,7 +266,7 @@ def trial_cost_ms(trial: Trial) -> float | None:
 
 def _mean(values: Sequence[float | int | None]) -> float | None:
     present = [float(v) for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+    return math.fsum(present) / len(present) if present else None
 
 
 def build_profile(
@@ -405,7 +406,7 @@ def predict(frozen: FrozenProfile, task: Task) -> Prediction:
 
     def total(field: str) -> float | None:
         values = [getattr(by_op[op], field) for op in ops]
-        return None if any(v is None for v in values) else sum(values)
+        return None if any(v is None for v in values) else math.fsum(values)
 
     return Prediction(
         task_id=task.id,
