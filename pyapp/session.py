@@ -10,7 +10,7 @@ unobserved trial.
 |--------------------|-----------------------------------------------------|------------------|
 | `sweep_start`      | seed, params?, conditions, environment?,            | state            |
 |                    | previously_observed? {condition: [task ids]}        |                  |
-| `sweep_resume`     | trace, in_flight? (trial id)                        | state            |
+| `sweep_resume`     | trace, in_flight? (trial id), previously_observed?  | state            |
 | `sweep_run`        | phase (`measure` / `heldout` / `all`)               | state, cancelled |
 | `sweep_freeze`     | —                                                   | frozen, predictions |
 | `sweep_state`      | —                                                   | state            |
@@ -138,6 +138,10 @@ class Session:
                 "bad_request", f"the persisted trace is not valid: {error}"
             ) from None
         self.sweep = Sweep.from_trace(trace)
+        seen = request.get("previously_observed") or {}
+        if not isinstance(seen, dict):
+            raise SessionError("bad_request", "previously_observed must be an object")
+        self.sweep.previously_observed = {str(k): tuple(map(str, v)) for k, v in seen.items()}
         in_flight = request.get("in_flight")
         if isinstance(in_flight, str) and in_flight not in self.sweep.observed():
             record_interruption(self.sweep, in_flight)
