@@ -31,6 +31,7 @@
 // (role=status) says in words what is happening or what failed.
 
 import { setupModels } from "./models_panel.js";
+import { setupExperiment } from "./experiment.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -88,7 +89,9 @@ function withTimeout(promise, ms, what) {
 }
 
 // Send one request to Python; resolves with `result`, rejects with an Error naming the code.
-async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
+// With {raw: true} it resolves with {result, text}: `text` is Python's reply exactly as sent
+// (downloads re-read it so that a float such as 1.0 stays 1.0; JavaScript would write 1).
+async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS, { raw = false } = {}) {
   if (!worker) throw new Error("Python is not ready");
   const id = nextId++;
   const replyJson = await withTimeout(
@@ -105,7 +108,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
     error.code = reply.error.code;
     throw error;
   }
-  return reply.result;
+  return raw ? { result: reply.result, text: replyJson } : reply.result;
 }
 
 // ---- boot --------------------------------------------------------------------------------
@@ -170,6 +173,9 @@ async function boot() {
       const xworker = await waitForWorkerElement();
       // Python's adapter (pyapp.browser_model) calls this through PyScript's sync channel.
       xworker.sync.model_call = models.modelCall;
+      // pyapp.session's Context (site/lab_worker.py): trial events and the Cancel flag.
+      xworker.sync.session_event = experiment.sessionEvent;
+      xworker.sync.cancel_requested = experiment.cancelRequested;
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;
@@ -190,6 +196,7 @@ async function boot() {
   if (failed) return;
   for (const id of ["#load-tasks", "#run-control", "#sympy-check"]) $(id).disabled = false;
   await loadTasks(seedFromUrl());
+  await experiment.ready();
 }
 
 // ---- tasks -------------------------------------------------------------------------------
@@ -395,7 +402,11 @@ $("#sympy-check").addEventListener("click", sympyCheck);
 // The Models panel: catalogue, consent, the model worker's client, "try a prompt".
 const models = setupModels({ request });
 
-// For tests and bench/boot.py: the same request path the buttons use.
-window.lab = { request, timings, t0, models };
+// The Experiment and Journal sections (site/experiment.js): the sweep state API.
+const experiment = setupExperiment({ request, models, environment, currentSeed });
+
+// For tests, bench/ and the sweep CLI: the same request path the buttons use, the Models
+// panel (models.state()) and the experiment's state API (docs/page.md).
+window.lab = { request, timings, t0, models, experiment: experiment.api };
 
 boot();

@@ -10,6 +10,11 @@ runtime itself:
   "result": {"packages": [...], "load_ms": float}}``: loads the local sympy + mpmath
   wheels by name from the generated ``pyodide-lock.json`` (never PyPI). A ``sympy_check``
   request loads them first too, so sympy is never on the boot path.
+* the session requests (``sweep_*``, ``journal_generate``) go to
+  ``pyapp.bridge.handle_async`` with a ``Context`` whose ``notify`` calls the page's
+  ``xworker.sync.session_event(json)`` (trial_start / trial_done; the page persists the
+  trace before answering) and whose ``cancel_requested`` calls
+  ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag).
 * ``{"type": "model_generate", "id": N, "prompt": str, "caps": Caps JSON (optional)}`` ->
   ``result: {completion, provenance, timing}``: generates through
   ``pyapp.browser_model.BrowserModelAdapter`` (the Python path to the model worker; the
@@ -42,14 +47,30 @@ def _loaded_adapter() -> Any:
         return None
 
 
+def _page() -> Any:
+    """PyScript's synchronous channel to the page's main thread (only under PyScript)."""
+    from pyscript import sync  # type: ignore[import-not-found]  # only under PyScript
+
+    return sync
+
+
+def _notify(event: dict[str, JSON]) -> None:
+    """Hand a session event to the page (``xworker.sync.session_event``). The page stores the
+    trace in IndexedDB before it answers, so the next trial starts only after that."""
+    _page().session_event(json.dumps(event))
+
+
+def _cancel_requested() -> bool:
+    """The page's Cancel flag (``xworker.sync.cancel_requested``), polled before each call."""
+    return bool(_page().cancel_requested())
+
+
 def _context() -> Any:
-    """What pyapp.session needs from the browser. The page does not yet draw session events
-    or forward a session Cancel, so `notify` is a no-op and `cancel_requested` is False."""
+    """What pyapp.session needs from the browser: the loaded model, the page's event sink
+    and its Cancel flag (both reached through PyScript's sync channel)."""
     from pyapp.session import Context
 
-    return Context(
-        adapter=_loaded_adapter, notify=lambda event: None, cancel_requested=lambda: False
-    )
+    return Context(adapter=_loaded_adapter, notify=_notify, cancel_requested=_cancel_requested)
 
 
 def _model_adapter() -> Any:

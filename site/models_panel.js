@@ -7,6 +7,8 @@
 // check is local, and the model worker (and transformers.js) is not even started.
 //
 // #models carries data-state = idle | loading | loaded | failed | unloaded | generating.
+// window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
+// label, backend, provenance}; subscribe(listener) is told of every load and state change.
 
 import { ModelClient } from "./model_client.js";
 
@@ -23,6 +25,7 @@ export function setupModels({ request }) {
   let catalogue = { models: [], default_host: "https://huggingface.co/" };
   let webgpu = { checked: false, available: false, why: "not checked yet", info: null };
   let generating = false;
+  const changeListeners = new Set(); // called on every load / state change of the client
 
   const client = new ModelClient({ onEvent });
   const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
@@ -236,6 +239,7 @@ export function setupModels({ request }) {
   }
 
   function onEvent(event) {
+    if (event.kind !== "progress") for (const listener of changeListeners) listener(event);
     if (event.kind === "progress") {
       const item = progressRow(event.file);
       item.row.dataset.status = event.status;
@@ -382,5 +386,28 @@ export function setupModels({ request }) {
 
   // The one function Python calls through PyScript's sync channel.
   const modelCall = (requestJson) => client.call(requestJson, defaultDebug);
-  return { client, ready, modelCall, webgpu: () => webgpu };
+  // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
+  function state() {
+    const spec = client.spec ?? {};
+    const loaded = client.state === "loaded";
+    return {
+      state: client.state,
+      loaded,
+      model_id: spec.model_id ?? null,
+      revision: spec.revision ?? null,
+      dtype: spec.dtype ?? null,
+      source: spec.source ?? null,
+      evidence: spec.source ? (spec.source === "bundled-fixture" ? "fixture" : "model") : null,
+      label: spec.source === "bundled-fixture" ? FIXTURE_LABEL : (spec.label ?? null),
+      backend: client.backend,
+      provenance: client.provenance(),
+    };
+  }
+
+  function subscribe(listener) {
+    changeListeners.add(listener);
+    return () => changeListeners.delete(listener);
+  }
+
+  return { client, ready, modelCall, webgpu: () => webgpu, state, subscribe };
 }

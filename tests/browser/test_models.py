@@ -265,7 +265,7 @@ def test_cancel_button(loaded: Loaded) -> None:
     page.get_by_role("button", name="Generate", exact=True).click()
     page.wait_for_function("() => window.lab.models.client.current !== null", timeout=30_000)
     page.wait_for_timeout(4 * STEP_DELAY_MS)
-    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Cancel", exact=True).click()
     page.wait_for_function(
         "() => document.querySelector('#try-status').textContent.startsWith('Finished')",
         timeout=MODEL_TIMEOUT_MS,

@@ -1,0 +1,186 @@
+// Inline SVG plots of a predictions document (pyapp.predict.PredictionsDocument). They draw
+// exactly the numbers the document holds: calibration cells (mean predicted probability,
+// observed rate, Wilson interval) and predicted vs observed cost per held-out task.
+// No DOM lookups here: each function returns an <svg> element.
+
+const SVG = "http://www.w3.org/2000/svg";
+const W = 520;
+const H = 380;
+const M = { left: 70, right: 170, top: 48, bottom: 56 };
+const COLOURS = {
+  "model-only": "#1a73e8",
+  "model-program": "#b3261e",
+  "controlled-chain": "#137333",
+  "controlled-chain (all steps)": "#8e24aa",
+};
+const SHAPES = ["circle", "square", "diamond", "triangle"];
+
+function el(name, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function marker(shape, x, y, colour, title) {
+  const r = 5;
+  let node;
+  if (shape === "square") node = el("rect", { x: x - r, y: y - r, width: 2 * r, height: 2 * r });
+  else if (shape === "diamond") node = el("polygon", { points: `${x},${y - r - 1} ${x + r + 1},${y} ${x},${y + r + 1} ${x - r - 1},${y}` });
+  else if (shape === "triangle") node = el("polygon", { points: `${x},${y - r - 1} ${x + r + 1},${y + r} ${x - r - 1},${y + r}` });
+  else node = el("circle", { cx: x, cy: y, r });
+  node.setAttribute("fill", colour);
+  node.setAttribute("fill-opacity", "0.85");
+  node.setAttribute("stroke", "#000");
+  node.setAttribute("stroke-width", "0.5");
+  node.append(el("title", {}, title));
+  return node;
+}
+
+function frame(svg, { title, subtitle, xLabel, yLabel, xMax, yMax, ticks, format }) {
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
+  const sx = (v) => M.left + (v / xMax) * plotW;
+  const sy = (v) => M.top + plotH - (v / yMax) * plotH;
+  svg.append(el("text", { x: M.left, y: 18, "font-size": 14, "font-weight": 600 }, title));
+  if (subtitle) svg.append(el("text", { x: M.left, y: 34, "font-size": 11, fill: "#5f6368" }, subtitle));
+  svg.append(el("rect", { x: M.left, y: M.top, width: plotW, height: plotH, fill: "none", stroke: "#999" }));
+  for (let i = 0; i <= ticks; i++) {
+    const xv = (xMax * i) / ticks;
+    const yv = (yMax * i) / ticks;
+    svg.append(el("line", { x1: sx(xv), x2: sx(xv), y1: M.top + plotH, y2: M.top + plotH + 4, stroke: "#666" }));
+    svg.append(el("text", { x: sx(xv), y: M.top + plotH + 16, "font-size": 11, "text-anchor": "middle" }, format(xv)));
+    svg.append(el("line", { x1: M.left - 4, x2: M.left, y1: sy(yv), y2: sy(yv), stroke: "#666" }));
+    svg.append(el("text", { x: M.left - 7, y: sy(yv) + 4, "font-size": 11, "text-anchor": "end" }, format(yv)));
+    if (i > 0 && i < ticks) {
+      svg.append(el("line", { x1: M.left, x2: M.left + plotW, y1: sy(yv), y2: sy(yv), stroke: "#ddd", "stroke-width": 0.5 }));
+    }
+  }
+  svg.append(el("text", { x: M.left + plotW / 2, y: H - 14, "font-size": 12, "text-anchor": "middle" }, xLabel));
+  svg.append(
+    el("text", { x: 16, y: M.top + plotH / 2, "font-size": 12, "text-anchor": "middle", transform: `rotate(-90 16 ${M.top + plotH / 2})` }, yLabel),
+  );
+  // y = x
+  const top = Math.min(xMax, yMax);
+  svg.append(el("line", { x1: sx(0), y1: sy(0), x2: sx(top), y2: sy(top), stroke: "#777", "stroke-dasharray": "5 4", class: "identity" }));
+  return { sx, sy, plotW, plotH };
+}
+
+function legend(svg, entries) {
+  let y = M.top + 6;
+  const x = W - M.right + 14;
+  for (const entry of entries) {
+    svg.append(marker(entry.shape, x, y, entry.colour, entry.label));
+    svg.append(el("text", { x: x + 10, y: y + 4, "font-size": 11 }, entry.label));
+    y += 18;
+  }
+  svg.append(el("line", { x1: x - 6, x2: x + 6, y1: y, y2: y, stroke: "#777", "stroke-dasharray": "5 4" }));
+  svg.append(el("text", { x: x + 10, y: y + 4, "font-size": 11 }, "y = x (perfect)"));
+}
+
+function newSvg(label) {
+  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": label });
+  svg.append(el("title", {}, label));
+  return svg;
+}
+
+// Calibration: for each condition's non-empty calibration cell, the mean predicted probability
+// (x) against the observed rate (y) with its 95% Wilson interval as a vertical bar; n beside it.
+export function calibrationPlot(doc, { fixture }) {
+  const title = "Calibration: predicted probability vs observed outcome";
+  const svg = newSvg(title);
+  const { sx, sy } = frame(svg, {
+    title,
+    subtitle: `Bars: 95% Wilson intervals (descriptive); n beside each point.${fixture ? " Test fixture — not model evidence." : ""}`,
+    xLabel: "predicted probability (product of primitive rates)",
+    yLabel: "observed rate",
+    xMax: 1,
+    yMax: 1,
+    ticks: 5,
+    format: (v) => v.toFixed(1),
+  });
+  const series = [];
+  for (const result of doc.conditions) {
+    const condition = result.frozen.profile.condition;
+    series.push({ label: `${condition} (final answer, naive proxy)`, key: condition, cells: result.scores.calibration_final });
+    if (condition === "controlled-chain") {
+      series.push({ label: "controlled-chain (all steps)", key: "controlled-chain (all steps)", cells: result.scores.calibration_all_steps });
+    }
+  }
+  const entries = [];
+  series.forEach((s, i) => {
+    const colour = COLOURS[s.key] ?? "#444";
+    const shape = SHAPES[i % SHAPES.length];
+    entries.push({ label: s.label, colour, shape });
+    const group = el("g", { "data-series": s.key });
+    for (const cell of s.cells) {
+      if (!cell.n) continue;
+      const x = sx(cell.mean_predicted);
+      const offset = (i - (series.length - 1) / 2) * 3; // keep overlapping series apart
+      group.append(el("line", { x1: x + offset, x2: x + offset, y1: sy(cell.wilson_low), y2: sy(cell.wilson_high), stroke: colour, "stroke-width": 2 }));
+      for (const v of [cell.wilson_low, cell.wilson_high]) {
+        group.append(el("line", { x1: x + offset - 4, x2: x + offset + 4, y1: sy(v), y2: sy(v), stroke: colour, "stroke-width": 2 }));
+      }
+      const text =
+        `${s.label}: bin [${cell.low.toFixed(1)}, ${cell.high.toFixed(1)}), n = ${cell.n}, ` +
+        `mean predicted ${cell.mean_predicted.toFixed(3)}, observed ${cell.observed_rate.toFixed(3)}, ` +
+        `Wilson [${cell.wilson_low.toFixed(3)}, ${cell.wilson_high.toFixed(3)}]`;
+      const point = marker(shape, x + offset, sy(cell.observed_rate), colour, text);
+      point.setAttribute("class", "cell");
+      group.append(point);
+      group.append(el("text", { x: x + offset + 8, y: sy(cell.observed_rate) - 6, "font-size": 10 }, `n=${cell.n}`));
+    }
+    svg.append(group);
+  });
+  legend(svg, entries);
+  return svg;
+}
+
+function niceMax(value) {
+  if (!(value > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value) return step * power;
+  return 10 * power;
+}
+
+// Cost: each held-out task's predicted cost (sum of the ops' mean generation + execution time)
+// against its observed generation + execution time, with the y = x line.
+export function costPlot(doc, { fixture }) {
+  const title = "Cost: predicted vs observed time per held-out task";
+  const svg = newSvg(title);
+  const points = [];
+  for (const result of doc.conditions) {
+    const condition = result.frozen.profile.condition;
+    const predicted = new Map(result.predictions.map((p) => [p.task_id, p]));
+    for (const o of result.observations) {
+      const p = predicted.get(o.task_id);
+      if (!p || p.cost_ms === null || o.cost_ms === null) continue;
+      points.push({ condition, task: o.task_id, predicted: p.cost_ms, observed: o.cost_ms });
+    }
+  }
+  const max = niceMax(Math.max(1, ...points.map((p) => Math.max(p.predicted, p.observed))));
+  const { sx, sy } = frame(svg, {
+    title,
+    subtitle: `Generation + execution wall time, ms; dashed: y = x.${fixture ? " Test fixture — not model evidence." : ""}`,
+    xLabel: "predicted cost (ms): sum of primitive mean costs",
+    yLabel: "observed cost (ms)",
+    xMax: max,
+    yMax: max,
+    ticks: 5,
+    format: (v) => (max >= 100 ? Math.round(v).toString() : v.toFixed(1)),
+  });
+  const conditions = [...new Set(points.map((p) => p.condition))];
+  const entries = conditions.map((condition, i) => ({ label: condition, colour: COLOURS[condition] ?? "#444", shape: SHAPES[i % SHAPES.length] }));
+  for (const p of points) {
+    const entry = entries.find((e) => e.label === p.condition);
+    const text = `${p.condition} ${p.task}: predicted ${p.predicted.toFixed(1)} ms, observed ${p.observed.toFixed(1)} ms`;
+    const point = marker(entry.shape, sx(p.predicted), sy(p.observed), entry.colour, text);
+    point.setAttribute("class", "task");
+    svg.append(point);
+  }
+  if (!points.length) {
+    svg.append(el("text", { x: M.left + 20, y: M.top + 30, "font-size": 12 }, "No held-out observation with both costs yet."));
+  }
+  legend(svg, entries);
+  return svg;
+}
