@@ -36,6 +36,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import sys
@@ -72,6 +73,8 @@ CHROMIUM_ARGS = (
 """From PLATFORM-NOTES: without the background-networking flags Chromium floods a closed
 network."""
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser")
+OFF_LOCALHOST = re.compile(r"^(?!(?:https?|wss?)://127\.0\.0\.1(?::\d+)?/|blob:|data:)")
+"""Every URL the guard looks at: anything not on 127.0.0.1 (nor blob:/data:)."""
 HF_HOSTS = ("huggingface.co", "hf.co")
 """The hub redirects file downloads to its CDNs (subdomains of these)."""
 BOOT_TIMEOUT_S = 120.0
@@ -553,8 +556,13 @@ class Driver:
 
     # -- files --
 
-    def write_trace(self, trace: Any) -> None:
-        write_atomically(self.out / "trace.json", dump(retype(trace, "trace")))
+    def write_trace(self, trace: Any, *, typed: bool = True) -> None:
+        """trace.json; `typed=False` (after each trial) skips the re-typing through the
+        records, which costs tens of ms on a long trace: the numbers are the same and every
+        reader (the page on --resume, the schema, reproduce) takes an integral float as it
+        is. Checkpoints (start, freeze, end, interruption) write it re-typed."""
+        document = retype(trace, "trace") if typed else trace
+        write_atomically(self.out / "trace.json", dump(document))
 
     def write_predictions(self, predictions: Any) -> None:
         write_atomically(self.out / "predictions.json", dump(retype(predictions, "predictions")))
@@ -571,9 +579,9 @@ class Driver:
 
     # -- page events --
 
-    def on_event(self, source: Any, event: Any) -> None:
+    def on_event(self, source: Any, event_json: str) -> None:
         try:
-            self._on_event(event)
+            self._on_event(json.loads(event_json))
         except BaseException as error:  # raised later, on the main path
             self.callback_error = error
 
@@ -588,7 +596,7 @@ class Driver:
         elif kind == "trial_done":
             trace = event.get("trace")
             if trace is not None:
-                self.write_trace(trace)
+                self.write_trace(trace, typed=False)
                 if event.get("phase") == "heldout":
                     self.derive_predictions(trace)
             self.run.data["in_flight"] = None
@@ -756,7 +764,7 @@ class Driver:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
         self.page.evaluate(
             """() => window.lab.experiment.onEvent((event) => {
-                 window.__sweepEvent(event);
+                 window.__sweepEvent(JSON.stringify(event)); // native: cheaper than a walk
                  // Called before the page hands the trial back to Python: a cancel here
                  // stops the run before the next trial starts.
                  if (event.event === "trial_done" && window.__sweepStop) {
@@ -1186,7 +1194,8 @@ def _drive(
                 driver.blocked.append(route.request.url)
                 route.abort("blockedbyclient")
 
-        context.route("**/*", guard)
+        # Matched in Playwright's driver: requests to 127.0.0.1 never reach Python.
+        context.route(OFF_LOCALHOST, guard)
         page = context.new_page()
         driver.page = page
         page.on("pageerror", lambda error: driver.page_errors.append(str(error)))
