@@ -754,11 +754,20 @@ class Driver:
         return max(1.0, min(cap_s, self.deadline - time.monotonic())) * 1000
 
     def wait_experiment(self) -> None:
-        self.page.wait_for_function(
-            "() => window.lab && window.lab.experiment"
-            " && typeof window.lab.experiment.start === 'function'",
-            timeout=30_000,
-        )
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(
+                "() => window.lab && window.lab.experiment"
+                " && typeof window.lab.experiment.start === 'function'",
+                timeout=30_000,
+            )
+        except PlaywrightTimeout:
+            raise SetupError(
+                "no_experiment_api",
+                f"the page at {self.site} has no window.lab.experiment: rebuild the site"
+                " (python scripts/build_site.py)",
+            ) from None
 
     def sweep(self, resume_trace: Any, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
@@ -1043,6 +1052,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     if options.backend not in ("webgpu", "wasm"):
         raise UsageError("--backend must be webgpu or wasm")
     try:
+        from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:
         raise SetupError(
@@ -1131,6 +1141,14 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         status, message, code = "interrupted", error.message, error.status
     except SweepError as error:
         status, message, code = "failed", f"[{error.code}] {error.message}", error.status
+    except PlaywrightError as error:  # the browser or the page failed under us
+        errors = (
+            f" (page errors: {'; '.join(driver.page_errors[-3:])})"
+            if driver and driver.page_errors
+            else ""
+        )
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        status, message, code = "failed", f"[browser] {first_line}{errors}", 1
     finally:
         for server in servers:
             server.shutdown()
