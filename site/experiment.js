@@ -18,6 +18,9 @@
 //   persisted()                         -> {trace, in_flight, run_id, phase, finished} | null
 //   cancel()                            -> {cancelling}
 //   onEvent(callback)                   -> unsubscribe function
+//   journal(prompt)                     -> {entry, journal}     (exploration only)
+//   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
+//   clearStored()                       -> {sweeps, ledger}     (counts deleted)
 //
 // #experiment carries data-state = idle | running | measured | frozen | done | cancelled | error.
 //
@@ -179,7 +182,14 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 
   // ---- the functions Python calls --------------------------------------------------------
 
+  // Once the page is going away (reload, tab closed), later events are the teardown's doing
+  // (a generation cut off by the dying model worker): they are not stored, so the stored
+  // trial_start stays in flight and is recorded as interrupted on resume.
+  let unloading = false;
+  window.addEventListener("pagehide", () => (unloading = true));
+
   async function sessionEvent(json) {
+    if (unloading) return false;
     const event = JSON.parse(json);
     if (event.event === "trial_start") {
       progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
@@ -229,6 +239,8 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       shownPredictions = new Map();
       lastCancelled = false;
       record = null;
+      progress.done = 0;
+      progress.total = state.measure_left + state.heldout_left;
       await persist({ phase: null });
       clearTables();
       renderAll();
@@ -322,7 +334,8 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
         throw error;
       }
       stopProgress();
-      const summary = `${state.trials} trials observed; ${state.measure_left} profile and ${state.heldout_left} held-out left.`;
+      const interrupted = state.interruptions ? ` ${state.interruptions} interrupted trial(s) recorded and attempted again.` : "";
+      const summary = `${state.trials} trials observed; ${state.measure_left} profile and ${state.heldout_left} held-out left.${interrupted}`;
       status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
       setData(result.cancelled ? "cancelled" : derivedState());
       return { state, cancelled: result.cancelled };
@@ -865,6 +878,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     }
     renderPredictions();
     renderScores();
+    renderProgress();
     refreshControls();
   }
 
@@ -1021,6 +1035,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     },
     journal,
     clearStored,
+    ledger: () => store.ledger(),
     // for tests and the bench: what the page shows, without asking Python
     snapshot: () => ({ state, data_state: section.dataset.state, busy, error: lastError, cancelled: lastCancelled }),
   };

@@ -1,0 +1,440 @@
+"""End to end: the page's experiment (issues 5 and 6) with the tiny-chat TEST FIXTURE on WASM.
+
+One page per module boots and consents to the fixture; its tests run in file order and share
+the page's IndexedDB (the ledger of observed held-out tasks carries from one sweep to the
+next, which is what the exploratory mark is about). The reload test uses its own context.
+Every request is guarded to 127.0.0.1 (conftest) and every wait has a timeout. The fixture
+is not model evidence: these tests check the pipeline, never a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from browser_helpers import ROOT, Booted, open_app
+from playwright.sync_api import Browser, Page
+
+from pyapp.reproduce import reproduce, reproduce_predictions
+
+pytestmark = pytest.mark.browser
+
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
+EXPORTS = ROOT / "exports"
+MODEL_TIMEOUT_MS = 60_000
+SWEEP_TIMEOUT_MS = 300_000
+FIXTURE_LABEL = "test fixture — not model evidence"
+CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
+SMALL = {
+    "primitives_per_op": 1,
+    "probe_pairs": 0,
+    "recurrence_steps": [2],
+    "determinants": 1,
+    "derivatives": 0,
+}
+"""A small task set (3 profile probes, 2 held-out tasks) for the tests that need no full sweep."""
+
+
+def validate(document: Any, schema: str) -> None:
+    validator = jsonschema.Draft202012Validator(
+        json.loads((EXPORTS / schema).read_text(encoding="utf-8"))
+    )
+    errors = sorted(validator.iter_errors(document), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
+
+
+def wait_experiment(page: Page, states: str, timeout_ms: int = SWEEP_TIMEOUT_MS) -> str:
+    """Wait until #experiment's data-state is one of `states` (space-separated)."""
+    page.wait_for_function(
+        f"() => {json.dumps(states.split())}"
+        ".includes(document.querySelector('#experiment').dataset.state)",
+        timeout=timeout_ms,
+    )
+    state = page.get_attribute("#experiment", "data-state") or ""
+    if state == "error" and "error" not in states.split():
+        pytest.fail(f"experiment error: {page.inner_text('#experiment-error')}")
+    return state
+
+
+def load_fixture(page: Page) -> None:
+    page.wait_for_function(
+        "() => document.querySelector('#model-choice').options.length > 1"
+        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
+        timeout=30_000,
+    )
+    page.select_option("#model-choice", "fixture")
+    page.check('input[name="backend"][value="wasm"]')
+    page.get_by_role("button", name="Load model…").click()
+    page.get_by_role("button", name="Download and load").click()
+    page.wait_for_function(
+        "() => ['loaded', 'failed'].includes(document.querySelector('#models').dataset.state)",
+        timeout=MODEL_TIMEOUT_MS,
+    )
+    assert page.get_attribute("#models", "data-state") == "loaded", page.inner_text("#model-status")
+
+
+def choose_conditions(page: Page, chosen: tuple[str, ...]) -> None:
+    for condition in CONDITIONS:
+        box = f'input[name="condition"][value="{condition}"]'
+        if condition in chosen:
+            page.check(box)
+        else:
+            page.uncheck(box)
+
+
+def download_json(page: Page, button: str) -> Any:
+    with page.expect_download(timeout=60_000) as info:
+        page.get_by_role("button", name=button, exact=True).click()
+    return json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+
+
+def api(page: Page, expression: str, arg: Any = None, timeout_ms: int = SWEEP_TIMEOUT_MS) -> Any:
+    """Evaluate `expression` (a function of `arg` returning a promise) with a timeout."""
+    return page.evaluate(
+        """async ([source, arg, ms]) => {
+             const f = eval(source);
+             return await Promise.race([
+               f(arg),
+               new Promise((_, reject) =>
+                 setTimeout(() => reject(new Error(`test timeout ${ms} ms`)), ms)),
+             ]);
+           }""",
+        [expression, arg, timeout_ms],
+    )
+
+
+def result_rows(page: Page) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = page.eval_on_selector_all(
+        "#sweep-results tbody tr",
+        """rows => rows.map(r => ({id: r.dataset.trialId, evidence: r.dataset.evidence,
+             cells: [...r.cells].map(c => c.textContent.trim())}))""",
+    )
+    return rows
+
+
+@dataclass
+class Lab:
+    booted: Booted
+    disabled_before_load: dict[str, bool]
+
+    @property
+    def page(self) -> Page:
+        return self.booted.page
+
+
+CONTROLS = (
+    "#sweep-run-all",
+    "#sweep-measure",
+    "#sweep-freeze",
+    "#sweep-heldout",
+    "#sweep-cancel",
+    "#journal-generate",
+    'input[name="condition"][value="model-only"]',
+)
+
+
+@pytest.fixture(scope="module")
+def lab(browser: Browser, site_url: str) -> Iterator[Lab]:
+    if not (FIXTURE / "replies.json").is_file():
+        pytest.skip(f"no fixture model at {FIXTURE}")
+    booted = open_app(browser, site_url)
+    page = booted.page
+    disabled = {selector: page.is_disabled(selector) for selector in CONTROLS}
+    load_fixture(page)
+    yield Lab(booted, disabled)
+    booted.context.close()
+    assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
+
+
+def test_everything_is_disabled_until_a_model_is_loaded(lab: Lab) -> None:
+    assert all(lab.disabled_before_load.values()), lab.disabled_before_load
+    page = lab.page
+    assert page.is_enabled("#sweep-run-all") and page.is_enabled("#sweep-measure")
+    assert page.is_disabled("#sweep-freeze") and page.is_disabled("#sweep-heldout")
+    assert FIXTURE_LABEL in page.inner_text("#experiment-evidence")
+    control = page.inner_text('label:has(input[value="supplied-program"])')
+    assert "control" in control and "not model evidence" in control
+    state = page.evaluate("() => window.lab.models.state()")
+    assert state["loaded"] and state["evidence"] == "fixture" and state["model_id"]
+
+
+def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
+    """Step by step: measure → freeze (hash, profile, confirmatory) → predictions shown
+    before each held-out result → scores and plots → both downloads validate and re-derive."""
+    page = lab.page
+    choose_conditions(page, ("model-only", "controlled-chain"))
+    page.get_by_role("button", name="New sweep").click()
+    page.wait_for_function(
+        "() => document.querySelector('#experiment-status').textContent.includes('started')",
+        timeout=30_000,
+    )
+    page.get_by_role("button", name="1. Measure profile").click()
+    assert wait_experiment(page, "measured") == "measured"
+    assert page.is_disabled("#sweep-heldout") and page.is_enabled("#sweep-freeze")
+    assert "Nothing frozen yet" in page.inner_text("#freeze-view")
+
+    page.get_by_role("button", name="2. Freeze profile").click()
+    assert wait_experiment(page, "frozen") == "frozen"
+    profiles = page.eval_on_selector_all(
+        "#freeze-view article.frozen",
+        """a => a.map(e => ({condition: e.dataset.condition, sha: e.dataset.sha256,
+              exploratory: e.dataset.exploratory, text: e.textContent}))""",
+    )
+    assert [p["condition"] for p in profiles] == ["model-only", "controlled-chain"]
+    for profile in profiles:
+        assert re.fullmatch(r"[0-9a-f]{64}", profile["sha"]) and profile["sha"] in profile["text"]
+        assert profile["exploratory"] == "false" and "Confirmatory" in profile["text"]
+        assert "Wilson" in profile["text"] and "Encoding probes" in profile["text"]
+    pending = page.eval_on_selector_all(
+        "#predictions-table tbody tr", "rows => rows.map(r => r.dataset.observed)"
+    )
+    assert pending == ["false"] * 8  # 6 whole-task held-out + 2 routed recurrences
+
+    # Record, at each held-out trial_start, what the predictions table showed for it.
+    page.evaluate(
+        """() => {
+             window.__before = [];
+             window.lab.experiment.onEvent((e) => {
+               if (e.event !== 'trial_start' || e.phase !== 'heldout') return;
+               const row = document.querySelector(
+                 `#predictions-table tr[data-trial-id="${e.trial_id}"]`);
+               window.__before.push([e.trial_id, row && row.dataset.observed,
+                                     row && row.cells[3].textContent]);
+             });
+           }"""
+    )
+    page.get_by_role("button", name="3. Run held-out").click()
+    assert wait_experiment(page, "done") == "done"
+    before = page.evaluate("() => window.__before")
+    assert len(before) == 8
+    assert all(observed == "false" and probability for _, observed, probability in before)
+    observed = page.eval_on_selector_all(
+        "#predictions-table tbody tr", "rows => rows.map(r => r.dataset.observed)"
+    )
+    assert observed == ["true"] * 8
+
+    scores = page.inner_text("#scores")
+    assert "naive proxy" in scores and "Brier, all steps" in scores and FIXTURE_LABEL in scores
+    for plot, words in (
+        ("#plot-calibration", ("Calibration", "predicted probability", "observed rate")),
+        ("#plot-cost", ("Cost", "predicted cost (ms)", "observed cost (ms)")),
+    ):
+        text = page.inner_text(plot) or page.eval_on_selector(plot, "e => e.textContent")
+        assert all(word in text for word in words), text
+    assert page.eval_on_selector_all("#plot-calibration .cell", "c => c.length") >= 1
+    assert page.eval_on_selector_all("#plot-cost .task", "c => c.length") == 8
+
+    trace = download_json(page, "Download sweep trace JSON")
+    predictions = download_json(page, "Download predictions JSON")
+    validate(trace, "trace.schema.json")
+    validate(predictions, "predictions.schema.json")
+    assert reproduce(trace) == []
+    assert reproduce_predictions(trace, predictions) == []  # i.e. offline `score` agrees
+    assert [c["frozen"]["sha256"] for c in predictions["conditions"]] == [
+        p["sha"] for p in profiles
+    ]
+    assert all(not c["frozen"]["exploratory"] for c in predictions["conditions"])
+
+    # Once per frozen profile: running held-out again makes no trial, visibly.
+    trials = len(trace["trials"])
+    page.get_by_role("button", name="3. Run held-out").click()
+    page.wait_for_selector("#experiment-notice:not([hidden])", timeout=30_000)
+    assert "Refused" in page.inner_text("#experiment-notice")
+    assert wait_experiment(page, "done") == "done"
+    assert api(page, "() => window.lab.experiment.state()")["trials"] == trials
+
+
+def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
+    """Run (measure, freeze, held-out) with every condition from the UI: progress, results,
+    raw records, a trace that validates and reproduces; conditions whose held-out tasks the
+    ledger already holds (from the sweep above) are frozen as exploratory."""
+    page = lab.page
+    ledger = api(page, "() => window.lab.experiment.ledger()")
+    seen = {entry["condition"]: entry["task_ids"] for entry in ledger}
+    choose_conditions(page, CONDITIONS)
+    previous = page.evaluate("() => window.lab.experiment.snapshot().state?.run_id ?? null")
+    page.get_by_role("button", name="New sweep").click()
+    page.wait_for_function(
+        "(previous) => (window.lab.experiment.snapshot().state?.run_id ?? null) !== previous",
+        arg=previous,
+        timeout=30_000,
+    )
+    page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+    page.wait_for_function(
+        "() => document.querySelector('#sweep-bar').value >= 3"
+        " && document.querySelector('#sweep-current').textContent.startsWith('now:')",
+        timeout=MODEL_TIMEOUT_MS,
+    )
+    progress = page.inner_text("#sweep-progress")
+    assert "/ 92 trials" in progress and "elapsed" in progress and "ETA" in progress
+    assert page.get_attribute("#experiment", "data-state") == "running"
+    assert page.is_enabled("#sweep-cancel")
+    assert wait_experiment(page, "done") == "done"
+    assert page.inner_text("#sweep-count") == "92 / 92 trials"
+
+    rows = result_rows(page)
+    assert len(rows) == 92 and len({r["id"] for r in rows}) == 92
+    control = [r for r in rows if r["id"].startswith("supplied-program/")]
+    assert len(control) == 24 and all(
+        "control — not model evidence" in r["cells"][1] for r in control
+    )
+    fixture = [r for r in rows if not r["id"].startswith("supplied-program/")]
+    assert all(FIXTURE_LABEL in r["cells"][1] and r["evidence"] == "fixture" for r in fixture)
+    assert FIXTURE_LABEL in page.inner_text("#sweep-results-caption")
+    unsupported = [r for r in rows if r["id"] == "controlled-chain/determinant-1"]
+    assert unsupported == [] or "unsupported" in unsupported[0]["cells"][4]
+
+    # Raw records: whole task (prompt, completion, parse) and a chain (calls, local verdicts).
+    page.get_by_role("button", name="Open the raw record of model-program/add-1").click()
+    dialog = page.inner_text("#record-dialog")
+    assert "register-program-examples/2" in dialog and "Raw completion" in dialog
+    assert "Parse result" in dialog and "Finish reason" in dialog
+    page.get_by_role("button", name="Close").click()
+    page.get_by_role("button", name="Open the raw record of controlled-chain/recurrence-2").click()
+    dialog = page.inner_text("#record-dialog")
+    assert "Chain route" in dialog and "First local error" in dialog and "unobserved" in dialog
+    assert page.eval_on_selector_all("#record-body .chain-calls tbody tr", "r => r.length") >= 1
+    page.get_by_role("button", name="Close").click()
+
+    trace = download_json(page, "Download sweep trace JSON")
+    validate(trace, "trace.schema.json")
+    assert reproduce(trace) == []
+    assert len(trace["trials"]) == 92 and trace["model"]["evidence"] == "fixture"
+    assert {t["condition"] for t in trace["trials"]} == set(CONDITIONS)
+
+    predictions = download_json(page, "Download predictions JSON")
+    validate(predictions, "predictions.schema.json")
+    assert reproduce_predictions(trace, predictions) == []
+    for result in predictions["conditions"]:
+        frozen = result["frozen"]
+        condition = frozen["profile"]["condition"]
+        assert frozen["exploratory"] is bool(seen.get(condition)), condition
+        if seen.get(condition):
+            assert "earlier session" in frozen["exploratory_reason"]
+            article = f'#freeze-view article[data-condition="{condition}"]'
+            assert "EXPLORATORY" in page.inner_text(article)
+
+
+def test_cancel_stops_the_sweep(lab: Lab) -> None:
+    page = lab.page
+    api(
+        page,
+        "(p) => window.lab.experiment.start({seed: 1729, conditions: ['model-program']})",
+    )
+    page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+    page.wait_for_function(
+        "() => document.querySelector('#sweep-bar').value >= 2", timeout=MODEL_TIMEOUT_MS
+    )
+    page.get_by_role("button", name="Cancel sweep").click()
+    assert wait_experiment(page, "cancelled", timeout_ms=MODEL_TIMEOUT_MS) == "cancelled"
+    assert "Cancelled" in page.inner_text("#experiment-status")
+    state = api(page, "() => window.lab.experiment.state()")
+    assert 2 <= state["trials"] < 24 and state["measure_left"] > 0
+    stored = api(page, "() => window.lab.experiment.persisted()")
+    assert stored["in_flight"] is None and not stored["finished"]
+    assert len(stored["trace"]["trials"]) == state["trials"]
+    assert page.is_enabled("#sweep-run-all") and page.is_disabled("#sweep-cancel")
+
+
+def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
+    page = lab.page
+    api(
+        page,
+        "(p) => window.lab.experiment.start({seed: 7, params: p, conditions: ['model-only']})",
+        SMALL,
+    )
+    assert not api(page, "() => window.lab.experiment.run('all')")["cancelled"]
+    prompt = "Journal check: what is 20 + 22?"
+    assert "never in a profile, prediction or score" in page.inner_text("#journal")
+    page.get_by_label("Journal prompt").fill(prompt)
+    page.get_by_role("button", name="Send to the model").click()
+    page.wait_for_function(
+        "() => document.querySelector('#journal-status').textContent.startsWith('Journal entry')",
+        timeout=MODEL_TIMEOUT_MS,
+    )
+    assert prompt in page.inner_text("#journal-list")
+    trace = download_json(page, "Download sweep trace JSON")
+    predictions = download_json(page, "Download predictions JSON")
+    assert prompt in [entry["prompt"] for entry in trace["journal"]]
+    assert prompt not in json.dumps(predictions)
+    assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
+    stored = api(page, "() => window.lab.experiment.persisted()")
+    assert prompt in [entry["prompt"] for entry in stored["trace"]["journal"]]
+
+
+def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site_url: str) -> None:
+    """Reload while a trial is in flight: the page offers to resume; resuming records the
+    in-flight trial as interrupted and runs every trial exactly once; then clear the store."""
+    if not (FIXTURE / "replies.json").is_file():
+        pytest.skip(f"no fixture model at {FIXTURE}")
+    booted = open_app(browser, f"{site_url}?model_step_delay_ms=40")
+    page = booted.page
+    try:
+        load_fixture(page)
+        assert page.is_hidden("#resume-prompt")
+        choose_conditions(page, ("model-only",))
+        page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+        page.wait_for_function(
+            "() => document.querySelector('#sweep-bar').value >= 3", timeout=MODEL_TIMEOUT_MS
+        )
+        # Reload just after a trial_start (stored before the event is emitted), while that
+        # trial's generation is in flight (slowed by ?model_step_delay_ms).
+        started = api(
+            page,
+            """() => new Promise((resolve) => {
+                 const off = window.lab.experiment.onEvent((e) => {
+                   if (e.event !== 'trial_start') return;
+                   off();
+                   resolve(e.trial_id);
+                 });
+               })""",
+            timeout_ms=MODEL_TIMEOUT_MS,
+        )
+        page.reload(timeout=30_000)
+        page.wait_for_selector("#resume-prompt:not([hidden])", timeout=90_000)
+        stored = api(page, "() => window.lab.experiment.persisted()")
+        in_flight = stored["in_flight"]
+        kept = len(stored["trace"]["trials"])
+        assert in_flight == started
+        assert in_flight not in {t["trial_id"] for t in stored["trace"]["trials"]}
+        text = page.inner_text("#resume-prompt")
+        assert in_flight in text and "interrupted" in text and f"{kept} trials" in text
+
+        load_fixture(page)
+        page.get_by_role("button", name="Resume", exact=True).click()
+        assert wait_experiment(page, "done") == "done"
+        assert page.is_hidden("#resume-prompt")
+        trace = api(page, "() => window.lab.experiment.trace()")
+        ids = [t["trial_id"] for t in trace["trials"]]
+        assert len(ids) == len(set(ids)) == 24  # 18 profile + 6 held-out, each once
+        assert ids[:kept] == [t["trial_id"] for t in stored["trace"]["trials"]]
+        assert [i["trial_id"] for i in trace["interruptions"]] == [in_flight]
+        assert trace["run"]["run_id"] == stored["run_id"]
+        assert "interrupted" in page.inner_text("#experiment-status")
+        validate(trace, "trace.schema.json")
+        assert reproduce(trace) == []
+        assert api(page, "() => window.lab.experiment.persisted()")["finished"] is True
+
+        # Clear stored data: no sweep, no ledger, and no resume offer after a reload.
+        assert api(page, "() => window.lab.experiment.ledger()")
+        page.get_by_role("button", name="Clear stored data").click()
+        page.wait_for_function(
+            "() => document.querySelector('#stored-status').textContent.startsWith('Deleted')",
+            timeout=30_000,
+        )
+        assert api(page, "() => window.lab.experiment.ledger()") == []
+        page.reload(timeout=30_000)
+        page.wait_for_function(
+            "() => document.querySelector('#app').dataset.state === 'ready'", timeout=90_000
+        )
+        assert page.is_hidden("#resume-prompt")
+        assert api(page, "() => window.lab.experiment.persisted()") is None
+    finally:
+        booted.context.close()
+    assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
