@@ -771,6 +771,8 @@ class Driver:
 
     def sweep(self, resume_trace: Any, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
+        from pyapp.session import ALL_CONDITIONS
+
         self.page.evaluate(
             """() => window.lab.experiment.onEvent((event) => {
                  window.__sweepEvent(JSON.stringify(event)); // native: cheaper than a walk
@@ -787,7 +789,8 @@ class Driver:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
             request: dict[str, Any] = {"seed": self.options.seed, "params": self.options.params}
-            request["conditions"] = self.options.conditions
+            # Explicit, so the sweep never depends on the page's checkboxes.
+            request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
             state = self.call("start", request)
         state = unwrap(state, "state")
         self.write_trace(unwrap(self.call("trace"), "trace"))
