@@ -35,6 +35,12 @@ class UsageError(Exception):
     """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write via a temporary file and rename, so a crash never leaves a torn file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +48,7 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; written files are ordinary
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -41,9 +41,8 @@ def brier_score(probabilities: Sequence[float], outcomes: Sequence[bool]) -> flo
     for p in probabilities:
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"probability {p} outside [0, 1]")
-    return math.fsum(
-        (p - float(o)) ** 2 for p, o in zip(probabilities, outcomes, strict=True)
-    ) / len(probabilities)
+    errors = [p - float(o) for p, o in zip(probabilities, outcomes, strict=True)]
+    return math.fsum(e * e for e in errors) / len(probabilities)
 
 
 @dataclass(frozen=True)

@@ -860,31 +860,9 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
     return [f"{list(e.absolute_path)}: {e.message}" for e in errors[:10]]
 
 
-ROUNDING = 1e-12
-"""Relative difference below which two floats differ "in the last bits" only."""
-
-
-def last_bits_only(recorded: Any, derived: Any) -> bool:
-    """Whether two JSON documents are equal except for floats within ROUNDING of each other."""
-    if isinstance(recorded, dict) and isinstance(derived, dict):
-        return recorded.keys() == derived.keys() and all(
-            last_bits_only(recorded[k], derived[k]) for k in recorded
-        )
-    if isinstance(recorded, list) and isinstance(derived, list):
-        return len(recorded) == len(derived) and all(
-            last_bits_only(a, b) for a, b in zip(recorded, derived, strict=True)
-        )
-    if isinstance(recorded, float) and isinstance(derived, float):
-        return abs(recorded - derived) <= ROUNDING * max(1.0, abs(recorded), abs(derived))
-    return bool(recorded == derived and type(recorded) is type(derived))
-
-
 def check_files(out: Path) -> dict[str, Any]:
     """Validate trace.json and predictions.json against exports/ and re-derive both."""
-    from pyapp.predict import score_trace
-    from pyapp.records import RecordError, from_json, to_json
     from pyapp.reproduce import reproduce, reproduce_predictions
-    from pyapp.trace import Trace
 
     trace = json.loads((out / "trace.json").read_text("utf-8"))
     predictions = json.loads((out / "predictions.json").read_text("utf-8"))
@@ -898,17 +876,9 @@ def check_files(out: Path) -> dict[str, Any]:
     mismatches = [str(m) for m in reproduce(trace)]
     prediction_mismatches = [str(m) for m in reproduce_predictions(trace, predictions)]
     checks["reproduce"] = {"trace.json": mismatches, "predictions.json": prediction_mismatches}
-    rounding = False
-    if prediction_mismatches and not mismatches:
-        try:
-            derived = to_json(score_trace(from_json(Trace, trace)))
-            rounding = last_bits_only(predictions, derived)
-        except (RecordError, ValueError):
-            rounding = False
-    checks["predictions_last_bits_only"] = rounding
     checks["exact"] = not mismatches and not prediction_mismatches
     schema_ok = isinstance(checks["schema"], str) or not any(checks["schema"].values())
-    checks["ok"] = schema_ok and not mismatches and (not prediction_mismatches or rounding)
+    checks["ok"] = schema_ok and checks["exact"]
     return checks
 
 
@@ -926,14 +896,7 @@ def report_checks(checks: dict[str, Any], trace: dict[str, Any]) -> None:
             else:
                 print(f"schema: {name} valid against exports/{kind}.schema.json")
     for name, mismatches in checks["reproduce"].items():
-        if mismatches and name == "predictions.json" and checks["predictions_last_bits_only"]:
-            print(
-                f"reproduce: predictions.json: every number re-derived, {len(mismatches)} of them"
-                f" only to within {ROUNDING:g} (relative): the page's Python (Pyodide) and this"
-                f" Python {sys.version.split()[0]} round float sums differently (sum() of floats"
-                " changed in Python 3.12); see run.json checks"
-            )
-        elif mismatches:
+        if mismatches:
             print(f"reproduce: {name}: {len(mismatches)} mismatch(es)")
             for mismatch in mismatches[:20]:
                 print(f"  MISMATCH {mismatch}")

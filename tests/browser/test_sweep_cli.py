@@ -92,8 +92,7 @@ def assert_finished_run(out: Path, result: subprocess.CompletedProcess[str]) -> 
     assert again.returncode == 0, again.stdout
     assert run["status"] == "done" and run["in_flight"] is None and run["ended_at"]
     assert run["checks"]["ok"] is True, run["checks"]
-    if sys.version_info >= (3, 12):  # the page's Python sums floats the same way: exact
-        assert run["checks"]["exact"] is True, run["checks"]
+    assert run["checks"]["exact"] is True, run["checks"]  # math.fsum: same bits everywhere
     assert run["evidence"] == "fixture" and predictions["evidence"] == "fixture"
     assert "TEST FIXTURE — NOT MODEL EVIDENCE" in result.stdout
     assert "reproduce: ok" in result.stdout and "re-derived exactly" in result.stdout
