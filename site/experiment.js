@@ -647,7 +647,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
         dl([
           ["Calls", `${c.calls.length} made of ${c.planned_calls} planned; ${c.unobserved_calls} unobserved`],
           ["Halt", c.halt ? `${c.halt.code}: ${c.halt.message}` : "none"],
-          ["First local error", c.first_local_error ?? "none"],
+          ["First local error", c.first_local_error === null ? "none" : `call ${c.first_local_error}`],
           ["All steps correct", yesNo(c.all_steps_correct)],
           ["Final correct", yesNo(c.final_correct)],
           ["Reserved tokens in / out", `${c.reserved_input_tokens} / ${c.reserved_output_tokens}`],

@@ -4,9 +4,9 @@
 // No DOM lookups here: each function returns an <svg> element.
 
 const SVG = "http://www.w3.org/2000/svg";
-const W = 520;
-const H = 380;
-const M = { left: 70, right: 170, top: 48, bottom: 56 };
+const W = 760;
+const H = 420;
+const M = { left: 70, right: 270, top: 64, bottom: 56 };
 const COLOURS = {
   "model-only": "#1a73e8",
   "model-program": "#b3261e",
@@ -37,13 +37,16 @@ function marker(shape, x, y, colour, title) {
   return node;
 }
 
-function frame(svg, { title, subtitle, xLabel, yLabel, xMax, yMax, ticks, format }) {
+function frame(svg, { title, subtitle, fixture, xLabel, yLabel, xMax, yMax, ticks, format }) {
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const sx = (v) => M.left + (v / xMax) * plotW;
   const sy = (v) => M.top + plotH - (v / yMax) * plotH;
   svg.append(el("text", { x: M.left, y: 18, "font-size": 14, "font-weight": 600 }, title));
   if (subtitle) svg.append(el("text", { x: M.left, y: 34, "font-size": 11, fill: "#5f6368" }, subtitle));
+  if (fixture) {
+    svg.append(el("text", { x: M.left, y: 50, "font-size": 11, "font-weight": 700, fill: "#b06000", class: "fixture" }, "Test fixture — not model evidence."));
+  }
   svg.append(el("rect", { x: M.left, y: M.top, width: plotW, height: plotH, fill: "none", stroke: "#999" }));
   for (let i = 0; i <= ticks; i++) {
     const xv = (xMax * i) / ticks;
@@ -91,7 +94,8 @@ export function calibrationPlot(doc, { fixture }) {
   const svg = newSvg(title);
   const { sx, sy } = frame(svg, {
     title,
-    subtitle: `Bars: 95% Wilson intervals (descriptive); n beside each point.${fixture ? " Test fixture — not model evidence." : ""}`,
+    subtitle: "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); n beside each point.",
+    fixture,
     xLabel: "predicted probability (product of primitive rates)",
     yLabel: "observed rate",
     xMax: 1,
@@ -161,7 +165,8 @@ export function costPlot(doc, { fixture }) {
   const max = niceMax(Math.max(1, ...points.map((p) => Math.max(p.predicted, p.observed))));
   const { sx, sy } = frame(svg, {
     title,
-    subtitle: `Generation + execution wall time, ms; dashed: y = x.${fixture ? " Test fixture — not model evidence." : ""}`,
+    subtitle: "One point per held-out task: generation + execution wall time in ms; dashed: y = x.",
+    fixture,
     xLabel: "predicted cost (ms): sum of primitive mean costs",
     yLabel: "observed cost (ms)",
     xMax: max,
