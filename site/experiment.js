@@ -475,7 +475,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     $("#sweep-run-all").disabled = !(loaded && idle);
     $("#sweep-measure").disabled = !(loaded && idle);
     $("#sweep-freeze").disabled = !(idle && hasSweep && state.can_freeze);
-    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && state.frozen.length > 0);
+    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && state.can_run_heldout);
     $("#sweep-new").disabled = !(loaded && idle);
     $("#sweep-cancel").disabled = !running;
     for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
