@@ -135,7 +135,9 @@ def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
 
 def record_interruption(sweep: Sweep, trial_id: str) -> None:
     """The trial that was in flight when the page closed: never observed, re-attempted."""
-    sweep.interruptions.append(Interruption(trial_id=trial_id, at=_now()))
+    sweep.interruptions.append(
+        Interruption(trial_id=trial_id, at=_now(), reason="page-closed", partial=None)
+    )
 
 
 def freeze(sweep: Sweep) -> list[FrozenProfile]:
@@ -168,6 +170,7 @@ async def run_phase(
     cancel: CancelToken | None = None,
     on_trial: OnTrial | None = None,
     before_trial: Callable[[Condition, Task, int, int], Awaitable[None] | None] | None = None,
+    on_interrupted: Callable[[Trial], Awaitable[None] | None] | None = None,
 ) -> bool:
     """Run the unobserved trials of `phase`; returns False when cancelled."""
     if phase == "heldout":
@@ -196,6 +199,16 @@ async def run_phase(
             else:
                 trial = await run_trial(task, condition, adapter, cancel)
         except Cancelled:
+            return False
+        if trial.outcome == "cancelled":
+            # the user's Cancel cut this trial short: kept raw, never scored, re-attempted
+            sweep.interruptions.append(
+                Interruption(trial_id=trial.trial_id, at=_now(), reason="cancelled", partial=trial)
+            )
+            if on_interrupted is not None:
+                maybe = on_interrupted(trial)
+                if maybe is not None:
+                    await maybe
             return False
         sweep.trials.append(trial)
         if on_trial is not None:

@@ -316,6 +316,13 @@ def reproduce(document: JSON) -> list[Mismatch]:
                     )
                 )
 
+    for i, interruption in enumerate(trace.interruptions):
+        if interruption.partial is not None:
+            where = f"$.interruptions[{i}].partial"
+            if interruption.partial.trial_id != interruption.trial_id:
+                found.append(Mismatch(where, "is not the interrupted trial"))
+            found.extend(_check_trial(interruption.partial, where, tasks))
+
     for i, record in enumerate(trace.freezes):
         if record.condition not in run.conditions:
             found.append(Mismatch(f"$.freezes[{i}]", "freezes a condition the run did not list"))

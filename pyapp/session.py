@@ -20,7 +20,9 @@ unobserved trial.
 
 Notifications (`notify(event)`): `{"event": "trial_start", "trial_id", "condition",
 "task_id", "index", "total", "phase"}` before each trial and `{"event": "trial_done",
-"trial": ..., "index", "total", "phase", "trace": ...}` after it.
+"trial": ..., "index", "total", "phase", "trace": ...}` after it; a trial the user's Cancel
+cut short is not an observation: `{"event": "trial_interrupted", "trial_id", "trace"}` (the
+trace records it under `interruptions`, and it is re-attempted later).
 """
 
 from __future__ import annotations
@@ -200,9 +202,26 @@ class Session:
                     )
                 )
 
+            async def interrupted(trial: Trial) -> None:
+                await _maybe(
+                    ctx.notify(
+                        {
+                            "event": "trial_interrupted",
+                            "trial_id": trial.trial_id,
+                            "trace": to_json(sweep.trace()),
+                        }
+                    )
+                )
+
             try:
                 finished = await run_phase(
-                    sweep, current, adapter, cancel=cancel, on_trial=after, before_trial=before
+                    sweep,
+                    current,
+                    adapter,
+                    cancel=cancel,
+                    on_trial=after,
+                    before_trial=before,
+                    on_interrupted=interrupted,
                 )
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None

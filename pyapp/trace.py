@@ -342,12 +342,19 @@ class FreezeRecord:
 
 @dataclass(frozen=True)
 class Interruption:
-    """A trial that was in flight when the page closed or crashed: never observed."""
+    """A trial that did not finish as an observation: the page closed or crashed while it was
+    in flight, or the user cancelled it mid-generation. It is re-attempted later, so a
+    user's Cancel is never scored as the model's failure; what it produced is kept."""
 
     trial_id: str
     """The trial that was interrupted (re-attempted on resume)."""
     at: str
-    """When the resume noticed it, UTC ISO 8601."""
+    """When the interruption was recorded, UTC ISO 8601."""
+    reason: Literal["page-closed", "cancelled"]
+    """`page-closed`: noticed on resume (nothing of it survived); `cancelled`: the user's
+    Cancel cut its generation short."""
+    partial: Trial | None
+    """What the cancelled attempt produced (raw, never scored); null when nothing survived."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 // what comes back, persists every trace in IndexedDB (site/store.js) and answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> true   a trial_start / trial_done event (awaited:
+//   xworker.sync.session_event(json)  -> true   a trial_start / trial_done / trial_interrupted event (awaited:
 //                                               the trace is stored before the next trial)
 //   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before every model call
 //
@@ -202,6 +202,11 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       addResultRow(event.trial);
       fillObservation(event.trial);
       $("#sweep-results-caption").textContent = resultsCaption();
+    } else if (event.event === "trial_interrupted") {
+      // The user's Cancel cut this trial short: Python kept it under `interruptions`
+      // (never scored) and will attempt it again; it is no longer in flight.
+      useTrace(event.trace);
+      await persist({ in_flight: null });
     }
     renderProgress();
     emit(event);

@@ -9,7 +9,7 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp import bridge
-from pyapp.model import ScriptedAdapter
+from pyapp.model import ScriptedAdapter, ScriptedReply
 from pyapp.reproduce import reproduce, reproduce_predictions
 from pyapp.session import Context, Session
 
@@ -142,3 +142,35 @@ def test_requests_need_a_loaded_model_and_a_sweep():
 def test_plain_requests_still_pass_through_handle_async():
     reply = call(Page(), "hello")
     assert reply["ok"] and reply["result"]["generator_version"] == "tasks/1"
+
+
+def test_a_cancelled_generation_is_an_interruption_not_an_observation():
+    calls = {"n": 0}
+
+    def cancelled_once(prompt, caps):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the user presses Cancel while the third trial generates
+            page.cancel = True
+            return ScriptedReply("", finish_reason="cancelled")
+        return known_model(prompt, caps)
+
+    page = Page(ScriptedAdapter(cancelled_once))
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    result = call(page, "sweep_run", phase="measure")["result"]
+    assert result["cancelled"] and result["state"]["trials"] == 2
+    interrupted = [e for e in page.events if e["event"] == "trial_interrupted"]
+    assert [e["trial_id"] for e in interrupted] == ["model-only/sub-1"]
+    stored = interrupted[0]["trace"]["interruptions"]
+    assert stored[0]["reason"] == "cancelled" and stored[0]["partial"]["outcome"] == "cancelled"
+
+    page.cancel = False
+    done = call(page, "sweep_run", phase="all")["result"]
+    assert not done["cancelled"]
+    trace = call(page, "sweep_trace")["result"]["trace"]
+    ids = [t["trial_id"] for t in trace["trials"]]
+    assert ids.count("model-only/sub-1") == 1 and len(ids) == len(set(ids)) == 24
+    assert all(t["outcome"] != "cancelled" for t in trace["trials"])
+    assert_valid_trace(trace)
+    assert reproduce(trace) == []
+    trace["interruptions"][0]["partial"]["outcome"] = "correct"
+    assert any("interruptions[0].partial" in str(m) for m in reproduce(trace))
