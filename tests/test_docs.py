@@ -5,7 +5,9 @@ in Markdown tables whose first column is a stable key in backticks and whose sec
 is a Python literal. These tests parse those tables and compare every value with the code's
 own constants, in both directions (nothing missing, nothing extra). They also check that the
 predictor's worked examples still come from the generator, and that README.md links the
-three documents.
+three documents. The failure-code table is checked against every code the Python sources
+and the page's JavaScript (the model worker, its client, the panels) actually produce, and
+the JavaScript constants the specification cites are read from the files themselves.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ PREDICTOR = DOCS / "predictor.md"
 REVIEW = DOCS / "source-review.md"
 SOURCES = [*sorted((ROOT / "pyapp").glob("*.py")), *sorted((ROOT / "interpreter").glob("*.py"))]
 SOURCES.append(ROOT / "site" / "lab_worker.py")
+JS_SOURCES = sorted((ROOT / "site").glob("*.js"))
 
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|(.*)\|\s*$")
 
@@ -75,9 +78,20 @@ def keyed_values(text: str) -> dict[str, object]:
     return values
 
 
+def js_constant(file: str, name: str) -> object:
+    """The literal of `[export] const NAME = <number>;` in site/<file> (exactly one)."""
+    text = (ROOT / "site" / file).read_text(encoding="utf-8")
+    found = re.findall(rf"^(?:export\s+)?const\s+{name}\s*=\s*([0-9_]+)\s*;", text, re.M)
+    assert len(found) == 1, f"site/{file}: expected one numeric const {name}, found {found}"
+    return ast.literal_eval(found[0])
+
+
 def expected_constants() -> dict[str, object]:
     """The same keys, from the code."""
     expected: dict[str, object] = {
+        "client.grace_ms": js_constant("model_client.js", "GRACE_MS"),
+        "client.load_timeout_ms": js_constant("model_client.js", "LOAD_TIMEOUT_MS"),
+        "page.request_timeout_ms": js_constant("app.js", "REQUEST_TIMEOUT_MS"),
         "generator_version": tasks.GENERATOR_VERSION,
         "default_seed": tasks.DEFAULT_SEED,
         "default_task_count": len(tasks.generate()),
@@ -130,7 +144,7 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|ProgramError|BridgeError|ProtocolError|SessionError|ModelFailure|_error)"
+    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|ModelFailure|_error)"
     r"\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
@@ -138,11 +152,38 @@ FINISH_REASON_CODES = {"timeout", "cancelled", "error"}
 """Codes a failure takes from `completion.finish_reason` (pyapp.conditions.generation_failure)."""
 
 
+JS_CODE_PATTERNS = (
+    # an error or failure object: {code: "busy", message}
+    re.compile(r"\bcode:\s*\"([a-z_]+)\""),
+    # the code as a call's first argument: new LoadError("bad_request", ...), failAll(...)
+    re.compile(r"\b(?:LoadError|failAll)\(\s*\"([a-z_]+)\""),
+    # replyError(type, id, "busy", ...), client.refuse(spec, backend, "backend_unavailable", ...)
+    re.compile(r"\b(?:replyError|refuse)\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
+    # noGeneration(inputTokens, "input_budget", ...)
+    re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*\"([a-z_]+)\""),
+)
+JS_CODE_CHOICE = re.compile(r"\bcode\s*=\s*([^;]*);")
+"""`const code = cond ? "download_failed" : "load_failed";`: the chosen literals count."""
+
+
+def js_codes() -> set[str]:
+    """Failure codes the page's JavaScript produces (model worker, client, panels)."""
+    codes: set[str] = set()
+    for path in JS_SOURCES:
+        text = path.read_text(encoding="utf-8")
+        for pattern in JS_CODE_PATTERNS:
+            codes |= set(pattern.findall(text))
+        for choice in JS_CODE_CHOICE.findall(text):
+            codes |= set(re.findall(r"[?:]\s*\"([a-z_]+)\"", choice))
+    return codes
+
+
 def produced_codes() -> set[str]:
     codes = set(interpreter.ERROR_CODES) | FINISH_REASON_CODES
     for path in SOURCES:
         text = path.read_text(encoding="utf-8")
         codes |= set(FAILURE_CALL.findall(text)) | set(CODE_FIELD.findall(text))
+    codes |= js_codes()
     codes.discard("code")
     return codes
 
@@ -180,6 +221,28 @@ def test_the_failure_scan_finds_the_condition_codes() -> None:
         "unreadable_registers_file",
     }
     assert expected <= produced_codes()
+
+
+def test_the_javascript_scan_finds_the_model_codes() -> None:
+    """The same guard for the page's JavaScript: the model worker's and its client's codes."""
+    expected = {
+        "not_loaded",
+        "busy",
+        "bad_request",
+        "unknown_type",
+        "input_budget",
+        "timeout",
+        "cancelled",
+        "terminated",
+        "worker_error",
+        "backend_unavailable",
+        "dtype_unsupported",
+        "download_failed",
+        "load_failed",
+        "load_timeout",
+    }
+    assert expected <= js_codes(), f"the JS scan missed {expected - js_codes()}"
+    assert "bad_reply" in produced_codes()  # pyapp.browser_model's failed("bad_reply", ...)
 
 
 def test_schemas_named_in_the_spec_exist() -> None:
