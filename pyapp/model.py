@@ -133,7 +133,10 @@ class ModelProvenance:
     model_id: str
     """Model id, e.g. `onnx-community/Qwen2.5-0.5B-Instruct` or the bundled fixture's id."""
     revision: str
-    """Pinned revision (commit) of the model files."""
+    """The revision asked for: a pinned commit, or a branch such as `main` (unpinned)."""
+    revision_served: str | None
+    """The commit the hub said it served (its `X-Repo-Commit` header) on the last download;
+    null when bundled, served from the browser cache, or not reported."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
     source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
@@ -187,6 +190,7 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
     return ModelProvenance(
         model_id=f"fixture/{name}",
         revision="none",
+        revision_served=None,
         dtype="none",
         source="scripted",
         evidence="fixture",

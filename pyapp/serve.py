@@ -127,9 +127,12 @@ def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[Threading
 
 # ---- a local stand-in for the model hub ------------------------------------------------------
 
+HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+"""The commit the hub stand-in says it serves for any revision (like the hub's header)."""
+
 HUB_HEADERS = {
     "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag",
+    "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, X-Repo-Commit",
     "Cross-Origin-Resource-Policy": "cross-origin",
     "Cache-Control": "no-cache",
 }
@@ -171,6 +174,7 @@ class HubHandler(SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         for name, value in HUB_HEADERS.items():
             self.send_header(name, value)
+        self.send_header("X-Repo-Commit", HUB_COMMIT)
         super().end_headers()
 
     def log_message(self, format: str, *args: object) -> None:

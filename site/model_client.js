@@ -256,6 +256,7 @@ export class ModelClient {
     return {
       model_id: spec.model_id ?? "none",
       revision: spec.revision ?? "none",
+      revision_served: result?.revision_served ?? null,
       dtype: spec.dtype ?? "none",
       source: spec.source ?? "bundled-fixture",
       evidence: spec.source === "bundled-fixture" ? "fixture" : "model",

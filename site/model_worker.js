@@ -197,6 +197,7 @@ async function load(request) {
   let runtimeBytes = 0; // the ORT wasm runtime, fetched once per worker
   let firstFetch = null;
   let lastDone = null;
+  let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
     firstFetch ??= performance.now();
@@ -205,7 +206,10 @@ async function load(request) {
       const size = Number(response.headers.get("content-length")) || 0;
       const name = String(url);
       if (name.startsWith(wasmBase)) runtimeBytes += size;
-      else files.set(name, size);
+      else {
+        files.set(name, size);
+        servedCommit ??= response.headers.get("x-repo-commit");
+      }
     }
     return response;
   };
@@ -257,6 +261,7 @@ async function load(request) {
     cross_origin_isolated: self.crossOriginIsolated === true,
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
+    revision_served: servedCommit,
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,
     download_ms: downloadMs,

@@ -53,6 +53,7 @@ LOAD: dict[str, Any] = {
 PROVENANCE: dict[str, Any] = {
     "model_id": "fixture/tiny-chat",
     "revision": "bundled",
+    "revision_served": None,
     "dtype": "fp32",
     "source": "bundled-fixture",
     "evidence": "fixture",

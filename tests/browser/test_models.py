@@ -27,7 +27,7 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.browser_model import parse_provenance
-from pyapp.serve import serve_hub_in_thread
+from pyapp.serve import HUB_COMMIT, serve_hub_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -433,6 +433,7 @@ def test_local_hub_download_with_progress(browser: Browser, site_url: str) -> No
         assert "onnx/model.onnx: done" in page.inner_text("#model-files")
         record = parse_provenance(provenance(page))
         assert (record.source, record.evidence, record.revision) == ("hub", "model", "main")
+        assert record.revision_served == HUB_COMMIT  # the branch resolved to this commit
         fetched = {p.split("/resolve/main/")[1] for p in served if not p.startswith("HEAD")}
         sizes = sum((FIXTURE / name).stat().st_size for name in fetched)
         assert record.loads[-1].download_bytes == sizes
