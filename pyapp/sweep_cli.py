@@ -1218,9 +1218,14 @@ def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
     predictions = json.loads((out / "predictions.json").read_text("utf-8"))
     checks = check_files(out)
     run.data["checks"] = checks
+    # The page knows best what was loaded: a model served from a folder or a local host whose
+    # files are the test fixture's is labelled a fixture in the trace, and so is the run.
+    fixture = choice.fixture or (trace.get("model") or {}).get("evidence") == "fixture"
+    run.data["evidence"] = "fixture" if fixture else "model"
+    run.data["evidence_note"] = FIXTURE_NOTE if fixture else "model evidence (check the trace)"
     run.save()
     summary = trace.get("summary", {})
-    banner = f"  *** {FIXTURE_BANNER} ***" if choice.fixture else ""
+    banner = f"  *** {FIXTURE_BANNER} ***" if fixture else ""
     print(f"sweep done: {out}{banner}")
     print(
         f"  {summary.get('trials')} trials: {summary.get('correct')} correct, "
@@ -1232,6 +1237,6 @@ def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
     report_scores(predictions)
     report_checks(checks, trace)
     print(f"  wrote {out / 'trace.json'}, {out / 'predictions.json'}, {out / 'run.json'}")
-    if choice.fixture:
+    if fixture:
         print(f"  {FIXTURE_NOTE}")
     return 0 if checks["ok"] else 1

@@ -108,6 +108,7 @@ export class ModelClient {
         source: this.spec.source,
         host: this.spec.host ?? null,
         local_path: this.spec.local_path ?? null,
+        fixture_config_sha256: this.spec.fixture_config_sha256 ?? null,
       },
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,
@@ -259,7 +260,8 @@ export class ModelClient {
       revision_served: result?.revision_served ?? null,
       dtype: spec.dtype ?? "none",
       source: spec.source ?? "bundled-fixture",
-      evidence: spec.source === "bundled-fixture" ? "fixture" : "model",
+      // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
+      evidence: spec.source === "bundled-fixture" || result?.is_test_fixture === true ? "fixture" : "model",
       backend_requested: this.backend ?? "wasm",
       backend_actual: result ? result.backend_actual : null,
       adapter: result ? result.adapter : null,

@@ -198,6 +198,10 @@ async function load(request) {
   let firstFetch = null;
   let lastDone = null;
   let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
+  // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
+  // host served it: it is labelled a fixture, never model evidence.
+  let isTestFixture = false;
+  const fixtureConfig = typeof spec.fixture_config_sha256 === "string" ? spec.fixture_config_sha256 : null;
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
     firstFetch ??= performance.now();
@@ -209,6 +213,11 @@ async function load(request) {
       else {
         files.set(name, size);
         servedCommit ??= response.headers.get("x-repo-commit");
+        if (fixtureConfig && /(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
+          const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
+          const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+          if (hex === fixtureConfig) isTestFixture = true;
+        }
       }
     }
     return response;
@@ -262,6 +271,7 @@ async function load(request) {
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
     revision_served: servedCommit,
+    is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,
     download_ms: downloadMs,

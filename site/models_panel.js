@@ -75,6 +75,7 @@ export function setupModels({ request }) {
         download_mb: chosen.download_mb?.[dtype] ?? null,
         licence: chosen.licence ?? "unknown",
         revision_note: chosen.revision_note ?? null,
+        fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
       };
     }
     const revision = $("#model-revision").value.trim() || "main";
@@ -91,6 +92,7 @@ export function setupModels({ request }) {
       download_mb: null,
       licence: "see the model card",
       revision_note: null,
+      fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
     };
   }
 
@@ -397,8 +399,10 @@ export function setupModels({ request }) {
       revision: spec.revision ?? null,
       dtype: spec.dtype ?? null,
       source: spec.source ?? null,
-      evidence: spec.source ? (spec.source === "bundled-fixture" ? "fixture" : "model") : null,
-      label: spec.source === "bundled-fixture" ? FIXTURE_LABEL : (spec.label ?? null),
+      // The client's provenance knows more than the spec: a hub download whose config.json is
+      // the test fixture's is a fixture too.
+      evidence: spec.source ? client.provenance().evidence : null,
+      label: spec.source && client.provenance().evidence === "fixture" ? FIXTURE_LABEL : (spec.label ?? null),
       backend: client.backend,
       provenance: client.provenance(),
     };

@@ -167,3 +167,15 @@ def test_tokenizer_has_the_chatml_template_and_eos() -> None:
     assert added[IM_END] == _json("config.json")["eos_token_id"]
     assert added[IM_END] == _json("generation_config.json")["eos_token_id"]
     assert IM_START in added
+
+
+def test_the_page_knows_the_fixture_by_its_config() -> None:
+    """site/models.json carries the fixture's config.json hash, so a copy of the fixture
+    served from any host is still labelled a test fixture, never model evidence."""
+    import hashlib
+    import json
+
+    site = Path(__file__).resolve().parent.parent / "site"
+    catalogue = json.loads((site / "models.json").read_text(encoding="utf-8"))
+    config = (FIXTURE / "config.json").read_bytes()
+    assert catalogue["fixture_config_sha256"] == hashlib.sha256(config).hexdigest()

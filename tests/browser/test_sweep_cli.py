@@ -177,9 +177,12 @@ def test_local_model_folder_through_the_hub_path(folder_run: tuple[Path, Any]) -
     out, result = folder_run
     assert result.returncode == 0, result.stdout + result.stderr
     trace = read(out / "trace.json")
-    # Served as a hub model, the page labels it `model` (it cannot know the files).
+    # Served as a hub model, but its config.json is the fixture's: still a test fixture.
     assert (trace["model"]["source"], trace["model"]["revision"]) == ("hub", "main")
+    assert trace["model"]["evidence"] == "fixture"
+    assert {t["evidence"] for t in trace["trials"]} == {"fixture"}
     run = read(out / "run.json")
+    assert run["evidence"] == "fixture" and "TEST FIXTURE" in result.stdout
     assert run["checks"]["ok"] is True and not run.get("blocked_requests")
     assert "test-org/tiny-chat" in run["sessions"][0]["model"]["dialog"]
 
