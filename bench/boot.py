@@ -24,17 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.serve import serve_in_thread  # noqa: E402  (after the path tweak)
+from pyapp.sweep_cli import CHROMIUM_ARGS  # noqa: E402
 
 SITE = ROOT / "build" / "site"
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+ARGS = list(CHROMIUM_ARGS)  # the flags of PLATFORM-NOTES, kept in one place
 READY = "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
 
 

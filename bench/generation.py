@@ -33,15 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
 SITE = ROOT / "build" / "site"
 FIXTURE_VENV_PYTHON = ROOT / "build" / "fixture-venv" / "bin" / "python"
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def long_reply() -> dict[str, Any]:
@@ -141,6 +132,7 @@ def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
 
     sys.path.insert(0, str(ROOT))
     from pyapp.serve import serve_in_thread
+    from pyapp.sweep_cli import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         raise SystemExit(f"{SITE} is not built: run python scripts/build_site.py")
@@ -148,7 +140,9 @@ def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
     caps = {"max_input_tokens": 1024, "max_output_bytes": 16384, "timeout_ms": 60_000}
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", args=list(CHROMIUM_ARGS)
+            )
             page = browser.new_page()
             page.goto(url, timeout=30_000)
             page.wait_for_function(

@@ -31,15 +31,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
 
 
@@ -52,13 +43,14 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.serve import serve_in_thread
+    from pyapp.sweep_cli import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run `bash scripts/lab test` or scripts/build_site.py")
     server, url = serve_in_thread(SITE)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             context = browser.new_context()
 
             def local_only(route: Route) -> None:

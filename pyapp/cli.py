@@ -55,11 +55,12 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def _params(args: argparse.Namespace) -> TaskParams:
+def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
+    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
     from pyapp.bridge import BridgeError, task_params
 
     overrides: dict[str, Any] = {}
-    for item in args.param or []:
+    for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
@@ -68,9 +69,17 @@ def _params(args: argparse.Namespace) -> TaskParams:
         except ValueError:
             raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
     try:
-        return task_params({"seed": args.seed, "params": overrides})
+        task_params({"seed": seed, "params": overrides})
     except BridgeError as error:
         raise UsageError(f"task parameters: {error.message}") from None
+    return overrides
+
+
+def _params(args: argparse.Namespace) -> TaskParams:
+    from pyapp.bridge import task_params
+
+    overrides = param_overrides(args.param, args.seed)
+    return task_params({"seed": args.seed, "params": overrides})
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:

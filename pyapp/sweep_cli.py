@@ -52,7 +52,7 @@ from typing import Any, TextIO
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
-from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, write_atomically
+from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
 
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
 RUN_SCHEMA = "sweep-run/1"
@@ -172,23 +172,7 @@ class Options:
 
 
 def parse_params(items: list[str] | None, seed: int) -> dict[str, Any]:
-    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
-    from pyapp.bridge import BridgeError, task_params
-
-    overrides: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
-        try:
-            overrides[key] = json.loads(value)
-        except ValueError:
-            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
-    try:
-        task_params({"seed": seed, "params": overrides})
-    except BridgeError as error:
-        raise UsageError(f"task parameters: {error.message}") from None
-    return overrides
+    return param_overrides(items, seed)
 
 
 def parse_conditions(text: str | None) -> list[str] | None:

@@ -9,18 +9,13 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
+from pyapp.sweep_cli import CHROMIUM_ARGS as SHARED_ARGS
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM_ARGS = list(SHARED_ARGS)
+"""The flags of PLATFORM-NOTES, kept in one place (`pyapp.sweep_cli.CHROMIUM_ARGS`)."""
 BOOT_TIMEOUT_MS = 90_000
 """The page gives up on its own after 60 s; the test waits a little longer for that."""
 ACTION_TIMEOUT_MS = 120_000
