@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# bench/interpreter.py would shadow the `interpreter` package: the repository comes first.
+sys.path.insert(0, str(ROOT))
 SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
