@@ -18,6 +18,8 @@ Static files only. Every response carries the headers the page needs:
 from __future__ import annotations
 
 import functools
+import ipaddress
+import os
 import sys
 import threading
 from collections.abc import Mapping
@@ -69,6 +71,11 @@ class StaticSiteHandler(SimpleHTTPRequestHandler):
             self.send_header(name, value)
         super().end_headers()
 
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """No directory listings: the site is its files, not an index of the build folder."""
+        self.send_error(HTTPStatus.NOT_FOUND, "No directory listing here")
+        return None
+
     def log_message(self, format: str, *args: object) -> None:
         """Quiet: log only errors (status >= 400), to stderr."""
         if len(args) >= 2 and str(args[1]).isdigit() and int(str(args[1])) < 400:
@@ -101,8 +108,24 @@ def server_url(server: ThreadingHTTPServer) -> str:
     return f"http://{host!s}:{port}/"
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def serve(directory: Path, host: str, port: int) -> None:
     """Serve until Ctrl-C; print the URL first. A missing build exits with a clear message."""
+    if not is_loopback(host):
+        print(
+            f"warning: binding {host}, not a loopback address: other machines can reach this "
+            "server (it serves the static site only; the default is 127.0.0.1)",
+            file=sys.stderr,
+        )
     try:
         server = make_server(directory, host, port)
     except SiteMissingError as error:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pyapp.serve import SiteMissingError, make_server, server_url
+from pyapp.serve import SiteMissingError, is_loopback, make_server, server_url
 
 
 @pytest.fixture
@@ -50,3 +51,23 @@ def test_mime_types_and_isolation_headers(tiny_site: str, name: str, mime: str) 
 def test_missing_build_says_how_to_build(tmp_path: Path) -> None:
     with pytest.raises(SiteMissingError, match="bash scripts/lab serve"):
         make_server(tmp_path / "nothing-here")
+
+
+def test_no_directory_listings(tiny_site: str, tmp_path: Path) -> None:
+    (tmp_path / "pyodide").mkdir()
+    (tmp_path / "pyodide" / "x.js").write_bytes(b"x")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(tiny_site + "pyodide/", timeout=10)
+    caught.value.close()
+    assert caught.value.code == 404
+    with urllib.request.urlopen(tiny_site + "pyodide/x.js", timeout=10) as response:
+        assert response.read() == b"x"
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("localhost", True),
+     ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False)],
+)  # fmt: skip
+def test_non_loopback_hosts_are_recognised(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
