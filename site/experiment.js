@@ -20,7 +20,8 @@
 //   onEvent(callback)                   -> unsubscribe function
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
 //   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
-//   clearStored()                       -> {sweeps, ledger}     (counts deleted)
+//   clearStored()                       -> {sweeps, ledger, model_cache}  (counts deleted; model_cache:
+//                                                                  whether cached model files were deleted)
 //
 // #experiment carries data-state = idle | running | measured | frozen | done | cancelled | error.
 //
@@ -960,11 +961,17 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     await offerResume();
   }
 
+  // transformers.js keeps downloaded model files in this Cache Storage entry.
+  const MODEL_CACHE = "transformers-cache";
+
   async function clearStored() {
     const counts = await store.clear();
+    counts.model_cache = "caches" in self ? await caches.delete(MODEL_CACHE) : false;
     if (record) record = null;
     hideResumePrompt();
-    $("#stored-status").textContent = `Deleted ${counts.sweeps} stored sweep(s) and ${counts.ledger} ledger entr${counts.ledger === 1 ? "y" : "ies"} from this browser.`;
+    $("#stored-status").textContent =
+      `Deleted ${counts.sweeps} stored sweep(s) and ${counts.ledger} ledger entr${counts.ledger === 1 ? "y" : "ies"} ` +
+      `from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}.`;
     return counts;
   }
 

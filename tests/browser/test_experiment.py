@@ -429,6 +429,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
             timeout=30_000,
         )
         assert api(page, "() => window.lab.experiment.ledger()") == []
+        assert api(page, "() => caches.has('transformers-cache')") is False  # model files too
         page.reload(timeout=30_000)
         page.wait_for_function(
             "() => document.querySelector('#app').dataset.state === 'ready'", timeout=90_000
