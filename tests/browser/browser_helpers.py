@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,6 +17,16 @@ SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = list(SHARED_ARGS)
 """The flags of PLATFORM-NOTES, kept in one place (`pyapp.sweep_cli.CHROMIUM_ARGS`)."""
+
+
+def missing(message: str) -> None:
+    """Something the repository or the test command provides is missing: a skip on a
+    developer's partial setup, a failure in CI (where `scripts/lab test` installed it all)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 BOOT_TIMEOUT_MS = 90_000
 """The page gives up on its own after 60 s; the test waits a little longer for that."""
 ACTION_TIMEOUT_MS = 120_000

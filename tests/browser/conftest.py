@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from browser_helpers import (
     Booted,
     RequestLog,
     guard,
+    missing,
     open_app,
 )
 from playwright.sync_api import Browser, BrowserContext
@@ -40,12 +40,9 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 def site_url() -> Iterator[str]:
     """URL of the one static server (127.0.0.1, free port) serving build/site."""
     if not (SITE / "index.html").is_file():
-        message = f"{SITE} is not built: run `bash scripts/lab test` (or scripts/build_site.py)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{SITE} is not built: run `bash scripts/lab test` (or scripts/build_site.py)")
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: `apt-get install chromium` (scripts/lab test does)")
+        missing(f"{CHROMIUM} missing: `apt-get install chromium` (scripts/lab test does)")
     server, url = serve_in_thread(SITE)
     yield url
     server.shutdown()

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from browser_helpers import ROOT, Booted, open_app
+from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
 from pyapp.reproduce import reproduce, reproduce_predictions
@@ -142,7 +142,7 @@ CONTROLS = (
 @pytest.fixture(scope="module")
 def lab(browser: Browser, site_url: str) -> Iterator[Lab]:
     if not (FIXTURE / "replies.json").is_file():
-        pytest.skip(f"no fixture model at {FIXTURE}")
+        missing(f"no fixture model at {FIXTURE}")
     booted = open_app(browser, site_url)
     page = booted.page
     disabled = {selector: page.is_disabled(selector) for selector in CONTROLS}
@@ -372,7 +372,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
     """Reload while a trial is in flight: the page offers to resume; resuming records the
     in-flight trial as interrupted and runs every trial exactly once; then clear the store."""
     if not (FIXTURE / "replies.json").is_file():
-        pytest.skip(f"no fixture model at {FIXTURE}")
+        missing(f"no fixture model at {FIXTURE}")
     booted = open_app(browser, f"{site_url}?model_step_delay_ms=40")
     page = booted.page
     try:

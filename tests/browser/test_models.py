@@ -22,6 +22,7 @@ from browser_helpers import (
     ROOT,
     Booted,
     guard,
+    missing,
     open_app,
 )
 from playwright.sync_api import Browser, BrowserType, Page
@@ -117,7 +118,7 @@ class Loaded:
 @pytest.fixture(scope="module")
 def loaded(browser: Browser, site_url: str) -> Iterator[Loaded]:
     if not REPLIES:
-        pytest.skip(f"no fixture model at {FIXTURE}")
+        missing(f"no fixture model at {FIXTURE}")
     booted = open_app(browser, f"{site_url}?model_step_delay_ms={STEP_DELAY_MS}")
     page = booted.page
     wait_catalogue(page)
@@ -325,7 +326,7 @@ def test_deadline_terminate_then_reload_then_generate(loaded: Loaded) -> None:
 
 def test_webgpu_without_adapter_is_refused_not_switched(browser: Browser, site_url: str) -> None:
     if not REPLIES:
-        pytest.skip("no fixture")
+        missing(f"no fixture model at {FIXTURE}")
     booted = open_app(browser, site_url, boot=False)
     page = booted.page
     try:
@@ -361,7 +362,7 @@ def test_webgpu_without_adapter_is_refused_not_switched(browser: Browser, site_u
 
 def test_webgpu_on_the_software_adapter(browser_type: BrowserType, site_url: str) -> None:
     if not REPLIES:
-        pytest.skip("no fixture")
+        missing(f"no fixture model at {FIXTURE}")
     gpu_browser = browser_type.launch(
         executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--enable-unsafe-webgpu"]
     )
@@ -408,7 +409,7 @@ def test_webgpu_on_the_software_adapter(browser_type: BrowserType, site_url: str
 
 def test_local_hub_download_with_progress(browser: Browser, site_url: str) -> None:
     if not REPLIES:
-        pytest.skip("no fixture")
+        missing(f"no fixture model at {FIXTURE}")
     hub, hub_url, served = serve_hub_in_thread({"test-org/tiny-chat": FIXTURE})
     booted = open_app(browser, f"{site_url}?model_host={hub_url}", boot=False)
     page = booted.page
