@@ -14,9 +14,11 @@ The supplied-program control may run alongside; it is never profiled or predicte
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Literal
 
 from pyapp.clock import ClockInfo
@@ -63,8 +65,10 @@ class Sweep:
     journal: list[JournalEntry] = field(default_factory=list)
     """Free exploration with the model; exported, never profiled or scored."""
     browser: BrowserInfo | None = None
-    run_id: str | None = None
-    created_at: str | None = None
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Identifies the run across every persisted copy of its trace."""
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    """When the run started, UTC ISO 8601 (as in the trace's `run.created_at`)."""
     clock: ClockInfo | None = None
     """Measured once per sweep, so every persisted copy of the trace agrees."""
 
@@ -87,7 +91,7 @@ class Sweep:
             clock=trace.environment.clock,
         )
 
-    @property
+    @cached_property
     def tasks(self) -> tuple[Task, ...]:
         return generate(self.params)
 
@@ -111,9 +115,7 @@ class Sweep:
             self.clock,
         )
         self.clock = trace.environment.clock
-        if self.run_id is None:
-            self.run_id, self.created_at = trace.run.run_id, trace.run.created_at
-        run = replace(trace.run, run_id=self.run_id, created_at=self.created_at or "")
+        run = replace(trace.run, run_id=self.run_id, created_at=self.created_at)
         return replace(trace, run=run)
 
 

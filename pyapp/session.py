@@ -100,7 +100,7 @@ class Session:
             "can_run_heldout": all(c in frozen for c in model_conditions),
             "interruptions": len(sweep.interruptions),
             "journal": len(sweep.journal),
-            "run_id": sweep.trace().run.run_id,
+            "run_id": sweep.run_id,
         }
 
     # ---- requests --------------------------------------------------------------------
