@@ -171,10 +171,6 @@ class Options:
         }
 
 
-def parse_params(items: list[str] | None, seed: int) -> dict[str, Any]:
-    return param_overrides(items, seed)
-
-
 def parse_conditions(text: str | None) -> list[str] | None:
     from pyapp.session import ALL_CONDITIONS
 
@@ -212,7 +208,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         dtype=args.dtype,
         revision=args.revision,
         seed=seed,
-        params=parse_params(args.param, seed),
+        params=param_overrides(args.param, seed),
         conditions=parse_conditions(args.conditions),
         model_host=args.model_host,
         model_folder=args.model_folder,
@@ -229,7 +225,7 @@ def options_for_resume(args: argparse.Namespace, recorded: dict[str, Any]) -> Op
         "dtype": args.dtype,
         "revision": args.revision,
         "seed": args.seed,
-        "params": None if args.param is None else parse_params(args.param, args.seed or 0),
+        "params": None if args.param is None else param_overrides(args.param, args.seed or 0),
         "conditions": parse_conditions(args.conditions),
     }
     for key, value in given.items():
