@@ -230,16 +230,22 @@ function cell(row, text, className) {
   return td;
 }
 
+// A table row whose first cell is a row header naming the task.
+function taskRow(body, taskId) {
+  const row = body.insertRow();
+  row.dataset.taskId = taskId;
+  const th = document.createElement("th");
+  th.scope = "row";
+  th.textContent = taskId;
+  row.append(th);
+  return row;
+}
+
 function renderTasks(result) {
   const body = $("#tasks tbody");
   body.replaceChildren();
   for (const task of result.tasks) {
-    const row = body.insertRow();
-    row.dataset.taskId = task.id;
-    const th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = task.id;
-    row.append(th);
+    const row = taskRow(body, task.id);
     cell(row, task.family);
     cell(row, task.split);
     cell(row, task.encoding ?? "");
@@ -297,12 +303,7 @@ function renderTrace(trace) {
   const body = $("#results tbody");
   body.replaceChildren();
   for (const trial of trace.trials) {
-    const row = body.insertRow();
-    row.dataset.taskId = trial.task_id;
-    const th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = trial.task_id;
-    row.append(th);
+    const row = taskRow(body, trial.task_id);
     cell(row, trial.correct ? "correct" : "incorrect", trial.correct ? "correct" : "incorrect");
     const t = trial.timings ?? {};
     for (const key of ["construction_ms", "parse_ms", "execution_ms", "verification_ms", "total_ms"]) {
