@@ -1,32 +1,41 @@
 """The browser worker's experiment session: the bridge requests that drive a sweep.
 
 The page never re-implements the protocol: it sends these requests and draws what comes
-back. After every trial the session tells the page (`notify`) and hands it the whole trace,
-which the page persists (IndexedDB); after a reload the page sends that trace back with
-`sweep_resume`, naming the trial that was in flight, and the sweep continues with the next
-unobserved trial.
+back. A trial event carries that trial only, as JSON text (`trial_json`), which the page
+stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
+is assembled only when someone asks for it (`sweep_trace` for a download, `sweep_resume`
+after a reload). Documents travel as Python's own JSON text (`*_json` fields), so a float
+such as 1.0 stays 1.0 whatever JavaScript does with numbers.
 
 | request            | fields                                              | result           |
 |--------------------|-----------------------------------------------------|------------------|
 | `sweep_start`      | seed, params?, conditions, environment?,            | state            |
 |                    | previously_observed? {condition: [task ids]}        |                  |
-| `sweep_resume`     | trace, in_flight? (trial id), previously_observed?  | state            |
+| `sweep_resume`     | header_json + trials_json [texts], or trace_json;   | state            |
+|                    | in_flight? (trial id), previously_observed?         |                  |
 | `sweep_run`        | phase (`measure` / `heldout` / `all`)               | state, cancelled |
-| `sweep_freeze`     | —                                                   | frozen, predictions |
+| `sweep_freeze`     | —                                                   | frozen, predictions, state |
 | `sweep_state`      | —                                                   | state            |
-| `sweep_trace`      | —                                                   | trace            |
-| `sweep_predictions`| —                                                   | predictions      |
-| `journal_generate` | prompt                                              | entry            |
+| `sweep_header`     | —                                                   | header_json      |
+| `sweep_trace`      | —                                                   | trace_json       |
+| `sweep_predictions`| —                                                   | predictions_json |
+| `journal_generate` | prompt                                              | entry, journal   |
+
+The header is the trace without its trials (run, tasks, model, environment, freezes,
+interruptions, journal; `pyapp.trace.with_trials` puts the two together again).
 
 Notifications (`notify(event)`): `{"event": "trial_start", "trial_id", "condition",
 "task_id", "index", "total", "phase"}` before each trial and `{"event": "trial_done",
-"trial": ..., "index", "total", "phase", "trace": ...}` after it; a trial the user's Cancel
-cut short is not an observation: `{"event": "trial_interrupted", "trial_id", "trace"}` (the
-trace records it under `interruptions`, and it is re-attempted later).
+"trial_id", "condition", "task_id", "index", "total", "phase", "trial_json"}` after it; a
+trial the user's Cancel cut short is not an observation: `{"event": "trial_interrupted",
+"trial_id", "header_json"}` (the header records it under `interruptions`, and it is
+re-attempted later); a freeze made inside `sweep_run` (phase `all`) is announced as
+`{"event": "frozen", "header_json"}`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,7 +47,7 @@ from pyapp.predict import predict, score_trace
 from pyapp.protocol import Phase, ProtocolError, Sweep, freeze, plan, record_interruption, run_phase
 from pyapp.records import JSON, RecordError, from_json, to_json
 from pyapp.tasks import Task
-from pyapp.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial
+from pyapp.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
 
@@ -134,12 +143,9 @@ class Session:
 
     def resume(self, request: dict[str, Any]) -> JSON:
         try:
-            trace: Trace = from_json(Trace, request.get("trace"))
-        except RecordError as error:
-            raise SessionError(
-                "bad_request", f"the persisted trace is not valid: {error}"
-            ) from None
-        self.sweep = Sweep.from_trace(trace)
+            self.sweep = Sweep.from_trace(resumed_trace(request))
+        except ProtocolError as error:
+            raise SessionError(error.code, error.message) from None
         seen = request.get("previously_observed") or {}
         if not isinstance(seen, dict):
             raise SessionError("bad_request", "previously_observed must be an object")
@@ -168,8 +174,8 @@ class Session:
             raise SessionError("bad_request", "phase must be measure, heldout or all")
         cancel = CancelToken(poll=ctx.cancel_requested)
         for current in phases:
-            if current == "heldout" and phase == "all":
-                freeze(sweep)
+            if current == "heldout" and phase == "all" and freeze(sweep):
+                await _maybe(ctx.notify({"event": "frozen", "header_json": self.header_json()}))
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
@@ -193,11 +199,13 @@ class Session:
                     ctx.notify(
                         {
                             "event": "trial_done",
-                            "trial": to_json(trial),
+                            "trial_id": trial.trial_id,
+                            "condition": trial.condition,
+                            "task_id": trial.task_id,
                             "index": done,
                             "total": total,
                             "phase": current,
-                            "trace": to_json(sweep.trace()),
+                            "trial_json": json_text(trial),
                         }
                     )
                 )
@@ -208,7 +216,7 @@ class Session:
                         {
                             "event": "trial_interrupted",
                             "trial_id": trial.trial_id,
-                            "trace": to_json(sweep.trace()),
+                            "header_json": self.header_json(),
                         }
                     )
                 )
@@ -250,6 +258,7 @@ class Session:
                 }
                 for p in profiles
             ],
+            "header_json": self.header_json(),
             "state": self.state(),
         }
 
@@ -257,7 +266,11 @@ class Session:
         sweep = self._sweep()
         if not sweep.freezes:
             raise SessionError("not_frozen", "nothing is frozen yet")
-        return {"predictions": to_json(score_trace(sweep.trace()))}
+        return {"predictions_json": document_text(score_trace(sweep.trace()))}
+
+    def header_json(self) -> str:
+        """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
+        return json_text(self._sweep().header())
 
     async def journal_generate(self, request: dict[str, Any], ctx: Context) -> JSON:
         prompt = request.get("prompt")
@@ -287,8 +300,10 @@ class Session:
             return self.freeze()
         if kind == "sweep_state":
             return self.state()
+        if kind == "sweep_header":
+            return {"header_json": self.header_json()}
         if kind == "sweep_trace":
-            return {"trace": to_json(self._sweep().trace())}
+            return {"trace_json": document_text(self._sweep().trace())}
         if kind == "sweep_predictions":
             return self.predictions()
         if kind == "journal_generate":
@@ -303,11 +318,53 @@ SESSION_TYPES = frozenset(
         "sweep_run",
         "sweep_freeze",
         "sweep_state",
+        "sweep_header",
         "sweep_trace",
         "sweep_predictions",
         "journal_generate",
     }
 )
+
+
+def json_text(record: object) -> str:
+    """A record as compact JSON text on one line (a trial: one line of trials.jsonl)."""
+    return json.dumps(to_json(record), ensure_ascii=False)
+
+
+def document_text(record: object) -> str:
+    """A whole document as JSON text, indented, as it is downloaded or written to a file."""
+    return json.dumps(to_json(record), indent=2, ensure_ascii=False) + "\n"
+
+
+def resumed_trace(request: dict[str, Any]) -> Trace:
+    """The trace a `sweep_resume` request hands back: `header_json` with one JSON text per
+    trial in `trials_json` (the page's IndexedDB records, the CLI's trials.jsonl), or one
+    `trace_json`. Python's own text: numbers keep their types."""
+    try:
+        if request.get("header_json") is not None:
+            texts = request.get("trials_json")
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                raise SessionError("bad_request", "trials_json must be a list of JSON texts")
+            header: Trace = from_json(Trace, _loads(request["header_json"], "header_json"))
+            trials = tuple(
+                from_json(Trial, _loads(text, f"trials_json[{i}]"), f"$.trials[{i}]")
+                for i, text in enumerate(texts)
+            )
+            return with_trials(header, trials)
+        trace: Trace = from_json(Trace, _loads(request.get("trace_json"), "trace_json"))
+        return trace
+    except RecordError as error:
+        raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
+
+
+def _loads(text: object, name: str) -> JSON:
+    if not isinstance(text, str):
+        raise SessionError("bad_request", f"{name} must be JSON text")
+    try:
+        value: JSON = json.loads(text)
+    except ValueError as error:
+        raise SessionError("bad_request", f"{name} is not JSON: {error}") from None
+    return value
 
 
 async def _maybe(value: Awaitable[None] | None) -> None:
