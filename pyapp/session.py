@@ -14,7 +14,8 @@ such as 1.0 stays 1.0 whatever JavaScript does with numbers.
 | `sweep_resume`     | header_json + trials_json [texts], or trace_json;   | state            |
 |                    | in_flight? (trial id), previously_observed?         |                  |
 | `sweep_run`        | phase (`measure` / `heldout` / `all`)               | state, cancelled |
-| `sweep_freeze`     | —                                                   | frozen, predictions, state |
+| `sweep_freeze`     | —                                                   | frozen, predictions, |
+|                    |                                                     | header_json, state |
 | `sweep_state`      | —                                                   | state            |
 | `sweep_header`     | —                                                   | header_json      |
 | `sweep_trace`      | —                                                   | trace_json       |

@@ -6,19 +6,24 @@ load*), and drives the page's own experiment API, ``window.lab.experiment``: mea
 freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
 Python here only watches, writes files and checks them; it never runs a trial itself.
 
-Files in ``--out`` (each written atomically, via a temporary file and a rename):
+Files in ``--out`` (``pyapp.sweep.files``; all but trials.jsonl written atomically, via a
+temporary file and a rename):
 
-    trace.json        the page's trace, rewritten after every finished trial
-    predictions.json  the predictions document: from the freeze on, after every held-out
-                      trial (``pyapp.predict.score_trace`` of that trace, the function the
-                      page runs); at the end, the page's own ``predictions()``
+    trials.jsonl      one trial per line, Python's JSON text as the page relayed it, appended
+                      and flushed as each trial arrives: the cost of a trial never grows
+    trace.json        header + trials, written from trials.jsonl at checkpoints: start,
+                      freeze, end, Ctrl-C / --timeout
+    predictions.json  the predictions document: at the freeze (``pyapp.predict.score_trace``
+                      of that trace, the function the page runs), at Ctrl-C, and at the end
+                      the page's own ``predictions()`` text
     run.json          command line, versions, model, options, start/end times, status, the
                       trial in flight, one entry per session (first run and each --resume),
                       requests blocked, and the end-of-run checks
 
-``--resume`` reads trace.json and run.json's in-flight trial and hands both to the page
-(``resumeFrom``): the page records the interruption and continues with the next unobserved
-trial, so no held-out task is ever observed twice under the same frozen profile.
+``--resume`` reads trace.json's header, trials.jsonl and run.json's in-flight trial and
+hands them to the page (``resumeFrom``): the page records the interruption and continues
+with the next unobserved trial, so no held-out task is ever observed twice under the same
+frozen profile.
 
 Errors (one boundary, one small tree; each carries the exit status it maps to)::
 
@@ -53,6 +58,15 @@ from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
 from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
+from pyapp.sweep.files import (
+    PREDICTIONS,
+    TRACE,
+    TRIALS,
+    FilesError,
+    TrialsFile,
+    stored_texts,
+    write_checkpoint,
+)
 
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
 RUN_SCHEMA = "sweep-run/1"
@@ -480,28 +494,6 @@ class StopFlag:
 # ---- the driver --------------------------------------------------------------------------------
 
 
-def retype(document: Any, kind: str) -> Any:
-    """The document rebuilt through its record class: JavaScript has one number type, so a
-    float such as 1.0 crosses the page as 1; the record's field types restore it (the
-    values are unchanged). A document that does not fit is written as it came."""
-    from pyapp.predict import PredictionsDocument
-    from pyapp.records import RecordError, from_json, to_json
-    from pyapp.trace import Trace
-
-    record_type = Trace if kind == "trace" else PredictionsDocument
-    try:
-        return to_json(from_json(record_type, document))
-    except RecordError:
-        return document
-
-
-def unwrap(value: Any, key: str) -> Any:
-    """`{key: X}` -> X (the bridge's shape); anything else unchanged (the page unwrapped it)."""
-    if isinstance(value, dict) and set(value) == {key}:
-        return value[key]
-    return value
-
-
 class Driver:
     """One sweep session in one headless page."""
 
@@ -532,41 +524,30 @@ class Driver:
         self.callback_error: BaseException | None = None
         self.page_errors: list[str] = []
         self.page: Any = None
-        self.frozen = False
+        self.trials = TrialsFile(out / TRIALS)
+        self.header_json: str | None = None
+        """The sweep's header (the trace without its trials), as Python last wrote it."""
 
     # -- files --
 
-    def write_trace(self, trace: Any, *, typed: bool = True) -> None:
-        """trace.json; `typed=False` (after each trial) skips the re-typing through the
-        records, which costs tens of ms on a long trace: the numbers are the same and every
-        reader (the page on --resume, the schema, reproduce) takes an integral float as it
-        is. Checkpoints (start, freeze, end, interruption) write it re-typed."""
-        document = retype(trace, "trace") if typed else trace
-        write_atomically(self.out / "trace.json", dump(document))
-
-    def write_predictions(self, predictions: Any) -> None:
-        write_atomically(self.out / "predictions.json", dump(retype(predictions, "predictions")))
-
-    def derive_predictions(self, trace: Any) -> None:
-        """predictions.json as it grows: the page's own scoring function over its trace."""
-        from pyapp.predict import score_trace
-        from pyapp.records import from_json, to_json
-        from pyapp.trace import Trace
-
-        parsed = from_json(Trace, trace)
-        if parsed.freezes:
-            self.write_predictions(to_json(score_trace(parsed)))
+    def checkpoint(self, header_json: str | None = None) -> None:
+        """trace.json (and predictions.json once frozen) from the header and trials.jsonl."""
+        if header_json is not None:
+            self.header_json = header_json
+        if self.header_json is not None:
+            write_checkpoint(self.out, self.header_json, self.trials.lines())
 
     # -- page events --
 
-    def on_event(self, source: Any, event_json: str) -> None:
+    def on_event(self, source: Any, event_json: str, *_: Any) -> None:
         try:
-            self._on_event(json.loads(event_json))
+            self._on_event(event_json)
         except BaseException as error:  # raised later, on the main path
             self.callback_error = error
 
-    def _on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("event") or event.get("type")
+    def _on_event(self, event_json: str) -> None:
+        event = json.loads(event_json)
+        kind = event.get("event")
         if kind == "trial_start":
             self.run.data["in_flight"] = event.get("trial_id")
             self.run.data["phase"] = event.get("phase")
@@ -574,16 +555,15 @@ class Driver:
             if self.progress:
                 self.progress.trial_start(event)
         elif kind == "trial_done":
-            trace = event.get("trace")
-            if trace is not None:
-                self.write_trace(trace, typed=False)
-                if event.get("phase") == "heldout":
-                    self.derive_predictions(trace)
+            text = event["trial_json"]
+            self.trials.append(text)  # Python's text, untouched: 1.0 stays 1.0
             self.run.data["in_flight"] = None
-            self.run.data["trials"] = (self.progress.done + 1) if self.progress else None
+            self.run.data["trials"] = self.trials.count
             self.run.save()
             if self.progress:
-                self.progress.trial_done(event)
+                self.progress.trial_done({"trial": json.loads(text)})
+        elif kind in ("trial_interrupted", "frozen"):
+            self.header_json = event["header_json"]
 
     # -- calling the page --
 
@@ -749,13 +729,13 @@ class Driver:
                 " (python scripts/build_site.py)",
             ) from None
 
-    def sweep(self, resume_trace: Any, in_flight: str | None) -> dict[str, Any]:
+    def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
         from pyapp.session import ALL_CONDITIONS
 
         self.page.evaluate(
-            """() => window.lab.experiment.onEvent((event) => {
-                 window.__sweepEvent(JSON.stringify(event)); // native: cheaper than a walk
+            """() => window.lab.experiment.onEvent((event, text) => {
+                 window.__sweepEvent(text); // Python's own text, relayed untouched
                  // Called before the page hands the trial back to Python: a cancel here
                  // stops the run before the next trial starts.
                  if (event.event === "trial_done" && window.__sweepStop) {
@@ -763,8 +743,8 @@ class Driver:
                  }
                })"""
         )
-        if resume_trace is not None:
-            state = self.call("resumeFrom", resume_trace, in_flight)
+        if stored is not None:
+            state = self.call("resumeFrom", stored, in_flight)
             if in_flight:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
@@ -772,8 +752,7 @@ class Driver:
             # Explicit, so the sweep never depends on the page's checkboxes.
             request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
             state = self.call("start", request)
-        state = unwrap(state, "state")
-        self.write_trace(unwrap(self.call("trace"), "trace"))
+        self.checkpoint(self.call("text", "header"))
         self.run.data["run_id"] = state.get("run_id")
         self.run.data["in_flight"] = None
         done = int(state["trials"])
@@ -791,25 +770,18 @@ class Driver:
             state = self.run_phase("measure")
         if state.get("can_freeze"):
             frozen = self.call("freeze")
-            state = frozen.get("state", state) if isinstance(frozen, dict) else state
-            self.write_trace(unwrap(self.call("trace"), "trace"))
-            self.write_predictions(unwrap(self.call("predictions"), "predictions"))
-            self.progress.note(
-                "froze "
-                + ", ".join(
-                    f"{p['profile']['condition']} {p['sha256'][:12]}"
-                    for p in frozen.get("frozen", [])
-                )
-            )
+            state = frozen["state"]
+            self.checkpoint(frozen["header_json"])
+            names = [f"{p['profile']['condition']} {p['sha256'][:12]}" for p in frozen["frozen"]]
+            self.progress.note("froze " + ", ".join(names))
         if state["heldout_left"]:
             self.phase("heldout")
             state = self.run_phase("heldout")
         self.progress.close()
-        trace = unwrap(self.call("trace"), "trace")
-        predictions = unwrap(self.call("predictions"), "predictions")
-        self.write_trace(trace)
-        self.write_predictions(predictions)
-        self.run.data["trials"] = len(trace.get("trials", []))
+        self.checkpoint(self.call("text", "header"))
+        # The page's own predictions document, as Python wrote it.
+        write_atomically(self.out / PREDICTIONS, self.call("text", "predictions"))
+        self.run.data["trials"] = self.trials.count
         return dict(state)
 
     def phase(self, name: str) -> None:
@@ -819,7 +791,7 @@ class Driver:
     def run_phase(self, phase: str) -> dict[str, Any]:
         result: dict[str, Any] = self.call("run", phase)
         if self.stop.reason is not None or result.get("cancelled"):
-            self.write_trace(unwrap(self.call("trace"), "trace"))
+            self.checkpoint(self.call("text", "header"))
             raise self.interrupted()
         state: dict[str, Any] = result["state"]
         return state
@@ -924,11 +896,11 @@ def versions(page_hello: dict[str, Any] | None, browser_version: str | None) -> 
     }
 
 
-def prepare_out(out: Path, resume: bool) -> tuple[RunFile, Any, str | None]:
-    """(run.json, the trace to resume from or None, the trial in flight)."""
+def prepare_out(out: Path, resume: bool) -> tuple[RunFile, dict[str, Any] | None, str | None]:
+    """(run.json, the stored texts to resume from or None, the trial in flight)."""
     run_path = out / "run.json"
     if not resume:
-        if run_path.exists() or (out / "trace.json").exists():
+        if run_path.exists() or (out / TRACE).exists() or (out / TRIALS).exists():
             raise SetupError(
                 "out_in_use",
                 f"{out} already holds a sweep: continue it with --resume, or choose another --out",
@@ -937,15 +909,12 @@ def prepare_out(out: Path, resume: bool) -> tuple[RunFile, Any, str | None]:
     if not run_path.exists():
         raise SetupError("nothing_to_resume", f"--resume: {run_path} does not exist")
     run = RunFile.load(run_path)
-    trace_path = out / "trace.json"
-    trace = None
-    if trace_path.exists():
-        try:
-            trace = json.loads(trace_path.read_text("utf-8"))
-        except (OSError, ValueError) as error:
-            raise SetupError("nothing_to_resume", f"cannot read {trace_path}: {error}") from None
+    try:
+        stored = stored_texts(out)
+    except FilesError as error:
+        raise SetupError("nothing_to_resume", error.message) from None
     in_flight = run.data.get("in_flight")
-    return run, trace, in_flight if isinstance(in_flight, str) else None
+    return run, stored, in_flight if isinstance(in_flight, str) else None
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -963,7 +932,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     from pyapp.serve import SiteMissingError, check_site
 
     out = Path(args.out)
-    run, resume_trace, in_flight = prepare_out(out, args.resume)
+    run, stored, in_flight = prepare_out(out, args.resume)
     if args.resume:
         if run.data.get("status") == "done":
             print(
@@ -1016,7 +985,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         "resumed": bool(args.resume),
         "command": argv,
         "in_flight_at_start": in_flight,
-        "trials_at_start": len(resume_trace.get("trials", [])) if resume_trace else 0,
+        "trials_at_start": len(stored["trials_json"]) if stored else 0,
         "trials_at_end": None,
         "message": None,
         "timings_s": {},
@@ -1080,7 +1049,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
                 timeout_s=args.timeout,
                 stop=stop,
             )
-            status, message, code = _drive(driver, playwright, site_url, resume_trace, in_flight)
+            status, message, code = _drive(driver, playwright, site_url, stored, in_flight)
     except KeyboardInterrupt:
         status, message, code = "interrupted", "stopped by a second Ctrl-C", 130
     except Interrupted as error:
@@ -1101,13 +1070,19 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
             server.server_close()
         if driver is not None and driver.blocked:
             run.data.setdefault("blocked_requests", []).extend(driver.blocked[:100])
+        if driver is not None:
+            driver.trials.close()
+            if status != "done":  # a checkpoint: trace.json from every trial that arrived
+                try:
+                    driver.checkpoint()
+                except (OSError, FilesError) as error:
+                    message = f"{message}; writing trace.json failed: {error}"
         ended = now()
         session["ended_at"] = ended
         session["status"] = status
         session["message"] = message or None
-        trace_path = out / "trace.json"
-        if trace_path.exists():
-            trials = len(json.loads(trace_path.read_text("utf-8")).get("trials", []))
+        if (out / TRIALS).exists() or (out / TRACE).exists():
+            trials = TrialsFile(out / TRIALS).count if (out / TRIALS).exists() else 0
             session["trials_at_end"] = trials
             run.data["trials"] = trials
         run.data["status"] = status
@@ -1117,7 +1092,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
             run.data["phase"] = None
         run.save()
     if status != "done":
-        resumable = (out / "trace.json").exists()
+        resumable = (out / TRACE).exists()
         print(f"sweep {status}: {message}", file=sys.stderr)
         if resumable:
             print(
@@ -1133,7 +1108,7 @@ def _drive(
     driver: Driver,
     playwright: Any,
     site_url: str,
-    resume_trace: Any,
+    stored: dict[str, Any] | None,
     in_flight: str | None,
 ) -> tuple[str, str, int]:
     executable, looked = find_chromium()
@@ -1183,7 +1158,7 @@ def _drive(
         driver.run.save()
         driver.wait_experiment()
         t2 = time.monotonic()
-        driver.sweep(resume_trace, in_flight)
+        driver.sweep(stored, in_flight)
         timings["sweep"] = round(time.monotonic() - t2, 3)
     finally:
         with suppress(Exception):

@@ -89,9 +89,9 @@ function withTimeout(promise, ms, what) {
 }
 
 // Send one request to Python; resolves with `result`, rejects with an Error naming the code.
-// With {raw: true} it resolves with {result, text}: `text` is Python's reply exactly as sent
-// (downloads re-read it so that a float such as 1.0 stays 1.0; JavaScript would write 1).
-async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS, { raw = false } = {}) {
+// Documents that must keep Python's number types (traces, predictions) come back as JSON
+// text in `*_json` fields, which JavaScript never re-writes.
+async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
   if (!worker) throw new Error("Python is not ready");
   const id = nextId++;
   const replyJson = await withTimeout(
@@ -108,7 +108,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS, { raw 
     error.code = reply.error.code;
     throw error;
   }
-  return raw ? { result: reply.result, text: replyJson } : reply.result;
+  return reply.result;
 }
 
 // ---- boot --------------------------------------------------------------------------------

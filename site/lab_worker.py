@@ -10,10 +10,13 @@ runtime itself:
   "result": {"packages": [...], "load_ms": float}}``: loads the local sympy + mpmath
   wheels by name from the generated ``pyodide-lock.json`` (never PyPI). A ``sympy_check``
   request loads them first too, so sympy is never on the boot path.
+* ``{"type": "memory", "id": N}`` -> ``result: {wasm_heap_bytes, allocated_blocks}``: the
+  worker's WebAssembly memory (Pyodide's heap: it grows, never shrinks) and Python's live
+  allocated blocks after a collection (``bench/scale.py`` reads both per 1,000 trials).
 * the session requests (``sweep_*``, ``journal_generate``) go to
   ``pyapp.bridge.handle_async`` with a ``Context`` whose ``notify`` calls the page's
-  ``xworker.sync.session_event(json)`` (trial_start / trial_done; the page persists the
-  trace before answering) and whose ``cancel_requested`` calls
+  ``xworker.sync.session_event(json)`` (trial_start / trial_done with that trial only; the
+  page stores the trial before answering) and whose ``cancel_requested`` calls
   ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag).
 * ``{"type": "model_generate", "id": N, "prompt": str, "caps": Caps JSON (optional)}`` ->
   ``result: {completion, provenance, timing}``: generates through
@@ -107,6 +110,22 @@ async def _load_sympy() -> dict[str, Any]:
     return {"packages": ["mpmath", "sympy"], "load_ms": (time.perf_counter() - started) * 1e3}
 
 
+def _memory() -> dict[str, Any]:
+    """The worker's memory: Pyodide's WebAssembly heap and Python's allocated blocks."""
+    import gc
+    import sys
+
+    gc.collect()
+    heap = None
+    try:
+        import pyodide_js  # type: ignore[import-not-found]  # only exists under Pyodide
+
+        heap = int(pyodide_js._module.HEAPU8.byteLength)
+    except Exception:  # natively (tests): no WebAssembly heap
+        heap = None
+    return {"wasm_heap_bytes": heap, "allocated_blocks": sys.getallocatedblocks()}
+
+
 async def handle(request_json: str) -> str:
     """The single entry point the page calls: a JSON request string in, a JSON reply out."""
     try:
@@ -126,6 +145,8 @@ async def handle(request_json: str) -> str:
             message = f"{type(error).__name__}: {error}"
             return _error("internal_error", kind, request_id, message)
         return _reply(kind, request_id, result)
+    if kind == "memory":
+        return _reply(kind, request_id, _memory())
     if kind in ("sympy_load", "sympy_check"):
         try:
             loaded = await _load_sympy()

@@ -10,8 +10,8 @@ from tracecheck import assert_valid_trace
 
 from pyapp import bridge
 from pyapp.model import ScriptedAdapter, ScriptedReply
-from pyapp.reproduce import reproduce, reproduce_predictions
 from pyapp.records import to_json
+from pyapp.reproduce import reproduce, reproduce_predictions
 from pyapp.session import Context, Session, resumed_trace
 
 

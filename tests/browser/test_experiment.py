@@ -21,7 +21,10 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
+from pyapp.predict import PredictionsDocument
+from pyapp.records import from_json, to_json
 from pyapp.reproduce import reproduce, reproduce_predictions
+from pyapp.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -89,9 +92,16 @@ def choose_conditions(page: Page, chosen: tuple[str, ...]) -> None:
 
 
 def download_json(page: Page, button: str) -> Any:
+    """The downloaded document, checked to be Python's own text: re-typed through its record
+    class and written again it is the same text (JavaScript would write 1.0 as 1)."""
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name=button, exact=True).click()
-    return json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+    text = Path(info.value.path()).read_text(encoding="utf-8")
+    document = json.loads(text)
+    record = Trace if document.get("kind") == "composition-lab-trace" else PredictionsDocument
+    retyped = json.dumps(to_json(from_json(record, document)), indent=2, ensure_ascii=False)
+    assert retyped + "\n" == text
+    return document
 
 
 def api(page: Page, expression: str, arg: Any = None, timeout_ms: int = SWEEP_TIMEOUT_MS) -> Any:
