@@ -11,10 +11,10 @@ i.e. everything but generation: Python building and judging the trial, the event
 page, the page storing the trial (IndexedDB) and drawing its row. Printed: the median and
 mean harness time of the first and of the last 10% of trials and their ratio (goal ≤ 1.2),
 and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
-collection) and the Python worker's memory (WebAssembly heap and Python's allocated blocks,
-the page's `memory` request). To sample memory between trials the sweep is run in chunks of
-1,000: the page cancels between two trials (no trial is cut short) and the next run
-continues; the first trial after each pause is left out of the timings.
+collection) and the Python worker's memory (WebAssembly heap and the objects Python's
+collector tracks, the page's `memory` request). To sample memory between trials the sweep
+is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
+the next run continues; the first trial after each pause is left out of the timings.
 
 Prints figures; asserts nothing. Takes a few minutes (mostly the fixture's generation).
 
@@ -38,7 +38,7 @@ LISTEN = """() => {
   window.__scale = { done: [], chunkLeft: 0, last: null };
   window.lab.experiment.onEvent((event) => {
     const s = window.__scale;
-    if (event.event !== "trial_done") return;
+    if (event.type !== "trial_done") return;
     const now = performance.now();
     const trial = JSON.parse(event.trial_json);
     const generation = trial.timings.generation_ms ?? 0;
@@ -64,7 +64,7 @@ def memory(page: Any, cdp: Any) -> dict[str, float]:
         "trials": page.evaluate("() => window.lab.experiment.snapshot().trials"),
         "js_heap_mb": heap["usedSize"] / 2**20,
         "wasm_heap_mb": (python["wasm_heap_bytes"] or 0) / 2**20,
-        "python_blocks": python["allocated_blocks"],
+        "python_objects": python["python_objects"],
     }
 
 
@@ -137,11 +137,11 @@ def main() -> None:
     mean_ratio = statistics.fmean(last) / statistics.fmean(first)
     print(f"  ratio last/first: median {ratio:.3f}, mean {mean_ratio:.3f}  (goal ≤ 1.2)")
     print()
-    print(f"{'trials':>7} {'JS heap MB':>11} {'WASM heap MB':>13} {'Python blocks':>14}")
+    print(f"{'trials':>7} {'JS heap MB':>11} {'WASM heap MB':>13} {'Python objects':>14}")
     for s in samples:
         print(
             f"{s['trials']:>7} {s['js_heap_mb']:>11.1f} {s['wasm_heap_mb']:>13.1f}"
-            f" {s['python_blocks']:>14}"
+            f" {s['python_objects']:>14}"
         )
     start, end = samples[0], samples[-1]
     if end["trials"] > start["trials"]:
@@ -149,7 +149,8 @@ def main() -> None:
         grew = {key: (end[key] - start[key]) * per for key in start}
         print(
             f"per 1,000 trials: JS heap {grew['js_heap_mb']:+.1f} MB, "
-            f"WASM heap {grew['wasm_heap_mb']:+.1f} MB, Python blocks {grew['python_blocks']:+.0f}"
+            f"WASM heap {grew['wasm_heap_mb']:+.1f} MB, "
+            f"Python objects {grew['python_objects']:+.0f}"
         )
     print(json.dumps({"ratio_median": round(ratio, 3), "ratio_mean": round(mean_ratio, 3)}))
 

@@ -1,61 +1,40 @@
-"""The one entry point JavaScript calls: `handle(request_json) -> reply_json`.
+"""The one entry point JavaScript calls: `handle_async(request_json, context) -> reply_json`.
 
-The page's worker glue passes JSON strings in and out; no Python lives in JavaScript.
+The page's worker glue (site/lab_worker.py) passes JSON strings in and out; no Python lives
+in JavaScript. Every message is a record of `pyapp.messages` (one envelope, one tag key
+`type`); `parse_request` validates what arrives before the handler runs, and `HANDLERS` is
+the one table from request type to handler. A reply is always sent, so the page never
+hangs: a refused request carries the code of the `RequestError` raised, a bug
+`internal_error`.
 
-Request:  {"type": T, "id": N, ...parameters}
-Reply:    {"type": T, "id": N, "ok": true,  "result": {...}}
-     or   {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
-
-Types T, their parameters → result:
-- `hello`: — → python, pyapp_version, generator_version
-- `tasks`: seed (int), params (optional TaskParams JSON) → seed, tasks (list of task JSON)
-- `run_supplied`: seed, params?, environment (BrowserInfo JSON, optional) → trace
-- `sympy_check`: seed, params? → sympy_version, checked, agreements, mismatches
-- the experiment-session requests (`sweep_*`, `journal_generate`): see `pyapp.session`;
-  they go through `handle_async`, which needs the browser context (the loaded model).
-
-Error codes: `bad_request` (not JSON, missing or ill-typed field), `unknown_type`,
-`bad_params` (task parameters refused), `internal_error` (a bug: please report it).
+What needs the browser runtime itself (loading sympy's wheels, the model worker's adapter,
+the WebAssembly heap) comes in through the `Context` the glue builds; natively those
+requests answer `bad_request` ("not available here").
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from pyapp import __version__
+from pyapp import messages as m
+from pyapp.messages import RequestError
 from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.session import SESSION_TYPES, Context, Session, SessionError
-from pyapp.tasks import GENERATOR_VERSION, TaskParams, generate
+from pyapp.session import Context, Session, task_params
+from pyapp.tasks import GENERATOR_VERSION, generate
 from pyapp.trace import BrowserInfo
 
+BridgeError = RequestError
+"""Kept for callers of the old name: the boundary has one error class."""
 
-class BridgeError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+Handler = Callable[[Any, Context], JSON | Awaitable[JSON]]
 
 
-def task_params(request: dict[str, Any]) -> TaskParams:
-    """TaskParams from a request's `seed` and optional `params` (defaults elsewhere)."""
-    merged = to_json(TaskParams())
-    params = request.get("params") or {}
-    if not isinstance(params, dict):
-        raise BridgeError("bad_params", "params must be an object")
-    merged.update(params)
-    if "seed" in request:
-        merged["seed"] = request["seed"]
-    try:
-        result: TaskParams = from_json(TaskParams, merged)
-    except RecordError as error:
-        raise BridgeError("bad_params", str(error)) from None
-    return result
-
-
-def _hello(request: dict[str, Any]) -> JSON:
+def _hello(request: m.Hello, ctx: Context) -> JSON:
     return {
         "python": sys.version,
         "pyapp_version": __version__,
@@ -63,69 +42,61 @@ def _hello(request: dict[str, Any]) -> JSON:
     }
 
 
-def _tasks(request: dict[str, Any]) -> JSON:
-    params = task_params(request)
+def _tasks(request: m.TasksRequest, ctx: Context) -> JSON:
+    params = task_params(request.seed, request.params)
     return {"seed": params.seed, "tasks": [t.to_json() for t in generate(params)]}
 
 
-def _run_supplied(request: dict[str, Any]) -> JSON:
+def _run_supplied(request: m.RunSupplied, ctx: Context) -> JSON:
     from pyapp.supplied import run_supplied
 
     browser = None
-    if request.get("environment") is not None:
+    if request.environment is not None:
         try:
-            browser = from_json(BrowserInfo, request["environment"])
+            browser = from_json(BrowserInfo, request.environment)
         except RecordError as error:
-            raise BridgeError("bad_request", f"environment: {error}") from None
-    return {"trace": to_json(run_supplied(task_params(request), browser))}
+            raise RequestError("bad_request", f"environment: {error}") from None
+    return {"trace": to_json(run_supplied(task_params(request.seed, request.params), browser))}
 
 
-def _sympy_check(request: dict[str, Any]) -> JSON:
+def _runtime(ctx: Context, name: str) -> Any:
+    found = getattr(ctx, name)
+    if found is None:
+        raise RequestError("bad_request", f"{name} is not available here (only in the page)")
+    return found
+
+
+async def _sympy_load(request: m.SympyLoad, ctx: Context) -> JSON:
+    try:
+        loaded: JSON = await _runtime(ctx, "load_sympy")()
+    except RequestError:
+        raise
+    except Exception as error:  # reported to the page, never swallowed
+        raise RequestError("runtime_load_failed", f"loading sympy failed: {error}") from None
+    return loaded
+
+
+async def _sympy_check(request: m.SympyCheck, ctx: Context) -> JSON:
     from pyapp.sympy_oracle import check
 
-    return check(generate(task_params(request)))
+    if ctx.load_sympy is not None:
+        await _sympy_load(m.SympyLoad(), ctx)
+    return check(generate(task_params(request.seed, request.params)))
 
 
-HANDLERS: dict[str, Callable[[dict[str, Any]], JSON]] = {
-    "hello": _hello,
-    "tasks": _tasks,
-    "run_supplied": _run_supplied,
-    "sympy_check": _sympy_check,
-}
+def _memory(request: m.Memory, ctx: Context) -> JSON:
+    return _runtime(ctx, "memory")()
 
 
-def handle(request_json: str) -> str:
-    kind: object = None
-    request_id: object = None
+async def _model_generate(request: m.ModelGenerate, ctx: Context) -> JSON:
+    from pyapp.browser_model import handle_model_generate
+
+    adapter = _runtime(ctx, "model_adapter")()
     try:
-        try:
-            request = json.loads(request_json)
-        except (TypeError, ValueError) as error:
-            raise BridgeError("bad_request", f"request is not JSON: {error}") from None
-        if not isinstance(request, dict):
-            raise BridgeError("bad_request", "request must be a JSON object")
-        kind, request_id = request.get("type"), request.get("id")
-        if not isinstance(kind, str):
-            raise BridgeError("bad_request", "request needs a string 'type'")
-        handler = HANDLERS.get(kind)
-        if handler is None:
-            raise BridgeError("unknown_type", f"unknown request type {kind!r}")
-        reply = _ok(kind, request_id, handler(request))
-    except Exception as error:  # BridgeError, or a bug: still answer, so the page never hangs
-        reply = _failed(kind, request_id, error)
-    return json.dumps(reply)
-
-
-def _ok(kind: object, request_id: object, result: JSON) -> dict[str, JSON]:
-    return {"type": kind, "id": request_id, "ok": True, "result": result}
-
-
-def _failed(kind: object, request_id: object, error: Exception) -> dict[str, JSON]:
-    if isinstance(error, (BridgeError, SessionError)):
-        problem = {"code": error.code, "message": error.message}
-    else:
-        problem = {"code": "internal_error", "message": f"{type(error).__name__}: {error}"}
-    return {"type": kind, "id": request_id, "ok": False, "error": problem}
+        fields = {"prompt": request.prompt, "caps": request.caps}
+        return await handle_model_generate(adapter, fields)
+    except ValueError as error:
+        raise RequestError("bad_request", str(error)) from None
 
 
 SESSION: Session | None = None
@@ -139,18 +110,59 @@ def session() -> Session:
     return SESSION
 
 
+HANDLERS: dict[str, Handler] = {
+    "hello": _hello,
+    "tasks": _tasks,
+    "run_supplied": _run_supplied,
+    "sympy_load": _sympy_load,
+    "sympy_check": _sympy_check,
+    "memory": _memory,
+    "model_generate": _model_generate,
+    "sweep_start": lambda r, ctx: session().start(r, ctx),
+    "sweep_resume": lambda r, ctx: session().resume(r),
+    "sweep_run": lambda r, ctx: session().run(r, ctx),
+    "sweep_freeze": lambda r, ctx: session().freeze(),
+    "sweep_state": lambda r, ctx: session().state(),
+    "sweep_header": lambda r, ctx: {"header_json": session().header_json()},
+    "sweep_trace": lambda r, ctx: session().trace_json(),
+    "sweep_predictions": lambda r, ctx: session().predictions(),
+    "journal_generate": lambda r, ctx: session().journal_generate(r, ctx),
+}
+"""The one handler table: request type → handler(record, context)."""
+
+
 async def handle_async(request_json: str, context: Context) -> str:
-    """Like `handle`, plus the session requests (`pyapp.session`), which need the loaded
-    model and may await it. The worker glue calls this one."""
+    """A JSON request in, a JSON reply out; every request type (`pyapp.messages`)."""
+    kind: JSON = None
+    request_id: JSON = None
     try:
-        request = json.loads(request_json)
-    except (TypeError, ValueError):
-        return handle(request_json)
-    if not isinstance(request, dict) or request.get("type") not in SESSION_TYPES:
-        return handle(request_json)
-    kind, request_id = request["type"], request.get("id")
+        try:
+            data = json.loads(request_json)
+        except (TypeError, ValueError) as error:
+            raise RequestError("bad_request", f"request is not JSON: {error}") from None
+        if isinstance(data, dict):
+            kind, request_id = data.get("type"), data.get("id")
+        request = m.parse_request(data)
+        result = HANDLERS[request.TYPE](request, context)
+        if inspect.isawaitable(result):
+            result = await result
+        return m.ok(kind, request_id, result)
+    except RequestError as error:
+        return m.failed(kind, request_id, error.code, error.message)
+    except Exception as error:  # a bug: still answer, so the page never hangs
+        return m.failed(kind, request_id, "internal_error", f"{type(error).__name__}: {error}")
+
+
+def _no_model() -> Context:
+    return Context(adapter=lambda: None, notify=lambda event: None, cancel_requested=bool)
+
+
+def handle(request_json: str) -> str:
+    """`handle_async` without a browser (natively, for the requests that never wait)."""
+    coroutine: Coroutine[Any, Any, str] = handle_async(request_json, _no_model())
     try:
-        reply = _ok(kind, request_id, await session().dispatch(kind, request, context))
-    except Exception as error:  # SessionError, BridgeError, or a bug: still answer
-        reply = _failed(kind, request_id, error)
-    return json.dumps(reply)
+        coroutine.send(None)
+    except StopIteration as finished:
+        return str(finished.value)
+    coroutine.close()
+    return m.failed(None, None, "bad_request", "this request needs the page's worker")

@@ -7,7 +7,7 @@
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
-    schema     [--check]                                       (re)generate exports/*.schema.json
+    schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
@@ -57,7 +57,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
     """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
-    from pyapp.bridge import BridgeError, task_params
+    from pyapp.messages import RequestError
+    from pyapp.session import task_params
 
     overrides: dict[str, Any] = {}
     for item in items or []:
@@ -69,17 +70,17 @@ def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
         except ValueError:
             raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
     try:
-        task_params({"seed": seed, "params": overrides})
-    except BridgeError as error:
+        task_params(seed, overrides)
+    except RequestError as error:
         raise UsageError(f"task parameters: {error.message}") from None
     return overrides
 
 
 def _params(args: argparse.Namespace) -> TaskParams:
-    from pyapp.bridge import task_params
+    from pyapp.session import task_params
 
     overrides = param_overrides(args.param, args.seed)
-    return task_params({"seed": args.seed, "params": overrides})
+    return task_params(args.seed, overrides)
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -268,20 +269,49 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def schemas() -> dict[str, dict[str, Any]]:
+    from pyapp.messages import messages_schema
     from pyapp.predict import predictions_schema
     from pyapp.trace import trace_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
+        "messages.schema.json": messages_schema(),
     }
+
+
+def generated() -> dict[Path, str]:
+    """Every generated file: the schemas in exports/ and the page's protocol constants."""
+    from pyapp.messages import js_module
+
+    files = {
+        EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+        for name, schema in schemas().items()
+    }
+    files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    hosting = REPO_ROOT / "docs" / "hosting.md"
+    files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
+    return files
+
+
+MESSAGES_BEGIN = "<!-- messages:begin"
+MESSAGES_END = "<!-- messages:end -->"
+
+
+def with_generated_block(text: str) -> str:
+    """docs text with its generated message tables (between the markers) brought up to date."""
+    from pyapp.messages import markdown_tables
+
+    start = text.index(MESSAGES_BEGIN)
+    head_end = text.index("\n", start) + 1
+    end = text.index(MESSAGES_END)
+    return text[:head_end] + "\n" + markdown_tables() + "\n" + text[end:]
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     drifted = []
-    for name, schema in schemas().items():
-        path = EXPORTS / name
-        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    for path, text in generated().items():
+        name = path.name
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == text:
             continue

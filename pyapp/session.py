@@ -1,37 +1,22 @@
-"""The browser worker's experiment session: the bridge requests that drive a sweep.
+"""The browser worker's experiment session: the requests that drive a sweep.
 
-The page never re-implements the protocol: it sends these requests and draws what comes
-back. A trial event carries that trial only, as JSON text (`trial_json`), which the page
+The page never re-implements the protocol: it sends the `sweep_*` and `journal_generate`
+requests (`pyapp.messages`, one record each; `pyapp.bridge.HANDLERS` routes them here) and
+draws what comes back: `SweepState` says what may run next. Python orders the protocol
+(measure → freeze → held-out, `pyapp.protocol`).
+
+A trial event carries that trial only, as JSON text (`TrialDone.trial_json`), which the page
 stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
 is assembled only when someone asks for it (`sweep_trace` for a download, `sweep_resume`
 after a reload). Documents travel as Python's own JSON text (`*_json` fields), so a float
-such as 1.0 stays 1.0 whatever JavaScript does with numbers.
+such as 1.0 stays 1.0 whatever JavaScript does with numbers. The header is the trace
+without its trials (run, tasks, model, environment, freezes, interruptions, journal;
+`pyapp.trace.with_trials` puts the two together again).
 
-| request            | fields                                              | result           |
-|--------------------|-----------------------------------------------------|------------------|
-| `sweep_start`      | seed, params?, conditions, environment?,            | state            |
-|                    | previously_observed? {condition: [task ids]}        |                  |
-| `sweep_resume`     | header_json + trials_json [texts], or trace_json;   | state            |
-|                    | in_flight? (trial id), previously_observed?         |                  |
-| `sweep_run`        | phase (`measure` / `heldout` / `all`)               | state, cancelled |
-| `sweep_freeze`     | —                                                   | frozen, predictions, |
-|                    |                                                     | header_json, state |
-| `sweep_state`      | —                                                   | state            |
-| `sweep_header`     | —                                                   | header_json      |
-| `sweep_trace`      | —                                                   | trace_json       |
-| `sweep_predictions`| —                                                   | predictions_json |
-| `journal_generate` | prompt                                              | entry, journal   |
-
-The header is the trace without its trials (run, tasks, model, environment, freezes,
-interruptions, journal; `pyapp.trace.with_trials` puts the two together again).
-
-Notifications (`notify(event)`): `{"event": "trial_start", "trial_id", "condition",
-"task_id", "index", "total", "phase"}` before each trial and `{"event": "trial_done",
-"trial_id", "condition", "task_id", "index", "total", "phase", "trial_json"}` after it; a
-trial the user's Cancel cut short is not an observation: `{"event": "trial_interrupted",
-"trial_id", "header_json"}` (the header records it under `interruptions`, and it is
-re-attempted later); a freeze made inside `sweep_run` (phase `all`) is announced as
-`{"event": "frozen", "header_json"}`.
+Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
+`trial_done` after it; a trial the user's Cancel cut short is not an observation but a
+`trial_interrupted` (the header records it under `interruptions`; it is re-attempted
+later); a freeze made inside `sweep_run` (phase `all`) is announced as `frozen`.
 """
 
 from __future__ import annotations
@@ -43,11 +28,23 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyapp.conditions import MODEL_CONDITIONS, CancelToken
+from pyapp.messages import (
+    Frozen,
+    JournalGenerate,
+    RequestError,
+    SweepResume,
+    SweepRun,
+    SweepStart,
+    TrialDone,
+    TrialInterrupted,
+    TrialStart,
+    event,
+)
 from pyapp.model import WHOLE_TASK_CAPS, ModelAdapter
 from pyapp.predict import predict, score_trace
 from pyapp.protocol import Phase, ProtocolError, Sweep, freeze, plan, record_interruption, run_phase
 from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.tasks import Task
+from pyapp.tasks import Task, TaskParams
 from pyapp.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
@@ -57,19 +54,43 @@ Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
 
 @dataclass
 class Context:
-    """What the session needs from the browser: the loaded model, a way to tell the page,
-    and the page's Cancel flag."""
+    """What the handlers need from the browser: the loaded model, a way to tell the page,
+    the page's Cancel flag, and what only the worker runtime can do (absent natively)."""
 
     adapter: Callable[[], ModelAdapter | None]
+    """The loaded model's adapter, or None when no model is loaded."""
     notify: Notify
+    """Hands an event to the page (awaited: the page stores it before answering)."""
     cancel_requested: Callable[[], bool]
+    """The page's Cancel flag, polled before each model call."""
+    model_adapter: Callable[[], Any] | None = None
+    """The worker's BrowserModelAdapter, loaded or not (`model_generate`)."""
+    load_sympy: Callable[[], Awaitable[dict[str, JSON]]] | None = None
+    """Loads the local sympy and mpmath wheels (`sympy_load`, `sympy_check`)."""
+    memory: Callable[[], dict[str, JSON]] | None = None
+    """The worker's memory (`memory`)."""
 
 
-class SessionError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+SessionError = RequestError
+"""The session refuses with the boundary's one error class."""
+
+
+def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
+    """TaskParams from a request's `seed` and optional `params` (defaults elsewhere)."""
+    merged = to_json(TaskParams())
+    assert isinstance(merged, dict)
+    merged.update(params or {})
+    if seed is not None:
+        merged["seed"] = seed
+    try:
+        result: TaskParams = from_json(TaskParams, merged)
+    except RecordError as error:
+        raise RequestError("bad_params", str(error)) from None
+    return result
+
+
+def _previously(seen: dict[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
+    return {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
 
 
 class Session:
@@ -115,48 +136,40 @@ class Session:
 
     # ---- requests --------------------------------------------------------------------
 
-    def start(self, request: dict[str, Any], ctx: Context) -> JSON:
-        from pyapp.bridge import task_params
-
+    def start(self, request: SweepStart, ctx: Context) -> JSON:
         adapter = self._adapter(ctx)
-        conditions = request.get("conditions") or list(ALL_CONDITIONS)
-        if not isinstance(conditions, list) or any(c not in ALL_CONDITIONS for c in conditions):
+        conditions = request.conditions or list(ALL_CONDITIONS)
+        if any(c not in ALL_CONDITIONS for c in conditions):
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = None
-        if request.get("environment") is not None:
+        if request.environment is not None:
             try:
-                browser = from_json(BrowserInfo, request["environment"])
+                browser = from_json(BrowserInfo, request.environment)
             except RecordError as error:
                 raise SessionError("bad_request", f"environment: {error}") from None
-        seen = request.get("previously_observed") or {}
-        if not isinstance(seen, dict):
-            raise SessionError("bad_request", "previously_observed must be an object")
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         self.sweep = Sweep(
-            params=task_params(request),
+            params=task_params(request.seed, request.params),
             conditions=ordered,
             model=adapter.provenance,
-            previously_observed={str(k): tuple(map(str, v)) for k, v in seen.items()},
+            previously_observed=_previously(request.previously_observed),
             browser=browser,
             journal=list(self.journal),
         )
         return self.state()
 
-    def resume(self, request: dict[str, Any]) -> JSON:
+    def resume(self, request: SweepResume) -> JSON:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
             raise SessionError(error.code, error.message) from None
-        seen = request.get("previously_observed") or {}
-        if not isinstance(seen, dict):
-            raise SessionError("bad_request", "previously_observed must be an object")
-        self.sweep.previously_observed = {str(k): tuple(map(str, v)) for k, v in seen.items()}
-        in_flight = request.get("in_flight")
-        if isinstance(in_flight, str) and in_flight not in self.sweep.observed():
+        self.sweep.previously_observed = _previously(request.previously_observed)
+        in_flight = request.in_flight
+        if in_flight is not None and in_flight not in self.sweep.observed():
             record_interruption(self.sweep, in_flight)
         return self.state()
 
-    async def run(self, request: dict[str, Any], ctx: Context) -> JSON:
+    async def run(self, request: SweepRun, ctx: Context) -> JSON:
         sweep = self._sweep()
         adapter = self._adapter(ctx)
         if adapter.provenance.model_id != sweep.model.model_id:
@@ -165,62 +178,41 @@ class Session:
                 f"this sweep belongs to {sweep.model.model_id}; load it again to continue",
             )
         sweep.model = adapter.provenance  # reloads add load records
-        phase = request.get("phase")
-        phases: list[Phase]
-        if phase == "all":
-            phases = ["measure", "heldout"]
-        elif phase in ("measure", "heldout"):
-            phases = [phase]
-        else:
-            raise SessionError("bad_request", "phase must be measure, heldout or all")
+        phase = request.phase
+        phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
         for current in phases:
             if current == "heldout" and phase == "all" and freeze(sweep):
-                await _maybe(ctx.notify({"event": "frozen", "header_json": self.header_json()}))
+                await _maybe(ctx.notify(event(Frozen(header_json=self.header_json()))))
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
             ) -> None:
-                await _maybe(
-                    ctx.notify(
-                        {
-                            "event": "trial_start",
-                            "trial_id": f"{condition}/{task.id}",
-                            "condition": condition,
-                            "task_id": task.id,
-                            "index": index,
-                            "total": total,
-                            "phase": current,
-                        }
-                    )
+                start = TrialStart(
+                    trial_id=f"{condition}/{task.id}",
+                    condition=condition,
+                    task_id=task.id,
+                    index=index,
+                    total=total,
+                    phase=current,
                 )
+                await _maybe(ctx.notify(event(start)))
 
             async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
-                await _maybe(
-                    ctx.notify(
-                        {
-                            "event": "trial_done",
-                            "trial_id": trial.trial_id,
-                            "condition": trial.condition,
-                            "task_id": trial.task_id,
-                            "index": done,
-                            "total": total,
-                            "phase": current,
-                            "trial_json": json_text(trial),
-                        }
-                    )
+                finished = TrialDone(
+                    trial_id=trial.trial_id,
+                    condition=trial.condition,
+                    task_id=trial.task_id,
+                    index=done,
+                    total=total,
+                    phase=current,
+                    trial_json=json_text(trial),
                 )
+                await _maybe(ctx.notify(event(finished)))
 
             async def interrupted(trial: Trial) -> None:
-                await _maybe(
-                    ctx.notify(
-                        {
-                            "event": "trial_interrupted",
-                            "trial_id": trial.trial_id,
-                            "header_json": self.header_json(),
-                        }
-                    )
-                )
+                cut = TrialInterrupted(trial_id=trial.trial_id, header_json=self.header_json())
+                await _maybe(ctx.notify(event(cut)))
 
             try:
                 finished = await run_phase(
@@ -273,9 +265,9 @@ class Session:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
         return json_text(self._sweep().header())
 
-    async def journal_generate(self, request: dict[str, Any], ctx: Context) -> JSON:
-        prompt = request.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
+    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JSON:
+        prompt = request.prompt
+        if not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
         adapter = self._adapter(ctx)
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
@@ -290,41 +282,8 @@ class Session:
             self.sweep.journal.append(entry)
         return {"entry": to_json(entry), "journal": len(self.journal)}
 
-    async def dispatch(self, kind: str, request: dict[str, Any], ctx: Context) -> JSON:
-        if kind == "sweep_start":
-            return self.start(request, ctx)
-        if kind == "sweep_resume":
-            return self.resume(request)
-        if kind == "sweep_run":
-            return await self.run(request, ctx)
-        if kind == "sweep_freeze":
-            return self.freeze()
-        if kind == "sweep_state":
-            return self.state()
-        if kind == "sweep_header":
-            return {"header_json": self.header_json()}
-        if kind == "sweep_trace":
-            return {"trace_json": document_text(self._sweep().trace())}
-        if kind == "sweep_predictions":
-            return self.predictions()
-        if kind == "journal_generate":
-            return await self.journal_generate(request, ctx)
-        raise SessionError("unknown_type", f"unknown session request {kind!r}")
-
-
-SESSION_TYPES = frozenset(
-    {
-        "sweep_start",
-        "sweep_resume",
-        "sweep_run",
-        "sweep_freeze",
-        "sweep_state",
-        "sweep_header",
-        "sweep_trace",
-        "sweep_predictions",
-        "journal_generate",
-    }
-)
+    def trace_json(self) -> JSON:
+        return {"trace_json": document_text(self._sweep().trace())}
 
 
 def json_text(record: object) -> str:
@@ -337,22 +296,19 @@ def document_text(record: object) -> str:
     return json.dumps(to_json(record), indent=2, ensure_ascii=False) + "\n"
 
 
-def resumed_trace(request: dict[str, Any]) -> Trace:
+def resumed_trace(request: SweepResume) -> Trace:
     """The trace a `sweep_resume` request hands back: `header_json` with one JSON text per
     trial in `trials_json` (the page's IndexedDB records, the CLI's trials.jsonl), or one
     `trace_json`. Python's own text: numbers keep their types."""
     try:
-        if request.get("header_json") is not None:
-            texts = request.get("trials_json")
-            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                raise SessionError("bad_request", "trials_json must be a list of JSON texts")
-            header: Trace = from_json(Trace, _loads(request["header_json"], "header_json"))
+        if request.header_json is not None:
+            header: Trace = from_json(Trace, _loads(request.header_json, "header_json"))
             trials = tuple(
                 from_json(Trial, _loads(text, f"trials_json[{i}]"), f"$.trials[{i}]")
-                for i, text in enumerate(texts)
+                for i, text in enumerate(request.trials_json or [])
             )
             return with_trials(header, trials)
-        trace: Trace = from_json(Trace, _loads(request.get("trace_json"), "trace_json"))
+        trace: Trace = from_json(Trace, _loads(request.trace_json, "trace_json"))
         return trace
     except RecordError as error:
         raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None

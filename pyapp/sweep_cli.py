@@ -58,6 +58,7 @@ from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
 from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
+from pyapp.messages import parse_event
 from pyapp.sweep.files import (
     PREDICTIONS,
     TRACE,
@@ -547,7 +548,8 @@ class Driver:
 
     def _on_event(self, event_json: str) -> None:
         event = json.loads(event_json)
-        kind = event.get("event")
+        parse_event(event)  # what the page relays is checked against its record
+        kind = event.get("type")
         if kind == "trial_start":
             self.run.data["in_flight"] = event.get("trial_id")
             self.run.data["phase"] = event.get("phase")
@@ -738,7 +740,7 @@ class Driver:
                  window.__sweepEvent(text); // Python's own text, relayed untouched
                  // Called before the page hands the trial back to Python: a cancel here
                  // stops the run before the next trial starts.
-                 if (event.event === "trial_done" && window.__sweepStop) {
+                 if (event.type === "trial_done" && window.__sweepStop) {
                    window.lab.experiment.cancel();
                  }
                })"""

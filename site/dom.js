@@ -1,6 +1,6 @@
 // Small DOM helpers the experiment's renderers share. No state here.
 
-export const FIXTURE_LABEL = "test fixture — not model evidence";
+export { FIXTURE_LABEL } from "./lab_protocol.js";
 
 export const fmt = (value, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : "—");
 export const yesNo = (value) => (value === true ? "yes" : value === false ? "no" : "—");

@@ -36,13 +36,12 @@
 // that the frozen profile's predictions are on the page before the first held-out result.
 
 import { SweepStore } from "./store.js";
-import { FIXTURE_LABEL } from "./dom.js";
+import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
 
 const $ = (selector) => document.querySelector(selector);
-const MODEL_CONDITIONS = ["model-only", "model-program", "controlled-chain"];
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
 // transformers.js keeps downloaded model files in this Cache Storage entry.
 const MODEL_CACHE = "transformers-cache";
@@ -281,12 +280,13 @@ class Experiment {
   async sessionEvent(json) {
     if (this.unloading) return false;
     const event = JSON.parse(json);
-    if (event.event === "trial_start") {
+    if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
+    if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       await this.persist({ in_flight: event.trial_id });
-    } else if (event.event === "trial_done") {
+    } else if (event.type === "trial_done") {
       await this.trialDone(event.trial_json);
-    } else if (event.event === "trial_interrupted" || event.event === "frozen") {
+    } else if (event.type === "trial_interrupted" || event.type === "frozen") {
       // A Cancel cut a trial short (Python keeps it under `interruptions`, never scored, and
       // attempts it again), or Python froze the profiles: the header changed.
       this.useHeader(event.header_json);
@@ -608,7 +608,7 @@ class Experiment {
     if (!this.header) return "No trials yet.";
     const { trials, correct, failed } = this.trials.counts;
     const label = this.isFixture() ? ` — ${FIXTURE_LABEL}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the control — not model evidence.`;
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {

@@ -1,29 +1,21 @@
 """Worker-side glue between the page and ``pyapp`` (runs in Pyodide inside a PyScript worker).
 
 The page calls ONE exported function, ``handle(request_json) -> reply_json``, through
-PyScript's ``xworker.sync`` channel. Every request is forwarded unchanged to
-``pyapp.bridge.handle``, which owns the message contract (written down in
-``site/app.js`` and ``docs/hosting.md``). The glue adds only what needs the browser
-runtime itself:
+PyScript's ``xworker.sync`` channel. Every request goes unchanged to
+``pyapp.bridge.handle_async``: the messages are the records of ``pyapp.messages`` and
+``pyapp.bridge.HANDLERS`` is the one handler table. The glue only builds the ``Context``
+with what needs the browser runtime itself:
 
-* ``{"type": "sympy_load", "id": N}`` -> ``{"type": "sympy_load", "id": N, "ok": true,
-  "result": {"packages": [...], "load_ms": float}}``: loads the local sympy + mpmath
-  wheels by name from the generated ``pyodide-lock.json`` (never PyPI). A ``sympy_check``
-  request loads them first too, so sympy is never on the boot path.
-* ``{"type": "memory", "id": N}`` -> ``result: {wasm_heap_bytes, allocated_blocks}``: the
-  worker's WebAssembly memory (Pyodide's heap: it grows, never shrinks) and Python's live
-  allocated blocks after a collection (``bench/scale.py`` reads both per 1,000 trials).
-* the session requests (``sweep_*``, ``journal_generate``) go to
-  ``pyapp.bridge.handle_async`` with a ``Context`` whose ``notify`` calls the page's
-  ``xworker.sync.session_event(json)`` (trial_start / trial_done with that trial only; the
-  page stores the trial before answering) and whose ``cancel_requested`` calls
-  ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag).
-* ``{"type": "model_generate", "id": N, "prompt": str, "caps": Caps JSON (optional)}`` ->
-  ``result: {completion, provenance, timing}``: generates through
-  ``pyapp.browser_model.BrowserModelAdapter`` (the Python path to the model worker; the
-  adapter is async, ``pyapp.bridge.handle`` is not, so the glue answers it). The adapter's
-  transport is ``pyscript.sync.model_call``: the page sets ``xworker.sync.model_call`` and
-  PyScript's synchronous channel carries the JSON to the main thread and back.
+* ``notify``: the page's ``xworker.sync.session_event(json)`` (trial_start / trial_done with
+  that trial only; the page stores the trial before answering);
+* ``cancel_requested``: ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag);
+* ``adapter`` / ``model_adapter``: ``pyapp.browser_model.BrowserModelAdapter`` over
+  ``pyscript.sync.model_call`` (the page sets ``xworker.sync.model_call``; PyScript's
+  synchronous channel carries the JSON to the main thread's model client and back);
+* ``load_sympy``: loads the local sympy + mpmath wheels by name from the generated
+  ``pyodide-lock.json`` (never PyPI), on first use only, so sympy is never on the boot path;
+* ``memory``: the worker's WebAssembly memory (Pyodide's heap: it grows, never shrinks) and
+  the objects Python's collector tracks after a collection (``bench/scale.py`` reads both).
 
 This file is plain Python so that it can be read, linted and imported under CPython.
 """
@@ -59,7 +51,7 @@ def _page() -> Any:
 
 def _notify(event: dict[str, JSON]) -> None:
     """Hand a session event to the page (``xworker.sync.session_event``). The page stores the
-    trace in IndexedDB before it answers, so the next trial starts only after that."""
+    trial in IndexedDB before it answers, so the next trial starts only after that."""
     _page().session_event(json.dumps(event))
 
 
@@ -69,11 +61,19 @@ def _cancel_requested() -> bool:
 
 
 def _context() -> Any:
-    """What pyapp.session needs from the browser: the loaded model, the page's event sink
-    and its Cancel flag (both reached through PyScript's sync channel)."""
+    """What the handlers need from the browser: the loaded model, the page's event sink and
+    its Cancel flag (both reached through PyScript's sync channel), and the runtime's own
+    abilities (the model adapter, sympy's wheels, the WebAssembly heap)."""
     from pyapp.session import Context
 
-    return Context(adapter=_loaded_adapter, notify=_notify, cancel_requested=_cancel_requested)
+    return Context(
+        adapter=_loaded_adapter,
+        notify=_notify,
+        cancel_requested=_cancel_requested,
+        model_adapter=_model_adapter,
+        load_sympy=_load_sympy,
+        memory=_memory,
+    )
 
 
 def _model_adapter() -> Any:
@@ -86,16 +86,6 @@ def _model_adapter() -> Any:
 
         _adapter = BrowserModelAdapter(lambda request_json: str(sync.model_call(request_json)))
     return _adapter
-
-
-def _reply(kind: str, request_id: Any, result: dict[str, Any] | JSON) -> str:
-    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result})
-
-
-def _error(code: str, kind: str, request_id: Any, message: str) -> str:
-    return json.dumps(
-        {"type": kind, "id": request_id, "ok": False, "error": {"code": code, "message": message}}
-    )
 
 
 async def _load_sympy() -> dict[str, Any]:
@@ -111,9 +101,9 @@ async def _load_sympy() -> dict[str, Any]:
 
 
 def _memory() -> dict[str, Any]:
-    """The worker's memory: Pyodide's WebAssembly heap and Python's allocated blocks."""
+    """The worker's memory: Pyodide's WebAssembly heap and the objects Python's collector
+    tracks after a collection (Pyodide's build reports no allocated blocks)."""
     import gc
-    import sys
 
     gc.collect()
     heap = None
@@ -123,38 +113,12 @@ def _memory() -> dict[str, Any]:
         heap = int(pyodide_js._module.HEAPU8.byteLength)
     except Exception:  # natively (tests): no WebAssembly heap
         heap = None
-    return {"wasm_heap_bytes": heap, "allocated_blocks": sys.getallocatedblocks()}
+    return {"wasm_heap_bytes": heap, "python_objects": len(gc.get_objects())}
 
 
 async def handle(request_json: str) -> str:
-    """The single entry point the page calls: a JSON request string in, a JSON reply out."""
-    try:
-        request = json.loads(request_json)
-        kind = request.get("type") if isinstance(request, dict) else None
-        request_id = request.get("id") if isinstance(request, dict) else None
-    except ValueError:
-        kind = request_id = None
-    if kind == "model_generate":
-        from pyapp.browser_model import handle_model_generate
-
-        try:
-            result = await handle_model_generate(_model_adapter(), request)
-        except ValueError as error:
-            return _error("bad_request", kind, request_id, str(error))
-        except Exception as error:  # reported to the page, never swallowed
-            message = f"{type(error).__name__}: {error}"
-            return _error("internal_error", kind, request_id, message)
-        return _reply(kind, request_id, result)
-    if kind == "memory":
-        return _reply(kind, request_id, _memory())
-    if kind in ("sympy_load", "sympy_check"):
-        try:
-            loaded = await _load_sympy()
-        except Exception as error:  # reported to the page, never swallowed
-            message = f"loading sympy failed: {error}"
-            return _error("runtime_load_failed", str(kind), request_id, message)
-        if kind == "sympy_load":
-            return _reply(kind, request_id, loaded)
+    """The single entry point the page calls: a JSON request string in, a JSON reply out.
+    Every request goes to ``pyapp.bridge.handle_async`` (one handler table)."""
     return await bridge_handle_async(request_json, _context())
 
 

@@ -15,7 +15,7 @@ import { ModelClient } from "./model_client.js";
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
-const FIXTURE_LABEL = "test fixture — not model evidence";
+import { FIXTURE_LABEL } from "./lab_protocol.js";
 
 export function setupModels({ request }) {
   const panel = $("#models");

@@ -4,10 +4,10 @@
 // adding a row costs the same at trial 10 and at trial 10,000. While a sweep runs the table
 // follows its last page, until the reader turns to another page.
 
-import { FIXTURE_LABEL, fmt } from "./dom.js";
+import { fmt } from "./dom.js";
+import { CONTROL_LABEL, FIXTURE_LABEL } from "./lab_protocol.js";
 
 export const PAGE_ROWS = 100;
-const CONTROL_LABEL = "control — not model evidence";
 
 export function verdictOf(trial) {
   if (trial.correct) return ["correct", "correct"];

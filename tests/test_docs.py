@@ -144,7 +144,7 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|ModelFailure|_error)"
+    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|RequestError|ModelFailure|_error)"
     r"\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")

@@ -9,6 +9,7 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp import bridge
+from pyapp.messages import parse_request
 from pyapp.model import ScriptedAdapter, ScriptedReply
 from pyapp.records import to_json
 from pyapp.reproduce import reproduce, reproduce_predictions
@@ -30,7 +31,7 @@ class Page:
     @property
     def persisted(self):
         """The trace assembled on demand from what the page stored."""
-        return to_json(resumed_trace(self.stored()))
+        return to_json(resumed_trace(parse_request({"type": "sweep_resume", **self.stored()})))
 
     def stored(self):
         return {"header_json": self.header_json, "trials_json": list(self.trials_json)}
@@ -40,7 +41,7 @@ class Page:
             self.events.append(event)
             if "header_json" in event:
                 self.header_json = event["header_json"]
-            if event["event"] == "trial_done":
+            if event["type"] == "trial_done":
                 assert set(event) >= {"trial_id", "index", "total", "phase", "trial_json"}
                 assert "trace" not in event  # a trial event carries that trial only
                 self.trials_json.append(event["trial_json"])
@@ -90,8 +91,8 @@ def test_the_whole_loop_through_the_bridge():
 
     measured = call(page, "sweep_run", phase="measure")
     assert measured["ok"] and measured["result"]["state"]["can_freeze"]
-    starts = [e for e in page.events if e["event"] == "trial_start"]
-    dones = [e for e in page.events if e["event"] == "trial_done"]
+    starts = [e for e in page.events if e["type"] == "trial_start"]
+    dones = [e for e in page.events if e["type"] == "trial_done"]
     assert len(starts) == len(dones) == 36 and dones[-1]["index"] == dones[-1]["total"] == 36
     assert_valid_trace(page.persisted)
 
@@ -122,7 +123,7 @@ def test_reload_mid_sweep_resumes_with_the_next_unobserved_trial(monkeypatch):
     assert result["cancelled"] and result["state"]["trials"] == 4
     # the crash hits while the fifth trial is in flight: the page had stored its trial_start
     in_flight = "model-only/mul-1"
-    assert [e["trial_id"] for e in page.events if e["event"] == "trial_start"][-1] == (
+    assert [e["trial_id"] for e in page.events if e["type"] == "trial_start"][-1] == (
         "model-only/sub-2"
     )
 
@@ -191,7 +192,7 @@ def test_a_cancelled_generation_is_an_interruption_not_an_observation():
     call(page, "sweep_start", seed=1729, conditions=["model-only"])
     result = call(page, "sweep_run", phase="measure")["result"]
     assert result["cancelled"] and result["state"]["trials"] == 2
-    interrupted = [e for e in page.events if e["event"] == "trial_interrupted"]
+    interrupted = [e for e in page.events if e["type"] == "trial_interrupted"]
     assert [e["trial_id"] for e in interrupted] == ["model-only/sub-1"]
     stored = json.loads(interrupted[0]["header_json"])["interruptions"]
     assert stored[0]["reason"] == "cancelled" and stored[0]["partial"]["outcome"] == "cancelled"

@@ -211,7 +211,7 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
         """() => {
              window.__before = [];
              window.lab.experiment.onEvent((e) => {
-               if (e.event !== 'trial_start' || e.phase !== 'heldout') return;
+               if (e.type !== 'trial_start' || e.phase !== 'heldout') return;
                const row = document.querySelector(
                  `#predictions-table tr[data-trial-id="${e.trial_id}"]`);
                window.__before.push([e.trial_id, row && row.dataset.observed,
@@ -399,7 +399,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
             page,
             """() => new Promise((resolve) => {
                  const off = window.lab.experiment.onEvent((e) => {
-                   if (e.event !== 'trial_start') return;
+                   if (e.type !== 'trial_start') return;
                    off();
                    resolve(e.trial_id);
                  });
