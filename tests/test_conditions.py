@@ -11,7 +11,8 @@ from asyncrun import run
 from tracecheck import assert_valid_trace
 
 import interpreter
-from pyapp.conditions import (
+from pyapp.conditions.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
+from pyapp.conditions.run import (
     CancelToken,
     RouteLimits,
     parse_integer,
@@ -20,11 +21,10 @@ from pyapp.conditions import (
     run_sweep,
     run_whole_task,
 )
-from pyapp.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
-from pyapp.records import to_json
-from pyapp.reproduce import reproduce
-from pyapp.tasks import TaskParams, generate
-from pyapp.trace import make_trace
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce
+from pyapp.records.trace import make_trace
+from pyapp.tasks.taskset import TaskParams, generate
 
 TASKS = {t.id: t for t in generate()}
 
@@ -393,8 +393,8 @@ def test_cancelled_sweep_keeps_finished_trials():
 
 
 def test_caps_are_the_design_numbers():
-    from pyapp.conditions import DEFAULT_ROUTE_LIMITS
-    from pyapp.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.conditions.run import DEFAULT_ROUTE_LIMITS
 
     assert Caps(1024, 256, 16384, 60_000) == WHOLE_TASK_CAPS
     assert Caps(512, 32, 1024, 15_000) == CHAIN_CALL_CAPS
