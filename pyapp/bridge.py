@@ -23,10 +23,10 @@ from typing import Any
 from pyapp import __version__
 from pyapp import messages as m
 from pyapp.messages import RequestError
-from pyapp.records import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import BrowserInfo
 from pyapp.session import Context, Session, task_params
-from pyapp.tasks import GENERATOR_VERSION, generate
-from pyapp.trace import BrowserInfo
+from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
 """Kept for callers of the old name: the boundary has one error class."""
@@ -48,7 +48,7 @@ def _tasks(request: m.TasksRequest, ctx: Context) -> JSON:
 
 
 def _run_supplied(request: m.RunSupplied, ctx: Context) -> JSON:
-    from pyapp.supplied import run_supplied
+    from pyapp.conditions.interpret import run_supplied
 
     browser = None
     if request.environment is not None:
@@ -77,7 +77,7 @@ async def _sympy_load(request: m.SympyLoad, ctx: Context) -> JSON:
 
 
 async def _sympy_check(request: m.SympyCheck, ctx: Context) -> JSON:
-    from pyapp.sympy_oracle import check
+    from pyapp.tasks.sympy_oracle import check
 
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)

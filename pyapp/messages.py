@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pyapp.records import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 FIXTURE_LABEL = "test fixture — not model evidence"
@@ -477,10 +477,10 @@ def messages_schema() -> dict[str, JSON]:
 
 def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
-    from pyapp.conditions import MODEL_CONDITIONS
-    from pyapp.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.conditions.run import MODEL_CONDITIONS
     from pyapp.session import ALL_CONDITIONS
-    from pyapp.tasks import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
+    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
 
     return {
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],

@@ -3,7 +3,7 @@
 The page never re-implements the protocol: it sends the `sweep_*` and `journal_generate`
 requests (`pyapp.messages`, one record each; `pyapp.bridge.HANDLERS` routes them here) and
 draws what comes back: `SweepState` says what may run next. Python orders the protocol
-(measure → freeze → held-out, `pyapp.protocol`).
+(measure → freeze → held-out, `pyapp.experiment.phases`).
 
 A trial event carries that trial only, as JSON text (`TrialDone.trial_json`), which the page
 stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
@@ -11,7 +11,7 @@ is assembled only when someone asks for it (`sweep_trace` for a download, `sweep
 after a reload). Documents travel as Python's own JSON text (`*_json` fields), so a float
 such as 1.0 stays 1.0 whatever JavaScript does with numbers. The header is the trace
 without its trials (run, tasks, model, environment, freezes, interruptions, journal;
-`pyapp.trace.with_trials` puts the two together again).
+`pyapp.records.trace.with_trials` puts the two together again).
 
 Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
 `trial_done` after it; a trial the user's Cancel cut short is not an observation but a
@@ -27,7 +27,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pyapp.conditions import MODEL_CONDITIONS, CancelToken
+from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.phases import (
+    Phase,
+    ProtocolError,
+    Sweep,
+    freeze,
+    plan,
+    record_interruption,
+    run_phase,
+)
 from pyapp.messages import (
     Frozen,
     JournalGenerate,
@@ -40,12 +50,10 @@ from pyapp.messages import (
     TrialStart,
     event,
 )
-from pyapp.model import WHOLE_TASK_CAPS, ModelAdapter
-from pyapp.predict import predict, score_trace
-from pyapp.protocol import Phase, ProtocolError, Sweep, freeze, plan, record_interruption, run_phase
-from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.tasks import Task, TaskParams
-from pyapp.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
+from pyapp.predict.predictor import predict, score_trace
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
+from pyapp.tasks.taskset import Task, TaskParams
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
 
@@ -238,7 +246,7 @@ class Session:
         if not profiles:
             raise SessionError("already_frozen", "every model condition is frozen already")
         tasks = [t for t in sweep.tasks]
-        from pyapp.predict import heldout_tasks
+        from pyapp.predict.predictor import heldout_tasks
 
         return {
             "frozen": [to_json(p) for p in profiles],

@@ -13,9 +13,9 @@ temporary file and a rename):
                       and flushed as each trial arrives: the cost of a trial never grows
     trace.json        header + trials, written from trials.jsonl at checkpoints: start,
                       freeze, end, Ctrl-C / --timeout
-    predictions.json  the predictions document: at the freeze (``pyapp.predict.score_trace``
-                      of that trace, the function the page runs), at Ctrl-C, and at the end
-                      the page's own ``predictions()`` text
+    predictions.json  the predictions document: at the freeze and at Ctrl-C
+                      (``pyapp.predict.predictor.score_trace`` of that trace, the function the
+                      page runs), and at the end the page's own ``predictions()`` text
     run.json          command line, versions, model, options, start/end times, status, the
                       trial in flight, one entry per session (first run and each --resume),
                       requests blocked, and the end-of-run checks
@@ -57,7 +57,7 @@ from typing import Any, TextIO
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
-from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
+from pyapp.cli.main import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
 from pyapp.messages import parse_event
 from pyapp.sweep.files import (
     PREDICTIONS,
@@ -212,7 +212,7 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-    from pyapp.tasks import DEFAULT_SEED
+    from pyapp.tasks.taskset import DEFAULT_SEED
 
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
@@ -816,7 +816,7 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
 
 def check_files(out: Path) -> dict[str, Any]:
     """Validate trace.json and predictions.json against exports/ and re-derive both."""
-    from pyapp.reproduce import reproduce, reproduce_predictions
+    from pyapp.records.reproduce import reproduce, reproduce_predictions
 
     trace = json.loads((out / "trace.json").read_text("utf-8"))
     predictions = json.loads((out / "predictions.json").read_text("utf-8"))
@@ -931,7 +931,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
-    from pyapp.serve import SiteMissingError, check_site
+    from pyapp.cli.serve import SiteMissingError, check_site
 
     out = Path(args.out)
     run, stored, in_flight = prepare_out(out, args.resume)
@@ -1029,7 +1029,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     status, message, code = "failed", "", 1
     try:
         with stop.installed(), sync_playwright() as playwright:
-            from pyapp.serve import serve_hub_in_thread, serve_in_thread
+            from pyapp.cli.serve import serve_hub_in_thread, serve_in_thread
 
             server, site_url = serve_in_thread(site)
             servers.append(server)

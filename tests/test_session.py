@@ -9,10 +9,10 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp import bridge
+from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.messages import parse_request
-from pyapp.model import ScriptedAdapter, ScriptedReply
-from pyapp.records import to_json
-from pyapp.reproduce import reproduce, reproduce_predictions
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.session import Context, Session, resumed_trace
 
 

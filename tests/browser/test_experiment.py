@@ -21,10 +21,10 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
-from pyapp.predict import PredictionsDocument
-from pyapp.records import from_json, to_json
-from pyapp.reproduce import reproduce, reproduce_predictions
-from pyapp.trace import Trace
+from pyapp.predict.predictor import PredictionsDocument
+from pyapp.records.base import from_json, to_json
+from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.trace import Trace
 
 pytestmark = pytest.mark.browser
 
