@@ -57,8 +57,8 @@ from typing import Any, TextIO
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
+from pyapp.browser.messages import parse_event
 from pyapp.cli.main import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
-from pyapp.messages import parse_event
 from pyapp.sweep.files import (
     PREDICTIONS,
     TRACE,
@@ -187,7 +187,7 @@ class Options:
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
-    from pyapp.session import ALL_CONDITIONS
+    from pyapp.browser.session import ALL_CONDITIONS
 
     if text is None:
         return None
@@ -733,7 +733,7 @@ class Driver:
 
     def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
-        from pyapp.session import ALL_CONDITIONS
+        from pyapp.browser.session import ALL_CONDITIONS
 
         self.page.evaluate(
             """() => window.lab.experiment.onEvent((event, text) => {

@@ -3,7 +3,7 @@
 // Python runs in a PyScript worker (site/lab_worker.py, Pyodide from ./pyodide/). The worker
 // exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
 //
-// Messages: pyapp/messages.py defines every request, reply and event once (one envelope,
+// Messages: pyapp/browser/messages.py defines every request, reply and event once (one envelope,
 // one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
 // and ./lab_protocol.js (names and shared constants) are generated from it, and
 // docs/hosting.md lists them in generated tables. This file checks each request name and
@@ -157,9 +157,9 @@ async function boot() {
   try {
     const start = async () => {
       const xworker = await waitForWorkerElement();
-      // Python's adapter (pyapp.browser_model) calls this through PyScript's sync channel.
+      // Python's adapter (pyapp.browser.model) calls this through PyScript's sync channel.
       xworker.sync.model_call = models.modelCall;
-      // pyapp.session's Context (site/lab_worker.py): trial events and the Cancel flag.
+      // pyapp.browser.session's Context (site/lab_worker.py): trial events and the Cancel flag.
       xworker.sync.session_event = experiment.sessionEvent;
       xworker.sync.cancel_requested = experiment.cancelRequested;
       bootStep = "starting the Python worker";

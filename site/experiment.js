@@ -1,5 +1,5 @@
 // The Experiment and Journal sections (main thread): the controller. Python owns the protocol
-// (pyapp/session.py: sweep_start, sweep_resume, sweep_run, sweep_freeze, sweep_state,
+// (pyapp/browser/session.py: sweep_start, sweep_resume, sweep_run, sweep_freeze, sweep_state,
 // sweep_header, sweep_trace, sweep_predictions, journal_generate); this file sends those
 // requests, stores what comes back in IndexedDB (site/store.js) and hands it to the
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
@@ -101,7 +101,7 @@ class Experiment {
     this.store = new SweepStore();
     this.listeners = new Set();
     this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
-    this.state = null; // Python's sweep state (pyapp.session.Session.state)
+    this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
     this.header = null; // the sweep's header (the trace without its trials), parsed
     this.headerJson = null; // ... and as Python wrote it
     this.tasks = new Map(); // task id -> task record of the header

@@ -2,14 +2,14 @@
 
 The page calls ONE exported function, ``handle(request_json) -> reply_json``, through
 PyScript's ``xworker.sync`` channel. Every request goes unchanged to
-``pyapp.bridge.handle_async``: the messages are the records of ``pyapp.messages`` and
-``pyapp.bridge.HANDLERS`` is the one handler table. The glue only builds the ``Context``
-with what needs the browser runtime itself:
+``pyapp.browser.bridge.handle_async``: the messages are the records of
+``pyapp.browser.messages`` and ``pyapp.browser.bridge.HANDLERS`` is the one handler table.
+The glue only builds the ``Context`` with what needs the browser runtime itself:
 
 * ``notify``: the page's ``xworker.sync.session_event(json)`` (trial_start / trial_done with
   that trial only; the page stores the trial before answering);
 * ``cancel_requested``: ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag);
-* ``adapter`` / ``model_adapter``: ``pyapp.browser_model.BrowserModelAdapter`` over
+* ``adapter`` / ``model_adapter``: ``pyapp.browser.model.BrowserModelAdapter`` over
   ``pyscript.sync.model_call`` (the page sets ``xworker.sync.model_call``; PyScript's
   synchronous channel carries the JSON to the main thread's model client and back);
 * ``load_sympy``: loads the local sympy + mpmath wheels by name from the generated
@@ -26,7 +26,7 @@ import json
 import time
 from typing import Any
 
-from pyapp.bridge import handle_async as bridge_handle_async
+from pyapp.browser.bridge import handle_async as bridge_handle_async
 from pyapp.records.base import JSON
 
 _sympy_loaded = False
@@ -64,7 +64,7 @@ def _context() -> Any:
     """What the handlers need from the browser: the loaded model, the page's event sink and
     its Cancel flag (both reached through PyScript's sync channel), and the runtime's own
     abilities (the model adapter, sympy's wheels, the WebAssembly heap)."""
-    from pyapp.session import Context
+    from pyapp.browser.session import Context
 
     return Context(
         adapter=_loaded_adapter,
@@ -82,7 +82,7 @@ def _model_adapter() -> Any:
     if _adapter is None:
         from pyscript import sync  # type: ignore[import-not-found]  # only under PyScript
 
-        from pyapp.browser_model import BrowserModelAdapter
+        from pyapp.browser.model import BrowserModelAdapter
 
         _adapter = BrowserModelAdapter(lambda request_json: str(sync.model_call(request_json)))
     return _adapter
@@ -118,7 +118,7 @@ def _memory() -> dict[str, Any]:
 
 async def handle(request_json: str) -> str:
     """The single entry point the page calls: a JSON request string in, a JSON reply out.
-    Every request goes to ``pyapp.bridge.handle_async`` (one handler table)."""
+    Every request goes to ``pyapp.browser.bridge.handle_async`` (one handler table)."""
     return await bridge_handle_async(request_json, _context())
 
 

@@ -1,7 +1,7 @@
 // The Models panel (main thread): catalogue picker, backend choice, consent dialog, per-file
 // progress, provenance, diagnostics, and the "try a prompt" box. The model itself lives in
 // site/model_client.js (which owns site/model_worker.js); Python reaches it through the
-// bridge (`model_generate`, answered by pyapp.browser_model in the PyScript worker).
+// bridge (`model_generate`, answered by pyapp.browser.model in the PyScript worker).
 //
 // Before consent nothing leaves this origin: the catalogue is ./models.json, the WebGPU
 // check is local, and the model worker (and transformers.js) is not even started.

@@ -1,4 +1,4 @@
-"""pyapp.browser_model under CPython: requests, reply validation, failures, timing, and the
+"""pyapp.browser.model under CPython: requests, reply validation, failures, timing, and the
 adapter driven by a fake transport (the browser path is in tests/browser/test_models.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from asyncrun import run
 
-from pyapp.browser_model import (
+from pyapp.browser.model import (
     BrowserModelAdapter,
     ReplyError,
     completion_from_reply,

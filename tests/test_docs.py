@@ -245,7 +245,7 @@ def test_the_javascript_scan_finds_the_model_codes() -> None:
         "load_timeout",
     }
     assert expected <= js_codes(), f"the JS scan missed {expected - js_codes()}"
-    assert "bad_reply" in produced_codes()  # pyapp.browser_model's failed("bad_reply", ...)
+    assert "bad_reply" in produced_codes()  # pyapp.browser.model's failed("bad_reply", ...)
 
 
 def test_schemas_named_in_the_spec_exist() -> None:

@@ -7,8 +7,8 @@ import jsonschema
 import pytest
 from asyncrun import run
 
-from pyapp import bridge, messages
-from pyapp.session import Context
+from pyapp.browser import bridge, messages
+from pyapp.browser.session import Context
 
 ROOT = Path(__file__).resolve().parents[1]
 

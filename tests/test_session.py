@@ -8,12 +8,12 @@ from asyncrun import run
 from test_predict import known_model
 from tracecheck import assert_valid_trace
 
-from pyapp import bridge
+from pyapp.browser import bridge
+from pyapp.browser.messages import parse_request
+from pyapp.browser.session import Context, Session, resumed_trace
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
-from pyapp.messages import parse_request
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
-from pyapp.session import Context, Session, resumed_trace
 
 
 class Page:

@@ -57,8 +57,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
     """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
-    from pyapp.messages import RequestError
-    from pyapp.session import task_params
+    from pyapp.browser.messages import RequestError
+    from pyapp.browser.session import task_params
 
     overrides: dict[str, Any] = {}
     for item in items or []:
@@ -77,7 +77,7 @@ def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
 
 
 def _params(args: argparse.Namespace) -> TaskParams:
-    from pyapp.session import task_params
+    from pyapp.browser.session import task_params
 
     overrides = param_overrides(args.param, args.seed)
     return task_params(args.seed, overrides)
@@ -269,7 +269,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-    from pyapp.messages import messages_schema
+    from pyapp.browser.messages import messages_schema
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
 
@@ -282,7 +282,7 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 def generated() -> dict[Path, str]:
     """Every generated file: the schemas in exports/ and the page's protocol constants."""
-    from pyapp.messages import js_module
+    from pyapp.browser.messages import js_module
 
     files = {
         EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
@@ -300,7 +300,7 @@ MESSAGES_END = "<!-- messages:end -->"
 
 def with_generated_block(text: str) -> str:
     """docs text with its generated message tables (between the markers) brought up to date."""
-    from pyapp.messages import markdown_tables
+    from pyapp.browser.messages import markdown_tables
 
     start = text.index(MESSAGES_BEGIN)
     head_end = text.index("\n", start) + 1

@@ -1,9 +1,9 @@
 """The browser worker's experiment session: the requests that drive a sweep.
 
 The page never re-implements the protocol: it sends the `sweep_*` and `journal_generate`
-requests (`pyapp.messages`, one record each; `pyapp.bridge.HANDLERS` routes them here) and
-draws what comes back: `SweepState` says what may run next. Python orders the protocol
-(measure → freeze → held-out, `pyapp.experiment.phases`).
+requests (`pyapp.browser.messages`, one record each; `pyapp.browser.bridge.HANDLERS` routes
+them here) and draws what comes back: `SweepState` says what may run next. Python orders
+the protocol (measure → freeze → held-out, `pyapp.experiment.phases`).
 
 A trial event carries that trial only, as JSON text (`TrialDone.trial_json`), which the page
 stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
@@ -27,18 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
-from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
-from pyapp.experiment.phases import (
-    Phase,
-    ProtocolError,
-    Sweep,
-    freeze,
-    plan,
-    record_interruption,
-    run_phase,
-)
-from pyapp.messages import (
+from pyapp.browser.messages import (
     Frozen,
     JournalGenerate,
     RequestError,
@@ -49,6 +38,17 @@ from pyapp.messages import (
     TrialInterrupted,
     TrialStart,
     event,
+)
+from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.phases import (
+    Phase,
+    ProtocolError,
+    Sweep,
+    freeze,
+    plan,
+    record_interruption,
+    run_phase,
 )
 from pyapp.predict.predictor import predict, score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json

@@ -1,7 +1,7 @@
 """The one entry point JavaScript calls: `handle_async(request_json, context) -> reply_json`.
 
 The page's worker glue (site/lab_worker.py) passes JSON strings in and out; no Python lives
-in JavaScript. Every message is a record of `pyapp.messages` (one envelope, one tag key
+in JavaScript. Every message is a record of `pyapp.browser.messages` (one envelope, one tag key
 `type`); `parse_request` validates what arrives before the handler runs, and `HANDLERS` is
 the one table from request type to handler. A reply is always sent, so the page never
 hangs: a refused request carries the code of the `RequestError` raised, a bug
@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from pyapp import __version__
-from pyapp import messages as m
-from pyapp.messages import RequestError
+from pyapp.browser import messages as m
+from pyapp.browser.messages import RequestError
+from pyapp.browser.session import Context, Session, task_params
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import BrowserInfo
-from pyapp.session import Context, Session, task_params
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
@@ -89,7 +89,7 @@ def _memory(request: m.Memory, ctx: Context) -> JSON:
 
 
 async def _model_generate(request: m.ModelGenerate, ctx: Context) -> JSON:
-    from pyapp.browser_model import handle_model_generate
+    from pyapp.browser.model import handle_model_generate
 
     adapter = _runtime(ctx, "model_adapter")()
     try:
@@ -132,7 +132,7 @@ HANDLERS: dict[str, Handler] = {
 
 
 async def handle_async(request_json: str, context: Context) -> str:
-    """A JSON request in, a JSON reply out; every request type (`pyapp.messages`)."""
+    """A JSON request in, a JSON reply out; every request type (`pyapp.browser.messages`)."""
     kind: JSON = None
     request_id: JSON = None
     try:
