@@ -64,7 +64,7 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.cli.serve import serve_in_thread
-    from pyapp.sweep_cli import CHROMIUM_ARGS
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run `bash scripts/lab test` or scripts/build_site.py")

@@ -75,7 +75,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
     from playwright.sync_api import sync_playwright
 
     from pyapp.cli.serve import serve_in_thread
-    from pyapp.sweep_cli import CHROMIUM_ARGS
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run scripts/build_site.py")

@@ -1,6 +1,6 @@
 // Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
 //
-// Python runs in a PyScript worker (site/lab_worker.py, Pyodide from ./pyodide/). The worker
+// Python runs in a PyScript worker (workers/lab_worker.py, Pyodide from ./pyodide/). The worker
 // exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
 //
 // Messages: pyapp/browser/messages.py defines every request, reply and event once (one envelope,
@@ -159,7 +159,7 @@ async function boot() {
       const xworker = await waitForWorkerElement();
       // Python's adapter (pyapp.browser.model) calls this through PyScript's sync channel.
       xworker.sync.model_call = models.modelCall;
-      // pyapp.browser.session's Context (site/lab_worker.py): trial events and the Cancel flag.
+      // pyapp.browser.session's Context (workers/lab_worker.py): trial events and the Cancel flag.
       xworker.sync.session_event = experiment.sessionEvent;
       xworker.sync.cancel_requested = experiment.cancelRequested;
       bootStep = "starting the Python worker";

@@ -1,6 +1,6 @@
 // The Models panel (main thread): catalogue picker, backend choice, consent dialog, per-file
 // progress, provenance, diagnostics, and the "try a prompt" box. The model itself lives in
-// site/model_client.js (which owns site/model_worker.js); Python reaches it through the
+// workers/model_client.js (which owns workers/model_worker.js); Python reaches it through the
 // bridge (`model_generate`, answered by pyapp.browser.model in the PyScript worker).
 //
 // Before consent nothing leaves this origin: the catalogue is ./models.json, the WebGPU

@@ -32,8 +32,8 @@ SPEC = DOCS / "specification.md"
 PREDICTOR = DOCS / "predictor.md"
 REVIEW = DOCS / "source-review.md"
 SOURCES = [*sorted((ROOT / "pyapp").rglob("*.py")), *sorted((ROOT / "interpreter").rglob("*.py"))]
-SOURCES.append(ROOT / "site" / "lab_worker.py")
-JS_SOURCES = sorted((ROOT / "site").glob("*.js"))
+SOURCES.append(ROOT / "workers" / "lab_worker.py")
+JS_SOURCES = sorted([*(ROOT / "site").glob("*.js"), *(ROOT / "workers").glob("*.js")])
 
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|(.*)\|\s*$")
 
@@ -81,8 +81,9 @@ def keyed_values(text: str) -> dict[str, object]:
 
 
 def js_constant(file: str, name: str) -> object:
-    """The literal of `[export] const NAME = <number>;` in site/<file> (exactly one)."""
-    text = (ROOT / "site" / file).read_text(encoding="utf-8")
+    """The literal of `[export] const NAME = <number>;` in site/ or workers/<file> (one)."""
+    folder = "workers" if (ROOT / "workers" / file).exists() else "site"
+    text = (ROOT / folder / file).read_text(encoding="utf-8")
     found = re.findall(rf"^(?:export\s+)?const\s+{name}\s*=\s*([0-9_]+)\s*;", text, re.M)
     assert len(found) == 1, f"site/{file}: expected one numeric const {name}, found {found}"
     return ast.literal_eval(found[0])

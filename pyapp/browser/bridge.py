@@ -1,6 +1,6 @@
 """The one entry point JavaScript calls: `handle_async(request_json, context) -> reply_json`.
 
-The page's worker glue (site/lab_worker.py) passes JSON strings in and out; no Python lives
+The page's worker glue (workers/lab_worker.py) passes JSON strings in and out; no Python lives
 in JavaScript. Every message is a record of `pyapp.browser.messages` (one envelope, one tag key
 `type`); `parse_request` validates what arrives before the handler runs, and `HANDLERS` is
 the one table from request type to handler. A reply is always sent, so the page never

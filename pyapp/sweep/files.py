@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import IO
 
-from pyapp.cli.main import write_atomically
+from pyapp.cli.common import write_atomically
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import Trace, Trial, with_trials
 

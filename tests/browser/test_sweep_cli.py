@@ -327,19 +327,19 @@ def test_short_sweep_on_the_software_webgpu_adapter(built: Path, tmp_path: Path)
 
 
 def test_missing_chromium_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pyapp import sweep_cli
+    from pyapp.sweep import chromium
 
     monkeypatch.setenv("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", "/nonexistent/chrome")
-    monkeypatch.setattr(sweep_cli, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium", "no-such"))
-    found, looked = sweep_cli.find_chromium()
+    monkeypatch.setattr(chromium, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium", "no-such"))
+    found, looked = chromium.find_chromium()
     assert found is None
-    message = sweep_cli.missing_chromium(looked, "/ms-playwright/chrome").message
+    message = chromium.missing_chromium(looked, "/ms-playwright/chrome").message
     for words in ("/nonexistent/chrome", "apt-get install chromium", "Playwright's own"):
         assert words in message
 
 
 def test_only_a_consented_remote_model_host_is_reachable() -> None:
-    from pyapp.sweep_cli import allowed_hosts, host_allowed
+    from pyapp.sweep.chromium import allowed_hosts, host_allowed
 
     assert allowed_hosts("https://huggingface.co/", consent=False) == set()
     assert allowed_hosts("http://127.0.0.1:9/", consent=True) == set()
@@ -354,7 +354,7 @@ def test_only_a_consented_remote_model_host_is_reachable() -> None:
 def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
     import io
 
-    from pyapp.sweep_cli import Progress
+    from pyapp.sweep.progress import Progress
 
     stream = io.StringIO()
     progress = Progress(stream, done=2, total=4)
