@@ -129,15 +129,9 @@ class Experiment {
     this.section.dataset.state = value;
   }
 
+  // Python decides where the protocol stands (state.stage); the page shows it as it is.
   derivedState() {
-    const state = this.state;
-    if (!state) return "idle";
-    const models = state.conditions.filter((c) => MODEL_CONDITIONS.includes(c));
-    const allFrozen = models.every((c) => state.frozen.includes(c));
-    if (state.measure_left === 0 && state.heldout_left === 0 && allFrozen) return "done";
-    if (state.frozen.length > 0 && allFrozen) return "frozen";
-    if (state.measure_left === 0) return "measured";
-    return "idle";
+    return this.state?.stage ?? "idle";
   }
 
   status(text) {
@@ -204,8 +198,7 @@ class Experiment {
   // ---- persistence -----------------------------------------------------------------------
 
   finished() {
-    const s = this.state;
-    return Boolean(s && s.measure_left === 0 && s.heldout_left === 0 && this.derivedState() === "done");
+    return this.state?.stage === "done";
   }
 
   useHeader(text) {

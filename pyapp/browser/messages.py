@@ -238,6 +238,9 @@ REQUEST_TYPES: dict[str, type[Message]] = {r.TYPE: r for r in REQUESTS}
 # ---- replies ----------------------------------------------------------------------------------
 
 
+Stage = Literal["idle", "measured", "frozen", "done"]
+
+
 @dataclass(frozen=True)
 class SweepState:
     """A sweep's state as Python decides it; the page draws it as it is."""
@@ -262,6 +265,9 @@ class SweepState:
     """Whether `sweep_freeze` is allowed now."""
     can_run_heldout: bool
     """Whether held-out trials may run now."""
+    stage: Stage
+    """Where the protocol stands: `idle` (profile trials left), `measured`, `frozen` (every
+    model condition), `done` (nothing left); the page shows it as #experiment's data-state."""
     interruptions: int
     """Interrupted trials recorded."""
     journal: int

@@ -31,9 +31,11 @@ from pyapp.browser.messages import (
     Frozen,
     JournalGenerate,
     RequestError,
+    Stage,
     SweepResume,
     SweepRun,
     SweepStart,
+    SweepState,
     TrialDone,
     TrialInterrupted,
     TrialStart,
@@ -126,21 +128,32 @@ class Session:
         heldout_left = len(plan(sweep, "heldout"))
         frozen = sorted(sweep.frozen_conditions())
         model_conditions = [c for c in sweep.conditions if c in MODEL_CONDITIONS]
-        return {
-            "seed": sweep.params.seed,
-            "conditions": list(sweep.conditions),
-            "model_id": sweep.model.model_id,
-            "evidence": sweep.model.evidence,
-            "trials": len(sweep.trials),
-            "measure_left": measure_left,
-            "heldout_left": heldout_left,
-            "frozen": frozen,
-            "can_freeze": measure_left == 0 and len(frozen) < len(model_conditions),
-            "can_run_heldout": all(c in frozen for c in model_conditions),
-            "interruptions": len(sweep.interruptions),
-            "journal": len(sweep.journal),
-            "run_id": sweep.run_id,
-        }
+        all_frozen = all(c in frozen for c in model_conditions)
+        stage: Stage = "idle"
+        if measure_left == 0 and heldout_left == 0 and all_frozen:
+            stage = "done"
+        elif frozen and all_frozen:
+            stage = "frozen"
+        elif measure_left == 0:
+            stage = "measured"
+        return to_json(
+            SweepState(
+                seed=sweep.params.seed,
+                conditions=tuple(sweep.conditions),
+                model_id=sweep.model.model_id,
+                evidence=sweep.model.evidence,
+                trials=len(sweep.trials),
+                measure_left=measure_left,
+                heldout_left=heldout_left,
+                frozen=tuple(frozen),
+                can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
+                can_run_heldout=all_frozen,
+                stage=stage,
+                interruptions=len(sweep.interruptions),
+                journal=len(sweep.journal),
+                run_id=sweep.run_id,
+            )
+        )
 
     # ---- requests --------------------------------------------------------------------
 
