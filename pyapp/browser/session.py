@@ -122,7 +122,7 @@ class Session:
             raise SessionError("not_loaded", "load a model (with consent) first")
         return adapter
 
-    def state(self) -> dict[str, JSON]:
+    def state(self) -> JSON:
         sweep = self._sweep()
         measure_left = len(plan(sweep, "measure"))
         heldout_left = len(plan(sweep, "heldout"))
