@@ -23,9 +23,8 @@ from typing import Any
 from pyapp import __version__
 from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
-from pyapp.browser.session import Context, Session, task_params
-from pyapp.records.base import JSON, RecordError, from_json, to_json
-from pyapp.records.trace import BrowserInfo
+from pyapp.browser.session import Context, Session, browser_info, task_params
+from pyapp.records.base import JSON, to_json
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
@@ -50,12 +49,7 @@ def _tasks(request: m.TasksRequest, ctx: Context) -> JSON:
 def _run_supplied(request: m.RunSupplied, ctx: Context) -> JSON:
     from pyapp.conditions.interpret import run_supplied
 
-    browser = None
-    if request.environment is not None:
-        try:
-            browser = from_json(BrowserInfo, request.environment)
-        except RecordError as error:
-            raise RequestError("bad_request", f"environment: {error}") from None
+    browser = browser_info(request.environment)
     return {"trace": to_json(run_supplied(task_params(request.seed, request.params), browser))}
 
 

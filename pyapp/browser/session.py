@@ -99,6 +99,17 @@ def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
     return result
 
 
+def browser_info(environment: dict[str, JSON] | None) -> BrowserInfo | None:
+    """The browser a request describes (BrowserInfo JSON), checked; None when absent."""
+    if environment is None:
+        return None
+    try:
+        info: BrowserInfo = from_json(BrowserInfo, environment)
+    except RecordError as error:
+        raise RequestError("bad_request", f"environment: {error}") from None
+    return info
+
+
 def _previously(seen: dict[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
     return {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
 
@@ -162,12 +173,7 @@ class Session:
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
-        browser = None
-        if request.environment is not None:
-            try:
-                browser = from_json(BrowserInfo, request.environment)
-            except RecordError as error:
-                raise SessionError("bad_request", f"environment: {error}") from None
+        browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         self.sweep = Sweep(
             params=task_params(request.seed, request.params),
