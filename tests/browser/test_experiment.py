@@ -449,3 +449,36 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
+
+
+def test_results_table_pages_ten_thousand_rows(lab: Lab) -> None:
+    """10,000 rows: the table holds one page (100 rows) in the DOM and follows the last page;
+    the pager turns pages. Counts only, never timings."""
+    page = lab.page
+    shown = page.evaluate(
+        """async () => {
+             const { ResultsTable } = await import('./results_table.js');
+             const table = document.createElement('table');
+             table.createTBody();
+             const pager = document.querySelector('#sweep-results-pager').cloneNode(true);
+             const results = new ResultsTable({ table, pager, onOpen: () => {} });
+             for (let i = 0; i < 10000; i++) {
+               results.add({ trial_id: `model-only/t-${i}`, task_id: `t-${i}`,
+                             condition: 'model-only', evidence: 'fixture', cells: [['x', '']] });
+             }
+             const body = table.tBodies[0];
+             const last = { rows: body.rows.length, first: body.rows[0].dataset.trialId,
+                            text: pager.querySelector('#results-page').textContent,
+                            hidden: pager.hidden };
+             pager.querySelector('#results-first').click();
+             const first = { rows: body.rows.length, first: body.rows[0].dataset.trialId };
+             results.add({ trial_id: 'model-only/t-10000', task_id: 't-10000',
+                           condition: 'model-only', evidence: 'fixture', cells: [['x', '']] });
+             const kept = body.rows[0].dataset.trialId;  // the reader's page stays put
+             return { last, first, kept };
+           }"""
+    )
+    assert shown["last"]["rows"] == 100 and shown["last"]["first"] == "model-only/t-9900"
+    assert "rows 9901–10000 of 10000" in shown["last"]["text"] and not shown["last"]["hidden"]
+    assert shown["first"] == {"rows": 100, "first": "model-only/t-0"}
+    assert shown["kept"] == "model-only/t-0"
