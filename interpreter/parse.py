@@ -94,14 +94,18 @@ def _refuse_constant(text: str) -> NoReturn:
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    seen: dict[str, object] = {}
-    for key, item in pairs:
-        if key in seen:
-            raise ProgramError(
-                "duplicate_key", f"duplicate key {quote(key)!r} in an object", value=quote(key)
-            )
-        seen[key] = item
-    return seen
+    unique = dict(pairs)
+    if len(unique) < len(pairs):  # name the first key that repeats
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ProgramError(
+                    "duplicate_key",
+                    f"duplicate key {quote(key)!r} in an object",
+                    value=quote(key),
+                )
+            seen.add(key)
+    return unique
 
 
 def parse_program(text: str, limits: Limits = DEFAULT_LIMITS) -> Program:

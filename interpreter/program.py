@@ -157,16 +157,32 @@ def _literal_kind(obj: object) -> str | None:
 def _parts(obj: object, path: str) -> str | tuple[Operation, object, object]:
     """What a node is -- its register name, or its operation and two arguments -- or
     the error for the first rule it breaks."""
-    if type(obj) is dict and len(obj) == 1 and "ref" in obj:  # {"ref": NAME}
-        if not isinstance(obj["ref"], str):
+    if type(obj) is dict:  # the common case, decided in a few lookups
+        if len(obj) == 1:  # {"ref": NAME}
+            name = obj.get("ref")
+            if type(name) is str and _is_register_name(name):
+                return name
+        elif len(obj) == 2:  # {"op": OP, "args": [left, right]}
+            op, args = obj.get("op"), obj.get("args")
+            operation = OPERATIONS.get(op) if type(op) is str else None
+            if operation is not None and type(args) is list and len(args) == 2:
+                return operation, args[0], args[1]
+    return _checked_parts(obj, path)
+
+
+def _checked_parts(obj: object, path: str) -> str | tuple[Operation, object, object]:
+    """``_parts`` by the full rules, in the order the error table promises."""
+    if isinstance(obj, Mapping) and len(obj) == 1 and "ref" in obj:  # {"ref": NAME}
+        name = obj["ref"]
+        if not isinstance(name, str):
             raise ProgramError(
                 "wrong_shape",
-                f'"ref" must be a string, not {type(obj["ref"]).__name__}',
+                f'"ref" must be a string, not {type(name).__name__}',
                 path=path,
-                value=type(obj["ref"]).__name__,
+                value=type(name).__name__,
             )
-        return check_register_name(obj["ref"], path)
-    if type(obj) is dict and len(obj) == 2 and "op" in obj and "args" in obj:
+        return check_register_name(name, path)
+    if isinstance(obj, Mapping) and len(obj) == 2 and "op" in obj and "args" in obj:
         operation = _operation(obj["op"], path)  # {"op": OP, "args": [left, right]}
         args = obj["args"]
         if not isinstance(args, list) or len(args) != 2:
@@ -183,8 +199,6 @@ def _parts(obj: object, path: str) -> str | tuple[Operation, object, object]:
         if not isinstance(args, tuple) or len(args) != 2 or not all(_is_node(a) for a in args):
             raise ProgramError("wrong_shape", "an op takes exactly two args", path=path)
         return operation, args[0], args[1]
-    if isinstance(obj, Mapping) and not isinstance(obj, dict):  # another mapping type
-        return _parts(dict(obj), path)
     _refuse_node(obj, path)
 
 
@@ -203,7 +217,7 @@ def _refuse_node(obj: object, path: str) -> NoReturn:
             path=path,
             value=kind,
         )
-    if not isinstance(obj, dict):
+    if not isinstance(obj, Mapping):
         raise ProgramError(
             "wrong_shape",
             f"a node must be an object, not {type(obj).__name__}",
