@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from interpreter.errors import ProgramError, integer_text, quote
+from interpreter.errors import ProgramError, integer_text, mistyped, quote
 from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits
 from interpreter.parse import parse_program
 from interpreter.program import Node, Program, check_register_name, program_from_json
@@ -58,11 +58,11 @@ def _register_values(registers: Mapping[str, int], limits: Limits) -> dict[str, 
     """The registers as plain ints, or the error for the first one that is too many,
     badly named, not an int, or unsafe."""
     if not isinstance(registers, Mapping):
-        raise ProgramError(
+        raise mistyped(
             "invalid_register_value",
-            f"registers must be a mapping of names to ints, not {type(registers).__name__}",
+            "registers must be a mapping of names to ints",
+            registers,
             path="registers",
-            value=type(registers).__name__,
         )
     if len(registers) > limits.max_registers:
         raise limits.exceeded("registers", len(registers), "registers")
@@ -71,11 +71,8 @@ def _register_values(registers: Mapping[str, int], limits: Limits) -> dict[str, 
         check_register_name(name, "registers")
         path = f"registers.{name}"
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ProgramError(
-                "invalid_register_value",
-                f"register {name} must hold an int, not {type(value).__name__}",
-                path=path,
-                value=type(value).__name__,
+            raise mistyped(
+                "invalid_register_value", f"register {name} must hold an int", value, path=path
             )
         if abs(value) > SAFE_INTEGER_MAX:
             raise ProgramError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Final
 
-from interpreter.errors import ProgramError
+from interpreter.errors import ProgramError, mistyped
 
 #: The value domain: ``|v| <= 2**53 - 1`` (JavaScript's ``Number.isSafeInteger``).
 SAFE_INTEGER_MAX: Final = 2**53 - 1
@@ -31,12 +31,7 @@ class Limits:
             value = getattr(self, field.name)
             name = field.name.removeprefix("max_")
             if not isinstance(value, int) or isinstance(value, bool):
-                raise ProgramError(
-                    "invalid_limits",
-                    f"{field.name} must be an int, not {type(value).__name__}",
-                    limit=name,
-                    value=type(value).__name__,
-                )
+                raise mistyped("invalid_limits", f"{field.name} must be an int", value, limit=name)
             if value < (1 if name == "depth" else 0):
                 raise ProgramError(
                     "invalid_limits", f"{field.name} is too small", limit=name, value=value

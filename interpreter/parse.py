@@ -20,7 +20,7 @@ import json
 import re
 from typing import Final, NoReturn
 
-from interpreter.errors import ProgramError, quote
+from interpreter.errors import ProgramError, mistyped, quote
 from interpreter.limits import DEFAULT_LIMITS, Limits
 from interpreter.program import Program, program_from_json
 
@@ -112,11 +112,7 @@ def parse_program(text: str, limits: Limits = DEFAULT_LIMITS) -> Program:
     """Parse a model's whole output as exactly one register tree, validated into a
     ``Program``, or raise ``ProgramError``."""
     if not isinstance(text, str):
-        raise ProgramError(
-            "not_text",
-            f"a program is text (str), not {type(text).__name__}",
-            value=type(text).__name__,
-        )
+        raise mistyped("not_text", "a program is text (str)", text)
     # Lone surrogates (possible in a JavaScript string) count as 3 bytes, as a
     # browser's WTF-8 would, instead of failing to encode.
     data = text.encode("utf-8", "surrogatepass")

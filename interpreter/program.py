@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, NamedTuple, NoReturn, TypeAlias
 
-from interpreter.errors import ProgramError, quote
+from interpreter.errors import ProgramError, mistyped, quote
 from interpreter.limits import DEFAULT_LIMITS, Limits
 
 
@@ -124,12 +124,7 @@ def check_register_name(name: object, path: str | None) -> str:
 def _operation(op: object, path: str) -> Operation:
     """The table entry for ``op``, else ``wrong_shape`` (not a string) or ``unknown_op``."""
     if not isinstance(op, str):
-        raise ProgramError(
-            "wrong_shape",
-            f'"op" must be a string, not {type(op).__name__}',
-            path=path,
-            value=type(op).__name__,
-        )
+        raise mistyped("wrong_shape", '"op" must be a string', op, path=path)
     operation = OPERATIONS.get(op)
     if operation is None:
         raise ProgramError(
@@ -175,12 +170,7 @@ def _checked_parts(obj: object, path: str) -> str | tuple[Operation, object, obj
     if isinstance(obj, Mapping) and len(obj) == 1 and "ref" in obj:  # {"ref": NAME}
         name = obj["ref"]
         if not isinstance(name, str):
-            raise ProgramError(
-                "wrong_shape",
-                f'"ref" must be a string, not {type(name).__name__}',
-                path=path,
-                value=type(name).__name__,
-            )
+            raise mistyped("wrong_shape", '"ref" must be a string', name, path=path)
         return check_register_name(name, path)
     if isinstance(obj, Mapping) and len(obj) == 2 and "op" in obj and "args" in obj:
         operation = _operation(obj["op"], path)  # {"op": OP, "args": [left, right]}
@@ -218,12 +208,7 @@ def _refuse_node(obj: object, path: str) -> NoReturn:
             value=kind,
         )
     if not isinstance(obj, Mapping):
-        raise ProgramError(
-            "wrong_shape",
-            f"a node must be an object, not {type(obj).__name__}",
-            path=path,
-            value=type(obj).__name__,
-        )
+        raise mistyped("wrong_shape", "a node must be an object", obj, path=path)
     keys = list(obj.keys())
     if not all(isinstance(key, str) for key in keys):
         raise ProgramError("wrong_shape", "object keys must be strings", path=path)
