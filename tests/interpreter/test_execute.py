@@ -216,3 +216,25 @@ def test_parse_then_execute_matches_exact() -> None:
     registers = {"x": -12345, "y": 678}
     assert execute(program, registers).value == exact_value(program.tree, registers)
     assert exact_value(program.tree, registers) == -12345 * 678 + 12345
+
+
+def test_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import interpreter.program as module
+
+    visits = [0]
+    parts = module._parts
+
+    def counted(obj: object, path: str) -> object:
+        visits[0] += 1
+        return parts(obj, path)
+
+    monkeypatch.setattr(module, "_parts", counted)
+    tree = full(5, "mul")  # 31 nodes
+    program = parse_program(canonical_program_text(tree))
+    assert visits[0] == 31  # parsing validates each node once
+    assert (len(program.code), program.registers) == (31, frozenset({"a"}))
+    assert program.tree == tree
+    execution = execute(program, {"a": 1})
+    assert visits[0] == 31  # executing a Program walks nothing again
+    assert execute(tree, {"a": 1}) == execution
+    assert visits[0] == 62  # a built tree is validated once, by the same walk

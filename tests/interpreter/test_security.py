@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from interpreter_builders import error_of, text_of
 
 import interpreter.program
@@ -17,6 +19,7 @@ from interpreter import (
     SAFE_INTEGER_MAX,
     Limits,
     Op,
+    ProgramError,
     Ref,
     execute,
     parse_program,
@@ -307,3 +310,64 @@ def test_literals_in_decoded_objects() -> None:
 )
 def test_python_only_values_to_program_from_json(obj: object) -> None:
     assert error_of(program_from_json, obj).code in {"wrong_shape", "invalid_register_name"}
+
+
+# --- the nesting pre-scan against an independent oracle -------------------------------------
+
+
+def deepest_nesting(text: str) -> int:
+    """Bracket nesting outside strings, up to a string that never closes (written here
+    character by character, independently of the interpreter's scans)."""
+    depth = deepest = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= len(text):
+                break
+            i = j + 1
+            continue
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+        i += 1
+    return deepest
+
+
+NESTING_FRAGMENTS = st.sampled_from(["[", "]", "{", "}", '"', "\\", ":", ",", "a", '"a"', "[]"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(NESTING_FRAGMENTS, max_size=40).map("".join), st.integers(1, 4))
+def test_nesting_refused_exactly_when_too_deep(text: str, max_depth: int) -> None:
+    limits = Limits(max_depth=max_depth)
+    try:
+        parse_program(text, limits)
+        refused_for_depth = False
+    except ProgramError as error:
+        refused_for_depth = (error.code, error.limit) == ("limit_exceeded", "depth")
+    assert refused_for_depth == (deepest_nesting(text) > 2 * max_depth - 1)
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 3, 16])
+@pytest.mark.parametrize(
+    ("opener", "inner", "closer"),
+    [("[", '""', "]"), ('{"k":', '"x"', "}"), ("[", '"[{]}"', "]"), ("[", '"\\"["', "]")],
+    ids=["lists", "objects", "brackets-in-string", "escaped-quote"],
+)
+def test_nesting_at_and_over_the_bound(
+    max_depth: int, opener: str, inner: str, closer: str
+) -> None:
+    limits = Limits(max_depth=max_depth)
+    bound = 2 * max_depth - 1  # the deepest nesting a tree of max_depth needs
+    for nesting in (bound, bound + 1):
+        text = opener * nesting + inner + closer * nesting
+        assert deepest_nesting(text) == nesting
+        error = error_of(parse_program, text, limits)
+        too_deep = (error.code, error.limit) == ("limit_exceeded", "depth")
+        assert too_deep is (nesting > bound), text
