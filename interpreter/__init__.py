@@ -17,7 +17,6 @@ from interpreter.executor import Execution, Step, execute, run
 from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits
 from interpreter.parse import parse_program
 from interpreter.program import (
-    OPERATIONS,
     OPS,
     Node,
     Op,
@@ -32,7 +31,6 @@ from interpreter.program import (
 __all__ = [
     "DEFAULT_LIMITS",
     "ERROR_CODES",
-    "OPERATIONS",
     "OPS",
     "SAFE_INTEGER_MAX",
     "Execution",
