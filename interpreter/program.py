@@ -56,6 +56,7 @@ class Ref:
     """A leaf: the value of the register called ``name``."""
 
     name: str
+    """The register's name (``^[A-Za-z_][A-Za-z0-9_]{0,31}$``)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,9 @@ class Op:
     """An operation node: ``op`` (add, sub or mul) applied to its two ``args``."""
 
     op: str
+    """The operation's name, a key of the op table."""
     args: tuple[Node, Node]
+    """The left and right arguments."""
 
 
 Node: TypeAlias = Ref | Op
