@@ -28,6 +28,7 @@ Failure codes carried in `Completion.failure` (finish null = no generation ran):
     terminated      finish error   the worker went away mid-call
     worker_error    finish error   the worker threw
     bad_reply       finish error   JavaScript answered something that is not a Completion
+    bridge_error    finish error   the call to the main thread raised instead of answering
 """
 
 from __future__ import annotations
@@ -230,7 +231,11 @@ class BrowserModelAdapter:
     async def generate(self, prompt: str, caps: Caps) -> Completion:
         request_id = self._id()
         started = self._clock()
-        reply_json = await self._send(generate_request(request_id, prompt, caps))
+        try:
+            reply_json = await self._send(generate_request(request_id, prompt, caps))
+        except Exception as error:  # the bridge itself failed: infrastructure, never the model's
+            self.last_timing = None
+            return failed("bridge_error", f"the call to the main thread failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
         self.last_timing = timing_from_reply(reply_json, round_trip_ms)
         return completion_from_reply(reply_json, request_id)

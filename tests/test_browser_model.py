@@ -291,3 +291,13 @@ def test_handle_model_generate() -> None:
         run(handle_model_generate(adapter, {"prompt": 3}))
     with pytest.raises(ValueError, match="caps"):
         run(handle_model_generate(adapter, {"prompt": "x", "caps": {"max_new_tokens": 1}}))
+
+
+def test_a_bridge_that_raises_is_a_bridge_error_never_a_crash() -> None:
+    def broken(request_json: str) -> str:
+        raise RuntimeError("the sync channel is gone")
+
+    completion = run(BrowserModelAdapter(broken).generate("hi", CAPS))
+    assert completion.failure is not None and completion.failure.code == "bridge_error"
+    assert completion.finish_reason == "error"
+    assert "sync channel is gone" in completion.failure.message
