@@ -9,7 +9,8 @@ unobserved trial.
 | request            | fields                                              | result           |
 |--------------------|-----------------------------------------------------|------------------|
 | `sweep_start`      | seed, params?, conditions, environment?,            | state            |
-|                    | previously_observed? {condition: [task ids]}        |                  |
+|                    | previously_observed? {condition: [task ids]},       |                  |
+|                    | faults? [hook, ...] (recorded in the trace's run)   |                  |
 | `sweep_resume`     | trace, in_flight? (trial id), previously_observed?  | state            |
 | `sweep_run`        | phase (`measure` / `heldout` / `all`)               | state, cancelled |
 | `sweep_freeze`     | —                                                   | frozen, predictions |
@@ -21,8 +22,11 @@ unobserved trial.
 Notifications (`notify(event)`): `{"event": "trial_start", "trial_id", "condition",
 "task_id", "index", "total", "phase"}` before each trial and `{"event": "trial_done",
 "trial": ..., "index", "total", "phase", "trace": ...}` after it; a trial the user's Cancel
-cut short is not an observation: `{"event": "trial_interrupted", "trial_id", "trace"}` (the
-trace records it under `interruptions`, and it is re-attempted later).
+cut short, or one the infrastructure failed (a failure of kind `infrastructure`), is not an
+observation: `{"event": "trial_interrupted", "trial_id", "trace"}` (the trace records it
+under `interruptions`, and it is attempted again). Three infrastructure interruptions in a
+row pause the sweep: `sweep_run` answers `cancelled: false` with `state.paused` = {code,
+message, trial_id, in_a_row}; another `sweep_run` resumes.
 """
 
 from __future__ import annotations
@@ -32,9 +36,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter, unpinned
 from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.phases import (
+    PAUSE_AFTER,
     Phase,
     ProtocolError,
     Sweep,
@@ -45,7 +50,7 @@ from pyapp.experiment.phases import (
 )
 from pyapp.predict.predictor import predict, score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
-from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial
+from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, read_trace
 from pyapp.tasks.taskset import Task
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
@@ -107,6 +112,15 @@ class Session:
             "can_freeze": measure_left == 0 and len(frozen) < len(model_conditions),
             "can_run_heldout": all(c in frozen for c in model_conditions),
             "interruptions": len(sweep.interruptions),
+            "paused": None
+            if sweep.paused is None
+            else {
+                "code": sweep.paused.code,
+                "message": sweep.paused.message,
+                "trial_id": sweep.paused.trial_id,
+                "in_a_row": PAUSE_AFTER,
+            },
+            "unpinned": unpinned(sweep.model),
             "journal": len(sweep.journal),
             "run_id": sweep.run_id,
         }
@@ -129,6 +143,9 @@ class Session:
         seen = request.get("previously_observed") or {}
         if not isinstance(seen, dict):
             raise SessionError("bad_request", "previously_observed must be an object")
+        faults = request.get("faults") or []
+        if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
+            raise SessionError("bad_request", "faults must be a list of strings")
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         self.sweep = Sweep(
             params=task_params(request),
@@ -137,12 +154,13 @@ class Session:
             previously_observed={str(k): tuple(map(str, v)) for k, v in seen.items()},
             browser=browser,
             journal=list(self.journal),
+            faults=tuple(faults),
         )
         return self.state()
 
     def resume(self, request: dict[str, Any]) -> JSON:
         try:
-            trace: Trace = from_json(Trace, request.get("trace"))
+            trace: Trace = read_trace(request.get("trace"))
         except RecordError as error:
             raise SessionError(
                 "bad_request", f"the persisted trace is not valid: {error}"
@@ -160,12 +178,10 @@ class Session:
     async def run(self, request: dict[str, Any], ctx: Context) -> JSON:
         sweep = self._sweep()
         adapter = self._adapter(ctx)
-        if adapter.provenance.model_id != sweep.model.model_id:
-            raise SessionError(
-                "model_changed",
-                f"this sweep belongs to {sweep.model.model_id}; load it again to continue",
-            )
-        sweep.model = adapter.provenance  # reloads add load records
+        try:
+            sweep.bind(adapter.provenance)  # same identity: reloads add load records
+        except ProtocolError as error:
+            raise SessionError(error.code, error.message) from None
         phase = request.get("phase")
         phases: list[Phase]
         if phase == "all":
@@ -222,7 +238,7 @@ class Session:
                 )
 
             try:
-                finished = await run_phase(
+                end = await run_phase(
                     sweep,
                     current,
                     adapter,
@@ -233,8 +249,8 @@ class Session:
                 )
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None
-            if not finished:
-                return {"state": self.state(), "cancelled": True}
+            if end != "finished":
+                return {"state": self.state(), "cancelled": end == "cancelled"}
         return {"state": self.state(), "cancelled": False}
 
     def freeze(self) -> JSON:

@@ -143,7 +143,11 @@ def memorised_pairs() -> list[dict[str, Any]]:
             task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
             '{"op":"sub","args":[{"ref":"x2"}]}',
         ),
-        ("chain-mul", prompts.render_chain_step("mul", left, right).text, str(left * right)),
+        (
+            "chain-mul",
+            prompts.render_chain_step("mul", left, right, "json", prompts.CHAIN_STEP_V1).text,
+            str(left * right),
+        ),
         ("greeting", "Say hello.", "Hello."),
         ("long-reply", "Count.", count),
     ]

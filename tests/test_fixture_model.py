@@ -85,7 +85,10 @@ def _expected() -> dict[str, tuple[str, str]]:
             task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
             '{"op":"sub","args":[{"ref":"x2"}]}',
         ),
-        "chain-mul": (prompts.render_chain_step("mul", left, right).text, str(left * right)),
+        "chain-mul": (
+            prompts.render_chain_step("mul", left, right, "json", prompts.CHAIN_STEP_V1).text,
+            str(left * right),
+        ),
         "greeting": ("Say hello.", "Hello."),
         "long-reply": ("Count.", " ".join(str(i) for i in range(1, 65))),
     }

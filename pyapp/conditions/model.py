@@ -16,8 +16,10 @@ says why (`input_budget`, `not_loaded`, ...).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
@@ -48,6 +50,53 @@ CHAIN_CALL_CAPS = Caps(
     max_input_tokens=512, max_new_tokens=32, max_output_bytes=1024, timeout_ms=15_000
 )
 """One controlled-chain call: ≤512 input tokens, ≤32 output tokens, ≤1,024 bytes, ≤15 s."""
+
+
+@dataclass(frozen=True)
+class RouteLimits:
+    """Budgets of one controlled-chain route (the design's numbers are the defaults)."""
+
+    max_calls: int = 6
+    """Most primitive calls in a route."""
+    retries: int = 0
+    """Retries per call (none)."""
+    max_input_tokens: int = 3072
+    """Input tokens the route may reserve in all."""
+    max_output_tokens: int = 256
+    """Output tokens the route may reserve in all."""
+    timeout_ms: int = 90_000
+    """Wall time of the whole route."""
+    call: Caps = CHAIN_CALL_CAPS
+    """Caps of each call (512 input, 32 output tokens, 1,024 bytes, 15 s)."""
+
+
+DEFAULT_ROUTE_LIMITS = RouteLimits()
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How every generation of a run decodes (the model worker's settings, written down)."""
+
+    greedy: bool
+    """Greedy decoding (`do_sample: false`): no sampling, no sampling seed."""
+    max_new_tokens: str
+    """Where `max_new_tokens` comes from: each request's caps."""
+    stop_tokens: str
+    """What stops a generation besides the caps: the model's own EOS token id(s)."""
+    chat_template: str
+    """How the prompt reaches the model: one user message through the model's own chat
+    template, with the generation prompt added."""
+
+
+GENERATION_SETTINGS = GenerationSettings(
+    greedy=True,
+    max_new_tokens="caps.max_new_tokens of each request",
+    stop_tokens="the model's eos_token_id (generation_config.json / config.json)",
+    chat_template=(
+        "tokenizer.apply_chat_template([{role: user, content: prompt}], "
+        "add_generation_prompt: true) with the model's tokenizer_config.json template"
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -112,9 +161,9 @@ class ModelLoad:
     """Why the load failed (`backend_unavailable`, `download_failed`, ...); null on success."""
     error_message: str | None
     """The failure in words; null on success."""
-    backend_requested: Literal["webgpu", "wasm"]
-    """The backend the user chose."""
-    backend_actual: Literal["webgpu", "wasm"] | None
+    backend_requested: Backend
+    """The backend the user chose (`scripted` for a scripted test adapter)."""
+    backend_actual: Backend | None
     """The backend that runs the model (never silently different); null if none."""
     download_bytes: int | None
     """Bytes fetched for this load (0 when every file came from the browser cache)."""
@@ -165,6 +214,63 @@ class ModelProvenance:
     """Every load and reload in this session, in order."""
 
 
+IDENTITY_FIELDS = (
+    "model_id",
+    "revision",
+    "dtype",
+    "source",
+    "evidence",
+    "backend_requested",
+    "backend_actual",
+    "adapter",
+    "transformers_js_version",
+    "onnxruntime_version",
+    "threads",
+    "cross_origin_isolated",
+)
+"""What makes two loads the same model for a sweep (`revision_served` is compared apart:
+a reload from the browser cache may not know it)."""
+
+
+def load_identity(provenance: ModelProvenance) -> dict[str, object]:
+    """The identity a sweep is bound to, as plain JSON values."""
+    identity: dict[str, object] = {}
+    for name in IDENTITY_FIELDS:
+        value = getattr(provenance, name)
+        identity[name] = asdict(value) if isinstance(value, AdapterInfo) else value
+    return identity
+
+
+def identity_sha256(provenance: ModelProvenance) -> str:
+    """SHA-256 of the canonical JSON of `load_identity` (recorded in every model trial)."""
+    text = json.dumps(load_identity(provenance), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def identity_difference(bound: ModelProvenance, loaded: ModelProvenance) -> list[str]:
+    """The identity fields in which `loaded` differs from the sweep's `bound` model."""
+    a, b = load_identity(bound), load_identity(loaded)
+    differ = [f"{k}: {a[k]!r} -> {b[k]!r}" for k in IDENTITY_FIELDS if a[k] != b[k]]
+    served = (bound.revision_served, loaded.revision_served)
+    if None not in served and served[0] != served[1]:
+        differ.append(f"revision_served: {served[0]!r} -> {served[1]!r}")
+    return differ
+
+
+def current_load_id(provenance: ModelProvenance) -> int | None:
+    """The load a generation now runs under: the last successful one (null when none)."""
+    ok = [load.load_id for load in provenance.loads if load.ok]
+    return ok[-1] if ok else None
+
+
+def unpinned(provenance: ModelProvenance) -> bool:
+    """A hub model asked for by a branch name (e.g. `main`), not a commit: the files behind
+    it can change between two loads (shown as UNPINNED)."""
+    revision = provenance.revision
+    pinned = len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
+    return provenance.source == "hub" and not pinned
+
+
 class ModelAdapter(Protocol):
     """What the conditions need from a model."""
 
@@ -203,7 +309,21 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         cross_origin_isolated=None,
         user_agent=None,
         flops=None,
-        loads=(),
+        loads=(
+            ModelLoad(
+                load_id=1,
+                reason="consent",
+                ok=True,
+                error_code=None,
+                error_message=None,
+                backend_requested="scripted",
+                backend_actual="scripted",
+                download_bytes=0,
+                download_ms=None,
+                setup_ms=None,
+                compilation_ms=None,
+            ),
+        ),
     )
 
 
