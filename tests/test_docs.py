@@ -23,6 +23,7 @@ import interpreter
 from pyapp.conditions import model, prompts
 from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
 from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
+from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
 from pyapp.records.trace import budget_of
 from pyapp.tasks import taskset as tasks
@@ -102,6 +103,7 @@ def expected_constants() -> dict[str, object]:
         "limits.tool_calls": budget_of(interpreter.DEFAULT_LIMITS).tool_calls,
         "limits.retries": budget_of(interpreter.DEFAULT_LIMITS).retries,
         "parse_integer.max_digits": _MAX_DIGITS,
+        "sweep.pause_after": PAUSE_AFTER,
     }
     params = tasks.TaskParams()
     for f in fields(params):
