@@ -241,12 +241,19 @@ class BrowserModelAdapter:
         return completion_from_reply(reply_json, request_id)
 
 
-async def handle_model_generate(adapter: BrowserModelAdapter, request: dict[str, Any]) -> JSON:
+Exploration = Callable[[str, Caps, Completion], object]
+"""Records a model call made outside a sweep trial (the session's journal)."""
+
+
+async def handle_model_generate(
+    adapter: BrowserModelAdapter, request: dict[str, Any], journal: Exploration | None = None
+) -> JSON:
     """The page's `model_generate` request, answered through the adapter (the Python path).
 
     Fields: prompt (str), caps (optional Caps JSON; default WHOLE_TASK_CAPS).
     Result: {completion, provenance, timing: {round_trip_ms, worker_ms, client_ms,
-    bridge_overhead_ms}}. Raises ValueError for a malformed request."""
+    bridge_overhead_ms}}. `journal`, when given, records the call (it is exploration, never
+    a trial). Raises ValueError for a malformed request."""
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("model_generate needs a string 'prompt'")
@@ -257,6 +264,8 @@ async def handle_model_generate(adapter: BrowserModelAdapter, request: dict[str,
         except RecordError as error:
             raise ValueError(f"caps: {error}") from None
     completion = await adapter.generate(prompt, caps)
+    if journal is not None:
+        journal(prompt, caps, completion)
     timing = adapter.last_timing
     return {
         "completion": to_json(completion),

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter, unpinned
+from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
@@ -288,17 +288,26 @@ class Session:
         if not isinstance(prompt, str) or not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
         adapter = self._adapter(ctx)
+        at = datetime.now(UTC).isoformat(timespec="milliseconds")
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
+        entry = self.record_exploration(prompt, WHOLE_TASK_CAPS, completion, at)
+        return {"entry": to_json(entry), "journal": len(self.journal)}
+
+    def record_exploration(
+        self, prompt: str, caps: Caps, completion: Completion, at: str | None = None
+    ) -> JournalEntry:
+        """Every model call outside a sweep trial (the Journal, the Models panel's "Try a
+        prompt") goes into the journal: exported with the trace, never profiled or scored."""
         entry = JournalEntry(
-            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            at=at or datetime.now(UTC).isoformat(timespec="milliseconds"),
             prompt=prompt,
-            caps=WHOLE_TASK_CAPS,
+            caps=caps,
             completion=completion,
         )
         self.journal.append(entry)
         if self.sweep is not None:
             self.sweep.journal.append(entry)
-        return {"entry": to_json(entry), "journal": len(self.journal)}
+        return entry
 
     async def dispatch(self, kind: str, request: dict[str, Any], ctx: Context) -> JSON:
         if kind == "sweep_start":

@@ -102,6 +102,13 @@ class SetupError(SweepError):
     status = 2
 
 
+class Paused(SweepError):
+    """The page paused the sweep after three infrastructure failures in a row (exit 3);
+    nothing was scored, the files are consistent, `--resume` continues."""
+
+    status = 3
+
+
 class Interrupted(SweepError):
     """Stopped by Ctrl-C / SIGTERM (exit 130) or --timeout (exit 1); files consistent."""
 
@@ -193,7 +200,29 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
         if not sep or not key:
             raise UsageError(f"--page-param expects KEY=VALUE, got {item!r}")
         result[key] = value
+    if "fault" in result:
+        bad = fault_errors(result["fault"])
+        if bad:
+            raise UsageError(f"--page-param fault: {bad[0]}")
     return result
+
+
+FAULT_KINDS = ("worker_crash", "reload_fail", "hang", "bad_reply")
+"""The page's fault-injection hooks (site/faults.js, docs/sweep.md#fault-injection)."""
+
+
+def fault_hooks(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def fault_errors(text: str) -> list[str]:
+    """What is wrong with a `fault=KIND@N,...` value (the grammar site/faults.js reads)."""
+    errors = []
+    for item in fault_hooks(text):
+        kind, at, n = item.partition("@")
+        if not at or kind not in FAULT_KINDS or not n.isdigit() or int(n) < 1:
+            errors.append(f"{item!r}: expected KIND@N, KIND one of {', '.join(FAULT_KINDS)}")
+    return errors
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
@@ -516,8 +545,10 @@ class Driver:
         site: Path,
         timeout_s: float | None,
         stop: StopFlag,
+        ledger: Path | None = None,
     ) -> None:
         self.options = options
+        self.ledger = ledger
         self.choice = choice
         self.out = out
         self.run = run
@@ -543,6 +574,31 @@ class Driver:
         is. Checkpoints (start, freeze, end, interruption) write it re-typed."""
         document = retype(trace, "trace") if typed else trace
         write_atomically(self.out / "trace.json", dump(document))
+        if typed and self.ledger is not None:
+            self.record_ledger(document)
+
+    def record_ledger(self, trace: Any) -> None:
+        """Add the held-out tasks this trace observed to the ledger file (checkpoints)."""
+        from pyapp.experiment.ledger import read_ledger, record_trace
+        from pyapp.records.trace import read_trace
+
+        assert self.ledger is not None
+        updated = record_trace(read_ledger(self.ledger), read_trace(trace))
+        write_atomically(self.ledger, dump(updated))
+
+    def previously_observed(self) -> dict[str, list[str]]:
+        """What the ledger holds for the loaded model's identity and this task set."""
+        from pyapp.bridge import task_params
+        from pyapp.browser_model import parse_provenance
+        from pyapp.experiment.ledger import observed_for, read_ledger
+
+        if self.ledger is None:
+            return {}
+        provenance = parse_provenance(
+            self.page.evaluate("() => window.lab.models.state().provenance")
+        )
+        params = task_params({"seed": self.options.seed, "params": self.options.params})
+        return observed_for(read_ledger(self.ledger), provenance, params)
 
     def write_predictions(self, predictions: Any) -> None:
         write_atomically(self.out / "predictions.json", dump(retype(predictions, "predictions")))
@@ -769,6 +825,14 @@ class Driver:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
             request: dict[str, Any] = {"seed": self.options.seed, "params": self.options.params}
+            seen = self.previously_observed()
+            if seen:
+                request["previously_observed"] = seen
+                say(
+                    "the ledger holds held-out tasks observed in earlier runs of this model "
+                    "and task set: this sweep is exploratory for "
+                    + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(seen.items()))
+                )
             # Explicit, so the sweep never depends on the page's checkboxes.
             request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
             state = self.call("start", request)
@@ -822,6 +886,16 @@ class Driver:
             self.write_trace(unwrap(self.call("trace"), "trace"))
             raise self.interrupted()
         state: dict[str, Any] = result["state"]
+        paused = state.get("paused")
+        if paused:
+            self.write_trace(unwrap(self.call("trace"), "trace"))
+            self.run.data["paused"] = paused
+            raise Paused(
+                "paused",
+                f"paused after {paused.get('in_a_row')} infrastructure failures in a row "
+                f"(last: {paused.get('code')} on {paused.get('trial_id')}: "
+                f"{paused.get('message')}); nothing was scored",
+            )
         return state
 
 
@@ -1020,6 +1094,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         "trials_at_end": None,
         "message": None,
         "timings_s": {},
+        "faults": fault_hooks(options.page_params.get("fault", "")),
     }
     if args.resume:
         run.data.setdefault("sessions", []).append(session)
@@ -1040,6 +1115,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
             "trials": 0,
             "total": None,
             "options": options.to_json(),
+            "faults": fault_hooks(options.page_params.get("fault", "")),
             "model": {
                 "key": choice.key,
                 "model_id": choice.model_id,
@@ -1053,6 +1129,11 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     run.save()
 
+    # the ledger of held-out tasks observed across sweeps: beside the runs unless --ledger
+    ledger = (
+        Path(args.ledger) if getattr(args, "ledger", None) else out.resolve().parent / "ledger.json"
+    )
+    run.data["ledger"] = str(ledger)
     servers: list[Any] = []
     driver: Driver | None = None
     status, message, code = "failed", "", 1
@@ -1079,12 +1160,15 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
                 site=site,
                 timeout_s=args.timeout,
                 stop=stop,
+                ledger=ledger,
             )
             status, message, code = _drive(driver, playwright, site_url, resume_trace, in_flight)
     except KeyboardInterrupt:
         status, message, code = "interrupted", "stopped by a second Ctrl-C", 130
     except Interrupted as error:
         status, message, code = "interrupted", error.message, error.status
+    except Paused as error:
+        status, message, code = "paused", error.message, error.status
     except SweepError as error:
         status, message, code = "failed", f"[{error.code}] {error.message}", error.status
     except PlaywrightError as error:  # the browser or the page failed under us
@@ -1115,6 +1199,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         if status == "done":
             run.data["in_flight"] = None
             run.data["phase"] = None
+            run.data.pop("paused", None)
         run.save()
     if status != "done":
         resumable = (out / "trace.json").exists()

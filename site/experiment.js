@@ -20,10 +20,15 @@
 //   onEvent(callback)                   -> unsubscribe function
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
 //   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
-//   clearStored()                       -> {sweeps, ledger, model_cache}  (counts deleted; model_cache:
-//                                                                  whether cached model files were deleted)
+//   clearStored()                       -> {sweeps, ledger: 0, model_cache}  (counts deleted; model_cache:
+//                                                                  whether cached model files were deleted;
+//                                                                  the ledger is kept)
+//   clearLedger({confirmed})            -> {ledger}  the ledger alone, after a confirm() that says what
+//                                                    is lost (confirmed: true skips it, for tests)
 //
-// #experiment carries data-state = idle | running | measured | frozen | done | cancelled | error.
+// #experiment carries data-state = idle | running | measured | frozen | done | cancelled |
+// paused | error. `paused`: three infrastructure failures in a row (worker, load, bridge...)
+// stopped the sweep; nothing was scored; the same buttons resume it.
 //
 // "all" is run as measure → freeze → held-out (three requests, each answered by Python), so
 // that the frozen profile's predictions are on the page before the first held-out result.
@@ -220,18 +225,24 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 
   // ---- API: start, run, freeze, resume -------------------------------------------------
 
-  async function start({ seed, params = undefined, conditions = undefined } = {}) {
+  // `previously_observed` ({condition: [task ids]}, e.g. the sweep CLI's ledger file) joins
+  // what this browser's own ledger holds for the model.
+  async function start({ seed, params = undefined, conditions = undefined, previously_observed = undefined } = {}) {
     return exclusive("start", async () => {
       requireLoaded();
       clearError();
       notice(null);
       const provenance = model().provenance;
       const previously = await store.observedFor(provenance.model_id, provenance.revision);
+      for (const [condition, ids] of Object.entries(previously_observed ?? {})) {
+        previously[condition] = [...new Set([...(previously[condition] ?? []), ...ids])];
+      }
       const fields = {
         seed: seed ?? currentSeed(),
         conditions: conditions ?? selectedConditions(),
         environment: environment(),
         previously_observed: previously,
+        faults: models.client.faults.hooks, // injected test faults: recorded in the trace
       };
       if (params) fields.params = params;
       try {
@@ -283,7 +294,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     const trialsBefore = state.trials;
     const result = await request("sweep_run", { phase }, RUN_TIMEOUT_MS);
     state = result.state;
-    if (phase === "heldout" && state.trials === trialsBefore && !result.cancelled) {
+    if (phase === "heldout" && state.trials === trialsBefore && !result.cancelled && !state.paused && state.heldout_left === 0) {
       notice(
         "Refused: every held-out task has already been observed and scored once under this frozen profile. " +
           "No new trial was made (each held-out task is scored once per frozen profile).",
@@ -320,8 +331,9 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       try {
         if (phase === "all") {
           result = await runOne("measure");
-          if (!result.cancelled && state.can_freeze) await doFreeze();
-          if (!result.cancelled) result = await runOne("heldout");
+          const halted = () => result.cancelled || state.paused;
+          if (!halted() && state.can_freeze) await doFreeze();
+          if (!halted()) result = await runOne("heldout");
         } else {
           result = await runOne(phase);
         }
@@ -342,9 +354,18 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       stopProgress();
       const interrupted = state.interruptions ? ` ${state.interruptions} interrupted trial(s) recorded and attempted again.` : "";
       const summary = `${state.trials} trials observed; ${state.measure_left} profile and ${state.heldout_left} held-out left.${interrupted}`;
+      if (state.paused) {
+        const cause = state.paused;
+        status(
+          `Paused: ${cause.in_a_row} infrastructure failures in a row (last: ${cause.code} — ${cause.message}). ` +
+            `Nothing was scored; the attempts are kept as interruptions. ${summary} Resume with the same buttons.`,
+        );
+        setData("paused");
+        return { state, cancelled: false, paused: cause };
+      }
       status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
       setData(result.cancelled ? "cancelled" : derivedState());
-      return { state, cancelled: result.cancelled };
+      return { state, cancelled: result.cancelled, paused: null };
     });
   }
 
@@ -698,6 +719,11 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     return predictionsDoc ? predictionsDoc.conditions.map((c) => c.frozen) : [];
   }
 
+  // `UNPINNED: …` when the model was asked for by a branch (predictions document).
+  function revisionNote(condition) {
+    return predictionsDoc?.conditions.find((c) => c.frozen.profile.condition === condition)?.revision_note ?? "—";
+  }
+
   function renderFreeze() {
     const view = $("#freeze-view");
     const profiles = frozenProfiles();
@@ -725,6 +751,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       article.append(
         dl([
           ["Model", `${f.model_id} @ ${f.model_revision} (${f.model_dtype}, ${f.backend ?? "no backend"})`],
+          ["Revision", revisionNote(f.profile.condition)],
           ["Seed / generator", `${f.seed} / ${f.generator_version}`],
           ["Prompt templates", Object.entries(f.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
           ["Held-out tasks predicted", f.heldout_task_ids.join(", ")],
@@ -831,9 +858,10 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     if (isFixture()) view.append(h("p", `Scores of the ${FIXTURE_LABEL}: a pipeline check.`, { class: "fixture-label" }));
     view.append(
       table(
-        ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error"],
+        ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],
         scored.map((c) => {
           const s = c.scores;
+          const cut = c.interrupted;
           return [
             `${c.frozen.profile.condition}${c.frozen.exploratory ? " (exploratory)" : ""}`,
             s.n,
@@ -842,6 +870,10 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
             fmt(s.cost.mean_absolute_error_ms, 1),
             fmt(s.cost.mean_signed_error_ms, 1),
             fmt(s.cost.mean_relative_error, 3),
+            cut
+              ? `${cut.total} (cancelled ${cut.cancelled}, infrastructure ${cut.infrastructure}, page closed ${cut.page_closed}; ` +
+                `attempted again ${cut.attempted_again}; cut-off output shown before the retry: ${cut.output_shown})`
+              : "—",
           ];
         }),
         "scores-table",
@@ -964,15 +996,34 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
   // transformers.js keeps downloaded model files in this Cache Storage entry.
   const MODEL_CACHE = "transformers-cache";
 
+  // Stored sweeps and cached model files; the ledger stays (it is what marks a later freeze
+  // exploratory when its held-out tasks were already seen here).
   async function clearStored() {
     const counts = await store.clear();
     counts.model_cache = "caches" in self ? await caches.delete(MODEL_CACHE) : false;
     if (record) record = null;
     hideResumePrompt();
+    const kept = (await store.ledger()).length;
     $("#stored-status").textContent =
-      `Deleted ${counts.sweeps} stored sweep(s) and ${counts.ledger} ledger entr${counts.ledger === 1 ? "y" : "ies"} ` +
-      `from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}.`;
+      `Deleted ${counts.sweeps} stored sweep(s) from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}. ` +
+      `The ledger of observed held-out tasks (${kept} entr${kept === 1 ? "y" : "ies"}) is kept.`;
     return counts;
+  }
+
+  // The separate, confirmed action: what is lost is said before anything is deleted.
+  const LEDGER_WARNING =
+    "Clear the ledger of observed held-out tasks? This browser then forgets which held-out tasks it has " +
+    "already observed for each model, so a later freeze of those models is marked CONFIRMATORY although " +
+    "the tasks were seen. This cannot be undone.";
+
+  async function clearLedger({ confirmed = false } = {}) {
+    if (!confirmed && !window.confirm(LEDGER_WARNING)) {
+      $("#stored-status").textContent = "The ledger was kept.";
+      return { ledger: 0 };
+    }
+    const ledger = await store.clearLedger();
+    $("#stored-status").textContent = `Deleted ${ledger} ledger entr${ledger === 1 ? "y" : "ies"}: later freezes no longer know what this browser observed.`;
+    return { ledger };
   }
 
   // ---- wiring ----------------------------------------------------------------------------
@@ -1016,6 +1067,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     ui(async () => download(`predictions-${trace.run.run_id}.json`, await pythonDocument("sweep_predictions", "predictions"))),
   );
   $("#clear-stored").addEventListener("click", ui(clearStored));
+  $("#clear-ledger").addEventListener("click", ui(() => clearLedger()));
   $("#resume-accept").addEventListener("click", ui(acceptResume));
   $("#resume-discard").addEventListener("click", ui(discardResume));
   $("#journal-form").addEventListener("submit", (event) => {
@@ -1047,6 +1099,7 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     },
     journal,
     clearStored,
+    clearLedger,
     ledger: () => store.ledger(),
     // for tests and the bench: what the page shows, without asking Python
     snapshot: () => ({ state, data_state: section.dataset.state, busy, error: lastError, cancelled: lastCancelled }),

@@ -21,6 +21,8 @@ runtime itself:
   adapter is async, ``pyapp.bridge.handle`` is not, so the glue answers it). The adapter's
   transport is ``pyscript.sync.model_call``: the page sets ``xworker.sync.model_call`` and
   PyScript's synchronous channel carries the JSON to the main thread and back.
+  Every such call is recorded in the session's journal (exploration: exported with the
+  trace, never in a profile or a score).
 
 This file is plain Python so that it can be read, linted and imported under CPython.
 """
@@ -116,10 +118,13 @@ async def handle(request_json: str) -> str:
     except ValueError:
         kind = request_id = None
     if kind == "model_generate":
+        from pyapp.bridge import session
         from pyapp.browser_model import handle_model_generate
 
         try:
-            result = await handle_model_generate(_model_adapter(), request)
+            # "Try a prompt" is exploration: it lands in the journal, never in a trial
+            journal = session().record_exploration
+            result = await handle_model_generate(_model_adapter(), request, journal)
         except ValueError as error:
             return _error("bad_request", kind, request_id, str(error))
         except Exception as error:  # reported to the page, never swallowed

@@ -11,7 +11,9 @@
 //       It feeds `previously_observed` of a new sweep: a profile frozen after any of its
 //       held-out tasks was observed (in any earlier sweep in this browser) is exploratory.
 //
-// "Clear stored data" deletes both stores' records (docs/page.md).
+// "Clear stored data" deletes the stored sweeps; the ledger is deleted only by its own,
+// confirmed action ("Clear the ledger…"), because without it a later freeze of a model whose
+// held-out tasks were already seen here would be marked confirmatory (docs/page.md).
 
 const DB_NAME = "composition-lab";
 const DB_VERSION = 1;
@@ -111,12 +113,18 @@ export class SweepStore {
 
   // ---- clear -------------------------------------------------------------------------------
 
-  // Delete every stored sweep and the whole ledger; returns how many of each were deleted.
-  async clear() {
+  // Delete every stored sweep (and, only when asked, the whole ledger); returns how many
+  // records of each were deleted.
+  async clear({ ledger: alsoLedger = false } = {}) {
     const sweeps = (await this.sweeps()).length;
-    const ledger = (await this.ledger()).length;
     await this.tx("sweeps", "readwrite", (store) => promised(store.clear()));
-    await this.tx("ledger", "readwrite", (store) => promised(store.clear()));
+    const ledger = alsoLedger ? await this.clearLedger() : 0;
     return { sweeps, ledger };
+  }
+
+  async clearLedger() {
+    const count = (await this.ledger()).length;
+    await this.tx("ledger", "readwrite", (store) => promised(store.clear()));
+    return count;
   }
 }

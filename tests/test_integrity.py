@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from asyncrun import run
@@ -438,3 +439,62 @@ def test_predictions_count_interruptions_per_condition(finished_document) -> Non
     for result in document["conditions"]:
         assert result["interrupted"]["total"] == 0
         assert result["revision_note"] == "not a hub download (scripted): no revision to pin"
+
+
+# ---- 6. exploration stays in the journal; the CLI's ledger -----------------------------
+
+
+def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
+    from pyapp.browser_model import BrowserModelAdapter, handle_model_generate
+    from pyapp.session import Session
+
+    reply = {
+        "type": "generate",
+        "ok": True,
+        "result": {
+            "text": "Hello.",
+            "finish_reason": "eos",
+            "input_tokens": 3,
+            "output_tokens": 2,
+            "output_token_ids": [5, 6],
+            "generation_ms": 1.0,
+            "time_to_first_token_ms": 0.5,
+            "failure": None,
+        },
+    }
+
+    def transport(request_json: str) -> str:
+        request = json.loads(request_json)
+        if request["type"] == "provenance":
+            provenance = to_json(ScriptedAdapter(answer).provenance)
+            return json.dumps(
+                {"type": "provenance", "id": request["id"], "ok": True, "result": provenance}
+            )
+        return json.dumps({**reply, "id": request["id"]})
+
+    session = Session()
+    adapter = BrowserModelAdapter(transport)
+    run(handle_model_generate(adapter, {"prompt": "Say hello."}, session.record_exploration))
+    (entry,) = session.journal
+    assert entry.prompt == "Say hello." and entry.completion.text == "Hello."
+
+
+def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -> None:
+    from pyapp.experiment.ledger import observed_for, read_ledger, record_trace
+
+    model = ScriptedAdapter(answer)
+    sweep = measured_and_frozen(model, ("model-only", "controlled-chain"))
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
+    ledger = record_trace(read_ledger(Path("/nonexistent/ledger.json")), sweep.trace())
+    seen = observed_for(ledger, model.provenance, TaskParams())
+    assert sorted(seen["model-only"]) == sorted(t.id for t in generate() if t.split == "heldout")
+    assert seen["controlled-chain"] == ["recurrence-1", "recurrence-2"]  # predicted ones only
+    # another identity or another task set: nothing was observed
+    assert observed_for(ledger, replace(model.provenance, dtype="q8"), TaskParams()) == {}
+    assert observed_for(ledger, model.provenance, TaskParams(seed=7)) == {}
+    # the next sweep of the same identity and task set is exploratory
+    again = Sweep(params=TaskParams(), conditions=("model-only",), model=model.provenance)
+    again.previously_observed = {k: tuple(v) for k, v in seen.items()}
+    assert run(run_phase(again, "measure", model)) == "finished"
+    (frozen,) = freeze(again)
+    assert frozen.exploratory and "earlier session" in (frozen.exploratory_reason or "")

@@ -404,7 +404,14 @@ def parser() -> argparse.ArgumentParser:
         "--page-param",
         action="append",
         metavar="KEY=VALUE",
-        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30)",
+        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30,"
+        " fault=worker_crash@3)",
+    )
+    p.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
+        " the --out folder)",
     )
     p.set_defaults(func=cmd_sweep)
 
