@@ -300,6 +300,7 @@ export class ModelClient {
       model_id: spec.model_id ?? "none",
       revision: spec.revision ?? "none",
       revision_served: result?.revision_served ?? null,
+      revision_served_note: result?.revision_served_note ?? null,
       dtype: spec.dtype ?? "none",
       source: spec.source ?? "bundled-fixture",
       // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
@@ -310,6 +311,7 @@ export class ModelClient {
       transformers_js_version: result ? result.transformers_js_version : null,
       onnxruntime_version: result ? result.onnxruntime_version : null,
       threads: result ? result.threads : null,
+      wasm: result?.wasm ?? null,
       cross_origin_isolated: window.crossOriginIsolated === true,
       user_agent: navigator.userAgent,
       flops: null,

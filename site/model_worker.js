@@ -146,6 +146,43 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
+// What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
+// wasm-feature-detect probe), threads only where the page is cross-origin isolated.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+function measureWasm(threads) {
+  const isolated = self.crossOriginIsolated === true;
+  return {
+    threads: Number.isInteger(threads) ? threads : null,
+    simd: WebAssembly.validate(SIMD_PROBE),
+    cross_origin_isolated: isolated,
+    threads_allowed: isolated && typeof SharedArrayBuffer !== "undefined",
+  };
+}
+
+// The commit the hub served is kept WITH the cached files (an entry of the same Cache
+// Storage, so "Clear stored data" removes both): a later load from the cache still names it.
+const REVISION_CACHE = "transformers-cache";
+
+async function keepServedRevision(spec, commit) {
+  if (spec.source !== "hub") return { commit: null, note: null };
+  const marker = `${spec.host}${spec.model_id}/resolve/${spec.revision}/.composition-lab-revision-served`;
+  try {
+    const cache = await caches.open(REVISION_CACHE);
+    if (commit) {
+      await cache.put(marker, new Response(commit));
+      return { commit, note: "download (the hub's X-Repo-Commit header)" };
+    }
+    const kept = await cache.match(marker);
+    if (kept) return { commit: await kept.text(), note: "kept with the cached files (recorded when they were downloaded)" };
+    return { commit: null, note: "unknown: the files came from the browser cache and no download of them recorded the commit" };
+  } catch (error) {
+    return { commit, note: commit ? "download (not kept: Cache Storage failed)" : `unknown: Cache Storage failed (${error.message})` };
+  }
+}
+
 // ---- load --------------------------------------------------------------------------------
 
 async function load(request) {
@@ -261,6 +298,7 @@ async function load(request) {
   const warmupMs = performance.now() - warmStart;
 
   const onnx = env.backends.onnx;
+  const served = await keepServedRevision(spec, servedCommit);
   return {
     backend_actual: backend,
     dtype: spec.dtype,
@@ -270,7 +308,9 @@ async function load(request) {
     cross_origin_isolated: self.crossOriginIsolated === true,
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
-    revision_served: servedCommit,
+    revision_served: served.commit,
+    revision_served_note: served.note,
+    wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
     is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,

@@ -174,6 +174,34 @@ def test_another_identity_mid_sweep_is_refused(change: dict[str, object]) -> Non
     assert reproduce(to_json(sweep.trace())) == []
 
 
+def test_no_model_loaded_mid_sweep_is_an_interruption_not_another_identity() -> None:
+    """A reload failed: the provenance names no loaded model. That is not a different
+    identity: the attempt fails `not_loaded` (an interruption) and the load is recorded."""
+    model = FlakyAdapter(lambda n: False)
+    sweep = measured_and_frozen(model, ("model-only",))
+    failed = ModelLoad(
+        2,
+        "reload-after-terminate",
+        False,
+        "load_failed",
+        "x",
+        "scripted",
+        None,
+        0,
+        None,
+        None,
+        None,
+    )
+    unloaded = replace(
+        model.provenance, backend_actual=None, loads=(*model.provenance.loads, failed)
+    )
+    model._provenance = unloaded
+    model.broken = lambda n: True
+    assert run(run_phase(sweep, "heldout", model)) == "paused"
+    assert [load.ok for load in sweep.model.loads] == [True, False]
+    assert sweep.model.backend_actual == "scripted"  # the sweep's identity is untouched
+
+
 def test_reproduce_fails_on_trials_of_mixed_identities() -> None:
     model = ScriptedAdapter(answer)
     sweep = measured_and_frozen(model, ("model-only",))
@@ -316,6 +344,8 @@ def as_trace_1(document: dict) -> dict:
     old["schema_version"] = "trace/1"
     for key in ("generation", "faults"):
         del old["run"][key]
+    for key in ("revision_served_note", "wasm"):
+        del old["model"][key]
     # (run.prompt_templates stays: the freeze hashes were computed over it)
     for trial in old["trials"]:
         for key in ("sequence", "started_at", "ended_at", "load_id", "model_identity"):

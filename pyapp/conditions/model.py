@@ -148,6 +148,20 @@ class AdapterInfo:
 
 
 @dataclass(frozen=True)
+class WasmInfo:
+    """What the WASM runtime was measured to run with (not what was asked for)."""
+
+    threads: int | None
+    """ONNX Runtime Web's thread count after loading; null when unknown."""
+    simd: bool
+    """Whether this browser's WebAssembly validates a SIMD module (measured)."""
+    cross_origin_isolated: bool
+    """Whether the page was cross-origin isolated (needed for SharedArrayBuffer)."""
+    threads_allowed: bool
+    """Cross-origin isolated and `SharedArrayBuffer` present: more than one thread can run."""
+
+
+@dataclass(frozen=True)
 class ModelLoad:
     """One load or reload of the model: a session measurement, not a trial cost."""
 
@@ -184,8 +198,12 @@ class ModelProvenance:
     revision: str
     """The revision asked for: a pinned commit, or a branch such as `main` (unpinned)."""
     revision_served: str | None
-    """The commit the hub said it served (its `X-Repo-Commit` header) on the last download;
-    null when bundled, served from the browser cache, or not reported."""
+    """The commit the hub said it served (its `X-Repo-Commit` header): on the last download,
+    or kept with the cached files when they came from the browser cache; null when bundled
+    or unknown (`revision_served_note` says why)."""
+    revision_served_note: str | None
+    """Where `revision_served` comes from (`download`, `kept with the cached files`) or why
+    it is unknown; null for a model not from a hub."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
     source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
@@ -204,6 +222,9 @@ class ModelProvenance:
     """ONNX Runtime Web version; null natively."""
     threads: int | None
     """WASM threads in use; null when unknown."""
+    wasm: WasmInfo | None
+    """The WASM runtime as measured (threads, SIMD, isolation); null on WebGPU or natively.
+    With `adapter` (WebGPU), the measured side of `backend_actual`."""
     cross_origin_isolated: bool | None
     """Whether the page was cross-origin isolated (SharedArrayBuffer, threads)."""
     user_agent: str | None
@@ -226,6 +247,7 @@ IDENTITY_FIELDS = (
     "transformers_js_version",
     "onnxruntime_version",
     "threads",
+    "wasm",
     "cross_origin_isolated",
 )
 """What makes two loads the same model for a sweep (`revision_served` is compared apart:
@@ -237,7 +259,7 @@ def load_identity(provenance: ModelProvenance) -> dict[str, object]:
     identity: dict[str, object] = {}
     for name in IDENTITY_FIELDS:
         value = getattr(provenance, name)
-        identity[name] = asdict(value) if isinstance(value, AdapterInfo) else value
+        identity[name] = asdict(value) if isinstance(value, (AdapterInfo, WasmInfo)) else value
     return identity
 
 
@@ -297,6 +319,7 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         model_id=f"fixture/{name}",
         revision="none",
         revision_served=None,
+        revision_served_note=None,
         dtype="none",
         source="scripted",
         evidence="fixture",
@@ -306,6 +329,7 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         transformers_js_version=None,
         onnxruntime_version=None,
         threads=None,
+        wasm=None,
         cross_origin_isolated=None,
         user_agent=None,
         flops=None,

@@ -133,7 +133,13 @@ class Sweep:
     def bind(self, loaded: ModelProvenance) -> None:
         """Take the loaded model's provenance (new load records) if it is the sweep's
         identity; refuse it otherwise. A revision served that the new load does not know
-        (e.g. from the browser cache) keeps the one already recorded."""
+        (e.g. from the browser cache) keeps the one already recorded. While no model is
+        loaded, only the load records are taken."""
+        if loaded.backend_actual is None:
+            # no model is loaded right now (a reload failed or is under way): nothing to
+            # compare; the load records are kept and the generation fails as `not_loaded`
+            self.model = replace(self.model, loads=loaded.loads)
+            return
         differ = identity_difference(self.model, loaded)
         if differ:
             raise ProtocolError(

@@ -654,6 +654,9 @@ def upgrade(document: JSON) -> JSON:
     if isinstance(doc.get("run"), dict):
         doc["run"].setdefault("generation", None)
         doc["run"].setdefault("faults", [])
+    if isinstance(doc.get("model"), dict):
+        doc["model"].setdefault("revision_served_note", None)
+        doc["model"].setdefault("wasm", None)
     counter = 0
     freezes = sorted(doc.get("freezes") or [], key=lambda f: f.get("after_trials", 0))
     trials = doc.get("trials") or []
