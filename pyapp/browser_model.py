@@ -47,6 +47,7 @@ from pyapp.conditions.model import (
     FinishReason,
     ModelFailure,
     ModelProvenance,
+    input_hash_matches,
 )
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 
@@ -110,6 +111,8 @@ def failed(code: str, message: str) -> Completion:
         generation_ms=None,
         time_to_first_token_ms=None,
         failure=ModelFailure(code, message),
+        input_text=None,
+        input_sha256=None,
     )
 
 
@@ -149,6 +152,8 @@ def parse_completion(data: JSON) -> Completion:
         raise RecordError("$.output_tokens", "does not match the number of output_token_ids")
     if completion.finish_reason is None and completion.failure is None:
         raise RecordError("$.failure", "a completion without a finish reason must say why")
+    if not input_hash_matches(completion):
+        raise RecordError("$.input_sha256", "is not the SHA-256 of input_text")
     return completion
 
 

@@ -285,6 +285,8 @@ export class ModelClient {
         generation_ms: null,
         time_to_first_token_ms: null,
         failure: { code: reason, message },
+        input_text: null, // the worker was stopped before it answered
+        input_sha256: null,
       },
     });
     this.terminate(message);

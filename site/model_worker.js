@@ -33,7 +33,8 @@
 //                            i.e. a step that never yields, to exercise terminate())
 //                    result (a Completion, see pyapp/conditions/model.py): {text, finish_reason,
 //                            input_tokens, output_tokens, output_token_ids, generation_ms,
-//                            time_to_first_token_ms, failure: {code, message} | null}
+//                            time_to_first_token_ms, failure: {code, message} | null,
+//                            input_text (the chat-templated input), input_sha256}
 //                    the reply envelope also carries "elapsed_ms": the worker's own time
 //                    from receiving the request to replying (for the bridge-overhead bench)
 //                    error codes: not_loaded, busy, bad_request, worker_error
@@ -331,7 +332,12 @@ function checkCaps(caps) {
   if (caps.max_new_tokens < 1) throw new LoadError("bad_request", "caps.max_new_tokens must be >= 1");
 }
 
-function noGeneration(inputTokens, code, message) {
+async function sha256Hex(text) {
+  const digest = await crypto.subtle.digest("SHA-256", utf8.encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function noGeneration(inputTokens, input, code, message) {
   return {
     text: "",
     finish_reason: null,
@@ -341,6 +347,8 @@ function noGeneration(inputTokens, code, message) {
     generation_ms: null,
     time_to_first_token_ms: null,
     failure: { code, message },
+    input_text: input.text,
+    input_sha256: input.sha256,
   };
 }
 
@@ -356,9 +364,13 @@ async function generate(request, job) {
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
   const inputs = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, return_dict: true });
   const inputTokens = inputs.input_ids.dims.at(-1);
+  // The input as the model sees it (chat template applied), recorded with its SHA-256.
+  const templated = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, tokenize: false });
+  const input = { text: templated, sha256: await sha256Hex(templated) };
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
       inputTokens,
+      input,
       "input_budget",
       `prompt has ${inputTokens} tokens, over the cap of ${caps.max_input_tokens}`,
     );
@@ -436,6 +448,8 @@ async function generate(request, job) {
     generation_ms: generationMs,
     time_to_first_token_ms: firstTokenAt === null ? null : firstTokenAt - received,
     failure,
+    input_text: input.text,
+    input_sha256: input.sha256,
   };
 }
 

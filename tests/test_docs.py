@@ -165,8 +165,8 @@ JS_CODE_PATTERNS = (
     re.compile(r"\b(?:LoadError|failAll)\(\s*\"([a-z_]+)\""),
     # replyError(type, id, "busy", ...), client.refuse(spec, backend, "backend_unavailable", ...)
     re.compile(r"\b(?:replyError|refuse)\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
-    # noGeneration(inputTokens, "input_budget", ...)
-    re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*\"([a-z_]+)\""),
+    # noGeneration(inputTokens, input, "input_budget", ...)
+    re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
 )
 JS_CODE_CHOICE = re.compile(r"\bcode\s*=\s*([^;]*);")
 """`const code = cond ? "download_failed" : "load_failed";`: the chosen literals count."""

@@ -431,6 +431,8 @@ REPRODUCERS = {
             "generation_ms": 1.0,
             "time_to_first_token_ms": None,
             "failure": None,
+            "input_text": None,
+            "input_sha256": None,
         },
     ),
     "control trial carrying token counts": set_path("supplied-program/add-1", ["input_tokens"], 12),
@@ -490,6 +492,8 @@ def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
             "generation_ms": 1.0,
             "time_to_first_token_ms": 0.5,
             "failure": None,
+            "input_text": None,
+            "input_sha256": None,
         },
     }
 

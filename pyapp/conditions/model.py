@@ -129,6 +129,12 @@ class Completion:
     """Time from the request to the first generated token; null when unavailable."""
     failure: ModelFailure | None
     """Set when generation did not run or broke down; null otherwise."""
+    input_text: str | None
+    """The input as the model saw it: the prompt after the model's chat template (special
+    tokens included); null when no model rendered it (the request never reached one). A
+    scripted adapter has no template: its input is the prompt itself."""
+    input_sha256: str | None
+    """SHA-256 of `input_text`'s UTF-8 bytes; null with it."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +299,20 @@ def unpinned(provenance: ModelProvenance) -> bool:
     return provenance.source == "hub" and not pinned
 
 
+def text_sha256(text: str) -> str:
+    """SHA-256 of a text's UTF-8 bytes, a lone surrogate counted as U+FFFD (as the browser's
+    TextEncoder encodes it), so the worker's hash and this one agree."""
+    well_formed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return hashlib.sha256(well_formed.encode("utf-8")).hexdigest()
+
+
+def input_hash_matches(completion: Completion) -> bool:
+    """`input_sha256` is the hash of `input_text` (both null is fine too)."""
+    if completion.input_text is None:
+        return completion.input_sha256 is None
+    return completion.input_sha256 == text_sha256(completion.input_text)
+
+
 class ModelAdapter(Protocol):
     """What the conditions need from a model."""
 
@@ -390,6 +410,8 @@ class ScriptedAdapter:
                     "input_budget",
                     f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
                 ),
+                input_text=prompt,
+                input_sha256=text_sha256(prompt),
             )
         output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text)
         return Completion(
@@ -401,4 +423,6 @@ class ScriptedAdapter:
             generation_ms=reply.generation_ms,
             time_to_first_token_ms=None,
             failure=reply.failure,
+            input_text=prompt,
+            input_sha256=text_sha256(prompt),
         )

@@ -28,6 +28,7 @@ from pyapp.conditions.model import (
     WHOLE_TASK_CAPS,
     ModelProvenance,
     identity_sha256,
+    input_hash_matches,
 )
 from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.conditions.run import (
@@ -199,6 +200,8 @@ def _rederive_whole_task(
     if completion is None:
         found.append(Mismatch(where, "a model trial without its completion"))
         return {}
+    if not input_hash_matches(completion):
+        found.append(Mismatch(f"{where}.completion", "input_sha256 is not the input's hash"))
     verdict = judge_whole_task(trial.condition, task.registers, completion)
     return {
         "program_text": verdict.program_text,
@@ -279,6 +282,8 @@ def _rederive_chain(
             reservation.output_tokens,
         ):
             found.append(Mismatch(at, "token reservations do not add up"))
+        if not input_hash_matches(call.completion):
+            found.append(Mismatch(f"{at}.completion", "input_sha256 is not the input's hash"))
         verdict = judge_call(call.op, step.left, step.right, call.completion)
         derived_call = (verdict.parsed, verdict.local_expected, verdict.local_correct)
         if (call.parsed, call.local_expected, call.local_correct) != derived_call:

@@ -639,6 +639,19 @@ def read_trace(document: JSON) -> Trace:
     return trace
 
 
+def _completions_of_trace_1(node: JSON) -> None:
+    """Every completion in a trace/1 document: the model's input was not recorded."""
+    if isinstance(node, dict):
+        if "finish_reason" in node and "output_token_ids" in node:
+            node.setdefault("input_text", None)
+            node.setdefault("input_sha256", None)
+        for value in node.values():
+            _completions_of_trace_1(value)
+    elif isinstance(node, list):
+        for value in node:
+            _completions_of_trace_1(value)
+
+
 def upgrade(document: JSON) -> JSON:
     """A trace/1 document as trace/2: what trace/1 did not record is filled as unknown
     (timestamps, load ids, identities, generation settings: null; no faults). Sequence
@@ -680,6 +693,7 @@ def upgrade(document: JSON) -> JSON:
                 record.setdefault("sequence", next_sequence())
         if index < len(trials):
             upgrade_trial(trials[index], next_sequence())
+    _completions_of_trace_1(doc)
     for interruption in doc.get("interruptions") or []:
         if isinstance(interruption, dict):
             sequence = next_sequence()
