@@ -23,7 +23,7 @@ Notifications (`notify(event)`): `{"event": "trial_start", "trial_id", "conditio
 "task_id", "index", "total", "phase"}` before each trial and `{"event": "trial_done",
 "trial": ..., "index", "total", "phase", "trace": ...}` after it; a trial the user's Cancel
 cut short, or one the infrastructure failed (a failure of kind `infrastructure`), is not an
-observation: `{"event": "trial_interrupted", "trial_id", "trace"}` (the trace records it
+observation: `{"event": "trial_interrupted", "trial_id", "code", "trace"}` (the trace records it
 under `interruptions`, and it is attempted again). Three infrastructure interruptions in a
 row pause the sweep: `sweep_run` answers `cancelled: false` with `state.paused` = {code,
 message, trial_id, in_a_row}; another `sweep_run` resumes.
@@ -232,6 +232,7 @@ class Session:
                         {
                             "event": "trial_interrupted",
                             "trial_id": trial.trial_id,
+                            "code": trial.failure.code if trial.failure else None,
                             "trace": to_json(sweep.trace()),
                         }
                     )

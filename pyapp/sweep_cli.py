@@ -640,6 +640,19 @@ class Driver:
             self.run.save()
             if self.progress:
                 self.progress.trial_done(event)
+        elif kind == "trial_interrupted":
+            # kept raw under `interruptions` (a Cancel or an infrastructure failure) and
+            # attempted again: no longer in flight
+            trace = event.get("trace")
+            if trace is not None:
+                self.write_trace(trace, typed=False)
+            self.run.data["in_flight"] = None
+            self.run.save()
+            if self.progress:
+                self.progress.note(
+                    f"{event.get('trial_id')} interrupted ({event.get('code')}): not scored,"
+                    " attempted again"
+                )
 
     # -- calling the page --
 

@@ -209,8 +209,9 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       fillObservation(event.trial);
       $("#sweep-results-caption").textContent = resultsCaption();
     } else if (event.event === "trial_interrupted") {
-      // The user's Cancel cut this trial short: Python kept it under `interruptions`
-      // (never scored) and will attempt it again; it is no longer in flight.
+      // The user's Cancel or an infrastructure failure (worker, load, bridge: event.code)
+      // cut this trial short: Python kept it under `interruptions` (never scored) and will
+      // attempt it again; it is no longer in flight.
       useTrace(event.trace);
       await persist({ in_flight: null });
     }
