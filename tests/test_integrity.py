@@ -327,6 +327,10 @@ def test_an_unpinned_revision_is_named_in_the_predictions() -> None:
     sweep = measured_and_frozen(model, ("model-only",))
     note = score_trace(sweep.trace()).conditions[0].revision_note
     assert note.startswith("UNPINNED") and "unknown" in note
+    assert sweep.trace().revision_note == note  # the trace says it too
+    document = to_json(sweep.trace())
+    document["revision_note"] = "pinned: main"
+    assert any("$.revision_note" in str(m) for m in reproduce(document))
     sweep.model = replace(sweep.model, revision_served="f" * 40)
     assert "f" * 40 in score_trace(sweep.trace()).conditions[0].revision_note
 
@@ -342,6 +346,7 @@ def as_trace_1(document: dict) -> dict:
 
     old = copy.deepcopy(document)
     old["schema_version"] = "trace/1"
+    del old["revision_note"]
     for key in ("generation", "faults"):
         del old["run"][key]
     for key in ("revision_served_note", "wasm"):

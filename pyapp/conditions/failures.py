@@ -21,22 +21,16 @@ from __future__ import annotations
 
 from typing import Literal
 
+import interpreter
+
 FailureKind = Literal["outcome", "infrastructure", "cancelled", "not_attempted", "refusal"]
+
+_INTERPRETER_BROKEN = ("invalid_limits", "internal_error")
+"""Interpreter codes that say the instrument is broken, not what a program does."""
 
 _OUTCOME = (
     # the interpreter's verdict on a program text (the model's program, or the control's)
-    "not_text",
-    "not_json",
-    "duplicate_key",
-    "literal_not_allowed",
-    "wrong_shape",
-    "unknown_op",
-    "invalid_register_name",
-    "limit_exceeded",
-    "invalid_register_value",
-    "unsafe_integer",
-    "unknown_register",
-    "cross_check_mismatch",
+    *(code for code in interpreter.ERROR_CODES if code not in _INTERPRETER_BROKEN),
     # the model's reply and its budgets
     "invalid_integer",
     "integer_out_of_range",
@@ -48,8 +42,7 @@ _OUTCOME = (
     "route_timeout",
 )
 _INFRASTRUCTURE = (
-    "invalid_limits",
-    "internal_error",
+    *_INTERPRETER_BROKEN,
     "error",
     "busy",
     "terminated",

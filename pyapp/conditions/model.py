@@ -306,6 +306,22 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(well_formed.encode("utf-8")).hexdigest()
 
 
+def revision_note(model: ModelProvenance) -> str:
+    """Whether the files behind the numbers are pinned, in words (UNPINNED stands out)."""
+    if model.source != "hub":
+        return f"not a hub download ({model.source}): no revision to pin"
+    if not unpinned(model):
+        return f"pinned: {model.revision}"
+    if model.revision_served is not None:
+        return (
+            f"UNPINNED: revision {model.revision!r}; the hub served commit {model.revision_served}"
+        )
+    return (
+        f"UNPINNED: revision {model.revision!r}; the commit served is unknown (the hub did "
+        "not report it, or the files came from the browser cache)"
+    )
+
+
 def input_hash_matches(completion: Completion) -> bool:
     """`input_sha256` is the hash of `input_text` (both null is fine too)."""
     if completion.input_text is None:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pyapp.conditions.model import ModelProvenance, unpinned
+from pyapp.conditions.model import revision_note
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -484,22 +484,6 @@ def score(
         calibration_all_steps=calibration_cells(
             [p for p, _ in steps_known], [s for _, s in steps_known]
         ),
-    )
-
-
-def revision_note(model: ModelProvenance) -> str:
-    """Whether the files behind the numbers are pinned, in words (UNPINNED stands out)."""
-    if model.source != "hub":
-        return f"not a hub download ({model.source}): no revision to pin"
-    if not unpinned(model):
-        return f"pinned: {model.revision}"
-    if model.revision_served is not None:
-        return (
-            f"UNPINNED: revision {model.revision!r}; the hub served commit {model.revision_served}"
-        )
-    return (
-        f"UNPINNED: revision {model.revision!r}; the commit served is unknown (the hub did "
-        "not report it, or the files came from the browser cache)"
     )
 
 

@@ -29,6 +29,7 @@ from pyapp.conditions.model import (
     ModelProvenance,
     identity_sha256,
     input_hash_matches,
+    revision_note,
 )
 from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.conditions.run import (
@@ -426,6 +427,11 @@ def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
 def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
     """A fixture is never relabelled model evidence."""
     model = trace.model
+    expected_note = None if model is None or legacy else revision_note(model)
+    if trace.revision_note != expected_note:
+        found.append(
+            Mismatch("$.revision_note", f"recorded {trace.revision_note!r}, not {expected_note!r}")
+        )
     if model is None:
         return
     if model.source in FIXTURE_SOURCES and model.evidence != "fixture":

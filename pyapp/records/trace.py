@@ -28,6 +28,7 @@ from pyapp.conditions.model import (
     GenerationSettings,
     ModelProvenance,
     RouteLimits,
+    revision_note,
 )
 from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.records.base import JSON, ProgramJSON, from_json, json_schema, to_json
@@ -446,6 +447,10 @@ class Trace:
     """Where it ran."""
     model: ModelProvenance | None
     """Model provenance; null when no model was loaded (e.g. the supplied-program control)."""
+    revision_note: str | None
+    """The model's revision in words: `pinned: <commit>`, or `UNPINNED: …` for a hub model
+    asked for by a branch (with the commit served, or why it is unknown); null without a
+    model, or in traces upgraded from trace/1."""
     tasks: tuple[TaskRecord, ...]
     """The full task set generated from the seed."""
     trials: tuple[Trial, ...]
@@ -611,6 +616,7 @@ def make_trace(
         run=new_run_info(params, conditions, template_hashes(), faults),
         environment=environment(clock or measure_clock(), browser),
         model=model,
+        revision_note=None if model is None else revision_note(model),
         tasks=tuple(TaskRecord.of(task) for task in tasks),
         trials=trials,
         freezes=freezes,
@@ -667,6 +673,7 @@ def upgrade(document: JSON) -> JSON:
     if isinstance(doc.get("run"), dict):
         doc["run"].setdefault("generation", None)
         doc["run"].setdefault("faults", [])
+    doc.setdefault("revision_note", None)
     if isinstance(doc.get("model"), dict):
         doc["model"].setdefault("revision_served_note", None)
         doc["model"].setdefault("wasm", None)
