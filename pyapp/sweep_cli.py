@@ -579,18 +579,22 @@ class Driver:
 
     def record_ledger(self, trace: Any) -> None:
         """Add the held-out tasks this trace observed to the ledger file (checkpoints)."""
-        from pyapp.experiment.ledger import read_ledger, record_trace
+        from pyapp.experiment.ledger import LedgerError, read_ledger, record_trace
+        from pyapp.records.base import RecordError
         from pyapp.records.trace import read_trace
 
         assert self.ledger is not None
-        updated = record_trace(read_ledger(self.ledger), read_trace(trace))
-        write_atomically(self.ledger, dump(updated))
+        try:
+            updated = record_trace(read_ledger(self.ledger), read_trace(trace))
+            write_atomically(self.ledger, dump(updated))
+        except (LedgerError, RecordError, OSError) as error:
+            raise SweepError("ledger_failed", f"the ledger {self.ledger}: {error}") from None
 
     def previously_observed(self) -> dict[str, list[str]]:
         """What the ledger holds for the loaded model's identity and this task set."""
         from pyapp.bridge import task_params
         from pyapp.browser_model import parse_provenance
-        from pyapp.experiment.ledger import observed_for, read_ledger
+        from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger
 
         if self.ledger is None:
             return {}
@@ -598,7 +602,10 @@ class Driver:
             self.page.evaluate("() => window.lab.models.state().provenance")
         )
         params = task_params({"seed": self.options.seed, "params": self.options.params})
-        return observed_for(read_ledger(self.ledger), provenance, params)
+        try:
+            return observed_for(read_ledger(self.ledger), provenance, params)
+        except LedgerError as error:
+            raise SetupError("bad_ledger", f"{error} (choose another with --ledger)") from None
 
     def write_predictions(self, predictions: Any) -> None:
         write_atomically(self.out / "predictions.json", dump(retype(predictions, "predictions")))
