@@ -83,7 +83,8 @@ def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "paused"
-    args = ["--model", "fixture", "--backend", "wasm", "--consent", "--out", str(out), *SMALL]
+    base = ["--model", "fixture", "--backend", "wasm", "--consent", *SMALL]
+    args = [*base, "--out", str(out)]
     crash = "--page-param=fault=worker_crash@6,worker_crash@7,worker_crash@8"
     result = sweep(*args, "--conditions=model-only", crash)
     assert result.returncode == 3, result.stdout + result.stderr
@@ -99,3 +100,15 @@ def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
     trace = assert_finished_run(out, resumed)
     assert [i["code"] for i in trace["interruptions"]] == ["worker_error"] * 3
     assert read(out / "run.json")["status"] == "done"
+
+    # The CLI's ledger (tmp_path/ledger.json, beside the runs): a later sweep of the same
+    # model identity and task set has seen its held-out tasks, so it is exploratory.
+    ledger = read(tmp_path / "ledger.json")
+    (entry,) = ledger["entries"]
+    assert entry["condition"] == "model-only" and len(entry["task_ids"]) == 3
+    again = tmp_path / "again"
+    second = sweep(*base, "--out", str(again), "--conditions=model-only")
+    assert_finished_run(again, second)
+    assert "exploratory" in second.stderr
+    (frozen,) = [c["frozen"] for c in read(again / "predictions.json")["conditions"]]
+    assert frozen["exploratory"] is True and "earlier session" in frozen["exploratory_reason"]
