@@ -24,9 +24,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from browser_helpers import open_app
+from playwright.sync_api import Browser
+from test_experiment import api, load_fixture, wait_experiment
 from test_sweep_cli import SMALL, assert_finished_run, built, read, sweep  # noqa: F401
 
 from pyapp.conditions.failures import kind_of
+from pyapp.records.reproduce import reproduce
 
 pytestmark = pytest.mark.browser
 
@@ -112,3 +116,46 @@ def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
     assert "exploratory" in second.stderr
     (frozen,) = [c["frozen"] for c in read(again / "predictions.json")["conditions"]]
     assert frozen["exploratory"] is True and "earlier session" in frozen["exploratory_reason"]
+
+
+SMALL_PARAMS = {
+    "primitives_per_op": 1,
+    "probe_pairs": 1,
+    "recurrence_steps": [2, 3],
+    "determinants": 1,
+    "derivatives": 0,
+}
+
+
+def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
+    browser: Browser, site_url: str
+) -> None:
+    """In the page itself: `data-state="paused"` with the cause in the status line, the same
+    button resumes, and the scores table counts the held-out attempts interrupted."""
+    hooks = ["worker_crash@6", "worker_crash@7", "worker_crash@8"]
+    booted = open_app(browser, f"{site_url}?fault={','.join(hooks)}")
+    page = booted.page
+    try:
+        load_fixture(page)
+        api(
+            page,
+            "(p) => window.lab.experiment.start({seed: 1729, params: p,"
+            " conditions: ['model-only']})",
+            SMALL_PARAMS,
+        )
+        run_all = page.get_by_role("button", name="Run (measure, freeze, held-out)")
+        run_all.click()
+        assert wait_experiment(page, "paused done") == "paused"
+        status = page.inner_text("#experiment-status")
+        assert "Paused" in status and "worker_error" in status and "Nothing was scored" in status
+        run_all.click()
+        assert wait_experiment(page, "done paused") == "done"
+        scores = page.inner_text("#scores")
+        assert "Held-out attempts interrupted and attempted again" in scores
+        assert "3 (cancelled 0, infrastructure 3, page closed 0; attempted again 3" in scores
+        trace = api(page, "() => window.lab.experiment.trace()")
+        assert trace["run"]["faults"] == hooks
+        assert [i["code"] for i in trace["interruptions"]] == ["worker_error"] * 3
+        assert reproduce(trace) == []
+    finally:
+        booted.context.close()
