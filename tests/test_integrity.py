@@ -482,8 +482,8 @@ def test_predictions_count_interruptions_per_condition(finished_document) -> Non
 
 
 def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
-    from pyapp.browser_model import BrowserModelAdapter, handle_model_generate
-    from pyapp.session import Session
+    from pyapp.browser.model import BrowserModelAdapter, handle_model_generate
+    from pyapp.browser.session import Session
 
     reply = {
         "type": "generate",

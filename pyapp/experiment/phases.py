@@ -125,10 +125,14 @@ class Sweep:
         return {t.trial_id for t in self.trials}
 
     def next_sequence(self) -> int:
-        """The next number of the timeline shared by trials, interruptions and freezes."""
-        events = [t.sequence for t in self.trials] + [f.sequence for f in self.freezes]
-        events += [i.sequence for i in self.interruptions]
-        return max(events, default=0) + 1
+        """The next number of the timeline shared by trials, interruptions and freezes (each
+        list is in timeline order, so its last entry is its latest: no walk)."""
+        lasts = [
+            events[-1].sequence
+            for events in (self.trials, self.freezes, self.interruptions)
+            if events
+        ]
+        return max(lasts, default=0) + 1
 
     def bind(self, loaded: ModelProvenance) -> None:
         """Take the loaded model's provenance (new load records) if it is the sweep's
@@ -153,10 +157,19 @@ class Sweep:
         self.model = replace(loaded, revision_served=served)
 
     def trace(self) -> Trace:
+        """The whole trace document (every trial: built on demand, never per trial)."""
+        return self._document(tuple(self.trials))
+
+    def header(self) -> Trace:
+        """The trace without its trials (run, tasks, model, environment, freezes,
+        interruptions, journal): what the page stores once beside one record per trial."""
+        return self._document(())
+
+    def _document(self, trials: tuple[Trial, ...]) -> Trace:
         trace = make_trace(
             self.params,
             self.tasks,
-            tuple(self.trials),
+            trials,
             self.conditions,
             self.model,
             self.browser,
@@ -259,8 +272,6 @@ async def attempt(
 ) -> Trial:
     """One attempt of one trial, stamped with its place in the timeline and, for a model
     condition, the load and identity it ran under (the adapter's model is bound first)."""
-    if f"{condition}/{task.id}" in sweep.observed():
-        raise ProtocolError("already_observed", f"{condition}/{task.id} was observed already")
     if condition == "supplied-program":
         return replace(run_control(task), sequence=sweep.next_sequence())
     sweep.bind(adapter.provenance)
@@ -295,12 +306,15 @@ async def run_phase(
             )
     sweep.paused = None
     pending = plan(sweep, phase)
+    observed = sweep.observed()  # kept up to date here: no per-trial walk over the trials
     index = in_a_row = 0
     while index < len(pending):
         condition, task = pending[index]
         if cancel is not None and cancel.cancelled:
             return "cancelled"
         await _maybe(before_trial and before_trial(condition, task, index, len(pending)))
+        if f"{condition}/{task.id}" in observed:
+            raise ProtocolError("already_observed", f"{condition}/{task.id} was observed already")
         try:
             trial = await attempt(sweep, condition, task, adapter, cancel)
         except Cancelled:
@@ -319,6 +333,7 @@ async def run_phase(
             continue
         in_a_row = 0
         sweep.trials.append(trial)
+        observed.add(trial.trial_id)
         index += 1
         await _maybe(on_trial and on_trial(trial, index, len(pending)))
     return "finished"
