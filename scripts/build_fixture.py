@@ -164,27 +164,44 @@ def chatml(prompt: str) -> str:
 
 
 def build(out: Path, steps: int) -> None:
-    import numpy as np
-    import onnxruntime as ort
-    import tokenizers
+    """Train, check, export and describe the fixture in `out`, one named step after another."""
+    _configure_torch()
+    pairs = memorised_pairs()
+    tok = _train_tokenizer(pairs)
+    pad_id = tok.convert_tokens_to_ids(PAD)
+    eos_id = tok.convert_tokens_to_ids(IM_END)
+    examples = _tokenize_examples(tok, pairs)
+    model, config = _new_model(pad_id, eos_id)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"== model: {n_params} parameters", flush=True)
+    _train(model, examples, pad_id, eos_id, steps)
+    _check_torch(model, tok, examples, pad_id, eos_id)
+    _export(model, tok, out, pad_id, eos_id)
+    check = _OrtCheck(out, examples, tok, config, eos_id)
+    bad = check.run(out / "onnx" / "model.onnx")
+    if bad:
+        raise SystemExit(f"ONNX fp32 does not reproduce the replies: {bad}")
+    _quantize(out, check)
+    _write_tables(out, examples, n_params, eos_id, steps)
+
+
+def _configure_torch() -> None:
+    """One thread, deterministic algorithms, quiet transformers."""
     import torch
     import transformers
-    from tokenizers import decoders, models, pre_tokenizers, processors, trainers
-    from transformers import (
-        GenerationConfig,
-        LlamaConfig,
-        LlamaForCausalLM,
-        PreTrainedTokenizerFast,
-    )
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     torch.use_deterministic_algorithms(True)
     transformers.logging.set_verbosity_error()
 
-    pairs = memorised_pairs()
 
-    # ---- tokenizer: byte-level BPE trained on the fixture's own texts
+def _train_tokenizer(pairs: list[dict[str, Any]]) -> Any:
+    """A byte-level BPE trained on the fixture's own texts, wrapped as a transformers tokenizer."""
+    import tokenizers
+    from tokenizers import decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
     bpe = tokenizers.Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     bpe.decoder = decoders.ByteLevel()
@@ -199,7 +216,7 @@ def build(out: Path, steps: int) -> None:
     corpus = [chatml(p["prompt"]) + p["reply"] + IM_END + "\n" for p in pairs]
     bpe.train_from_iterator(corpus, trainer=trainer)
     assert bpe.get_vocab_size() == VOCAB_SIZE, bpe.get_vocab_size()
-    tok = PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         bos_token=None,
         eos_token=IM_END,
@@ -210,9 +227,10 @@ def build(out: Path, steps: int) -> None:
         clean_up_tokenization_spaces=False,
         chat_template=CHAT_TEMPLATE,
     )
-    pad_id = tok.convert_tokens_to_ids(PAD)
-    eos_id = tok.convert_tokens_to_ids(IM_END)
 
+
+def _tokenize_examples(tok: Any, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each pair with its prompt and reply token ids, checked against the chat template."""
     examples = []
     for pair in pairs:
         messages = [{"role": "user", "content": pair["prompt"]}]
@@ -233,8 +251,15 @@ def build(out: Path, steps: int) -> None:
         )
     long_reply = next(e for e in examples if e["name"] == "long-reply")
     assert len(long_reply["reply_ids"]) >= LONG_REPLY_MIN_TOKENS
+    return examples
 
-    # ---- model
+
+def _new_model(pad_id: int, eos_id: int) -> tuple[Any, Any]:
+    """The seeded, untrained Llama and its config."""
+    import numpy as np
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     torch.manual_seed(SEED)
     np.random.seed(SEED)
     config = LlamaConfig(
@@ -255,9 +280,12 @@ def build(out: Path, steps: int) -> None:
         use_cache=True,
         attn_implementation="eager",
     )
-    model = LlamaForCausalLM(config)
-    n_params = sum(p.numel() for p in model.parameters())
-    print(f"== model: {n_params} parameters", flush=True)
+    return LlamaForCausalLM(config), config
+
+
+def _batch(examples: list[dict[str, Any]], pad_id: int, eos_id: int) -> tuple[Any, Any, Any]:
+    """Input ids, attention mask and labels (the reply and its EOS only) for every example."""
+    import torch
 
     seqs = [e["prompt_ids"] + e["reply_ids"] + [eos_id] for e in examples]
     width = max(len(s) for s in seqs)
@@ -269,7 +297,16 @@ def build(out: Path, steps: int) -> None:
         attention[row, : len(seq)] = 1
         start = len(example["prompt_ids"])
         labels[row, start : len(seq)] = torch.tensor(seq[start:])
+    return input_ids, attention, labels
 
+
+def _train(
+    model: Any, examples: list[dict[str, Any]], pad_id: int, eos_id: int, steps: int
+) -> None:
+    """Full-batch AdamW with warm-up and linear decay until the replies are memorised."""
+    import torch
+
+    input_ids, attention, labels = _batch(examples, pad_id, eos_id)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=LEARNING_RATE, betas=(0.9, 0.98), weight_decay=0.0
     )
@@ -288,7 +325,13 @@ def build(out: Path, steps: int) -> None:
             print(f"   step {step:4}  loss {loss.item():.6f}", flush=True)
     model.eval()
 
-    # ---- check with transformers (torch) generate
+
+def _check_torch(
+    model: Any, tok: Any, examples: list[dict[str, Any]], pad_id: int, eos_id: int
+) -> None:
+    """Greedy transformers (torch) generation reproduces every reply and its EOS."""
+    import torch
+
     failures = []
     with torch.no_grad():
         for example in examples:
@@ -309,8 +352,11 @@ def build(out: Path, steps: int) -> None:
     if failures:
         raise SystemExit(f"memorisation failed: {failures}")
 
-    # ---- save, export, verify with onnxruntime
+
+def _export(model: Any, tok: Any, out: Path, pad_id: int, eos_id: int) -> None:
+    """Empty `out`, then write the config, tokenizer files and the fp32 ONNX graph."""
     from optimum.exporters.onnx import onnx_export_from_model
+    from transformers import GenerationConfig
 
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
@@ -351,15 +397,32 @@ def build(out: Path, steps: int) -> None:
         extra = sorted(p.name for p in onnx_dir.glob("*.onnx*") if p.name != "model.onnx")
         assert not extra, f"unexpected export files: {extra}"
 
-    def ort_greedy(path: Path, prompt_ids: list[int], max_new: int) -> list[int]:
+
+class _OrtCheck:
+    """Greedy decoding with onnxruntime, feeding past key values step by step as
+    transformers.js does, compared with every memorised reply."""
+
+    def __init__(
+        self, out: Path, examples: list[dict[str, Any]], tok: Any, config: Any, eos_id: int
+    ) -> None:
+        self.out = out
+        self.examples = examples
+        self.tok = tok
+        self.config = config
+        self.eos_id = eos_id
+
+    def greedy(self, path: Path, prompt_ids: list[int], max_new: int) -> list[int]:
+        import numpy as np
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         names = [i.name for i in session.get_inputs()]
-        heads = config.num_key_value_heads
+        heads = self.config.num_key_value_heads
         past = {
-            n: np.zeros((1, heads, 0, config.head_dim), dtype=np.float32)
+            n: np.zeros((1, heads, 0, self.config.head_dim), dtype=np.float32)
             for n in names
             if n.startswith("past_key_values.")
         }
@@ -388,37 +451,40 @@ def build(out: Path, steps: int) -> None:
             new.append(next_id)
             ids.append(next_id)
             step_ids = [next_id]
-            if next_id == eos_id:
+            if next_id == self.eos_id:
                 break
         return new
 
-    def ort_check(path: Path) -> list[str]:
+    def run(self, path: Path) -> list[str]:
+        """The replies the graph at `path` does not reproduce (empty: all reproduced)."""
         bad = []
-        for example in examples:
-            want = example["reply_ids"] + [eos_id]
-            got = ort_greedy(path, example["prompt_ids"], len(want) + 4)
+        for example in self.examples:
+            want = example["reply_ids"] + [self.eos_id]
+            got = self.greedy(path, example["prompt_ids"], len(want) + 4)
             ok = got == want
-            label = path.relative_to(out)
+            label = path.relative_to(self.out)
             print(f"   ort {label}  {example['name']:16} {'ok' if ok else 'MISMATCH'}", flush=True)
             if not ok:
-                bad.append(f"{example['name']}: {tok.decode(got)!r}")
+                bad.append(f"{example['name']}: {self.tok.decode(got)!r}")
         return bad
 
-    bad = ort_check(out / "onnx" / "model.onnx")
-    if bad:
-        raise SystemExit(f"ONNX fp32 does not reproduce the replies: {bad}")
 
-    # ---- q8 (dynamic int8 weights), kept only if it reproduces every reply too
+def _quantize(out: Path, check: _OrtCheck) -> None:
+    """q8 (dynamic int8 weights), kept only if it reproduces every reply too."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantized = out / "onnx" / "model_quantized.onnx"
     quantize_dynamic(out / "onnx" / "model.onnx", quantized, weight_type=QuantType.QUInt8)
-    bad = ort_check(quantized)
+    bad = check.run(quantized)
     if bad:
         print(f"== q8 dropped, it does not reproduce the replies: {bad}", flush=True)
         quantized.unlink()
 
-    # ---- the machine-readable table and FIXTURE.md
+
+def _write_tables(
+    out: Path, examples: list[dict[str, Any]], n_params: int, eos_id: int, steps: int
+) -> None:
+    """The machine-readable table (replies.json), FIXTURE.md, and the files' hashes."""
     replies = [
         {
             "name": e["name"],

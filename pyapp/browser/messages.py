@@ -508,9 +508,8 @@ def messages_schema() -> dict[str, JSON]:
 
 def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
-    from pyapp.browser.session import ALL_CONDITIONS
     from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
-    from pyapp.conditions.run import MODEL_CONDITIONS
+    from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
     from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
 
     return {

@@ -46,7 +46,7 @@ from pyapp.browser.messages import (
     event,
 )
 from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
-from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
@@ -69,8 +69,6 @@ from pyapp.records.trace import (
     with_trials,
 )
 from pyapp.tasks.taskset import Task, TaskParams
-
-ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
 
 Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
 

@@ -58,6 +58,7 @@ from pyapp.records.trace import (
 from pyapp.tasks.taskset import Task, TaskLike
 
 MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
+ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
 
 _INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
 _MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called
@@ -559,6 +560,7 @@ async def run_trial(
 
 
 __all__ = [
+    "ALL_CONDITIONS",
     "CHAIN_CALL_CAPS",
     "DEFAULT_ROUTE_LIMITS",
     "MODEL_CONDITIONS",

@@ -296,7 +296,7 @@ class Driver:
 
     def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> dict[str, Any]:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
-        from pyapp.browser.session import ALL_CONDITIONS
+        from pyapp.conditions.run import ALL_CONDITIONS
 
         # Relay every event (Python's text) to on_event; cancel between trials once asked.
         self.page.evaluate("() => window.__sweep.listen()")

@@ -64,7 +64,7 @@ class Options:
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
-    from pyapp.browser.session import ALL_CONDITIONS
+    from pyapp.conditions.run import ALL_CONDITIONS
 
     if text is None:
         return None

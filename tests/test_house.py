@@ -1,0 +1,126 @@
+"""The house rules that keep the code base in rooms (issue 14), checked so they cannot
+silently regress: no Python function over 120 lines, and no import cycle between the
+modules of `pyapp`."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_FUNCTION_LINES = 120
+CHECKED_FOLDERS = ("interpreter", "pyapp", "scripts", "bench")
+
+
+def python_files(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+def long_functions(path: Path, maximum: int) -> list[str]:
+    """`path:line name (N lines)` for every function or method in `path` over `maximum` lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            assert node.end_lineno is not None
+            lines = node.end_lineno - node.lineno + 1
+            if lines > maximum:
+                where = path.relative_to(ROOT)
+                found.append(f"{where}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The modules among `modules` that `path` imports (at any depth, including function-local
+    and TYPE_CHECKING imports: each is a dependency a reader has to follow)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = (
+        module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    )
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for name in names:
+            if name in modules:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = python_files("pyapp")
+    modules = {module_name(p) for p in paths}
+    return {module_name(p): imported_modules(p, modules) - {module_name(p)} for p in paths}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle in `graph` as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_python_function_over_120_lines() -> None:
+    found = [
+        f for p in python_files(*CHECKED_FOLDERS) for f in long_functions(p, MAX_FUNCTION_LINES)
+    ]
+    assert found == [], "split these into named steps:\n" + "\n".join(found)
+
+
+def test_the_length_check_finds_a_long_function() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    sample = ROOT / "build" / "house_sample.py"
+    sample.parent.mkdir(exist_ok=True)
+    sample.write_text(f"def long():\n{body}\n\ndef short():\n    return 1\n", encoding="utf-8")
+    try:
+        assert long_functions(sample, MAX_FUNCTION_LINES) == [
+            f"build/house_sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"
+        ]
+    finally:
+        sample.unlink()
+
+
+def test_pyapp_modules_import_no_cycle() -> None:
+    graph = import_graph()
+    assert "pyapp.records.trace" in graph and "pyapp.conditions.run" in graph
+    assert "pyapp.conditions.model" in graph["pyapp.conditions.run"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
