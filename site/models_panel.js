@@ -17,51 +17,184 @@ const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
 import { FIXTURE_LABEL } from "./lab_protocol.js";
 
-export function setupModels({ request }) {
-  const panel = $("#models");
-  const status = $("#model-status");
-  const files = new Map(); // file -> {row, bar, text}
-  const consented = new Set(); // spec keys the user agreed to in this session
-  let catalogue = { models: [], default_host: "https://huggingface.co/" };
-  let webgpu = { checked: false, available: false, why: "not checked yet", info: null };
-  let generating = false;
-  const changeListeners = new Set(); // called on every load / state change of the client
+function hostOf(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
 
-  // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
-  const client = new ModelClient({ onEvent, faults: params.get("fault") ?? "" });
-  for (const problem of client.faults.errors) console.error(problem);
-  const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
-  const defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
+function backend() {
+  return document.querySelector('input[name="backend"]:checked').value;
+}
 
-  function setPanel(state, message) {
-    panel.dataset.state = state;
-    if (message !== undefined) status.textContent = message;
+function consentKey(spec, chosenBackend) {
+  return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend].join("|");
+}
+
+function detailRows(target, rows) {
+  target.replaceChildren();
+  for (const [term, value, className] of rows) {
+    const dt = document.createElement("dt");
+    dt.textContent = term;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    if (className) dd.className = className;
+    target.append(dt, dd);
+  }
+}
+
+// What WebGPU this browser offers (checked locally, before any consent).
+async function probeWebGPU() {
+  if (!("gpu" in navigator) || !navigator.gpu) {
+    return { checked: true, available: false, why: "this browser has no navigator.gpu", info: null };
+  }
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    return adapter
+      ? {
+          checked: true,
+          available: true,
+          why: "",
+          info: {
+            vendor: adapter.info?.vendor || null,
+            architecture: adapter.info?.architecture || null,
+            fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
+          },
+          f16: adapter.features.has("shader-f16"),
+        }
+      : { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };
+  } catch (error) {
+    return { checked: true, available: false, why: `requestAdapter() failed: ${error.message}`, info: null };
+  }
+}
+
+function showWebGPU(webgpu) {
+  const line = $("#backend-status");
+  if (webgpu.available) {
+    const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
+    line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
+  } else {
+    line.textContent = `WebGPU is not available (${webgpu.why}). Choose WASM to run on the CPU; the app never switches by itself.`;
+  }
+}
+
+// The consent dialog's rows: what will be downloaded, from where, to run on what.
+function consentRows(spec, chosenBackend) {
+  const source =
+    spec.source === "bundled-fixture"
+      ? `${location.host} (this site; bundled with the app)`
+      : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
+  return [
+    ["Model", spec.model_id, spec.source === "bundled-fixture" ? "fixture-label" : ""],
+    ["What it is", spec.source === "bundled-fixture" ? FIXTURE_LABEL : spec.label],
+    ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
+    ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
+    ["From", source],
+    ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
+    ["Licence", spec.licence],
+  ];
+}
+
+const seconds = (ms) => (ms === null ? "—" : `${(ms / 1000).toFixed(2)} s`);
+
+// The provenance rows of a successful load.
+function provenanceRows(spec, fixture, record, result) {
+  const adapter = result.adapter;
+  return [
+    ["Model", `${spec.model_id}${fixture}`, spec.source === "bundled-fixture" ? "fixture-label" : ""],
+    ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
+    ["dtype", result.dtype],
+    ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
+    [
+      "Adapter",
+      adapter
+        ? `${adapter.vendor ?? "?"} / ${adapter.architecture ?? "?"}; fallback: ${adapter.is_fallback_adapter}; shader-f16: ${adapter.shader_f16}`
+        : "none (WASM)",
+    ],
+    ["Runtime", `transformers.js ${result.transformers_js_version}, onnxruntime-web ${result.onnxruntime_version}`],
+    ["Threads", String(result.threads)],
+    ["Cross-origin isolated", String(result.cross_origin_isolated)],
+    ["Download", `${record.download_bytes} bytes in ${seconds(record.download_ms)}`],
+    ["Setup", `${seconds(record.setup_ms)} (warm-up ${seconds(result.warmup_ms)}); compilation: not separable (null)`],
+    ["FLOPs", "unavailable (null)"],
+  ];
+}
+
+function downloadDiagnostics(client) {
+  const data = { provenance: client.provenance(), generated_at: new Date().toISOString() };
+  const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = "model-load-diagnostics.json";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+// "Try a prompt": the caps from the form, or null after saying what is wrong.
+function tryCaps() {
+  const maxNew = Number($("#try-max-new").value);
+  const timeoutS = Number($("#try-timeout").value);
+  if (!Number.isInteger(maxNew) || maxNew < 1 || !(timeoutS > 0)) {
+    $("#try-status").textContent = "Max new tokens must be a whole number ≥ 1 and the timeout > 0.";
+    return null;
+  }
+  return { max_input_tokens: 1024, max_new_tokens: maxNew, max_output_bytes: 16384, timeout_ms: Math.round(timeoutS * 1000) };
+}
+
+function showTryResult(result) {
+  const c = result.completion;
+  $("#try-output").textContent = c.text;
+  const ms = (value) => (value === null ? "—" : `${value.toFixed(1)} ms`);
+  const failure = c.failure ? ` · failure ${c.failure.code}: ${c.failure.message}` : "";
+  $("#try-meta").textContent =
+    `finish: ${c.finish_reason ?? "none"} · input tokens ${c.input_tokens ?? "—"} · output tokens ${c.output_tokens ?? "—"}` +
+    ` · generation ${ms(c.generation_ms)} · first token ${ms(c.time_to_first_token_ms)}` +
+    ` · bridge overhead ${ms(result.timing?.bridge_overhead_ms ?? null)}${failure}`;
+  $("#try-status").textContent = `Finished: ${c.finish_reason ?? c.failure?.code ?? "no result"}.`;
+  window.lab.lastModelResult = result;
+}
+
+// The panel's state: the catalogue, the WebGPU check, consents given, the per-file rows.
+class ModelsPanel {
+  constructor(request) {
+    this.request = request;
+    this.panel = $("#models");
+    this.status = $("#model-status");
+    this.files = new Map(); // file -> {row, bar, text}
+    this.consented = new Set(); // spec keys the user agreed to in this session
+    this.catalogue = { models: [], default_host: "https://huggingface.co/" };
+    this.webgpu = { checked: false, available: false, why: "not checked yet", info: null };
+    this.generating = false;
+    this.changeListeners = new Set(); // called on every load / state change of the client
+    // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
+    this.client = new ModelClient({ onEvent: (event) => this.onEvent(event), faults: params.get("fault") ?? "" });
+    for (const problem of this.client.faults.errors) console.error(problem);
+    const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
+    this.defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
+  }
+
+  setPanel(state, message) {
+    this.panel.dataset.state = state;
+    if (message !== undefined) this.status.textContent = message;
   }
 
   // ---- catalogue and choices -----------------------------------------------------------
 
-  function entry() {
+  entry() {
     const key = $("#model-choice").value;
-    return catalogue.models.find((model) => model.key === key) ?? null;
-  }
-
-  function backend() {
-    return document.querySelector('input[name="backend"]:checked').value;
-  }
-
-  function hostOf(url) {
-    try {
-      return new URL(url).host;
-    } catch {
-      return url;
-    }
+    return this.catalogue.models.find((model) => model.key === key) ?? null;
   }
 
   // The spec the client loads: from the catalogue entry, or the free-text id.
-  function currentSpec() {
-    const chosen = entry();
+  currentSpec() {
+    const chosen = this.entry();
     const dtype = $("#model-dtype").value;
-    const host = $("#model-host").value.trim() || catalogue.default_host;
+    const host = $("#model-host").value.trim() || this.catalogue.default_host;
+    const fixtureConfig = this.catalogue.fixture_config_sha256 ?? null;
     if (chosen) {
       const bundled = chosen.source === "bundled-fixture";
       return {
@@ -77,7 +210,7 @@ export function setupModels({ request }) {
         download_mb: chosen.download_mb?.[dtype] ?? null,
         licence: chosen.licence ?? "unknown",
         revision_note: chosen.revision_note ?? null,
-        fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+        fixture_config_sha256: fixtureConfig,
       };
     }
     const revision = $("#model-revision").value.trim() || "main";
@@ -94,111 +227,74 @@ export function setupModels({ request }) {
       download_mb: null,
       licence: "see the model card",
       revision_note: null,
-      fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+      fixture_config_sha256: fixtureConfig,
     };
   }
 
-  function fillDtypes() {
-    const chosen = entry();
+  fillDtypes() {
+    const chosen = this.entry();
     const options = chosen ? chosen.dtypes[backend()] : backend() === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
     const select = $("#model-dtype");
     select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
     $("#model-other").hidden = chosen !== null;
-    summarise();
+    this.summarise();
   }
 
-  function summarise() {
-    const spec = currentSpec();
+  summarise() {
+    const spec = this.currentSpec();
     const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
     const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
     const evidence = spec.source === "bundled-fixture" ? ` — ${FIXTURE_LABEL}` : "";
     $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
   }
 
-  async function checkWebGPU() {
-    if (!("gpu" in navigator) || !navigator.gpu) {
-      webgpu = { checked: true, available: false, why: "this browser has no navigator.gpu", info: null };
-    } else {
-      try {
-        const adapter = await navigator.gpu.requestAdapter();
-        webgpu = adapter
-          ? {
-              checked: true,
-              available: true,
-              why: "",
-              info: {
-                vendor: adapter.info?.vendor || null,
-                architecture: adapter.info?.architecture || null,
-                fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
-              },
-              f16: adapter.features.has("shader-f16"),
-            }
-          : { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };
-      } catch (error) {
-        webgpu = { checked: true, available: false, why: `requestAdapter() failed: ${error.message}`, info: null };
-      }
+  async checkWebGPU() {
+    this.webgpu = await probeWebGPU();
+    showWebGPU(this.webgpu);
+  }
+
+  async loadCatalogue() {
+    const response = await fetch("./models.json", { cache: "no-cache" });
+    this.catalogue = await response.json();
+    if (params.get("model_host")) this.catalogue.default_host = params.get("model_host");
+    const select = $("#model-choice");
+    for (const model of this.catalogue.models) {
+      const pin = model.source === "bundled-fixture" || HEX40.test(model.revision) ? "" : " — UNPINNED";
+      select.append(new Option(`${model.label}${pin}`, model.key));
     }
-    const line = $("#backend-status");
-    if (webgpu.available) {
-      const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
-      line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
-    } else {
-      line.textContent = `WebGPU is not available (${webgpu.why}). Choose WASM to run on the CPU; the app never switches by itself.`;
-    }
+    select.append(new Option("Other: type a model id", "other"));
+    await this.checkWebGPU();
+    this.fillDtypes();
   }
 
   // ---- consent and loading -------------------------------------------------------------
 
-  function consentKey(spec, chosenBackend) {
-    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend].join("|");
-  }
-
-  function detailRows(target, rows) {
-    target.replaceChildren();
-    for (const [term, value, className] of rows) {
-      const dt = document.createElement("dt");
-      dt.textContent = term;
-      const dd = document.createElement("dd");
-      dd.textContent = value;
-      if (className) dd.className = className;
-      target.append(dt, dd);
-    }
-  }
-
-  async function review() {
-    const spec = currentSpec();
+  async review() {
+    const spec = this.currentSpec();
     const chosenBackend = backend();
     if (!spec.model_id) {
-      setPanel("failed", "Type a model id first (org/name).");
+      this.setPanel("failed", "Type a model id first (org/name).");
       return;
     }
-    if (chosenBackend === "webgpu" && webgpu.checked && !webgpu.available) {
+    if (chosenBackend === "webgpu" && this.webgpu.checked && !this.webgpu.available) {
       // Refuse before any consent or download; record it as a failed load (exportable).
-      client.refuse(
+      this.client.refuse(
         spec,
         "webgpu",
         "backend_unavailable",
-        `WebGPU is not available (${webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`,
+        `WebGPU is not available (${this.webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`,
       );
       return;
     }
-    if (consented.has(consentKey(spec, chosenBackend))) {
-      startLoad(spec, chosenBackend, "reload");
+    if (this.consented.has(consentKey(spec, chosenBackend))) {
+      this.startLoad(spec, chosenBackend, "reload");
       return;
     }
-    const source =
-      spec.source === "bundled-fixture"
-        ? `${location.host} (this site; bundled with the app)`
-        : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
-    detailRows($("#consent-details"), [
-      ["Model", spec.model_id, spec.source === "bundled-fixture" ? "fixture-label" : ""],
-      ["What it is", spec.source === "bundled-fixture" ? FIXTURE_LABEL : spec.label],
-      ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
-      ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
-      ["From", source],
-      ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
-      ["Licence", spec.licence],
-    ]);
+    this.askConsent(spec, chosenBackend);
+  }
+
+  askConsent(spec, chosenBackend) {
+    detailRows($("#consent-details"), consentRows(spec, chosenBackend));
     const warning = $("#consent-warning");
     warning.hidden = !spec.revision_note;
     warning.textContent = spec.revision_note ? `About the revision: ${spec.revision_note}.` : "";
@@ -210,25 +306,25 @@ export function setupModels({ request }) {
       "close",
       () => {
         if (dialog.returnValue === "accept") {
-          consented.add(consentKey(spec, chosenBackend));
-          startLoad(spec, chosenBackend, "consent");
+          this.consented.add(consentKey(spec, chosenBackend));
+          this.startLoad(spec, chosenBackend, "consent");
         } else {
-          status.textContent = "Not loaded: you declined.";
+          this.status.textContent = "Not loaded: you declined.";
         }
       },
       { once: true },
     );
   }
 
-  function startLoad(spec, chosenBackend, reason) {
-    files.clear();
+  startLoad(spec, chosenBackend, reason) {
+    this.files.clear();
     $("#model-files").replaceChildren();
     $("#model-provenance").hidden = true;
-    client.load(spec, chosenBackend, reason);
+    this.client.load(spec, chosenBackend, reason);
   }
 
-  function progressRow(file) {
-    if (files.has(file)) return files.get(file);
+  progressRow(file) {
+    if (this.files.has(file)) return this.files.get(file);
     const row = document.createElement("li");
     const bar = document.createElement("progress");
     bar.max = 1;
@@ -238,160 +334,108 @@ export function setupModels({ request }) {
     row.append(bar, text);
     $("#model-files").append(row);
     const item = { row, bar, text };
-    files.set(file, item);
+    this.files.set(file, item);
     return item;
   }
 
-  function onEvent(event) {
-    if (event.kind !== "progress") for (const listener of changeListeners) listener(event);
+  showProgress(event) {
+    const item = this.progressRow(event.file);
+    item.row.dataset.status = event.status;
+    if (event.total) {
+      item.bar.max = event.total;
+      item.bar.value = event.loaded ?? 0;
+    }
+    if (event.status === "done") item.bar.value = item.bar.max;
+    const amount = event.total ? ` ${Math.round((event.loaded ?? 0) / 1024)} / ${Math.round(event.total / 1024)} KB` : "";
+    item.text.textContent = `${event.file}: ${event.status}${amount}`;
+  }
+
+  onEvent(event) {
+    if (event.kind !== "progress") for (const listener of this.changeListeners) listener(event);
     if (event.kind === "progress") {
-      const item = progressRow(event.file);
-      item.row.dataset.status = event.status;
-      if (event.total) {
-        item.bar.max = event.total;
-        item.bar.value = event.loaded ?? 0;
-      }
-      if (event.status === "done") item.bar.value = item.bar.max;
-      const amount = event.total ? ` ${Math.round((event.loaded ?? 0) / 1024)} / ${Math.round(event.total / 1024)} KB` : "";
-      item.text.textContent = `${event.file}: ${event.status}${amount}`;
+      this.showProgress(event);
       return;
     }
     if (event.kind === "state") {
-      const spec = client.spec ?? {};
+      const spec = this.client.spec ?? {};
       if (event.state === "loading") {
         const why = event.reason === "reload-after-terminate" ? " again after the worker was terminated (no new consent needed)" : "";
-        setPanel("loading", `Loading ${spec.model_id} on ${client.backend}${why}…`);
+        this.setPanel("loading", `Loading ${spec.model_id} on ${this.client.backend}${why}…`);
       } else if (event.state === "unloaded") {
-        setPanel("unloaded", `Model unloaded: ${event.why}`);
+        this.setPanel("unloaded", `Model unloaded: ${event.why}`);
       }
       return;
     }
-    if (event.kind === "load") showLoad(event.record, event.result);
+    if (event.kind === "load") this.showLoad(event.record, event.result);
   }
 
-  function showLoad(record, result) {
+  showLoad(record, result) {
     $("#model-diagnostics").disabled = false;
-    const spec = client.spec ?? {};
+    const spec = this.client.spec ?? {};
     const fixture = spec.source === "bundled-fixture" ? ` (${FIXTURE_LABEL})` : "";
     if (!record.ok) {
-      setPanel("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
+      this.setPanel("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
       $("#try-generate").disabled = true;
       return;
     }
-    const secs = (ms) => (ms === null ? "—" : `${(ms / 1000).toFixed(2)} s`);
-    setPanel(
+    this.setPanel(
       "loaded",
-      `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`,
+      `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${seconds(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`,
     );
-    $("#try-generate").disabled = generating;
-    const adapter = result.adapter;
-    detailRows($("#model-provenance"), [
-      ["Model", `${spec.model_id}${fixture}`, spec.source === "bundled-fixture" ? "fixture-label" : ""],
-      ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
-      ["dtype", result.dtype],
-      ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
-      [
-        "Adapter",
-        adapter
-          ? `${adapter.vendor ?? "?"} / ${adapter.architecture ?? "?"}; fallback: ${adapter.is_fallback_adapter}; shader-f16: ${adapter.shader_f16}`
-          : "none (WASM)",
-      ],
-      ["Runtime", `transformers.js ${result.transformers_js_version}, onnxruntime-web ${result.onnxruntime_version}`],
-      ["Threads", String(result.threads)],
-      ["Cross-origin isolated", String(result.cross_origin_isolated)],
-      ["Download", `${record.download_bytes} bytes in ${secs(record.download_ms)}`],
-      ["Setup", `${secs(record.setup_ms)} (warm-up ${secs(result.warmup_ms)}); compilation: not separable (null)`],
-      ["FLOPs", "unavailable (null)"],
-    ]);
+    $("#try-generate").disabled = this.generating;
+    detailRows($("#model-provenance"), provenanceRows(spec, fixture, record, result));
     $("#model-provenance").hidden = false;
-  }
-
-  function downloadDiagnostics() {
-    const data = { provenance: client.provenance(), generated_at: new Date().toISOString() };
-    const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = "model-load-diagnostics.json";
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
   }
 
   // ---- try a prompt (Python path) ------------------------------------------------------
 
-  async function tryPrompt(event) {
+  async tryPrompt(event) {
     event.preventDefault();
-    const maxNew = Number($("#try-max-new").value);
-    const timeoutS = Number($("#try-timeout").value);
-    if (!Number.isInteger(maxNew) || maxNew < 1 || !(timeoutS > 0)) {
-      $("#try-status").textContent = "Max new tokens must be a whole number ≥ 1 and the timeout > 0.";
-      return;
-    }
-    const caps = { max_input_tokens: 1024, max_new_tokens: maxNew, max_output_bytes: 16384, timeout_ms: Math.round(timeoutS * 1000) };
-    generating = true;
+    const caps = tryCaps();
+    if (caps === null) return;
+    this.generating = true;
     $("#try-generate").disabled = true;
     $("#try-cancel").disabled = false;
-    const before = panel.dataset.state;
-    setPanel("generating");
+    const before = this.panel.dataset.state;
+    this.setPanel("generating");
     $("#try-status").textContent = "Generating through Python…";
     $("#try-output").textContent = "";
     $("#try-meta").textContent = "";
     try {
-      const result = await request("model_generate", { prompt: $("#try-prompt").value, caps }, caps.timeout_ms + 120_000);
-      const c = result.completion;
-      $("#try-output").textContent = c.text;
-      const ms = (value) => (value === null ? "—" : `${value.toFixed(1)} ms`);
-      const failure = c.failure ? ` · failure ${c.failure.code}: ${c.failure.message}` : "";
-      $("#try-meta").textContent =
-        `finish: ${c.finish_reason ?? "none"} · input tokens ${c.input_tokens ?? "—"} · output tokens ${c.output_tokens ?? "—"}` +
-        ` · generation ${ms(c.generation_ms)} · first token ${ms(c.time_to_first_token_ms)}` +
-        ` · bridge overhead ${ms(result.timing?.bridge_overhead_ms ?? null)}${failure}`;
-      $("#try-status").textContent = `Finished: ${c.finish_reason ?? c.failure?.code ?? "no result"}.`;
-      window.lab.lastModelResult = result;
+      showTryResult(await this.request("model_generate", { prompt: $("#try-prompt").value, caps }, caps.timeout_ms + 120_000));
     } catch (error) {
       $("#try-status").textContent = `Generation failed: ${error.message}`;
     } finally {
-      generating = false;
+      this.generating = false;
       $("#try-cancel").disabled = true;
+      const client = this.client;
       const state = client.state === "loaded" ? "loaded" : client.state;
-      setPanel(state === "none" ? before : state);
+      this.setPanel(state === "none" ? before : state);
       $("#try-generate").disabled = client.state !== "loaded" && client.state !== "loading";
     }
   }
 
   // ---- wiring --------------------------------------------------------------------------
 
-  $("#model-host").value = params.get("model_host") || "https://huggingface.co/";
-  $("#model-choice").addEventListener("change", fillDtypes);
-  for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", fillDtypes);
-  $("#model-dtype").addEventListener("change", summarise);
-  for (const id of ["#model-id", "#model-revision", "#model-host"]) $(id).addEventListener("input", summarise);
-  $("#model-review").addEventListener("click", review);
-  $("#model-diagnostics").addEventListener("click", downloadDiagnostics);
-  $("#try-form").addEventListener("submit", tryPrompt);
-  $("#try-cancel").addEventListener("click", () => {
-    if (client.cancel()) $("#try-status").textContent = "Cancelling…";
-  });
+  wire() {
+    $("#model-host").value = params.get("model_host") || "https://huggingface.co/";
+    const fillDtypes = () => this.fillDtypes();
+    const summarise = () => this.summarise();
+    $("#model-choice").addEventListener("change", fillDtypes);
+    for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", fillDtypes);
+    $("#model-dtype").addEventListener("change", summarise);
+    for (const id of ["#model-id", "#model-revision", "#model-host"]) $(id).addEventListener("input", summarise);
+    $("#model-review").addEventListener("click", () => this.review());
+    $("#model-diagnostics").addEventListener("click", () => downloadDiagnostics(this.client));
+    $("#try-form").addEventListener("submit", (event) => this.tryPrompt(event));
+    $("#try-cancel").addEventListener("click", () => {
+      if (this.client.cancel()) $("#try-status").textContent = "Cancelling…";
+    });
+  }
 
-  const ready = (async () => {
-    const response = await fetch("./models.json", { cache: "no-cache" });
-    catalogue = await response.json();
-    if (params.get("model_host")) catalogue.default_host = params.get("model_host");
-    const select = $("#model-choice");
-    for (const model of catalogue.models) {
-      const pin = model.source === "bundled-fixture" || HEX40.test(model.revision) ? "" : " — UNPINNED";
-      select.append(new Option(`${model.label}${pin}`, model.key));
-    }
-    select.append(new Option("Other: type a model id", "other"));
-    await checkWebGPU();
-    fillDtypes();
-  })();
-
-  // The one function Python calls through PyScript's sync channel.
-  const modelCall = (requestJson) => client.call(requestJson, defaultDebug);
   // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
-  function state() {
+  state() {
+    const client = this.client;
     const spec = client.spec ?? {};
     const loaded = client.state === "loaded";
     return {
@@ -410,10 +454,24 @@ export function setupModels({ request }) {
     };
   }
 
-  function subscribe(listener) {
-    changeListeners.add(listener);
-    return () => changeListeners.delete(listener);
+  subscribe(listener) {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
+}
 
-  return { client, ready, modelCall, webgpu: () => webgpu, state, subscribe };
+export function setupModels({ request }) {
+  const panel = new ModelsPanel(request);
+  panel.wire();
+  const ready = panel.loadCatalogue();
+  // The one function Python calls through PyScript's sync channel.
+  const modelCall = (requestJson) => panel.client.call(requestJson, panel.defaultDebug);
+  return {
+    client: panel.client,
+    ready,
+    modelCall,
+    webgpu: () => panel.webgpu,
+    state: () => panel.state(),
+    subscribe: (listener) => panel.subscribe(listener),
+  };
 }

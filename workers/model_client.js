@@ -39,7 +39,7 @@ export class ModelClient {
     this.lastLoaded = null; // the worker's load result
     this.state = "none"; // none | loading | loaded | unloaded | failed
     this.ready = null; // promise of the current (re)load
-    this.current = null; // {id, finish: (completion) => void} of the running generate
+    this.current = null; // {id, stop: (reason) => void, firstToken: bool} of the running generate
     this.faults = parseFaults(faults); // {hooks, errors, at(kind, n)}
     this.generations = 0; // generate requests passed to a loaded worker, in the page's life
     this.failNextLoad = null; // an injected reload failure (message), used once
@@ -57,6 +57,10 @@ export class ModelClient {
     worker.onmessage = ({ data }) => {
       if (data?.type === "progress") {
         this.onEvent({ kind: "progress", ...data });
+        return;
+      }
+      if (data?.type === "first_token") {
+        if (this.current?.id === data.id) this.current.firstToken = true; // observable by tests
         return;
       }
       const waiter = this.pending.get(data?.id);
@@ -233,7 +237,7 @@ export class ModelClient {
     if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
     let settle;
     const stopped = new Promise((resolve) => (settle = resolve));
-    this.current = { id, stop: null };
+    this.current = { id, stop: null, firstToken: false };
     // Deadline: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
     // and, if nothing comes back within GRACE_MS, terminates the worker (hard).
     const softTimer = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);

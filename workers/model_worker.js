@@ -10,6 +10,7 @@
 //   reply    {"type": T, "id": N, "ok": true,  "result": {...}}
 //          | {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
 //   event    {"type": "progress", "id": N (the load), "file", "status", "loaded", "total"}
+//          | {"type": "first_token", "id": N (the generate)}: the first generated token exists
 //
 //   T = "load"       fields: model {model_id, revision, dtype, source ("bundled-fixture" |
 //                              "hub" | "local-folder"), host (hub URL, source "hub" only),
@@ -186,35 +187,33 @@ async function keepServedRevision(spec, commit) {
 
 // ---- load --------------------------------------------------------------------------------
 
-async function load(request) {
-  const started = performance.now();
-  const { model: spec, backend } = request;
-  if (!spec || typeof spec.model_id !== "string" || !["webgpu", "wasm"].includes(backend)) {
-    throw new LoadError("bad_request", "load needs model.model_id and backend webgpu|wasm");
+// Backend first: never fetch a byte for a backend that cannot run, never fall back.
+// Returns the WebGPU adapter's info (null on WASM).
+async function checkBackend(spec, backend) {
+  if (backend !== "webgpu") return null;
+  const found = await webgpuAdapter();
+  if (!found.adapter) {
+    throw new LoadError(
+      "backend_unavailable",
+      `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
+        "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
+    );
   }
-  // Backend first: never fetch a byte for a backend that cannot run, never fall back.
-  let adapterInfo = null;
-  if (backend === "webgpu") {
-    const found = await webgpuAdapter();
-    if (!found.adapter) {
-      throw new LoadError(
-        "backend_unavailable",
-        `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
-          "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
-      );
-    }
-    adapterInfo = found.info;
-    if (/f16/.test(spec.dtype) && !adapterInfo.shader_f16) {
-      throw new LoadError(
-        "dtype_unsupported",
-        `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
-          `(${adapterInfo.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
-          "(q4 or fp32) explicitly; nothing was downloaded.",
-      );
-    }
+  const adapterInfo = found.info;
+  if (/f16/.test(spec.dtype) && !adapterInfo.shader_f16) {
+    throw new LoadError(
+      "dtype_unsupported",
+      `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
+        `(${adapterInfo.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
+        "(q4 or fp32) explicitly; nothing was downloaded.",
+    );
   }
+  return adapterInfo;
+}
 
-  // transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
+// transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
+// Returns the ORT wasm base URL.
+function configureEnv(request, spec, backend) {
   const wasmBase = new URL(request.wasm_base, self.location.href).href;
   const flavour = backend === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${wasmBase}${flavour}.mjs`, wasm: `${wasmBase}${flavour}.wasm` };
@@ -229,37 +228,49 @@ async function load(request) {
     env.allowLocalModels = true;
     env.localModelPath = spec.local_path; // a PATH: a full URL disables local lookup
   }
+  return wasmBase;
+}
 
-  // Count what actually crosses the network API (cache hits never reach env.fetch).
-  const files = new Map(); // model files fetched over the network API -> bytes
-  let runtimeBytes = 0; // the ORT wasm runtime, fetched once per worker
-  let firstFetch = null;
-  let lastDone = null;
-  let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
-  // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
-  // host served it: it is labelled a fixture, never model evidence.
-  let isTestFixture = false;
+// Count what actually crosses the network API (cache hits never reach env.fetch): installs
+// env.fetch and returns the meter it fills.
+function meterFetches(spec, wasmBase) {
+  const meter = {
+    files: new Map(), // model files fetched over the network API -> bytes
+    runtimeBytes: 0, // the ORT wasm runtime, fetched once per worker
+    firstFetch: null,
+    servedCommit: null, // the hub's X-Repo-Commit: which commit a branch revision resolved to
+    // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
+    // host served it: it is labelled a fixture, never model evidence.
+    isTestFixture: false,
+  };
   const fixtureConfig = typeof spec.fixture_config_sha256 === "string" ? spec.fixture_config_sha256 : null;
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
-    firstFetch ??= performance.now();
+    meter.firstFetch ??= performance.now();
     const response = await realFetch(url, init);
     if ((init?.method ?? "GET") === "GET" && response.ok) {
       const size = Number(response.headers.get("content-length")) || 0;
       const name = String(url);
-      if (name.startsWith(wasmBase)) runtimeBytes += size;
+      if (name.startsWith(wasmBase)) meter.runtimeBytes += size;
       else {
-        files.set(name, size);
-        servedCommit ??= response.headers.get("x-repo-commit");
+        meter.files.set(name, size);
+        meter.servedCommit ??= response.headers.get("x-repo-commit");
         if (fixtureConfig && /(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
           const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
           const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-          if (hex === fixtureConfig) isTestFixture = true;
+          if (hex === fixtureConfig) meter.isTestFixture = true;
         }
       }
     }
     return response;
   };
+  return meter;
+}
+
+// Load the tokenizer and the model, relaying per-file progress; returns when the last file
+// was done (null if none reported).
+async function loadWeights(request, spec, backend) {
+  let lastDone = null;
   const progress = (data) => {
     if (!data || !data.file) return;
     if (data.status === "done") lastDone = performance.now();
@@ -272,7 +283,6 @@ async function load(request) {
       total: data.total ?? null,
     });
   };
-
   const options = { revision: spec.revision, progress_callback: progress };
   try {
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
@@ -287,19 +297,35 @@ async function load(request) {
     const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message) ? "download_failed" : "load_failed";
     throw new LoadError(code, message);
   }
-  const downloadMs = firstFetch !== null && lastDone !== null ? lastDone - firstFetch : null;
+  return lastDone;
+}
 
-  // Warm-up: one token, so the first measured generation does not pay for lazy init.
+// Warm-up: one token, so the first measured generation does not pay for lazy init.
+async function warmUp() {
   const warmStart = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
     add_generation_prompt: true,
     return_dict: true,
   });
   await model.generate({ ...warm, max_new_tokens: 1, do_sample: false });
-  const warmupMs = performance.now() - warmStart;
+  return performance.now() - warmStart;
+}
+
+async function load(request) {
+  const started = performance.now();
+  const { model: spec, backend } = request;
+  if (!spec || typeof spec.model_id !== "string" || !["webgpu", "wasm"].includes(backend)) {
+    throw new LoadError("bad_request", "load needs model.model_id and backend webgpu|wasm");
+  }
+  const adapterInfo = await checkBackend(spec, backend);
+  const wasmBase = configureEnv(request, spec, backend);
+  const meter = meterFetches(spec, wasmBase);
+  const lastDone = await loadWeights(request, spec, backend);
+  const downloadMs = meter.firstFetch !== null && lastDone !== null ? lastDone - meter.firstFetch : null;
+  const warmupMs = await warmUp();
 
   const onnx = env.backends.onnx;
-  const served = await keepServedRevision(spec, servedCommit);
+  const served = await keepServedRevision(spec, meter.servedCommit);
   return {
     backend_actual: backend,
     dtype: spec.dtype,
@@ -312,13 +338,13 @@ async function load(request) {
     revision_served: served.commit,
     revision_served_note: served.note,
     wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
-    is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
-    download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
-    runtime_bytes: runtimeBytes,
+    is_test_fixture: meter.isTestFixture || spec.source === "bundled-fixture",
+    download_bytes: [...meter.files.values()].reduce((a, b) => a + b, 0),
+    runtime_bytes: meter.runtimeBytes,
     download_ms: downloadMs,
     setup_ms: performance.now() - started,
     warmup_ms: warmupMs,
-    files: [...files.entries()].map(([file, bytes]) => ({ file, bytes })),
+    files: [...meter.files.entries()].map(([file, bytes]) => ({ file, bytes })),
   };
 }
 
@@ -389,7 +415,10 @@ async function generate(request, job) {
   const streamer = {
     put() {
       // The first put is the prompt; every later one is a generated token.
-      if (puts++ === 1) firstTokenAt = performance.now();
+      if (puts++ === 1) {
+        firstTokenAt = performance.now();
+        self.postMessage({ type: "first_token", id: request.id });
+      }
     },
     end() {},
   };

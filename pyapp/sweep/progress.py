@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -20,13 +21,22 @@ class Progress:
     """Trials done/total, the current condition and task, elapsed and ETA, on stderr: a bar
     redrawn in place on a terminal, one plain line per finished trial otherwise."""
 
-    def __init__(self, stream: TextIO, done: int, total: int) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        done: int,
+        total: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`clock`: seconds from any fixed origin (tests inject one; the sweep uses the
+        monotonic clock)."""
+        self.clock = clock
         self.stream = stream
         self.tty = stream.isatty()
         self.done = done
         self.total = total
         self.first_done = done
-        self.started = time.monotonic()
+        self.started = clock()
         self.current = ""
         self.phase = ""
 
@@ -34,10 +44,10 @@ class Progress:
         finished = self.done - self.first_done
         if finished <= 0:
             return None
-        return (time.monotonic() - self.started) / finished * max(0, self.total - self.done)
+        return (self.clock() - self.started) / finished * max(0, self.total - self.done)
 
     def line(self) -> str:
-        elapsed = clock_text(time.monotonic() - self.started)
+        elapsed = clock_text(self.clock() - self.started)
         where = f"{self.phase} {self.current}".strip()
         return f"{self.done}/{self.total}  {where}  elapsed {elapsed}  ETA {clock_text(self.eta())}"
 

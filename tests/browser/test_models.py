@@ -262,8 +262,10 @@ def test_cancel_button(loaded: Loaded) -> None:
     page.get_by_label("Prompt", exact=True).fill(BY_NAME["long-reply"]["messages"][0]["content"])
     page.get_by_label("Max new tokens").fill("200")
     page.get_by_role("button", name="Generate", exact=True).click()
-    page.wait_for_function("() => window.lab.models.client.current !== null", timeout=30_000)
-    page.wait_for_timeout(4 * STEP_DELAY_MS)
+    # Cancel once this generation has produced its first token (an event, not a fixed wait).
+    page.wait_for_function(
+        "() => window.lab.models.client.current?.firstToken === true", timeout=MODEL_TIMEOUT_MS
+    )
     page.get_by_role("button", name="Cancel", exact=True).click()
     page.wait_for_function(
         "() => document.querySelector('#try-status').textContent.startsWith('Finished')",
@@ -283,8 +285,10 @@ def test_deadline_soft_stop(loaded: Loaded) -> None:
     answer = client_generate(
         loaded.page,
         messages=reply["messages"],
-        caps=caps(timeout_ms=200),
-        debug={"step_delay_ms": 20},
+        # Generous both ways: the first token comes well within 1.5 s, the whole reply
+        # (122 tokens at >= 50 ms each) would need over 6 s.
+        caps=caps(timeout_ms=1500),
+        debug={"step_delay_ms": 50},
     )
     result = answer["result"]
     assert result["finish_reason"] == "timeout" and result["failure"]["code"] == "timeout"

@@ -357,8 +357,12 @@ def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
     from pyapp.sweep.progress import Progress
 
     stream = io.StringIO()
-    progress = Progress(stream, done=2, total=4)
+    now = [100.0]  # an injected clock: the trial takes exactly 61 s of it
+    progress = Progress(stream, done=2, total=4, clock=lambda: now[0])
     progress.trial_start({"trial_id": "model-only/add-1", "phase": "measure"})
+    now[0] += 61.0
     progress.trial_done({"trial": {"trial_id": "model-only/add-1", "outcome": "correct"}})
-    assert stream.getvalue().startswith("[sweep] 3/4  measure model-only/add-1  elapsed 0:00")
+    assert stream.getvalue().startswith(
+        "[sweep] 3/4  measure model-only/add-1  elapsed 1:01  ETA 1:01"
+    )
     assert "ETA" in stream.getvalue() and stream.getvalue().endswith("-> correct\n")
