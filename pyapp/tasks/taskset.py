@@ -21,7 +21,7 @@ supplied as the registers `three` and `two`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -277,6 +277,75 @@ def _primitive_registers(rng: SplitMix64, op: str, params: TaskParams) -> dict[s
     return {"a": rng.signed(low, high), "b": rng.signed(low, high)}
 
 
+@dataclass(frozen=True)
+class CompositionFamily:
+    """One held-out composition family: a row of the table `generate` walks in order."""
+
+    family: Family
+    """The family's name (`Task.family`)."""
+    prefix: str
+    """Task ids are `{prefix}-{i}`, i from 1."""
+    instances: Callable[[TaskParams], tuple[int | None, ...]]
+    """One entry per task: its number of steps, or None where the family has no steps."""
+    registers: Callable[[SplitMix64, TaskParams], dict[str, int]]
+    """Draws one task's registers from the seeded stream (in a fixed order)."""
+    program: Callable[[int | None], Node]
+    """The reference program for a task with that many steps."""
+
+
+def _recurrence_registers(rng: SplitMix64, p: TaskParams) -> dict[str, int]:
+    return {
+        "a": rng.signed(*p.recurrence_a),
+        "b": rng.signed(*p.recurrence_b),
+        "x0": rng.signed(*p.recurrence_x0),
+    }
+
+
+def _determinant_registers(rng: SplitMix64, p: TaskParams) -> dict[str, int]:
+    names = ("x1", "y1", "x2", "y2", "x3", "y3")
+    return {name: rng.signed(*p.coordinate, negative_in=2) for name in names}
+
+
+def _derivative_registers(rng: SplitMix64, p: TaskParams) -> dict[str, int]:
+    names = ("c3", "c2", "c1", "c0")
+    registers = {name: rng.signed(*p.coefficient, negative_in=2) for name in names}
+    registers["x0"] = rng.signed(*p.point, negative_in=2)
+    registers["three"] = 3
+    registers["two"] = 2
+    return registers
+
+
+def _recurrence(steps: int | None) -> Node:
+    assert steps is not None
+    return recurrence_program(steps)
+
+
+COMPOSITION_FAMILIES: tuple[CompositionFamily, ...] = (
+    CompositionFamily(
+        "affine_recurrence",
+        "recurrence",
+        lambda p: p.recurrence_steps,
+        _recurrence_registers,
+        _recurrence,
+    ),
+    CompositionFamily(
+        "triangle_determinant",
+        "determinant",
+        lambda p: (None,) * p.determinants,
+        _determinant_registers,
+        lambda _steps: determinant_program(),
+    ),
+    CompositionFamily(
+        "cubic_derivative",
+        "derivative",
+        lambda p: (None,) * p.derivatives,
+        _derivative_registers,
+        lambda _steps: derivative_program(),
+    ),
+)
+"""The held-out families, in the order their operands are drawn (a new family is a row)."""
+
+
 def generate(params: TaskParams | None = None) -> tuple[Task, ...]:
     """The task set for `params` (default: seed 1729, the design's 24 tasks)."""
     p = params or TaskParams()
@@ -298,61 +367,21 @@ def generate(params: TaskParams | None = None) -> tuple[Task, ...]:
                 )
             )
 
-    for i, steps in enumerate(p.recurrence_steps, start=1):
-        registers = {
-            "a": rng.signed(*p.recurrence_a),
-            "b": rng.signed(*p.recurrence_b),
-            "x0": rng.signed(*p.recurrence_x0),
-        }
-        tasks.append(
-            _finish(
-                task_id=f"recurrence-{i}",
-                family="affine_recurrence",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=recurrence_program(steps),
-                steps=steps,
+    for composition in COMPOSITION_FAMILIES:
+        for i, steps in enumerate(composition.instances(p), start=1):
+            tasks.append(
+                _finish(
+                    task_id=f"{composition.prefix}-{i}",
+                    family=composition.family,
+                    split="heldout",
+                    group="composition",
+                    encoding="json",
+                    pair=None,
+                    registers=composition.registers(rng, p),
+                    program=composition.program(steps),
+                    steps=steps,
+                )
             )
-        )
-
-    for i in range(1, p.determinants + 1):
-        registers = {}
-        for name in ("x1", "y1", "x2", "y2", "x3", "y3"):
-            registers[name] = rng.signed(*p.coordinate, negative_in=2)
-        tasks.append(
-            _finish(
-                task_id=f"determinant-{i}",
-                family="triangle_determinant",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=determinant_program(),
-            )
-        )
-
-    for i in range(1, p.derivatives + 1):
-        registers = {name: rng.signed(*p.coefficient, negative_in=2) for name in ("c3", "c2")}
-        registers.update({name: rng.signed(*p.coefficient, negative_in=2) for name in ("c1", "c0")})
-        registers["x0"] = rng.signed(*p.point, negative_in=2)
-        registers["three"] = 3
-        registers["two"] = 2
-        tasks.append(
-            _finish(
-                task_id=f"derivative-{i}",
-                family="cubic_derivative",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=derivative_program(),
-            )
-        )
 
     for i in range(1, p.probe_pairs + 1):
         op = PRIMITIVE_OPS[(i - 1) % len(PRIMITIVE_OPS)]
