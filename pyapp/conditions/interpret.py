@@ -95,6 +95,28 @@ def interpret(
     )
 
 
+def judged_timings(
+    start: int,
+    built: int,
+    generation_ms: float | None,
+    parse_ms: float | None,
+    execution_ms: float | None,
+) -> Timings:
+    """A whole-task trial's phases, taken right after its verdict: construction from
+    `start` to `built` (clock.now_ns values), the measured generation, parse and execution,
+    verification from now, total from `start`."""
+    verify_start = now_ns()
+    end = now_ns()
+    return Timings(
+        construction_ms=elapsed_ms(start, built),
+        generation_ms=generation_ms,
+        parse_ms=parse_ms,
+        execution_ms=execution_ms,
+        verification_ms=elapsed_ms(verify_start, end),
+        total_ms=elapsed_ms(start, end),
+    )
+
+
 def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMITS) -> Trial:
     """Render the reference program as text, parse it, execute it once, verify it."""
     started_at = utc_now()
@@ -102,8 +124,7 @@ def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMIT
     text = interpreter.canonical_program_text(task.program)
     built = now_ns()
     outcome = interpret(text, task.registers, limits)
-    verify_start = now_ns()
-    end = now_ns()
+    timings = judged_timings(start, built, None, outcome.parse_ms, outcome.execution_ms)
     return new_trial(
         task,
         CONDITION,
@@ -115,14 +136,7 @@ def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMIT
         program=outcome.program,
         steps=outcome.steps,
         budget=budget_of(limits),
-        timings=Timings(
-            construction_ms=elapsed_ms(start, built),
-            generation_ms=None,
-            parse_ms=outcome.parse_ms,
-            execution_ms=outcome.execution_ms,
-            verification_ms=elapsed_ms(verify_start, end),
-            total_ms=elapsed_ms(start, end),
-        ),
+        timings=timings,
     )
 
 

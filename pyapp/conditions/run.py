@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 import interpreter
 from pyapp.conditions import prompts
 from pyapp.conditions.clock import elapsed_ms, now_ns
-from pyapp.conditions.interpret import interpret
+from pyapp.conditions.interpret import interpret, judged_timings
 from pyapp.conditions.model import (
     CHAIN_CALL_CAPS,
     DEFAULT_ROUTE_LIMITS,
@@ -203,8 +203,7 @@ async def run_whole_task(
     built = now_ns()
     completion, generation_ms = await _timed_generate(adapter, prompt.text, caps, cancel)
     verdict = judge_whole_task(condition, task.registers, completion, limits)
-    verify_start = now_ns()
-    end = now_ns()
+    timings = judged_timings(start, built, generation_ms, verdict.parse_ms, verdict.execution_ms)
     return new_trial(
         task,
         condition,
@@ -221,14 +220,7 @@ async def run_whole_task(
         input_tokens=completion.input_tokens,
         output_tokens=completion.output_tokens,
         budget=budget_of(limits),
-        timings=Timings(
-            construction_ms=elapsed_ms(start, built),
-            generation_ms=generation_ms,
-            parse_ms=verdict.parse_ms,
-            execution_ms=verdict.execution_ms,
-            verification_ms=elapsed_ms(verify_start, end),
-            total_ms=elapsed_ms(start, end),
-        ),
+        timings=timings,
     )
 
 
