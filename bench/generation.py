@@ -128,6 +128,7 @@ def native_side(runs: int, new_tokens: int) -> tuple[list[float] | None, str]:
 
 
 def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
+    from harness import boot_fixture
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
@@ -144,24 +145,7 @@ def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
                 executable_path="/usr/bin/chromium", args=list(CHROMIUM_ARGS)
             )
             page = browser.new_page()
-            page.goto(url, timeout=30_000)
-            page.wait_for_function(
-                "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
-                " && document.querySelector('#model-choice').options.length > 1",
-                timeout=120_000,
-            )
-            page.select_option("#model-choice", "fixture")
-            page.check('input[name="backend"][value="wasm"]')
-            page.click("#model-review")
-            page.click("#consent-accept")
-            page.wait_for_function(
-                "() => ['loaded', 'failed']"
-                ".includes(document.querySelector('#models').dataset.state)",
-                timeout=120_000,
-            )
-            load = page.evaluate("() => window.lab.models.client.provenance().loads.at(-1)")
-            if not load["ok"]:
-                raise SystemExit(f"fixture load failed: {load}")
+            load = boot_fixture(page, url)
             request = {
                 "messages": long_reply()["messages"],
                 "caps": {**caps, "max_new_tokens": new_tokens},

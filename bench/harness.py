@@ -41,9 +41,9 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def boot_fixture(page: Any, url: str) -> None:
+def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     """Open the page at `url`, wait for Python, and load the tiny-chat TEST FIXTURE on WASM
-    through the Models panel's consent dialog (what a user clicks)."""
+    through the Models panel's consent dialog (what a user clicks); returns the load record."""
     page.goto(url, timeout=30_000)
     page.wait_for_function(
         "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
@@ -55,9 +55,13 @@ def boot_fixture(page: Any, url: str) -> None:
     page.get_by_role("button", name="Load model…").click()
     page.get_by_role("button", name="Download and load").click()
     page.wait_for_function(
-        "() => document.querySelector('#models').dataset.state === 'loaded'",
+        "() => ['loaded', 'failed'].includes(document.querySelector('#models').dataset.state)",
         timeout=120_000,
     )
+    load = page.evaluate("() => window.lab.models.client.provenance().loads.at(-1)")
+    if not load["ok"]:
+        raise SystemExit(f"fixture load failed: {load}")
+    return dict(load)
 
 
 def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
