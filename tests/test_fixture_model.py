@@ -9,14 +9,11 @@ the sha256 recorded in FIXTURE.md, or when the prompts it memorised are no longe
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
 from pathlib import Path
 from typing import Any
-
-import interpreter
-from pyapp.conditions import prompts
-from pyapp.tasks import taskset as tasks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny-chat"
 REQUIRED = (
@@ -51,49 +48,14 @@ def _recorded_hashes() -> dict[str, tuple[int, str]]:
 
 
 def _expected() -> dict[str, tuple[str, str]]:
-    """name -> (prompt text, reply) as the repo renders them today."""
-    by_id = tasks.tasks_by_id(tasks.generate())
-
-    def task_prompt(template_id: str, task_id: str) -> str:
-        task = by_id[task_id]
-        return prompts.render_task_prompt(
-            template_id, task.registers, task.question, task.encoding
-        ).text
-
-    recurrence = by_id["recurrence-1"]
-    first = recurrence.program
-    assert isinstance(first, interpreter.Op)
-    while any(isinstance(arg, interpreter.Op) for arg in first.args):
-        first = next(arg for arg in first.args if isinstance(arg, interpreter.Op))
-    assert first.op == "mul"
-    left, right = (recurrence.registers[arg.name] for arg in first.args)  # type: ignore[union-attr]
-    # the fixture memorised chain-step/1 (the wording before chain-step/2)
-    chain_v1 = prompts.render_chain_step("mul", left, right, "json", prompts.CHAIN_STEP_V1).text
-    return {
-        "correct-integer": (
-            task_prompt(prompts.INTEGER_ANSWER, "add-1"),
-            str(by_id["add-1"].answer),
-        ),
-        "wrong-integer": (
-            task_prompt(prompts.INTEGER_ANSWER, "sub-1"),
-            str(by_id["sub-1"].answer + 1),
-        ),
-        "prose": (task_prompt(prompts.INTEGER_ANSWER, "mul-1"), "I think it is about 2.6 billion."),
-        "valid-program": (
-            task_prompt(prompts.REGISTER_PROGRAM, "recurrence-1"),
-            interpreter.canonical_program_text(recurrence.program),
-        ),
-        "invalid-program": (
-            task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
-            '{"op":"sub","args":[{"ref":"x2"}]}',
-        ),
-        "chain-mul": (
-            chain_v1,
-            str(left * right),
-        ),
-        "greeting": ("Say hello.", "Hello."),
-        "long-reply": ("Count.", " ".join(str(i) for i in range(1, 65))),
-    }
+    """name -> (prompt text, reply) as the repo renders them today: the pairs the build
+    script would memorise now (scripts/build_fixture.py, stdlib + pyapp only here)."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / "build_fixture.py"
+    spec = importlib.util.spec_from_file_location("build_fixture", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {pair["name"]: (pair["prompt"], pair["reply"]) for pair in module.memorised_pairs()}
 
 
 def test_fixture_folder_exists_and_is_small() -> None:
