@@ -14,6 +14,7 @@
 
 import { DEFAULT_SEED, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
+import { downloadJson } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
@@ -199,6 +200,16 @@ function currentSeed() {
   return seed;
 }
 
+// The seed field's value, or null after the page shows why it is not a seed.
+function seedOrFail() {
+  try {
+    return currentSeed();
+  } catch (error) {
+    fail(error.message);
+    return null;
+  }
+}
+
 const SYMBOL = { add: "+", sub: "−", mul: "×" };
 
 // The register tree as infix text: {"op":"add","args":[{"ref":"a"},{"ref":"b"}]} -> "a + b".
@@ -303,13 +314,8 @@ function renderTrace(trace) {
 }
 
 async function runControl() {
-  let seed;
-  try {
-    seed = currentSeed();
-  } catch (error) {
-    fail(error.message);
-    return;
-  }
+  const seed = seedOrFail();
+  if (seed === null) return;
   clearResults();
   setState("running", `Running the supplied-program control for seed ${seed}…`);
   try {
@@ -326,14 +332,7 @@ async function runControl() {
 
 function downloadTrace() {
   if (!lastTrace) return;
-  const blob = new Blob([JSON.stringify(lastTrace, null, 2) + "\n"], { type: "application/json" });
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(blob);
-  link.download = `trace-seed-${$("#seed").value}-supplied-program.json`;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  downloadJson(JSON.stringify(lastTrace, null, 2) + "\n", `trace-seed-${$("#seed").value}-supplied-program.json`);
 }
 
 // ---- sympy (lazy) --------------------------------------------------------------------------
@@ -341,13 +340,8 @@ function downloadTrace() {
 async function sympyCheck() {
   const sympyStatus = $("#sympy-status");
   const button = $("#sympy-check");
-  let seed;
-  try {
-    seed = currentSeed();
-  } catch (error) {
-    fail(error.message);
-    return;
-  }
+  const seed = seedOrFail();
+  if (seed === null) return;
   button.disabled = true;
   const previous = app.dataset.state;
   setState("running", "Checking answers with sympy…");

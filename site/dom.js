@@ -29,3 +29,15 @@ export function table(headers, rows, className) {
   }
   return t;
 }
+
+// Save `text` (JSON, exactly as given) as a file called `name` through a temporary link.
+export function downloadJson(text, name) {
+  const blob = new Blob([text], { type: "application/json" });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}

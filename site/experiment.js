@@ -39,6 +39,7 @@
 // "all" is run as measure → freeze → held-out (three requests, each answered by Python), so
 // that the frozen profile's predictions are on the page before the first held-out result.
 
+import { downloadJson } from "./dom.js";
 import { SweepStore } from "./store.js";
 import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
@@ -657,15 +658,7 @@ class Experiment {
 
   // Python's text, saved as it is: 1.0 stays 1.0.
   async download(kind) {
-    const text = await this.text(kind);
-    const blob = new Blob([text], { type: "application/json" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = `${kind}-${this.header.run.run_id}.json`;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    downloadJson(await this.text(kind), `${kind}-${this.header.run.run_id}.json`);
   }
 
   async offerResume() {

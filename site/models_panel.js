@@ -16,6 +16,7 @@ const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
 import { FIXTURE_LABEL } from "./lab_protocol.js";
+import { downloadJson } from "./dom.js";
 
 function hostOf(url) {
   try {
@@ -124,14 +125,7 @@ function provenanceRows(spec, fixture, record, result) {
 
 function downloadDiagnostics(client) {
   const data = { provenance: client.provenance(), generated_at: new Date().toISOString() };
-  const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(blob);
-  link.download = "model-load-diagnostics.json";
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  downloadJson(JSON.stringify(data, null, 2) + "\n", "model-load-diagnostics.json");
 }
 
 // "Try a prompt": the caps from the form, or null after saying what is wrong.
