@@ -7,6 +7,7 @@ generates `exports/sweep-run.schema.json` from it (drift-checked like the trace 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -61,7 +62,7 @@ class RunSession:
     """UTC start, ISO 8601."""
     ended_at: str | None
     """UTC end; null while running (or when the process was killed)."""
-    status: Literal["running", "done", "interrupted", "failed"]
+    status: Literal["running", "done", "interrupted", "paused", "failed"]
     """How it ended."""
     resumed: bool
     """Whether it was a --resume."""
@@ -81,6 +82,8 @@ class RunSession:
     """The consent dialog's text, as shown."""
     model: dict[str, JSON] | None = None
     """What the Models panel said after the load (status, backend, the model's state)."""
+    faults: tuple[str, ...] = ()
+    """This session's fault-injection hooks (`KIND@N`); empty for a normal run."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class RunRecord:
     """Version of this schema."""
     kind: Literal["composition-lab-sweep-run"]
     """Document kind."""
-    status: Literal["running", "done", "interrupted", "failed"]
+    status: Literal["running", "done", "interrupted", "paused", "failed"]
     """`running` also when the process was killed outright."""
     evidence: Literal["model", "fixture"]
     """Whether the sweep is model evidence."""
@@ -125,18 +128,30 @@ class RunRecord:
     """The end-of-run checks (schemas, exact re-derivation)."""
     blocked_requests: tuple[str, ...] = ()
     """Requests off 127.0.0.1 the guard refused (first 100)."""
+    faults: tuple[str, ...] = ()
+    """The first session's fault-injection hooks; empty for a normal run."""
+    ledger: str | None = None
+    """The ledger file of held-out tasks observed across sweeps."""
+    paused: dict[str, JSON] | None = None
+    """While paused: the cause (`code`, `message`, `trial_id`, `in_a_row`)."""
 
 
 def run_schema() -> dict[str, JSON]:
     return json_schema(RunRecord, schema_id=SCHEMA_ID, title="Composition Lab sweep run.json")
 
 
+def _defaults(record: type) -> dict[str, JSON]:
+    return {
+        f.name: to_json(f.default)
+        for f in dataclasses.fields(record)
+        if f.default is not dataclasses.MISSING
+    }
+
+
 def typed(data: dict[str, Any]) -> RunRecord:
     """The record of run.json's data (fields with defaults may be absent)."""
-    filled = {"blocked_requests": [], **data}
-    filled["sessions"] = [
-        {"consent_dialog": None, "model": None, **session} for session in data.get("sessions", [])
-    ]
+    filled = {**_defaults(RunRecord), **data}
+    filled["sessions"] = [{**_defaults(RunSession), **s} for s in data.get("sessions", [])]
     record: RunRecord = from_json(RunRecord, filled)
     return record
 
