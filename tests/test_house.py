@@ -1,15 +1,23 @@
 """The house rules that keep the code base in rooms (issue 14), checked so they cannot
-silently regress: no Python function over 120 lines, and no import cycle between the
-modules of `pyapp`."""
+silently regress: no Python or JavaScript function over 120 lines, and no import cycle
+between the modules of `pyapp`."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 120
 CHECKED_FOLDERS = ("interpreter", "pyapp", "scripts", "bench")
+JS_GLOBS = ("site/**/*.js", "site/**/*.mjs", "workers/*.js", "pyapp/sweep/*.js", "bench/*.mjs")
+# A line that opens a function body: `function f(...) {`, `=> {`, or a method `name(...) {`.
+JS_FUNCTION = re.compile(
+    r"function\s*\*?\s*\w*\s*\([^)]*\)\s*\{|=>\s*\{|^\s*(async\s+)?(static\s+)?\w+\s*\([^)]*\)\s*\{"
+)
+JS_NOT_FUNCTION = re.compile(r"\s*(if|for|while|switch|catch)\b")
+JS_LITERALS = re.compile(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'|`[^`]*`|//.*')
 
 
 def python_files(*folders: str) -> list[Path]:
@@ -28,6 +36,34 @@ def long_functions(path: Path, maximum: int) -> list[str]:
                 where = path.relative_to(ROOT)
                 found.append(f"{where}:{node.lineno} {node.name} ({lines} lines)")
     return found
+
+
+def long_js_functions(path: Path, maximum: int) -> list[str]:
+    """A rough scan (brace matching, strings and line comments left out) for functions in a
+    JavaScript file over `maximum` lines, as `path:line (N lines)`."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    found = []
+    for start, line in enumerate(lines):
+        if not JS_FUNCTION.search(line) or JS_NOT_FUNCTION.match(line):
+            continue
+        depth, opened, end = 0, False, start
+        for end in range(start, len(lines)):
+            for char in JS_LITERALS.sub("", lines[end]):
+                if char == "{":
+                    depth, opened = depth + 1, True
+                elif char == "}":
+                    depth -= 1
+            if opened and depth <= 0:
+                break
+        if end - start + 1 > maximum:
+            found.append(f"{path.relative_to(ROOT)}:{start + 1} ({end - start + 1} lines)")
+    return found
+
+
+def js_files() -> list[Path]:
+    return sorted(
+        {p for pattern in JS_GLOBS for p in ROOT.glob(pattern) if "vendor" not in p.parts}
+    )
 
 
 def module_name(path: Path) -> str:
@@ -99,6 +135,30 @@ def test_no_python_function_over_120_lines() -> None:
         f for p in python_files(*CHECKED_FOLDERS) for f in long_functions(p, MAX_FUNCTION_LINES)
     ]
     assert found == [], "split these into named steps:\n" + "\n".join(found)
+
+
+def test_no_javascript_function_over_120_lines() -> None:
+    files = js_files()
+    assert (
+        ROOT / "site" / "experiment.js" in files and ROOT / "workers" / "model_worker.js" in files
+    )
+    found = [f for p in files for f in long_js_functions(p, MAX_FUNCTION_LINES)]
+    assert found == [], "split these into named steps:\n" + "\n".join(found)
+
+
+def test_the_javascript_scan_finds_a_long_function() -> None:
+    body = "\n".join(f'  const x{i} = "{{";' for i in range(MAX_FUNCTION_LINES))
+    sample = ROOT / "build" / "house_sample.js"
+    sample.parent.mkdir(exist_ok=True)
+    sample.write_text(
+        f"function long() {{\n{body}\n}}\nconst f = () => {{\n}};\n", encoding="utf-8"
+    )
+    try:
+        assert long_js_functions(sample, MAX_FUNCTION_LINES) == [
+            f"build/house_sample.js:1 ({MAX_FUNCTION_LINES + 2} lines)"
+        ]
+    finally:
+        sample.unlink()
 
 
 def test_the_length_check_finds_a_long_function() -> None:
