@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,32 +148,35 @@ def test_no_javascript_function_over_120_lines() -> None:
     assert found == [], "split these into named steps:\n" + "\n".join(found)
 
 
+@contextmanager
+def sample_file(name: str, text: str) -> Iterator[Path]:
+    """`text` written to build/`name` in the repository (the scans name files relative to
+    it), removed afterwards."""
+    path = ROOT / "build" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    try:
+        yield path
+    finally:
+        path.unlink()
+
+
 def test_the_javascript_scan_finds_a_long_function() -> None:
     body = "\n".join(f'  const x{i} = "{{";' for i in range(MAX_FUNCTION_LINES))
-    sample = ROOT / "build" / "house_sample.js"
-    sample.parent.mkdir(exist_ok=True)
-    sample.write_text(
-        f"function long() {{\n{body}\n}}\nconst f = () => {{\n}};\n", encoding="utf-8"
-    )
-    try:
-        assert long_js_functions(sample, MAX_FUNCTION_LINES) == [
+    text = f"function long() {{\n{body}\n}}\nconst f = () => {{\n}};\n"
+    with sample_file("house_sample.js", text) as path:
+        assert long_js_functions(path, MAX_FUNCTION_LINES) == [
             f"build/house_sample.js:1 ({MAX_FUNCTION_LINES + 2} lines)"
         ]
-    finally:
-        sample.unlink()
 
 
 def test_the_length_check_finds_a_long_function() -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
-    sample = ROOT / "build" / "house_sample.py"
-    sample.parent.mkdir(exist_ok=True)
-    sample.write_text(f"def long():\n{body}\n\ndef short():\n    return 1\n", encoding="utf-8")
-    try:
-        assert long_functions(sample, MAX_FUNCTION_LINES) == [
+    text = f"def long():\n{body}\n\ndef short():\n    return 1\n"
+    with sample_file("house_sample.py", text) as path:
+        assert long_functions(path, MAX_FUNCTION_LINES) == [
             f"build/house_sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"
         ]
-    finally:
-        sample.unlink()
 
 
 def test_pyapp_modules_import_no_cycle() -> None:
