@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 120
@@ -161,22 +163,31 @@ def sample_file(name: str, text: str) -> Iterator[Path]:
         path.unlink()
 
 
-def test_the_javascript_scan_finds_a_long_function() -> None:
-    body = "\n".join(f'  const x{i} = "{{";' for i in range(MAX_FUNCTION_LINES))
-    text = f"function long() {{\n{body}\n}}\nconst f = () => {{\n}};\n"
-    with sample_file("house_sample.js", text) as path:
-        assert long_js_functions(path, MAX_FUNCTION_LINES) == [
-            f"build/house_sample.js:1 ({MAX_FUNCTION_LINES + 2} lines)"
-        ]
+JS_BODY = "\n".join(f'  const x{i} = "{{";' for i in range(MAX_FUNCTION_LINES))
+PY_BODY = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+LONG_SAMPLES = [
+    (
+        "house_sample.js",
+        f"function long() {{\n{JS_BODY}\n}}\nconst f = () => {{\n}};\n",
+        long_js_functions,
+        f"build/house_sample.js:1 ({MAX_FUNCTION_LINES + 2} lines)",
+    ),
+    (
+        "house_sample.py",
+        f"def long():\n{PY_BODY}\n\ndef short():\n    return 1\n",
+        long_functions,
+        f"build/house_sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)",
+    ),
+]
 
 
-def test_the_length_check_finds_a_long_function() -> None:
-    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
-    text = f"def long():\n{body}\n\ndef short():\n    return 1\n"
-    with sample_file("house_sample.py", text) as path:
-        assert long_functions(path, MAX_FUNCTION_LINES) == [
-            f"build/house_sample.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"
-        ]
+@pytest.mark.parametrize(("name", "text", "scan", "expected"), LONG_SAMPLES)
+def test_the_scans_find_a_long_function(
+    name: str, text: str, scan: Callable[[Path, int], list[str]], expected: str
+) -> None:
+    """Only the long function is listed, with its line and length."""
+    with sample_file(name, text) as path:
+        assert scan(path, MAX_FUNCTION_LINES) == [expected]
 
 
 def test_pyapp_modules_import_no_cycle() -> None:
