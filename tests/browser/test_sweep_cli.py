@@ -45,14 +45,15 @@ SWEEP_SITE = Path(os.environ.get("SWEEP_TEST_SITE", SITE))
 MODEL_CONDITIONS = {"model-only", "model-program", "controlled-chain"}
 
 
-def sweep(*args: str, timeout: float = SWEEP_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def pyapp_command(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m pyapp ARGS` in the repository, its output captured as text."""
     return subprocess.run(
-        [*PYAPP, "sweep", "--site", str(SWEEP_SITE), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
+        [*PYAPP, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
     )
+
+
+def sweep(*args: str, timeout: float = SWEEP_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    return pyapp_command("sweep", "--site", str(SWEEP_SITE), *args, timeout=timeout)
 
 
 def read(path: Path) -> Any:
@@ -87,18 +88,8 @@ def assert_finished_run(out: Path, result: subprocess.CompletedProcess[str]) -> 
         retyped = to_json(from_json(Trial, json.loads(line)))
         assert json.dumps(retyped, ensure_ascii=False) == line
     # The folder re-derives with the ordinary command, not only inside `sweep`.
-    again = subprocess.run(
-        [
-            *PYAPP,
-            "reproduce",
-            str(out / "trace.json"),
-            "--predictions",
-            str(out / "predictions.json"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
+    again = pyapp_command(
+        "reproduce", str(out / "trace.json"), "--predictions", str(out / "predictions.json")
     )
     assert again.returncode == 0, again.stdout
     assert run["status"] == "done" and run["in_flight"] is None and run["ended_at"]
@@ -278,19 +269,12 @@ def test_compare_two_fixture_runs(
 ) -> None:
     (first, result, _), (second, done) = wasm_run, folder_run
     assert result.returncode == 0 and done.returncode == 0, result.stderr + done.stderr
-    compared = subprocess.run(
-        [
-            *PYAPP,
-            "compare",
-            str(first / "predictions.json"),
-            str(second / "predictions.json"),
-            "--markdown",
-            str(tmp_path / "table.md"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
+    compared = pyapp_command(
+        "compare",
+        str(first / "predictions.json"),
+        str(second / "predictions.json"),
+        "--markdown",
+        str(tmp_path / "table.md"),
     )
     assert compared.returncode == 0, compared.stderr
     assert "not a confirmatory model comparison" in compared.stdout
