@@ -7,6 +7,7 @@
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
+    simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
     schema     [--check]                                       (re)generate exports/*.schema.json
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import interpreter
-from pyapp.tasks.taskset import DEFAULT_SEED, TaskParams, generate
+from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, TaskParams, generate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
@@ -55,11 +56,17 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
-    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
+def param_overrides(
+    items: list[str] | None, seed: int, preset: str | None = None
+) -> dict[str, Any]:
+    """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values, checked by the same
+    code the page uses."""
     from pyapp.bridge import BridgeError, task_params
+    from pyapp.tasks.taskset import PRESETS
 
-    overrides: dict[str, Any] = {}
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"unknown --preset {preset!r}; known: {', '.join(PRESETS)}")
+    overrides: dict[str, Any] = dict(PRESETS[preset]) if preset is not None else {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
@@ -78,7 +85,7 @@ def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
 def _params(args: argparse.Namespace) -> TaskParams:
     from pyapp.bridge import task_params
 
-    overrides = param_overrides(args.param, args.seed)
+    overrides = param_overrides(args.param, args.seed, getattr(args, "preset", None))
     return task_params({"seed": args.seed, "params": overrides})
 
 
@@ -198,7 +205,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     print(
         f"evidence: {document.evidence}"
-        + ("  (fixture: NOT model evidence)" if document.evidence == "fixture" else "")
+        + (
+            f"  ({document.evidence}: NOT model evidence)"
+            if document.evidence in ("fixture", "synthetic")
+            else ""
+        )
     )
     for result in document.conditions:
         frozen = result.frozen
@@ -315,6 +326,12 @@ def parser() -> argparse.ArgumentParser:
             metavar="KEY=VALUE",
             help="override a task parameter, e.g. primitives_per_op=100",
         )
+        p.add_argument(
+            "--preset",
+            choices=list(PRESETS),
+            help="a named calibration set (design: 6 trials per op; calibration-60; "
+            "calibration-300, operands stratified by digit count); --param applies after it",
+        )
 
     p = sub.add_parser("tasks", help="print the task set of a seed")
     seeded(p)
@@ -399,6 +416,10 @@ def parser() -> argparse.ArgumentParser:
         help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30)",
     )
     p.set_defaults(func=cmd_sweep)
+
+    from pyapp.cli.simulate import add_parser as add_simulate
+
+    add_simulate(sub)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
-Backend = Literal["webgpu", "wasm", "scripted"]
+Backend = Literal["webgpu", "wasm", "scripted", "synthetic"]
 
 
 @dataclass(frozen=True)
@@ -139,10 +139,11 @@ class ModelProvenance:
     null when bundled, served from the browser cache, or not reported."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
-    source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
-    """Where the files came from."""
-    evidence: Literal["fixture", "model"]
-    """`fixture` for the bundled test fixture or a scripted adapter: never model evidence."""
+    source: Literal["bundled-fixture", "hub", "local-folder", "scripted", "synthetic"]
+    """Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files)."""
+    evidence: Literal["fixture", "synthetic", "model"]
+    """`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a
+    synthetic validation model: neither is ever model evidence."""
     backend_requested: Backend
     """The backend the user chose."""
     backend_actual: Backend | None
