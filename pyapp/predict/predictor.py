@@ -25,9 +25,10 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from pyapp.predict import state_aware
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -36,11 +37,14 @@ from pyapp.predict.metrics import (
     cost_errors,
     wilson_interval,
 )
+from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, generate
 
-SCHEMA_VERSION = "predictions/1"
+SCHEMA_VERSION: Literal["predictions/2"] = "predictions/2"
+READABLE_VERSIONS = ("predictions/1", "predictions/2")
+"""Older documents (`predictions/1`: product predictor only) are still read."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
 
 ASSUMPTIONS = (
@@ -221,6 +225,18 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class StateAwareResult:
+    """The state-aware predictor (`pyapp.predict.state_aware`), frozen with the profile."""
+
+    model: StateAwareModel
+    """Per-op success and cost as functions of operand state, fitted from the profile."""
+    predictions: tuple[Prediction, ...]
+    """One per held-out task, composed along the reference tree with exact intermediates."""
+    scores: Scores
+    """Scored against the same observations as the product predictor."""
+
+
+@dataclass(frozen=True)
 class ConditionResult:
     """Frozen profile, predictions, observations and scores for one condition."""
 
@@ -232,14 +248,16 @@ class ConditionResult:
     """Held-out trials, each scored once."""
     scores: Scores
     """Scores over observations that have a prediction."""
+    state_aware: StateAwareResult | None = field(default=None, metadata={"optional_on_read": True})
+    """The state-aware predictor, side by side (absent in `predictions/1` documents)."""
 
 
 @dataclass(frozen=True)
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/1"]
-    """Version of this schema."""
+    schema_version: Literal["predictions/1", "predictions/2"]
+    """Version of this schema (`predictions/1` documents have no state-aware predictor)."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
     trace_run_id: str
@@ -269,10 +287,17 @@ def _mean(values: Sequence[float | int | None]) -> float | None:
     return math.fsum(present) / len(present) if present else None
 
 
+def profile_trials(
+    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition
+) -> list[Trial]:
+    """The single-primitive probe trials of `condition` among `trials`."""
+    return [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+
+
 def build_profile(
     trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition, evidence: Evidence
 ) -> Profile:
-    mine = [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+    mine = profile_trials(trials, tasks, condition)
     ops = []
     for op in PRIMITIVE_OPS:
         of_op = [t for t in mine if tasks[t.task_id].family == op]
@@ -485,11 +510,15 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         chain = record.condition == "controlled-chain"
         results.append(
             ConditionResult(
-                frozen, predictions, observations, score(predictions, observations, chain)
+                frozen,
+                predictions,
+                observations,
+                score(predictions, observations, chain),
+                state_aware_result(trace, record, by_id, observations),
             )
         )
     return PredictionsDocument(
-        schema_version="predictions/1",
+        schema_version=SCHEMA_VERSION,
         kind="composition-lab-predictions",
         trace_run_id=trace.run.run_id,
         evidence=trace.model.evidence,
@@ -497,6 +526,65 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         interpretation=INTERPRETATION,
         conditions=tuple(results),
     )
+
+
+def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
+    """The steps a prediction composes, with exact values: the route's calls for chains,
+    the reference program's nodes otherwise."""
+    from pyapp.conditions.run import exact_op, plan_route, resolve_operand
+
+    if condition != "controlled-chain":
+        return state_aware.program_steps(task.program, dict(task.registers))
+    outputs: list[int] = []
+    steps = []
+    for call in plan_route(task) or ():
+        left = resolve_operand(call.left, task.registers, outputs)
+        right = resolve_operand(call.right, task.registers, outputs)
+        outputs.append(exact_op(call.op, left, right))
+        steps.append(state_aware.Step(call.op, left, right, outputs[-1]))
+    return steps
+
+
+def predict_state_aware(model: StateAwareModel, task: Task, condition: Condition) -> Prediction:
+    steps = task_steps(task, condition)
+    ops = tuple(step.op for step in steps)
+    if not steps:
+        return Prediction(task.id, ops, None, None, None, None, "no operations")
+    chances = [state_aware.step_probability(model, step) for step in steps]
+    if any(c is None for c in chances):
+        missing = sorted({s.op for s, c in zip(steps, chances, strict=True) if c is None})
+        note = f"no profile trials for {', '.join(missing)}"
+        return Prediction(task.id, ops, None, None, None, None, note)
+    probability = math.prod(c or 0.0 for c in chances)
+    costs = [state_aware.step_cost(model, step) for step in steps]
+    cost = None if any(c is None for c in costs) else math.fsum(c or 0.0 for c in costs)
+    return Prediction(task.id, ops, probability, cost, None, None, None)
+
+
+def state_aware_result(
+    trace: Trace,
+    record: FreezeRecord,
+    tasks: dict[str, Task],
+    observations: Sequence[Observation],
+) -> StateAwareResult:
+    """The state-aware predictor frozen by `record`: fitted on the same profile trials."""
+    mine = profile_trials(trace.trials[: record.after_trials], tasks, record.condition)
+    model = state_aware.fit(mine, tasks, {t.trial_id: trial_cost_ms(t) for t in mine})
+    heldout = heldout_tasks(tuple(tasks.values()), record.condition)
+    predictions = tuple(predict_state_aware(model, t, record.condition) for t in heldout)
+    chain = record.condition == "controlled-chain"
+    return StateAwareResult(model, predictions, score(predictions, observations, chain))
+
+
+def as_version(document: JSON, version: str) -> JSON:
+    """A derived predictions document (JSON) as an older schema version would hold it."""
+    if version != "predictions/1":
+        return document
+    older = dict(document, schema_version=version)
+    older["conditions"] = [
+        {k: v for k, v in c.items() if k != "state_aware"} for c in document["conditions"]
+    ]
+    return older
 
 
 def predictions_schema() -> dict[str, JSON]:

@@ -148,6 +148,8 @@ def predictor_scores(run: SeedRun) -> dict[tuple[str, str], Scores]:
     for result in run.predictions.conditions:
         condition = result.frozen.profile.condition
         found[(condition, "product")] = result.scores
+        if result.state_aware is not None:
+            found[(condition, "state-aware")] = result.state_aware.scores
     return found
 
 
