@@ -188,15 +188,23 @@ class ScriptedReply:
 
 
 def scripted_provenance(name: str = "scripted") -> ModelProvenance:
+    return native_provenance(f"fixture/{name}", "none", "scripted")
+
+
+def native_provenance(
+    model_id: str, revision: str, kind: Literal["scripted", "synthetic"]
+) -> ModelProvenance:
+    """Provenance of a model that runs natively with no files: a scripted fixture
+    (evidence `fixture`) or a synthetic validation model (evidence `synthetic`)."""
     return ModelProvenance(
-        model_id=f"fixture/{name}",
-        revision="none",
+        model_id=model_id,
+        revision=revision,
         revision_served=None,
         dtype="none",
-        source="scripted",
-        evidence="fixture",
-        backend_requested="scripted",
-        backend_actual="scripted",
+        source=kind,
+        evidence="fixture" if kind == "scripted" else "synthetic",
+        backend_requested=kind,
+        backend_actual=kind,
         adapter=None,
         transformers_js_version=None,
         onnxruntime_version=None,
@@ -205,6 +213,23 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         user_agent=None,
         flops=None,
         loads=(),
+    )
+
+
+def over_input_budget(input_tokens: int, caps: Caps) -> Completion:
+    """The completion of a prompt over its input cap: no generation ran."""
+    return Completion(
+        text="",
+        finish_reason=None,
+        input_tokens=input_tokens,
+        output_tokens=None,
+        output_token_ids=None,
+        generation_ms=None,
+        time_to_first_token_ms=None,
+        failure=ModelFailure(
+            "input_budget",
+            f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
+        ),
     )
 
 
@@ -235,19 +260,7 @@ class ScriptedAdapter:
             reply = self._replies[prompt]
         input_tokens = reply.input_tokens if reply.input_tokens is not None else len(prompt)
         if reply.failure is None and input_tokens > caps.max_input_tokens:
-            return Completion(
-                text="",
-                finish_reason=None,
-                input_tokens=input_tokens,
-                output_tokens=None,
-                output_token_ids=None,
-                generation_ms=None,
-                time_to_first_token_ms=None,
-                failure=ModelFailure(
-                    "input_budget",
-                    f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
-                ),
-            )
+            return over_input_budget(input_tokens, caps)
         output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text)
         return Completion(
             text=reply.text,

@@ -26,7 +26,13 @@ import re
 import interpreter
 from interpreter import Node, Op
 from pyapp.conditions.clock import ClockInfo
-from pyapp.conditions.model import Caps, Completion, ModelFailure, ModelProvenance
+from pyapp.conditions.model import (
+    Caps,
+    Completion,
+    ModelProvenance,
+    native_provenance,
+    over_input_budget,
+)
 from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.synthetic.spec import SyntheticSpec, digits
 from pyapp.tasks.taskset import Task
@@ -57,24 +63,7 @@ class VirtualClock:
 
 
 def synthetic_provenance(spec: SyntheticSpec) -> ModelProvenance:
-    return ModelProvenance(
-        model_id=f"synthetic/{spec.structure}",
-        revision=spec.name,
-        revision_served=None,
-        dtype="none",
-        source="synthetic",
-        evidence="synthetic",
-        backend_requested="synthetic",
-        backend_actual="synthetic",
-        adapter=None,
-        transformers_js_version=None,
-        onnxruntime_version=None,
-        threads=None,
-        cross_origin_isolated=None,
-        user_agent=None,
-        flops=None,
-        loads=(),
-    )
+    return native_provenance(f"synthetic/{spec.structure}", spec.name, "synthetic")
 
 
 def _tokens(text: str) -> int:
@@ -206,7 +195,7 @@ class SyntheticAdapter:
             raise RuntimeError("begin_trial must name the trial before generate")
         input_tokens = _tokens(prompt)
         if input_tokens > caps.max_input_tokens:
-            return _refused(input_tokens, caps)
+            return over_input_budget(input_tokens, caps)
         if self._condition == "model-only":
             text, cost = self._answer_integer(task)
         elif self._condition == "model-program":
@@ -224,19 +213,3 @@ class SyntheticAdapter:
             time_to_first_token_ms=None,
             failure=None,
         )
-
-
-def _refused(input_tokens: int, caps: Caps) -> Completion:
-    return Completion(
-        text="",
-        finish_reason=None,
-        input_tokens=input_tokens,
-        output_tokens=None,
-        output_token_ids=None,
-        generation_ms=None,
-        time_to_first_token_ms=None,
-        failure=ModelFailure(
-            "input_budget",
-            f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
-        ),
-    )
