@@ -134,12 +134,28 @@ def checks(results: Sequence[StructureResult]) -> list[tuple[str, str, str, bool
                 )
             )
         if r.spec.structure == "size-dependent":
+            baseline = next(
+                (b for b in results if b.spec.structure == "independent" and b.preset == r.preset),
+                None,
+            )
             for condition in ("model-only", "model-program", "controlled-chain"):
                 target = "all_steps" if condition == "controlled-chain" else "final"
                 product = _cell(cells, condition, "product", target)
                 aware = _cell(cells, condition, "state-aware", target)
                 if product is None or aware is None:
                     continue
+                calm = baseline and _cell(baseline.cells, condition, "product", target)
+                if calm and calm.miscalibration is not None and product.miscalibration is not None:
+                    found.append(
+                        (
+                            name,
+                            f"{condition} ({target}): product more miscalibrated than under "
+                            "`independent` (E(p − q)², same preset)",
+                            f"{_f(product.miscalibration)} vs {_f(calm.miscalibration)}; mean p "
+                            f"{_f(product.mean_predicted)}, observed {_f(product.observed_rate)}",
+                            product.miscalibration > calm.miscalibration,
+                        )
+                    )
                 found.append(
                     (
                         name,
@@ -254,6 +270,13 @@ def _panel(x0: float, cells: Sequence[Cell], title: str) -> list[str]:
         f'<text x="{x0 + size / 2}" y="{top + size + 16}" font-size="10" '
         'text-anchor="middle">predicted</text>',
     ]
+    for value in (0.0, 0.5, 1.0):
+        out += [
+            f'<text x="{x0 + value * size}" y="{top + size + 28}" font-size="9" '
+            f'text-anchor="middle" fill="#666">{value:g}</text>',
+            f'<text x="{x0 - 3}" y="{top + (1 - value) * size + 3}" font-size="9" '
+            f'text-anchor="end" fill="#666">{value:g}</text>',
+        ]
     for cell in cells:
         colour = _COLOURS[cell.predictor]
         for b in cell.curve:
@@ -281,11 +304,11 @@ def calibration_svg(result: StructureResult) -> str:
     """Observed rate vs predicted probability (10 bins, Wilson bars, area ∝ n) per panel."""
     width = 40 + len(_PANELS) * 230
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="300" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="310" '
         f'font-family="sans-serif">',
         f'<text x="20" y="16" font-size="12" font-weight="bold">{result.spec.structure} '
         f"({result.preset}, {result.seeds} seeds) — synthetic, not model evidence</text>",
-        '<text x="20" y="290" font-size="10"><tspan fill="#1f5fa8">● product</tspan>  '
+        '<text x="20" y="302" font-size="10"><tspan fill="#1f5fa8">● product</tspan>  '
         '<tspan fill="#d06000">● state-aware</tspan>  y: observed rate; dashed: '
         "perfect calibration</text>",
     ]
