@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from pyapp.predict import state_aware
@@ -40,7 +41,7 @@ from pyapp.predict.metrics import (
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
-from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, generate
+from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
 SCHEMA_VERSION: Literal["predictions/2"] = "predictions/2"
 READABLE_VERSIONS = ("predictions/1", "predictions/2")
@@ -373,11 +374,18 @@ def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ..
     )
 
 
+@lru_cache(maxsize=4)
+def tasks_of(params: TaskParams) -> tuple[Task, ...]:
+    """The task set of `params`, generated once for the several freezes and scores of one
+    trace (tasks are frozen records; nothing here changes them)."""
+    return generate(params)
+
+
 def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
     """The frozen profile a freeze record names, recomputed from the trials before it."""
     if trace.model is None:
         raise ValueError("a profile needs a model session")
-    tasks = generate(trace.run.task_params)
+    tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
     before = trace.trials[: record.after_trials]
     profile = build_profile(before, by_id, record.condition, trace.model.evidence)
@@ -490,7 +498,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
     """Everything a predictions document holds, derived from the trace alone."""
     if trace.model is None:
         raise ValueError("this trace has no model session: nothing to predict")
-    tasks = generate(trace.run.task_params)
+    tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
     results = []
     for record in trace.freezes:
