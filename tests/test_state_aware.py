@@ -112,3 +112,9 @@ def test_the_preset_option_of_the_cli(capsys):
     tasks = json.loads(capsys.readouterr().out)
     assert sum(1 for t in tasks if t["family"] == "mul") == 60
     assert main(["tasks", "--preset", "calibration-60", "--param", "primitives_per_op=1"]) == 0
+
+
+@pytest.mark.parametrize("x", [-700.0, -30.5, -1.0, -1e-9, 0.0, 0.3465, 2.0, 17.25, 700.0])
+def test_the_portable_exp_agrees_with_libm(x):
+    # basic IEEE operations only, so the page (Pyodide) and `reproduce` get the same bits
+    assert state_aware._exp(x) == pytest.approx(math.exp(x), rel=1e-13)

@@ -128,15 +128,37 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
                 a[r][c] -= factor * a[col][c]
     solution = [0.0] * n
     for r in range(n - 1, -1, -1):
-        total = a[r][n] - sum(a[r][c] * solution[c] for c in range(r + 1, n))
+        total = a[r][n] - math.fsum(a[r][c] * solution[c] for c in range(r + 1, n))
         solution[r] = total / a[r][r]
     return solution
 
 
+_LN2 = 0.6931471805599453
+
+
+def _exp(x: float) -> float:
+    """e**x from IEEE basic operations only: the same bits under CPython and Pyodide, whose
+    C libraries' `exp` may differ in the last place (the page and `reproduce` must agree
+    number for number). Range reduction by ln 2, then a Taylor series (|r| ≤ 0.35)."""
+    x = min(max(x, -700.0), 700.0)
+    k = round(x / _LN2)
+    r = x - k * _LN2
+    term = total = 1.0
+    for n in range(1, 22):
+        term = term * r / n
+        total += term
+    return math.ldexp(total, k)
+
+
+def _dot(coefficients: Sequence[float], x: Sequence[float]) -> float:
+    """β·x, correctly rounded (`math.fsum`; `sum` of floats changed in Python 3.12)."""
+    return math.fsum(b * v for b, v in zip(coefficients, x, strict=True))
+
+
 def _sigmoid(z: float) -> float:
     if z >= 0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
+        return 1.0 / (1.0 + _exp(-z))
+    e = _exp(z)
     return e / (1.0 + e)
 
 
@@ -149,7 +171,7 @@ def fit_logistic(rows: Sequence[tuple[tuple[float, ...], bool]]) -> tuple[float,
         gradient = [-precision[j] * beta[j] for j in range(k)]
         hessian = [[precision[i] if i == j else 0.0 for j in range(k)] for i in range(k)]
         for x, y in rows:
-            p = _sigmoid(sum(b * v for b, v in zip(beta, x, strict=True)))
+            p = _sigmoid(_dot(beta, x))
             w = p * (1.0 - p)
             for i in range(k):
                 gradient[i] += (float(y) - p) * x[i]
@@ -249,7 +271,7 @@ def step_probability(model: StateAwareModel, step: Step) -> float | None:
     fitted, x = _fitted(model, step)
     if not fitted.trials:
         return None
-    return _sigmoid(sum(b * v for b, v in zip(fitted.coefficients, x, strict=True)))
+    return _sigmoid(_dot(fitted.coefficients, x))
 
 
 def step_cost(model: StateAwareModel, step: Step) -> float | None:
@@ -257,4 +279,4 @@ def step_cost(model: StateAwareModel, step: Step) -> float | None:
     fitted, x = _fitted(model, step)
     if fitted.cost_coefficients is None or not fitted.trials:
         return None
-    return max(0.0, sum(b * v for b, v in zip(fitted.cost_coefficients, x, strict=True)))
+    return max(0.0, _dot(fitted.cost_coefficients, x))
