@@ -124,7 +124,8 @@ def test_bad_specs_are_refused_in_one_line(text):
 
 def test_simulate_command_writes_re_derivable_documents(tmp_path, capsys):
     out = tmp_path / "sim"
-    assert main(["simulate", "--model", "independent", "--seeds", "3..4", "--out", str(out)]) == 0
+    argv = ["simulate", "--model", "independent", "--seeds", "3..4", "--out", str(out)]
+    assert in_thread(main, argv) == 0  # its own thread: asyncio.run inside
     printed = capsys.readouterr().out
     assert "NOT model evidence" in printed and "trials/s" in printed
     summary = json.loads((out / "summary.json").read_text())

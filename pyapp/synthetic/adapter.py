@@ -97,8 +97,9 @@ class SyntheticAdapter:
         self._trial = f"{condition}/{task.id}"
         shared = self._uniform("shared", 0) < self.spec.shared_latent
         self._shared = self._uniform("latent", 0) if shared else None
-        self._exact_route = []
-        for planned in plan_route(task) or () if condition == "controlled-chain" else ():
+        self._exact_route = []  # the route's exact outputs, for compensating steps
+        route = plan_route(task) if condition == "controlled-chain" else None
+        for planned in route or ():
             left = resolve_operand(planned.left, task.registers, self._exact_route)
             right = resolve_operand(planned.right, task.registers, self._exact_route)
             self._exact_route.append(exact_op(planned.op, left, right))
