@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.cli.main import UsageError, write_atomically
+from pyapp.cli.common import UsageError, write_atomically
 from pyapp.records.base import to_json
 from pyapp.records.trace import Condition
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
