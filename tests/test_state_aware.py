@@ -3,6 +3,7 @@
 import json
 import math
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from asyncrun import in_thread
@@ -16,6 +17,8 @@ from pyapp.records.trace import Trace
 from pyapp.synthetic.simulate import run_seed
 from pyapp.synthetic.spec import SyntheticSpec
 from pyapp.tasks.taskset import PRESETS, TaskParams, generate, preset_params
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def rows(digit_counts, right_when):
@@ -118,3 +121,20 @@ def test_the_preset_option_of_the_cli(capsys):
 def test_the_portable_exp_agrees_with_libm(x):
     # basic IEEE operations only, so the page (Pyodide) and `reproduce` get the same bits
     assert state_aware._exp(x) == pytest.approx(math.exp(x), rel=1e-13)
+
+
+def test_a_predictions_1_document_written_by_the_product_only_version_reads_and_compares(
+    capsys,
+):
+    # tests/fixtures/predictions-1.json: written by the code before the state-aware predictor
+    # (commit fcbfa78) from a scripted fixture run; it has no `state_aware` anywhere.
+    path = ROOT / "tests" / "fixtures" / "predictions-1.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["schema_version"] == "predictions/1"
+    parsed = from_json(PredictionsDocument, document)
+    assert [c.state_aware for c in parsed.conditions] == [None, None]
+    assert (
+        to_json(parsed)["conditions"][0]["predictions"] == document["conditions"][0]["predictions"]
+    )
+    assert main(["compare", str(path), str(path)]) == 0
+    assert "controlled-chain" in capsys.readouterr().out
