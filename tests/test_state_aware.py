@@ -1,4 +1,4 @@
-"""The state-aware predictor, predictions/1 documents still read, and calibration presets."""
+"""The state-aware predictor, older predictions documents still read, calibration presets."""
 
 import json
 import math
@@ -10,7 +10,7 @@ from asyncrun import in_thread
 
 from pyapp.cli.main import main
 from pyapp.predict import state_aware
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict.predictor import read_predictions
 from pyapp.records.base import from_json, to_json
 from pyapp.records.reproduce import reproduce_predictions
 from pyapp.records.trace import Trace
@@ -65,21 +65,29 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
     assert state_aware.step_probability(model, huge) == pytest.approx(1 / (1 + math.e))
 
 
-def test_both_predictors_side_by_side_and_a_predictions_1_document_still_reads():
+@pytest.mark.parametrize(
+    ("version", "absent"),
+    [
+        ("predictions/2", ("state_aware",)),
+        ("predictions/1", ("state_aware", "revision_note", "interrupted")),
+    ],
+)
+def test_both_predictors_side_by_side_and_older_documents_still_read(version, absent):
     run = in_thread(run_seed, SyntheticSpec("size-dependent"), TaskParams(seed=2), ("model-only",))
     document = to_json(run.predictions)
-    assert document["schema_version"] == "predictions/2"
+    assert document["schema_version"] == "predictions/3"
     result = document["conditions"][0]
     assert [p["task_id"] for p in result["predictions"]] == [
         p["task_id"] for p in result["state_aware"]["predictions"]
     ]
     assert result["state_aware"]["scores"]["n"] == result["scores"]["n"] == 6
 
-    old = json.loads(json.dumps(document))  # as the product-only version wrote it
-    old["schema_version"] = "predictions/1"
+    old = json.loads(json.dumps(document))  # as that version wrote it
+    old["schema_version"] = version
     for condition in old["conditions"]:
-        del condition["state_aware"]
-    parsed = from_json(PredictionsDocument, old)
+        for key in absent:
+            del condition[key]
+    parsed = read_predictions(old)
     assert parsed.conditions[0].state_aware is None
     trace = to_json(run.trace)
     assert reproduce_predictions(trace, old) == []
@@ -131,8 +139,9 @@ def test_a_predictions_1_document_written_by_the_product_only_version_reads_and_
     path = ROOT / "tests" / "fixtures" / "predictions-1.json"
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["schema_version"] == "predictions/1"
-    parsed = from_json(PredictionsDocument, document)
+    parsed = read_predictions(document)
     assert [c.state_aware for c in parsed.conditions] == [None, None]
+    assert parsed.conditions[0].revision_note == "not recorded (predictions/1)"
     assert (
         to_json(parsed)["conditions"][0]["predictions"] == document["conditions"][0]["predictions"]
     )

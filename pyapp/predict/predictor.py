@@ -25,10 +25,11 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from pyapp.conditions.model import revision_note
 from pyapp.predict import state_aware
 from pyapp.predict.metrics import (
     CalibrationCell,
@@ -39,13 +40,15 @@ from pyapp.predict.metrics import (
     wilson_interval,
 )
 from pyapp.predict.state_aware import StateAwareModel
-from pyapp.records.base import JSON, json_schema, to_json
+from pyapp.records.base import JSON, from_json, json_schema, to_json
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
-SCHEMA_VERSION: Literal["predictions/2"] = "predictions/2"
-READABLE_VERSIONS = ("predictions/1", "predictions/2")
-"""Older documents (`predictions/1`: product predictor only) are still read."""
+SCHEMA_VERSION: Literal["predictions/3"] = "predictions/3"
+OLDER_VERSIONS = ("predictions/1", "predictions/2")
+"""Still read (`read_predictions` upgrades them) and re-derived (`as_version`):
+predictions/1 has neither the revision note, the interruption counts nor the
+state-aware predictor; predictions/2 has no state-aware predictor."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
 
 ASSUMPTIONS = (
@@ -226,6 +229,25 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class InterruptedAttempts:
+    """Held-out attempts of one condition after its freeze that were not observations (a
+    Cancel, an infrastructure failure, a closed page) and were attempted again."""
+
+    total: int
+    """Interrupted held-out attempts."""
+    cancelled: int
+    """Of those, cut short by the user's Cancel."""
+    infrastructure: int
+    """Of those, failed by the infrastructure (worker, load, bridge, ...)."""
+    page_closed: int
+    """Of those, in flight when the page closed."""
+    attempted_again: int
+    """Of those, whose task was attempted again and observed afterwards."""
+    output_shown: int
+    """Of those, whose cut-off output was shown to the user before the retry."""
+
+
+@dataclass(frozen=True)
 class StateAwareResult:
     """The state-aware predictor (`pyapp.predict.state_aware`), frozen with the profile."""
 
@@ -243,22 +265,29 @@ class ConditionResult:
 
     frozen: FrozenProfile
     """The profile as frozen."""
+    revision_note: str
+    """`pinned: <commit>`, or `UNPINNED: ...` when the model was asked for by a branch
+    (e.g. `main`), with the commit the hub served or why it is unknown."""
+    interrupted: InterruptedAttempts | None
+    """Held-out attempts interrupted and attempted again (never scored); null only in
+    documents upgraded from predictions/1."""
     predictions: tuple[Prediction, ...]
     """One per held-out task, made from the frozen profile."""
     observations: tuple[Observation, ...]
     """Held-out trials, each scored once."""
     scores: Scores
     """Scores over observations that have a prediction."""
-    state_aware: StateAwareResult | None = field(default=None, metadata={"optional_on_read": True})
-    """The state-aware predictor, side by side (absent in `predictions/1` documents)."""
+    state_aware: StateAwareResult | None
+    """The state-aware predictor, side by side; null only in documents upgraded from
+    predictions/1 or predictions/2."""
 
 
 @dataclass(frozen=True)
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/1", "predictions/2"]
-    """Version of this schema (`predictions/1` documents have no state-aware predictor)."""
+    schema_version: Literal["predictions/3"]
+    """Version of this schema (older versions are upgraded on reading)."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
     trace_run_id: str
@@ -494,6 +523,28 @@ def score(
     )
 
 
+def interrupted_attempts(
+    trace: Trace, record: FreezeRecord, heldout_ids: set[str]
+) -> InterruptedAttempts:
+    """Count the held-out attempts of `record`'s condition interrupted after its freeze."""
+    mine = [
+        i
+        for i in trace.interruptions
+        if i.sequence > record.sequence
+        and i.trial_id.partition("/")[0] == record.condition
+        and i.trial_id.partition("/")[2] in heldout_ids
+    ]
+    observed = {t.trial_id: t.sequence for t in trace.trials}
+    return InterruptedAttempts(
+        total=len(mine),
+        cancelled=sum(1 for i in mine if i.reason == "cancelled"),
+        infrastructure=sum(1 for i in mine if i.reason == "infrastructure"),
+        page_closed=sum(1 for i in mine if i.reason == "page-closed"),
+        attempted_again=sum(1 for i in mine if observed.get(i.trial_id, -1) > i.sequence),
+        output_shown=sum(1 for i in mine if i.output_shown),
+    )
+
+
 def score_trace(trace: Trace) -> PredictionsDocument:
     """Everything a predictions document holds, derived from the trace alone."""
     if trace.model is None:
@@ -518,11 +569,13 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         chain = record.condition == "controlled-chain"
         results.append(
             ConditionResult(
-                frozen,
-                predictions,
-                observations,
-                score(predictions, observations, chain),
-                state_aware_result(trace, record, by_id, observations),
+                frozen=frozen,
+                revision_note=revision_note(trace.model),
+                interrupted=interrupted_attempts(trace, record, heldout_ids),
+                predictions=predictions,
+                observations=observations,
+                scores=score(predictions, observations, chain),
+                state_aware=state_aware_result(trace, record, by_id, observations),
             )
         )
     return PredictionsDocument(
@@ -585,14 +638,35 @@ def state_aware_result(
 
 
 def as_version(document: JSON, version: str) -> JSON:
-    """A derived predictions document (JSON) as an older schema version would hold it."""
-    if version != "predictions/1":
+    """A derived predictions document (JSON) as an older schema version held it."""
+    dropped = {
+        "predictions/1": ("state_aware", "revision_note", "interrupted"),
+        "predictions/2": ("state_aware",),
+    }.get(version)
+    if dropped is None:
         return document
     older = dict(document, schema_version=version)
     older["conditions"] = [
-        {k: v for k, v in c.items() if k != "state_aware"} for c in document["conditions"]
+        {k: v for k, v in c.items() if k not in dropped} for c in document["conditions"]
     ]
     return older
+
+
+def read_predictions(document: JSON) -> PredictionsDocument:
+    """A predictions document from JSON; an older version is upgraded (what it did not
+    record: the revision note says so, the interruption counts and the state-aware
+    predictor are null)."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    if version in OLDER_VERSIONS:
+        document = json.loads(json.dumps(document))
+        document["schema_version"] = SCHEMA_VERSION
+        for entry in document.get("conditions") or []:
+            if isinstance(entry, dict):
+                entry.setdefault("revision_note", f"not recorded ({version})")
+                entry.setdefault("interrupted", None)
+                entry.setdefault("state_aware", None)
+    upgraded: PredictionsDocument = from_json(PredictionsDocument, document)
+    return upgraded
 
 
 def predictions_schema() -> dict[str, JSON]:

@@ -32,6 +32,7 @@ from pyapp.conditions.model import (
     ModelProvenance,
     native_provenance,
     over_input_budget,
+    text_sha256,
 )
 from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.synthetic.spec import SyntheticSpec, digits
@@ -45,7 +46,12 @@ VIRTUAL_CLOCK = ClockInfo(
     declared_resolution_ms=1e-6,
     measured_resolution_ms=None,
 )
-_CHAIN_PROMPT = re.compile(r"Compute (-?[0-9]+) ([-+*]) \(?(-?[0-9]+)\)?\.")
+_CHAIN_V1 = re.compile(r"Compute (-?[0-9]+) ([-+*]) \(?(-?[0-9]+)\)?\.")
+_CHAIN_OP = re.compile(r"Compute a ([-+*]) b\.")
+_REGISTER = {
+    name: re.compile(rf'"{name}": (-?[0-9]+)|Register {name} holds (-?[0-9]+)\.')
+    for name in ("a", "b")
+}
 _OPS = {"+": "add", "-": "sub", "*": "mul"}
 
 
@@ -175,10 +181,10 @@ class SyntheticAdapter:
 
     def _answer_call(self, prompt: str) -> tuple[str, float]:
         """One chain call: the step rule on the operands in the prompt."""
-        match = _CHAIN_PROMPT.search(prompt)
-        if match is None:
+        operands = _read_chain_step(prompt)
+        if operands is None:
             return "I cannot read this step.", self.spec.call_ms
-        left, op, right = int(match.group(1)), _OPS[match.group(2)], int(match.group(3))
+        op, left, right = operands
         index = self._call
         self._call += 1
         value = exact_op(op, left, right)
@@ -196,7 +202,7 @@ class SyntheticAdapter:
             raise RuntimeError("begin_trial must name the trial before generate")
         input_tokens = _tokens(prompt)
         if input_tokens > caps.max_input_tokens:
-            return over_input_budget(input_tokens, caps)
+            return over_input_budget(input_tokens, caps, prompt)
         if self._condition == "model-only":
             text, cost = self._answer_integer(task)
         elif self._condition == "model-program":
@@ -213,4 +219,20 @@ class SyntheticAdapter:
             generation_ms=cost,
             time_to_first_token_ms=None,
             failure=None,
+            input_text=prompt,  # no chat template: the input is the prompt itself
+            input_sha256=text_sha256(prompt),
         )
+
+
+def _read_chain_step(prompt: str) -> tuple[str, int, int] | None:
+    """(op, left, right) of a chain-step prompt: version 2 (registers a, b in the task's
+    encoding, `Compute a + b.`) or version 1 (`Compute L + R.`)."""
+    match = _CHAIN_OP.search(prompt)
+    found = {name: pattern.search(prompt) for name, pattern in _REGISTER.items()}
+    if match is not None and found["a"] is not None and found["b"] is not None:
+        a, b = (int(next(g for g in m.groups() if g is not None)) for m in found.values() if m)
+        return _OPS[match.group(1)], a, b
+    old = _CHAIN_V1.search(prompt)
+    if old is None:
+        return None
+    return _OPS[old.group(2)], int(old.group(1)), int(old.group(3))
