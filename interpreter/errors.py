@@ -6,10 +6,11 @@ Every failure of parsing, validation or execution -- whatever the input -- is a
 never raises at all. The ``code`` is what crosses the worker boundary and lands in
 traces, so codes are stable; messages are for people and may change.
 
-Hierarchy::
+Hierarchy (the project's whole tree is drawn in ``pyapp.errors``)::
 
     Exception
-    └── ProgramError(code, message, path, limit, maximum, value)
+    └── LabError(code, message, limit, maximum, value)   interpreter.lab_error
+        └── ProgramError(... + path)
 
 Fields: ``path`` is a JSONPath-like location in the tree (``$``, ``$.args[0]``,
 ``$.args[1].args[0]``) or ``registers.NAME``; ``limit`` names the ``Limits`` field
@@ -52,6 +53,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from interpreter.lab_error import LabError
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "not_text",
     "not_json",
@@ -73,7 +76,7 @@ ERROR_CODES: Final[tuple[str, ...]] = (
 _QUOTE_MAX: Final = 64
 
 
-class ProgramError(Exception):
+class ProgramError(LabError):
     """A typed, reported failure of a register-tree program: never a crash."""
 
     code: str
@@ -99,13 +102,11 @@ class ProgramError(Exception):
         maximum: int | None = None,
         value: int | str | None = None,
     ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+        super().__init__(code, message, limit=limit, maximum=maximum, value=value)
         self.path = path
-        self.limit = limit
-        self.maximum = maximum
-        self.value = value
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
     def to_json(self) -> dict[str, object]:
         """All six fields as a JSON-ready dict (absent fields are ``None``)."""

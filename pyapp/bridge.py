@@ -26,17 +26,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pyapp import __version__
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.errors import BridgeError, RecordError, SessionError
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.trace import BrowserInfo
-from pyapp.session import SESSION_TYPES, Context, Session, SessionError
+from pyapp.session import SESSION_TYPES, Context, Session
 from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
-
-
-class BridgeError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def task_params(request: dict[str, Any]) -> TaskParams:

@@ -34,9 +34,9 @@ from typing import Any
 
 from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
 from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.errors import ProtocolError, RecordError, SessionError
 from pyapp.experiment.phases import (
     Phase,
-    ProtocolError,
     Sweep,
     freeze,
     plan,
@@ -44,7 +44,7 @@ from pyapp.experiment.phases import (
     run_phase,
 )
 from pyapp.predict.predictor import predict, score_trace
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial
 from pyapp.tasks.taskset import Task
 
@@ -61,13 +61,6 @@ class Context:
     adapter: Callable[[], ModelAdapter | None]
     notify: Notify
     cancel_requested: Callable[[], bool]
-
-
-class SessionError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class Session:

@@ -52,7 +52,8 @@ from typing import Any, TextIO
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
-from pyapp.cli.main import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
+from pyapp.cli.main import EXPORTS, REPO_ROOT, param_overrides, write_atomically
+from pyapp.errors import Interrupted, SetupError, SweepError, UsageError
 
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
 RUN_SCHEMA = "sweep-run/1"
@@ -83,31 +84,6 @@ POLL_MS = 500
 CANCEL_GRACE_S = 180.0
 """After --timeout the current trial gets this long to finish before the browser is closed
 (a Ctrl-C waits for it until a second Ctrl-C)."""
-
-
-class SweepError(Exception):
-    """The sweep failed; `code` is stable and machine-readable, `status` the exit status."""
-
-    status = 1
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class SetupError(SweepError):
-    """Nothing ran: bad options, no consent, something missing (exit status 2)."""
-
-    status = 2
-
-
-class Interrupted(SweepError):
-    """Stopped by Ctrl-C / SIGTERM (exit 130) or --timeout (exit 1); files consistent."""
-
-    def __init__(self, code: str, message: str, status: int) -> None:
-        super().__init__(code, message)
-        self.status = status
 
 
 def now() -> str:
@@ -484,8 +460,9 @@ def retype(document: Any, kind: str) -> Any:
     """The document rebuilt through its record class: JavaScript has one number type, so a
     float such as 1.0 crosses the page as 1; the record's field types restore it (the
     values are unchanged). A document that does not fit is written as it came."""
+    from pyapp.errors import RecordError
     from pyapp.predict.predictor import PredictionsDocument
-    from pyapp.records.base import RecordError, from_json, to_json
+    from pyapp.records.base import from_json, to_json
     from pyapp.records.trace import Trace
 
     record_type = Trace if kind == "trace" else PredictionsDocument
@@ -960,7 +937,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
-    from pyapp.cli.serve import SiteMissingError, check_site
+    from pyapp.cli.serve import check_site
+    from pyapp.errors import SiteMissingError
 
     out = Path(args.out)
     run, resume_trace, in_flight = prepare_out(out, args.resume)
@@ -1059,6 +1037,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         with stop.installed(), sync_playwright() as playwright:
             from pyapp.cli.serve import serve_hub_in_thread, serve_in_thread
+            from pyapp.errors import SiteMissingError
 
             server, site_url = serve_in_thread(site)
             servers.append(server)

@@ -25,14 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import interpreter
+from pyapp.errors import UsageError
 from pyapp.tasks.taskset import DEFAULT_SEED, TaskParams, generate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
-
-
-class UsageError(Exception):
-    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
 
 
 def _umask() -> int:
@@ -57,7 +54,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
     """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
-    from pyapp.bridge import BridgeError, task_params
+    from pyapp.bridge import task_params
+    from pyapp.errors import BridgeError
 
     overrides: dict[str, Any] = {}
     for item in items or []:
@@ -176,8 +174,9 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from pyapp.errors import RecordError
     from pyapp.predict.predictor import score_trace
-    from pyapp.records.base import RecordError, from_json, to_json
+    from pyapp.records.base import from_json, to_json
     from pyapp.records.trace import Trace
 
     try:
@@ -230,9 +229,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from pyapp.errors import RecordError
     from pyapp.predict import compare
     from pyapp.predict.predictor import PredictionsDocument
-    from pyapp.records.base import RecordError, from_json
+    from pyapp.records.base import from_json
 
     docs = []
     for path in args.predictions:

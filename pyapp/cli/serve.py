@@ -28,6 +28,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from pyapp.errors import SiteMissingError
+
 ISOLATION_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Embedder-Policy": "require-corp",
@@ -52,10 +54,6 @@ MIME_TYPES = {
     ".onnx": "application/octet-stream",
     ".onnx_data": "application/octet-stream",
 }
-
-
-class SiteMissingError(FileNotFoundError):
-    """The build folder does not exist or has no index.html."""
 
 
 class StaticSiteHandler(SimpleHTTPRequestHandler):

@@ -22,6 +22,7 @@ called during a route.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from pyapp.conditions import prompts
 from pyapp.conditions.clock import elapsed_ms, now_ns
 from pyapp.conditions.interpret import interpret, outcome_of
 from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter
+from pyapp.errors import Cancelled
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     ChainCall,
@@ -72,10 +74,6 @@ _INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
 _MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called
 
 
-class Cancelled(Exception):
-    """Raised inside the controller when the user cancels a sweep."""
-
-
 class CancelToken:
     """Set by the page's Cancel button (or a test); checked before every model call.
 
@@ -104,23 +102,42 @@ def parse_integer(text: str) -> tuple[int | None, Failure | None]:
         return None, failure(
             "invalid_integer", "parse", f"the reply is not exactly one decimal integer: {shown!r}"
         )
-    digits = match.group(1).lstrip("+-")
-    if len(digits.lstrip("0")) > _MAX_DIGITS:
+    sign, digits = match.group(1)[:1], match.group(1).lstrip("+-")
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > _MAX_DIGITS:
         return None, failure(
-            "integer_out_of_range", "parse", f"{len(digits)} digits: beyond any safe integer"
+            "integer_out_of_range",
+            "parse",
+            f"{len(significant)} significant digits: beyond any safe integer",
+            limit="digits",
+            maximum=_MAX_DIGITS,
+            value=len(significant),
         )
-    return int(match.group(1)), None
+    # int() of the significant digits only: a reply of 4,300 leading zeros and a 7 is 7,
+    # never Python's int-string digit-limit ValueError.
+    value = int(significant)
+    return (-value if sign == "-" else value), None
 
 
-def failure(code: str, stage: str, message: str) -> Failure:
+def failure(
+    code: str,
+    stage: str,
+    message: str,
+    *,
+    limit: str | None = None,
+    maximum: int | None = None,
+    value: int | str | None = None,
+) -> Failure:
+    """A trial's failure record; a budget failure names its `limit`, `maximum` and `value`
+    (the fields every `LabError` carries, `pyapp.errors`)."""
     return Failure(
         code=code,
         stage=stage,  # type: ignore[arg-type]
         message=message,
         path=None,
-        limit=None,
-        maximum=None,
-        value=None,
+        limit=limit,
+        maximum=maximum,
+        value=value,
     )
 
 
@@ -286,6 +303,9 @@ async def run_chain(
             "route_call_budget",
             "route",
             f"the route needs {len(plan)} calls, over the limit of {limits.max_calls}",
+            limit="route_calls",
+            maximum=limits.max_calls,
+            value=len(plan),
         )
     for index, planned in enumerate(plan or ()):
         if halt is not None:
@@ -300,6 +320,9 @@ async def run_chain(
                 "route",
                 "reserving this call's input cap "
                 f"would pass the route's {limits.max_input_tokens} tokens",
+                limit="route_input_tokens",
+                maximum=limits.max_input_tokens,
+                value=reserved_in + caps.max_input_tokens,
             )
             break
         if reserved_out + caps.max_new_tokens > limits.max_output_tokens:
@@ -308,11 +331,21 @@ async def run_chain(
                 "route",
                 "reserving this call's output cap "
                 f"would pass the route's {limits.max_output_tokens} tokens",
+                limit="route_output_tokens",
+                maximum=limits.max_output_tokens,
+                value=reserved_out + caps.max_new_tokens,
             )
             break
         remaining_ms = (route_deadline - now_ns()) / 1e6
         if remaining_ms <= 0:
-            halt = failure("route_timeout", "route", f"the route's {limits.timeout_ms} ms ran out")
+            halt = failure(
+                "route_timeout",
+                "route",
+                f"the route's {limits.timeout_ms} ms ran out",
+                limit="route_timeout_ms",
+                maximum=limits.timeout_ms,
+                value=math.ceil(elapsed_ms(start, now_ns())),
+            )
             break
         if remaining_ms < caps.timeout_ms:
             caps = replace(caps, timeout_ms=max(1, int(remaining_ms)))
@@ -340,7 +373,14 @@ async def run_chain(
             parsed, problem = parse_integer(completion.text)
         parse_ns += now_ns() - parse_start
         if problem is not None and problem.code == "timeout" and now_ns() >= route_deadline:
-            problem = failure("route_timeout", "generation", "the route's time ran out")
+            problem = failure(
+                "route_timeout",
+                "generation",
+                "the route's time ran out",
+                limit="route_timeout_ms",
+                maximum=limits.timeout_ms,
+                value=math.ceil(elapsed_ms(start, now_ns())),
+            )
         local_expected = exact_op(planned.op, left, right)
         calls.append(
             ChainCall(

@@ -24,7 +24,8 @@ from typing import Literal
 from pyapp.conditions.clock import ClockInfo
 from pyapp.conditions.interpret import run_trial as run_control
 from pyapp.conditions.model import ModelAdapter, ModelProvenance
-from pyapp.conditions.run import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
+from pyapp.errors import Cancelled, ProtocolError
 from pyapp.predict.predictor import FrozenProfile, freeze_profile, heldout_tasks
 from pyapp.records.trace import (
     BrowserInfo,
@@ -39,15 +40,6 @@ from pyapp.records.trace import (
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
 Phase = Literal["measure", "heldout"]
-
-
-class ProtocolError(Exception):
-    """A step the protocol refuses (held-out before freeze, a second observation, ...)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass

@@ -25,7 +25,8 @@ from pyapp.conditions.run import (
     resolve_operand,
     verify_route,
 )
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.errors import RecordError
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.trace import EVIDENCE_NOTES, Failure, TaskRecord, Trace, Trial, summarise
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 

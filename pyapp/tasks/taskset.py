@@ -27,6 +27,7 @@ from typing import Literal, Protocol
 
 import interpreter
 from interpreter import Node, Op, Ref
+from pyapp.errors import OracleDisagreement
 from pyapp.tasks import oracles
 from pyapp.tasks.rng import SplitMix64
 
@@ -173,10 +174,6 @@ class Task:
             "oracle": self.oracle,
             "generator_version": self.generator_version,
         }
-
-
-class OracleDisagreement(AssertionError):
-    """The reference program and the independent oracle gave different answers."""
 
 
 def _ref(name: str) -> Ref:
