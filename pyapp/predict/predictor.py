@@ -467,6 +467,26 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         raise ValueError("this trace has no model session: nothing to predict")
     tasks = generate(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
+    unknown = sorted({t.task_id for t in trace.trials if t.task_id not in by_id})
+    if unknown:
+        shown = ", ".join(repr(i[:40]) for i in unknown[:3])
+        raise ValueError(f"trials name tasks the seed does not generate: {shown}")
+    try:
+        results = _score_freezes(trace, by_id)
+    except OverflowError as error:  # numbers near 1.8e308 in the trace: refused, never inf/NaN
+        raise ValueError(f"a number in the trace is too large to average: {error}") from None
+    return PredictionsDocument(
+        schema_version="predictions/1",
+        kind="composition-lab-predictions",
+        trace_run_id=trace.run.run_id,
+        evidence=trace.model.evidence,
+        assumptions=ASSUMPTIONS,
+        interpretation=INTERPRETATION,
+        conditions=tuple(results),
+    )
+
+
+def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult]:
     results = []
     for record in trace.freezes:
         frozen = freeze_profile(trace, record)
@@ -488,15 +508,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
                 frozen, predictions, observations, score(predictions, observations, chain)
             )
         )
-    return PredictionsDocument(
-        schema_version="predictions/1",
-        kind="composition-lab-predictions",
-        trace_run_id=trace.run.run_id,
-        evidence=trace.model.evidence,
-        assumptions=ASSUMPTIONS,
-        interpretation=INTERPRETATION,
-        conditions=tuple(results),
-    )
+    return results
 
 
 def predictions_schema() -> dict[str, JSON]:

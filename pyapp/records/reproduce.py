@@ -250,12 +250,16 @@ def _rederive_chain(
     }
 
 
-def reproduce(document: JSON) -> list[Mismatch]:
-    """Every mismatch between a trace document and what its seed and observations give."""
-    try:
-        trace: Trace = from_json(Trace, document)
-    except RecordError as error:
-        return [Mismatch(error.path, f"not a valid trace: {error.message}")]
+def reproduce(document: JSON | Trace) -> list[Mismatch]:
+    """Every mismatch between a trace (a document, or a `Trace` already read from one)
+    and what its seed and observations give."""
+    if isinstance(document, Trace):
+        trace = document
+    else:
+        try:
+            trace = from_json(Trace, document)
+        except RecordError as error:
+            return [Mismatch(error.path, f"not a valid trace: {error.message}")]
 
     found: list[Mismatch] = []
     run = trace.run
