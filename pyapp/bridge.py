@@ -14,8 +14,12 @@ Types T, their parameters → result:
 - the experiment-session requests (`sweep_*`, `journal_generate`): see `pyapp.session`;
   they go through `handle_async`, which needs the browser context (the loaded model).
 
-Error codes: `bad_request` (not JSON, missing or ill-typed field), `unknown_type`,
-`bad_params` (task parameters refused), `internal_error` (a bug: please report it).
+Error codes: `bad_request` (not JSON — including JSON nested deeper than
+`pyapp.records.documents.MAX_NESTING`, NaN/Infinity, a 41-digit number, a repeated key — or
+a missing or ill-typed field), `unknown_type`, `bad_params` (task parameters refused: out of
+range, or answers that would leave the safe-integer domain), `internal_error` (a bug: please
+report it). An error is `{code, message}`, plus `limit`/`maximum`/`value` when a limit was
+crossed (`pyapp.errors.LabError`).
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyapp import __version__
-from pyapp.errors import BridgeError, RecordError, SessionError
+from pyapp.errors import BridgeError, InputError, LabError, RecordError, SessionError
 from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records.documents import loads_document
 from pyapp.records.trace import BrowserInfo
 from pyapp.session import SESSION_TYPES, Context, Session
 from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
@@ -88,14 +93,21 @@ HANDLERS: dict[str, Callable[[dict[str, Any]], JSON]] = {
 }
 
 
+def decode(request_json: object) -> object:
+    """The request's JSON value, or `bad_request` (never a RecursionError or ValueError)."""
+    if not isinstance(request_json, str):
+        raise BridgeError("bad_request", "request is not JSON text")
+    try:
+        return loads_document(request_json, "request")
+    except InputError as error:
+        raise BridgeError("bad_request", f"request is not JSON: {error.message}") from None
+
+
 def handle(request_json: str) -> str:
     kind: object = None
     request_id: object = None
     try:
-        try:
-            request = json.loads(request_json)
-        except (TypeError, ValueError) as error:
-            raise BridgeError("bad_request", f"request is not JSON: {error}") from None
+        request = decode(request_json)
         if not isinstance(request, dict):
             raise BridgeError("bad_request", "request must be a JSON object")
         kind, request_id = request.get("type"), request.get("id")
@@ -116,7 +128,7 @@ def _ok(kind: object, request_id: object, result: JSON) -> dict[str, JSON]:
 
 def _failed(kind: object, request_id: object, error: Exception) -> dict[str, JSON]:
     if isinstance(error, (BridgeError, SessionError)):
-        problem = {"code": error.code, "message": error.message}
+        problem: dict[str, JSON] = LabError.to_json(error)
     else:
         problem = {"code": "internal_error", "message": f"{type(error).__name__}: {error}"}
     return {"type": kind, "id": request_id, "ok": False, "error": problem}
@@ -137,8 +149,8 @@ async def handle_async(request_json: str, context: Context) -> str:
     """Like `handle`, plus the session requests (`pyapp.session`), which need the loaded
     model and may await it. The worker glue calls this one."""
     try:
-        request = json.loads(request_json)
-    except (TypeError, ValueError):
+        request = decode(request_json)
+    except BridgeError:
         return handle(request_json)
     if not isinstance(request, dict) or request.get("type") not in SESSION_TYPES:
         return handle(request_json)

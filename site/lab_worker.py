@@ -31,7 +31,9 @@ import json
 import time
 from typing import Any
 
+from pyapp.bridge import decode
 from pyapp.bridge import handle_async as bridge_handle_async
+from pyapp.errors import BridgeError
 from pyapp.records.base import JSON
 
 _sympy_loaded = False
@@ -110,10 +112,10 @@ async def _load_sympy() -> dict[str, Any]:
 async def handle(request_json: str) -> str:
     """The single entry point the page calls: a JSON request string in, a JSON reply out."""
     try:
-        request = json.loads(request_json)
+        request = decode(request_json)  # deep JSON, NaN, ...: bad_request from the bridge
         kind = request.get("type") if isinstance(request, dict) else None
         request_id = request.get("id") if isinstance(request, dict) else None
-    except ValueError:
+    except BridgeError:
         kind = request_id = None
     if kind == "model_generate":
         from pyapp.browser_model import handle_model_generate

@@ -97,7 +97,6 @@ class BoundedServer(HTTPServer):
     max_waiting: int = MAX_WAITING
 
     def __init__(self, address: tuple[str, int], handler: Any) -> None:
-        super().__init__(address, handler)
         self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="serve-worker")
         self._selector = selectors.DefaultSelector()
         self._arrivals: collections.deque[tuple[socket.socket, Any]] = collections.deque()
@@ -105,7 +104,10 @@ class BoundedServer(HTTPServer):
         self._selector.register(self._wake_read, selectors.EVENT_READ, None)
         self._waiting: dict[socket.socket, tuple[Any, float]] = {}
         self._closed = threading.Event()
-        threading.Thread(target=self._wait_loop, name="serve-waiter", daemon=True).start()
+        self._waiter: threading.Thread | None = None
+        super().__init__(address, handler)  # binds; on failure it calls server_close
+        self._waiter = threading.Thread(target=self._wait_loop, name="serve-waiter", daemon=True)
+        self._waiter.start()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Called by `serve_forever` for each accepted connection: hand it to the waiter."""
@@ -166,6 +168,9 @@ class BoundedServer(HTTPServer):
         self._closed.set()
         with contextlib.suppress(OSError):
             self._wake_write.close()
+        if self._waiter is None:  # bind failed: the waiter never ran to close its end
+            self._selector.close()
+            self._wake_read.close()
         for request in list(self._waiting):
             self.shutdown_request(request)
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -30,9 +30,9 @@ from typing import Final, NoReturn
 from pyapp.errors import InputError
 from pyapp.records.base import JSON
 
-#: Largest file `reproduce`, `score`, `compare` and `exec` read (a 20,000-trial trace of
-#: model trials is about 100 MB).
-MAX_DOCUMENT_BYTES: Final = 256 * 1024 * 1024
+#: Largest file `reproduce`, `score`, `compare` and `exec` read: a trace of 20,000 model
+#: trials is 40–160 MB (trials with 4 KB replies), so these limits leave room for it.
+MAX_DOCUMENT_BYTES: Final = 512 * 1024 * 1024
 #: Deepest JSON nesting of a document (a trace nests a depth-16 program about 40 deep).
 MAX_NESTING: Final = 64
 #: Most digits of an integer literal (a seed has at most 20; every other integer fewer).
