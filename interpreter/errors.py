@@ -40,6 +40,8 @@ Codes (the single list; ``ERROR_CODES`` holds the same names)::
                             refused), or registers are not a mapping       value: type name
     unsafe_integer          a register or intermediate is not finite or    path, value: decimal
                             outside ``|v| <= 2**53 - 1``                   string of the exact int
+                                                                           (``<integer of N
+                                                                           bits>`` past 1,000)
     unknown_register        a ``ref`` names a register not supplied        path, value: the name
     cross_check_mismatch    binary64 and exact ``int`` disagree            path, value: exact int
                             (unreachable while the safe bound holds)       as a decimal string

@@ -90,8 +90,8 @@ class InputError(LabError):
 class UsageError(LabError):
     """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
 
-    def __init__(self, message: str, code: str = "usage") -> None:
-        super().__init__(code, message)
+    def __init__(self, message: str) -> None:
+        super().__init__("usage", message)
 
 
 class RecordError(LabError, ValueError):

@@ -439,3 +439,18 @@ def test_a_20000_trial_model_trace_is_within_every_input_limit(tmp_path, model_t
     path = tmp_path / "big.json"
     path.write_text(json.dumps(document, indent=2), encoding="utf-8")
     assert len(valid_trace(read_trace_document(str(path)), str(path)).trials) == 2_000
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**60), 2**1000 - 1, 10**400])
+def test_unsafe_integer_value_is_what_the_error_table_promises(value) -> None:
+    """interpreter/errors.py and the spec: the exact decimal string, or `<integer of N
+    bits>` beyond 1,000 bits; for a register and for an intermediate alike."""
+    promised = (
+        str(value) if value.bit_length() <= 1000 else f"<integer of {value.bit_length()} bits>"
+    )
+    register = interpreter.run('{"ref": "a"}', {"a": value})["error"]
+    assert (register["code"], register["value"]) == ("unsafe_integer", promised)
+    half = 2**52 if value > 0 else -(2**52)
+    product = interpreter.run('{"op": "add", "args": [{"ref": "a"}, {"ref": "a"}]}', {"a": half})
+    assert product["error"]["code"] == "unsafe_integer"
+    assert product["error"]["value"] == str(2 * half)
