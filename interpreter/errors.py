@@ -79,33 +79,12 @@ _QUOTE_MAX: Final = 64
 
 
 class ProgramError(LabError):
-    """A typed, reported failure of a register-tree program: never a crash."""
+    """A typed, reported failure of a register-tree program: never a crash.
 
-    code: str
-    """Stable machine-readable code, one of ``ERROR_CODES``."""
-    message: str
-    """Human-readable explanation; not stable."""
-    path: str | None
-    """Where in the tree (``$.args[0]``) or registers (``registers.x``), if known."""
-    limit: str | None
-    """For ``limit_exceeded``/``invalid_limits``: the limit's name (``depth``, ...)."""
-    maximum: int | None
-    """For ``limit_exceeded``: the bound that was crossed."""
-    value: int | str | None
-    """The offending value: a count, a name, a type name or a decimal integer."""
-
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        path: str | None = None,
-        limit: str | None = None,
-        maximum: int | None = None,
-        value: int | str | None = None,
-    ) -> None:
-        super().__init__(code, message, limit=limit, maximum=maximum, value=value)
-        self.path = path
+    Its fields are the base's (``interpreter.lab_error``): ``code`` (one of
+    ``ERROR_CODES``), ``message``, ``path`` (``$.args[0]`` or ``registers.x``), ``limit``
+    (for ``limit_exceeded``/``invalid_limits``: the limit's name), ``maximum`` (the bound
+    crossed) and ``value`` (a count, a name, a type name or a decimal integer)."""
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

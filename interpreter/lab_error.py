@@ -20,6 +20,9 @@ class LabError(Exception):
     """Stable machine-readable code (what crosses boundaries and lands in traces)."""
     message: str
     """Human-readable explanation; not stable."""
+    path: str | None
+    """Where the problem is, when it has a place: a tree path (``$.args[0]``), a register
+    (``registers.x``), a file name."""
     limit: str | None
     """For a budget or limit failure: the budget's name (``depth``, ``route_calls``, ...)."""
     maximum: int | None
@@ -32,6 +35,7 @@ class LabError(Exception):
         code: str,
         message: str,
         *,
+        path: str | None = None,
         limit: str | None = None,
         maximum: int | None = None,
         value: int | str | None = None,
@@ -39,14 +43,18 @@ class LabError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.path = path
         self.limit = limit
         self.maximum = maximum
         self.value = value
 
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
     def to_json(self) -> dict[str, object]:
-        """``code`` and ``message``, plus ``limit``/``maximum``/``value`` when set."""
+        """``code`` and ``message``, plus ``path``/``limit``/``maximum``/``value`` when set."""
         out: dict[str, object] = {"code": self.code, "message": self.message}
-        for key in ("limit", "maximum", "value"):
+        for key in ("path", "limit", "maximum", "value"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out

@@ -7,13 +7,13 @@ budget or limit failure the same ``limit`` / ``maximum`` / ``value`` fields.
 Hierarchy::
 
     Exception
-    └── LabError(code, message, limit=None, maximum=None, value=None)
-        ├── ProgramError (+ path)       interpreter: parse, limits, execution
+    └── LabError(code, message, path=None, limit=None, maximum=None, value=None)
+        ├── ProgramError                interpreter: parse, limits, execution
         ├── ParamsError                 task parameters refused (bad_params)
-        ├── InputError (+ path)         a file or document refused: too big, too deep,
+        ├── InputError                  a file or document refused: too big, too deep,
         │                               not JSON, NaN/Infinity, over a count (exit 1)
         ├── UsageError                  bad command-line usage (exit 2)
-        ├── RecordError (+ path)        JSON that does not fit a record type (a ValueError)
+        ├── RecordError                 JSON that does not fit a record type (a ValueError)
         ├── BridgeError                 the page bridge: bad_request, unknown_type, bad_params
         ├── SessionError                the page's experiment session
         ├── ProtocolError               measure -> freeze -> held-out refused a step
@@ -70,22 +70,6 @@ class ParamsError(LabError, ValueError):
 class InputError(LabError):
     """A file or document refused before (or while) reading it; ``path`` names the file."""
 
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        path: str | None = None,
-        limit: str | None = None,
-        maximum: int | None = None,
-        value: int | str | None = None,
-    ) -> None:
-        super().__init__(code, message, limit=limit, maximum=maximum, value=value)
-        self.path = path
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
-
 
 class UsageError(LabError):
     """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
@@ -97,12 +81,11 @@ class UsageError(LabError):
 class RecordError(LabError, ValueError):
     """A JSON value does not fit the record type expected at `path`."""
 
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__("bad_record", message)
-        self.path = path
+    path: str
+    """Where in the JSON value (`$.trials[0].budget`)."""
 
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__("bad_record", message, path=path)
 
 
 class BridgeError(LabError):
@@ -143,9 +126,6 @@ class SiteMissingError(LabError, FileNotFoundError):
 
     def __init__(self, message: str) -> None:
         super().__init__("no_site", message)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class SweepError(LabError):
