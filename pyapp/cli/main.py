@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import interpreter
 from pyapp.errors import InputError, LabError, UsageError
@@ -37,6 +37,9 @@ from pyapp.records.documents import (
     read_text,
 )
 from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, SEED_LIMIT, TaskParams, generate
+
+if TYPE_CHECKING:
+    from pyapp.records.trace import Trace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
@@ -492,14 +495,15 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def valid_trace(document: Any, path: str) -> Any:
+def valid_trace(document: Any, path: str) -> Trace:
     """The `Trace` record of a trace document, or an InputError naming the file."""
     from pyapp.errors import RecordError
     from pyapp.records.base import from_json
     from pyapp.records.trace import Trace
 
     try:
-        return from_json(Trace, document)
+        trace: Trace = from_json(Trace, document)
+        return trace
     except RecordError as error:
         raise InputError("bad_trace", f"not a valid trace: {error}", path=path) from None
 
