@@ -155,7 +155,7 @@ def test_parse_integer_reads_long_zero_padding(text, value) -> None:
     assert parse_integer(text) == (value, None)
 
 
-@settings(max_examples=300, deadline=1000)
+@settings(max_examples=300, deadline=5000)
 @given(st.text() | st.from_regex(r"\s*[+-]?[0-9]{0,6000}\s*", fullmatch=True))
 def test_parse_integer_never_raises(text) -> None:
     value, failure = parse_integer(text)

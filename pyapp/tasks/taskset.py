@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, Protocol
+from typing import Final, Literal, NoReturn, Protocol
 
 import interpreter
 from interpreter import Node, Op, Ref
@@ -104,17 +104,16 @@ MAX_RECURRENCE_STEPS: Final = 6
 _SAFE: Final = interpreter.SAFE_INTEGER_MAX
 
 
-def _refuse(name: str, message: str, maximum: int | None = None, value: object = None) -> None:
-    shown: int | str | None = value if isinstance(value, int) and abs(value) < 2**63 else None
-    if isinstance(value, int) and shown is None:
-        shown = _short(value)
+def _refuse(
+    name: str, message: str, maximum: int | None = None, value: int | None = None
+) -> NoReturn:
+    shown = value if value is None or abs(value) < 2**63 else _short(value)
     raise ParamsError(f"{name} {message}", limit=name, maximum=maximum, value=shown)
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         _refuse(name, f"must be an integer, not {type(value).__name__}")
-    assert isinstance(value, int)
     if not low <= value <= high:
         _refuse(name, f"must be between {low} and {high}, got {_short(value)}", high, value)
     return value
@@ -155,7 +154,7 @@ def check_params(p: TaskParams) -> None:
         _check_int(name, getattr(p, name), 0, MAX_COUNT)
     steps = p.recurrence_steps
     if not isinstance(steps, tuple):
-        _refuse("recurrence_steps", "must be a list of integers")
+        _refuse("recurrence_steps", "must be a tuple (a JSON array) of integers")
     if len(steps) > MAX_COUNT:
         _refuse("recurrence_steps", f"has more than {MAX_COUNT} entries", MAX_COUNT, len(steps))
     for step in steps:
