@@ -115,9 +115,12 @@ def test_accepted_parameters_always_generate(
     assert all(abs(task.answer) <= SAFE for task in generate(params))
 
 
-def test_splitmix_draws_the_widest_allowed_range() -> None:
+def test_splitmix_draws_the_widest_allowed_range_and_refuses_wider() -> None:
     rng = SplitMix64(0)
     assert all(0 <= rng.integer(0, SAFE) <= SAFE for _ in range(100))
+    assert 0 <= rng.integer(0, 2**64 - 1) < 2**64
+    with pytest.raises(ValueError, match="wider than 2"):
+        rng.integer(0, 2**64)  # once an endless loop
 
 
 def test_cli_refuses_a_range_wider_than_the_generator_at_once(capsys) -> None:
