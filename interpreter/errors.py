@@ -9,14 +9,19 @@ traces, so codes are stable; messages are for people and may change.
 Hierarchy (the project's whole tree is drawn in ``pyapp.errors``)::
 
     Exception
-    └── LabError(code, message, limit, maximum, value)   interpreter.lab_error
-        └── ProgramError(... + path)
+    └── LabError(code, message, path, limit, maximum, value)   interpreter.lab_error
+        └── ProgramError
 
 Fields: ``path`` is a JSONPath-like location in the tree (``$``, ``$.args[0]``,
 ``$.args[1].args[0]``) or ``registers.NAME``; ``limit`` names the ``Limits`` field
 without its ``max_`` prefix; ``maximum`` is that field's value; ``value`` is the
 offending value (long strings are truncated; integers outside the safe domain are
 decimal strings, because a JSON reader in JavaScript would round them).
+
+Where they are made: each failure is raised in one place; a value of the wrong type
+(not text, a non-string ``op``/``ref``, a non-object node, non-int registers or
+limits) goes through the one helper :func:`mistyped`, and every crossed limit
+through ``Limits.exceeded``, so the same failure always has the same fields.
 
 Codes (the single list; ``ERROR_CODES`` holds the same names)::
 
@@ -99,6 +104,15 @@ class ProgramError(LabError):
             "maximum": self.maximum,
             "value": self.value,
         }
+
+
+def mistyped(
+    code: str, what: str, obj: object, *, path: str | None = None, limit: str | None = None
+) -> ProgramError:
+    """The error for a value of the wrong type: ``"<what>, not <type>"``, whose ``value``
+    is the type's name (never the value itself, which may be huge or hostile)."""
+    kind = type(obj).__name__
+    return ProgramError(code, f"{what}, not {kind}", path=path, limit=limit, value=kind)
 
 
 def quote(text: str) -> str:

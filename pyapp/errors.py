@@ -1,27 +1,30 @@
 """Every typed error of Composition Lab, drawn as one tree.
 
 One base, :class:`LabError` (``interpreter.lab_error``, so that the interpreter, which
-imports nothing from ``pyapp``, shares it): a stable ``code``, a ``message``, and for any
-budget or limit failure the same ``limit`` / ``maximum`` / ``value`` fields.
+imports nothing from ``pyapp``, shares it): a stable ``code``, a ``message``, an optional
+``path`` (where), and for any budget or limit failure the same ``limit`` / ``maximum`` /
+``value`` fields. The classes shared across rooms are defined here; a room's own boundary
+error lives in the room (marked with its module) and derives from the same base.
 
 Hierarchy::
 
     Exception
     └── LabError(code, message, path=None, limit=None, maximum=None, value=None)
-        ├── ProgramError                interpreter: parse, limits, execution
+        ├── ProgramError                interpreter.errors: parse, limits, execution
         ├── ParamsError                 task parameters refused (bad_params)
         ├── InputError                  a file or document refused: too big, too deep,
         │                               not JSON, NaN/Infinity, over a count (exit 1)
         ├── UsageError                  bad command-line usage (exit 2)
         ├── RecordError                 JSON that does not fit a record type (a ValueError)
-        ├── BridgeError                 the page bridge: bad_request, unknown_type, bad_params
-        ├── SessionError                the page's experiment session
         ├── ProtocolError               measure -> freeze -> held-out refused a step
         ├── ReplyError                  a model-worker reply off the protocol (bad_reply)
         ├── Cancelled                   the user's Cancel, inside the controller
         ├── OracleDisagreement          generation: program and oracle differ (a bug guard)
         ├── SiteMissingError            `serve`: no built site (a FileNotFoundError)
-        └── SweepError                  `sweep` failed (exit 1)
+        ├── RequestError                pyapp.browser.messages: a page request refused
+        │                               (bad_request, unknown_type, bad_params, no_sweep, ...)
+        ├── FilesError                  pyapp.sweep.files: a file in --out is not a sweep's
+        └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)
             ├── SetupError              nothing ran (exit 2)
             └── Interrupted             Ctrl-C / SIGTERM (130) or --timeout (1)
 
@@ -34,10 +37,8 @@ from interpreter.errors import ProgramError
 from interpreter.lab_error import LabError
 
 __all__ = [
-    "BridgeError",
     "Cancelled",
     "InputError",
-    "Interrupted",
     "LabError",
     "OracleDisagreement",
     "ParamsError",
@@ -45,10 +46,7 @@ __all__ = [
     "ProtocolError",
     "RecordError",
     "ReplyError",
-    "SessionError",
-    "SetupError",
     "SiteMissingError",
-    "SweepError",
     "UsageError",
 ]
 
@@ -88,14 +86,6 @@ class RecordError(LabError, ValueError):
         super().__init__("bad_record", message, path=path)
 
 
-class BridgeError(LabError):
-    """A request the page bridge refuses (``bad_request``, ``unknown_type``, ``bad_params``)."""
-
-
-class SessionError(LabError):
-    """A request the page's experiment session refuses (``no_sweep``, ``not_loaded``, ...)."""
-
-
 class ProtocolError(LabError):
     """A step the protocol refuses (held-out before freeze, a second observation, ...)."""
 
@@ -126,23 +116,3 @@ class SiteMissingError(LabError, FileNotFoundError):
 
     def __init__(self, message: str) -> None:
         super().__init__("no_site", message)
-
-
-class SweepError(LabError):
-    """The sweep failed; `code` is stable and machine-readable, `status` the exit status."""
-
-    status = 1
-
-
-class SetupError(SweepError):
-    """Nothing ran: bad options, no consent, something missing (exit status 2)."""
-
-    status = 2
-
-
-class Interrupted(SweepError):
-    """Stopped by Ctrl-C / SIGTERM (exit 130) or --timeout (exit 1); files consistent."""
-
-    def __init__(self, code: str, message: str, status: int) -> None:
-        super().__init__(code, message)
-        self.status = status

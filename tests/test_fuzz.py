@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from test_predict import known_model
 
 import interpreter
-from pyapp.bridge import HANDLERS, handle
+from pyapp.browser.bridge import HANDLERS, handle
+from pyapp.browser.messages import FAILURE_CODES
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
 from pyapp.conditions.model import ScriptedAdapter
@@ -228,7 +229,7 @@ def test_tasks_with_random_parameters(key, value) -> None:
     assert status in (0, 2)
 
 
-BRIDGE_CODES = {"bad_request", "unknown_type", "bad_params"}
+BRIDGE_CODES = set(FAILURE_CODES) - {"internal_error"}
 
 
 @FUZZ

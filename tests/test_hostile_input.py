@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import interpreter
-from pyapp.bridge import handle
+from pyapp.browser.bridge import handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
-from pyapp.errors import SiteMissingError
+from pyapp.errors import SiteMissingError as SiteMissingError  # re-exported for the sweep
 
 ISOLATION_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pyapp.errors import RecordError
+from pyapp.errors import RecordError as RecordError  # re-exported: records raise it
 
 JSON = Any
 """A plain JSON value (dict / list / str / int / float / bool / None)."""
