@@ -14,6 +14,7 @@ import pytest
 from asyncrun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from promptread import chain_operands
 
 import interpreter
 from pyapp.browser.bridge import handle
@@ -168,7 +169,7 @@ def test_parse_integer_never_raises(text) -> None:
 
 
 def hostile_model(prompt: str, caps) -> ScriptedReply:
-    if prompt.startswith("Compute"):
+    if chain_operands(prompt) is not None:
         return ScriptedReply("-" + "0" * 5000 + "1", input_tokens=10, output_tokens=1)
     return ScriptedReply("0" * 4300 + "7", input_tokens=10, output_tokens=1)
 

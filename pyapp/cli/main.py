@@ -138,9 +138,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from pyapp.records.reproduce import reproduce
 
     document = read_trace_document(args.trace)
-    trace = valid_trace(document, args.trace)
+    valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
-    mismatches = reproduce(trace)
+    mismatches = reproduce(document)
     if predictions is not None:
         from pyapp.records.reproduce import reproduce_predictions
 
@@ -190,6 +190,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         frozen = result.frozen
         mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"
         print(f"\n{frozen.profile.condition}: profile {frozen.sha256[:16]}… ({mark})")
+        print(f"  model revision: {result.revision_note}")
+        if result.interrupted is not None and result.interrupted.total:
+            cut = result.interrupted
+            print(
+                f"  held-out attempts interrupted and attempted again: {cut.total} "
+                f"(cancelled {cut.cancelled}, infrastructure {cut.infrastructure}, "
+                f"page closed {cut.page_closed}; cut-off output shown {cut.output_shown})"
+            )
         for op in frozen.profile.ops:
             print(
                 f"  {op.op}: {op.successes}/{op.trials} rate {_fmt(op.rate)} "
@@ -218,8 +226,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from pyapp.errors import RecordError
     from pyapp.predict import compare
-    from pyapp.predict.predictor import PredictionsDocument
-    from pyapp.records.base import from_json
+    from pyapp.predict.predictor import read_predictions
 
     outputs = [
         check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
@@ -229,7 +236,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     docs = []
     for path in args.predictions:
         try:
-            docs.append(from_json(PredictionsDocument, read_document(path)))
+            docs.append(read_predictions(read_document(path)))
         except RecordError as error:
             raise InputError(
                 "bad_predictions", f"not a predictions document: {error}", path=path
@@ -444,7 +451,14 @@ def parser() -> argparse.ArgumentParser:
         "--page-param",
         action="append",
         metavar="KEY=VALUE",
-        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30)",
+        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30,"
+        " fault=worker_crash@3)",
+    )
+    p.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
+        " the --out folder)",
     )
     p.set_defaults(func=cmd_sweep)
 
@@ -483,12 +497,10 @@ def main(argv: list[str] | None = None) -> int:
 def valid_trace(document: Any, path: str) -> Trace:
     """The `Trace` record of a trace document, or an InputError naming the file."""
     from pyapp.errors import RecordError
-    from pyapp.records.base import from_json
-    from pyapp.records.trace import Trace
+    from pyapp.records.trace import read_trace
 
     try:
-        trace: Trace = from_json(Trace, document)
-        return trace
+        return read_trace(document)
     except RecordError as error:
         raise InputError("bad_trace", f"not a valid trace: {error}", path=path) from None
 
