@@ -270,11 +270,13 @@ def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.browser.messages import messages_schema
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
+    from pyapp.sweep.runfile import run_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
         "messages.schema.json": messages_schema(),
+        "sweep-run.schema.json": run_schema(),
     }
 
 
