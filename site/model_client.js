@@ -109,6 +109,7 @@ export class ModelClient {
         host: this.spec.host ?? null,
         local_path: this.spec.local_path ?? null,
         fixture_config_sha256: this.spec.fixture_config_sha256 ?? null,
+        chat_template_options: this.spec.chat_template_options ?? {},
       },
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,

@@ -63,6 +63,7 @@ let model = null;
 let loaded = null; // the load result, once ready
 let loading = false;
 let running = null; // {id, interrupt: {reason}|null}
+let templateOptions = {}; // the entry's chat-template options (e.g. {enable_thinking: false})
 const utf8 = new TextEncoder();
 
 // ---- yielding between generation steps ---------------------------------------------------
@@ -146,6 +147,13 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
+// Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
+async function isFixtureConfig(response, digests) {
+  if (!digests.length) return false;
+  const digest = await crypto.subtle.digest("SHA-256", await response.arrayBuffer());
+  return digests.includes([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+}
+
 // ---- load --------------------------------------------------------------------------------
 
 async function load(request) {
@@ -200,8 +208,10 @@ async function load(request) {
   let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
   // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
   // host served it: it is labelled a fixture, never model evidence.
+  // The test fixtures: the tiny fixture and the catalogue stand-ins (site/models.json).
   let isTestFixture = false;
-  const fixtureConfig = typeof spec.fixture_config_sha256 === "string" ? spec.fixture_config_sha256 : null;
+  let configFetched = false;
+  const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
     firstFetch ??= performance.now();
@@ -213,10 +223,9 @@ async function load(request) {
       else {
         files.set(name, size);
         servedCommit ??= response.headers.get("x-repo-commit");
-        if (fixtureConfig && /(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
-          const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
-          const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-          if (hex === fixtureConfig) isTestFixture = true;
+        if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
+          configFetched = true;
+          if (await isFixtureConfig(response.clone(), fixtureConfigs)) isTestFixture = true;
         }
       }
     }
@@ -235,6 +244,7 @@ async function load(request) {
     });
   };
 
+  templateOptions = spec.chat_template_options && typeof spec.chat_template_options === "object" ? spec.chat_template_options : {};
   const options = { revision: spec.revision, progress_callback: progress };
   try {
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
@@ -250,10 +260,17 @@ async function load(request) {
     throw new LoadError(code, message);
   }
   const downloadMs = firstFetch !== null && lastDone !== null ? lastDone - firstFetch : null;
+  if (spec.source === "hub" && !configFetched) {
+    // config.json came from the browser's cache (no fetch to look at): check the cached copy.
+    const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
+    const cached = await caches.open("transformers-cache").then((cache) => cache.match(url)).catch(() => undefined);
+    if (cached && (await isFixtureConfig(cached, fixtureConfigs))) isTestFixture = true;
+  }
 
   // Warm-up: one token, so the first measured generation does not pay for lazy init.
   const warmStart = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
+    ...templateOptions,
     add_generation_prompt: true,
     return_dict: true,
   });
@@ -271,6 +288,7 @@ async function load(request) {
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
     revision_served: servedCommit,
+    chat_template_options: templateOptions,
     is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,
@@ -314,7 +332,11 @@ async function generate(request, job) {
     : [{ role: "user", content: String(request.prompt ?? "") }];
 
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
-  const inputs = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, return_dict: true });
+  const inputs = tokenizer.apply_chat_template(messages, {
+    ...templateOptions,
+    add_generation_prompt: true,
+    return_dict: true,
+  });
   const inputTokens = inputs.input_ids.dims.at(-1);
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(

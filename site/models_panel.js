@@ -17,6 +17,13 @@ const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
 const FIXTURE_LABEL = "test fixture — not model evidence";
 
+// "the model's own, no options" or "enable_thinking: false" (part of the measurement condition).
+export function templateOptionsText(options) {
+  const entries = Object.entries(options ?? {});
+  if (!entries.length) return "the model's own template, no options";
+  return `the model's own template with ${entries.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`;
+}
+
 export function setupModels({ request }) {
   const panel = $("#models");
   const status = $("#model-status");
@@ -55,6 +62,12 @@ export function setupModels({ request }) {
     }
   }
 
+  // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
+  // whose config.json is one of them is labelled a fixture wherever it was served from.
+  function fixtureConfigs() {
+    return [catalogue.fixture_config_sha256, ...Object.values(catalogue.standin_config_sha256 ?? {})].filter(Boolean);
+  }
+
   // The spec the client loads: from the catalogue entry, or the free-text id.
   function currentSpec() {
     const chosen = entry();
@@ -75,7 +88,9 @@ export function setupModels({ request }) {
         download_mb: chosen.download_mb?.[dtype] ?? null,
         licence: chosen.licence ?? "unknown",
         revision_note: chosen.revision_note ?? null,
-        fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+        fixture_config_sha256: fixtureConfigs(),
+        chat_template_options: chosen.chat_template_options ?? {},
+        architecture: chosen.architecture ?? null,
       };
     }
     const revision = $("#model-revision").value.trim() || "main";
@@ -92,7 +107,9 @@ export function setupModels({ request }) {
       download_mb: null,
       licence: "see the model card",
       revision_note: null,
-      fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+      fixture_config_sha256: fixtureConfigs(),
+      chat_template_options: {},
+      architecture: null,
     };
   }
 
@@ -148,7 +165,8 @@ export function setupModels({ request }) {
   // ---- consent and loading -------------------------------------------------------------
 
   function consentKey(spec, chosenBackend) {
-    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend].join("|");
+    const options = JSON.stringify(spec.chat_template_options ?? {});
+    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend, options].join("|");
   }
 
   function detailRows(target, rows) {
@@ -195,6 +213,7 @@ export function setupModels({ request }) {
       ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
       ["From", source],
       ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
+      ["Chat template", templateOptionsText(spec.chat_template_options)],
       ["Licence", spec.licence],
     ]);
     const warning = $("#consent-warning");
@@ -270,7 +289,9 @@ export function setupModels({ request }) {
   function showLoad(record, result) {
     $("#model-diagnostics").disabled = false;
     const spec = client.spec ?? {};
-    const fixture = spec.source === "bundled-fixture" ? ` (${FIXTURE_LABEL})` : "";
+    // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
+    const isFixture = spec.source === "bundled-fixture" || (record.ok && client.provenance().evidence === "fixture");
+    const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
     if (!record.ok) {
       setPanel("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
       $("#try-generate").disabled = true;
@@ -284,9 +305,10 @@ export function setupModels({ request }) {
     $("#try-generate").disabled = generating;
     const adapter = result.adapter;
     detailRows($("#model-provenance"), [
-      ["Model", `${spec.model_id}${fixture}`, spec.source === "bundled-fixture" ? "fixture-label" : ""],
+      ["Model", `${spec.model_id}${fixture}`, isFixture ? "fixture-label" : ""],
       ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
       ["dtype", result.dtype],
+      ["Chat template", templateOptionsText(result.chat_template_options)],
       ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
       [
         "Adapter",
