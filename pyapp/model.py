@@ -139,6 +139,10 @@ class ModelProvenance:
     null when bundled, served from the browser cache, or not reported."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
+    chat_template_options: dict[str, bool | int | str]
+    """Options passed to the model's own chat template with every prompt, from the catalogue
+    entry (e.g. Qwen3's `enable_thinking: false`); `{}` when none. Part of the measurement
+    condition: a frozen profile's identity includes them."""
     source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
     """Where the files came from."""
     evidence: Literal["fixture", "model"]
@@ -191,6 +195,7 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         model_id=f"fixture/{name}",
         revision="none",
         revision_served=None,
+        chat_template_options={},
         dtype="none",
         source="scripted",
         evidence="fixture",

@@ -142,6 +142,8 @@ class FrozenProfile:
     """Model revision of the session."""
     model_dtype: str
     """Weights' dtype."""
+    model_chat_template_options: dict[str, bool | int | str]
+    """The chat-template options every prompt was rendered with (e.g. `enable_thinking`)."""
     backend: str | None
     """Backend actually used."""
     seed: int
@@ -371,6 +373,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         "model_id": trace.model.model_id,
         "model_revision": trace.model.revision,
         "model_dtype": trace.model.dtype,
+        "model_chat_template_options": trace.model.chat_template_options,
         "backend": trace.model.backend_actual,
         "seed": trace.run.seed,
         "generator_version": trace.run.generator_version,

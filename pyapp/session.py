@@ -157,6 +157,12 @@ class Session:
                 "model_changed",
                 f"this sweep belongs to {sweep.model.model_id}; load it again to continue",
             )
+        if adapter.provenance.chat_template_options != sweep.model.chat_template_options:
+            raise SessionError(
+                "model_changed",
+                "this sweep was measured with chat-template options "
+                f"{sweep.model.chat_template_options}; load the model with them to continue",
+            )
         sweep.model = adapter.provenance  # reloads add load records
         phase = request.get("phase")
         phases: list[Phase]

@@ -260,6 +260,7 @@ export class ModelClient {
       revision: spec.revision ?? "none",
       revision_served: result?.revision_served ?? null,
       dtype: spec.dtype ?? "none",
+      chat_template_options: result?.chat_template_options ?? spec.chat_template_options ?? {},
       source: spec.source ?? "bundled-fixture",
       // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
       evidence: spec.source === "bundled-fixture" || result?.is_test_fixture === true ? "fixture" : "model",

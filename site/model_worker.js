@@ -13,10 +13,14 @@
 //
 //   T = "load"       fields: model {model_id, revision, dtype, source ("bundled-fixture" |
 //                              "hub" | "local-folder"), host (hub URL, source "hub" only),
-//                              local_path (URL path of the models folder, bundled only)},
+//                              local_path (URL path of the models folder, bundled only),
+//                              chat_template_options (object passed to the chat template,
+//                              e.g. {enable_thinking: false}; default {}),
+//                              fixture_config_sha256 (str | [str]: config.json digests of the
+//                              test fixtures; a match labels the model a fixture)},
 //                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
 //                            threads (optional int)
-//                    result: {backend_actual, dtype, transformers_js_version,
+//                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
 //                             onnxruntime_version, threads, cross_origin_isolated, user_agent,
 //                             adapter: {vendor, architecture, description,
 //                                       is_fallback_adapter, shader_f16} | null,

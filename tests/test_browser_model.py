@@ -54,6 +54,7 @@ PROVENANCE: dict[str, Any] = {
     "model_id": "fixture/tiny-chat",
     "revision": "bundled",
     "revision_served": None,
+    "chat_template_options": {},
     "dtype": "fp32",
     "source": "bundled-fixture",
     "evidence": "fixture",

@@ -258,11 +258,21 @@ def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     assert trace["model"]["chat_template_options"] == {"enable_thinking": False}
     conditions = {trial["condition"] for trial in trace["trials"]}
     assert {"model-only", "controlled-chain"} <= conditions
+    chain_calls = 0
     for trial in trace["trials"]:
-        for call in trial.get("calls") or []:
-            completion = call["completion"]
-            assert completion["finish_reason"] in ("eos", "length", "bytes")
-            assert completion["output_tokens"] <= CHAIN_CAP
+        assert trial["evidence"] == "fixture" and "not model evidence" in trial["evidence_note"]
+        if trial["condition"] == "model-only":
+            completion = trial["completion"]
+            assert completion["finish_reason"] in ("eos", "length")
+            assert 0 < completion["output_tokens"] <= TASK_CAP
+            assert trial["input_tokens"] == completion["input_tokens"] > 0
+        elif trial["chain"] is not None:
+            for call in trial["chain"]["calls"]:
+                chain_calls += 1
+                completion = call["completion"]
+                assert completion["finish_reason"] in ("eos", "length")
+                assert 0 < completion["output_tokens"] <= CHAIN_CAP
+    assert chain_calls > 0
 
 
 def gpu_page(browser_type: BrowserType, url: str) -> tuple[Any, Page, RequestLog]:
