@@ -131,7 +131,7 @@ def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from pyapp.serve import serve_in_thread
+    from pyapp.cli.serve import serve_in_thread
     from pyapp.sweep_cli import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():

@@ -44,7 +44,7 @@ def quantile(values: list[float], q: float) -> float:
 def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
-    from pyapp.serve import serve_in_thread
+    from pyapp.cli.serve import serve_in_thread
     from pyapp.sweep_cli import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():

@@ -22,8 +22,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import interpreter  # noqa: E402
 from interpreter import Op, Ref  # noqa: E402
-from pyapp.supplied import run_trial  # noqa: E402
-from pyapp.tasks import TaskParams, generate  # noqa: E402
+from pyapp.conditions.interpret import run_trial  # noqa: E402
+from pyapp.tasks.taskset import TaskParams, generate  # noqa: E402
 
 
 def full_tree(depth: int, names: list[str]) -> interpreter.Node:

@@ -1,5 +1,5 @@
 import sys
 
-from pyapp.cli import main
+from pyapp.cli.main import main
 
 sys.exit(main())

@@ -26,10 +26,10 @@ from collections.abc import Callable
 from typing import Any
 
 from pyapp import __version__
-from pyapp.records import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import BrowserInfo
 from pyapp.session import SESSION_TYPES, Context, Session, SessionError
-from pyapp.tasks import GENERATOR_VERSION, TaskParams, generate
-from pyapp.trace import BrowserInfo
+from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
 
 
 class BridgeError(Exception):
@@ -69,7 +69,7 @@ def _tasks(request: dict[str, Any]) -> JSON:
 
 
 def _run_supplied(request: dict[str, Any]) -> JSON:
-    from pyapp.supplied import run_supplied
+    from pyapp.conditions.interpret import run_supplied
 
     browser = None
     if request.get("environment") is not None:
@@ -81,7 +81,7 @@ def _run_supplied(request: dict[str, Any]) -> JSON:
 
 
 def _sympy_check(request: dict[str, Any]) -> JSON:
-    from pyapp.sympy_oracle import check
+    from pyapp.tasks.sympy_oracle import check
 
     return check(generate(task_params(request)))
 

@@ -14,7 +14,7 @@ The messages are the model-worker protocol written down in site/model_worker.js 
 docs/models.md: ``{"type": T, "id": N, ...}`` in, ``{"type": T, "id": N, "ok": bool,
 "result" | "error": ...}`` out. Everything here except the transport is pure and runs
 under CPython (tests/test_browser_model.py): requests are built and replies validated
-with `pyapp.records.from_json`, so a malformed reply from JavaScript becomes a typed
+with `pyapp.records.base.from_json`, so a malformed reply from JavaScript becomes a typed
 failure, never a half-filled Completion.
 
 Failure codes carried in `Completion.failure` (finish null = no generation ran):
@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyapp.model import (
+from pyapp.conditions.model import (
     WHOLE_TASK_CAPS,
     Caps,
     Completion,
@@ -47,7 +47,7 @@ from pyapp.model import (
     ModelFailure,
     ModelProvenance,
 )
-from pyapp.records import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, RecordError, from_json, to_json
 
 Transport = Callable[[str], "str | Awaitable[str]"]
 """Sends one request JSON to the main thread; returns (or resolves to) the reply JSON."""
@@ -190,7 +190,7 @@ def parse_provenance(data: JSON) -> ModelProvenance:
 
 
 class BrowserModelAdapter:
-    """A `pyapp.model.ModelAdapter` whose model runs in the browser's model worker."""
+    """A `pyapp.conditions.model.ModelAdapter` whose model runs in the browser's model worker."""
 
     def __init__(
         self, transport: Transport, clock: Callable[[], float] = time.perf_counter

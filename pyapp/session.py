@@ -32,13 +32,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pyapp.conditions import MODEL_CONDITIONS, CancelToken
-from pyapp.model import WHOLE_TASK_CAPS, ModelAdapter
-from pyapp.predict import predict, score_trace
-from pyapp.protocol import Phase, ProtocolError, Sweep, freeze, plan, record_interruption, run_phase
-from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.tasks import Task
-from pyapp.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial
+from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.phases import (
+    Phase,
+    ProtocolError,
+    Sweep,
+    freeze,
+    plan,
+    record_interruption,
+    run_phase,
+)
+from pyapp.predict.predictor import predict, score_trace
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial
+from pyapp.tasks.taskset import Task
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
 
@@ -243,7 +251,7 @@ class Session:
         if not profiles:
             raise SessionError("already_frozen", "every model condition is frozen already")
         tasks = [t for t in sweep.tasks]
-        from pyapp.predict import heldout_tasks
+        from pyapp.predict.predictor import heldout_tasks
 
         return {
             "frozen": [to_json(p) for p in profiles],

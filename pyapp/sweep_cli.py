@@ -10,7 +10,7 @@ Files in ``--out`` (each written atomically, via a temporary file and a rename):
 
     trace.json        the page's trace, rewritten after every finished trial
     predictions.json  the predictions document: from the freeze on, after every held-out
-                      trial (``pyapp.predict.score_trace`` of that trace, the function the
+                      trial (``pyapp.predict.predictor.score_trace`` of that trace, the function the
                       page runs); at the end, the page's own ``predictions()``
     run.json          command line, versions, model, options, start/end times, status, the
                       trial in flight, one entry per session (first run and each --resume),
@@ -52,7 +52,7 @@ from typing import Any, TextIO
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
-from pyapp.cli import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
+from pyapp.cli.main import EXPORTS, REPO_ROOT, UsageError, param_overrides, write_atomically
 
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
 RUN_SCHEMA = "sweep-run/1"
@@ -197,7 +197,7 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-    from pyapp.tasks import DEFAULT_SEED
+    from pyapp.tasks.taskset import DEFAULT_SEED
 
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
@@ -484,9 +484,9 @@ def retype(document: Any, kind: str) -> Any:
     """The document rebuilt through its record class: JavaScript has one number type, so a
     float such as 1.0 crosses the page as 1; the record's field types restore it (the
     values are unchanged). A document that does not fit is written as it came."""
-    from pyapp.predict import PredictionsDocument
-    from pyapp.records import RecordError, from_json, to_json
-    from pyapp.trace import Trace
+    from pyapp.predict.predictor import PredictionsDocument
+    from pyapp.records.base import RecordError, from_json, to_json
+    from pyapp.records.trace import Trace
 
     record_type = Trace if kind == "trace" else PredictionsDocument
     try:
@@ -549,9 +549,9 @@ class Driver:
 
     def derive_predictions(self, trace: Any) -> None:
         """predictions.json as it grows: the page's own scoring function over its trace."""
-        from pyapp.predict import score_trace
-        from pyapp.records import from_json, to_json
-        from pyapp.trace import Trace
+        from pyapp.predict.predictor import score_trace
+        from pyapp.records.base import from_json, to_json
+        from pyapp.records.trace import Trace
 
         parsed = from_json(Trace, trace)
         if parsed.freezes:
@@ -842,7 +842,7 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
 
 def check_files(out: Path) -> dict[str, Any]:
     """Validate trace.json and predictions.json against exports/ and re-derive both."""
-    from pyapp.reproduce import reproduce, reproduce_predictions
+    from pyapp.records.reproduce import reproduce, reproduce_predictions
 
     trace = json.loads((out / "trace.json").read_text("utf-8"))
     predictions = json.loads((out / "predictions.json").read_text("utf-8"))
@@ -960,7 +960,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
-    from pyapp.serve import SiteMissingError, check_site
+    from pyapp.cli.serve import SiteMissingError, check_site
 
     out = Path(args.out)
     run, resume_trace, in_flight = prepare_out(out, args.resume)
@@ -1058,7 +1058,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     status, message, code = "failed", "", 1
     try:
         with stop.installed(), sync_playwright() as playwright:
-            from pyapp.serve import serve_hub_in_thread, serve_in_thread
+            from pyapp.cli.serve import serve_hub_in_thread, serve_in_thread
 
             server, site_url = serve_in_thread(site)
             servers.append(server)

@@ -208,7 +208,9 @@ def project_metadata() -> tuple[str, str, tuple[str, ...]]:
     """(distribution name, version, top-level packages) from pyproject.toml."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     project = data["project"]
-    packages = tuple(str(name) for name in data["tool"]["setuptools"]["packages"])
+    packages = tuple(
+        str(name) for name in data["tool"]["setuptools"]["packages"] if "." not in str(name)
+    )
     return str(project["name"]), str(project["version"]), packages
 
 

@@ -32,7 +32,7 @@ import time
 from typing import Any
 
 from pyapp.bridge import handle_async as bridge_handle_async
-from pyapp.records import JSON
+from pyapp.records.base import JSON
 
 _sympy_loaded = False
 _adapter: Any = None

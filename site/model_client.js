@@ -5,7 +5,7 @@
 // worker protocol written down in site/model_worker.js. Two types are answered here, not by
 // the worker:
 //
-//   T = "provenance"  fields: -     result: a ModelProvenance (pyapp/model.py) as JSON
+//   T = "provenance"  fields: -     result: a ModelProvenance (pyapp/conditions/model.py) as JSON
 //   T = "generate"    as in the worker, plus: the client waits for a pending (re)load; a hard
 //                     deadline terminates the worker `GRACE_MS` after caps.timeout_ms; the
 //                     reply envelope gains "timing": {"worker_ms", "client_ms"}.

@@ -35,7 +35,7 @@
 //                            debug (optional test hooks: {step_delay_ms: N} awaits N ms
 //                            before every step; {stall_ms: N} blocks the worker N ms once,
 //                            i.e. a step that never yields, to exercise terminate())
-//                    result (a Completion, see pyapp/model.py): {text, finish_reason,
+//                    result (a Completion, see pyapp/conditions/model.py): {text, finish_reason,
 //                            input_tokens, output_tokens, output_token_ids, generation_ms,
 //                            time_to_first_token_ms, failure: {code, message} | null}
 //                    the reply envelope also carries "elapsed_ms": the worker's own time

@@ -20,8 +20,8 @@ from pyapp.browser_model import (
     parse_reply,
     timing_from_reply,
 )
-from pyapp.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
-from pyapp.records import RecordError, to_json
+from pyapp.conditions.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
+from pyapp.records.base import RecordError, to_json
 
 CAPS = Caps(max_input_tokens=64, max_new_tokens=8, max_output_bytes=100, timeout_ms=1000)
 

@@ -7,11 +7,11 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.model import ScriptedAdapter
-from pyapp.predict import score_trace
-from pyapp.protocol import Sweep, freeze, run_phase
-from pyapp.records import to_json
-from pyapp.tasks import TaskParams
+from pyapp.conditions.model import ScriptedAdapter
+from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.tasks.taskset import TaskParams
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,16 +20,18 @@ from pathlib import Path
 import pytest
 
 import interpreter
-from pyapp import metrics, model, prompts, tasks
-from pyapp.conditions import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
-from pyapp.trace import budget_of
+from pyapp.conditions import model, prompts
+from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
+from pyapp.predict import metrics
+from pyapp.records.trace import budget_of
+from pyapp.tasks import taskset as tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 SPEC = DOCS / "specification.md"
 PREDICTOR = DOCS / "predictor.md"
 REVIEW = DOCS / "source-review.md"
-SOURCES = [*sorted((ROOT / "pyapp").glob("*.py")), *sorted((ROOT / "interpreter").glob("*.py"))]
+SOURCES = [*sorted((ROOT / "pyapp").rglob("*.py")), *sorted((ROOT / "interpreter").rglob("*.py"))]
 SOURCES.append(ROOT / "site" / "lab_worker.py")
 JS_SOURCES = sorted((ROOT / "site").glob("*.js"))
 
@@ -149,7 +151,8 @@ FAILURE_CALL = re.compile(
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
 FINISH_REASON_CODES = {"timeout", "cancelled", "error"}
-"""Codes a failure takes from `completion.finish_reason` (pyapp.conditions.generation_failure)."""
+"""Codes a failure takes from `completion.finish_reason`
+(pyapp.conditions.run.generation_failure)."""
 
 
 JS_CODE_PATTERNS = (

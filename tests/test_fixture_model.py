@@ -3,7 +3,7 @@
 Stdlib + pyapp only: no torch, onnxruntime or tokenizers here. The fixture is rebuilt with
 `python3 scripts/build_fixture.py` (never by CI); these tests fail when its files drift from
 the sha256 recorded in FIXTURE.md, or when the prompts it memorised are no longer what
-`pyapp.prompts` renders (a prompt revision forces a rebuild).
+`pyapp.conditions.prompts` renders (a prompt revision forces a rebuild).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import interpreter
-from pyapp import prompts, tasks
+from pyapp.conditions import prompts
+from pyapp.tasks import taskset as tasks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny-chat"
 REQUIRED = (

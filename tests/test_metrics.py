@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from pyapp.metrics import (
+from pyapp.predict.metrics import (
     brier_score,
     calibration_cells,
     cost_errors,

@@ -8,14 +8,21 @@ import pytest
 from asyncrun import run
 from tracecheck import assert_valid_trace
 
-from pyapp.cli import EXPORTS
-from pyapp.conditions import CancelToken
-from pyapp.model import ScriptedAdapter, ScriptedReply
-from pyapp.predict import score_trace
-from pyapp.protocol import ProtocolError, Sweep, freeze, plan, record_interruption, run_phase
-from pyapp.records import to_json
-from pyapp.reproduce import reproduce, reproduce_predictions
-from pyapp.tasks import TaskParams
+from pyapp.cli.main import EXPORTS
+from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.conditions.run import CancelToken
+from pyapp.experiment.phases import (
+    ProtocolError,
+    Sweep,
+    freeze,
+    plan,
+    record_interruption,
+    run_phase,
+)
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.tasks.taskset import TaskParams
 
 
 def validate_predictions(document):
@@ -152,7 +159,7 @@ def test_exploratory_when_heldout_observed_before_freeze():
     sweep, model = make_sweep(("model-only",))
     run(run_phase(sweep, "measure", model))
     # someone looks at a held-out task before freezing: run one held-out trial by hand
-    from pyapp.conditions import run_trial
+    from pyapp.conditions.run import run_trial
 
     task = next(t for t in sweep.tasks if t.id == "determinant-1")
     sweep.trials.append(run(run_trial(task, "model-only", model)))

@@ -2,9 +2,9 @@ import copy
 
 import pytest
 
-from pyapp.records import to_json
-from pyapp.reproduce import reproduce
-from pyapp.supplied import run_supplied
+from pyapp.conditions.interpret import run_supplied
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp import bridge
-from pyapp.model import ScriptedAdapter, ScriptedReply
-from pyapp.reproduce import reproduce, reproduce_predictions
+from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.session import Context, Session
 
 

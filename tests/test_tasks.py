@@ -5,10 +5,10 @@ import pytest
 import sympy
 
 import interpreter
-from pyapp import oracles
-from pyapp.rng import SplitMix64
-from pyapp.sympy_oracle import check, sympy_answer
-from pyapp.tasks import GENERATOR_VERSION, OracleDisagreement, TaskParams, _finish, generate
+from pyapp.tasks import oracles
+from pyapp.tasks.rng import SplitMix64
+from pyapp.tasks.sympy_oracle import check, sympy_answer
+from pyapp.tasks.taskset import GENERATOR_VERSION, OracleDisagreement, TaskParams, _finish, generate
 
 
 def canonical(tasks):

@@ -4,11 +4,19 @@ import pytest
 from asyncrun import in_thread
 from tracecheck import assert_valid_trace
 
-from pyapp.cli import EXPORTS, schemas
-from pyapp.records import RecordError, field_docs, from_json, to_json
-from pyapp.supplied import run_supplied
-from pyapp.tasks import TaskParams
-from pyapp.trace import SCHEMA_VERSION, BrowserInfo, Trace, Trial, dumps, loads, strip_volatile
+from pyapp.cli.main import EXPORTS, schemas
+from pyapp.conditions.interpret import run_supplied
+from pyapp.records.base import RecordError, field_docs, from_json, to_json
+from pyapp.records.trace import (
+    SCHEMA_VERSION,
+    BrowserInfo,
+    Trace,
+    Trial,
+    dumps,
+    loads,
+    strip_volatile,
+)
+from pyapp.tasks.taskset import TaskParams
 
 
 @pytest.fixture(scope="module")

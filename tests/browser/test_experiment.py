@@ -21,7 +21,7 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
-from pyapp.reproduce import reproduce, reproduce_predictions
+from pyapp.records.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
 

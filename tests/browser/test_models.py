@@ -28,7 +28,7 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.browser_model import parse_provenance
-from pyapp.serve import HUB_COMMIT, serve_hub_in_thread
+from pyapp.cli.serve import HUB_COMMIT, serve_hub_in_thread
 
 pytestmark = pytest.mark.browser
 

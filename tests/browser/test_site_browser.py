@@ -76,7 +76,7 @@ def test_task_table_matches_cpython(app: Booted) -> None:
 
 
 def test_supplied_control_matches_cpython_trace(app: Booted, tmp_path: Path) -> None:
-    from pyapp.trace import strip_volatile
+    from pyapp.records.trace import strip_volatile
 
     page = app.page
     page.get_by_role("button", name="Run supplied-program control").click()

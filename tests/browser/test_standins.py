@@ -33,7 +33,7 @@ from playwright.sync_api import Browser, BrowserType, Page
 from test_models import caps, client_generate, provenance, wait_catalogue, wait_models
 
 from pyapp.browser_model import parse_provenance
-from pyapp.serve import serve_hub_in_thread
+from pyapp.cli.serve import serve_hub_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -141,34 +141,6 @@ def native_ids(standin: str, templated: str) -> list[int]:
     return ids
 
 
-def test_standin_files_are_what_standin_json_says() -> None:
-    """The committed files and the npm tokenizer files are the ones the stand-in was built
-    (and its reference ids computed) with; the catalogue recognises each as a fixture."""
-    import hashlib
-
-    for entry in ENTRIES:
-        data = meta(entry["standin"])
-        folder = STANDINS / entry["standin"]
-        for name, info in data["files"].items():
-            assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == info["sha256"]
-        for name, info in data["tokenizer_files"].items():
-            digest = hashlib.sha256((tokenizer_dir(entry["standin"]) / name).read_bytes())
-            assert digest.hexdigest() == info["sha256"], f"{entry['standin']}: {name} changed"
-        assert CATALOGUE["standin_config_sha256"][entry["standin"]] == data["config_sha256"]
-        assert (
-            data["evidence"] == "fixture" and data["architecture"] == entry["architecture"]["class"]
-        )
-        config = json.loads((folder / "config.json").read_text())
-        assert config["model_type"] == entry["architecture"]["model_type"]
-        assert config["tie_word_embeddings"] is True
-        assert config["num_key_value_heads"] < config["num_attention_heads"]  # GQA
-        assert entry["chat_template_options"] == data["template_options"]
-        for file in ("model.onnx", "model.onnx_data", "model_fp16.onnx", "model_q4.onnx"):
-            assert (folder / "onnx" / file).is_file()
-        assert (folder / "onnx" / "model_q4f16.onnx").is_file()
-        assert (folder / "onnx" / "model_quantized.onnx").is_file()
-
-
 @pytest.mark.parametrize(("key", "dtype"), loads())
 def test_catalogue_entry_loads_templates_counts_and_stops(hub: Hub, key: str, dtype: str) -> None:
     page = hub.page
@@ -239,7 +211,7 @@ def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     re-derives, says fixture, and records the chat-template options."""
     from test_experiment import SMALL, api, validate
 
-    from pyapp.reproduce import reproduce
+    from pyapp.records.reproduce import reproduce
 
     page = hub.page
     entry = next(e for e in ENTRIES if e["standin"] == "qwen3")

@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from browser_helpers import ROOT, SITE
 
-from pyapp.serve import serve_hub_in_thread
+from pyapp.cli.serve import serve_hub_in_thread
 
 pytestmark = pytest.mark.browser
 

@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import interpreter
-from pyapp.clock import elapsed_ms, now_ns
-from pyapp.records import ProgramJSON
-from pyapp.tasks import Task, TaskParams, generate
-from pyapp.trace import (
+from pyapp.conditions.clock import elapsed_ms, now_ns
+from pyapp.records.base import ProgramJSON
+from pyapp.records.trace import (
     EVIDENCE_NOTES,
     BrowserInfo,
     Condition,
@@ -26,6 +25,7 @@ from pyapp.trace import (
     budget_of,
     make_trace,
 )
+from pyapp.tasks.taskset import Task, TaskParams, generate
 
 CONDITION: Condition = "supplied-program"
 

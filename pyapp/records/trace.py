@@ -21,11 +21,11 @@ from typing import Literal
 
 import interpreter
 from pyapp import __version__
-from pyapp.clock import ClockInfo
-from pyapp.model import Caps, Completion, ModelProvenance
-from pyapp.prompts import RenderedPrompt
-from pyapp.records import JSON, ProgramJSON, from_json, json_schema, to_json
-from pyapp.tasks import Task, TaskParams
+from pyapp.conditions.clock import ClockInfo
+from pyapp.conditions.model import Caps, Completion, ModelProvenance
+from pyapp.conditions.prompts import RenderedPrompt
+from pyapp.records.base import JSON, ProgramJSON, from_json, json_schema, to_json
+from pyapp.tasks.taskset import Task, TaskParams
 
 SCHEMA_VERSION = "trace/1"
 SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
@@ -337,7 +337,7 @@ class FreezeRecord:
     """Held-out task ids the browser's ledger had seen observed for this model and
     condition in earlier sessions (these make the profile exploratory)."""
     profile_sha256: str
-    """SHA-256 of the frozen profile (see `pyapp.predict.freeze_profile`)."""
+    """SHA-256 of the frozen profile (see `pyapp.predict.predictor.freeze_profile`)."""
 
 
 @dataclass(frozen=True)
@@ -443,7 +443,7 @@ def budget_of(limits: interpreter.Limits) -> InterpreterBudget:
 def new_run_info(
     params: TaskParams, conditions: tuple[Condition, ...], templates: dict[str, str]
 ) -> RunInfo:
-    from pyapp.tasks import GENERATOR_VERSION
+    from pyapp.tasks.taskset import GENERATOR_VERSION
 
     return RunInfo(
         run_id=uuid.uuid4().hex,
@@ -483,8 +483,8 @@ def make_trace(
     clock: ClockInfo | None = None,
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now unless given)."""
-    from pyapp.clock import measure_clock
-    from pyapp.prompts import template_hashes
+    from pyapp.conditions.clock import measure_clock
+    from pyapp.conditions.prompts import template_hashes
 
     return Trace(
         schema_version="trace/1",

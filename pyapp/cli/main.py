@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import interpreter
-from pyapp.tasks import DEFAULT_SEED, TaskParams, generate
+from pyapp.tasks.taskset import DEFAULT_SEED, TaskParams, generate
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
 
 
@@ -117,8 +117,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pyapp import trace as trace_module
-    from pyapp.supplied import run_supplied
+    from pyapp.conditions.interpret import run_supplied
+    from pyapp.records import trace as trace_module
 
     if args.condition != "supplied-program":
         print(
@@ -138,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from pyapp.reproduce import reproduce
+    from pyapp.records.reproduce import reproduce
 
     try:
         document = json.loads(Path(args.trace).read_text(encoding="utf-8"))
@@ -147,7 +147,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 2
     mismatches = reproduce(document)
     if args.predictions:
-        from pyapp.reproduce import reproduce_predictions
+        from pyapp.records.reproduce import reproduce_predictions
 
         try:
             predictions = json.loads(Path(args.predictions).read_text(encoding="utf-8"))
@@ -176,9 +176,9 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from pyapp.predict import score_trace
-    from pyapp.records import RecordError, from_json, to_json
-    from pyapp.trace import Trace
+    from pyapp.predict.predictor import score_trace
+    from pyapp.records.base import RecordError, from_json, to_json
+    from pyapp.records.trace import Trace
 
     try:
         trace = from_json(Trace, json.loads(Path(args.trace).read_text(encoding="utf-8")))
@@ -230,9 +230,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pyapp import compare
-    from pyapp.predict import PredictionsDocument
-    from pyapp.records import RecordError, from_json
+    from pyapp.predict import compare
+    from pyapp.predict.predictor import PredictionsDocument
+    from pyapp.records.base import RecordError, from_json
 
     docs = []
     for path in args.predictions:
@@ -268,8 +268,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-    from pyapp.predict import predictions_schema
-    from pyapp.trace import trace_schema
+    from pyapp.predict.predictor import predictions_schema
+    from pyapp.records.trace import trace_schema
 
     return {
         "trace.schema.json": trace_schema(),
@@ -297,7 +297,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from pyapp.serve import serve
+    from pyapp.cli.serve import serve
 
     serve(Path(args.dir), args.host, args.port)
     return 0

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pyapp.metrics import (
+from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
     brier_score,
@@ -36,9 +36,9 @@ from pyapp.metrics import (
     cost_errors,
     wilson_interval,
 )
-from pyapp.records import JSON, json_schema, to_json
-from pyapp.tasks import PRIMITIVE_OPS, Task, generate
-from pyapp.trace import Condition, Evidence, FreezeRecord, Trace, Trial
+from pyapp.records.base import JSON, json_schema, to_json
+from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
+from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, generate
 
 SCHEMA_VERSION = "predictions/1"
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
@@ -341,7 +341,7 @@ def canonical_json(value: object) -> str:
 
 def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ...]:
     """Held-out tasks a profile under `condition` predicts (chains: routed ones only)."""
-    from pyapp.conditions import plan_route
+    from pyapp.conditions.run import plan_route
 
     return tuple(
         t
@@ -391,7 +391,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
 
 
 def predict(frozen: FrozenProfile, task: Task) -> Prediction:
-    from pyapp.conditions import plan_route
+    from pyapp.conditions.run import plan_route
 
     if frozen.profile.condition == "controlled-chain":
         route = plan_route(task)

@@ -21,13 +21,12 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Literal
 
-from pyapp.clock import ClockInfo
-from pyapp.conditions import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
-from pyapp.model import ModelAdapter, ModelProvenance
-from pyapp.predict import FrozenProfile, freeze_profile, heldout_tasks
-from pyapp.supplied import run_trial as run_control
-from pyapp.tasks import Task, TaskParams, generate
-from pyapp.trace import (
+from pyapp.conditions.clock import ClockInfo
+from pyapp.conditions.interpret import run_trial as run_control
+from pyapp.conditions.model import ModelAdapter, ModelProvenance
+from pyapp.conditions.run import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
+from pyapp.predict.predictor import FrozenProfile, freeze_profile, heldout_tasks
+from pyapp.records.trace import (
     BrowserInfo,
     Condition,
     FreezeRecord,
@@ -37,6 +36,7 @@ from pyapp.trace import (
     Trial,
     make_trace,
 )
+from pyapp.tasks.taskset import Task, TaskParams, generate
 
 Phase = Literal["measure", "heldout"]
 

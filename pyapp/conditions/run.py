@@ -27,12 +27,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import interpreter
-from pyapp import prompts
-from pyapp.clock import elapsed_ms, now_ns
-from pyapp.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter
-from pyapp.supplied import interpret, outcome_of
-from pyapp.tasks import Task, TaskLike
-from pyapp.trace import (
+from pyapp.conditions import prompts
+from pyapp.conditions.clock import elapsed_ms, now_ns
+from pyapp.conditions.interpret import interpret, outcome_of
+from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter
+from pyapp.records.trace import (
     EVIDENCE_NOTES,
     ChainCall,
     ChainRoute,
@@ -44,6 +43,7 @@ from pyapp.trace import (
     Trial,
     budget_of,
 )
+from pyapp.tasks.taskset import Task, TaskLike
 
 MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
 
@@ -477,7 +477,7 @@ async def run_sweep(
 ) -> tuple[list[Trial], bool]:
     """Every (condition, task) pair in order. Returns the trials and whether it was
     cancelled; a cancelled sweep keeps every trial finished before the cancel."""
-    from pyapp.supplied import run_trial as run_control
+    from pyapp.conditions.interpret import run_trial as run_control
 
     trials: list[Trial] = []
     total = len(tasks) * len(conditions)

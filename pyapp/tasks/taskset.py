@@ -4,7 +4,7 @@ A seed and a `TaskParams` value determine the task set completely. Each task car
 whole mathematical state as named integer registers, its reference program (a register
 tree), and its exact answer. The answer is computed twice by different routes — the
 reference program in the binary64 interpreter, and an independent exact-integer oracle
-(`pyapp.oracles`) — and generation fails loudly if they disagree.
+(`pyapp.tasks.oracles`) — and generation fails loudly if they disagree.
 
 Register names, so anyone can check a task by hand:
 
@@ -27,8 +27,8 @@ from typing import Literal, Protocol
 
 import interpreter
 from interpreter import Node, Op, Ref
-from pyapp import oracles
-from pyapp.rng import SplitMix64
+from pyapp.tasks import oracles
+from pyapp.tasks.rng import SplitMix64
 
 GENERATOR_VERSION = "tasks/1"
 DEFAULT_SEED = 1729

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pyapp.tasks import Task
+from pyapp.tasks.taskset import Task
 
 
 def sympy_answer(task: Task, sympy: Any) -> int:

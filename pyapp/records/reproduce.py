@@ -12,8 +12,10 @@ import json
 from dataclasses import dataclass
 
 import interpreter
-from pyapp import prompts
-from pyapp.conditions import (
+from pyapp.conditions import prompts
+from pyapp.conditions.interpret import interpret, outcome_of
+from pyapp.conditions.prompts import RenderedPrompt
+from pyapp.conditions.run import (
     MODEL_CONDITIONS,
     exact_op,
     failure,
@@ -23,11 +25,9 @@ from pyapp.conditions import (
     resolve_operand,
     verify_route,
 )
-from pyapp.prompts import RenderedPrompt
-from pyapp.records import JSON, RecordError, from_json, to_json
-from pyapp.supplied import interpret, outcome_of
-from pyapp.tasks import GENERATOR_VERSION, generate
-from pyapp.trace import EVIDENCE_NOTES, Failure, TaskRecord, Trace, Trial, summarise
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import EVIDENCE_NOTES, Failure, TaskRecord, Trace, Trial, summarise
+from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 
@@ -330,7 +330,7 @@ def reproduce(document: JSON) -> list[Mismatch]:
             found.append(Mismatch(f"$.freezes[{i}].after_trials", "outside the trial list"))
             return found
     if trace.freezes:
-        from pyapp.predict import score_trace
+        from pyapp.predict.predictor import score_trace
 
         try:
             score_trace(trace)
@@ -367,7 +367,7 @@ def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) 
 
 def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> list[Mismatch]:
     """Every number of a predictions document that the trace does not re-derive."""
-    from pyapp.predict import score_trace
+    from pyapp.predict.predictor import score_trace
 
     try:
         trace: Trace = from_json(Trace, trace_document)

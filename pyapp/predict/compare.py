@@ -12,7 +12,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyapp.predict import PredictionsDocument
+from pyapp.predict.predictor import PredictionsDocument
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "

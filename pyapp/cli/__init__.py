@@ -1,0 +1,2 @@
+"""The command line (``python -m pyapp``): its commands (``main``) and the static server
+(``serve``)."""

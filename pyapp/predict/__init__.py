@@ -1,0 +1,2 @@
+"""Profiles, predictions and scoring: the product predictor and its scores (``predictor``),
+Wilson intervals and Brier scores (``metrics``), and laying runs side by side (``compare``)."""

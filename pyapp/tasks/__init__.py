@@ -1,0 +1,2 @@
+"""The task set: seeded generation of tasks (``taskset``), the exact oracles that confirm every
+answer by a different route (``oracles``, ``sympy_oracle``) and the seeded generator (``rng``)."""
