@@ -110,6 +110,7 @@ export class ModelClient {
         local_path: this.spec.local_path ?? null,
         fixture_config_sha256: this.spec.fixture_config_sha256 ?? null,
         chat_template_options: this.spec.chat_template_options ?? {},
+        supported_model_types: this.spec.supported_model_types ?? null,
       },
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,

@@ -17,7 +17,9 @@
 //                              chat_template_options (object passed to the chat template,
 //                              e.g. {enable_thinking: false}; default {}),
 //                              fixture_config_sha256 (str | [str]: config.json digests of the
-//                              test fixtures; a match labels the model a fixture)},
+//                              test fixtures; a match labels the model a fixture),
+//                              supported_model_types ([str], optional: config.json model_types
+//                              the page accepts; another is refused after config.json only)},
 //                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
 //                            threads (optional int)
 //                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
@@ -27,6 +29,7 @@
 //                             download_bytes (model files only), runtime_bytes (ORT wasm),
 //                             download_ms, setup_ms, warmup_ms, files: [{file, bytes}]}
 //                    error codes: backend_unavailable (WebGPU asked for, no adapter),
+//                             architecture_unsupported (config.json model_type not runnable),
 //                             dtype_unsupported (an f16 dtype without `shader-f16`),
 //                             download_failed, load_failed, bad_request, busy
 //   T = "generate"   fields: prompt (str, sent as one user message) | messages ([{role,
@@ -56,6 +59,7 @@
 // -----------------------------------------------------------------------------------------
 
 import {
+  AutoConfig,
   AutoModelForCausalLM,
   AutoTokenizer,
   env,
@@ -251,6 +255,17 @@ async function load(request) {
   templateOptions = spec.chat_template_options && typeof spec.chat_template_options === "object" ? spec.chat_template_options : {};
   const options = { revision: spec.revision, progress_callback: progress };
   try {
+    if (Array.isArray(spec.supported_model_types)) {
+      // config.json only, then refuse an architecture transformers.js cannot run (a free-text id).
+      const config = await AutoConfig.from_pretrained(spec.model_id, options);
+      if (!spec.supported_model_types.includes(config.model_type)) {
+        throw new LoadError(
+          "architecture_unsupported",
+          `${spec.model_id} is a "${config.model_type}" model, which this transformers.js (${env.version}) ` +
+            "cannot run as a causal LM; only its config.json was downloaded.",
+        );
+      }
+    }
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
     model = await AutoModelForCausalLM.from_pretrained(spec.model_id, {
       ...options,
@@ -259,6 +274,7 @@ async function load(request) {
     });
   } catch (error) {
     tokenizer = model = null;
+    if (error instanceof LoadError) throw error;
     const message = error?.message || String(error);
     const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message) ? "download_failed" : "load_failed";
     throw new LoadError(code, message);

@@ -30,6 +30,8 @@ export function setupModels({ request }) {
   const files = new Map(); // file -> {row, bar, text}
   const consented = new Set(); // spec keys the user agreed to in this session
   let catalogue = { models: [], default_host: "https://huggingface.co/" };
+  let architectures = {}; // model_type -> class the pinned transformers.js runs (build_site.py)
+  let architectures_version = "?";
   let webgpu = { checked: false, available: false, why: "not checked yet", info: null };
   let generating = false;
   const changeListeners = new Set(); // called on every load / state change of the client
@@ -89,6 +91,7 @@ export function setupModels({ request }) {
         licence: chosen.licence ?? "unknown",
         revision_note: chosen.revision_note ?? null,
         fixture_config_sha256: fixtureConfigs(),
+        supported_model_types: Object.keys(architectures),
         chat_template_options: chosen.chat_template_options ?? {},
         architecture: chosen.architecture ?? null,
       };
@@ -108,6 +111,7 @@ export function setupModels({ request }) {
       licence: "see the model card",
       revision_note: null,
       fixture_config_sha256: fixtureConfigs(),
+      supported_model_types: Object.keys(architectures),
       chat_template_options: {},
       architecture: null,
     };
@@ -195,6 +199,17 @@ export function setupModels({ request }) {
         "webgpu",
         "backend_unavailable",
         `WebGPU is not available (${webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`,
+      );
+      return;
+    }
+    const type = spec.architecture?.model_type;
+    if (type && !Object.hasOwn(architectures, type)) {
+      // Refuse before any consent or download: the pinned transformers.js has no such model.
+      client.refuse(
+        spec,
+        chosenBackend,
+        "architecture_unsupported",
+        `${spec.label} is a "${type}" model (${spec.architecture.class}), which the pinned transformers.js ${architectures_version} cannot run; nothing was downloaded.`,
       );
       return;
     }
@@ -397,6 +412,9 @@ export function setupModels({ request }) {
   const ready = (async () => {
     const response = await fetch("./models.json", { cache: "no-cache" });
     catalogue = await response.json();
+    const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
+    architectures = known.causal_lm;
+    architectures_version = known.transformers_js;
     if (params.get("model_host")) catalogue.default_host = params.get("model_host");
     const select = $("#model-choice");
     for (const model of catalogue.models) {

@@ -286,3 +286,47 @@ def test_webgpu_software_adapter_runs_a_standin(browser_type: BrowserType, site_
         gpu_browser.close()
         server.shutdown()
         server.server_close()
+
+
+def test_unsupported_architecture_is_refused_before_any_download(
+    browser: Browser, site_url: str, tmp_path: Path
+) -> None:
+    """A catalogue entry whose architecture the pinned transformers.js lacks is refused
+    before the consent dialog; a free-text id is refused after its config.json only."""
+    (tmp_path / "config.json").write_text('{"model_type": "no_such_arch"}')
+    server, url, served = serve_hub_in_thread({"test-org/odd": tmp_path})
+    booted = open_app(browser, f"{site_url}?model_host={url}", boot=False)
+    page = booted.page
+    odd = {**ENTRIES[0], "key": "odd", "label": "Odd", "model_id": "test-org/odd"}
+    odd["architecture"] = {"model_type": "no_such_arch", "class": "NoSuchForCausalLM"}
+    catalogue = {**CATALOGUE, "models": [*CATALOGUE["models"], odd]}
+    booted.context.route(
+        "**/models.json",
+        lambda route: route.fulfill(json=catalogue, headers={"Cache-Control": "no-store"}),
+    )
+    try:
+        page.reload()
+        wait_catalogue(page)
+        page.select_option("#model-choice", "odd")
+        page.check('input[name="backend"][value="wasm"]')
+        page.get_by_role("button", name="Load model…").click()
+        assert wait_models(page, "failed loaded", 30_000) == "failed"
+        assert not page.is_visible("#consent-dialog")
+        status = page.inner_text("#model-status")
+        assert "architecture_unsupported" in status and "no_such_arch" in status
+        assert "nothing was downloaded" in status and served == []
+        assert not booted.log.requested("model_worker.js")
+        # A free-text id: consent, then config.json only, then the refusal.
+        page.select_option("#model-choice", "other")
+        page.get_by_label("Model id").fill("test-org/odd")
+        page.get_by_role("button", name="Load model…").click()
+        page.get_by_role("button", name="Download and load").click()
+        assert wait_models(page, "failed loaded", 60_000) == "failed"
+        status = page.inner_text("#model-status")
+        assert "architecture_unsupported" in status and "no_such_arch" in status
+        assert [p.split("/resolve/main/")[1] for p in served] == ["config.json"]
+    finally:
+        booted.context.close()
+        server.shutdown()
+        server.server_close()
+    assert not booted.log.offenders
