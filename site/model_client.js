@@ -114,6 +114,7 @@ export class ModelClient {
       },
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,
+      threads: this.spec.threads ?? null,
     });
     let timer;
     const timeout = new Promise((resolve) => {

@@ -21,7 +21,8 @@
 //                              supported_model_types ([str], optional: config.json model_types
 //                              the page accepts; another is refused after config.json only)},
 //                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
-//                            threads (optional int)
+//                            threads (optional int; default: navigator.hardwareConcurrency
+//                            when cross-origin isolated, else 1; the result says what ran)
 //                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
 //                             onnxruntime_version, threads, cross_origin_isolated, user_agent,
 //                             adapter: {vendor, architecture, description,
@@ -196,7 +197,12 @@ async function load(request) {
   const wasmBase = new URL(request.wasm_base, self.location.href).href;
   const flavour = backend === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${wasmBase}${flavour}.mjs`, wasm: `${wasmBase}${flavour}.wasm` };
-  if (Number.isInteger(request.threads) && request.threads > 0) env.backends.onnx.wasm.numThreads = request.threads;
+  // Threads: every core cross-origin isolation lets ORT use (SharedArrayBuffer), unless the
+  // request names a count; ORT's own default, ceil(cores / 2), is 1 thread on 2 cores.
+  const isolated = self.crossOriginIsolated === true;
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  env.backends.onnx.wasm.numThreads =
+    Number.isInteger(request.threads) && request.threads > 0 ? request.threads : isolated ? cores : 1;
   if (spec.source === "hub") {
     env.allowLocalModels = false;
     env.allowRemoteModels = true; // the user consented to this one download

@@ -38,6 +38,7 @@ export function setupModels({ request }) {
 
   const client = new ModelClient({ onEvent });
   const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
+  const threads = Number(params.get("model_threads")) || null; // WASM threads (bench); default: all cores
   const defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
 
   function setPanel(state, message) {
@@ -92,6 +93,7 @@ export function setupModels({ request }) {
         revision_note: chosen.revision_note ?? null,
         fixture_config_sha256: fixtureConfigs(),
         supported_model_types: Object.keys(architectures),
+        threads,
         chat_template_options: chosen.chat_template_options ?? {},
         architecture: chosen.architecture ?? null,
       };
@@ -112,6 +114,7 @@ export function setupModels({ request }) {
       revision_note: null,
       fixture_config_sha256: fixtureConfigs(),
       supported_model_types: Object.keys(architectures),
+      threads,
       chat_template_options: {},
       architecture: null,
     };
