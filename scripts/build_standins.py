@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -43,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_fixture  # noqa: E402  (the shared venv bootstrap and deterministic settings)
+
 VENV = ROOT / "build" / "standin-venv"
-REQUIREMENTS = [
-    ROOT / "scripts" / "standin-requirements.txt",
-    ROOT / "scripts" / "fixture-requirements.txt",
-]
+REQUIREMENTS = ROOT / "scripts" / "standin-requirements.txt"
 DEFAULT_OUT = ROOT / "tests" / "fixtures" / "standins"
 NODE_MODULES = ROOT / "node_modules"
 
@@ -55,20 +54,6 @@ SEED = 4321
 HIDDEN = 4
 """Tiny on purpose: with a ~150k-token vocabulary the embedding is almost all of the size."""
 REFERENCE_NEW_TOKENS = 32
-
-DETERMINISTIC_ENV = {
-    "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "RAYON_NUM_THREADS": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "CUDA_VISIBLE_DEVICES": "",
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
-}
 
 
 @dataclass(frozen=True)
@@ -177,29 +162,9 @@ CHECKED_DTYPES = ("fp32", "q8", "q4")
 # --------------------------------------------------------------------------- bootstrap
 
 
-def _requirements_digest() -> str:
-    digest = hashlib.sha256()
-    for path in REQUIREMENTS:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def _bootstrap() -> None:
     """Create/refresh build/standin-venv and re-execute this script inside it."""
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        print(f"== creating {VENV.relative_to(ROOT)}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    stamp = VENV / "standin-requirements.sha256"
-    wanted = _requirements_digest()
-    if not stamp.exists() or stamp.read_text().strip() != wanted:
-        print("== installing scripts/standin-requirements.txt", flush=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS[0])], check=True
-        )
-        stamp.write_text(wanted + "\n")
-    env = {**os.environ, **DETERMINISTIC_ENV}
-    os.execve(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]], env)
+    build_fixture.bootstrap(VENV, REQUIREMENTS, Path(__file__))
 
 
 def _in_build_venv() -> bool:
@@ -521,7 +486,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument("--only", choices=[s.name for s in STANDINS], help="build one stand-in")
     args = parser.parse_args()
-    if not _in_build_venv() or any(os.environ.get(k) != v for k, v in DETERMINISTIC_ENV.items()):
+    deterministic = build_fixture.DETERMINISTIC_ENV
+    if not _in_build_venv() or any(os.environ.get(k) != v for k, v in deterministic.items()):
         _bootstrap()
     build(args.out.resolve(), args.only)
 
