@@ -32,7 +32,7 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserType, Page
 from test_models import caps, client_generate, provenance, wait_catalogue, wait_models
 
-from pyapp.browser_model import parse_provenance
+from pyapp.browser.model import parse_provenance
 from pyapp.cli.serve import serve_hub_in_thread
 
 pytestmark = pytest.mark.browser
