@@ -179,6 +179,8 @@ def test_catalogue_entry_loads_templates_counts_and_stops(hub: Hub, key: str, dt
     record = parse_provenance(provenance(page))
     assert (record.model_id, record.dtype, record.source) == (entry["model_id"], dtype, "hub")
     assert record.evidence == "fixture"  # recognised by its config.json: never model evidence
+    cores = page.evaluate("() => navigator.hardwareConcurrency")
+    assert record.cross_origin_isolated is True and record.threads == cores  # every core
     assert page.evaluate("() => window.lab.models.state()")["label"] == FIXTURE_LABEL
     assert FIXTURE_LABEL in page.inner_text("#model-status")
 
