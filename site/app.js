@@ -12,7 +12,7 @@
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
-import { DEFAULT_SEED, REQUEST_TYPES } from "./lab_protocol.js";
+import { DEFAULT_SEED, PRESETS, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { setupExperiment } from "./experiment.js";
 import { makeSend } from "./entry.js";
@@ -200,6 +200,17 @@ function currentSeed() {
   return seed;
 }
 
+// The chosen calibration preset's task-parameter overrides (none for "design").
+function currentParams() {
+  const overrides = PRESETS[$("#preset").value] ?? {};
+  return Object.keys(overrides).length ? overrides : undefined;
+}
+
+function withParams(fields) {
+  const params = currentParams();
+  return params ? { ...fields, params } : fields;
+}
+
 const SYMBOL = { add: "+", sub: "−", mul: "×" };
 
 // The register tree as infix text: {"op":"add","args":[{"ref":"a"},{"ref":"b"}]} -> "a + b".
@@ -251,7 +262,7 @@ async function loadTasks(seed) {
   $("#seed").value = String(seed);
   setState("running", `Generating tasks for seed ${seed}…`);
   try {
-    const result = await request("tasks", { seed });
+    const result = await request("tasks", withParams({ seed }));
     renderTasks(result);
     timings.first_table_ms ??= performance.now();
     const url = new URL(location.href);
@@ -314,7 +325,7 @@ async function runControl() {
   clearResults();
   setState("running", `Running the supplied-program control for seed ${seed}…`);
   try {
-    const { trace } = await request("run_supplied", { seed, environment: environment() });
+    const { trace } = await request("run_supplied", withParams({ seed, environment: environment() }));
     lastTrace = trace;
     renderTrace(trace);
     $("#download-trace").disabled = false;
@@ -356,7 +367,7 @@ async function sympyCheck() {
     sympyStatus.textContent = "Loading sympy and mpmath (first use only)…";
     const loaded = await request("sympy_load", {}, 180_000);
     sympyStatus.textContent = `sympy loaded (${(loaded.load_ms / 1000).toFixed(1)} s). Checking…`;
-    const result = await request("sympy_check", { seed }, 180_000);
+    const result = await request("sympy_check", withParams({ seed }), 180_000);
     const agree = `${result.agreements}/${result.checked}`;
     sympyStatus.textContent = "sympy check finished.";
     $("#sympy-result").textContent =
@@ -375,6 +386,7 @@ async function sympyCheck() {
 // ---- wiring --------------------------------------------------------------------------------
 
 $("#seed").value = String(seedFromUrl());
+for (const name of Object.keys(PRESETS)) $("#preset").append(new Option(name, name));
 $("#seed-form").addEventListener("submit", (event) => {
   event.preventDefault();
   try {
@@ -391,7 +403,7 @@ $("#sympy-check").addEventListener("click", sympyCheck);
 const models = setupModels({ request });
 
 // The Experiment and Journal sections (site/experiment.js): the sweep state API.
-const experiment = setupExperiment({ request, models, environment, currentSeed });
+const experiment = setupExperiment({ request, models, environment, currentSeed, currentParams });
 
 // For tests and bench/: the same request path the buttons use, the Models panel
 // (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry

@@ -88,8 +88,8 @@ class Trials {
   }
 }
 
-export function setupExperiment({ request, models, environment, currentSeed }) {
-  const controller = new Experiment({ request, models, environment, currentSeed });
+export function setupExperiment({ request, models, environment, currentSeed, currentParams }) {
+  const controller = new Experiment({ request, models, environment, currentSeed, currentParams });
   controller.wire();
   return {
     api: controller.api(),
@@ -101,11 +101,12 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 }
 
 class Experiment {
-  constructor({ request, models, environment, currentSeed }) {
+  constructor({ request, models, environment, currentSeed, currentParams = () => undefined }) {
     this.request = request;
     this.models = models;
     this.environment = environment;
     this.currentSeed = currentSeed;
+    this.currentParams = currentParams;
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.listeners = new Set();
@@ -334,7 +335,8 @@ class Experiment {
         previously_observed: previously,
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
       };
-      if (params) fields.params = params;
+      const chosen = params ?? this.currentParams();
+      if (chosen) fields.params = chosen;
       try {
         this.state = await this.request("sweep_start", fields);
         this.useHeader((await this.request("sweep_header")).header_json);

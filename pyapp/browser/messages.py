@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from pyapp.errors import LabError
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
@@ -401,14 +402,9 @@ EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Fr
 # ---- validation and the envelope --------------------------------------------------------------
 
 
-class RequestError(Exception):
+class RequestError(LabError):
     """A request refused at the boundary: `code` is one of FAILURE_CODES, `message` one line.
-    Every handler raises this one class; the reply carries both."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    Every handler raises this one class; the reply carries both (a `pyapp.errors.LabError`)."""
 
 
 def parse_request(data: JSON) -> Message:
@@ -515,7 +511,7 @@ def constants() -> dict[str, JSON]:
     from pyapp.browser.session import ALL_CONDITIONS
     from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
     from pyapp.conditions.run import MODEL_CONDITIONS
-    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
+    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
     return {
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
@@ -531,6 +527,7 @@ def constants() -> dict[str, JSON]:
         "FIXTURE_LABEL": FIXTURE_LABEL,
         "CONTROL_LABEL": CONTROL_LABEL,
         "FAILURE_CODES": dict(FAILURE_CODES),
+        "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }
 
 

@@ -4,18 +4,17 @@ nothing from `pyapp.cli.main` (which imports the sweep only when `sweep` runs): 
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from pyapp.errors import InputError
+from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
+from pyapp.records.documents import loads_document
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
-
-
-class UsageError(Exception):
-    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
 
 
 def _umask() -> int:
@@ -38,20 +37,26 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
-    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
+def param_overrides(
+    items: list[str] | None, seed: int, preset: str | None = None
+) -> dict[str, Any]:
+    """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values, checked by the same
+    code the page uses."""
     from pyapp.browser.messages import RequestError
     from pyapp.browser.session import task_params
+    from pyapp.tasks.taskset import PRESETS
 
-    overrides: dict[str, Any] = {}
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"unknown --preset {preset!r}; known: {', '.join(PRESETS)}")
+    overrides: dict[str, Any] = dict(PRESETS[preset]) if preset is not None else {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
-        try:
-            overrides[key] = json.loads(value)
-        except ValueError:
-            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
+            raise UsageError(f"--param expects KEY=VALUE, got {item[:80]!r}")
+        try:  # deep JSON, NaN, 41-digit numbers, repeated keys: one line, exit 2
+            overrides[key] = loads_document(value, f"--param {key}")
+        except InputError as error:
+            raise UsageError(f"--param {key}: {error.message}") from None
     try:
         task_params(seed, overrides)
     except RequestError as error:
