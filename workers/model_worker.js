@@ -14,16 +14,24 @@
 //
 //   T = "load"       fields: model {model_id, revision, dtype, source ("bundled-fixture" |
 //                              "hub" | "local-folder"), host (hub URL, source "hub" only),
-//                              local_path (URL path of the models folder, bundled only)},
+//                              local_path (URL path of the models folder, bundled only),
+//                              chat_template_options (object passed to the chat template,
+//                              e.g. {enable_thinking: false}; default {}),
+//                              fixture_config_sha256 (str | [str]: config.json digests of the
+//                              test fixtures; a match labels the model a fixture),
+//                              supported_model_types ([str], optional: config.json model_types
+//                              the page accepts; another is refused after config.json only)},
 //                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
-//                            threads (optional int)
-//                    result: {backend_actual, dtype, transformers_js_version,
+//                            threads (optional int; default: navigator.hardwareConcurrency
+//                            when cross-origin isolated, else 1; the result says what ran)
+//                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
 //                             onnxruntime_version, threads, cross_origin_isolated, user_agent,
 //                             adapter: {vendor, architecture, description,
 //                                       is_fallback_adapter, shader_f16} | null,
 //                             download_bytes (model files only), runtime_bytes (ORT wasm),
 //                             download_ms, setup_ms, warmup_ms, files: [{file, bytes}]}
 //                    error codes: backend_unavailable (WebGPU asked for, no adapter),
+//                             architecture_unsupported (config.json model_type not runnable),
 //                             dtype_unsupported (an f16 dtype without `shader-f16`),
 //                             download_failed, load_failed, bad_request, busy
 //   T = "generate"   fields: prompt (str, sent as one user message) | messages ([{role,
@@ -54,6 +62,7 @@
 // -----------------------------------------------------------------------------------------
 
 import {
+  AutoConfig,
   AutoModelForCausalLM,
   AutoTokenizer,
   env,
@@ -65,6 +74,7 @@ let model = null;
 let loaded = null; // the load result, once ready
 let loading = false;
 let running = null; // {id, interrupt: {reason}|null}
+let templateOptions = {}; // the entry's chat-template options (e.g. {enable_thinking: false})
 const utf8 = new TextEncoder();
 
 // ---- yielding between generation steps ---------------------------------------------------
@@ -148,6 +158,13 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
+// Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
+async function isFixtureConfig(response, digests) {
+  if (!digests.length) return false;
+  const digest = await crypto.subtle.digest("SHA-256", await response.arrayBuffer());
+  return digests.includes([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+}
+
 // What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
 // wasm-feature-detect probe), threads only where the page is cross-origin isolated.
 const SIMD_PROBE = new Uint8Array([
@@ -187,37 +204,44 @@ async function keepServedRevision(spec, commit) {
 
 // ---- load --------------------------------------------------------------------------------
 
-// Backend first: never fetch a byte for a backend that cannot run, never fall back.
-// Returns the WebGPU adapter's info (null on WASM).
-async function checkBackend(spec, backend) {
-  if (backend !== "webgpu") return null;
-  const found = await webgpuAdapter();
-  if (!found.adapter) {
-    throw new LoadError(
-      "backend_unavailable",
-      `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
-        "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
-    );
+async function load(request) {
+  const started = performance.now();
+  const { model: spec, backend } = request;
+  if (!spec || typeof spec.model_id !== "string" || !["webgpu", "wasm"].includes(backend)) {
+    throw new LoadError("bad_request", "load needs model.model_id and backend webgpu|wasm");
   }
-  const adapterInfo = found.info;
-  if (/f16/.test(spec.dtype) && !adapterInfo.shader_f16) {
-    throw new LoadError(
-      "dtype_unsupported",
-      `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
-        `(${adapterInfo.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
-        "(q4 or fp32) explicitly; nothing was downloaded.",
-    );
+  // Backend first: never fetch a byte for a backend that cannot run, never fall back.
+  let adapterInfo = null;
+  if (backend === "webgpu") {
+    const found = await webgpuAdapter();
+    if (!found.adapter) {
+      throw new LoadError(
+        "backend_unavailable",
+        `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
+          "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
+      );
+    }
+    adapterInfo = found.info;
+    if (/f16/.test(spec.dtype) && !adapterInfo.shader_f16) {
+      throw new LoadError(
+        "dtype_unsupported",
+        `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
+          `(${adapterInfo.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
+          "(q4 or fp32) explicitly; nothing was downloaded.",
+      );
+    }
   }
-  return adapterInfo;
-}
 
-// transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
-// Returns the ORT wasm base URL.
-function configureEnv(request, spec, backend) {
+  // transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
   const wasmBase = new URL(request.wasm_base, self.location.href).href;
   const flavour = backend === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${wasmBase}${flavour}.mjs`, wasm: `${wasmBase}${flavour}.wasm` };
-  if (Number.isInteger(request.threads) && request.threads > 0) env.backends.onnx.wasm.numThreads = request.threads;
+  // Threads: every core cross-origin isolation lets ORT use (SharedArrayBuffer), unless the
+  // request names a count; ORT's own default, ceil(cores / 2), is 1 thread on 2 cores.
+  const isolated = self.crossOriginIsolated === true;
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  env.backends.onnx.wasm.numThreads =
+    Number.isInteger(request.threads) && request.threads > 0 ? request.threads : isolated ? cores : 1;
   if (spec.source === "hub") {
     env.allowLocalModels = false;
     env.allowRemoteModels = true; // the user consented to this one download
@@ -228,49 +252,38 @@ function configureEnv(request, spec, backend) {
     env.allowLocalModels = true;
     env.localModelPath = spec.local_path; // a PATH: a full URL disables local lookup
   }
-  return wasmBase;
-}
 
-// Count what actually crosses the network API (cache hits never reach env.fetch): installs
-// env.fetch and returns the meter it fills.
-function meterFetches(spec, wasmBase) {
-  const meter = {
-    files: new Map(), // model files fetched over the network API -> bytes
-    runtimeBytes: 0, // the ORT wasm runtime, fetched once per worker
-    firstFetch: null,
-    servedCommit: null, // the hub's X-Repo-Commit: which commit a branch revision resolved to
-    // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
-    // host served it: it is labelled a fixture, never model evidence.
-    isTestFixture: false,
-  };
-  const fixtureConfig = typeof spec.fixture_config_sha256 === "string" ? spec.fixture_config_sha256 : null;
+  // Count what actually crosses the network API (cache hits never reach env.fetch).
+  const files = new Map(); // model files fetched over the network API -> bytes
+  let runtimeBytes = 0; // the ORT wasm runtime, fetched once per worker
+  let firstFetch = null;
+  let lastDone = null;
+  let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
+  // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
+  // host served it: it is labelled a fixture, never model evidence.
+  // The test fixtures: the tiny fixture and the catalogue stand-ins (site/models.json).
+  let isTestFixture = false;
+  let configFetched = false;
+  const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
-    meter.firstFetch ??= performance.now();
+    firstFetch ??= performance.now();
     const response = await realFetch(url, init);
     if ((init?.method ?? "GET") === "GET" && response.ok) {
       const size = Number(response.headers.get("content-length")) || 0;
       const name = String(url);
-      if (name.startsWith(wasmBase)) meter.runtimeBytes += size;
+      if (name.startsWith(wasmBase)) runtimeBytes += size;
       else {
-        meter.files.set(name, size);
-        meter.servedCommit ??= response.headers.get("x-repo-commit");
-        if (fixtureConfig && /(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
-          const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
-          const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-          if (hex === fixtureConfig) meter.isTestFixture = true;
+        files.set(name, size);
+        servedCommit ??= response.headers.get("x-repo-commit");
+        if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
+          configFetched = true;
+          if (await isFixtureConfig(response.clone(), fixtureConfigs)) isTestFixture = true;
         }
       }
     }
     return response;
   };
-  return meter;
-}
-
-// Load the tokenizer and the model, relaying per-file progress; returns when the last file
-// was done (null if none reported).
-async function loadWeights(request, spec, backend) {
-  let lastDone = null;
   const progress = (data) => {
     if (!data || !data.file) return;
     if (data.status === "done") lastDone = performance.now();
@@ -283,8 +296,21 @@ async function loadWeights(request, spec, backend) {
       total: data.total ?? null,
     });
   };
+
+  templateOptions = spec.chat_template_options && typeof spec.chat_template_options === "object" ? spec.chat_template_options : {};
   const options = { revision: spec.revision, progress_callback: progress };
   try {
+    if (Array.isArray(spec.supported_model_types)) {
+      // config.json only, then refuse an architecture transformers.js cannot run (a free-text id).
+      const config = await AutoConfig.from_pretrained(spec.model_id, options);
+      if (!spec.supported_model_types.includes(config.model_type)) {
+        throw new LoadError(
+          "architecture_unsupported",
+          `${spec.model_id} is a "${config.model_type}" model, which this transformers.js (${env.version}) ` +
+            "cannot run as a causal LM; only its config.json was downloaded.",
+        );
+      }
+    }
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
     model = await AutoModelForCausalLM.from_pretrained(spec.model_id, {
       ...options,
@@ -293,39 +319,31 @@ async function loadWeights(request, spec, backend) {
     });
   } catch (error) {
     tokenizer = model = null;
+    if (error instanceof LoadError) throw error;
     const message = error?.message || String(error);
     const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message) ? "download_failed" : "load_failed";
     throw new LoadError(code, message);
   }
-  return lastDone;
-}
+  const downloadMs = firstFetch !== null && lastDone !== null ? lastDone - firstFetch : null;
+  if (spec.source === "hub" && !configFetched) {
+    // config.json came from the browser's cache (no fetch to look at): check the cached copy.
+    const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
+    const cached = await caches.open("transformers-cache").then((cache) => cache.match(url)).catch(() => undefined);
+    if (cached && (await isFixtureConfig(cached, fixtureConfigs))) isTestFixture = true;
+  }
 
-// Warm-up: one token, so the first measured generation does not pay for lazy init.
-async function warmUp() {
+  // Warm-up: one token, so the first measured generation does not pay for lazy init.
   const warmStart = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
+    ...templateOptions,
     add_generation_prompt: true,
     return_dict: true,
   });
   await model.generate({ ...warm, max_new_tokens: 1, do_sample: false });
-  return performance.now() - warmStart;
-}
-
-async function load(request) {
-  const started = performance.now();
-  const { model: spec, backend } = request;
-  if (!spec || typeof spec.model_id !== "string" || !["webgpu", "wasm"].includes(backend)) {
-    throw new LoadError("bad_request", "load needs model.model_id and backend webgpu|wasm");
-  }
-  const adapterInfo = await checkBackend(spec, backend);
-  const wasmBase = configureEnv(request, spec, backend);
-  const meter = meterFetches(spec, wasmBase);
-  const lastDone = await loadWeights(request, spec, backend);
-  const downloadMs = meter.firstFetch !== null && lastDone !== null ? lastDone - meter.firstFetch : null;
-  const warmupMs = await warmUp();
+  const warmupMs = performance.now() - warmStart;
 
   const onnx = env.backends.onnx;
-  const served = await keepServedRevision(spec, meter.servedCommit);
+  const served = await keepServedRevision(spec, servedCommit);
   return {
     backend_actual: backend,
     dtype: spec.dtype,
@@ -336,15 +354,16 @@ async function load(request) {
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
     revision_served: served.commit,
+    chat_template_options: templateOptions,
     revision_served_note: served.note,
     wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
-    is_test_fixture: meter.isTestFixture || spec.source === "bundled-fixture",
-    download_bytes: [...meter.files.values()].reduce((a, b) => a + b, 0),
-    runtime_bytes: meter.runtimeBytes,
+    is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
+    download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
+    runtime_bytes: runtimeBytes,
     download_ms: downloadMs,
     setup_ms: performance.now() - started,
     warmup_ms: warmupMs,
-    files: [...meter.files.entries()].map(([file, bytes]) => ({ file, bytes })),
+    files: [...files.entries()].map(([file, bytes]) => ({ file, bytes })),
   };
 }
 
@@ -388,10 +407,18 @@ async function generate(request, job) {
     : [{ role: "user", content: String(request.prompt ?? "") }];
 
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
-  const inputs = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, return_dict: true });
+  const inputs = tokenizer.apply_chat_template(messages, {
+    ...templateOptions,
+    add_generation_prompt: true,
+    return_dict: true,
+  });
   const inputTokens = inputs.input_ids.dims.at(-1);
   // The input as the model sees it (chat template applied), recorded with its SHA-256.
-  const templated = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, tokenize: false });
+  const templated = tokenizer.apply_chat_template(messages, {
+    ...templateOptions,
+    add_generation_prompt: true,
+    tokenize: false,
+  });
   const input = { text: templated, sha256: await sha256Hex(templated) };
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
