@@ -1,0 +1,104 @@
+"""A finished run's folder, read and re-derived.
+
+A run folder holds `trace.json` (required), and may hold `predictions.json` (the page's or
+the sweep's predictions document) and `run.json` (the sweep's record). Reading it checks the
+trace against its record types; `verify` re-derives the trace from its seed and raw trials
+(`pyapp.records.reproduce`) and the predictions from the trace alone
+(`pyapp.predict.predictor.score_trace`), and compares a supplied predictions document with
+them number for number. A report shows the derived numbers, never the supplied ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyapp.predict.predictor import PredictionsDocument, score_trace
+from pyapp.records.base import RecordError, from_json
+from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.trace import Trace
+
+
+class RunFolderError(ValueError):
+    """The folder or one of its files cannot be read as a run (a one-line message)."""
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """What a run folder holds."""
+
+    path: Path
+    """The folder."""
+    trace: Trace
+    """The trace, checked against its record types."""
+    trace_json: Any
+    """The trace exactly as read (what `reproduce` checks)."""
+    predictions_json: Any | None
+    """predictions.json as read; null when the folder has none."""
+    sweep_record: dict[str, Any] | None
+    """run.json as read; null when the folder has none."""
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What re-deriving the folder found."""
+
+    trace_mismatches: tuple[str, ...]
+    """Everything in the trace that does not re-derive from its seed and raw trials."""
+    predictions_mismatches: tuple[str, ...] | None
+    """predictions.json against the numbers derived from the trace; null without the file."""
+    derived: PredictionsDocument | None
+    """Profiles, predictions and scores derived from the trace; null without a frozen profile
+    or when they cannot be derived."""
+    derive_error: str | None
+    """Why the predictions could not be derived, when a frozen profile exists."""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.trace_mismatches or self.predictions_mismatches or self.derive_error)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise RunFolderError(f"cannot read {path}: {error}") from None
+
+
+def read_run_folder(path: Path) -> RunFolder:
+    """The folder's files; `RunFolderError` when the folder or a file is unreadable."""
+    if not path.is_dir():
+        raise RunFolderError(f"{path} is not a folder (expected a run folder with trace.json)")
+    trace_path = path / "trace.json"
+    if not trace_path.is_file():
+        raise RunFolderError(f"{path} has no trace.json")
+    trace_json = _read_json(trace_path)
+    try:
+        trace: Trace = from_json(Trace, trace_json)
+    except RecordError as error:
+        raise RunFolderError(f"{trace_path} is not a trace: {error}") from None
+    predictions_path, run_path = path / "predictions.json", path / "run.json"
+    predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
+    sweep_record = _read_json(run_path) if run_path.exists() else None
+    if sweep_record is not None and not isinstance(sweep_record, dict):
+        raise RunFolderError(f"{run_path} is not a JSON object")
+    return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
+
+
+def verify(folder: RunFolder) -> Verification:
+    """Re-derive the trace and its predictions; compare predictions.json with them."""
+    trace_mismatches = tuple(str(m) for m in reproduce(folder.trace_json))
+    derived, error = None, None
+    if folder.trace.model is not None and folder.trace.freezes:
+        try:
+            derived = score_trace(folder.trace)
+        except ValueError as failure:
+            error = str(failure)
+    predictions_mismatches = None
+    if folder.predictions_json is not None:
+        predictions_mismatches = tuple(
+            str(m) for m in reproduce_predictions(folder.trace_json, folder.predictions_json)
+        )
+    return Verification(trace_mismatches, predictions_mismatches, derived, error)
