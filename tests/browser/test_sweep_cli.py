@@ -148,6 +148,20 @@ def test_full_fixture_sweep_on_wasm(wasm_run: tuple[Path, Any, float]) -> None:
     print(f"full WASM fixture sweep: {len(trace['trials'])} trials in {seconds:.1f} s")
 
 
+def test_report_of_the_full_sweep(wasm_run: tuple[Path, Any, float]) -> None:
+    """`python -m pyapp report` (issue 17) on a real fixture-model run folder."""
+    out, result, _ = wasm_run
+    assert result.returncode == 0, result.stderr
+    done = subprocess.run([*PYAPP, "report", str(out), "--out", str(out / "report.html")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (out / "report.html").read_text(encoding="utf-8")
+    assert "TEST FIXTURE — NOT MODEL EVIDENCE" in text.split("</title>", 1)[0]
+    assert "✓ Every number in predictions.json re-derived exactly." in text
+    assert "fixture/tiny-chat" in text and text.count("<svg ") == 2
+    assert "<script" not in text and " src=" not in text
+
+
 def test_no_consent_downloads_nothing(built: Path, tmp_path: Path) -> None:
     hub, hub_url, served = serve_hub_in_thread({"test-org/tiny-chat": FIXTURE})
     try:
