@@ -2,7 +2,6 @@
 
 Scripted replies are test fixtures: every trial they produce is labelled `fixture`."""
 
-import asyncio
 import copy
 import json
 
@@ -11,6 +10,7 @@ from asyncrun import run
 from tracecheck import assert_valid_trace
 
 import interpreter
+from pyapp.conditions import run as run_module
 from pyapp.conditions.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
 from pyapp.conditions.run import (
     CancelToken,
@@ -259,10 +259,14 @@ def test_chain_per_call_timeout_halts():
     assert trial.chain.unobserved_calls == 2
 
 
-def test_chain_route_timeout_shortens_and_then_refuses_calls():
+def test_chain_route_timeout_shortens_and_then_refuses_calls(monkeypatch):
+    """An injected clock: each call takes exactly 30 ms of it, the route has 70 ms."""
+    clock = [0]
+    monkeypatch.setattr(run_module, "now_ns", lambda: clock[0])
+
     class SlowAdapter(ScriptedAdapter):
         async def generate(self, prompt, caps):
-            await asyncio.sleep(0.03)
+            clock[0] += 30_000_000
             return await super().generate(prompt, caps)
 
     model = SlowAdapter(exact_chain_reply)
@@ -270,8 +274,8 @@ def test_chain_route_timeout_shortens_and_then_refuses_calls():
     trial = run(run_chain(TASKS["recurrence-2"], model, limits=limits))
     route = trial.chain
     assert route.halt.code == "route_timeout"
-    assert 1 <= len(route.calls) < 6
-    assert all(c.caps.timeout_ms <= 70 for c in route.calls)
+    # 70 ms left for the first call, 40 for the second, 10 for the third, none for a fourth
+    assert [c.caps.timeout_ms for c in route.calls] == [70, 40, 10]
 
 
 def test_chain_cancel_halts_before_the_next_call():
