@@ -29,24 +29,8 @@ MODEL_TIMEOUT_MS = 60_000
 SWEEP_TIMEOUT_MS = 300_000
 BLOCKING = ("serious", "critical")
 
-GATE = """
-// Test hook (this file only): hold every message to the model worker while window.__gate is
-// a pending promise, so that a sweep stays in the running state until the test opens it.
-(() => {
-  const Native = window.Worker;
-  window.Worker = class extends Native {
-    constructor(url, options) {
-      super(url, options);
-      this.__model = String(url).includes("model_worker");
-    }
-    postMessage(...args) {
-      if (this.__model && window.__gate) window.__gate.then(() => super.postMessage(...args));
-      else super.postMessage(...args);
-    }
-  };
-  window.__closeGate = () => { window.__gate = new Promise((open) => (window.__openGate = open)); };
-})();
-"""
+GATE = (Path(__file__).parent / "model_gate.js").read_text(encoding="utf-8")
+"""Test hook: holds messages to the model worker while `window.__gate` is pending."""
 
 
 def audit(page: Page, state: str) -> None:
@@ -57,7 +41,7 @@ def audit(page: Page, state: str) -> None:
         page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
     found: list[str] = []
     for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        page.emulate_media(color_scheme=scheme)
         violations: list[dict[str, Any]] = page.evaluate(
             """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
                  .map((v) => ({id: v.id, impact: v.impact, help: v.help,
@@ -73,12 +57,13 @@ def audit(page: Page, state: str) -> None:
 
 
 def focused(page: Page) -> dict[str, Any]:
-    return page.evaluate(
+    where: dict[str, Any] = page.evaluate(
         """() => { const e = document.activeElement; const s = getComputedStyle(e);
              return {tag: e.tagName, id: e.id, text: (e.textContent || '').trim().slice(0, 40),
                      visible: e.matches(':focus-visible') && s.outlineStyle !== 'none'
                               && parseFloat(s.outlineWidth) >= 2}; }"""
     )
+    return where
 
 
 def tab_to(page: Page, selector: str, *, back: bool = False, limit: int = 120) -> None:
