@@ -290,3 +290,62 @@ def test_markup_helpers_refuse_names_that_are_data() -> None:
         el("p", {'title="x" onclick': "y"})
     assert el("p", {"title": '"><b>'}, "<b>") == '<p title="&quot;&gt;&lt;b&gt;">&lt;b&gt;</p>'
     assert [nice_max(v) for v in (0, 0.7, 3, 40, 120)] == [1.0, 1.0, 5.0, 50.0, 200.0]
+
+
+# ---- the page's viewer: open a trace, compare runs (same code as the CLI) ------------------
+
+
+def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import open_run
+
+    trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
+    predictions = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
+    opened = open_run(trace, predictions)
+    assert opened["ok"] and opened["evidence"] == "fixture"
+    assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
+    assert opened["predictions"] == predictions  # derived from the trace alone, number for number
+    assert opened["summary"] == (
+        "re-derived exactly: 24 tasks and 92 trials; "
+        "every number in the predictions document re-derived exactly"
+    )
+    assert open_run(trace)["predictions_mismatches"] is None
+
+    trace["trials"][3]["result"] = 12345  # a tampered observation
+    tampered = open_run(trace, predictions)
+    assert not tampered["ok"] and tampered["trace_mismatches"]
+    assert all("trials[3]" in m for m in tampered["trace_mismatches"])
+    with pytest.raises(RunInputError, match="is not a trace"):
+        open_run({"schema_version": "trace/1"})
+
+
+def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: Path) -> None:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import compare_runs
+
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "predictions.json").write_text(
+            (fixture_run / "predictions.json").read_text("utf-8"), "utf-8"
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "compare", str(tmp_path / "A" / "predictions.json"),
+         str(tmp_path / "B" / "predictions.json"), "--csv", str(tmp_path / "cli.csv")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
+    page = compare_runs(
+        [{"name": "A", "predictions": document}, {"name": "B", "predictions": document}]
+    )
+    assert page["csv"] == (tmp_path / "cli.csv").read_text("utf-8")
+    assert page["problems"] == [] and "not a confirmatory" in page["disclaimer"]
+    assert page["header"][:5] == ["run", "model", "evidence", "condition", "item"]
+
+    # the page only knows file names, and every run's file is predictions.json
+    same = compare_runs([{"name": "predictions.json", "predictions": document}] * 2)
+    assert len(set(same["names"])) == 2 and {r[0] for r in same["rows"]} == set(same["names"])
+    with pytest.raises(RunInputError, match="is not a predictions document"):
+        compare_runs([{"name": "x.json", "predictions": {"kind": "nope"}}])
+    with pytest.raises(RunInputError):
+        compare_runs([])

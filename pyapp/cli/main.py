@@ -262,11 +262,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pyapp.report import RunFolderError, build_report
+    from pyapp.report import RunInputError, build_report
 
     try:
         text, verification = build_report(Path(args.run_dir))
-    except RunFolderError as error:
+    except RunInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:

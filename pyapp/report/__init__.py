@@ -17,14 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyapp.report.page import render
-from pyapp.report.run_folder import RunFolderError, Verification, read_run_folder, verify
+from pyapp.report.run_folder import RunInputError, Verification, read_run_folder, verify
 
 
 def build_report(folder: Path) -> tuple[str, Verification]:
-    """The report of a run folder and what re-deriving it found (`RunFolderError` if unreadable)."""
+    """The report of a run folder and what re-deriving it found (`RunInputError` if unreadable)."""
     run = read_run_folder(folder)
     verification = verify(run)
     return render(run, verification), verification
 
 
-__all__ = ["RunFolderError", "Verification", "build_report"]
+__all__ = ["RunInputError", "Verification", "build_report"]

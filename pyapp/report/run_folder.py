@@ -21,8 +21,8 @@ from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
 
 
-class RunFolderError(ValueError):
-    """The folder or one of its files cannot be read as a run (a one-line message)."""
+class RunInputError(ValueError):
+    """A run folder, a file in it or a document cannot be read as a run (a one-line message)."""
 
 
 @dataclass(frozen=True)
@@ -64,41 +64,52 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise RunFolderError(f"cannot read {path}: {error}") from None
+        raise RunInputError(f"cannot read {path}: {error}") from None
 
 
 def read_run_folder(path: Path) -> RunFolder:
-    """The folder's files; `RunFolderError` when the folder or a file is unreadable."""
+    """The folder's files; `RunInputError` when the folder or a file is unreadable."""
     if not path.is_dir():
-        raise RunFolderError(f"{path} is not a folder (expected a run folder with trace.json)")
+        raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
     trace_path = path / "trace.json"
     if not trace_path.is_file():
-        raise RunFolderError(f"{path} has no trace.json")
+        raise RunInputError(f"{path} has no trace.json")
     trace_json = _read_json(trace_path)
-    try:
-        trace: Trace = from_json(Trace, trace_json)
-    except RecordError as error:
-        raise RunFolderError(f"{trace_path} is not a trace: {error}") from None
+    trace = read_trace(trace_json, str(trace_path))
     predictions_path, run_path = path / "predictions.json", path / "run.json"
     predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
     sweep_record = _read_json(run_path) if run_path.exists() else None
     if sweep_record is not None and not isinstance(sweep_record, dict):
-        raise RunFolderError(f"{run_path} is not a JSON object")
+        raise RunInputError(f"{run_path} is not a JSON object")
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
 
 
-def verify(folder: RunFolder) -> Verification:
-    """Re-derive the trace and its predictions; compare predictions.json with them."""
-    trace_mismatches = tuple(str(m) for m in reproduce(folder.trace_json))
+def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
+    """The trace's records; `RunInputError` when it does not fit them."""
+    try:
+        trace: Trace = from_json(Trace, trace_json)
+    except RecordError as error:
+        raise RunInputError(f"{where} is not a trace: {error}") from None
+    return trace
+
+
+def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None) -> Verification:
+    """Re-derive a trace and its predictions; compare a predictions document with them."""
+    trace_mismatches = tuple(str(m) for m in reproduce(trace_json))
     derived, error = None, None
-    if folder.trace.model is not None and folder.trace.freezes:
+    if trace.model is not None and trace.freezes:
         try:
-            derived = score_trace(folder.trace)
+            derived = score_trace(trace)
         except ValueError as failure:
             error = str(failure)
     predictions_mismatches = None
-    if folder.predictions_json is not None:
+    if predictions_json is not None:
         predictions_mismatches = tuple(
-            str(m) for m in reproduce_predictions(folder.trace_json, folder.predictions_json)
+            str(m) for m in reproduce_predictions(trace_json, predictions_json)
         )
     return Verification(trace_mismatches, predictions_mismatches, derived, error)
+
+
+def verify(folder: RunFolder) -> Verification:
+    """Re-derive the folder's trace and predictions; compare predictions.json with them."""
+    return verify_documents(folder.trace, folder.trace_json, folder.predictions_json)
