@@ -17,6 +17,11 @@ without its ``max_`` prefix; ``maximum`` is that field's value; ``value`` is the
 offending value (long strings are truncated; integers outside the safe domain are
 decimal strings, because a JSON reader in JavaScript would round them).
 
+Where they are made: each failure is raised in one place; a value of the wrong type
+(not text, a non-string ``op``/``ref``, a non-object node, non-int registers or
+limits) goes through the one helper :func:`mistyped`, and every crossed limit
+through ``Limits.exceeded``, so the same failure always has the same fields.
+
 Codes (the single list; ``ERROR_CODES`` holds the same names)::
 
     code                    meaning                                        fields set
@@ -117,6 +122,15 @@ class ProgramError(Exception):
             "maximum": self.maximum,
             "value": self.value,
         }
+
+
+def mistyped(
+    code: str, what: str, obj: object, *, path: str | None = None, limit: str | None = None
+) -> ProgramError:
+    """The error for a value of the wrong type: ``"<what>, not <type>"``, whose ``value``
+    is the type's name (never the value itself, which may be huge or hostile)."""
+    kind = type(obj).__name__
+    return ProgramError(code, f"{what}, not {kind}", path=path, limit=limit, value=kind)
 
 
 def quote(text: str) -> str:

@@ -1,43 +1,27 @@
-"""Execution of a register tree: binary64 arithmetic, safe-integer checks, exact cross-check.
+"""Execution of a validated program: binary64 arithmetic, safe-integer checks, exact cross-check.
 
-Evaluation is post-order, left argument first, over an explicit stack (no recursion).
-Each operation is computed twice through the dispatch tables below: in IEEE binary64
-(Python ``float``), which is what the browser computes, and in exact Python ``int``.
-Every intermediate passes one check (``_checked``): it must be finite and within
-``|v| <= SAFE_INTEGER_MAX``, and the two routes must agree.
+The program's code is already in evaluation order (post-order, left argument first),
+so execution is one loop over it with a value stack. Each operation runs its table
+entry twice: on two ``float``s (IEEE binary64, what the browser computes) and on two
+``int``s (exact). Every intermediate passes one check: the exact value is within
+``|v| <= SAFE_INTEGER_MAX`` and binary64 gave exactly that value.
 """
 
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import NamedTuple
 
-from interpreter.errors import ProgramError, integer_text, quote
-from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits, enforce
+from interpreter.errors import ProgramError, integer_text, mistyped, quote
+from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits
 from interpreter.parse import parse_program
-from interpreter.program import Node, Ref, check_program, check_register_name, postorder
-
-#: op -> binary64 rule. ``operator.add`` on two floats is one IEEE-754 addition.
-_BINARY64: Final[dict[str, Callable[[float, float], float]]] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-}
-
-#: op -> exact rule, on unbounded Python ints: the oracle.
-_EXACT: Final[dict[str, Callable[[int, int], int]]] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-}
+from interpreter.program import Node, Program, check_register_name, program_from_json
 
 
-@dataclass(frozen=True)
-class Step:
-    """One executed operation node."""
+class Step(NamedTuple):
+    """One executed operation node (a tuple: up to 63 are made per execution)."""
 
     path: str
     """Where the node is in the tree: ``$``, ``$.args[0]``, ..."""
@@ -70,25 +54,25 @@ class Execution:
         return {"value": self.value, "steps": [step.to_json() for step in self.steps]}
 
 
-def validate_registers(registers: Mapping[str, int], limits: Limits = DEFAULT_LIMITS) -> None:
-    """Refuse register sets that are too large, badly named, not ints, or unsafe."""
+def _register_values(registers: Mapping[str, int], limits: Limits) -> dict[str, int]:
+    """The registers as plain ints, or the error for the first one that is too many,
+    badly named, not an int, or unsafe."""
     if not isinstance(registers, Mapping):
-        raise ProgramError(
+        raise mistyped(
             "invalid_register_value",
-            f"registers must be a mapping of names to ints, not {type(registers).__name__}",
+            "registers must be a mapping of names to ints",
+            registers,
             path="registers",
-            value=type(registers).__name__,
         )
-    enforce("registers", len(registers), limits, "registers")
+    if len(registers) > limits.max_registers:
+        raise limits.exceeded("registers", len(registers), "registers")
+    values: dict[str, int] = {}
     for name, value in registers.items():
         check_register_name(name, "registers")
         path = f"registers.{name}"
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ProgramError(
-                "invalid_register_value",
-                f"register {name} must hold an int, not {type(value).__name__}",
-                path=path,
-                value=type(value).__name__,
+            raise mistyped(
+                "invalid_register_value", f"register {name} must hold an int", value, path=path
             )
         if abs(value) > SAFE_INTEGER_MAX:
             raise ProgramError(
@@ -97,10 +81,13 @@ def validate_registers(registers: Mapping[str, int], limits: Limits = DEFAULT_LI
                 path=path,
                 value=integer_text(value),
             )
+        values[name] = int(value)
+    return values
 
 
-def _checked(binary64: float, exact: int, path: str) -> int:
-    """The one safety check every intermediate passes; returns it as an int."""
+def _check(binary64: float, exact: int, path: str) -> None:
+    """The one safety check of an intermediate: finite and safe in binary64 and in
+    exact ints, and the two agree."""
     if (
         not math.isfinite(binary64)
         or abs(binary64) > SAFE_INTEGER_MAX
@@ -120,51 +107,46 @@ def _checked(binary64: float, exact: int, path: str) -> int:
             path=path,
             value=integer_text(exact),
         )
-    return exact
 
 
-def execute(node: Node, registers: Mapping[str, int], limits: Limits = DEFAULT_LIMITS) -> Execution:
-    """Run a tree on registers, recording every operation as a ``Step``."""
-    validate_registers(registers, limits)
-    check_program(node, limits, registers)
-    values: list[int] = []
-    steps: list[Step] = []
-    for path, current in postorder(node):
-        if isinstance(current, Ref):  # {"ref": NAME}: the register's value
-            values.append(int(registers[current.name]))
-            continue
-        # {"op": OP, "args": [left, right]}: both args are already on the stack
-        right = values.pop()
-        left = values.pop()
-        binary64 = _BINARY64[current.op](float(left), float(right))
-        result = _checked(binary64, _EXACT[current.op](left, right), path)
-        steps.append(Step(path, current.op, (left, right), result))
-        values.append(result)
-    return Execution(values[0], tuple(steps))
+def execute(
+    program: Program | Node, registers: Mapping[str, int], limits: Limits = DEFAULT_LIMITS
+) -> Execution:
+    """Run a program on registers, recording every operation as a ``Step``.
 
-
-def evaluate_exact(node: Node, registers: Mapping[str, int]) -> int:
-    """The tree's value in exact Python ints, with no bounds: the oracle."""
-    values: list[int] = []
-    for path, current in postorder(node):
-        if isinstance(current, Ref):
-            if current.name not in registers:
-                shown = quote(str(current.name))
+    ``program`` is what ``parse_program`` returned, or a tree built from ``Ref`` and
+    ``Op``, which is validated here (once) against ``limits``. The registers are
+    checked first; then every register the program reads must be supplied.
+    """
+    values = _register_values(registers, limits)
+    if not isinstance(program, Program):
+        program = program_from_json(program, limits)
+    if not program.registers <= values.keys():
+        for entry, path in zip(program.code, program.paths, strict=True):
+            if isinstance(entry, str) and entry not in values:
+                shown = quote(entry)
                 raise ProgramError(
                     "unknown_register",
                     f"register {shown!r} is not supplied",
                     path=path,
                     value=shown,
                 )
-            values.append(registers[current.name])
-        elif current.op in _EXACT:
-            right = values.pop()
-            left = values.pop()
-            values.append(_EXACT[current.op](left, right))
-        else:
-            shown = quote(str(current.op))
-            raise ProgramError("unknown_op", f"unknown op {shown!r}", path=path, value=shown)
-    return values[0]
+    stack: list[int] = []
+    steps: list[Step] = []
+    for entry, path in zip(program.code, program.paths, strict=True):
+        if isinstance(entry, str):  # {"ref": NAME}: the register's value
+            stack.append(values[entry])
+            continue
+        # {"op": OP, "args": [left, right]}: both arguments are on the stack
+        right = stack.pop()
+        left = stack.pop()
+        exact = entry.apply(left, right)
+        binary64 = entry.apply(float(left), float(right))  # type: ignore[arg-type]
+        if not (-SAFE_INTEGER_MAX <= exact <= SAFE_INTEGER_MAX and binary64 == exact):
+            _check(binary64, exact, path)  # raises: unsafe or disagreeing
+        steps.append(Step(path, entry.name, (left, right), exact))
+        stack.append(exact)
+    return Execution(stack[0], tuple(steps))
 
 
 def run(

@@ -1,11 +1,11 @@
-"""The interpreter's bounds: one frozen value, passed in, checked in one place."""
+"""The interpreter's bounds: one frozen value, passed in; one place builds a breach."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import Final
 
-from interpreter.errors import ProgramError
+from interpreter.errors import ProgramError, mistyped
 
 #: The value domain: ``|v| <= 2**53 - 1`` (JavaScript's ``Number.isSafeInteger``).
 SAFE_INTEGER_MAX: Final = 2**53 - 1
@@ -31,32 +31,23 @@ class Limits:
             value = getattr(self, field.name)
             name = field.name.removeprefix("max_")
             if not isinstance(value, int) or isinstance(value, bool):
-                raise ProgramError(
-                    "invalid_limits",
-                    f"{field.name} must be an int, not {type(value).__name__}",
-                    limit=name,
-                    value=type(value).__name__,
-                )
+                raise mistyped("invalid_limits", f"{field.name} must be an int", value, limit=name)
             if value < (1 if name == "depth" else 0):
                 raise ProgramError(
                     "invalid_limits", f"{field.name} is too small", limit=name, value=value
                 )
 
+    def exceeded(self, limit: str, value: int, path: str | None = None) -> ProgramError:
+        """The ``limit_exceeded`` error for ``value`` over ``max_<limit>``.
 
-DEFAULT_LIMITS: Final = Limits()
-
-
-def enforce(limit: str, value: int, limits: Limits, path: str | None = None) -> None:
-    """Raise ``limit_exceeded`` when ``value`` is over ``limits.max_<limit>``.
-
-    This is the only place a limit is compared, so every breach reports the same
-    fields: ``limit`` (the name), ``maximum`` (the bound) and ``value`` (the count
-    reached when the breach was noticed, which is ``maximum + 1`` for counts that
-    are checked as they grow).
-    """
-    maximum: int = getattr(limits, f"max_{limit}")
-    if value > maximum:
-        raise ProgramError(
+        Callers compare (``if nodes > limits.max_nodes``) and raise this; it is the one
+        place a limit error is built, so every breach reports the same fields:
+        ``limit`` (the name), ``maximum`` (the bound) and ``value`` (the count reached
+        when the breach was noticed, which is ``maximum + 1`` for counts that are
+        checked as they grow).
+        """
+        maximum: int = getattr(self, f"max_{limit}")
+        return ProgramError(
             "limit_exceeded",
             f"{limit} limit exceeded: {value} > {maximum}",
             path=path,
@@ -64,3 +55,6 @@ def enforce(limit: str, value: int, limits: Limits, path: str | None = None) -> 
             maximum=maximum,
             value=value,
         )
+
+
+DEFAULT_LIMITS: Final = Limits()

@@ -1,30 +1,54 @@
-"""The register-tree language: nodes, validation of decoded JSON, canonical text.
+"""The register-tree language: trees, the op table, and validation into a typed ``Program``.
 
 A program is one tree. Internal nodes are ``{"op": OP, "args": [NODE, NODE]}`` with
-``OP`` in ``OPS``; leaves are ``{"ref": NAME}``. Nothing else exists.
+``OP`` in ``OPERATIONS``; leaves are ``{"ref": NAME}``. Nothing else exists.
 
-Every walk here is iterative (an explicit stack), so no input -- however deep -- can
-exhaust Python's recursion limit; walks over unvalidated input stop at the first
-limit crossed.
+Two spellings of a tree come in: decoded JSON (dicts and lists) and trees built in
+Python from ``Ref`` and ``Op``. ``program_from_json`` validates either, once, into a
+``Program``: the nodes in evaluation order with their paths, which is all that
+``execute`` needs. Every walk here is iterative (an explicit stack), so no input --
+however deep -- can exhaust Python's recursion limit; the validating walk stops at the
+first limit crossed, so a deep, huge or self-sharing structure is refused fast.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from functools import cached_property
+from typing import Final, NamedTuple, NoReturn, TypeAlias
 
-from interpreter.errors import ProgramError, quote
-from interpreter.limits import DEFAULT_LIMITS, Limits, enforce
+from interpreter.errors import ProgramError, mistyped, quote
+from interpreter.limits import DEFAULT_LIMITS, Limits
 
-#: The only operations of the language.
-OPS: Final = ("add", "sub", "mul")
 
-#: What a register name looks like (ASCII only; ``fullmatch`` is used, so no
-#: trailing newline slips through).
+class Operation(NamedTuple):
+    """One operation of the language (a tuple: a ``Program`` holds 63 of them)."""
+
+    name: str
+    """``add``, ``sub`` or ``mul``: what a program writes in ``"op"``."""
+    apply: Callable[[int, int], int]
+    """The arithmetic. It runs twice per node: on two Python ``float``s it is one
+    IEEE-754 binary64 operation (what a browser computes); on two ``int``s it is exact
+    (the cross-check)."""
+
+
+#: The op table: the only operations of the language, and the one place they are defined.
+OPERATIONS: Final[Mapping[str, Operation]] = {
+    "add": Operation("add", operator.add),
+    "sub": Operation("sub", operator.sub),
+    "mul": Operation("mul", operator.mul),
+}
+
+#: The operation names, in table order.
+OPS: Final = tuple(OPERATIONS)
+
+#: What a register name looks like (ASCII only; ``fullmatch``, so no trailing newline).
 REGISTER_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
+_is_register_name: Final = REGISTER_NAME.fullmatch
 
 
 @dataclass(frozen=True)
@@ -32,6 +56,7 @@ class Ref:
     """A leaf: the value of the register called ``name``."""
 
     name: str
+    """The register's name (``^[A-Za-z_][A-Za-z0-9_]{0,31}$``)."""
 
 
 @dataclass(frozen=True)
@@ -39,20 +64,56 @@ class Op:
     """An operation node: ``op`` (add, sub or mul) applied to its two ``args``."""
 
     op: str
+    """The operation's name, a key of the op table."""
     args: tuple[Node, Node]
+    """The left and right arguments."""
 
 
 Node: TypeAlias = Ref | Op
 
+#: One entry of a program's code: a register name (a leaf) or an operation.
+Instruction: TypeAlias = str | Operation
 
-def child_path(path: str, index: int) -> str:
-    """The path of argument ``index`` of the node at ``path``."""
-    return f"{path}.args[{index}]"
+
+@dataclass(frozen=True)
+class Program:
+    """A tree that passed validation once: its nodes in evaluation order.
+
+    Built only by ``program_from_json`` (and ``parse_program``, which calls it), so a
+    ``Program`` always satisfies the limits it was validated against; ``execute`` runs
+    it without walking it again.
+    """
+
+    code: tuple[Instruction, ...]
+    """Post-order, left argument first: a register name for each ``{"ref"}`` node and
+    the ``Operation`` for each ``{"op"}`` node. The last entry is the root."""
+    paths: tuple[str, ...]
+    """Where ``code[i]`` sits in the tree: ``$``, ``$.args[0]``, ``$.args[1].args[0]``."""
+
+    @cached_property
+    def registers(self) -> frozenset[str]:
+        """The names of the registers the program reads."""
+        return frozenset(entry for entry in self.code if isinstance(entry, str))
+
+    @cached_property
+    def tree(self) -> Node:
+        """The program as a ``Ref``/``Op`` tree."""
+        built: list[Node] = []
+        for entry in self.code:
+            if isinstance(entry, str):  # {"ref": NAME}
+                built.append(Ref(entry))
+            else:  # {"op": OP, "args": [left, right]}: both are on the stack
+                right = built.pop()
+                built.append(Op(entry.name, (built.pop(), right)))
+        return built[0]
+
+
+# --- validation: one walk, pre-order checks, post-order code -----------------------------
 
 
 def check_register_name(name: object, path: str | None) -> str:
     """``name`` if it is a valid register name, else ``invalid_register_name``."""
-    if not isinstance(name, str) or REGISTER_NAME.fullmatch(name) is None:
+    if not isinstance(name, str) or _is_register_name(name) is None:
         shown = quote(name) if isinstance(name, str) else type(name).__name__
         raise ProgramError(
             "invalid_register_name",
@@ -63,7 +124,19 @@ def check_register_name(name: object, path: str | None) -> str:
     return name
 
 
-# --- decoded JSON -> tree -----------------------------------------------------------
+def _operation(op: object, path: str) -> Operation:
+    """The table entry for ``op``, else ``wrong_shape`` (not a string) or ``unknown_op``."""
+    if not isinstance(op, str):
+        raise mistyped("wrong_shape", '"op" must be a string', op, path=path)
+    operation = OPERATIONS.get(op)
+    if operation is None:
+        raise ProgramError(
+            "unknown_op",
+            f"unknown op {quote(op)!r}: the language has only {', '.join(OPS)}",
+            path=path,
+            value=quote(op),
+        )
+    return operation
 
 
 def _literal_kind(obj: object) -> str | None:
@@ -79,8 +152,56 @@ def _literal_kind(obj: object) -> str | None:
     return None
 
 
-def _check_node_shape(obj: object, path: str) -> None:
-    """Refuse anything that is not ``{"op": str, "args": [_, _]}`` or ``{"ref": str}``."""
+def _parts(obj: object, path: str) -> str | tuple[Operation, object, object]:
+    """What a node is -- its register name, or its operation and two arguments -- or
+    the error for the first rule it breaks."""
+    if type(obj) is dict:  # the common case, decided in a few lookups
+        if len(obj) == 1:  # {"ref": NAME}
+            name = obj.get("ref")
+            if type(name) is str and _is_register_name(name):
+                return name
+        elif len(obj) == 2:  # {"op": OP, "args": [left, right]}
+            op, args = obj.get("op"), obj.get("args")
+            operation = OPERATIONS.get(op) if type(op) is str else None
+            if operation is not None and type(args) is list and len(args) == 2:
+                return operation, args[0], args[1]
+    return _checked_parts(obj, path)
+
+
+def _checked_parts(obj: object, path: str) -> str | tuple[Operation, object, object]:
+    """``_parts`` by the full rules, in the order the error table promises."""
+    if isinstance(obj, Mapping) and len(obj) == 1 and "ref" in obj:  # {"ref": NAME}
+        name = obj["ref"]
+        if not isinstance(name, str):
+            raise mistyped("wrong_shape", '"ref" must be a string', name, path=path)
+        return check_register_name(name, path)
+    if isinstance(obj, Mapping) and len(obj) == 2 and "op" in obj and "args" in obj:
+        operation = _operation(obj["op"], path)  # {"op": OP, "args": [left, right]}
+        args = obj["args"]
+        if not isinstance(args, list) or len(args) != 2:
+            got = f"{len(args)} items" if isinstance(args, list) else type(args).__name__
+            raise ProgramError(
+                "wrong_shape", f'"args" must be a list of exactly two nodes, got {got}', path=path
+            )
+        return operation, args[0], args[1]
+    if isinstance(obj, Ref):  # a tree built in Python
+        return check_register_name(obj.name, path)
+    if isinstance(obj, Op):
+        operation = _operation(obj.op, path)
+        args = obj.args
+        if not isinstance(args, tuple) or len(args) != 2 or not all(_is_node(a) for a in args):
+            raise ProgramError("wrong_shape", "an op takes exactly two args", path=path)
+        return operation, args[0], args[1]
+    _refuse_node(obj, path)
+
+
+def _is_node(obj: object) -> bool:
+    return isinstance(obj, Ref | Op)
+
+
+def _refuse_node(obj: object, path: str) -> NoReturn:
+    """Raise the error for something that is not a node: a literal, a non-object, or an
+    object with the wrong keys."""
     kind = _literal_kind(obj)
     if kind is not None:
         raise ProgramError(
@@ -90,48 +211,10 @@ def _check_node_shape(obj: object, path: str) -> None:
             value=kind,
         )
     if not isinstance(obj, Mapping):
-        raise ProgramError(
-            "wrong_shape",
-            f"a node must be an object, not {type(obj).__name__}",
-            path=path,
-            value=type(obj).__name__,
-        )
+        raise mistyped("wrong_shape", "a node must be an object", obj, path=path)
     keys = list(obj.keys())
     if not all(isinstance(key, str) for key in keys):
         raise ProgramError("wrong_shape", "object keys must be strings", path=path)
-    if set(keys) == {"ref"}:
-        if not isinstance(obj["ref"], str):
-            raise ProgramError(
-                "wrong_shape",
-                f'"ref" must be a string, not {type(obj["ref"]).__name__}',
-                path=path,
-                value=type(obj["ref"]).__name__,
-            )
-        check_register_name(obj["ref"], path)
-        return
-    if set(keys) == {"op", "args"}:
-        op = obj["op"]
-        if not isinstance(op, str):
-            raise ProgramError(
-                "wrong_shape",
-                f'"op" must be a string, not {type(op).__name__}',
-                path=path,
-                value=type(op).__name__,
-            )
-        if op not in OPS:
-            raise ProgramError(
-                "unknown_op",
-                f"unknown op {quote(op)!r}: the language has only {', '.join(OPS)}",
-                path=path,
-                value=quote(op),
-            )
-        args = obj["args"]
-        if not isinstance(args, list) or len(args) != 2:
-            got = f"{len(args)} items" if isinstance(args, list) else type(args).__name__
-            raise ProgramError(
-                "wrong_shape", f'"args" must be a list of exactly two nodes, got {got}', path=path
-            )
-        return
     shown = quote(", ".join(sorted(quote(key) for key in keys)))
     raise ProgramError(
         "wrong_shape",
@@ -141,144 +224,76 @@ def _check_node_shape(obj: object, path: str) -> None:
     )
 
 
-def program_from_json(obj: object, limits: Limits = DEFAULT_LIMITS) -> Node:
-    """Validate an already-decoded JSON value and build its tree.
+def program_from_json(obj: object, limits: Limits = DEFAULT_LIMITS) -> Program:
+    """Validate a decoded JSON value -- or a tree built from ``Ref`` and ``Op`` -- once,
+    into a ``Program``; raise ``ProgramError`` at the first problem.
 
-    Walks pre-order, left argument first, checking each node's shape, then its depth
-    and the running node and operation counts; the first problem met is raised. The
-    walk never visits more than ``max_nodes + 1`` nodes or goes deeper than
-    ``max_depth + 1``, so a deeply nested or self-sharing structure is refused fast.
+    One walk: each node is checked when it is first met, pre-order, left argument
+    first -- its shape, then its depth, then the running node and operation counts --
+    and enters the code when its arguments are done (post-order). The walk never
+    visits more than ``max_nodes + 1`` nodes or goes deeper than ``max_depth + 1``.
     """
-    preorder: list[object] = []
-    operations = 0
+    code: list[Instruction] = []
+    paths: list[str] = []
+    nodes = operations = 0
+    max_depth, max_nodes, max_operations = limits.max_depth, limits.max_nodes, limits.max_operations
+    # (node, path, depth); depth 0 marks an operation whose arguments are done.
     stack: list[tuple[object, str, int]] = [(obj, "$", 1)]
     while stack:
         current, path, depth = stack.pop()
-        _check_node_shape(current, path)
-        enforce("depth", depth, limits, path)
-        preorder.append(current)
-        enforce("nodes", len(preorder), limits, path)
-        assert isinstance(current, Mapping)
-        if "op" in current:
-            operations += 1
-            enforce("operations", operations, limits, path)
-            left, right = current["args"]
-            stack.append((right, child_path(path, 1), depth + 1))
-            stack.append((left, child_path(path, 0), depth + 1))
-    # Build bottom-up from the reversed pre-order (reverse Polish): each operation
-    # finds its left then its right argument on top of the stack.
-    built: list[Node] = []
-    for current in reversed(preorder):
-        assert isinstance(current, Mapping)
-        if "ref" in current:
-            built.append(Ref(current["ref"]))
-        else:
-            left_node = built.pop()
-            right_node = built.pop()
-            built.append(Op(current["op"], (left_node, right_node)))
-    return built[0]
+        if depth == 0:
+            code.append(current)  # type: ignore[arg-type]  # an Operation, pushed below
+            paths.append(path)
+            continue
+        parts = _parts(current, path)
+        if depth > max_depth:
+            raise limits.exceeded("depth", depth, path)
+        nodes += 1
+        if nodes > max_nodes:
+            raise limits.exceeded("nodes", nodes, path)
+        if isinstance(parts, str):  # a leaf: a register name
+            code.append(parts)
+            paths.append(path)
+            continue
+        operations += 1
+        if operations > max_operations:
+            raise limits.exceeded("operations", operations, path)
+        operation, left, right = parts
+        stack.append((operation, path, 0))
+        stack.append((right, path + ".args[1]", depth + 1))
+        stack.append((left, path + ".args[0]", depth + 1))
+    return Program(tuple(code), tuple(paths))
 
 
-# --- tree -> JSON ---------------------------------------------------------------------
+# --- tree -> JSON -------------------------------------------------------------------------
 
 
-def walk(node: Node) -> Iterator[tuple[str, int, Node]]:
-    """Every node as ``(path, depth, node)``, pre-order, left argument first."""
-    stack: list[tuple[str, int, Node]] = [("$", 1, node)]
-    while stack:
-        path, depth, current = stack.pop()
-        yield path, depth, current
+def _postorder(node: Node) -> list[Node]:
+    """Every node of a built tree, post-order, left argument first."""
+    out: list[Node] = []
+    stack: list[Node] = [node]
+    while stack:  # root, right, left ... reversed is left, right, root
+        current = stack.pop()
+        out.append(current)
         if isinstance(current, Op):
-            stack.append((child_path(path, 1), depth + 1, current.args[1]))
-            stack.append((child_path(path, 0), depth + 1, current.args[0]))
+            stack.extend(current.args)
+    out.reverse()
+    return out
 
 
-def postorder(node: Node) -> Iterator[tuple[str, Node]]:
-    """Every node as ``(path, node)``, post-order, left argument first."""
-    stack: list[tuple[str, Node, bool]] = [("$", node, False)]
-    while stack:
-        path, current, expanded = stack.pop()
-        if isinstance(current, Op) and not expanded:
-            stack.append((path, current, True))
-            stack.append((child_path(path, 1), current.args[1], False))
-            stack.append((child_path(path, 0), current.args[0], False))
-        else:
-            yield path, current
-
-
-def program_to_json(node: Node) -> dict[str, object]:
+def program_to_json(program: Program | Node) -> dict[str, object]:
     """The tree as JSON-ready dicts: ``{"op": .., "args": [..]}`` / ``{"ref": ..}``."""
+    nodes = _postorder(program.tree if isinstance(program, Program) else program)
     built: list[dict[str, object]] = []
-    for _, current in postorder(node):
+    for current in nodes:
         if isinstance(current, Ref):
             built.append({"ref": current.name})
         else:
             right = built.pop()
-            left = built.pop()
-            built.append({"op": current.op, "args": [left, right]})
+            built.append({"op": current.op, "args": [built.pop(), right]})
     return built[0]
 
 
-def canonical_program_text(node: Node) -> str:
+def canonical_program_text(program: Program | Node) -> str:
     """Compact JSON with keys in the order op, args / ref: one text per tree."""
-    return json.dumps(program_to_json(node), separators=(",", ":"))
-
-
-# --- measures ----------------------------------------------------------------------------
-
-
-def registers_used(node: Node) -> frozenset[str]:
-    """The names of all registers the tree reads."""
-    return frozenset(current.name for _, _, current in walk(node) if isinstance(current, Ref))
-
-
-def count_nodes(node: Node) -> int:
-    """Nodes in the tree, leaves included."""
-    return sum(1 for _ in walk(node))
-
-
-def count_operations(node: Node) -> int:
-    """Operation nodes in the tree."""
-    return sum(1 for _, _, current in walk(node) if isinstance(current, Op))
-
-
-def tree_depth(node: Node) -> int:
-    """Nodes on the longest root-to-leaf path; a lone leaf has depth 1."""
-    return max(depth for _, depth, _ in walk(node))
-
-
-def check_program(node: Node, limits: Limits, registers: Mapping[str, int]) -> None:
-    """Check an already-built tree before it runs: node types, ops, limits, registers.
-
-    Trees built by hand bypass ``program_from_json``, so ``execute`` checks them
-    again here, stopping at the first breach (a huge shared structure is refused
-    after ``max_nodes + 1`` visits).
-    """
-    operations = 0
-    for nodes, (path, depth, current) in enumerate(walk(node), start=1):
-        enforce("depth", depth, limits, path)
-        enforce("nodes", nodes, limits, path)
-        if isinstance(current, Ref):
-            if not isinstance(current.name, str) or current.name not in registers:
-                shown = quote(str(current.name))
-                raise ProgramError(
-                    "unknown_register",
-                    f"register {shown!r} is not supplied",
-                    path=path,
-                    value=shown,
-                )
-        elif isinstance(current, Op):
-            if current.op not in OPS:
-                shown = quote(str(current.op))
-                raise ProgramError("unknown_op", f"unknown op {shown!r}", path=path, value=shown)
-            if not isinstance(current.args, tuple) or len(current.args) != 2:
-                raise ProgramError("wrong_shape", "an op takes exactly two args", path=path)
-            operations += 1
-            enforce("operations", operations, limits, path)
-        else:
-            raise ProgramError(
-                "wrong_shape",
-                f"not a node: {type(current).__name__}",
-                path=path,
-                value=type(current).__name__,
-            )
+    return json.dumps(program_to_json(program), separators=(",", ":"))

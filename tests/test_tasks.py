@@ -107,7 +107,6 @@ def test_every_answer_matches_reference_program_and_oracle():
     for params in [TaskParams(), TaskParams(seed=3, primitives_per_op=20, determinants=20)]:
         for t in generate(params):
             assert interpreter.execute(t.program, t.registers).value == t.answer
-            assert interpreter.evaluate_exact(t.program, t.registers) == t.answer
             assert oracles.confirm(t.family, t.registers, t.steps)[1] == t.answer
 
 

@@ -1,9 +1,11 @@
-"""Tree builders shared by the interpreter tests (imported, not collected)."""
+"""Tree builders and independent measures shared by the interpreter tests (imported, not
+collected). The measures and the exact oracle are written here, recursively and
+without limits, so that the interpreter is checked against code it does not share."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pytest
 
@@ -24,6 +26,36 @@ def full(depth: int, op: str = "add", name: str = "a") -> Node:
         return Ref(name)
     child = full(depth - 1, op, name)
     return Op(op, (child, child))
+
+
+def count_nodes(node: Node) -> int:
+    """Nodes in the tree, leaves included."""
+    return 1 if isinstance(node, Ref) else 1 + sum(count_nodes(arg) for arg in node.args)
+
+
+def count_operations(node: Node) -> int:
+    """Operation nodes in the tree."""
+    return 0 if isinstance(node, Ref) else 1 + sum(count_operations(arg) for arg in node.args)
+
+
+def tree_depth(node: Node) -> int:
+    """Nodes on the longest root-to-leaf path; a lone leaf has depth 1."""
+    return 1 if isinstance(node, Ref) else 1 + max(tree_depth(arg) for arg in node.args)
+
+
+def registers_used(node: Node) -> frozenset[str]:
+    """The names of all registers the tree reads."""
+    if isinstance(node, Ref):
+        return frozenset({node.name})
+    return registers_used(node.args[0]) | registers_used(node.args[1])
+
+
+def exact_value(node: Node, registers: Mapping[str, int]) -> int:
+    """The tree's value in Python ints, with no bounds: the oracle."""
+    if isinstance(node, Ref):
+        return registers[node.name]
+    left, right = (exact_value(arg, registers) for arg in node.args)
+    return {"add": left + right, "sub": left - right, "mul": left * right}[node.op]
 
 
 def text_of(obj: object) -> str:

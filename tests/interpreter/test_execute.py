@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from interpreter_builders import chain, error_of, full
+from interpreter_builders import chain, error_of, exact_value, full
 
 from interpreter import (
     SAFE_INTEGER_MAX,
@@ -15,11 +15,9 @@ from interpreter import (
     Ref,
     Step,
     canonical_program_text,
-    evaluate_exact,
     execute,
     parse_program,
     run,
-    validate_registers,
 )
 
 
@@ -70,7 +68,7 @@ def test_affine_recurrence() -> None:
     x2 = Op("add", (Op("mul", (Ref("a"), x1)), Ref("b")))
     registers = {"a": 3, "b": -4, "x0": 7}
     assert execute(x2, registers).value == 3 * (3 * 7 - 4) - 4
-    assert evaluate_exact(x2, registers) == 47
+    assert exact_value(x2, registers) == 47
 
 
 def test_run_ok_and_error_shapes() -> None:
@@ -103,9 +101,8 @@ def test_unknown_register_first_in_evaluation_order() -> None:
 
 def test_registers_boundary() -> None:
     sixteen = {f"r{i}": i for i in range(16)}
-    validate_registers(sixteen)
     assert execute(Ref("r15"), sixteen).value == 15
-    error = error_of(validate_registers, {**sixteen, "r16": 16})
+    error = error_of(execute, Ref("r0"), {**sixteen, "r16": 16})
     assert (error.code, error.limit, error.maximum, error.value, error.path) == (
         "limit_exceeded",
         "registers",
@@ -113,24 +110,23 @@ def test_registers_boundary() -> None:
         17,
         "registers",
     )
-    assert error_of(execute, Ref("r0"), {**sixteen, "r16": 16}).limit == "registers"
 
 
 @pytest.mark.parametrize("value", [True, False, 1.0, 2.5, "3", None, [1], float("nan")])
 def test_invalid_register_value(value: object) -> None:
-    error = error_of(validate_registers, {"a": 1, "b": value})
+    error = error_of(execute, Ref("a"), {"a": 1, "b": value})
     assert (error.code, error.path) == ("invalid_register_value", "registers.b")
     assert error.value == type(value).__name__
 
 
 def test_registers_not_a_mapping() -> None:
-    error = error_of(validate_registers, [("a", 1)])
+    error = error_of(execute, Ref("a"), [("a", 1)])
     assert (error.code, error.path) == ("invalid_register_value", "registers")
 
 
 @pytest.mark.parametrize("name", ["", "1a", "a-b", "x" * 33, 7])
 def test_invalid_register_name_in_registers(name: object) -> None:
-    error = error_of(validate_registers, {name: 1})
+    error = error_of(execute, Ref("a"), {name: 1})
     assert error.code == "invalid_register_name"
 
 
@@ -141,7 +137,7 @@ def test_safe_register_values(value: int) -> None:
 
 @pytest.mark.parametrize("value", [2**53, -(2**53), 10**20, -(10**100)])
 def test_unsafe_register_values(value: int) -> None:
-    error = error_of(validate_registers, {"a": value})
+    error = error_of(execute, Ref("a"), {"a": value})
     assert (error.code, error.path, error.value) == ("unsafe_integer", "registers.a", str(value))
 
 
@@ -150,7 +146,7 @@ def test_unsafe_intermediate_reports_path_and_exact_value() -> None:
     error = error_of(execute, tree, {"z": 0, "m": SAFE_INTEGER_MAX, "one": 1})
     assert (error.code, error.path, error.value) == ("unsafe_integer", "$.args[1]", str(2**53))
     # the exact result would have been safe again: the bound is on every intermediate
-    assert evaluate_exact(tree, {"z": 0, "m": SAFE_INTEGER_MAX, "one": 1}) == -(2**53)
+    assert exact_value(tree, {"z": 0, "m": SAFE_INTEGER_MAX, "one": 1}) == -(2**53)
 
 
 def test_sum_boundary() -> None:
@@ -216,15 +212,29 @@ def test_run_internal_error_guard(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_parse_then_execute_matches_exact() -> None:
     text = '{"op":"sub","args":[{"op":"mul","args":[{"ref":"x"},{"ref":"y"}]},{"ref":"x"}]}'
-    tree = parse_program(text)
+    program = parse_program(text)
     registers = {"x": -12345, "y": 678}
-    assert execute(tree, registers).value == evaluate_exact(tree, registers) == -12345 * 678 + 12345
+    assert execute(program, registers).value == exact_value(program.tree, registers)
+    assert exact_value(program.tree, registers) == -12345 * 678 + 12345
 
 
-def test_evaluate_exact_has_no_bounds_but_typed_errors() -> None:
-    tree = Op("mul", (Ref("a"), Ref("a")))
-    assert evaluate_exact(tree, {"a": 10**30}) == 10**60
-    error = error_of(evaluate_exact, Op("add", (Ref("a"), Ref("q"))), {"a": 1})
-    assert (error.code, error.path, error.value) == ("unknown_register", "$.args[1]", "q")
-    error = error_of(evaluate_exact, Op("pow", (Ref("a"), Ref("a"))), {"a": 1})
-    assert (error.code, error.path) == ("unknown_op", "$")
+def test_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import interpreter.program as module
+
+    visits = [0]
+    parts = module._parts
+
+    def counted(obj: object, path: str) -> object:
+        visits[0] += 1
+        return parts(obj, path)
+
+    monkeypatch.setattr(module, "_parts", counted)
+    tree = full(5, "mul")  # 31 nodes
+    program = parse_program(canonical_program_text(tree))
+    assert visits[0] == 31  # parsing validates each node once
+    assert (len(program.code), program.registers) == (31, frozenset({"a"}))
+    assert program.tree == tree
+    execution = execute(program, {"a": 1})
+    assert visits[0] == 31  # executing a Program walks nothing again
+    assert execute(tree, {"a": 1}) == execution
+    assert visits[0] == 62  # a built tree is validated once, by the same walk

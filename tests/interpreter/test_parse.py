@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from interpreter_builders import chain, error_of, full, text_of
+from interpreter_builders import (
+    chain,
+    count_nodes,
+    count_operations,
+    error_of,
+    full,
+    registers_used,
+    text_of,
+    tree_depth,
+)
 
 from interpreter import (
     DEFAULT_LIMITS,
@@ -14,13 +23,9 @@ from interpreter import (
     ProgramError,
     Ref,
     canonical_program_text,
-    count_nodes,
-    count_operations,
     parse_program,
     program_from_json,
     program_to_json,
-    registers_used,
-    tree_depth,
 )
 
 MUL_AB = '{"op":"mul","args":[{"ref":"a"},{"ref":"b"}]}'
@@ -48,8 +53,8 @@ def test_invalid_limits(field: str, value: object) -> None:
 
 
 def test_parse_simple() -> None:
-    assert parse_program(MUL_AB) == MUL_AB_TREE
-    assert parse_program('{"ref":"x"}') == Ref("x")
+    assert parse_program(MUL_AB).tree == MUL_AB_TREE
+    assert parse_program('{"ref":"x"}').tree == Ref("x")
 
 
 @pytest.mark.parametrize(
@@ -63,7 +68,7 @@ def test_parse_simple() -> None:
     ],
 )
 def test_whitespace_and_key_order_allowed(text: str) -> None:
-    assert parse_program(text) == MUL_AB_TREE
+    assert parse_program(text).tree == MUL_AB_TREE
 
 
 @pytest.mark.parametrize(
@@ -197,13 +202,13 @@ def test_invalid_register_name(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["a", "_", "A_1", "x" * 32, "__proto__", "constructor"])
 def test_valid_register_names(name: str) -> None:
-    assert parse_program(text_of({"ref": name})) == Ref(name)
+    assert parse_program(text_of({"ref": name})).tree == Ref(name)
 
 
 def test_depth_boundary() -> None:
     ok = chain(15)
     assert tree_depth(ok) == 16
-    assert parse_program(canonical_program_text(ok)) == ok
+    assert parse_program(canonical_program_text(ok)).tree == ok
     deep = chain(16)
     assert tree_depth(deep) == 17
     error = error_of(parse_program, canonical_program_text(deep))
@@ -226,7 +231,7 @@ def test_depth_boundary() -> None:
 def test_operations_boundary() -> None:
     ok = full(7)
     assert (count_operations(ok), count_nodes(ok), tree_depth(ok)) == (63, 127, 7)
-    assert parse_program(canonical_program_text(ok)) == ok
+    assert parse_program(canonical_program_text(ok)).tree == ok
     over = Op("add", (ok, Ref("a")))
     assert (count_operations(over), count_nodes(over), tree_depth(over)) == (64, 129, 8)
     text = canonical_program_text(over)
@@ -243,7 +248,7 @@ def test_nodes_boundary_with_custom_limits() -> None:
     limits = Limits(max_nodes=7)
     ok = full(3)
     assert count_nodes(ok) == 7
-    assert parse_program(canonical_program_text(ok), limits) == ok
+    assert parse_program(canonical_program_text(ok), limits).tree == ok
     error = error_of(parse_program, canonical_program_text(chain(4)), limits)
     assert (error.code, error.limit, error.maximum, error.value) == (
         "limit_exceeded",
@@ -259,7 +264,7 @@ def test_output_bytes_boundary() -> None:
     padding = 16384 - len(MUL_AB)
     exact = MUL_AB + " " * padding
     assert len(exact.encode()) == 16384
-    assert parse_program(exact) == MUL_AB_TREE
+    assert parse_program(exact).tree == MUL_AB_TREE
     error = error_of(parse_program, exact + " ")
     assert (error.code, error.limit, error.maximum, error.value) == (
         "limit_exceeded",
@@ -286,8 +291,8 @@ def test_tree_measures_and_round_trip() -> None:
     assert text == (
         '{"op":"sub","args":[{"op":"mul","args":[{"ref":"a"},{"ref":"b"}]},{"ref":"c"}]}'
     )
-    assert parse_program(text) == tree
-    assert program_from_json(program_to_json(tree)) == tree
+    assert parse_program(text).tree == tree
+    assert program_from_json(program_to_json(tree)).tree == tree
 
 
 def test_program_error_to_json_has_all_six_keys() -> None:

@@ -1,34 +1,58 @@
-"""Hostile programs and deliberately missing features: each is a typed code, and fast."""
+"""Hostile programs and deliberately missing features: each is a typed code, and cheap.
+
+Cheap is counted, not timed: a nesting bomb never reaches the JSON decoder, and a
+validating walk visits at most the nodes its limits allow."""
 
 from __future__ import annotations
 
-import time
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from interpreter_builders import error_of, text_of
 
+import interpreter.program
 from interpreter import (
     SAFE_INTEGER_MAX,
     Limits,
     Op,
+    ProgramError,
     Ref,
     execute,
     parse_program,
     program_from_json,
     run,
-    validate_registers,
 )
 
 BIG = Limits(max_output_bytes=10**7)
 
 
+@pytest.fixture
+def no_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the JSON decoder is ever called."""
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("json.loads was reached")
+
+    monkeypatch.setattr(json, "loads", refuse)
+
+
 @contextmanager
-def fast(seconds: float = 1.0) -> Iterator[None]:
-    start = time.perf_counter()
+def visits_at_most(bound: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Assert that the validating walk looks at no more than ``bound`` nodes."""
+    seen = [0]
+    parts = interpreter.program._parts
+
+    def counted(obj: object, path: str) -> object:
+        seen[0] += 1
+        return parts(obj, path)
+
+    monkeypatch.setattr(interpreter.program, "_parts", counted)
     yield
-    assert time.perf_counter() - start < seconds
+    assert 0 < seen[0] <= bound
 
 
 # --- nesting bombs --------------------------------------------------------------------
@@ -37,10 +61,10 @@ def fast(seconds: float = 1.0) -> Iterator[None]:
 @pytest.mark.parametrize(
     "opener", ["[", "{", '{"a":', '{"op":"add","args":['], ids=["list", "object", "key", "op"]
 )
+@pytest.mark.usefixtures("no_decoding")
 def test_run_of_openers_under_default_limits(opener: str) -> None:
     text = (opener * 16384)[: 16384 - 1]
-    with fast():
-        error = error_of(parse_program, text)
+    error = error_of(parse_program, text)
     assert (error.code, error.limit, error.maximum) == ("limit_exceeded", "depth", 16)
 
 
@@ -54,10 +78,10 @@ def test_run_of_openers_under_default_limits(opener: str) -> None:
     ],
     ids=["lists", "objects", "open-tree", "closed-tree"],
 )
+@pytest.mark.usefixtures("no_decoding")
 def test_hundred_thousand_deep_with_raised_byte_limit(text: str) -> None:
-    with fast():
-        error = error_of(parse_program, text, BIG)
-        result = run(text, {"a": 1}, BIG)
+    error = error_of(parse_program, text, BIG)
+    result = run(text, {"a": 1}, BIG)
     assert (error.code, error.limit) == ("limit_exceeded", "depth")
     assert result["error"]["code"] == "limit_exceeded"  # type: ignore[index]
 
@@ -75,11 +99,11 @@ def test_unterminated_string_then_brackets() -> None:
     assert error_of(parse_program, text).code == "not_json"
 
 
-def test_deep_dict_to_program_from_json() -> None:
+def test_deep_dict_to_program_from_json(monkeypatch: pytest.MonkeyPatch) -> None:
     node: object = {"ref": "a"}
     for _ in range(100_000):
         node = {"op": "add", "args": [node, {"ref": "a"}]}
-    with fast():
+    with visits_at_most(17, monkeypatch):  # down the left spine to depth 17
         error = error_of(program_from_json, node)
     assert (error.code, error.limit, error.value) == ("limit_exceeded", "depth", 17)
     garbage: object = []
@@ -88,19 +112,19 @@ def test_deep_dict_to_program_from_json() -> None:
     assert error_of(program_from_json, garbage).code == "wrong_shape"
 
 
-def test_self_sharing_structure_is_bounded() -> None:
+def test_self_sharing_structure_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # 60 levels of sharing describe 2**60 nodes; the walk stops at the first limit
     node: object = {"ref": "a"}
     for _ in range(60):
         node = {"op": "add", "args": [node, node]}
-    with fast():
+    with visits_at_most(128, monkeypatch):  # max_nodes + 1
         error = error_of(program_from_json, node, Limits(max_depth=100))
     assert (error.code, error.limit) == ("limit_exceeded", "operations")
     shared = Ref("a")
     tree: Op | Ref = shared
     for _ in range(60):
         tree = Op("add", (tree, tree))
-    with fast():
+    with visits_at_most(128, monkeypatch):
         error = error_of(execute, tree, {"a": 1}, Limits(max_depth=100))
     assert error.code == "limit_exceeded"
 
@@ -118,8 +142,7 @@ def test_cyclic_structure_is_bounded() -> None:
 def test_huge_integer_literal_is_never_converted() -> None:
     digits = "9" * 10_000
     for text in [digits, '{"op":"add","args":[{"ref":"a"},' + digits + "]}", "-" + digits]:
-        with fast():
-            error = error_of(parse_program, text, BIG)
+        error = error_of(parse_program, text, BIG)
         assert (error.code, error.value) == ("literal_not_allowed", "number")
         assert len(error.message) < 200
 
@@ -150,11 +173,10 @@ def test_float_and_int_literals(literal: str) -> None:
 
 
 def test_huge_register_values() -> None:
-    with fast():
-        error = error_of(validate_registers, {"a": 10**100_000})
+    error = error_of(execute, Ref("a"), {"a": 10**100_000})  # never passed to str()
     assert error.code == "unsafe_integer"
     assert error.value == "<integer of 332193 bits>"
-    assert error_of(validate_registers, {"a": -(10**100_000)}).value == "-<integer of 332193 bits>"
+    assert error_of(execute, Ref("a"), {"a": -(10**100_000)}).value == "-<integer of 332193 bits>"
 
 
 @pytest.mark.parametrize("value", [SAFE_INTEGER_MAX, -SAFE_INTEGER_MAX])
@@ -288,3 +310,64 @@ def test_literals_in_decoded_objects() -> None:
 )
 def test_python_only_values_to_program_from_json(obj: object) -> None:
     assert error_of(program_from_json, obj).code in {"wrong_shape", "invalid_register_name"}
+
+
+# --- the nesting pre-scan against an independent oracle -------------------------------------
+
+
+def deepest_nesting(text: str) -> int:
+    """Bracket nesting outside strings, up to a string that never closes (written here
+    character by character, independently of the interpreter's scans)."""
+    depth = deepest = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= len(text):
+                break
+            i = j + 1
+            continue
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+        i += 1
+    return deepest
+
+
+NESTING_FRAGMENTS = st.sampled_from(["[", "]", "{", "}", '"', "\\", ":", ",", "a", '"a"', "[]"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(NESTING_FRAGMENTS, max_size=40).map("".join), st.integers(1, 4))
+def test_nesting_refused_exactly_when_too_deep(text: str, max_depth: int) -> None:
+    limits = Limits(max_depth=max_depth)
+    try:
+        parse_program(text, limits)
+        refused_for_depth = False
+    except ProgramError as error:
+        refused_for_depth = (error.code, error.limit) == ("limit_exceeded", "depth")
+    assert refused_for_depth == (deepest_nesting(text) > 2 * max_depth - 1)
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 3, 16])
+@pytest.mark.parametrize(
+    ("opener", "inner", "closer"),
+    [("[", '""', "]"), ('{"k":', '"x"', "}"), ("[", '"[{]}"', "]"), ("[", '"\\"["', "]")],
+    ids=["lists", "objects", "brackets-in-string", "escaped-quote"],
+)
+def test_nesting_at_and_over_the_bound(
+    max_depth: int, opener: str, inner: str, closer: str
+) -> None:
+    limits = Limits(max_depth=max_depth)
+    bound = 2 * max_depth - 1  # the deepest nesting a tree of max_depth needs
+    for nesting in (bound, bound + 1):
+        text = opener * nesting + inner + closer * nesting
+        assert deepest_nesting(text) == nesting
+        error = error_of(parse_program, text, limits)
+        too_deep = (error.code, error.limit) == ("limit_exceeded", "depth")
+        assert too_deep is (nesting > bound), text
