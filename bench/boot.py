@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.cli.serve import serve_in_thread  # noqa: E402  (after the path tweak)
-from pyapp.sweep_cli import CHROMIUM_ARGS  # noqa: E402
+from pyapp.sweep.chromium import CHROMIUM_ARGS  # noqa: E402
 
 SITE = ROOT / "build" / "site"
 ARGS = list(CHROMIUM_ARGS)  # the flags of PLATFORM-NOTES, kept in one place

@@ -132,7 +132,7 @@ def browser_side(runs: int, new_tokens: int, calls: int) -> dict[str, Any]:
 
     sys.path.insert(0, str(ROOT))
     from pyapp.cli.serve import serve_in_thread
-    from pyapp.sweep_cli import CHROMIUM_ARGS
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         raise SystemExit(f"{SITE} is not built: run python scripts/build_site.py")

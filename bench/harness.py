@@ -41,11 +41,30 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def boot_fixture(page: Any, url: str) -> None:
+    """Open the page at `url`, wait for Python, and load the tiny-chat TEST FIXTURE on WASM
+    through the Models panel's consent dialog (what a user clicks)."""
+    page.goto(url, timeout=30_000)
+    page.wait_for_function(
+        "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
+        " && document.querySelector('#model-choice').options.length > 1",
+        timeout=120_000,
+    )
+    page.select_option("#model-choice", "fixture")
+    page.check('input[name="backend"][value="wasm"]')
+    page.get_by_role("button", name="Load model…").click()
+    page.get_by_role("button", name="Download and load").click()
+    page.wait_for_function(
+        "() => document.querySelector('#models').dataset.state === 'loaded'",
+        timeout=120_000,
+    )
+
+
 def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.cli.serve import serve_in_thread
-    from pyapp.sweep_cli import CHROMIUM_ARGS
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run `bash scripts/lab test` or scripts/build_site.py")
@@ -67,20 +86,7 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
             query = f"?seed={seed}" + (
                 f"&model_step_delay_ms={step_delay_ms}" if step_delay_ms else ""
             )
-            page.goto(url + query, timeout=30_000)
-            page.wait_for_function(
-                "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
-                " && document.querySelector('#model-choice').options.length > 1",
-                timeout=120_000,
-            )
-            page.select_option("#model-choice", "fixture")
-            page.check('input[name="backend"][value="wasm"]')
-            page.get_by_role("button", name="Load model…").click()
-            page.get_by_role("button", name="Download and load").click()
-            page.wait_for_function(
-                "() => document.querySelector('#models').dataset.state === 'loaded'",
-                timeout=120_000,
-            )
+            boot_fixture(page, url + query)
             for condition in CONDITIONS:
                 page.check(f'input[name="condition"][value="{condition}"]')
             started = time.perf_counter()

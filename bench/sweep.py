@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.cli.serve import serve_in_thread  # noqa: E402  (after the path tweak)
-from pyapp.sweep_cli import CHROMIUM_ARGS, find_chromium  # noqa: E402
+from pyapp.sweep.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
 
 READY = "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
 SWEEP_OVER = (

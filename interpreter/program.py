@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import operator
 import re
+import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Final, NamedTuple, NoReturn, TypeAlias
+from typing import Final, NamedTuple, NoReturn, TypeAlias, TypeVar
 
 from interpreter.errors import ProgramError, mistyped, quote
 from interpreter.limits import DEFAULT_LIMITS, Limits
@@ -70,6 +71,7 @@ class Op:
 
 
 Node: TypeAlias = Ref | Op
+T = TypeVar("T")
 
 #: One entry of a program's code: a register name (a leaf) or an operation.
 Instruction: TypeAlias = str | Operation
@@ -98,14 +100,8 @@ class Program:
     @cached_property
     def tree(self) -> Node:
         """The program as a ``Ref``/``Op`` tree."""
-        built: list[Node] = []
-        for entry in self.code:
-            if isinstance(entry, str):  # {"ref": NAME}
-                built.append(Ref(entry))
-            else:  # {"op": OP, "args": [left, right]}: both are on the stack
-                right = built.pop()
-                built.append(Op(entry.name, (built.pop(), right)))
-        return built[0]
+        leaf: Callable[[str], Node] = Ref
+        return _fold(self.code, leaf, lambda op, left, right: Op(op, (left, right)))
 
 
 # --- validation: one walk, pre-order checks, post-order code -----------------------------
@@ -265,33 +261,39 @@ def program_from_json(obj: object, limits: Limits = DEFAULT_LIMITS) -> Program:
     return Program(tuple(code), tuple(paths))
 
 
-# --- tree -> JSON -------------------------------------------------------------------------
+# --- program -> tree or JSON -------------------------------------------------------------
+
+#: Bounds that never bind: writing out a tree validates it, whatever its size.
+_UNBOUNDED: Final = Limits(*(sys.maxsize for _ in fields(Limits)))
 
 
-def _postorder(node: Node) -> list[Node]:
-    """Every node of a built tree, post-order, left argument first."""
-    out: list[Node] = []
-    stack: list[Node] = [node]
-    while stack:  # root, right, left ... reversed is left, right, root
-        current = stack.pop()
-        out.append(current)
-        if isinstance(current, Op):
-            stack.extend(current.args)
-    out.reverse()
-    return out
+def _fold(
+    code: tuple[Instruction, ...], leaf: Callable[[str], T], node: Callable[[str, T, T], T]
+) -> T:
+    """Rebuild a program from its code: ``leaf(name)`` for each register read,
+    ``node(op, left, right)`` for each operation (both arguments are built by then)."""
+    built: list[T] = []
+    for entry in code:
+        if isinstance(entry, str):
+            built.append(leaf(entry))
+        else:
+            right = built.pop()
+            built.append(node(entry.name, built.pop(), right))
+    return built[0]
 
 
 def program_to_json(program: Program | Node) -> dict[str, object]:
-    """The tree as JSON-ready dicts: ``{"op": .., "args": [..]}`` / ``{"ref": ..}``."""
-    nodes = _postorder(program.tree if isinstance(program, Program) else program)
-    built: list[dict[str, object]] = []
-    for current in nodes:
-        if isinstance(current, Ref):
-            built.append({"ref": current.name})
-        else:
-            right = built.pop()
-            built.append({"op": current.op, "args": [built.pop(), right]})
-    return built[0]
+    """The tree as JSON-ready dicts: ``{"op": .., "args": [..]}`` / ``{"ref": ..}``.
+
+    A ``Ref``/``Op`` tree is validated first, without limits (so an over-limit tree can
+    still be written out, e.g. to test that parsing refuses it)."""
+    if not isinstance(program, Program):
+        program = program_from_json(program, _UNBOUNDED)
+    return _fold(
+        program.code,
+        lambda name: {"ref": name},
+        lambda op, left, right: {"op": op, "args": [left, right]},
+    )
 
 
 def canonical_program_text(program: Program | Node) -> str:

@@ -3,7 +3,8 @@
 What lands there, and where from:
 
     build/site/
-      index.html app.css app.js pyscript.json lab_worker.py bench/...   <- site/ (committed sources)
+      index.html app.css app.js pyscript.json bench/...  <- site/ (the page: committed sources)
+      lab_worker.py model_worker.js model_client.js     <- workers/ (the worker code: committed)
       pyscript/        <- node_modules/@pyscript/core/dist (npm, pinned by package-lock.json)
       pyodide/         <- node_modules/pyodide runtime files (npm, pinned)
       transformers/    <- node_modules/@huggingface/transformers dist/transformers.min.js and
@@ -49,6 +50,7 @@ ORT_WEB_NPM = NODE_MODULES / "onnxruntime-web"
 FIXTURE_SRC = ROOT / "tests" / "fixtures" / "tiny-chat"
 FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
 SITE_SRC = ROOT / "site"
+WORKERS_SRC = ROOT / "workers"
 WHEEL_CACHE = ROOT / "build" / "wheels"
 DEFAULT_OUT = ROOT / "build" / "site"
 
@@ -391,7 +393,12 @@ def build(out: Path, *, pyc: bool) -> None:
     out.mkdir(parents=True)
 
     copy_tree(SITE_SRC, out)
-    say(f"copied site/ sources ({human(folder_size(out))})")
+    for worker in sorted(WORKERS_SRC.iterdir()):  # beside the page: the URLs stay ./NAME
+        if worker.is_file():
+            if (out / worker.name).exists():
+                raise BuildError(f"{worker.name} is in both site/ and workers/")
+            shutil.copyfile(worker, out / worker.name)
+    say(f"copied site/ and workers/ sources ({human(folder_size(out))})")
 
     pyscript_out = out / "pyscript"
     copy_tree(PYSCRIPT_DIST, pyscript_out, skip_suffixes=(".map",))

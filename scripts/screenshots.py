@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
 
 from pyapp.cli.serve import serve_in_thread
-from pyapp.sweep_cli import CHROMIUM_ARGS
+from pyapp.sweep.chromium import CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "tests" / "browser" / "model_gate.js"

@@ -1,35 +1,18 @@
 // Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
 //
-// Python runs in a PyScript worker (site/lab_worker.py, Pyodide from ./pyodide/). The worker
+// Python runs in a PyScript worker (workers/lab_worker.py, Pyodide from ./pyodide/). The worker
 // exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
 //
-// Message shapes (tagged on `type`, both ways; each request carries an integer `id` that its
-// reply repeats). pyapp.bridge.handle owns the contract; this is its written-down copy:
-//
-//   request  {"type": T, "id": N, ...fields}
-//   reply    {"type": T, "id": N, "ok": true,  "result": {...}}
-//          | {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
-//
-//   T = "hello"         fields: -               result: {python, pyapp_version, generator_version}
-//   (optional field on tasks/run_supplied/sympy_check: params, a TaskParams JSON object)
-//   T = "tasks"         fields: seed            result: {seed, tasks: [{id, family, split, encoding,
-//                                                 pair, registers: {name: int}, program: tree,
-//                                                 answer: int, generator_version}]}
-//   T = "run_supplied"  fields: seed, environment {user_agent, cross_origin_isolated,
-//                                                 hardware_concurrency, ...}
-//                                               result: {trace} (exports/trace.schema.json)
-//   T = "sympy_check"   fields: seed            result: {sympy_version, checked, agreements,
-//                                                 mismatches: [...]}
-//   T = "sympy_load"    fields: -               result: {packages, load_ms}
-//                       (answered by the glue itself: loads the local sympy + mpmath wheels)
-//   T = "model_generate" fields: prompt, caps?  result: {completion, provenance, timing}
-//                       (answered by the glue through pyapp.browser_model: Python calls back
-//                       into this page's model client, `xworker.sync.model_call`, which talks
-//                       to the model worker; that protocol is in site/model_worker.js)
+// Messages: pyapp/browser/messages.py defines every request, reply and event once (one envelope,
+// one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
+// and ./lab_protocol.js (names and shared constants) are generated from it, and
+// docs/hosting.md lists them in generated tables. This file checks each request name and
+// reply envelope against them.
 //
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
+import { DEFAULT_SEED, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { setupExperiment } from "./experiment.js";
 
@@ -37,7 +20,6 @@ import { setupExperiment } from "./experiment.js";
 const BOOT_TIMEOUT_MS =
   Number(new URLSearchParams(location.search).get("boot_timeout_ms")) || 60_000;
 const REQUEST_TIMEOUT_MS = 120_000;
-const DEFAULT_SEED = 1729;
 // Files the runtime needs; probed to name the culprit when boot fails.
 const RUNTIME_FILES = [
   "./pyscript/core.js",
@@ -89,9 +71,10 @@ function withTimeout(promise, ms, what) {
 }
 
 // Send one request to Python; resolves with `result`, rejects with an Error naming the code.
-// With {raw: true} it resolves with {result, text}: `text` is Python's reply exactly as sent
-// (downloads re-read it so that a float such as 1.0 stays 1.0; JavaScript would write 1).
-async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS, { raw = false } = {}) {
+// Documents that must keep Python's number types (traces, predictions) come back as JSON
+// text in `*_json` fields, which JavaScript never re-writes.
+async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
+  if (!REQUEST_TYPES.includes(type)) throw new Error(`unknown request type ${type}`);
   if (!worker) throw new Error("Python is not ready");
   const id = nextId++;
   const replyJson = await withTimeout(
@@ -103,12 +86,15 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS, { raw 
   if (reply.id !== id || reply.type !== type) {
     throw new Error(`reply mismatch: sent ${type}#${id}, got ${reply.type}#${reply.id}`);
   }
+  if (typeof reply.ok !== "boolean" || (reply.ok ? !("result" in reply) : typeof reply.error?.code !== "string")) {
+    throw new Error(`malformed reply to ${type}#${id}`);
+  }
   if (!reply.ok) {
     const error = new Error(`${reply.error.code}: ${reply.error.message}`);
     error.code = reply.error.code;
     throw error;
   }
-  return raw ? { result: reply.result, text: replyJson } : reply.result;
+  return reply.result;
 }
 
 // ---- boot --------------------------------------------------------------------------------
@@ -171,9 +157,9 @@ async function boot() {
   try {
     const start = async () => {
       const xworker = await waitForWorkerElement();
-      // Python's adapter (pyapp.browser_model) calls this through PyScript's sync channel.
+      // Python's adapter (pyapp.browser.model) calls this through PyScript's sync channel.
       xworker.sync.model_call = models.modelCall;
-      // pyapp.session's Context (site/lab_worker.py): trial events and the Cancel flag.
+      // pyapp.browser.session's Context (workers/lab_worker.py): trial events and the Cancel flag.
       xworker.sync.session_event = experiment.sessionEvent;
       xworker.sync.cancel_requested = experiment.cancelRequested;
       bootStep = "starting the Python worker";

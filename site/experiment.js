@@ -1,23 +1,30 @@
-// The Experiment and Journal sections (main thread). Python owns the protocol
-// (pyapp/session.py: sweep_start, sweep_resume, sweep_run, sweep_freeze, sweep_state,
-// sweep_trace, sweep_predictions, journal_generate); this file sends those requests, draws
-// what comes back, persists every trace in IndexedDB (site/store.js) and answers the two
+// The Experiment and Journal sections (main thread): the controller. Python owns the protocol
+// (pyapp/browser/session.py: sweep_start, sweep_resume, sweep_run, sweep_freeze, sweep_state,
+// sweep_header, sweep_trace, sweep_predictions, journal_generate); this file sends those
+// requests, stores what comes back in IndexedDB (site/store.js) and hands it to the
+// renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> true   a trial_start / trial_done / trial_interrupted event (awaited:
-//                                               the trace is stored before the next trial)
+//   xworker.sync.session_event(json)  -> true   trial_start / trial_done / trial_interrupted / frozen
+//                                               (awaited: the trial is stored before the next one starts)
 //   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before every model call
+//
+// A trial event carries that trial only, as Python's JSON text (`trial_json`): the page stores
+// the text as it is (one IndexedDB record per trial, beside the sweep's header) and parses it
+// only to draw one table row. The whole trace is assembled on demand: a download asks Python
+// for it (`sweep_trace`, saved as Python wrote it), a resume hands the stored texts back.
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
 //   start({seed, params?, conditions})  -> state
 //   run(phase)                          -> {state, cancelled}   phase: measure | heldout | all
 //   freeze()                            -> {frozen, predictions, state}
 //   state()  trace()  predictions()     -> state | trace document | predictions document
+//   text(kind)                          -> Python's JSON text of "header" | "trace" | "predictions"
 //   resume()                            -> state | null  (the latest unfinished stored sweep)
-//   resumeFrom(trace, inFlight)         -> state
+//   resumeFrom({header_json, trials_json}, inFlight) -> state
 //   persisted()                         -> {trace, in_flight, run_id, phase, finished} | null
 //   cancel()                            -> {cancelling}
-//   onEvent(callback)                   -> unsubscribe function
+//   onEvent(callback(event, text))      -> unsubscribe function (text: the event as Python sent it)
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
 //   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
 //   clearStored()                       -> {sweeps, ledger, model_cache}  (counts deleted; model_cache:
@@ -29,111 +36,159 @@
 // that the frozen profile's predictions are on the page before the first held-out result.
 
 import { SweepStore } from "./store.js";
-import { calibrationPlot, costPlot } from "./plots.js";
+import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./lab_protocol.js";
+import { ResultsTable, rowOf } from "./results_table.js";
+import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
+import { showRecord } from "./record_view.js";
 
 const $ = (selector) => document.querySelector(selector);
-const FIXTURE_LABEL = "test fixture — not model evidence";
-const CONTROL_LABEL = "control — not model evidence";
-const ALL_CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"];
-const MODEL_CONDITIONS = ALL_CONDITIONS.slice(1);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
-const BUTTONS = ["#sweep-run-all", "#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#sweep-new"];
+// transformers.js keeps downloaded model files in this Cache Storage entry.
+const MODEL_CACHE = "transformers-cache";
 
-const fmt = (value, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : "—");
-const yesNo = (value) => (value === true ? "yes" : value === false ? "no" : "—");
+// The trials of one sweep as the page holds them: Python's text per trial, and the counts the
+// caption shows. Adding a trial is constant work.
+class Trials {
+  constructor() {
+    this.texts = new Map(); // trial id -> JSON text
+    this.counts = { trials: 0, correct: 0, incorrect: 0, failed: 0, model_evidence_trials: 0 };
+  }
+
+  add(trial, text) {
+    this.texts.set(trial.trial_id, text);
+    const c = this.counts;
+    c.trials += 1;
+    if (trial.correct) c.correct += 1;
+    else if (trial.failure) c.failed += 1;
+    else c.incorrect += 1;
+    if (trial.evidence === "model") c.model_evidence_trials += 1;
+  }
+
+  get size() {
+    return this.texts.size;
+  }
+
+  get(trialId) {
+    const text = this.texts.get(trialId);
+    return text === undefined ? null : JSON.parse(text);
+  }
+
+  // The whole trace, assembled here (only while Python is busy: otherwise Python answers).
+  assemble(header) {
+    return { ...header, trials: [...this.texts.values()].map((text) => JSON.parse(text)), summary: { ...this.counts } };
+  }
+}
 
 export function setupExperiment({ request, models, environment, currentSeed }) {
-  const section = $("#experiment");
-  const store = new SweepStore();
-  const listeners = new Set();
+  const controller = new Experiment({ request, models, environment, currentSeed });
+  controller.wire();
+  return {
+    api: controller.api(),
+    sessionEvent: (json) => controller.sessionEvent(json),
+    cancelRequested: () => controller.cancelFlag,
+    // called once Python is ready: offer to resume a stored unfinished sweep
+    ready: () => controller.offerResume().catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
+  };
+}
 
-  let state = null; // Python's sweep state (pyapp.session.Session.state)
-  let trace = null; // the latest trace document
-  let record = null; // the IndexedDB record of the current sweep
-  let tasks = new Map(); // task id -> task record of the current trace
-  let predictionsDoc = null; // the latest predictions document (after a freeze)
-  let shownPredictions = new Map(); // condition -> [Prediction] shown in the table
-  let busy = null; // the name of the request in flight ("run", "freeze", ...)
-  let cancelFlag = false;
-  let lastError = null;
-  let lastCancelled = false;
-  const progress = { done: 0, total: 0, started: 0, current: "", timer: null };
+class Experiment {
+  constructor({ request, models, environment, currentSeed }) {
+    this.request = request;
+    this.models = models;
+    this.environment = environment;
+    this.currentSeed = currentSeed;
+    this.section = $("#experiment");
+    this.store = new SweepStore();
+    this.listeners = new Set();
+    this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
+    this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
+    this.header = null; // the sweep's header (the trace without its trials), parsed
+    this.headerJson = null; // ... and as Python wrote it
+    this.tasks = new Map(); // task id -> task record of the header
+    this.trials = new Trials();
+    this.record = null; // the IndexedDB status record of the current sweep
+    this.predictionsDoc = null; // the latest predictions document (after a freeze)
+    this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
+    this.predictionRows = new Map(); // trial id -> row of the predictions table
+    this.busy = null; // the name of the request in flight ("run", "freeze", ...)
+    this.cancelFlag = false;
+    this.lastError = null;
+    this.lastCancelled = false;
+    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null };
+    this.offered = null; // the stored record the resume prompt offers
+    // Once the page is going away (reload, tab closed), later events are the teardown's doing
+    // (a generation cut off by the dying model worker): they are not stored, so the stored
+    // trial_start stays in flight and is recorded as interrupted on resume.
+    this.unloading = false;
+    window.addEventListener("pagehide", () => (this.unloading = true));
+  }
 
   // ---- small helpers -------------------------------------------------------------------
 
-  function setData(value) {
-    section.dataset.state = value;
+  setData(value) {
+    this.section.dataset.state = value;
   }
 
-  function derivedState() {
-    if (!state) return "idle";
-    const models = state.conditions.filter((c) => MODEL_CONDITIONS.includes(c));
-    const allFrozen = models.every((c) => state.frozen.includes(c));
-    if (state.measure_left === 0 && state.heldout_left === 0 && allFrozen) return "done";
-    if (state.frozen.length > 0 && allFrozen) return "frozen";
-    if (state.measure_left === 0) return "measured";
-    return "idle";
+  // Python decides where the protocol stands (state.stage); the page shows it as it is.
+  derivedState() {
+    return this.state?.stage ?? "idle";
   }
 
-  function status(text) {
+  status(text) {
     $("#experiment-status").textContent = text;
   }
 
-  function notice(text) {
+  notice(text) {
     const line = $("#experiment-notice");
     line.hidden = !text;
     line.textContent = text ?? "";
   }
 
-  function showError(error) {
-    lastError = error?.message ?? String(error);
+  showError(error) {
+    this.lastError = error?.message ?? String(error);
     const line = $("#experiment-error");
     line.hidden = false;
-    line.textContent = lastError;
-    setData("error");
+    line.textContent = this.lastError;
+    this.setData("error");
   }
 
-  function clearError() {
-    lastError = null;
+  clearError() {
+    this.lastError = null;
     $("#experiment-error").hidden = true;
   }
 
-  function model() {
-    return models.state();
+  model() {
+    return this.models.state();
   }
 
-  function isFixture() {
-    return (trace?.model?.evidence ?? model().evidence) === "fixture";
+  isFixture() {
+    return (this.header?.model?.evidence ?? this.model().evidence) === "fixture";
   }
 
-  function requireIdle(what) {
-    if (busy) throw new Error(`cannot ${what} while "${busy}" is in progress`);
+  requireIdle(what) {
+    if (this.busy) throw new Error(`cannot ${what} while "${this.busy}" is in progress`);
   }
 
-  function requireLoaded() {
-    if (!model().loaded) throw new Error("load a model (with consent) in the Models panel first");
+  requireLoaded() {
+    if (!this.model().loaded) throw new Error("load a model (with consent) in the Models panel first");
   }
 
-  async function exclusive(name, work) {
-    requireIdle(name);
-    busy = name;
-    refreshControls();
+  async exclusive(name, work) {
+    this.requireIdle(name);
+    this.busy = name;
+    this.refreshControls();
     try {
       return await work();
     } finally {
-      busy = null;
-      refreshControls();
+      this.busy = null;
+      this.refreshControls();
     }
   }
 
-  function selectedConditions() {
-    return [...document.querySelectorAll('input[name="condition"]:checked')].map((box) => box.value);
-  }
-
-  function emit(event) {
-    for (const callback of listeners) {
+  emit(event, text) {
+    for (const callback of this.listeners) {
       try {
-        callback(event);
+        callback(event, text);
       } catch (error) {
         console.error("[composition-lab] experiment listener failed", error);
       }
@@ -142,149 +197,176 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 
   // ---- persistence -----------------------------------------------------------------------
 
-  function finished() {
-    return Boolean(state && state.measure_left === 0 && state.heldout_left === 0 && derivedState() === "done");
+  finished() {
+    return this.state?.stage === "done";
   }
 
-  async function persist(fields = {}) {
-    if (!trace) return;
-    record = {
-      run_id: trace.run.run_id,
-      trace,
+  useHeader(text) {
+    this.headerJson = text;
+    this.header = JSON.parse(text);
+    this.tasks = new Map(this.header.tasks.map((task) => [task.id, task]));
+  }
+
+  // The status record (small), plus the header text or new trial records when given.
+  async persist(fields = {}, { header = false, trials = [] } = {}) {
+    if (!this.header) return;
+    const runId = this.header.run.run_id;
+    const model = this.header.model;
+    this.record = {
+      run_id: runId,
       in_flight: null,
-      phase: record?.run_id === trace.run.run_id ? record.phase : null,
-      finished: finished(),
-      model_id: trace.model?.model_id ?? null,
-      revision: trace.model?.revision ?? null,
-      trials: trace.trials.length,
+      phase: this.record?.run_id === runId ? this.record.phase : null,
+      finished: this.finished(),
+      model_id: model?.model_id ?? null,
+      revision: model?.revision ?? null,
+      evidence: model?.evidence ?? null,
+      seed: this.header.run.seed,
+      trials: this.trials.size,
       ...fields,
     };
-    await store.putSweep(record);
+    await this.store.putSweep(this.record, { header: header ? this.headerJson : null, trials });
   }
 
-  async function noteObserved(trial) {
-    const task = tasks.get(trial.task_id);
-    if (!task || task.split !== "heldout" || !MODEL_CONDITIONS.includes(trial.condition) || !trace.model) return;
-    await store.addObserved(trace.model.model_id, trace.model.revision, trial.condition, [trial.task_id]);
+  // A checkpoint: Python's current header, stored.
+  async checkpoint(fields = {}) {
+    this.useHeader((await this.request("sweep_header")).header_json);
+    await this.persist(fields, { header: true });
   }
 
-  function useTrace(document) {
-    trace = document;
-    tasks = new Map(trace.tasks.map((task) => [task.id, task]));
+  async noteObserved(trial) {
+    const task = this.tasks.get(trial.task_id);
+    const model = this.header.model;
+    if (!task || task.split !== "heldout" || !MODEL_CONDITIONS.includes(trial.condition) || !model) return;
+    await this.store.addObserved(model.model_id, model.revision, trial.condition, [trial.task_id]);
   }
 
-  async function refresh({ withPredictions = true } = {}) {
-    state = await request("sweep_state");
-    useTrace((await request("sweep_trace")).trace);
-    predictionsDoc = withPredictions && state.frozen.length ? (await request("sweep_predictions")).predictions : null;
-    await persist({ phase: record?.phase ?? null });
-    renderAll();
+  async refresh({ withPredictions = true } = {}) {
+    this.state = await this.request("sweep_state");
+    this.useHeader((await this.request("sweep_header")).header_json);
+    await this.loadPredictions(withPredictions && this.state.frozen.length);
+    await this.persist({ phase: this.record?.phase ?? null }, { header: true });
+    this.renderAll();
   }
 
-  // ---- the functions Python calls --------------------------------------------------------
+  async loadPredictions(wanted) {
+    this.predictionsDoc = wanted ? JSON.parse((await this.request("sweep_predictions")).predictions_json) : null;
+  }
 
-  // Once the page is going away (reload, tab closed), later events are the teardown's doing
-  // (a generation cut off by the dying model worker): they are not stored, so the stored
-  // trial_start stays in flight and is recorded as interrupted on resume.
-  let unloading = false;
-  window.addEventListener("pagehide", () => (unloading = true));
-
-  async function sessionEvent(json) {
-    if (unloading) return false;
-    const event = JSON.parse(json);
-    if (event.event === "trial_start") {
-      progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
-      await persist({ in_flight: event.trial_id });
-    } else if (event.event === "trial_done") {
-      useTrace(event.trace);
-      await persist({ in_flight: null });
-      await noteObserved(event.trial);
-      progress.done += 1;
-      addResultRow(event.trial);
-      fillObservation(event.trial);
-      $("#sweep-results-caption").textContent = resultsCaption();
-    } else if (event.event === "trial_interrupted") {
-      // The user's Cancel cut this trial short: Python kept it under `interruptions`
-      // (never scored) and will attempt it again; it is no longer in flight.
-      useTrace(event.trace);
-      await persist({ in_flight: null });
+  // Every stored trial of a sweep (resume): one pass, one table draw.
+  useTrials(texts) {
+    this.trials = new Trials();
+    const rows = [];
+    for (const text of texts) {
+      const trial = JSON.parse(text);
+      this.trials.add(trial, text);
+      rows.push(this.rowOf(trial));
     }
-    renderProgress();
-    emit(event);
+    this.results.setAll(rows);
+  }
+
+  rowOf(trial) {
+    return rowOf(trial, { fixture: this.isFixture(), split: this.tasks.get(trial.task_id)?.split });
+  }
+
+  // ---- the function Python calls after each step of a run ---------------------------------
+
+  async sessionEvent(json) {
+    if (this.unloading) return false;
+    const event = JSON.parse(json);
+    if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
+    if (event.type === "trial_start") {
+      this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
+      await this.persist({ in_flight: event.trial_id });
+    } else if (event.type === "trial_done") {
+      await this.trialDone(event.trial_json);
+    } else if (event.type === "trial_interrupted" || event.type === "frozen") {
+      // A Cancel cut a trial short (Python keeps it under `interruptions`, never scored, and
+      // attempts it again), or Python froze the profiles: the header changed.
+      this.useHeader(event.header_json);
+      await this.persist({ in_flight: null }, { header: true });
+    }
+    this.renderProgress();
+    this.emit(event, json);
     return true;
   }
 
-  function cancelRequested() {
-    return cancelFlag;
+  async trialDone(text) {
+    const trial = JSON.parse(text);
+    const seq = this.trials.size;
+    this.trials.add(trial, text);
+    await this.persist({ in_flight: null }, { trials: [{ seq, trial_id: trial.trial_id, json: text }] });
+    await this.noteObserved(trial);
+    this.progress.done += 1;
+    this.results.add(this.rowOf(trial));
+    fillObservation(this.predictionRows, trial);
+    $("#sweep-results-caption").textContent = this.resultsCaption();
   }
 
   // ---- API: start, run, freeze, resume -------------------------------------------------
 
-  async function start({ seed, params = undefined, conditions = undefined } = {}) {
-    return exclusive("start", async () => {
-      requireLoaded();
-      clearError();
-      notice(null);
-      const provenance = model().provenance;
-      const previously = await store.observedFor(provenance.model_id, provenance.revision);
+  async start({ seed, params = undefined, conditions = undefined } = {}) {
+    return this.exclusive("start", async () => {
+      this.requireLoaded();
+      this.clearError();
+      this.notice(null);
+      const provenance = this.model().provenance;
+      const previously = await this.store.observedFor(provenance.model_id, provenance.revision);
       const fields = {
-        seed: seed ?? currentSeed(),
-        conditions: conditions ?? selectedConditions(),
-        environment: environment(),
+        seed: seed ?? this.currentSeed(),
+        conditions: conditions ?? [...document.querySelectorAll('input[name="condition"]:checked')].map((box) => box.value),
+        environment: this.environment(),
         previously_observed: previously,
       };
       if (params) fields.params = params;
       try {
-        state = await request("sweep_start", fields);
-        useTrace((await request("sweep_trace")).trace);
+        this.state = await this.request("sweep_start", fields);
+        this.useHeader((await this.request("sweep_header")).header_json);
       } catch (error) {
-        showError(`Starting the sweep failed: ${error.message}`);
+        this.showError(`Starting the sweep failed: ${error.message}`);
         throw error;
       }
-      predictionsDoc = null;
-      shownPredictions = new Map();
-      lastCancelled = false;
-      record = null;
-      progress.done = 0;
-      progress.total = state.measure_left + state.heldout_left;
-      await persist({ phase: null });
-      clearTables();
-      renderAll();
-      status(`Sweep ${state.run_id.slice(0, 8)} started: seed ${state.seed}, ${state.conditions.join(", ")}; ${state.measure_left} profile trials to measure.`);
-      return state;
+      this.predictionsDoc = null;
+      this.shownPredictions = new Map();
+      this.lastCancelled = false;
+      this.record = null;
+      this.trials = new Trials();
+      this.progress.done = 0;
+      this.progress.total = this.state.measure_left + this.state.heldout_left;
+      await this.persist({ phase: null }, { header: true });
+      this.clearTables();
+      this.renderAll();
+      const s = this.state;
+      this.status(`Sweep ${s.run_id.slice(0, 8)} started: seed ${s.seed}, ${s.conditions.join(", ")}; ${s.measure_left} profile trials to measure.`);
+      return s;
     });
   }
 
-  function pendingFor(phase) {
-    if (phase === "measure") return state.measure_left;
-    if (phase === "heldout") return state.heldout_left;
-    return state.measure_left + state.heldout_left;
+  startProgress(phase) {
+    const s = this.state;
+    const p = this.progress;
+    p.done = 0;
+    p.total = phase === "measure" ? s.measure_left : phase === "heldout" ? s.heldout_left : s.measure_left + s.heldout_left;
+    p.started = performance.now();
+    p.current = "";
+    clearInterval(p.timer);
+    p.timer = setInterval(() => this.renderProgress(), 500);
+    this.renderProgress();
   }
 
-  function startProgress(phase) {
-    progress.done = 0;
-    progress.total = pendingFor(phase);
-    progress.started = performance.now();
-    progress.current = "";
-    clearInterval(progress.timer);
-    progress.timer = setInterval(renderProgress, 500);
-    renderProgress();
-  }
-
-  function stopProgress() {
-    clearInterval(progress.timer);
-    progress.timer = null;
-    progress.current = "";
-    renderProgress();
+  stopProgress() {
+    clearInterval(this.progress.timer);
+    this.progress.timer = null;
+    this.progress.current = "";
+    this.renderProgress();
   }
 
   // One sweep_run request; the caller holds `busy`.
-  async function runOne(phase) {
-    const trialsBefore = state.trials;
-    const result = await request("sweep_run", { phase }, RUN_TIMEOUT_MS);
-    state = result.state;
-    if (phase === "heldout" && state.trials === trialsBefore && !result.cancelled) {
-      notice(
+  async runOne(phase) {
+    const trialsBefore = this.state.trials;
+    const result = await this.request("sweep_run", { phase }, RUN_TIMEOUT_MS);
+    this.state = result.state;
+    if (phase === "heldout" && this.state.trials === trialsBefore && !result.cancelled) {
+      this.notice(
         "Refused: every held-out task has already been observed and scored once under this frozen profile. " +
           "No new trial was made (each held-out task is scored once per frozen profile).",
       );
@@ -292,205 +374,222 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
     return result;
   }
 
-  async function doFreeze() {
-    const result = await request("sweep_freeze");
-    state = result.state;
-    shownPredictions = new Map(result.predictions.map((p) => [p.condition, p.predictions]));
-    useTrace((await request("sweep_trace")).trace);
-    predictionsDoc = (await request("sweep_predictions")).predictions;
-    await persist();
-    renderAll();
+  async doFreeze() {
+    const result = await this.request("sweep_freeze");
+    this.state = result.state;
+    this.shownPredictions = new Map(result.predictions.map((p) => [p.condition, p.predictions]));
+    this.useHeader(result.header_json);
+    await this.loadPredictions(true);
+    await this.persist({}, { header: true });
+    this.renderAll();
     return result;
   }
 
-  async function run(phase = "all") {
+  async run(phase = "all") {
     if (!["measure", "heldout", "all"].includes(phase)) throw new Error("phase must be measure, heldout or all");
-    return exclusive("run", async () => {
-      if (!state) throw new Error("start a sweep first");
-      requireLoaded();
-      clearError();
-      notice(null);
-      cancelFlag = false;
-      lastCancelled = false;
-      await persist({ phase });
-      setData("running");
-      startProgress(phase);
-      status(`Running ${phase === "all" ? "measure → freeze → held-out" : phase}…`);
+    return this.exclusive("run", async () => {
+      if (!this.state) throw new Error("start a sweep first");
+      this.requireLoaded();
+      this.clearError();
+      this.notice(null);
+      this.cancelFlag = false;
+      this.lastCancelled = false;
+      await this.persist({ phase });
+      this.setData("running");
+      this.startProgress(phase);
+      this.status(`Running ${phase === "all" ? "measure → freeze → held-out" : phase}…`);
       let result;
       try {
-        if (phase === "all") {
-          result = await runOne("measure");
-          if (!result.cancelled && state.can_freeze) await doFreeze();
-          if (!result.cancelled) result = await runOne("heldout");
-        } else {
-          result = await runOne(phase);
-        }
-        lastCancelled = result.cancelled;
-        await refresh();
-        await persist({ phase: null }); // only a page that died mid-run leaves a phase
+        result = await this.runPhases(phase);
+        this.lastCancelled = result.cancelled;
+        await this.refresh();
+        await this.persist({ phase: null }); // only a page that died mid-run leaves a phase
       } catch (error) {
-        stopProgress();
-        showError(`The ${phase} run failed: ${error.message}`);
-        try {
-          await refresh();
-        } catch {
-          // Python may be gone; the stored trace is what survives
-        }
-        setData("error");
+        this.stopProgress();
+        this.showError(`The ${phase} run failed: ${error.message}`);
+        await this.refresh().catch(() => {}); // Python may be gone; what is stored survives
+        this.setData("error");
         throw error;
       }
-      stopProgress();
-      const interrupted = state.interruptions ? ` ${state.interruptions} interrupted trial(s) recorded and attempted again.` : "";
-      const summary = `${state.trials} trials observed; ${state.measure_left} profile and ${state.heldout_left} held-out left.${interrupted}`;
-      status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
-      setData(result.cancelled ? "cancelled" : derivedState());
-      return { state, cancelled: result.cancelled };
+      this.stopProgress();
+      const s = this.state;
+      const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
+      const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
+      this.status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
+      this.setData(result.cancelled ? "cancelled" : this.derivedState());
+      return { state: s, cancelled: result.cancelled };
     });
   }
 
-  async function freeze() {
-    return exclusive("freeze", async () => {
-      if (!state) throw new Error("start a sweep first");
-      clearError();
-      notice(null);
+  async runPhases(phase) {
+    if (phase !== "all") return this.runOne(phase);
+    let result = await this.runOne("measure");
+    if (!result.cancelled && this.state.can_freeze) await this.doFreeze();
+    if (!result.cancelled) result = await this.runOne("heldout");
+    return result;
+  }
+
+  async freeze() {
+    return this.exclusive("freeze", async () => {
+      if (!this.state) throw new Error("start a sweep first");
+      this.clearError();
+      this.notice(null);
       try {
-        const result = await doFreeze();
-        status(`Frozen: ${result.frozen.map((f) => `${f.profile.condition} ${f.sha256.slice(0, 12)}…${f.exploratory ? " (exploratory)" : ""}`).join("; ")}.`);
-        setData(derivedState());
+        const result = await this.doFreeze();
+        this.status(`Frozen: ${result.frozen.map((f) => `${f.profile.condition} ${f.sha256.slice(0, 12)}…${f.exploratory ? " (exploratory)" : ""}`).join("; ")}.`);
+        this.setData(this.derivedState());
         return result;
       } catch (error) {
-        showError(`Freezing failed: ${error.message}`);
+        this.showError(`Freezing failed: ${error.message}`);
         throw error;
       }
     });
   }
 
-  async function resumeFrom(traceDocument, inFlight = null) {
-    return exclusive("resume", async () => {
-      clearError();
-      notice(null);
-      const provenance = traceDocument?.model ?? {};
-      const previously = provenance.model_id ? await store.observedFor(provenance.model_id, provenance.revision) : {};
+  // Continue a sweep from its stored texts ({header_json, trials_json}: IndexedDB's records,
+  // or the sweep CLI's trace.json header and trials.jsonl lines).
+  async resumeFrom(stored, inFlight = null) {
+    if (typeof stored?.header_json !== "string" || !Array.isArray(stored.trials_json)) {
+      throw new Error("resumeFrom needs {header_json, trials_json} (Python's JSON texts)");
+    }
+    return this.exclusive("resume", async () => {
+      this.clearError();
+      this.notice(null);
+      const provenance = JSON.parse(stored.header_json).model ?? {};
+      const previously = provenance.model_id ? await this.store.observedFor(provenance.model_id, provenance.revision) : {};
       try {
-        state = await request("sweep_resume", { trace: traceDocument, in_flight: inFlight ?? null, previously_observed: previously });
+        this.state = await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously });
       } catch (error) {
-        showError(`Resuming failed: ${error.message}`);
+        this.showError(`Resuming failed: ${error.message}`);
         throw error;
       }
-      const stored = await store.getSweep(traceDocument.run.run_id);
-      record = stored ?? null;
-      clearTables();
-      shownPredictions = new Map();
-      await refresh();
-      if (predictionsDoc) {
-        shownPredictions = new Map(predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, c.predictions]));
-        renderPredictions();
+      this.useHeader(stored.header_json);
+      this.record = (await this.store.getSweep(this.header.run.run_id)) ?? null;
+      this.clearTables();
+      this.shownPredictions = new Map();
+      this.useTrials(stored.trials_json);
+      if (this.record?.trials !== this.trials.size) {
+        // a sweep new to this browser (the CLI's --resume): store every trial once
+        const trials = stored.trials_json.map((json, seq) => ({ seq, trial_id: JSON.parse(json).trial_id, json }));
+        await this.persist({}, { header: true, trials });
       }
-      hideResumePrompt();
-      const interrupted = inFlight && trace.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
-      status(`Resumed sweep ${state.run_id.slice(0, 8)}: ${state.trials} trials kept; ${state.measure_left} profile and ${state.heldout_left} held-out left.${interrupted}`);
-      setData(derivedState());
-      return state;
+      await this.refresh();
+      this.hideResumePrompt();
+      const interrupted = inFlight && this.header.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
+      const s = this.state;
+      this.status(`Resumed sweep ${s.run_id.slice(0, 8)}: ${s.trials} trials kept; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`);
+      this.setData(this.derivedState());
+      return s;
     });
   }
 
-  async function resume() {
-    requireIdle("resume");
-    const stored = await store.latestUnfinished();
+  async resume() {
+    this.requireIdle("resume");
+    const stored = await this.store.latestUnfinished();
     if (!stored) return null;
-    return resumeFrom(stored.trace, stored.in_flight);
+    return this.resumeFrom(await this.store.storedTexts(stored.run_id), stored.in_flight);
   }
 
-  function cancel() {
-    const cancelling = busy === "run";
-    cancelFlag = true;
+  cancel() {
+    const cancelling = this.busy === "run";
+    this.cancelFlag = true;
     if (cancelling) {
-      models.client.cancel(); // stops the generation in flight (interrupt, then terminate)
-      status("Cancelling: the generation in flight is stopped; no new trial starts.");
+      this.models.client.cancel(); // stops the generation in flight (interrupt, then terminate)
+      this.status("Cancelling: the generation in flight is stopped; no new trial starts.");
     }
     return Promise.resolve({ cancelling });
   }
 
-  async function getState() {
-    if (busy || !state) return state;
-    state = await request("sweep_state");
-    return state;
+  async getState() {
+    if (this.busy || !this.state) return this.state;
+    this.state = await this.request("sweep_state");
+    return this.state;
   }
 
-  async function getTrace() {
-    if (busy || !state) return trace;
-    useTrace((await request("sweep_trace")).trace);
-    return trace;
+  // Python's JSON text of a document: what downloads save and the sweep CLI writes.
+  async text(kind) {
+    if (kind === "header") return (await this.request("sweep_header")).header_json;
+    if (kind === "trace") return (await this.request("sweep_trace", {}, 120_000)).trace_json;
+    if (kind === "predictions") return (await this.request("sweep_predictions", {}, 120_000)).predictions_json;
+    throw new Error(`text(kind): kind is header, trace or predictions, not ${kind}`);
   }
 
-  async function getPredictions() {
-    if (busy || !state) return predictionsDoc;
-    if (!state.frozen.length) throw new Error("not_frozen: nothing is frozen yet");
-    predictionsDoc = (await request("sweep_predictions")).predictions;
-    return predictionsDoc;
+  async getTrace() {
+    if (!this.header) return null;
+    if (this.busy || !this.state) return this.trials.assemble(this.header);
+    return JSON.parse(await this.text("trace"));
   }
 
-  async function persisted() {
-    const stored = trace ? await store.getSweep(trace.run.run_id) : (await store.sweeps())[0];
+  async getPredictions() {
+    if (this.busy || !this.state) return this.predictionsDoc;
+    if (!this.state.frozen.length) throw new Error("not_frozen: nothing is frozen yet");
+    await this.loadPredictions(true);
+    return this.predictionsDoc;
+  }
+
+  // What IndexedDB holds of the current (or latest) sweep, its trace assembled from the records.
+  async persisted() {
+    const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
-    const { trace: storedTrace, in_flight, run_id, phase, finished: done, updated_at } = stored;
-    return { trace: storedTrace, in_flight, run_id, phase, finished: done, updated_at };
+    const texts = await this.store.storedTexts(stored.run_id);
+    const trace = { ...JSON.parse(texts.header_json), trials: texts.trials_json.map((text) => JSON.parse(text)) };
+    const { in_flight, run_id, phase, finished, updated_at } = stored;
+    return { trace, in_flight, run_id, phase, finished, updated_at };
   }
 
   // ---- journal -------------------------------------------------------------------------
 
-  async function journal(prompt) {
-    return exclusive("journal", async () => {
-      requireLoaded();
-      const result = await request("journal_generate", { prompt }, 600_000);
+  async journal(prompt) {
+    return this.exclusive("journal", async () => {
+      this.requireLoaded();
+      const result = await this.request("journal_generate", { prompt }, 600_000);
       addJournalEntry(result.entry);
-      if (state) {
-        useTrace((await request("sweep_trace")).trace);
-        state = await request("sweep_state");
-        await persist();
+      if (this.state) {
+        await this.checkpoint();
+        this.state = await this.request("sweep_state");
       }
       return result;
     });
   }
 
-  // ---- drawing: progress and controls -----------------------------------------------------
+  // ---- drawing ---------------------------------------------------------------------------
 
-  function renderProgress() {
+  renderProgress() {
+    const p = this.progress;
     const bar = $("#sweep-bar");
-    bar.max = Math.max(progress.total, 1);
-    bar.value = progress.done;
-    $("#sweep-count").textContent = `${progress.done} / ${progress.total} trials`;
-    $("#sweep-current").textContent = progress.current ? `now: ${progress.current}` : "";
-    if (!progress.timer) {
+    bar.max = Math.max(p.total, 1);
+    bar.value = p.done;
+    $("#sweep-count").textContent = `${p.done} / ${p.total} trials`;
+    $("#sweep-current").textContent = p.current ? `now: ${p.current}` : "";
+    if (!p.timer) {
       $("#sweep-elapsed").textContent = "";
       $("#sweep-eta").textContent = "";
       return;
     }
-    const elapsed = (performance.now() - progress.started) / 1000;
+    const elapsed = (performance.now() - p.started) / 1000;
     $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
-    const left = progress.total - progress.done;
-    $("#sweep-eta").textContent = progress.done > 0 ? `ETA ${((elapsed / progress.done) * left).toFixed(0)} s` : "ETA —";
+    const left = p.total - p.done;
+    $("#sweep-eta").textContent = p.done > 0 ? `ETA ${((elapsed / p.done) * left).toFixed(0)} s` : "ETA —";
   }
 
-  function refreshControls() {
-    const m = model();
+  refreshControls() {
+    const m = this.model();
     const loaded = m.loaded;
-    const idle = !busy;
-    const running = busy === "run";
-    const hasSweep = Boolean(state);
+    const idle = !this.busy;
+    const hasSweep = Boolean(this.state);
     $("#sweep-run-all").disabled = !(loaded && idle);
     $("#sweep-measure").disabled = !(loaded && idle);
-    $("#sweep-freeze").disabled = !(idle && hasSweep && state.can_freeze);
-    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && state.can_run_heldout);
+    $("#sweep-freeze").disabled = !(idle && hasSweep && this.state.can_freeze);
+    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && this.state.can_run_heldout);
     $("#sweep-new").disabled = !(loaded && idle);
-    $("#sweep-cancel").disabled = !running;
+    $("#sweep-cancel").disabled = this.busy !== "run";
     for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
     $("#journal-generate").disabled = !(loaded && idle);
-    $("#download-sweep-trace").disabled = !(idle && trace);
-    $("#download-predictions").disabled = !(idle && predictionsDoc);
+    $("#download-sweep-trace").disabled = !(idle && this.header);
+    $("#download-predictions").disabled = !(idle && this.predictionsDoc);
     $("#resume-accept").disabled = !idle;
     const evidence = $("#experiment-evidence");
-    const fixture = trace ? trace.model?.evidence === "fixture" : m.loaded && m.evidence === "fixture";
+    const fixture = this.header ? this.header.model?.evidence === "fixture" : m.loaded && m.evidence === "fixture";
     evidence.hidden = !fixture;
     evidence.textContent = fixture ? `This sweep uses the ${FIXTURE_LABEL}: every number below is a pipeline check, ${FIXTURE_LABEL}.` : "";
     $("#experiment-hint").textContent = loaded
@@ -498,477 +597,99 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
       : "Load a model above first (the test fixture works, but is not model evidence).";
   }
 
-  // ---- drawing: results table and the raw record ---------------------------------------
-
-  function conditionLabel(condition) {
-    if (condition === "supplied-program") return `supplied program (${CONTROL_LABEL})`;
-    return isFixture() ? `${condition} (${FIXTURE_LABEL})` : condition;
+  resultsCaption() {
+    if (!this.header) return "No trials yet.";
+    const { trials, correct, failed } = this.trials.counts;
+    const label = this.isFixture() ? ` — ${FIXTURE_LABEL}` : "";
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
   }
 
-  function verdictOf(trial) {
-    if (trial.correct) return ["correct", "correct"];
-    if (trial.failure) return ["failed", "incorrect"];
-    return ["wrong", "incorrect"];
+  openRecord(trialId) {
+    const trial = this.trials.get(trialId);
+    if (trial) showRecord(trial);
   }
 
-  function outcomeText(trial) {
-    const f = trial.failure ?? trial.chain?.halt;
-    if (trial.chain?.status === "unsupported") return "unsupported (no route; zero model calls)";
-    if (!f) return trial.outcome;
-    const limit = f.limit ? ` (${f.limit}${f.maximum !== null ? ` > ${f.maximum}` : ""})` : "";
-    return `${trial.outcome}${trial.outcome === f.code ? "" : ` [halt: ${f.code}]`}${limit} — ${f.stage}`;
-  }
-
-  function resultsCaption() {
-    if (!trace) return "No trials yet.";
-    const { trials, correct, failed } = trace.summary;
-    const label = isFixture() ? ` — ${FIXTURE_LABEL}` : "";
-    return `Sweep ${trace.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
-  }
-
-  function addResultRow(trial) {
-    const body = $("#sweep-results tbody");
-    const existing = body.querySelector(`tr[data-trial-id="${CSS.escape(trial.trial_id)}"]`);
-    const row = document.createElement("tr");
-    row.dataset.trialId = trial.trial_id;
-    row.dataset.condition = trial.condition;
-    row.dataset.evidence = trial.evidence;
-    const th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = trial.task_id;
-    row.append(th);
-    const cell = (text, className) => {
-      const td = row.insertCell();
-      td.textContent = text;
-      if (className) td.className = className;
-      return td;
-    };
-    cell(conditionLabel(trial.condition), trial.evidence === "model" ? "" : "fixture-label");
-    cell(tasks.get(trial.task_id)?.split ?? "");
-    const [verdict, className] = verdictOf(trial);
-    cell(verdict, className);
-    cell(outcomeText(trial));
-    cell(`${trial.input_tokens ?? "—"} / ${trial.output_tokens ?? "—"}`, "num");
-    cell(fmt(trial.timings.total_ms, 1), "num");
-    const open = document.createElement("button");
-    open.type = "button";
-    open.textContent = "Open";
-    open.setAttribute("aria-label", `Open the raw record of ${trial.trial_id}`);
-    open.addEventListener("click", () => openRecord(trial.trial_id));
-    row.insertCell().append(open);
-    if (existing) existing.replaceWith(row);
-    else body.append(row);
-  }
-
-  function renderResults() {
-    $("#sweep-results tbody").replaceChildren();
-    for (const trial of trace?.trials ?? []) addResultRow(trial);
-    $("#sweep-results-caption").textContent = resultsCaption();
-  }
-
-  function h(tag, text, attrs = {}) {
-    const node = document.createElement(tag);
-    if (text !== null && text !== undefined) node.textContent = text;
-    for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-    return node;
-  }
-
-  function dl(rows) {
-    const list = h("dl", null, { class: "facts" });
-    for (const [term, value] of rows) list.append(h("dt", term), h("dd", value === null || value === undefined ? "—" : String(value)));
-    return list;
-  }
-
-  function table(headers, rows, className) {
-    const t = h("table", null, className ? { class: className } : {});
-    const head = t.createTHead().insertRow();
-    for (const header of headers) head.append(h("th", header, { scope: "col" }));
-    const body = t.createTBody();
-    for (const cells of rows) {
-      const row = body.insertRow();
-      for (const value of cells) row.insertCell().textContent = value === null || value === undefined ? "—" : String(value);
-    }
-    return t;
-  }
-
-  function completionFacts(c) {
-    return [
-      ["Finish reason", c.finish_reason ?? "none"],
-      ["Input / output tokens", `${c.input_tokens ?? "—"} / ${c.output_tokens ?? "—"}`],
-      ["Generation ms", fmt(c.generation_ms, 1)],
-      ["Failure", c.failure ? `${c.failure.code}: ${c.failure.message}` : "none"],
-    ];
-  }
-
-  function openRecord(trialId) {
-    const trial = trace?.trials.find((t) => t.trial_id === trialId);
-    if (!trial) return;
-    const body = $("#record-body");
-    body.replaceChildren();
-    body.dataset.trialId = trialId;
-    body.append(
-      dl([
-        ["Trial", trial.trial_id],
-        ["Evidence", `${trial.evidence}: ${trial.evidence_note}`],
-        ["Verdict", `${verdictOf(trial)[0]} (${trial.outcome}); result ${trial.result ?? "none"}, expected ${trial.expected}`],
-        ["Failure", trial.failure ? `${trial.failure.code} at ${trial.failure.stage}: ${trial.failure.message}` : "none"],
-        ["Tokens in / out", `${trial.input_tokens ?? "—"} / ${trial.output_tokens ?? "—"}`],
-        [
-          "Timings ms",
-          Object.entries(trial.timings)
-            .map(([k, v]) => `${k.replace(/_ms$/, "")} ${fmt(v, 3)}`)
-            .join(" · "),
-        ],
-      ]),
-    );
-    if (trial.prompt) {
-      body.append(h("h4", `Prompt (${trial.prompt.template_id}, sha256 ${trial.prompt.template_sha256.slice(0, 12)}…)`));
-      body.append(h("pre", trial.prompt.text, { class: "record-prompt" }));
-    }
-    if (trial.completion) {
-      body.append(h("h4", "Raw completion"));
-      body.append(h("pre", trial.completion.text, { class: "record-completion" }));
-      body.append(dl(completionFacts(trial.completion)));
-    }
-    if (trial.condition !== "controlled-chain") {
-      body.append(h("h4", "Parse result"));
-      const parsed =
-        trial.program !== null
-          ? `program: ${JSON.stringify(trial.program)}`
-          : trial.condition === "model-only" && trial.result !== null
-            ? `integer: ${trial.result}`
-            : trial.failure && ["parse", "generation"].includes(trial.failure.stage)
-              ? `nothing parsed (${trial.failure.code}); no interpreter work`
-              : "—";
-      body.append(h("p", parsed, { class: "record-parse" }));
-    }
-    if (trial.steps.length) {
-      body.append(h("h4", `Interpreter steps (${trial.steps.length})`));
-      body.append(table(["Path", "Op", "Operands", "Result"], trial.steps.map((s) => [s.path, s.op, s.operands.join(", "), s.result])));
-    }
-    if (trial.chain) {
-      const c = trial.chain;
-      body.append(h("h4", `Chain route: ${c.status}`));
-      body.append(
-        dl([
-          ["Calls", `${c.calls.length} made of ${c.planned_calls} planned; ${c.unobserved_calls} unobserved`],
-          ["Halt", c.halt ? `${c.halt.code}: ${c.halt.message}` : "none"],
-          ["First local error", c.first_local_error === null ? "none" : `call ${c.first_local_error}`],
-          ["All steps correct", yesNo(c.all_steps_correct)],
-          ["Final correct", yesNo(c.final_correct)],
-          ["Reserved tokens in / out", `${c.reserved_input_tokens} / ${c.reserved_output_tokens}`],
-          ["Used tokens in / out", `${c.used_input_tokens ?? "—"} / ${c.used_output_tokens ?? "—"}`],
-        ]),
-      );
-      if (c.calls.length) {
-        body.append(
-          table(
-            ["#", "Op", "Left (source)", "Right (source)", "Completion", "Finish", "Parsed", "Local expected", "Locally correct"],
-            c.calls.map((call) => [
-              call.index,
-              call.op,
-              `${call.left} (${call.left_source})`,
-              `${call.right} (${call.right_source})`,
-              JSON.stringify(call.completion.text),
-              call.completion.finish_reason ?? call.completion.failure?.code ?? "—",
-              call.parsed,
-              call.local_expected,
-              yesNo(call.local_correct),
-            ]),
-            "chain-calls",
-          ),
-        );
-        for (const call of c.calls) {
-          const details = h("details");
-          details.append(h("summary", `Call ${call.index} prompt (${call.prompt.template_id})`), h("pre", call.prompt.text));
-          body.append(details);
-        }
-      }
-    }
-    const raw = h("details");
-    raw.append(h("summary", "Whole record as JSON"), h("pre", JSON.stringify(trial, null, 2), { class: "record-json" }));
-    body.append(raw);
-    $("#record-heading").textContent = `Raw record: ${trial.trial_id}`;
-    $("#record-dialog").showModal();
-  }
-
-  // ---- drawing: freeze view, predictions, scores, plots --------------------------------
-
-  function frozenProfiles() {
-    return predictionsDoc ? predictionsDoc.conditions.map((c) => c.frozen) : [];
-  }
-
-  function renderFreeze() {
-    const view = $("#freeze-view");
-    const profiles = frozenProfiles();
-    if (!profiles.length) {
-      view.replaceChildren(h("p", "Nothing frozen yet.", { class: "muted" }));
-      return;
-    }
-    view.replaceChildren();
-    for (const f of profiles) {
-      const article = h("article", null, { class: "frozen", "data-condition": f.profile.condition, "data-sha256": f.sha256 });
-      article.dataset.exploratory = String(f.exploratory);
-      article.append(h("h4", `${f.profile.condition}${f.profile.evidence === "fixture" ? ` — ${FIXTURE_LABEL}` : ""}`));
-      const sha = h("p", "SHA-256 ", { class: "sha" });
-      sha.append(h("code", f.sha256, { class: "sha256" }));
-      article.append(sha);
-      article.append(
-        h(
-          "p",
-          f.exploratory
-            ? `EXPLORATORY: ${f.exploratory_reason}. Its scores are not a confirmatory test.`
-            : "Confirmatory: no held-out task of this condition was observed before the freeze.",
-          { class: f.exploratory ? "exploratory" : "confirmatory" },
-        ),
-      );
-      article.append(
-        dl([
-          ["Model", `${f.model_id} @ ${f.model_revision} (${f.model_dtype}, ${f.backend ?? "no backend"})`],
-          ["Seed / generator", `${f.seed} / ${f.generator_version}`],
-          ["Prompt templates", Object.entries(f.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
-          ["Held-out tasks predicted", f.heldout_task_ids.join(", ")],
-          ["Profile trials", f.profile.trial_ids.length],
-          ["Frozen at", f.frozen_at],
-        ]),
-      );
-      article.append(
-        table(
-          ["Op", "Trials", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
-          f.profile.ops.map((o) => [
-            o.op,
-            o.trials,
-            o.successes,
-            fmt(o.rate),
-            `[${fmt(o.wilson_low)}, ${fmt(o.wilson_high)}]`,
-            fmt(o.mean_cost_ms, 1),
-            `${fmt(o.mean_input_tokens, 1)} / ${fmt(o.mean_output_tokens, 1)}`,
-          ]),
-          "profile-ops",
-        ),
-      );
-      const e = f.profile.encoding;
-      article.append(
-        h(
-          "p",
-          `Encoding probes: ${e.complete_pairs} complete pairs; agreement ${fmt(e.agreement_rate)}; JSON rate ${fmt(e.json_rate)}; prose rate ${fmt(e.prose_rate)}.`,
-        ),
-      );
-      article.append(
-        table(
-          ["Pair", "Op", "JSON correct", "Prose correct", "Agree"],
-          e.pairs.map((p) => [p.pair, p.op, yesNo(p.json_correct), yesNo(p.prose_correct), yesNo(p.agree)]),
-          "profile-encoding",
-        ),
-      );
-      view.append(article);
-    }
-  }
-
-  function observationCells(row, observed) {
-    const cells = row.cells;
-    cells[6].textContent = observed ? observed.outcome : "pending";
-    cells[6].className = observed ? (observed.final_correct ? "correct" : "incorrect") : "muted";
-    cells[7].textContent = observed ? yesNo(observed.final_correct) : "";
-    cells[8].textContent = observed ? (observed.all_steps_correct === null ? "unobserved (whole task)" : yesNo(observed.all_steps_correct)) : "";
-    cells[9].textContent = observed ? fmt(observed.cost_ms, 1) : "";
-    row.dataset.observed = String(Boolean(observed));
-  }
-
-  function renderPredictions() {
-    const body = $("#predictions-table tbody");
-    body.replaceChildren();
-    const observations = new Map();
-    for (const result of predictionsDoc?.conditions ?? []) {
-      for (const o of result.observations) observations.set(`${result.frozen.profile.condition}/${o.task_id}`, o);
-    }
-    let count = 0;
-    for (const [condition, predictions] of shownPredictions) {
-      for (const p of predictions) {
-        count += 1;
-        const row = body.insertRow();
-        row.dataset.trialId = `${condition}/${p.task_id}`;
-        row.insertCell().textContent = condition;
-        const th = h("th", p.task_id, { scope: "row" });
-        row.append(th);
-        row.insertCell().textContent = p.ops.join(" → ") || "—";
-        row.insertCell().textContent = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
-        row.insertCell().textContent = fmt(p.cost_ms, 1);
-        row.insertCell().textContent = `${fmt(p.input_tokens, 1)} / ${fmt(p.output_tokens, 1)}`;
-        for (let i = 0; i < 4; i++) row.insertCell();
-        observationCells(row, observations.get(`${condition}/${p.task_id}`) ?? null);
-      }
-    }
-    $("#predictions-caption").textContent = count
-      ? `${count} predictions from the frozen profiles${isFixture() ? ` — ${FIXTURE_LABEL}` : ""}`
-      : "No predictions yet.";
-  }
-
-  // A held-out trial just arrived: put its observation beside its prediction at once.
-  function fillObservation(trial) {
-    const row = $("#predictions-table tbody").querySelector(`tr[data-trial-id="${CSS.escape(trial.trial_id)}"]`);
-    if (!row) return;
-    const t = trial.timings;
-    const cost = t.generation_ms === null && t.execution_ms === null ? null : (t.generation_ms ?? 0) + (t.execution_ms ?? 0);
-    observationCells(row, {
-      outcome: trial.outcome,
-      final_correct: trial.correct,
-      all_steps_correct: trial.chain ? trial.chain.all_steps_correct : null,
-      cost_ms: cost,
-    });
-  }
-
-  function renderScores() {
-    const view = $("#scores");
-    const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
-    if (!scored.length) {
-      view.replaceChildren(h("p", "No scores yet: they appear after the held-out run.", { class: "muted" }));
-      $("#plot-calibration").replaceChildren();
-      $("#plot-cost").replaceChildren();
-      return;
-    }
-    view.replaceChildren();
-    if (isFixture()) view.append(h("p", `Scores of the ${FIXTURE_LABEL}: a pipeline check.`, { class: "fixture-label" }));
-    view.append(
-      table(
-        ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error"],
-        scored.map((c) => {
-          const s = c.scores;
-          return [
-            `${c.frozen.profile.condition}${c.frozen.exploratory ? " (exploratory)" : ""}`,
-            s.n,
-            fmt(s.brier_final_proxy, 4),
-            c.frozen.profile.condition === "controlled-chain" ? fmt(s.brier_all_steps, 4) : "— (internal steps unobserved)",
-            fmt(s.cost.mean_absolute_error_ms, 1),
-            fmt(s.cost.mean_signed_error_ms, 1),
-            fmt(s.cost.mean_relative_error, 3),
-          ];
-        }),
-        "scores-table",
-      ),
-    );
-    view.append(h("p", predictionsDoc.interpretation, { class: "muted" }));
-    const doc = { ...predictionsDoc, conditions: scored };
-    const fixture = isFixture();
-    $("#plot-calibration").replaceChildren(calibrationPlot(doc, { fixture }));
-    $("#plot-cost").replaceChildren(costPlot(doc, { fixture }));
-  }
-
-  function addJournalEntry(entry) {
-    const item = h("li");
-    const c = entry.completion;
-    const asked = h("p");
-    asked.append(h("strong", "Prompt: "), entry.prompt);
-    item.append(asked);
-    item.append(h("pre", c.text, { class: "journal-completion" }));
-    item.append(
-      h(
-        "p",
-        `finish ${c.finish_reason ?? c.failure?.code ?? "none"} · tokens in ${c.input_tokens ?? "—"} / out ${c.output_tokens ?? "—"} · ${fmt(c.generation_ms, 1)} ms · ${entry.at}`,
-        { class: "muted" },
-      ),
-    );
-    $("#journal-list").append(item);
-  }
-
-  function clearTables() {
-    $("#sweep-results tbody").replaceChildren();
+  clearTables() {
+    this.results.reset();
     $("#predictions-table tbody").replaceChildren();
+    this.predictionRows = new Map();
   }
 
-  function renderAll() {
-    renderResults();
-    renderFreeze();
-    if (!shownPredictions.size && predictionsDoc) {
-      shownPredictions = new Map(predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, c.predictions]));
+  renderAll() {
+    $("#sweep-results-caption").textContent = this.resultsCaption();
+    renderFreeze(this.predictionsDoc);
+    if (!this.shownPredictions.size && this.predictionsDoc) {
+      this.shownPredictions = new Map(this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, c.predictions]));
     }
-    renderPredictions();
-    renderScores();
-    renderProgress();
-    refreshControls();
+    this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.isFixture());
+    renderScores(this.predictionsDoc, this.isFixture());
+    this.renderProgress();
+    this.refreshControls();
   }
 
   // ---- downloads, resume prompt, clear -----------------------------------------------------
 
-  // A document exactly as Python wrote its numbers: JSON.parse's source text (where the
-  // browser offers it) keeps 1.0 as 1.0, so the file matches the schema's number types.
-  function keepNumbers(key, value, context) {
-    if (typeof value === "number" && typeof JSON.rawJSON === "function" && context?.source && /[.eE]/.test(context.source)) {
-      return JSON.rawJSON(context.source);
-    }
-    return value;
-  }
-
-  async function pythonDocument(type, key) {
-    const { text } = await request(type, {}, 120_000, { raw: true });
-    return JSON.parse(text, keepNumbers).result[key];
-  }
-
-  function download(name, data) {
-    const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
+  // Python's text, saved as it is: 1.0 stays 1.0.
+  async download(kind) {
+    const text = await this.text(kind);
+    const blob = new Blob([text], { type: "application/json" });
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
-    link.download = name;
+    link.download = `${kind}-${this.header.run.run_id}.json`;
     document.body.append(link);
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
   }
 
-  let offered = null; // the stored record the resume prompt offers
-
-  async function offerResume() {
-    offered = await store.latestUnfinished();
-    if (!offered || (trace && offered.run_id === trace.run.run_id)) {
-      hideResumePrompt();
+  async offerResume() {
+    this.offered = await this.store.latestUnfinished();
+    const offered = this.offered;
+    if (!offered || (this.header && offered.run_id === this.header.run.run_id)) {
+      this.hideResumePrompt();
       return;
     }
-    const s = offered.trace.summary;
-    const fixture = offered.trace.model?.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : "";
+    const fixture = offered.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : "";
     $("#resume-text").textContent =
       `An unfinished sweep is stored in this browser: ${offered.run_id.slice(0, 8)}, ` +
-      `${offered.model_id}${fixture}, seed ${offered.trace.run.seed}, ${s.trials} trials observed` +
+      `${offered.model_id}${fixture}, seed ${offered.seed}, ${offered.trials} trials observed` +
       `${offered.in_flight ? `; ${offered.in_flight} was in flight (it will be recorded as interrupted)` : ""}. ` +
       `Resume continues with the next unobserved trial${offered.phase ? ` (load ${offered.model_id} first to continue running)` : ""}.`;
     $("#resume-prompt").hidden = false;
   }
 
-  function hideResumePrompt() {
-    offered = null;
+  hideResumePrompt() {
+    this.offered = null;
     $("#resume-prompt").hidden = true;
   }
 
-  async function acceptResume() {
-    if (!offered) return;
-    const chosen = offered;
+  async acceptResume() {
+    const chosen = this.offered;
+    if (!chosen) return;
     try {
-      await resumeFrom(chosen.trace, chosen.in_flight);
+      await this.resumeFrom(await this.store.storedTexts(chosen.run_id), chosen.in_flight);
     } catch {
       return; // shown by resumeFrom
     }
-    if (chosen.phase && model().loaded) {
-      const phase = chosen.phase;
-      await run(phase).catch(() => {});
+    if (chosen.phase && this.model().loaded) {
+      await this.run(chosen.phase).catch(() => {});
     } else if (chosen.phase) {
-      status(`${$("#experiment-status").textContent} Load ${chosen.model_id} and press Run to continue.`);
+      this.status(`${$("#experiment-status").textContent} Load ${chosen.model_id} and press Run to continue.`);
     }
   }
 
-  async function discardResume() {
-    if (!offered) return;
-    await store.deleteSweep(offered.run_id);
-    $("#stored-status").textContent = `Discarded stored sweep ${offered.run_id.slice(0, 8)}.`;
-    await offerResume();
+  async discardResume() {
+    if (!this.offered) return;
+    await this.store.deleteSweep(this.offered.run_id);
+    $("#stored-status").textContent = `Discarded stored sweep ${this.offered.run_id.slice(0, 8)}.`;
+    await this.offerResume();
   }
 
-  // transformers.js keeps downloaded model files in this Cache Storage entry.
-  const MODEL_CACHE = "transformers-cache";
-
-  async function clearStored() {
-    const counts = await store.clear();
+  async clearStored() {
+    const counts = await this.store.clear();
     counts.model_cache = "caches" in self ? await caches.delete(MODEL_CACHE) : false;
-    if (record) record = null;
-    hideResumePrompt();
+    this.record = null;
+    this.hideResumePrompt();
     $("#stored-status").textContent =
       `Deleted ${counts.sweeps} stored sweep(s) and ${counts.ledger} ledger entr${counts.ledger === 1 ? "y" : "ies"} ` +
       `from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}.`;
@@ -977,86 +698,77 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 
   // ---- wiring ----------------------------------------------------------------------------
 
-  const ui = (work) => async () => {
-    try {
-      await work();
-    } catch (error) {
-      if (section.dataset.state !== "error") showError(error.message);
-    }
-  };
-
-  async function ensureSweep() {
-    if (!state || finished()) await start({});
+  wire() {
+    const ui = (work) => async () => {
+      try {
+        await work();
+      } catch (error) {
+        if (this.section.dataset.state !== "error") this.showError(error.message);
+      }
+    };
+    const ensureSweep = async () => {
+      if (!this.state || this.finished()) await this.start({});
+    };
+    const on = (selector, work) => $(selector).addEventListener("click", ui(work));
+    on("#sweep-run-all", async () => {
+      await ensureSweep();
+      await this.run("all");
+    });
+    on("#sweep-measure", async () => {
+      await ensureSweep();
+      await this.run("measure");
+    });
+    on("#sweep-freeze", () => this.freeze());
+    on("#sweep-heldout", () => this.run("heldout"));
+    on("#sweep-new", () => this.start({}));
+    $("#sweep-cancel").addEventListener("click", () => this.cancel());
+    on("#download-sweep-trace", () => this.download("trace"));
+    on("#download-predictions", () => this.download("predictions"));
+    on("#clear-stored", () => this.clearStored());
+    on("#resume-accept", () => this.acceptResume());
+    on("#resume-discard", () => this.discardResume());
+    $("#journal-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const prompt = $("#journal-prompt").value;
+      $("#journal-status").textContent = "Generating (journal)…";
+      this.journal(prompt).then(
+        (result) => ($("#journal-status").textContent = `Journal entry ${result.journal} kept (exploration only).`),
+        (error) => ($("#journal-status").textContent = `Journal generation failed: ${error.message}`),
+      );
+    });
+    this.models.subscribe(() => this.refreshControls());
+    this.refreshControls();
   }
 
-  $("#sweep-run-all").addEventListener(
-    "click",
-    ui(async () => {
-      await ensureSweep();
-      await run("all");
-    }),
-  );
-  $("#sweep-measure").addEventListener(
-    "click",
-    ui(async () => {
-      await ensureSweep();
-      await run("measure");
-    }),
-  );
-  $("#sweep-freeze").addEventListener("click", ui(() => freeze()));
-  $("#sweep-heldout").addEventListener("click", ui(() => run("heldout")));
-  $("#sweep-new").addEventListener("click", ui(() => start({})));
-  $("#sweep-cancel").addEventListener("click", () => cancel());
-  $("#download-sweep-trace").addEventListener(
-    "click",
-    ui(async () => download(`trace-${trace.run.run_id}.json`, await pythonDocument("sweep_trace", "trace"))),
-  );
-  $("#download-predictions").addEventListener(
-    "click",
-    ui(async () => download(`predictions-${trace.run.run_id}.json`, await pythonDocument("sweep_predictions", "predictions"))),
-  );
-  $("#clear-stored").addEventListener("click", ui(clearStored));
-  $("#resume-accept").addEventListener("click", ui(acceptResume));
-  $("#resume-discard").addEventListener("click", ui(discardResume));
-  $("#journal-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const prompt = $("#journal-prompt").value;
-    $("#journal-status").textContent = "Generating (journal)…";
-    journal(prompt).then(
-      (result) => ($("#journal-status").textContent = `Journal entry ${result.journal} kept (exploration only).`),
-      (error) => ($("#journal-status").textContent = `Journal generation failed: ${error.message}`),
-    );
-  });
-  models.subscribe(() => refreshControls());
-  refreshControls();
-
-  const api = {
-    start,
-    run,
-    freeze,
-    state: getState,
-    trace: getTrace,
-    predictions: getPredictions,
-    resume,
-    resumeFrom,
-    cancel,
-    persisted,
-    onEvent(callback) {
-      listeners.add(callback);
-      return () => listeners.delete(callback);
-    },
-    journal,
-    clearStored,
-    ledger: () => store.ledger(),
-    // for tests and the bench: what the page shows, without asking Python
-    snapshot: () => ({ state, data_state: section.dataset.state, busy, error: lastError, cancelled: lastCancelled }),
-  };
-
-  return {
-    api,
-    sessionEvent,
-    cancelRequested,
-    // called once Python is ready: offer to resume a stored unfinished sweep
-    ready: () => offerResume().catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
-  };
+  api() {
+    return {
+      start: (options) => this.start(options),
+      run: (phase) => this.run(phase),
+      freeze: () => this.freeze(),
+      state: () => this.getState(),
+      trace: () => this.getTrace(),
+      predictions: () => this.getPredictions(),
+      text: (kind) => this.text(kind),
+      resume: () => this.resume(),
+      resumeFrom: (stored, inFlight) => this.resumeFrom(stored, inFlight),
+      cancel: () => this.cancel(),
+      persisted: () => this.persisted(),
+      onEvent: (callback) => {
+        this.listeners.add(callback);
+        return () => this.listeners.delete(callback);
+      },
+      journal: (prompt) => this.journal(prompt),
+      clearStored: () => this.clearStored(),
+      ledger: () => this.store.ledger(),
+      // for tests and the bench: what the page shows, without asking Python
+      snapshot: () => ({
+        state: this.state,
+        data_state: this.section.dataset.state,
+        busy: this.busy,
+        error: this.lastError,
+        cancelled: this.lastCancelled,
+        trials: this.trials.size,
+      }),
+    };
+  }
 }

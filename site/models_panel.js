@@ -1,7 +1,7 @@
 // The Models panel (main thread): catalogue picker, backend choice, consent dialog, per-file
 // progress, provenance, diagnostics, and the "try a prompt" box. The model itself lives in
-// site/model_client.js (which owns site/model_worker.js); Python reaches it through the
-// bridge (`model_generate`, answered by pyapp.browser_model in the PyScript worker).
+// workers/model_client.js (which owns workers/model_worker.js); Python reaches it through the
+// bridge (`model_generate`, answered by pyapp.browser.model in the PyScript worker).
 //
 // Before consent nothing leaves this origin: the catalogue is ./models.json, the WebGPU
 // check is local, and the model worker (and transformers.js) is not even started.
@@ -15,7 +15,7 @@ import { ModelClient } from "./model_client.js";
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
-const FIXTURE_LABEL = "test fixture — not model evidence";
+import { FIXTURE_LABEL } from "./lab_protocol.js";
 
 export function setupModels({ request }) {
   const panel = $("#models");

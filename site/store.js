@@ -1,26 +1,75 @@
-// What the page keeps in IndexedDB (database "composition-lab", version 1). No DOM here.
+// What the page keeps in IndexedDB (database "composition-lab", version 2). No DOM here.
 //
-//   store "sweeps"  keyPath run_id: one record per sweep, rewritten after every trial
-//       {run_id, trace, in_flight, phase, finished, model_id, revision, trials, updated_at}
-//       trace      the whole trace document as Python last sent it (exports/trace.schema.json)
+// A sweep is stored as records that never grow with the sweep: a trial is written once, as
+// the JSON text Python sent, and the whole trace is assembled only on demand (resume,
+// persisted()).
+//
+//   store "sweeps"   keyPath run_id: one small status record per sweep
+//       {run_id, in_flight, phase, finished, model_id, revision, evidence, seed, trials, updated_at}
 //       in_flight  the trial id whose trial_start arrived without its trial_done yet, or null
 //       phase      the phase the page was running ("measure" | "heldout" | "all"), or null
 //       finished   true once every measure and held-out trial is observed
-//   store "ledger"  keyPath key = "<model_id>@<revision>|<condition>":
-//       {key, model_id, revision, condition, task_ids: [held-out task ids observed]}
-//       It feeds `previously_observed` of a new sweep: a profile frozen after any of its
-//       held-out tasks was observed (in any earlier sweep in this browser) is exploratory.
+//       trials     how many trial records the sweep has
+//   store "headers"  keyPath run_id: {run_id, json}: the sweep's header as Python's JSON text
+//       (the trace without its trials: run, tasks, model, environment, freezes, interruptions,
+//       journal), rewritten at checkpoints (start, freeze, interruption, end of a run, journal)
+//   store "trials"   keyPath [run_id, seq]: {run_id, seq, trial_id, json}: one record per
+//       trial, `json` exactly as Python wrote it (so 1.0 stays 1.0)
+//   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<task_id>": one record
+//       per held-out task observed {key, model_id, revision, condition, task_id}. It feeds
+//       `previously_observed` of a new sweep: a profile frozen after any of its held-out
+//       tasks was observed (in any earlier sweep in this browser) is exploratory.
 //
-// "Clear stored data" deletes both stores' records (docs/page.md).
+// Version 1 kept the whole trace in the sweep's record (rewritten after every trial) and one
+// ledger record per condition; opening the database converts those records.
+//
+// "Clear stored data" deletes every record of every store (docs/page.md).
 
 const DB_NAME = "composition-lab";
-const DB_VERSION = 1;
+const DB_VERSION = 2;
+const STORES = ["sweeps", "headers", "trials", "ledger"];
 
 function promised(request) {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
+}
+
+// Version 1 → 2: split each stored trace into its header and one record per trial, and each
+// ledger entry into one record per task. Runs inside the upgrade transaction.
+function migrateV1(transaction) {
+  const sweeps = transaction.objectStore("sweeps");
+  sweeps.openCursor().onsuccess = (event) => {
+    const cursor = event.target.result;
+    if (!cursor) return;
+    const { trace, ...status } = cursor.value;
+    if (trace) {
+      const trials = trace.trials ?? [];
+      trials.forEach((trial, seq) =>
+        transaction.objectStore("trials").put({ run_id: status.run_id, seq, trial_id: trial.trial_id, json: JSON.stringify(trial) }),
+      );
+      const header = { ...trace, trials: [], summary: { trials: 0, correct: 0, incorrect: 0, failed: 0, model_evidence_trials: 0 } };
+      transaction.objectStore("headers").put({ run_id: status.run_id, json: JSON.stringify(header) });
+      cursor.update({ ...status, evidence: trace.model?.evidence ?? null, seed: trace.run?.seed ?? null, trials: trials.length });
+    }
+    cursor.continue();
+  };
+  const ledger = transaction.objectStore("ledger");
+  ledger.openCursor().onsuccess = (event) => {
+    const cursor = event.target.result;
+    if (!cursor) return;
+    const entry = cursor.value;
+    if (Array.isArray(entry.task_ids)) {
+      for (const taskId of entry.task_ids) ledger.put(ledgerRecord(entry.model_id, entry.revision, entry.condition, taskId));
+      cursor.delete();
+    }
+    cursor.continue();
+  };
+}
+
+function ledgerRecord(modelId, revision, condition, taskId) {
+  return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, condition, task_id: taskId };
 }
 
 export class SweepStore {
@@ -31,40 +80,67 @@ export class SweepStore {
   async open() {
     if (this.db) return this.db;
     const request = indexedDB.open(DB_NAME, DB_VERSION);
-    request.onupgradeneeded = () => {
+    request.onupgradeneeded = (event) => {
       const db = request.result;
       if (!db.objectStoreNames.contains("sweeps")) db.createObjectStore("sweeps", { keyPath: "run_id" });
       if (!db.objectStoreNames.contains("ledger")) db.createObjectStore("ledger", { keyPath: "key" });
+      if (!db.objectStoreNames.contains("headers")) db.createObjectStore("headers", { keyPath: "run_id" });
+      if (!db.objectStoreNames.contains("trials")) db.createObjectStore("trials", { keyPath: ["run_id", "seq"] });
+      if (event.oldVersion === 1) migrateV1(request.transaction);
     };
     this.db = await promised(request);
     return this.db;
   }
 
-  async tx(storeName, mode, work) {
+  async tx(storeNames, mode, work) {
     const db = await this.open();
-    const transaction = db.transaction(storeName, mode);
+    const transaction = db.transaction(storeNames, mode);
     const done = new Promise((resolve, reject) => {
       transaction.oncomplete = () => resolve();
       transaction.onerror = () => reject(transaction.error);
       transaction.onabort = () => reject(transaction.error ?? new Error("IndexedDB transaction aborted"));
     });
-    const result = await work(transaction.objectStore(storeName));
+    const stores = Array.isArray(storeNames) ? storeNames.map((name) => transaction.objectStore(name)) : [transaction.objectStore(storeNames)];
+    const result = await work(...stores);
     await done;
     return result;
   }
 
   // ---- sweeps ------------------------------------------------------------------------------
 
-  putSweep(record) {
-    return this.tx("sweeps", "readwrite", (store) => promised(store.put({ ...record, updated_at: new Date().toISOString() })));
+  // The status record, and (when given) the header text and new trial records, in one
+  // transaction: what is stored is always consistent.
+  putSweep(status, { header = null, trials = [] } = {}) {
+    return this.tx(["sweeps", "headers", "trials"], "readwrite", (sweeps, headers, trialStore) => {
+      const writes = [promised(sweeps.put({ ...status, updated_at: new Date().toISOString() }))];
+      if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header })));
+      for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
+      return Promise.all(writes);
+    });
   }
 
   getSweep(runId) {
     return this.tx("sweeps", "readonly", (store) => promised(store.get(runId)));
   }
 
+  // {header_json, trials_json: [text]} of a stored sweep: what `sweep_resume` takes.
+  async storedTexts(runId) {
+    return this.tx(["headers", "trials"], "readonly", async (headers, trials) => {
+      const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
+      const [header, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
+      if (!header) return null;
+      return { header_json: header.json, trials_json: records.map((r) => r.json) };
+    });
+  }
+
   deleteSweep(runId) {
-    return this.tx("sweeps", "readwrite", (store) => promised(store.delete(runId)));
+    return this.tx(["sweeps", "headers", "trials"], "readwrite", (sweeps, headers, trials) =>
+      Promise.all([
+        promised(sweeps.delete(runId)),
+        promised(headers.delete(runId)),
+        promised(trials.delete(IDBKeyRange.bound([runId, 0], [runId, Infinity]))),
+      ]),
+    );
   }
 
   async sweeps() {
@@ -79,34 +155,33 @@ export class SweepStore {
 
   // ---- ledger ------------------------------------------------------------------------------
 
-  static ledgerKey(modelId, revision, condition) {
-    return `${modelId}@${revision}|${condition}`;
-  }
-
   // Add held-out task ids observed for a model (id + revision) under a condition.
   addObserved(modelId, revision, condition, taskIds) {
-    const key = SweepStore.ledgerKey(modelId, revision, condition);
-    return this.tx("ledger", "readwrite", async (store) => {
-      const existing = (await promised(store.get(key))) ?? { key, model_id: modelId, revision, condition, task_ids: [] };
-      const ids = new Set(existing.task_ids);
-      const before = ids.size;
-      for (const id of taskIds) ids.add(id);
-      if (ids.size !== before) await promised(store.put({ ...existing, task_ids: [...ids].sort() }));
-    });
+    return this.tx("ledger", "readwrite", (store) =>
+      Promise.all(taskIds.map((taskId) => promised(store.put(ledgerRecord(modelId, revision, condition, taskId))))),
+    );
   }
 
   // {condition: [task ids]} observed for this model id + revision in earlier sweeps.
   async observedFor(modelId, revision) {
-    const all = await this.tx("ledger", "readonly", (store) => promised(store.getAll()));
     const seen = {};
-    for (const entry of all) {
-      if (entry.model_id === modelId && entry.revision === revision) seen[entry.condition] = [...entry.task_ids];
+    for (const entry of await this.ledger()) {
+      if (entry.model_id === modelId && entry.revision === revision) seen[entry.condition] = entry.task_ids;
     }
     return seen;
   }
 
+  // [{key, model_id, revision, condition, task_ids}]: one entry per model, revision and condition.
   async ledger() {
-    return this.tx("ledger", "readonly", (store) => promised(store.getAll()));
+    const all = await this.tx("ledger", "readonly", (store) => promised(store.getAll()));
+    const entries = new Map();
+    for (const record of all) {
+      const key = `${record.model_id}@${record.revision}|${record.condition}`;
+      if (!entries.has(key)) entries.set(key, { key, model_id: record.model_id, revision: record.revision, condition: record.condition, task_ids: [] });
+      entries.get(key).task_ids.push(record.task_id);
+    }
+    for (const entry of entries.values()) entry.task_ids.sort();
+    return [...entries.values()];
   }
 
   // ---- clear -------------------------------------------------------------------------------
@@ -115,8 +190,7 @@ export class SweepStore {
   async clear() {
     const sweeps = (await this.sweeps()).length;
     const ledger = (await this.ledger()).length;
-    await this.tx("sweeps", "readwrite", (store) => promised(store.clear()));
-    await this.tx("ledger", "readwrite", (store) => promised(store.clear()));
+    await this.tx(STORES, "readwrite", (...stores) => Promise.all(stores.map((store) => promised(store.clear()))));
     return { sweeps, ledger };
   }
 }

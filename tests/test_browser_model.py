@@ -1,4 +1,4 @@
-"""pyapp.browser_model under CPython: requests, reply validation, failures, timing, and the
+"""pyapp.browser.model under CPython: requests, reply validation, failures, timing, and the
 adapter driven by a fake transport (the browser path is in tests/browser/test_models.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from asyncrun import run
 
-from pyapp.browser_model import (
+from pyapp.browser.model import (
     BrowserModelAdapter,
     ReplyError,
     completion_from_reply,
@@ -81,7 +81,7 @@ def err(kind: str, request_id: int, code: str, message: str = "why") -> str:
 
 
 class FakeMainThread:
-    """Answers like site/model_client.js: generate and provenance, recording requests."""
+    """Answers like workers/model_client.js: generate and provenance, recording requests."""
 
     def __init__(self, completion: dict[str, Any] | None = None, *, awaitable: bool = False):
         self.completion = completion or COMPLETION

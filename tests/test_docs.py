@@ -32,8 +32,8 @@ SPEC = DOCS / "specification.md"
 PREDICTOR = DOCS / "predictor.md"
 REVIEW = DOCS / "source-review.md"
 SOURCES = [*sorted((ROOT / "pyapp").rglob("*.py")), *sorted((ROOT / "interpreter").rglob("*.py"))]
-SOURCES.append(ROOT / "site" / "lab_worker.py")
-JS_SOURCES = sorted((ROOT / "site").glob("*.js"))
+SOURCES.append(ROOT / "workers" / "lab_worker.py")
+JS_SOURCES = sorted([*(ROOT / "site").glob("*.js"), *(ROOT / "workers").glob("*.js")])
 
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|(.*)\|\s*$")
 
@@ -81,8 +81,9 @@ def keyed_values(text: str) -> dict[str, object]:
 
 
 def js_constant(file: str, name: str) -> object:
-    """The literal of `[export] const NAME = <number>;` in site/<file> (exactly one)."""
-    text = (ROOT / "site" / file).read_text(encoding="utf-8")
+    """The literal of `[export] const NAME = <number>;` in site/ or workers/<file> (one)."""
+    folder = "workers" if (ROOT / "workers" / file).exists() else "site"
+    text = (ROOT / folder / file).read_text(encoding="utf-8")
     found = re.findall(rf"^(?:export\s+)?const\s+{name}\s*=\s*([0-9_]+)\s*;", text, re.M)
     assert len(found) == 1, f"site/{file}: expected one numeric const {name}, found {found}"
     return ast.literal_eval(found[0])
@@ -146,7 +147,7 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|ModelFailure|_error)"
+    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|RequestError|ModelFailure|_error)"
     r"\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
@@ -245,7 +246,7 @@ def test_the_javascript_scan_finds_the_model_codes() -> None:
         "load_timeout",
     }
     assert expected <= js_codes(), f"the JS scan missed {expected - js_codes()}"
-    assert "bad_reply" in produced_codes()  # pyapp.browser_model's failed("bad_reply", ...)
+    assert "bad_reply" in produced_codes()  # pyapp.browser.model's failed("bad_reply", ...)
 
 
 def test_schemas_named_in_the_spec_exist() -> None:

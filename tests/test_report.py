@@ -1,7 +1,7 @@
 """`python -m pyapp report RUN_DIR --out report.html` (issue 17): one self-contained file.
 
 Run folders are made the way the page makes them — the session's requests through
-`pyapp.bridge`, with a scripted adapter (a TEST FIXTURE, never model evidence) — plus a
+`pyapp.browser.bridge`, with a scripted adapter (a TEST FIXTURE, never model evidence) — plus a
 control folder made by `python -m pyapp run`. The report is read back with an HTML parser:
 no tag or attribute that could load or run anything, and a hostile trace stays text.
 """
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 from test_predict import known_model
-from test_session import Page, call
+from test_session import Page, call, document
 
-from pyapp import bridge
+from pyapp.browser import bridge
+from pyapp.browser.session import Session
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.report.markup import el, escape
 from pyapp.report.plots import nice_max
-from pyapp.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
@@ -99,8 +99,8 @@ def sweep_folder(folder: Path, page: Page, journal: str, extra: dict[str, Any]) 
     assert call(page, "journal_generate", prompt=journal)["ok"]
     assert call(page, "sweep_start", seed=1729, conditions=ALL_CONDITIONS)["ok"]
     assert not call(page, "sweep_run", phase="all")["result"]["cancelled"]
-    trace = call(page, "sweep_trace")["result"]["trace"]
-    predictions = call(page, "sweep_predictions")["result"]["predictions"]
+    trace = document(page, "sweep_trace", "trace")
+    predictions = document(page, "sweep_predictions", "predictions")
     folder.mkdir(parents=True)
     (folder / "trace.json").write_text(json.dumps(trace), encoding="utf-8")
     (folder / "predictions.json").write_text(json.dumps(predictions), encoding="utf-8")

@@ -8,27 +8,43 @@ from asyncrun import run
 from test_predict import known_model
 from tracecheck import assert_valid_trace
 
-from pyapp import bridge
+from pyapp.browser import bridge
+from pyapp.browser.messages import parse_request
+from pyapp.browser.session import Context, Session, resumed_trace
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
-from pyapp.session import Context, Session
 
 
 class Page:
-    """What the main thread does: holds the model, persists every trace, has a Cancel."""
+    """What the main thread does: holds the model, stores each trial's JSON text as it
+    arrives (one record per trial beside the header), has a Cancel."""
 
     def __init__(self, model=None):
         self.model = model
         self.events = []
-        self.persisted = None
+        self.header_json = None
+        self.trials_json = []
         self.cancel = False
         self.cancel_after = None
+
+    @property
+    def persisted(self):
+        """The trace assembled on demand from what the page stored."""
+        return to_json(resumed_trace(parse_request({"type": "sweep_resume", **self.stored()})))
+
+    def stored(self):
+        return {"header_json": self.header_json, "trials_json": list(self.trials_json)}
 
     def context(self):
         def notify(event):
             self.events.append(event)
-            if event["event"] == "trial_done":
-                self.persisted = event["trace"]
+            if "header_json" in event:
+                self.header_json = event["header_json"]
+            if event["type"] == "trial_done":
+                assert set(event) >= {"trial_id", "index", "total", "phase", "trial_json"}
+                assert "trace" not in event  # a trial event carries that trial only
+                self.trials_json.append(event["trial_json"])
                 if self.cancel_after is not None and event["index"] >= self.cancel_after:
                     self.cancel = True
 
@@ -39,7 +55,22 @@ class Page:
 
 def call(page, type, **fields):
     request = json.dumps({"type": type, "id": 7, **fields})
-    return json.loads(run(bridge.handle_async(request, page.context())))
+    reply = json.loads(run(bridge.handle_async(request, page.context())))
+    if type in ("sweep_start", "sweep_resume", "sweep_freeze") and reply["ok"]:
+        page.header_json = header(page)  # the page stores the header at checkpoints
+    return reply
+
+
+def header(page):
+    request = json.dumps({"type": "sweep_header", "id": 8})
+    return json.loads(run(bridge.handle_async(request, page.context())))["result"]["header_json"]
+
+
+def document(page, type, key):
+    """A whole document as Python wrote it (`sweep_trace`, `sweep_predictions`)."""
+    reply = call(page, type)
+    assert reply["ok"], reply
+    return json.loads(reply["result"][f"{key}_json"])
 
 
 @pytest.fixture(autouse=True)
@@ -60,8 +91,8 @@ def test_the_whole_loop_through_the_bridge():
 
     measured = call(page, "sweep_run", phase="measure")
     assert measured["ok"] and measured["result"]["state"]["can_freeze"]
-    starts = [e for e in page.events if e["event"] == "trial_start"]
-    dones = [e for e in page.events if e["event"] == "trial_done"]
+    starts = [e for e in page.events if e["type"] == "trial_start"]
+    dones = [e for e in page.events if e["type"] == "trial_done"]
     assert len(starts) == len(dones) == 36 and dones[-1]["index"] == dones[-1]["total"] == 36
     assert_valid_trace(page.persisted)
 
@@ -77,8 +108,8 @@ def test_the_whole_loop_through_the_bridge():
     again = call(page, "sweep_run", phase="heldout")["result"]
     assert again["state"]["trials"] == heldout["state"]["trials"]  # never twice
 
-    trace = call(page, "sweep_trace")["result"]["trace"]
-    predictions = call(page, "sweep_predictions")["result"]["predictions"]
+    trace = document(page, "sweep_trace", "trace")
+    predictions = document(page, "sweep_predictions", "predictions")
     assert_valid_trace(trace)
     assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
     assert trace == page.persisted
@@ -92,18 +123,18 @@ def test_reload_mid_sweep_resumes_with_the_next_unobserved_trial(monkeypatch):
     assert result["cancelled"] and result["state"]["trials"] == 4
     # the crash hits while the fifth trial is in flight: the page had stored its trial_start
     in_flight = "model-only/mul-1"
-    assert [e["trial_id"] for e in page.events if e["event"] == "trial_start"][-1] == (
+    assert [e["trial_id"] for e in page.events if e["type"] == "trial_start"][-1] == (
         "model-only/sub-2"
     )
 
     monkeypatch.setattr(bridge, "SESSION", Session())  # a fresh worker after the reload
     page2 = Page(ScriptedAdapter(known_model))
-    resumed = call(page2, "sweep_resume", trace=page.persisted, in_flight=in_flight)
+    resumed = call(page2, "sweep_resume", **page.stored(), in_flight=in_flight)
     assert resumed["ok"] and resumed["result"]["trials"] == 4
     assert resumed["result"]["interruptions"] == 1 and resumed["result"]["measure_left"] == 14
     done = call(page2, "sweep_run", phase="all")["result"]
     assert not done["cancelled"] and done["state"]["heldout_left"] == 0
-    trace = call(page2, "sweep_trace")["result"]["trace"]
+    trace = document(page2, "sweep_trace", "trace")
     assert trace["run"]["run_id"] == page.persisted["run"]["run_id"]
     assert trace["trials"][:4] == page.persisted["trials"]
     assert len({t["trial_id"] for t in trace["trials"]}) == len(trace["trials"]) == 24
@@ -117,9 +148,9 @@ def test_journal_is_exported_and_never_scored():
     assert entry["completion"]["text"] == "7" and entry["prompt"] == "What is 2 + 2?"
     call(page, "sweep_start", seed=1729, conditions=["model-only"])
     call(page, "sweep_run", phase="all")
-    trace = call(page, "sweep_trace")["result"]["trace"]
+    trace = document(page, "sweep_trace", "trace")
     assert [j["prompt"] for j in trace["journal"]] == ["What is 2 + 2?"]
-    predictions = call(page, "sweep_predictions")["result"]["predictions"]
+    predictions = document(page, "sweep_predictions", "predictions")
     assert "What is 2 + 2?" not in json.dumps(predictions)
     assert reproduce(trace) == []
 
@@ -132,7 +163,10 @@ def test_requests_need_a_loaded_model_and_a_sweep():
     page.model = ScriptedAdapter(known_model)
     bad = call(page, "sweep_start", seed=1, conditions=["telepathy"])
     assert bad["error"]["code"] == "bad_request"
-    assert call(page, "sweep_resume", trace={"nope": 1})["error"]["code"] == "bad_request"
+    bad_trace = call(page, "sweep_resume", trace_json='{"nope": 1}')
+    assert bad_trace["error"]["code"] == "bad_request"
+    no_text = call(page, "sweep_resume", header_json="{}", trials_json=[{"trial_id": 1}])
+    assert no_text["error"]["code"] == "bad_request"
     call(page, "sweep_start", seed=1, conditions=["model-only"])
     assert call(page, "sweep_run", phase="later")["error"]["code"] == "bad_request"
     page.model = ScriptedAdapter(known_model, name="another")
@@ -158,15 +192,15 @@ def test_a_cancelled_generation_is_an_interruption_not_an_observation():
     call(page, "sweep_start", seed=1729, conditions=["model-only"])
     result = call(page, "sweep_run", phase="measure")["result"]
     assert result["cancelled"] and result["state"]["trials"] == 2
-    interrupted = [e for e in page.events if e["event"] == "trial_interrupted"]
+    interrupted = [e for e in page.events if e["type"] == "trial_interrupted"]
     assert [e["trial_id"] for e in interrupted] == ["model-only/sub-1"]
-    stored = interrupted[0]["trace"]["interruptions"]
+    stored = json.loads(interrupted[0]["header_json"])["interruptions"]
     assert stored[0]["reason"] == "cancelled" and stored[0]["partial"]["outcome"] == "cancelled"
 
     page.cancel = False
     done = call(page, "sweep_run", phase="all")["result"]
     assert not done["cancelled"]
-    trace = call(page, "sweep_trace")["result"]["trace"]
+    trace = document(page, "sweep_trace", "trace")
     ids = [t["trial_id"] for t in trace["trials"]]
     assert ids.count("model-only/sub-1") == 1 and len(ids) == len(set(ids)) == 24
     assert all(t["outcome"] != "cancelled" for t in trace["trials"])

@@ -8,7 +8,7 @@
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
-    schema     [--check]                                       (re)generate exports/*.schema.json
+    schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
@@ -19,68 +19,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import interpreter
+from pyapp.cli.common import (
+    EXPORTS,
+    REPO_ROOT,
+    UsageError,
+    param_overrides,
+    write_atomically,
+)
 from pyapp.tasks.taskset import DEFAULT_SEED, TaskParams, generate
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-EXPORTS = REPO_ROOT / "exports"
-
-
-class UsageError(Exception):
-    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves a torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; written files are ordinary
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
-    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
-    from pyapp.bridge import BridgeError, task_params
-
-    overrides: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
-        try:
-            overrides[key] = json.loads(value)
-        except ValueError:
-            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
-    try:
-        task_params({"seed": seed, "params": overrides})
-    except BridgeError as error:
-        raise UsageError(f"task parameters: {error.message}") from None
-    return overrides
 
 
 def _params(args: argparse.Namespace) -> TaskParams:
-    from pyapp.bridge import task_params
+    from pyapp.browser.session import task_params
 
     overrides = param_overrides(args.param, args.seed)
-    return task_params({"seed": args.seed, "params": overrides})
+    return task_params(args.seed, overrides)
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -283,26 +241,55 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     # Imported here: playwright is needed by `sweep` only, never by the other commands.
-    from pyapp import sweep_cli
+    from pyapp.sweep import main as sweep_main
 
-    return sweep_cli.main(args, ["python -m pyapp", *(args.argv or [])])
+    return sweep_main.main(args, ["python -m pyapp", *(args.argv or [])])
 
 
 def schemas() -> dict[str, dict[str, Any]]:
+    from pyapp.browser.messages import messages_schema
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
+        "messages.schema.json": messages_schema(),
     }
+
+
+def generated() -> dict[Path, str]:
+    """Every generated file: the schemas in exports/ and the page's protocol constants."""
+    from pyapp.browser.messages import js_module
+
+    files = {
+        EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+        for name, schema in schemas().items()
+    }
+    files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    hosting = REPO_ROOT / "docs" / "hosting.md"
+    files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
+    return files
+
+
+MESSAGES_BEGIN = "<!-- messages:begin"
+MESSAGES_END = "<!-- messages:end -->"
+
+
+def with_generated_block(text: str) -> str:
+    """docs text with its generated message tables (between the markers) brought up to date."""
+    from pyapp.browser.messages import markdown_tables
+
+    start = text.index(MESSAGES_BEGIN)
+    head_end = text.index("\n", start) + 1
+    end = text.index(MESSAGES_END)
+    return text[:head_end] + "\n" + markdown_tables() + "\n" + text[end:]
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     drifted = []
-    for name, schema in schemas().items():
-        path = EXPORTS / name
-        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    for path, text in generated().items():
+        name = path.name
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == text:
             continue

@@ -4,7 +4,7 @@ model came from (`ModelProvenance`), and the adapter protocol the conditions cal
     adapter.generate(prompt_text, caps) -> Completion        (async)
 
 In the browser the adapter is the transformers.js model worker reached through the
-PyScript bridge (`pyapp.browser_model`); in tests it is a `ScriptedAdapter`, whose
+PyScript bridge (`pyapp.browser.model`); in tests it is a `ScriptedAdapter`, whose
 outputs are fixtures and are labelled `evidence: "fixture"` — never model evidence.
 
 Finish reasons: `eos` (the model ended its turn), `length` (hit `max_new_tokens`),

@@ -102,10 +102,19 @@ class Sweep:
         return {t.trial_id for t in self.trials}
 
     def trace(self) -> Trace:
+        """The whole trace document (every trial: built on demand, never per trial)."""
+        return self._document(tuple(self.trials))
+
+    def header(self) -> Trace:
+        """The trace without its trials (run, tasks, model, environment, freezes,
+        interruptions, journal): what the page stores once beside one record per trial."""
+        return self._document(())
+
+    def _document(self, trials: tuple[Trial, ...]) -> Trace:
         trace = make_trace(
             self.params,
             self.tasks,
-            tuple(self.trials),
+            trials,
             self.conditions,
             self.model,
             self.browser,
@@ -186,6 +195,7 @@ async def run_phase(
                 "not_frozen", f"freeze the profile before held-out trials ({', '.join(missing)})"
             )
     pending = plan(sweep, phase)
+    observed = sweep.observed()  # kept up to date here: no per-trial walk over the trials
     for index, (condition, task) in enumerate(pending):
         if cancel is not None and cancel.cancelled:
             return False
@@ -193,7 +203,7 @@ async def run_phase(
             maybe = before_trial(condition, task, index, len(pending))
             if maybe is not None:
                 await maybe
-        if f"{condition}/{task.id}" in sweep.observed():
+        if f"{condition}/{task.id}" in observed:
             raise ProtocolError("already_observed", f"{condition}/{task.id} was observed already")
         try:
             if condition == "supplied-program":
@@ -213,6 +223,7 @@ async def run_phase(
                     await maybe
             return False
         sweep.trials.append(trial)
+        observed.add(trial.trial_id)
         if on_trial is not None:
             maybe = on_trial(trial, index + 1, len(pending))
             if maybe is not None:

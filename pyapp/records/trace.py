@@ -15,7 +15,7 @@ import json
 import platform
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -499,6 +499,12 @@ def make_trace(
         journal=journal,
         summary=summarise(trials),
     )
+
+
+def with_trials(header: Trace, trials: tuple[Trial, ...]) -> Trace:
+    """A trace assembled from its header (a trace without trials, as the page and the sweep
+    CLI store it) and its trials, one record each; the summary is counted again."""
+    return replace(header, trials=trials, summary=summarise(trials))
 
 
 def trace_schema() -> dict[str, JSON]:

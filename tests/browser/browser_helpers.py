@@ -10,13 +10,13 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
-from pyapp.sweep_cli import CHROMIUM_ARGS as SHARED_ARGS
+from pyapp.sweep.chromium import CHROMIUM_ARGS as SHARED_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = list(SHARED_ARGS)
-"""The flags of PLATFORM-NOTES, kept in one place (`pyapp.sweep_cli.CHROMIUM_ARGS`)."""
+"""The flags of PLATFORM-NOTES, kept in one place (`pyapp.sweep.chromium.CHROMIUM_ARGS`)."""
 
 
 def missing(message: str) -> None:

@@ -21,7 +21,10 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
+from pyapp.predict.predictor import PredictionsDocument
+from pyapp.records.base import from_json, to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.trace import Trace
 
 pytestmark = pytest.mark.browser
 
@@ -89,9 +92,16 @@ def choose_conditions(page: Page, chosen: tuple[str, ...]) -> None:
 
 
 def download_json(page: Page, button: str) -> Any:
+    """The downloaded document, checked to be Python's own text: re-typed through its record
+    class and written again it is the same text (JavaScript would write 1.0 as 1)."""
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name=button, exact=True).click()
-    return json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+    text = Path(info.value.path()).read_text(encoding="utf-8")
+    document = json.loads(text)
+    record = Trace if document.get("kind") == "composition-lab-trace" else PredictionsDocument
+    retyped = json.dumps(to_json(from_json(record, document)), indent=2, ensure_ascii=False)
+    assert retyped + "\n" == text
+    return document
 
 
 def api(page: Page, expression: str, arg: Any = None, timeout_ms: int = SWEEP_TIMEOUT_MS) -> Any:
@@ -201,7 +211,7 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
         """() => {
              window.__before = [];
              window.lab.experiment.onEvent((e) => {
-               if (e.event !== 'trial_start' || e.phase !== 'heldout') return;
+               if (e.type !== 'trial_start' || e.phase !== 'heldout') return;
                const row = document.querySelector(
                  `#predictions-table tr[data-trial-id="${e.trial_id}"]`);
                window.__before.push([e.trial_id, row && row.dataset.observed,
@@ -389,7 +399,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
             page,
             """() => new Promise((resolve) => {
                  const off = window.lab.experiment.onEvent((e) => {
-                   if (e.event !== 'trial_start') return;
+                   if (e.type !== 'trial_start') return;
                    off();
                    resolve(e.trial_id);
                  });
@@ -439,3 +449,36 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
+
+
+def test_results_table_pages_ten_thousand_rows(lab: Lab) -> None:
+    """10,000 rows: the table holds one page (100 rows) in the DOM and follows the last page;
+    the pager turns pages. Counts only, never timings."""
+    page = lab.page
+    shown = page.evaluate(
+        """async () => {
+             const { ResultsTable } = await import('./results_table.js');
+             const table = document.createElement('table');
+             table.createTBody();
+             const pager = document.querySelector('#sweep-results-pager').cloneNode(true);
+             const results = new ResultsTable({ table, pager, onOpen: () => {} });
+             for (let i = 0; i < 10000; i++) {
+               results.add({ trial_id: `model-only/t-${i}`, task_id: `t-${i}`,
+                             condition: 'model-only', evidence: 'fixture', cells: [['x', '']] });
+             }
+             const body = table.tBodies[0];
+             const last = { rows: body.rows.length, first: body.rows[0].dataset.trialId,
+                            text: pager.querySelector('#results-page').textContent,
+                            hidden: pager.hidden };
+             pager.querySelector('#results-first').click();
+             const first = { rows: body.rows.length, first: body.rows[0].dataset.trialId };
+             results.add({ trial_id: 'model-only/t-10000', task_id: 't-10000',
+                           condition: 'model-only', evidence: 'fixture', cells: [['x', '']] });
+             const kept = body.rows[0].dataset.trialId;  // the reader's page stays put
+             return { last, first, kept };
+           }"""
+    )
+    assert shown["last"]["rows"] == 100 and shown["last"]["first"] == "model-only/t-9900"
+    assert "rows 9901–10000 of 10000" in shown["last"]["text"] and not shown["last"]["hidden"]
+    assert shown["first"] == {"rows": 100, "first": "model-only/t-0"}
+    assert shown["kept"] == "model-only/t-0"

@@ -27,7 +27,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.browser_model import parse_provenance
+from pyapp.browser.model import parse_provenance
 from pyapp.cli.serve import HUB_COMMIT, serve_hub_in_thread
 
 pytestmark = pytest.mark.browser

@@ -22,7 +22,7 @@ MPMATH_WHEEL = "mpmath-1.3.0-py3-none-any.whl"
 
 def cpython_request(kind: str, **fields: Any) -> dict[str, Any]:
     """The same bridge request, answered by CPython in this process."""
-    from pyapp.bridge import handle
+    from pyapp.browser.bridge import handle
 
     reply = json.loads(handle(json.dumps({"type": kind, "id": 1, **fields})))
     assert reply["ok"], reply

@@ -44,7 +44,7 @@ def test_our_wheel_carries_the_packages_and_prompts(lock: dict[str, Any]) -> Non
     entry = lock["packages"]["composition-lab"]
     with zipfile.ZipFile(PYODIDE / entry["file_name"]) as wheel:
         names = set(wheel.namelist())
-    assert {"pyapp/bridge.py", "interpreter/__init__.py", "pyapp/__init__.py"} <= names
+    assert {"pyapp/browser/bridge.py", "interpreter/__init__.py", "pyapp/__init__.py"} <= names
     assert any(name.startswith("prompts/") and name.endswith(".txt") for name in names)
     assert not any("__pycache__" in name and not name.endswith(".pyc") for name in names)
     assert set(entry["imports"]) >= {"pyapp", "interpreter"}

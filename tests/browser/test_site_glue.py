@@ -1,4 +1,4 @@
-"""The worker glue (site/lab_worker.py) under CPython: it forwards to pyapp.bridge unchanged."""
+"""The worker glue (workers/lab_worker.py) under CPython: it forwards to pyapp.browser.bridge."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pyapp.bridge import handle as bridge_handle
+from pyapp.browser.bridge import handle as bridge_handle
 
-GLUE = Path(__file__).resolve().parents[2] / "site" / "lab_worker.py"
+GLUE = Path(__file__).resolve().parents[2] / "workers" / "lab_worker.py"
 
 
 def load_glue() -> ModuleType:

@@ -23,6 +23,9 @@ import pytest
 from browser_helpers import ROOT, SITE
 
 from pyapp.cli.serve import serve_hub_in_thread
+from pyapp.records.base import from_json, to_json
+from pyapp.records.trace import Trial
+from pyapp.sweep.files import FilesError, read_sweep
 
 pytestmark = pytest.mark.browser
 
@@ -75,6 +78,14 @@ def assert_finished_run(out: Path, result: subprocess.CompletedProcess[str]) -> 
     for document, name in ((trace, "trace"), (predictions, "predictions")):
         schema = read(ROOT / "exports" / f"{name}.schema.json")
         jsonschema.Draft202012Validator(schema).validate(document)
+    # trials.jsonl holds every trial, one line each, exactly as Python wrote it: re-typing a
+    # line through the Trial record and writing it again gives the same text (JavaScript
+    # would have written 1.0 as 1).
+    lines = (out / "trials.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == trace["trials"]
+    for line in lines:
+        retyped = to_json(from_json(Trial, json.loads(line)))
+        assert json.dumps(retyped, ensure_ascii=False) == line
     # The folder re-derives with the ordinary command, not only inside `sweep`.
     again = subprocess.run(
         [
@@ -215,9 +226,11 @@ def test_killed_then_resumed(built: Path, tmp_path: Path) -> None:
         deadline = time.monotonic() + SWEEP_TIMEOUT_S
         while time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
-            try:
-                trace = read(out / "trace.json")
-            except (OSError, ValueError):
+            try:  # trace.json's header (freezes) + trials.jsonl's trials, as they stand
+                trace = read_sweep(out)
+            except (OSError, ValueError, FilesError):
+                continue
+            if trace is None:
                 continue
             try:
                 in_flight = read(out / "run.json")["in_flight"]
@@ -237,7 +250,8 @@ def test_killed_then_resumed(built: Path, tmp_path: Path) -> None:
     run = read(out / "run.json")
     assert run["status"] == "running"  # the process died mid-run: nothing was tidied up
     in_flight = run["in_flight"]
-    killed_at = read(out / "trace.json")
+    killed_at = read_sweep(out)
+    assert killed_at is not None
     assert len(killed_at["trials"]) >= len(before["trials"])
 
     result = sweep("--resume", "--consent", "--out", str(out))
@@ -327,19 +341,19 @@ def test_short_sweep_on_the_software_webgpu_adapter(built: Path, tmp_path: Path)
 
 
 def test_missing_chromium_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pyapp import sweep_cli
+    from pyapp.sweep import chromium
 
     monkeypatch.setenv("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", "/nonexistent/chrome")
-    monkeypatch.setattr(sweep_cli, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium", "no-such"))
-    found, looked = sweep_cli.find_chromium()
+    monkeypatch.setattr(chromium, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium", "no-such"))
+    found, looked = chromium.find_chromium()
     assert found is None
-    message = sweep_cli.missing_chromium(looked, "/ms-playwright/chrome").message
+    message = chromium.missing_chromium(looked, "/ms-playwright/chrome").message
     for words in ("/nonexistent/chrome", "apt-get install chromium", "Playwright's own"):
         assert words in message
 
 
 def test_only_a_consented_remote_model_host_is_reachable() -> None:
-    from pyapp.sweep_cli import allowed_hosts, host_allowed
+    from pyapp.sweep.chromium import allowed_hosts, host_allowed
 
     assert allowed_hosts("https://huggingface.co/", consent=False) == set()
     assert allowed_hosts("http://127.0.0.1:9/", consent=True) == set()
@@ -354,7 +368,7 @@ def test_only_a_consented_remote_model_host_is_reachable() -> None:
 def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
     import io
 
-    from pyapp.sweep_cli import Progress
+    from pyapp.sweep.progress import Progress
 
     stream = io.StringIO()
     progress = Progress(stream, done=2, total=4)

@@ -228,9 +228,10 @@ def test_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
         visits[0] += 1
         return parts(obj, path)
 
-    monkeypatch.setattr(module, "_parts", counted)
     tree = full(5, "mul")  # 31 nodes
-    program = parse_program(canonical_program_text(tree))
+    text = canonical_program_text(tree)
+    monkeypatch.setattr(module, "_parts", counted)
+    program = parse_program(text)
     assert visits[0] == 31  # parsing validates each node once
     assert (len(program.code), program.registers) == (31, frozenset({"a"}))
     assert program.tree == tree

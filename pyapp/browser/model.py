@@ -4,13 +4,13 @@
 
 Path of one call (measured in bench/generation.py):
 
-    Python (PyScript worker) --transport--> main thread (site/model_client.js, owns the
+    Python (PyScript worker) --transport--> main thread (workers/model_client.js, owns the
     model worker and the UI: consent, progress, Cancel) --postMessage--> model worker
-    (site/model_worker.js, transformers.js) --> back the same way
+    (workers/model_worker.js, transformers.js) --> back the same way
 
 In the browser the transport is PyScript's synchronous channel to the main thread,
-``pyscript.sync.model_call(request_json) -> reply_json`` (site/lab_worker.py wires it).
-The messages are the model-worker protocol written down in site/model_worker.js and
+``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it).
+The messages are the model-worker protocol written down in workers/model_worker.js and
 docs/models.md: ``{"type": T, "id": N, ...}`` in, ``{"type": T, "id": N, "ok": bool,
 "result" | "error": ...}`` out. Everything here except the transport is pure and runs
 under CPython (tests/test_browser_model.py): requests are built and replies validated

@@ -1,7 +1,7 @@
 // Main-thread owner of the model worker (site/model_worker.js). No DOM here: the Models panel
 // (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps the
 // provenance. Python reaches it through PyScript's sync channel (site/lab_worker.py ->
-// pyapp/browser_model.py -> `xworker.sync.model_call`), with the SAME message shapes as the
+// pyapp/browser/model.py -> `xworker.sync.model_call`), with the SAME message shapes as the
 // worker protocol written down in site/model_worker.js. Two types are answered here, not by
 // the worker:
 //

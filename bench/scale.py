@@ -1,0 +1,159 @@
+"""Scale bench (issue 13): does a trial cost the same at trial 2,000 as at trial 20?
+
+A fixture sweep of at least 2,000 trials (default: model-only over 2,000 profile probes and
+its held-out tasks, seed 1729) runs in the real page in headless Chromium, with the tiny-chat
+TEST FIXTURE on WASM (not model evidence: this measures the pipeline). In the page, a
+listener on the experiment's events notes the time of every trial_done; per trial:
+
+    harness time = (time since the previous trial_done) − the trial's generation_ms
+
+i.e. everything but generation: Python building and judging the trial, the event to the
+page, the page storing the trial (IndexedDB) and drawing its row. Printed: the median and
+mean harness time of the first and of the last 10% of trials and their ratio (goal ≤ 1.2),
+and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
+collection) and the Python worker's memory (WebAssembly heap and the objects Python's
+collector tracks, the page's `memory` request). To sample memory between trials the sweep
+is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
+the next run continues; the first trial after each pause is left out of the timings.
+
+Prints figures; asserts nothing. Takes a few minutes (mostly the fixture's generation).
+
+Usage: .venv/bin/python bench/scale.py [--trials 2000] [--chunk 1000] [--seed 1729]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+from harness import CHROMIUM, ROOT, SITE, boot_fixture
+
+sys.path.insert(0, str(ROOT))
+
+LISTEN = """() => {
+  window.__scale = { done: [], chunkLeft: 0, last: null };
+  window.lab.experiment.onEvent((event) => {
+    const s = window.__scale;
+    if (event.type !== "trial_done") return;
+    const now = performance.now();
+    const trial = JSON.parse(event.trial_json);
+    const generation = trial.timings.generation_ms ?? 0;
+    s.done.push([s.last === null ? null : now - s.last, generation]);
+    s.last = now;
+    s.chunkLeft -= 1;
+    if (s.chunkLeft <= 0) window.lab.experiment.cancel(); // between trials: nothing cut short
+  });
+}"""
+
+
+def params_for(trials: int) -> dict[str, Any]:
+    """Task parameters giving at least `trials` model-only profile probes (3 ops)."""
+    per_op = -(-trials // 3)
+    return {"primitives_per_op": per_op, "probe_pairs": 0}
+
+
+def memory(page: Any, cdp: Any) -> dict[str, float]:
+    cdp.send("HeapProfiler.collectGarbage")
+    heap = cdp.send("Runtime.getHeapUsage")
+    python = page.evaluate("() => window.lab.request('memory')")
+    return {
+        "trials": page.evaluate("() => window.lab.experiment.snapshot().trials"),
+        "js_heap_mb": heap["usedSize"] / 2**20,
+        "wasm_heap_mb": (python["wasm_heap_bytes"] or 0) / 2**20,
+        "python_objects": python["python_objects"],
+    }
+
+
+Samples = list[dict[str, float]]
+
+
+def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], Samples, float]:
+    from playwright.sync_api import sync_playwright
+
+    from pyapp.cli.serve import serve_in_thread
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
+
+    if not (SITE / "index.html").is_file():
+        sys.exit(f"{SITE} is not built: run scripts/build_site.py")
+    server, url = serve_in_thread(SITE)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+            page = browser.new_context().new_page()
+            boot_fixture(page, f"{url}?seed={seed}")
+            cdp = page.context.new_cdp_session(page)
+            page.evaluate(LISTEN)
+            request = {"seed": seed, "params": params_for(trials), "conditions": ["model-only"]}
+            state = page.evaluate("(r) => window.lab.experiment.start(r)", request)
+            total = state["measure_left"] + state["heldout_left"]
+            print(f"{total} trials to run (model-only, seed {seed}); sampling every {chunk}")
+            samples = [memory(page, cdp)]
+            started = time.perf_counter()
+            while True:
+                page.evaluate(
+                    "(n) => { window.__scale.chunkLeft = n; window.__scale.last = null; }", chunk
+                )
+                result = page.evaluate("() => window.lab.experiment.run('all')")
+                samples.append(memory(page, cdp))
+                done = samples[-1]["trials"]
+                rate = (time.perf_counter() - started) / max(done, 1)
+                print(f"  {done}/{total} trials, {rate * 1000:.0f} ms per trial so far", flush=True)
+                if not result["cancelled"]:
+                    break
+            wall_s = time.perf_counter() - started
+            done = page.evaluate("() => window.__scale.done")
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return done, samples, wall_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=2000, help="profile probes (at least)")
+    parser.add_argument("--chunk", type=int, default=1000, help="trials between memory samples")
+    parser.add_argument("--seed", type=int, default=1729)
+    options = parser.parse_args()
+    done, samples, wall_s = run(options.trials, options.chunk, options.seed)
+
+    harness = [(i, gap - gen) for i, (gap, gen) in enumerate(done) if gap is not None]
+    tenth = max(1, len(done) // 10)
+    first = [h for i, h in harness if i < tenth]
+    last = [h for i, h in harness if i >= len(done) - tenth]
+    print()
+    print("Scale: harness time per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
+    print(f"{len(done)} trials in {wall_s:.1f} s; first and last {tenth} trials (10%):")
+    for name, values in (("first 10%", first), ("last 10%", last)):
+        print(
+            f"  {name:<10} median {statistics.median(values):7.2f} ms"
+            f"   mean {statistics.fmean(values):7.2f} ms"
+        )
+    ratio = statistics.median(last) / statistics.median(first)
+    mean_ratio = statistics.fmean(last) / statistics.fmean(first)
+    print(f"  ratio last/first: median {ratio:.3f}, mean {mean_ratio:.3f}  (goal ≤ 1.2)")
+    print()
+    print(f"{'trials':>7} {'JS heap MB':>11} {'WASM heap MB':>13} {'Python objects':>14}")
+    for s in samples:
+        print(
+            f"{s['trials']:>7} {s['js_heap_mb']:>11.1f} {s['wasm_heap_mb']:>13.1f}"
+            f" {s['python_objects']:>14}"
+        )
+    start, end = samples[0], samples[-1]
+    if end["trials"] > start["trials"]:
+        per = 1000 / (end["trials"] - start["trials"])
+        grew = {key: (end[key] - start[key]) * per for key in start}
+        print(
+            f"per 1,000 trials: JS heap {grew['js_heap_mb']:+.1f} MB, "
+            f"WASM heap {grew['wasm_heap_mb']:+.1f} MB, "
+            f"Python objects {grew['python_objects']:+.0f}"
+        )
+    print(json.dumps({"ratio_median": round(ratio, 3), "ratio_mean": round(mean_ratio, 3)}))
+
+
+if __name__ == "__main__":
+    main()

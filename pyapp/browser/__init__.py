@@ -1,0 +1,4 @@
+"""The browser side of the experiment: the messages between the page and the Python worker
+(``messages``: one record per request, reply and event), the one handler table
+(``bridge``), the experiment session those handlers drive (``session``), and the model
+adapter that reaches the page's model worker (``model``)."""

@@ -1,0 +1,541 @@
+"""Every message between the page and the Python worker, written once.
+
+One envelope, one tag key (`type`) both ways, an `id` pairing each reply with its request::
+
+    request  {"type": T, "id": N, ...the fields of T's request record}
+    reply    {"type": T, "id": N, "ok": true,  "result": T's result record}
+           | {"type": T, "id": N, "ok": false, "error": {"code": C, "message": str}}
+    event    {"type": E, ...the fields of E's event record}   (Python → page, during sweep_run)
+
+A request record is a frozen dataclass; a field with a default may be left out. `parse_request`
+validates what arrives (unknown type, missing or ill-typed field: `bad_request` /
+`unknown_type`) before any handler runs. `pyapp.browser.bridge.HANDLERS` is the one handler table.
+Documents whose number types matter (a trial, a trace, a predictions document) travel as
+Python's own JSON text in `*_json` fields, which JavaScript never re-writes.
+
+From these records `python -m pyapp schema` generates `exports/messages.schema.json` and the
+page's `site/lab_protocol.js` (message names, conditions, ops, caps, default seed, labels,
+failure codes); a test fails when either drifts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+
+SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
+FIXTURE_LABEL = "test fixture — not model evidence"
+"""Shown beside every number that came from the bundled test fixture."""
+CONTROL_LABEL = "control — not model evidence"
+"""Shown beside every supplied-program (control) row."""
+
+FAILURE_CODES: dict[str, str] = {
+    "bad_request": "not JSON, a missing or ill-typed field",
+    "unknown_type": "no such request type",
+    "bad_params": "task parameters refused",
+    "internal_error": "a bug: please report it",
+    "runtime_load_failed": "loading a runtime package (sympy) failed",
+    "no_sweep": "start a sweep first",
+    "not_loaded": "load a model (with consent) first",
+    "model_changed": "the sweep belongs to another model",
+    "no_model": "the persisted trace has no model session",
+    "not_measured": "measure every profile task before freezing",
+    "already_frozen": "every model condition is frozen already",
+    "not_frozen": "held-out trials (or predictions) before the freeze",
+    "already_observed": "a held-out task observed twice under one frozen profile",
+}
+"""Error codes a reply can carry (`error.code`), each with what it means."""
+
+
+class Message:
+    """Base of every request and event record: `TYPE` is its tag."""
+
+    TYPE: ClassVar[str]
+
+
+# ---- requests ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    """Say hello: versions of Python, pyapp and the task generator."""
+
+    TYPE: ClassVar[str] = "hello"
+
+
+@dataclass(frozen=True)
+class TasksRequest(Message):
+    """The task set of a seed."""
+
+    TYPE: ClassVar[str] = "tasks"
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides (JSON object)."""
+
+
+@dataclass(frozen=True)
+class RunSupplied(Message):
+    """Run the supplied-program control (no model) over a seed's tasks."""
+
+    TYPE: ClassVar[str] = "run_supplied"
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+    environment: dict[str, JSON] | None = None
+    """The browser (BrowserInfo JSON), recorded in the trace."""
+
+
+@dataclass(frozen=True)
+class SympyLoad(Message):
+    """Load the local sympy and mpmath wheels (first call only)."""
+
+    TYPE: ClassVar[str] = "sympy_load"
+
+
+@dataclass(frozen=True)
+class SympyCheck(Message):
+    """Check every answer of a seed's tasks with sympy (loads it first)."""
+
+    TYPE: ClassVar[str] = "sympy_check"
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+
+
+@dataclass(frozen=True)
+class Memory(Message):
+    """The worker's memory (bench/scale.py)."""
+
+    TYPE: ClassVar[str] = "memory"
+
+
+@dataclass(frozen=True)
+class ModelGenerate(Message):
+    """One generation through Python's model adapter (the Models panel's "try a prompt")."""
+
+    TYPE: ClassVar[str] = "model_generate"
+    prompt: str
+    """The prompt, as typed."""
+    caps: dict[str, JSON] | None = None
+    """Budgets (Caps JSON); default: the whole-task caps."""
+
+
+@dataclass(frozen=True)
+class SweepStart(Message):
+    """Start a sweep with the loaded model."""
+
+    TYPE: ClassVar[str] = "sweep_start"
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+    conditions: tuple[str, ...] | None = None
+    """Conditions to run (default: all four)."""
+    environment: dict[str, JSON] | None = None
+    """The browser (BrowserInfo JSON)."""
+    previously_observed: dict[str, tuple[str, ...]] | None = None
+    """Held-out task ids the browser's ledger saw observed before, per condition."""
+
+
+@dataclass(frozen=True)
+class SweepResume(Message):
+    """Continue a stored sweep: its header and one JSON text per trial, or one trace text."""
+
+    TYPE: ClassVar[str] = "sweep_resume"
+    header_json: str | None = None
+    """The header (the trace without its trials) as Python wrote it."""
+    trials_json: tuple[str, ...] | None = None
+    """One trial per entry, as Python wrote it."""
+    trace_json: str | None = None
+    """A whole trace, instead of header_json + trials_json."""
+    in_flight: str | None = None
+    """The trial that was in flight when the page closed (recorded as interrupted)."""
+    previously_observed: dict[str, tuple[str, ...]] | None = None
+    """Held-out task ids the browser's ledger saw observed before, per condition."""
+
+
+@dataclass(frozen=True)
+class SweepRun(Message):
+    """Run a phase; Python orders measure → freeze → held-out."""
+
+    TYPE: ClassVar[str] = "sweep_run"
+    phase: Literal["measure", "heldout", "all"]
+    """Which trials to run."""
+
+
+@dataclass(frozen=True)
+class SweepFreeze(Message):
+    """Freeze every model condition's profile (after the measure phase)."""
+
+    TYPE: ClassVar[str] = "sweep_freeze"
+
+
+@dataclass(frozen=True)
+class SweepStateRequest(Message):
+    """The sweep's state, ready to draw."""
+
+    TYPE: ClassVar[str] = "sweep_state"
+
+
+@dataclass(frozen=True)
+class SweepHeader(Message):
+    """The sweep's header: the trace without its trials."""
+
+    TYPE: ClassVar[str] = "sweep_header"
+
+
+@dataclass(frozen=True)
+class SweepTrace(Message):
+    """The whole trace, assembled now."""
+
+    TYPE: ClassVar[str] = "sweep_trace"
+
+
+@dataclass(frozen=True)
+class SweepPredictions(Message):
+    """The predictions document (after a freeze)."""
+
+    TYPE: ClassVar[str] = "sweep_predictions"
+
+
+@dataclass(frozen=True)
+class JournalGenerate(Message):
+    """Free exploration with the loaded model: kept in the trace, never scored."""
+
+    TYPE: ClassVar[str] = "journal_generate"
+    prompt: str
+    """The free prompt."""
+
+
+REQUESTS: tuple[type[Message], ...] = (
+    Hello,
+    TasksRequest,
+    RunSupplied,
+    SympyLoad,
+    SympyCheck,
+    Memory,
+    ModelGenerate,
+    SweepStart,
+    SweepResume,
+    SweepRun,
+    SweepFreeze,
+    SweepStateRequest,
+    SweepHeader,
+    SweepTrace,
+    SweepPredictions,
+    JournalGenerate,
+)
+"""Every request the page may send, in the order the docs list them."""
+REQUEST_TYPES: dict[str, type[Message]] = {r.TYPE: r for r in REQUESTS}
+
+# ---- replies ----------------------------------------------------------------------------------
+
+
+Stage = Literal["idle", "measured", "frozen", "done"]
+
+
+@dataclass(frozen=True)
+class SweepState:
+    """A sweep's state as Python decides it; the page draws it as it is."""
+
+    seed: int
+    """The sweep's seed."""
+    conditions: tuple[str, ...]
+    """Its conditions, in order."""
+    model_id: str
+    """The model it belongs to."""
+    evidence: str
+    """`model` or `fixture`."""
+    trials: int
+    """Trials observed."""
+    measure_left: int
+    """Profile trials not observed yet."""
+    heldout_left: int
+    """Held-out trials not observed yet."""
+    frozen: tuple[str, ...]
+    """Conditions frozen."""
+    can_freeze: bool
+    """Whether `sweep_freeze` is allowed now."""
+    can_run_heldout: bool
+    """Whether held-out trials may run now."""
+    stage: Stage
+    """Where the protocol stands: `idle` (profile trials left), `measured`, `frozen` (every
+    model condition), `done` (nothing left); the page shows it as #experiment's data-state."""
+    interruptions: int
+    """Interrupted trials recorded."""
+    journal: int
+    """Journal entries."""
+    run_id: str
+    """The run's id."""
+
+
+@dataclass(frozen=True)
+class ErrorBody:
+    """Why a request failed."""
+
+    code: str
+    """A stable code (FAILURE_CODES)."""
+    message: str
+    """One line for a person."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The envelope of every reply."""
+
+    type: str
+    """The request's type."""
+    id: JSON
+    """The request's id."""
+    ok: bool
+    """Whether it succeeded."""
+    result: JSON = None
+    """The result (when ok)."""
+    error: ErrorBody | None = None
+    """The error (when not ok)."""
+
+
+# ---- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrialStart(Message):
+    """A trial is about to run (the page stores it as in flight)."""
+
+    TYPE: ClassVar[str] = "trial_start"
+    trial_id: str
+    """`condition/task_id`."""
+    condition: str
+    """The trial's condition."""
+    task_id: str
+    """The trial's task."""
+    index: int
+    """0-based position in this run's plan."""
+    total: int
+    """Trials in this run's plan."""
+    phase: Literal["measure", "heldout"]
+    """The phase."""
+
+
+@dataclass(frozen=True)
+class TrialDone(Message):
+    """A trial finished: that trial only, as Python's JSON text."""
+
+    TYPE: ClassVar[str] = "trial_done"
+    trial_id: str
+    """`condition/task_id`."""
+    condition: str
+    """The trial's condition."""
+    task_id: str
+    """The trial's task."""
+    index: int
+    """Trials done in this run's plan."""
+    total: int
+    """Trials in this run's plan."""
+    phase: Literal["measure", "heldout"]
+    """The phase."""
+    trial_json: str
+    """The Trial record (exports/trace.schema.json) as Python wrote it, one line."""
+
+
+@dataclass(frozen=True)
+class TrialInterrupted(Message):
+    """The user's Cancel cut a trial short: kept under `interruptions`, attempted again."""
+
+    TYPE: ClassVar[str] = "trial_interrupted"
+    trial_id: str
+    """The interrupted trial."""
+    header_json: str
+    """The sweep's header now (it records the interruption)."""
+
+
+@dataclass(frozen=True)
+class Frozen(Message):
+    """Python froze the profiles inside `sweep_run` (phase `all`)."""
+
+    TYPE: ClassVar[str] = "frozen"
+    header_json: str
+    """The sweep's header now (it records the freezes)."""
+
+
+EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)
+"""Every event Python sends the page during a run."""
+
+
+# ---- validation and the envelope --------------------------------------------------------------
+
+
+class RequestError(Exception):
+    """A request refused at the boundary: `code` is one of FAILURE_CODES, `message` one line.
+    Every handler raises this one class; the reply carries both."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def parse_request(data: JSON) -> Message:
+    """The request record of a decoded request; refuses an unknown type or a bad field."""
+    if not isinstance(data, dict):
+        raise RequestError("bad_request", "request must be a JSON object")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise RequestError("bad_request", "request needs a string 'type'")
+    record = REQUEST_TYPES.get(kind)
+    if record is None:
+        raise RequestError("unknown_type", f"unknown request type {kind!r}")
+    fields = {k: v for k, v in data.items() if k not in ("type", "id")}
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        if f.name not in fields and f.default is not dataclasses.MISSING:
+            fields[f.name] = to_json(f.default)
+    try:
+        parsed: Message = from_json(record, fields, f"${kind}")
+    except RecordError as error:
+        raise RequestError("bad_request", f"{kind}: {error}") from None
+    return parsed
+
+
+EVENT_TYPES: dict[str, type[Message]] = {e.TYPE: e for e in EVENTS}
+
+
+def parse_event(data: JSON) -> Message:
+    """The event record of a decoded event (the sweep CLI checks what the page relays)."""
+    if not isinstance(data, dict) or data.get("type") not in EVENT_TYPES:
+        raise RequestError("bad_request", f"not an event: {str(data)[:80]}")
+    record = EVENT_TYPES[data["type"]]
+    fields = {k: v for k, v in data.items() if k != "type"}
+    try:
+        parsed: Message = from_json(record, fields, f"${record.TYPE}")
+    except RecordError as error:
+        raise RequestError("bad_request", f"{record.TYPE}: {error}") from None
+    return parsed
+
+
+def event(message: Message) -> dict[str, JSON]:
+    """An event record as sent: `{"type": E, ...fields}`."""
+    fields = to_json(message)
+    assert isinstance(fields, dict)
+    return {"type": message.TYPE, **fields}
+
+
+def ok(kind: JSON, request_id: JSON, result: JSON) -> str:
+    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result})
+
+
+def failed(kind: JSON, request_id: JSON, code: str, message: str) -> str:
+    error = {"code": code, "message": message}
+    return json.dumps({"type": kind, "id": request_id, "ok": False, "error": error})
+
+
+# ---- generated exports ------------------------------------------------------------------------
+
+
+def _tagged(record: type[Message], schema: dict[str, Any]) -> dict[str, Any]:
+    """A record's schema with its tag (and, for requests, an optional `id`) added."""
+    entry = dict(schema["$defs"][record.__name__])
+    properties = {"type": {"const": record.TYPE}, **entry["properties"]}
+    required = ["type"]
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        if f.default is dataclasses.MISSING:
+            required.append(f.name)
+    if record in REQUESTS:
+        properties = {**properties, "id": {"description": "Repeated by the reply."}}
+    return {**entry, "properties": properties, "required": required}
+
+
+def messages_schema() -> dict[str, JSON]:
+    """exports/messages.schema.json: every request, the reply envelope and every event."""
+    defs: dict[str, Any] = {}
+    for record in (*REQUESTS, *EVENTS):
+        schema = json_schema(record, schema_id=SCHEMA_ID, title=record.__name__)
+        defs.update(schema["$defs"])
+        defs[record.__name__] = _tagged(record, schema)
+    for record_type in (Reply, SweepState):
+        defs.update(json_schema(record_type, schema_id=SCHEMA_ID, title="")["$defs"])
+    reply = dict(defs["Reply"])
+    reply["required"] = ["type", "id", "ok"]
+    defs["Reply"] = reply
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "Composition Lab messages (page ⇄ Python worker)",
+        "oneOf": [
+            {"$ref": "#/$defs/Request"},
+            {"$ref": "#/$defs/Reply"},
+            {"$ref": "#/$defs/Event"},
+        ],
+        "$defs": {
+            **dict(sorted(defs.items())),
+            "Request": {"oneOf": [{"$ref": f"#/$defs/{r.__name__}"} for r in REQUESTS]},
+            "Event": {"oneOf": [{"$ref": f"#/$defs/{e.__name__}"} for e in EVENTS]},
+            "FailureCode": {"enum": list(FAILURE_CODES)},
+        },
+    }
+
+
+def constants() -> dict[str, JSON]:
+    """The names and constants the page shares with Python (site/lab_protocol.js)."""
+    from pyapp.browser.session import ALL_CONDITIONS
+    from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.conditions.run import MODEL_CONDITIONS
+    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
+
+    return {
+        "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
+        "EVENT_TYPES": [e.TYPE for e in EVENTS],
+        "ALL_CONDITIONS": list(ALL_CONDITIONS),
+        "MODEL_CONDITIONS": list(MODEL_CONDITIONS),
+        "CONTROL_CONDITION": "supplied-program",
+        "OPS": list(PRIMITIVE_OPS),
+        "WHOLE_TASK_CAPS": to_json(WHOLE_TASK_CAPS),
+        "CHAIN_CALL_CAPS": to_json(CHAIN_CALL_CAPS),
+        "DEFAULT_SEED": DEFAULT_SEED,
+        "GENERATOR_VERSION": GENERATOR_VERSION,
+        "FIXTURE_LABEL": FIXTURE_LABEL,
+        "CONTROL_LABEL": CONTROL_LABEL,
+        "FAILURE_CODES": dict(FAILURE_CODES),
+    }
+
+
+def markdown_tables() -> str:
+    """The message tables the docs show (docs/hosting.md), generated from the records."""
+
+    def fields(record: type[Message]) -> str:
+        names = [
+            f.name + ("" if f.default is dataclasses.MISSING else "?")
+            for f in dataclasses.fields(record)  # type: ignore[arg-type]
+        ]
+        return ", ".join(names) or "—"
+
+    lines = ["| request `type` | fields (`?`: optional) | what it does |", "|---|---|---|"]
+    for r in REQUESTS:
+        lines.append(f"| `{r.TYPE}` | {fields(r)} | {' '.join((r.__doc__ or '').split())} |")
+    lines += ["", "| event `type` | fields | when |", "|---|---|---|"]
+    for e in EVENTS:
+        lines.append(f"| `{e.TYPE}` | {fields(e)} | {' '.join((e.__doc__ or '').split())} |")
+    lines += ["", "| error `code` | meaning |", "|---|---|"]
+    lines += [f"| `{code}` | {meaning} |" for code, meaning in FAILURE_CODES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def js_module() -> str:
+    """site/lab_protocol.js: the constants as frozen JavaScript exports."""
+    lines = [
+        "// GENERATED by `python -m pyapp schema` from pyapp/browser/messages.py: do not edit.",
+        "// The message names and shared constants of the page ⇄ Python protocol;",
+        "// exports/messages.schema.json describes every message. A test fails on drift.",
+        "",
+    ]
+    for name, value in constants().items():
+        text = json.dumps(value, ensure_ascii=False)
+        frozen = f"Object.freeze({text})" if isinstance(value, (dict, list)) else text
+        lines.append(f"export const {name} = {frozen};")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,356 @@
+"""The browser worker's experiment session: the requests that drive a sweep.
+
+The page never re-implements the protocol: it sends the `sweep_*` and `journal_generate`
+requests (`pyapp.browser.messages`, one record each; `pyapp.browser.bridge.HANDLERS` routes
+them here) and draws what comes back: `SweepState` says what may run next. Python orders
+the protocol (measure → freeze → held-out, `pyapp.experiment.phases`).
+
+A trial event carries that trial only, as JSON text (`TrialDone.trial_json`), which the page
+stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
+is assembled only when someone asks for it (`sweep_trace` for a download, `sweep_resume`
+after a reload). Documents travel as Python's own JSON text (`*_json` fields), so a float
+such as 1.0 stays 1.0 whatever JavaScript does with numbers. The header is the trace
+without its trials (run, tasks, model, environment, freezes, interruptions, journal;
+`pyapp.records.trace.with_trials` puts the two together again).
+
+Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
+`trial_done` after it; a trial the user's Cancel cut short is not an observation but a
+`trial_interrupted` (the header records it under `interruptions`; it is re-attempted
+later); a freeze made inside `sweep_run` (phase `all`) is announced as `frozen`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pyapp.browser.messages import (
+    Frozen,
+    JournalGenerate,
+    RequestError,
+    Stage,
+    SweepResume,
+    SweepRun,
+    SweepStart,
+    SweepState,
+    TrialDone,
+    TrialInterrupted,
+    TrialStart,
+    event,
+)
+from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.phases import (
+    Phase,
+    ProtocolError,
+    Sweep,
+    freeze,
+    plan,
+    record_interruption,
+    run_phase,
+)
+from pyapp.predict.predictor import predict, score_trace
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
+from pyapp.tasks.taskset import Task, TaskParams
+
+ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
+
+Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
+
+
+@dataclass
+class Context:
+    """What the handlers need from the browser: the loaded model, a way to tell the page,
+    the page's Cancel flag, and what only the worker runtime can do (absent natively)."""
+
+    adapter: Callable[[], ModelAdapter | None]
+    """The loaded model's adapter, or None when no model is loaded."""
+    notify: Notify
+    """Hands an event to the page (awaited: the page stores it before answering)."""
+    cancel_requested: Callable[[], bool]
+    """The page's Cancel flag, polled before each model call."""
+    model_adapter: Callable[[], Any] | None = None
+    """The worker's BrowserModelAdapter, loaded or not (`model_generate`)."""
+    load_sympy: Callable[[], Awaitable[dict[str, JSON]]] | None = None
+    """Loads the local sympy and mpmath wheels (`sympy_load`, `sympy_check`)."""
+    memory: Callable[[], dict[str, JSON]] | None = None
+    """The worker's memory (`memory`)."""
+
+
+SessionError = RequestError
+"""The session refuses with the boundary's one error class."""
+
+
+def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
+    """TaskParams from a request's `seed` and optional `params` (defaults elsewhere)."""
+    merged = to_json(TaskParams())
+    assert isinstance(merged, dict)
+    merged.update(params or {})
+    if seed is not None:
+        merged["seed"] = seed
+    try:
+        result: TaskParams = from_json(TaskParams, merged)
+    except RecordError as error:
+        raise RequestError("bad_params", str(error)) from None
+    return result
+
+
+def browser_info(environment: dict[str, JSON] | None) -> BrowserInfo | None:
+    """The browser a request describes (BrowserInfo JSON), checked; None when absent."""
+    if environment is None:
+        return None
+    try:
+        info: BrowserInfo = from_json(BrowserInfo, environment)
+    except RecordError as error:
+        raise RequestError("bad_request", f"environment: {error}") from None
+    return info
+
+
+def _previously(seen: dict[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
+    return {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
+
+
+class Session:
+    def __init__(self) -> None:
+        self.sweep: Sweep | None = None
+        self.journal: list[JournalEntry] = []
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def _sweep(self) -> Sweep:
+        if self.sweep is None:
+            raise SessionError("no_sweep", "start a sweep first")
+        return self.sweep
+
+    @staticmethod
+    def _adapter(ctx: Context) -> ModelAdapter:
+        adapter = ctx.adapter()
+        if adapter is None:
+            raise SessionError("not_loaded", "load a model (with consent) first")
+        return adapter
+
+    def state(self) -> JSON:
+        sweep = self._sweep()
+        measure_left = len(plan(sweep, "measure"))
+        heldout_left = len(plan(sweep, "heldout"))
+        frozen = sorted(sweep.frozen_conditions())
+        model_conditions = [c for c in sweep.conditions if c in MODEL_CONDITIONS]
+        all_frozen = all(c in frozen for c in model_conditions)
+        stage: Stage = "idle"
+        if measure_left == 0 and heldout_left == 0 and all_frozen:
+            stage = "done"
+        elif frozen and all_frozen:
+            stage = "frozen"
+        elif measure_left == 0:
+            stage = "measured"
+        return to_json(
+            SweepState(
+                seed=sweep.params.seed,
+                conditions=tuple(sweep.conditions),
+                model_id=sweep.model.model_id,
+                evidence=sweep.model.evidence,
+                trials=len(sweep.trials),
+                measure_left=measure_left,
+                heldout_left=heldout_left,
+                frozen=tuple(frozen),
+                can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
+                can_run_heldout=all_frozen,
+                stage=stage,
+                interruptions=len(sweep.interruptions),
+                journal=len(sweep.journal),
+                run_id=sweep.run_id,
+            )
+        )
+
+    # ---- requests --------------------------------------------------------------------
+
+    def start(self, request: SweepStart, ctx: Context) -> JSON:
+        adapter = self._adapter(ctx)
+        conditions = request.conditions or list(ALL_CONDITIONS)
+        if any(c not in ALL_CONDITIONS for c in conditions):
+            raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
+        browser = browser_info(request.environment)
+        ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
+        self.sweep = Sweep(
+            params=task_params(request.seed, request.params),
+            conditions=ordered,
+            model=adapter.provenance,
+            previously_observed=_previously(request.previously_observed),
+            browser=browser,
+            journal=list(self.journal),
+        )
+        return self.state()
+
+    def resume(self, request: SweepResume) -> JSON:
+        try:
+            self.sweep = Sweep.from_trace(resumed_trace(request))
+        except ProtocolError as error:
+            raise SessionError(error.code, error.message) from None
+        self.sweep.previously_observed = _previously(request.previously_observed)
+        in_flight = request.in_flight
+        if in_flight is not None and in_flight not in self.sweep.observed():
+            record_interruption(self.sweep, in_flight)
+        return self.state()
+
+    async def run(self, request: SweepRun, ctx: Context) -> JSON:
+        sweep = self._sweep()
+        adapter = self._adapter(ctx)
+        if adapter.provenance.model_id != sweep.model.model_id:
+            raise SessionError(
+                "model_changed",
+                f"this sweep belongs to {sweep.model.model_id}; load it again to continue",
+            )
+        sweep.model = adapter.provenance  # reloads add load records
+        phase = request.phase
+        phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
+        cancel = CancelToken(poll=ctx.cancel_requested)
+        for current in phases:
+            if current == "heldout" and phase == "all" and freeze(sweep):
+                await _maybe(ctx.notify(event(Frozen(header_json=self.header_json()))))
+
+            async def before(
+                condition: Condition, task: Task, index: int, total: int, current: Phase = current
+            ) -> None:
+                start = TrialStart(
+                    trial_id=f"{condition}/{task.id}",
+                    condition=condition,
+                    task_id=task.id,
+                    index=index,
+                    total=total,
+                    phase=current,
+                )
+                await _maybe(ctx.notify(event(start)))
+
+            async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
+                finished = TrialDone(
+                    trial_id=trial.trial_id,
+                    condition=trial.condition,
+                    task_id=trial.task_id,
+                    index=done,
+                    total=total,
+                    phase=current,
+                    trial_json=json_text(trial),
+                )
+                await _maybe(ctx.notify(event(finished)))
+
+            async def interrupted(trial: Trial) -> None:
+                cut = TrialInterrupted(trial_id=trial.trial_id, header_json=self.header_json())
+                await _maybe(ctx.notify(event(cut)))
+
+            try:
+                finished = await run_phase(
+                    sweep,
+                    current,
+                    adapter,
+                    cancel=cancel,
+                    on_trial=after,
+                    before_trial=before,
+                    on_interrupted=interrupted,
+                )
+            except ProtocolError as error:
+                raise SessionError(error.code, error.message) from None
+            if not finished:
+                return {"state": self.state(), "cancelled": True}
+        return {"state": self.state(), "cancelled": False}
+
+    def freeze(self) -> JSON:
+        sweep = self._sweep()
+        if plan(sweep, "measure"):
+            raise SessionError("not_measured", "measure every profile task before freezing")
+        profiles = freeze(sweep)
+        if not profiles:
+            raise SessionError("already_frozen", "every model condition is frozen already")
+        tasks = [t for t in sweep.tasks]
+        from pyapp.predict.predictor import heldout_tasks
+
+        return {
+            "frozen": [to_json(p) for p in profiles],
+            "predictions": [
+                {
+                    "condition": p.profile.condition,
+                    "predictions": [
+                        to_json(predict(p, t)) for t in heldout_tasks(tasks, p.profile.condition)
+                    ],
+                }
+                for p in profiles
+            ],
+            "header_json": self.header_json(),
+            "state": self.state(),
+        }
+
+    def predictions(self) -> JSON:
+        sweep = self._sweep()
+        if not sweep.freezes:
+            raise SessionError("not_frozen", "nothing is frozen yet")
+        return {"predictions_json": document_text(score_trace(sweep.trace()))}
+
+    def header_json(self) -> str:
+        """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
+        return json_text(self._sweep().header())
+
+    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JSON:
+        prompt = request.prompt
+        if not prompt.strip():
+            raise SessionError("bad_request", "prompt must be a non-empty string")
+        adapter = self._adapter(ctx)
+        completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
+        entry = JournalEntry(
+            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            prompt=prompt,
+            caps=WHOLE_TASK_CAPS,
+            completion=completion,
+        )
+        self.journal.append(entry)
+        if self.sweep is not None:
+            self.sweep.journal.append(entry)
+        return {"entry": to_json(entry), "journal": len(self.journal)}
+
+    def trace_json(self) -> JSON:
+        return {"trace_json": document_text(self._sweep().trace())}
+
+
+def json_text(record: object) -> str:
+    """A record as compact JSON text on one line (a trial: one line of trials.jsonl)."""
+    return json.dumps(to_json(record), ensure_ascii=False)
+
+
+def document_text(record: object) -> str:
+    """A whole document as JSON text, indented, as it is downloaded or written to a file."""
+    return json.dumps(to_json(record), indent=2, ensure_ascii=False) + "\n"
+
+
+def resumed_trace(request: SweepResume) -> Trace:
+    """The trace a `sweep_resume` request hands back: `header_json` with one JSON text per
+    trial in `trials_json` (the page's IndexedDB records, the CLI's trials.jsonl), or one
+    `trace_json`. Python's own text: numbers keep their types."""
+    try:
+        if request.header_json is not None:
+            header: Trace = from_json(Trace, _loads(request.header_json, "header_json"))
+            trials = tuple(
+                from_json(Trial, _loads(text, f"trials_json[{i}]"), f"$.trials[{i}]")
+                for i, text in enumerate(request.trials_json or [])
+            )
+            return with_trials(header, trials)
+        trace: Trace = from_json(Trace, _loads(request.trace_json, "trace_json"))
+        return trace
+    except RecordError as error:
+        raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
+
+
+def _loads(text: object, name: str) -> JSON:
+    if not isinstance(text, str):
+        raise SessionError("bad_request", f"{name} must be JSON text")
+    try:
+        value: JSON = json.loads(text)
+    except ValueError as error:
+        raise SessionError("bad_request", f"{name} is not JSON: {error}") from None
+    return value
+
+
+async def _maybe(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value

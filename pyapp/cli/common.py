@@ -1,0 +1,59 @@
+"""What the CLI's commands share with the sweep package: paths, the usage error, atomic
+writes and the `--param` parser. A small module of its own, so that `pyapp.sweep` needs
+nothing from `pyapp.cli.main` (which imports the sweep only when `sweep` runs): no cycle."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXPORTS = REPO_ROOT / "exports"
+
+
+class UsageError(Exception):
+    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a crash never leaves a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; written files are ordinary
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
+    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
+    from pyapp.browser.messages import RequestError
+    from pyapp.browser.session import task_params
+
+    overrides: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
+        try:
+            overrides[key] = json.loads(value)
+        except ValueError:
+            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
+    try:
+        task_params(seed, overrides)
+    except RequestError as error:
+        raise UsageError(f"task parameters: {error.message}") from None
+    return overrides

@@ -1,0 +1,303 @@
+"""One sweep session in one headless page: boot, load the model (consent), start or resume,
+measure → freeze → held-out, all through the page's own experiment API. Every line of
+JavaScript it runs is in driver.js (installed into the page, called as `window.__sweep.*`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pyapp.browser.messages import parse_event
+from pyapp.cli.common import write_atomically
+from pyapp.sweep.errors import Interrupted, SetupError, SweepError
+from pyapp.sweep.files import PREDICTIONS, TRIALS, TrialsFile, write_checkpoint
+from pyapp.sweep.options import ModelChoice, Options
+from pyapp.sweep.progress import Progress, say
+from pyapp.sweep.runfile import RunFile
+from pyapp.sweep.signals import StopFlag
+
+DRIVER_JS = Path(__file__).with_name("driver.js")
+"""The driver's JavaScript, installed into the page before it loads."""
+BOOT_TIMEOUT_S = 120.0
+LOAD_TIMEOUT_S = 1800.0
+POLL_MS = 500
+CANCEL_GRACE_S = 180.0
+"""After --timeout the current trial gets this long to finish before the browser is closed
+(a Ctrl-C waits for it until a second Ctrl-C)."""
+
+
+class Driver:
+    """One sweep session in one headless page."""
+
+    def __init__(
+        self,
+        options: Options,
+        choice: ModelChoice,
+        out: Path,
+        run: RunFile,
+        *,
+        consent: bool,
+        site: Path,
+        timeout_s: float | None,
+        stop: StopFlag,
+    ) -> None:
+        self.options = options
+        self.choice = choice
+        self.out = out
+        self.run = run
+        self.consent = consent
+        self.site = site
+        self.deadline = None if not timeout_s else time.monotonic() + timeout_s
+        self.timeout_s = timeout_s
+        self.stop = stop
+        self.cancel_sent_at: float | None = None
+        self.progress: Progress | None = None
+        self.blocked: list[str] = []
+        self.callback_error: BaseException | None = None
+        self.page_errors: list[str] = []
+        self.page: Any = None
+        self.trials = TrialsFile(out / TRIALS)
+        self.header_json: str | None = None
+        """The sweep's header (the trace without its trials), as Python last wrote it."""
+
+    # -- files --
+
+    def checkpoint(self, header_json: str | None = None) -> None:
+        """trace.json (and predictions.json once frozen) from the header and trials.jsonl."""
+        if header_json is not None:
+            self.header_json = header_json
+        if self.header_json is not None:
+            write_checkpoint(self.out, self.header_json, self.trials.lines())
+
+    # -- page events --
+
+    def on_event(self, source: Any, event_json: str, *_: Any) -> None:
+        try:
+            self._on_event(event_json)
+        except BaseException as error:  # raised later, on the main path
+            self.callback_error = error
+
+    def _on_event(self, event_json: str) -> None:
+        event = json.loads(event_json)
+        parse_event(event)  # what the page relays is checked against its record
+        kind = event.get("type")
+        if kind == "trial_start":
+            self.run.data["in_flight"] = event.get("trial_id")
+            self.run.data["phase"] = event.get("phase")
+            self.run.save()
+            if self.progress:
+                self.progress.trial_start(event)
+        elif kind == "trial_done":
+            text = event["trial_json"]
+            self.trials.append(text)  # Python's text, untouched: 1.0 stays 1.0
+            self.run.data["in_flight"] = None
+            self.run.data["trials"] = self.trials.count
+            self.run.save()
+            if self.progress:
+                self.progress.trial_done({"trial": json.loads(text)})
+        elif kind in ("trial_interrupted", "frozen"):
+            self.header_json = event["header_json"]
+
+    # -- calling the page --
+
+    def check_stop(self) -> None:
+        if self.callback_error is not None:
+            raise SweepError("write_failed", f"writing the files failed: {self.callback_error}")
+        timed_out = self.deadline is not None and time.monotonic() > self.deadline
+        if timed_out and self.stop.reason is None:
+            self.stop.reason = "timeout"
+            say(f"--timeout {self.timeout_s:g} s reached: stopping after the current trial")
+        if self.stop.reason is None:
+            return
+        if self.cancel_sent_at is None:
+            # Stop between trials: the page cancels as soon as the current trial is done
+            # (the onEvent hook in `sweep`), so no generation is cut short and recorded.
+            self.cancel_sent_at = time.monotonic()
+            try:
+                self.page.evaluate("() => window.__sweep.stop()")
+            except Exception as error:  # the page is gone: stop now
+                raise self.interrupted() from error
+        elif self.stop.reason == "timeout" and (
+            time.monotonic() - self.cancel_sent_at > CANCEL_GRACE_S
+        ):
+            raise self.interrupted()
+
+    def interrupted(self) -> Interrupted:
+        reason = self.stop.reason or "interrupted"
+        if reason == "timeout":
+            return Interrupted("timeout", f"stopped by --timeout {self.timeout_s:g} s", 1)
+        return Interrupted("interrupted", f"stopped by {reason}", 130)
+
+    def call(self, method: str, *args: Any) -> Any:
+        """`await window.lab.experiment[method](...args)`, polling so that Ctrl-C, --timeout
+        and a crashed page are noticed while the page works."""
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        page = self.page
+        page.evaluate("([m, a]) => window.__sweep.call(m, a)", [method, list(args)])
+        while True:
+            try:
+                page.wait_for_function(
+                    "() => window.__sweep.callDone()", timeout=POLL_MS, polling=100
+                )
+                break
+            except PlaywrightTimeout:
+                self.check_stop()
+            except PlaywrightError as error:
+                raise SweepError(
+                    "page_failed", f"the page failed during {method}: {error}"
+                ) from None
+        slot = page.evaluate("() => window.__sweep.callResult()")
+        if self.callback_error is not None:
+            self.check_stop()
+        if not slot.get("ok"):
+            raise SweepError("page_refused", f"experiment.{method} failed: {slot.get('error')}")
+        return slot.get("value")
+
+    # -- steps --
+
+    def boot(self, url: str) -> None:
+        page = self.page
+        page.goto(url, timeout=60_000)
+        page.wait_for_function(
+            "() => window.__sweep.bootState()",
+            timeout=BOOT_TIMEOUT_S * 1000,
+        )
+        if page.get_attribute("#app", "data-state") == "error":
+            raise SweepError(
+                "boot_failed", f"the page failed to start: {page.inner_text('#status')}"
+            )
+
+    def load_model(self) -> dict[str, Any]:
+        """Select model, backend and dtype in the Models panel; consent in its dialog."""
+        page, choice = self.page, self.choice
+        page.wait_for_function(
+            "() => window.__sweep.modelsReady()",
+            timeout=60_000,
+        )
+        page.select_option("#model-choice", choice.key)
+        if choice.key == "other":
+            page.fill("#model-id", choice.model_id)
+            page.fill("#model-revision", choice.revision)
+        page.check(f'input[name="backend"][value="{self.options.backend}"]')
+        offered = page.evaluate("() => window.__sweep.dtypes()")
+        if self.options.dtype:
+            if self.options.dtype not in offered:
+                raise SetupError(
+                    "bad_dtype",
+                    f"--dtype {self.options.dtype}: the page offers {', '.join(offered)} for "
+                    f"{choice.model_id} on {self.options.backend}",
+                )
+            page.select_option("#model-dtype", self.options.dtype)
+        if self.options.model_host:
+            page.fill("#model-host", self.options.model_host)
+        backend_line = page.inner_text("#backend-status")
+        page.click("#model-review")
+        page.wait_for_function(
+            "() => window.__sweep.consentOrLoad()",
+            timeout=30_000,
+        )
+        dialog = ""
+        if page.evaluate("() => window.__sweep.consentOpen()"):
+            dialog = page.inner_text("#consent-details")
+            self.run.session["consent_dialog"] = dialog
+            page.click("#consent-accept")  # --consent: the explicit "Download and load"
+        page.wait_for_function(
+            "() => window.__sweep.loadEnded()",
+            timeout=self.remaining_ms(LOAD_TIMEOUT_S),
+        )
+        status = page.inner_text("#model-status")
+        if page.get_attribute("#models", "data-state") != "loaded":
+            hint = ""
+            if self.options.backend == "webgpu" and "WebGPU is not available" in backend_line:
+                hint = (
+                    f" ({backend_line.strip()}) Try --chromium-flag=--enable-unsafe-webgpu"
+                    " (a software adapter: slow) or --backend wasm."
+                )
+            raise SweepError("load_failed", f"the model did not load: {status}{hint}")
+        say(status)
+        state = page.evaluate("() => window.__sweep.modelState()")
+        return {"status": status, "backend_status": backend_line, "dialog": dialog, "state": state}
+
+    def remaining_ms(self, cap_s: float) -> float:
+        if self.deadline is None:
+            return cap_s * 1000
+        return max(1.0, min(cap_s, self.deadline - time.monotonic())) * 1000
+
+    def wait_experiment(self) -> None:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(
+                "() => window.__sweep.hasExperiment()",
+                timeout=30_000,
+            )
+        except PlaywrightTimeout:
+            raise SetupError(
+                "no_experiment_api",
+                f"the page at {self.site} has no window.lab.experiment: rebuild the site"
+                " (python scripts/build_site.py)",
+            ) from None
+
+    def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> dict[str, Any]:
+        """Start or resume, then measure → freeze → held-out → score, all in the page."""
+        from pyapp.browser.session import ALL_CONDITIONS
+
+        # Relay every event (Python's text) to on_event; cancel between trials once asked.
+        self.page.evaluate("() => window.__sweep.listen()")
+        if stored is not None:
+            state = self.call("resumeFrom", stored, in_flight)
+            if in_flight:
+                say(f"resumed; the trial in flight at the interruption was {in_flight}")
+        else:
+            request: dict[str, Any] = {"seed": self.options.seed, "params": self.options.params}
+            # Explicit, so the sweep never depends on the page's checkboxes.
+            request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
+            state = self.call("start", request)
+        self.checkpoint(self.call("text", "header"))
+        self.run.data["run_id"] = state.get("run_id")
+        self.run.data["in_flight"] = None
+        done = int(state["trials"])
+        total = done + int(state["measure_left"]) + int(state["heldout_left"])
+        self.run.data["total"] = total
+        self.run.data["trials"] = done
+        self.run.save()
+        self.progress = Progress(sys.stderr, done, total)
+        self.progress.note(
+            f"run {state.get('run_id')}: {done}/{total} trials done; conditions "
+            + ", ".join(state.get("conditions", []))
+        )
+        if state["measure_left"]:
+            self.phase("measure")
+            state = self.run_phase("measure")
+        if state.get("can_freeze"):
+            frozen = self.call("freeze")
+            state = frozen["state"]
+            self.checkpoint(frozen["header_json"])
+            names = [f"{p['profile']['condition']} {p['sha256'][:12]}" for p in frozen["frozen"]]
+            self.progress.note("froze " + ", ".join(names))
+        if state["heldout_left"]:
+            self.phase("heldout")
+            state = self.run_phase("heldout")
+        self.progress.close()
+        self.checkpoint(self.call("text", "header"))
+        # The page's own predictions document, as Python wrote it.
+        write_atomically(self.out / PREDICTIONS, self.call("text", "predictions"))
+        self.run.data["trials"] = self.trials.count
+        return dict(state)
+
+    def phase(self, name: str) -> None:
+        self.run.data["phase"] = name
+        self.run.save()
+
+    def run_phase(self, phase: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("run", phase)
+        if self.stop.reason is not None or result.get("cancelled"):
+            self.checkpoint(self.call("text", "header"))
+            raise self.interrupted()
+        state: dict[str, Any] = result["state"]
+        return state

@@ -1,0 +1,35 @@
+"""The sweep's errors: one boundary, one small tree; each carries the exit status it maps to::
+
+SweepError                 status 1: the sweep failed (page, model, checks)
+├── SetupError             status 2: bad options, no consent, no Chromium, no site,
+│                                    an --out folder already in use, nothing to resume
+└── Interrupted            status 130 (Ctrl-C / SIGTERM) or 1 (--timeout): files consistent,
+                                     continue with --resume
+"""
+
+from __future__ import annotations
+
+
+class SweepError(Exception):
+    """The sweep failed; `code` is stable and machine-readable, `status` the exit status."""
+
+    status = 1
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class SetupError(SweepError):
+    """Nothing ran: bad options, no consent, something missing (exit status 2)."""
+
+    status = 2
+
+
+class Interrupted(SweepError):
+    """Stopped by Ctrl-C / SIGTERM (exit 130) or --timeout (exit 1); files consistent."""
+
+    def __init__(self, code: str, message: str, status: int) -> None:
+        super().__init__(code, message)
+        self.status = status

@@ -1,0 +1,150 @@
+"""The sweep's files in ``--out``: trials as they arrive, the trace at checkpoints.
+
+    trials.jsonl   one trial per line, Python's JSON text exactly as the page relayed it,
+                   appended and flushed as each trial arrives (a crash loses at most the trial
+                   in flight; a torn last line is dropped on reading)
+    trace.json     header + every trial, written atomically at checkpoints (start, freeze,
+                   end, Ctrl-C / --timeout) from trials.jsonl
+    predictions.json  once something is frozen, written at the same checkpoints
+
+Nothing here grows with the trials already done: appending a trial is one write.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO
+
+from pyapp.cli.common import write_atomically
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.trace import Trace, Trial, with_trials
+
+TRIALS = "trials.jsonl"
+TRACE = "trace.json"
+PREDICTIONS = "predictions.json"
+
+
+class FilesError(Exception):
+    """A file in --out cannot be read as a sweep's."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class TrialsFile:
+    """trials.jsonl: appended one line per trial, flushed at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = len(self.lines())
+        self._handle: IO[str] | None = None
+
+    def lines(self) -> list[str]:
+        """Every complete trial line (a last line torn by a crash is left out)."""
+        try:
+            text = self.path.read_text("utf-8")
+        except FileNotFoundError:
+            return []
+        lines = text.split("\n")
+        complete, tail = lines[:-1], lines[-1]
+        if tail:  # no newline after it: the write was cut short
+            try:
+                json.loads(tail)
+            except ValueError:
+                return [line for line in complete if line]
+            complete.append(tail)
+        return [line for line in complete if line]
+
+    def append(self, text: str) -> None:
+        if "\n" in text:
+            raise FilesError("a trial's JSON text must be one line")
+        if self._handle is None:
+            self._repair()
+            self._handle = self.path.open("a", encoding="utf-8")
+        self._handle.write(text + "\n")
+        self._handle.flush()
+        self.count += 1
+
+    def _repair(self) -> None:
+        """Before appending after a crash: drop a torn last line, end the file with a newline."""
+        if not self.path.exists():
+            return
+        kept = self.lines()
+        text = self.path.read_text("utf-8")
+        wanted = "".join(line + "\n" for line in kept)
+        if text != wanted:
+            write_atomically(self.path, wanted)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def header_text(trace: dict[str, JSON]) -> str:
+    """A trace document's header (the trace without its trials) as JSON text."""
+    header = dict(trace)
+    header["trials"] = []
+    return json.dumps(header, ensure_ascii=False)
+
+
+def assemble(header_json: str, lines: list[str]) -> Trace:
+    """The trace from its header text and one JSON text per trial."""
+    try:
+        header: Trace = from_json(Trace, json.loads(header_json))
+        trials = tuple(
+            from_json(Trial, json.loads(line), f"$.trials[{i}]") for i, line in enumerate(lines)
+        )
+    except (ValueError, RecordError) as error:
+        raise FilesError(f"the sweep's files do not make a trace: {error}") from None
+    return with_trials(header, trials)
+
+
+def document_text(value: object) -> str:
+    return json.dumps(to_json(value), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_checkpoint(out: Path, header_json: str, lines: list[str]) -> Trace:
+    """trace.json (and predictions.json once something is frozen), atomically."""
+    from pyapp.predict.predictor import score_trace
+
+    trace = assemble(header_json, lines)
+    write_atomically(out / TRACE, document_text(trace))
+    if trace.freezes:
+        write_atomically(out / PREDICTIONS, document_text(score_trace(trace)))
+    return trace
+
+
+def stored_texts(out: Path) -> dict[str, JSON] | None:
+    """What the page's `resumeFrom` takes: {header_json, trials_json}, from trace.json's
+    header and trials.jsonl (or, for a folder written before trials.jsonl, trace.json's
+    trials). None when there is no trace.json."""
+    path = out / TRACE
+    if not path.exists():
+        return None
+    try:
+        trace = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as error:
+        raise FilesError(f"cannot read {path}: {error}") from None
+    if not isinstance(trace, dict):
+        raise FilesError(f"{path} is not a trace")
+    if (out / TRIALS).exists():
+        lines: list[str] = TrialsFile(out / TRIALS).lines()
+    else:
+        lines = [json.dumps(t, ensure_ascii=False) for t in trace.get("trials", [])]
+    return {"header_json": header_text(trace), "trials_json": list(lines)}
+
+
+def read_sweep(out: Path) -> dict[str, JSON] | None:
+    """The trace of a sweep folder as it stands (trace.json's header, trials.jsonl's trials),
+    as a JSON document; None when nothing was written yet."""
+    texts = stored_texts(out)
+    if texts is None:
+        return None
+    header_json, lines = texts["header_json"], texts["trials_json"]
+    assert isinstance(header_json, str) and isinstance(lines, list)
+    document = to_json(assemble(header_json, [str(line) for line in lines]))
+    assert isinstance(document, dict)
+    return document

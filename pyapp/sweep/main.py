@@ -1,0 +1,437 @@
+"""`python -m pyapp sweep`: the whole protocol, unattended, in the real page.
+
+The command serves the built site on 127.0.0.1, starts a headless Chromium, loads the model
+through the Models panel's consent dialog (``--consent`` is the click on *Download and
+load*), and drives the page's own experiment API, ``window.lab.experiment``: measure →
+freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
+Python here only watches, writes files and checks them; it never runs a trial itself.
+
+Files in ``--out`` (``pyapp.sweep.files``; all but trials.jsonl written atomically, via a
+temporary file and a rename):
+
+    trials.jsonl      one trial per line, Python's JSON text as the page relayed it, appended
+                      and flushed as each trial arrives: the cost of a trial never grows
+    trace.json        header + trials, written from trials.jsonl at checkpoints: start,
+                      freeze, end, Ctrl-C / --timeout
+    predictions.json  the predictions document: at the freeze and at Ctrl-C
+                      (``pyapp.predict.predictor.score_trace`` of that trace, the function the
+                      page runs), and at the end the page's own ``predictions()`` text
+    run.json          command line, versions, model, options, start/end times, status, the
+                      trial in flight, one entry per session (first run and each --resume),
+                      requests blocked, and the end-of-run checks
+
+``--resume`` reads trace.json's header, trials.jsonl and run.json's in-flight trial and
+hands them to the page (``resumeFrom``): the page records the interruption and continues
+with the next unobserved trial, so no held-out task is ever observed twice under the same
+frozen profile.
+
+Errors: ``pyapp.sweep.errors`` (SweepError → exit 1, SetupError → 2, Interrupted → 130 or 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from contextlib import suppress
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from pyapp import __version__
+from pyapp.cli.common import REPO_ROOT, UsageError
+from pyapp.sweep.checks import check_files, report_checks, report_scores
+from pyapp.sweep.chromium import (
+    CHROMIUM_ARGS,
+    OFF_LOCALHOST,
+    allowed_hosts,
+    find_chromium,
+    host_allowed,
+    missing_chromium,
+)
+from pyapp.sweep.driver import DRIVER_JS, Driver
+from pyapp.sweep.errors import Interrupted, SetupError, SweepError
+from pyapp.sweep.files import TRACE, TRIALS, FilesError, TrialsFile, stored_texts
+from pyapp.sweep.options import (
+    ModelChoice,
+    Options,
+    choose_model,
+    options_for_resume,
+    options_from_args,
+    read_catalogue,
+)
+from pyapp.sweep.progress import say
+from pyapp.sweep.runfile import RUN_SCHEMA, RunFile, now
+from pyapp.sweep.signals import StopFlag
+
+DEFAULT_SITE = REPO_ROOT / "build" / "site"
+FIXTURE_BANNER = "TEST FIXTURE — NOT MODEL EVIDENCE"
+FIXTURE_NOTE = (
+    "The model is the bundled test fixture (tests/fixtures/tiny-chat, ~100k parameters): "
+    "this sweep tests the pipeline, not a model. Nothing in it is model evidence."
+)
+
+
+def versions(page_hello: dict[str, Any] | None, browser_version: str | None) -> dict[str, Any]:
+    try:
+        from importlib.metadata import version
+
+        playwright_version: str | None = version("playwright")
+    except Exception:
+        playwright_version = None
+    return {
+        "pyapp": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "playwright": playwright_version,
+        "chromium": browser_version,
+        "page": page_hello,
+    }
+
+
+def prepare_out(out: Path, resume: bool) -> tuple[RunFile, dict[str, Any] | None, str | None]:
+    """(run.json, the stored texts to resume from or None, the trial in flight)."""
+    run_path = out / "run.json"
+    if not resume:
+        if run_path.exists() or (out / TRACE).exists() or (out / TRIALS).exists():
+            raise SetupError(
+                "out_in_use",
+                f"{out} already holds a sweep: continue it with --resume, or choose another --out",
+            )
+        return RunFile(run_path), None, None
+    if not run_path.exists():
+        raise SetupError("nothing_to_resume", f"--resume: {run_path} does not exist")
+    run = RunFile.load(run_path)
+    try:
+        stored = stored_texts(out)
+    except FilesError as error:
+        raise SetupError("nothing_to_resume", error.message) from None
+    in_flight = run.data.get("in_flight")
+    return run, stored, in_flight if isinstance(in_flight, str) else None
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    try:
+        return _main(args, argv)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except SweepError as error:
+        print(f"error [{error.code}]: {error.message}", file=sys.stderr)
+        return error.status
+
+
+def _main(args: argparse.Namespace, argv: list[str]) -> int:
+    from pyapp.cli.serve import SiteMissingError, check_site
+
+    out = Path(args.out)
+    run, stored, in_flight = prepare_out(out, args.resume)
+    if args.resume:
+        if run.data.get("status") == "done":
+            print(
+                f"{out}: this sweep finished already ({run.data.get('ended_at')});"
+                " nothing to resume"
+            )
+            return 0
+        options = options_for_resume(args, run.data["options"])
+    else:
+        options = options_from_args(args)
+    try:
+        site = check_site(Path(args.site))
+    except SiteMissingError as error:
+        raise SetupError("no_site", str(error)) from None
+    if options.model_folder and options.model_host:
+        raise UsageError("give --model-folder or --model-host, not both")
+    choice = choose_model(options, read_catalogue(site))
+    if choice.fixture:
+        say(f"*** {FIXTURE_BANNER} ***  {FIXTURE_NOTE}")
+    if not args.consent:
+        raise no_consent(options, choice)
+    if options.backend not in ("webgpu", "wasm"):
+        raise UsageError("--backend must be webgpu or wasm")
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise SetupError(
+            "no_playwright",
+            "the Python package `playwright` is missing: `pip install -r requirements-dev.txt`"
+            " (Chromium itself comes from Debian: `sudo apt-get install chromium`)",
+        ) from None
+
+    stop = StopFlag()
+    session = begin_session(
+        run, args, argv, options, choice, len(stored["trials_json"]) if stored else 0, in_flight
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    run.save()
+
+    servers: list[Any] = []
+    driver: Driver | None = None
+    status, message, code = "failed", "", 1
+    try:
+        with stop.installed(), sync_playwright() as playwright:
+            from pyapp.cli.serve import serve_in_thread
+
+            server, site_url = serve_in_thread(site)
+            servers.append(server)
+            model_host = serve_model_folder(options, choice, servers)
+            driver = Driver(
+                replace(options, model_host=model_host),
+                choice,
+                out,
+                run,
+                consent=bool(args.consent),
+                site=site,
+                timeout_s=args.timeout,
+                stop=stop,
+            )
+            status, message, code = _drive(driver, playwright, site_url, stored, in_flight)
+    except KeyboardInterrupt:
+        status, message, code = "interrupted", "stopped by a second Ctrl-C", 130
+    except Interrupted as error:
+        status, message, code = "interrupted", error.message, error.status
+    except SweepError as error:
+        status, message, code = "failed", f"[{error.code}] {error.message}", error.status
+    except PlaywrightError as error:  # the browser or the page failed under us
+        errors = (
+            f" (page errors: {'; '.join(driver.page_errors[-3:])})"
+            if driver and driver.page_errors
+            else ""
+        )
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        status, message, code = "failed", f"[browser] {first_line}{errors}", 1
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+        message = end_session(run, session, driver, out, status, message)
+    if status != "done":
+        resumable = (out / TRACE).exists()
+        print(f"sweep {status}: {message}", file=sys.stderr)
+        if resumable:
+            print(
+                f"the files in {out} are consistent; continue with: "
+                f"python -m pyapp sweep --resume --consent --out {out}",
+                file=sys.stderr,
+            )
+        return code
+    return finish(out, run, choice)
+
+
+def no_consent(options: Options, choice: ModelChoice) -> SetupError:
+    """What loading needs the user's consent for: model, revision, size, source, licence."""
+    if choice.fixture:
+        source = "this site (bundled with the app)"
+    else:
+        source = options.model_host or options.model_folder or "https://huggingface.co/"
+    size = f"≈ {choice.download_mb} MB" if choice.download_mb is not None else "size unknown"
+    return SetupError(
+        "no_consent",
+        f"loading {choice.model_id} (revision {choice.revision}, {size}, from {source}, "
+        f"licence: {choice.licence}) needs your consent: add --consent. Nothing was "
+        "downloaded and no browser was started.",
+    )
+
+
+def begin_session(
+    run: RunFile,
+    args: argparse.Namespace,
+    argv: list[str],
+    options: Options,
+    choice: ModelChoice,
+    trials_at_start: int,
+    in_flight: str | None,
+) -> dict[str, Any]:
+    """This invocation's entry in run.json (a new run.json for a new sweep)."""
+    started = now()
+    session: dict[str, Any] = {
+        "started_at": started,
+        "ended_at": None,
+        "status": "running",
+        "resumed": bool(args.resume),
+        "command": argv,
+        "in_flight_at_start": in_flight,
+        "trials_at_start": trials_at_start,
+        "trials_at_end": None,
+        "message": None,
+        "timings_s": {},
+    }
+    if args.resume:
+        run.data.setdefault("sessions", []).append(session)
+        run.data["status"] = "running"
+        return session
+    run.data = {
+        "schema_version": RUN_SCHEMA,
+        "kind": "composition-lab-sweep-run",
+        "status": "running",
+        "evidence": "fixture" if choice.fixture else "model",
+        "evidence_note": FIXTURE_NOTE if choice.fixture else "model evidence (check the trace)",
+        "command": argv,
+        "started_at": started,
+        "ended_at": None,
+        "phase": None,
+        "in_flight": None,
+        "run_id": None,
+        "trials": 0,
+        "total": None,
+        "options": options.to_json(),
+        "model": {
+            "key": choice.key,
+            "model_id": choice.model_id,
+            "revision": choice.revision,
+            "fixture": choice.fixture,
+        },
+        "versions": versions(None, None),
+        "sessions": [session],
+        "checks": None,
+    }
+    return session
+
+
+def serve_model_folder(options: Options, choice: ModelChoice, servers: list[Any]) -> str | None:
+    """The model host the page loads from: a local folder is served like the hub."""
+    from pyapp.cli.serve import serve_hub_in_thread
+
+    model_host = options.model_host
+    if options.model_folder or (model_host and Path(model_host).is_dir()):
+        folder = Path(options.model_folder or model_host or "")
+        if options.model_host:  # a folder laid out like the hub: DIR/org/name/...
+            folder = folder / choice.model_id
+        hub, model_host, _ = serve_hub_in_thread({choice.model_id: folder})
+        servers.append(hub)
+        say(f"serving {folder} as {model_host}{choice.model_id}/resolve/*/")
+    return model_host
+
+
+def end_session(
+    run: RunFile,
+    session: dict[str, Any],
+    driver: Driver | None,
+    out: Path,
+    status: str,
+    message: str,
+) -> str:
+    """Close this invocation's entry in run.json; unless done, write a checkpoint from every
+    trial that arrived. Returns the message (with any failure to write added)."""
+    if driver is not None:
+        if driver.blocked:
+            run.data.setdefault("blocked_requests", []).extend(driver.blocked[:100])
+        driver.trials.close()
+        if status != "done":
+            try:
+                driver.checkpoint()
+            except (OSError, FilesError) as error:
+                message = f"{message}; writing trace.json failed: {error}"
+    ended = now()
+    session["ended_at"] = ended
+    session["status"] = status
+    session["message"] = message or None
+    if (out / TRIALS).exists() or (out / TRACE).exists():
+        trials = TrialsFile(out / TRIALS).count if (out / TRIALS).exists() else 0
+        session["trials_at_end"] = trials
+        run.data["trials"] = trials
+    run.data["status"] = status
+    run.data["ended_at"] = ended if status in ("done", "failed") else None
+    if status == "done":
+        run.data["in_flight"] = None
+        run.data["phase"] = None
+    run.save()
+    return message
+
+
+def _drive(
+    driver: Driver,
+    playwright: Any,
+    site_url: str,
+    stored: dict[str, Any] | None,
+    in_flight: str | None,
+) -> tuple[str, str, int]:
+    executable, looked = find_chromium()
+    if executable is None:
+        managed = playwright.chromium.executable_path
+        if not Path(managed).is_file():
+            raise missing_chromium(looked, managed)
+    args = [*CHROMIUM_ARGS, *driver.options.chromium_flags]
+    timings = driver.run.session["timings_s"]
+    t0 = time.monotonic()
+    browser = playwright.chromium.launch(executable_path=executable, args=args)
+    try:
+        allowed = allowed_hosts(driver.options.model_host, driver.consent)
+        context = browser.new_context()
+        context.set_default_timeout(120_000)
+
+        def guard(route: Any) -> None:
+            parts = urlsplit(route.request.url)
+            if parts.scheme in ("blob", "data") or host_allowed(parts.hostname or "", allowed):
+                route.fallback()
+            else:
+                driver.blocked.append(route.request.url)
+                route.abort("blockedbyclient")
+
+        # Matched in Playwright's driver: requests to 127.0.0.1 never reach Python.
+        context.route(OFF_LOCALHOST, guard)
+        page = context.new_page()
+        driver.page = page
+        page.on("pageerror", lambda error: driver.page_errors.append(str(error)))
+        page.on("crash", lambda _: driver.page_errors.append("the page crashed"))
+        page.expose_binding("__sweepEvent", driver.on_event)
+        page.add_init_script(path=str(DRIVER_JS))
+        query: dict[str, str] = {"seed": str(driver.options.seed)}
+        if driver.options.model_host:
+            query["model_host"] = driver.options.model_host
+        query.update(driver.options.page_params)
+        driver.boot(f"{site_url}?{urlencode(query)}")
+        timings["boot"] = round(time.monotonic() - t0, 3)
+        hello = page.evaluate("() => window.__sweep.hello()")
+        driver.run.data["versions"] = versions(hello, browser.version)
+        say(
+            f"page ready in {timings['boot']:.1f} s (Chromium {browser.version}); loading the model"
+        )
+        t1 = time.monotonic()
+        loaded = driver.load_model()
+        timings["model_load"] = round(time.monotonic() - t1, 3)
+        driver.run.session["model"] = loaded
+        driver.run.save()
+        driver.wait_experiment()
+        t2 = time.monotonic()
+        driver.sweep(stored, in_flight)
+        timings["sweep"] = round(time.monotonic() - t2, 3)
+    finally:
+        with suppress(Exception):
+            browser.close()
+    if driver.blocked:
+        say(f"blocked {len(driver.blocked)} request(s) off 127.0.0.1 (listed in run.json)")
+    return "done", "", 0
+
+
+def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
+    trace = json.loads((out / "trace.json").read_text("utf-8"))
+    predictions = json.loads((out / "predictions.json").read_text("utf-8"))
+    checks = check_files(out)
+    run.data["checks"] = checks
+    # The page knows best what was loaded: a model served from a folder or a local host whose
+    # files are the test fixture's is labelled a fixture in the trace, and so is the run.
+    fixture = choice.fixture or (trace.get("model") or {}).get("evidence") == "fixture"
+    run.data["evidence"] = "fixture" if fixture else "model"
+    run.data["evidence_note"] = FIXTURE_NOTE if fixture else "model evidence (check the trace)"
+    run.save()
+    summary = trace.get("summary", {})
+    banner = f"  *** {FIXTURE_BANNER} ***" if fixture else ""
+    print(f"sweep done: {out}{banner}")
+    print(
+        f"  {summary.get('trials')} trials: {summary.get('correct')} correct, "
+        f"{summary.get('incorrect')} incorrect, {summary.get('failed')} failed; "
+        f"{len(trace.get('interruptions', []))} interruption(s); "
+        f"model {choice.model_id} ({run.data['options']['backend']}), evidence: "
+        f"{predictions.get('evidence')}"
+    )
+    report_scores(predictions)
+    report_checks(checks, trace)
+    print(f"  wrote {out / 'trace.json'}, {out / 'predictions.json'}, {out / 'run.json'}")
+    if fixture:
+        print(f"  {FIXTURE_NOTE}")
+    return 0 if checks["ok"] else 1

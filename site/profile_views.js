@@ -1,0 +1,192 @@
+// The experiment's profile views: frozen profiles, predictions beside observations, scores
+// and plots, and the journal list. Each is drawn from Python's documents as they are; no
+// decision is recomputed here.
+
+import { calibrationPlot, costPlot } from "./plots.js";
+import { FIXTURE_LABEL, dl, fmt, h, table, yesNo } from "./dom.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+function frozenProfiles(predictionsDoc) {
+  return predictionsDoc ? predictionsDoc.conditions.map((c) => c.frozen) : [];
+}
+
+// The frozen profiles (#freeze-view), from the predictions document.
+export function renderFreeze(predictionsDoc) {
+  const view = $("#freeze-view");
+  const profiles = frozenProfiles(predictionsDoc);
+  if (!profiles.length) {
+    view.replaceChildren(h("p", "Nothing frozen yet.", { class: "muted" }));
+    return;
+  }
+  view.replaceChildren();
+  for (const f of profiles) {
+    const article = h("article", null, { class: "frozen", "data-condition": f.profile.condition, "data-sha256": f.sha256 });
+    article.dataset.exploratory = String(f.exploratory);
+    article.append(h("h4", `${f.profile.condition}${f.profile.evidence === "fixture" ? ` — ${FIXTURE_LABEL}` : ""}`));
+    const sha = h("p", "SHA-256 ", { class: "sha" });
+    sha.append(h("code", f.sha256, { class: "sha256" }));
+    article.append(sha);
+    article.append(
+      h(
+        "p",
+        f.exploratory
+          ? `EXPLORATORY: ${f.exploratory_reason}. Its scores are not a confirmatory test.`
+          : "Confirmatory: no held-out task of this condition was observed before the freeze.",
+        { class: f.exploratory ? "exploratory" : "confirmatory" },
+      ),
+    );
+    article.append(
+      dl([
+        ["Model", `${f.model_id} @ ${f.model_revision} (${f.model_dtype}, ${f.backend ?? "no backend"})`],
+        ["Seed / generator", `${f.seed} / ${f.generator_version}`],
+        ["Prompt templates", Object.entries(f.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
+        ["Held-out tasks predicted", f.heldout_task_ids.join(", ")],
+        ["Profile trials", f.profile.trial_ids.length],
+        ["Frozen at", f.frozen_at],
+      ]),
+    );
+    article.append(
+      table(
+        ["Op", "Trials", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
+        f.profile.ops.map((o) => [
+          o.op,
+          o.trials,
+          o.successes,
+          fmt(o.rate),
+          `[${fmt(o.wilson_low)}, ${fmt(o.wilson_high)}]`,
+          fmt(o.mean_cost_ms, 1),
+          `${fmt(o.mean_input_tokens, 1)} / ${fmt(o.mean_output_tokens, 1)}`,
+        ]),
+        "profile-ops",
+      ),
+    );
+    const e = f.profile.encoding;
+    article.append(
+      h(
+        "p",
+        `Encoding probes: ${e.complete_pairs} complete pairs; agreement ${fmt(e.agreement_rate)}; JSON rate ${fmt(e.json_rate)}; prose rate ${fmt(e.prose_rate)}.`,
+      ),
+    );
+    article.append(
+      table(
+        ["Pair", "Op", "JSON correct", "Prose correct", "Agree"],
+        e.pairs.map((p) => [p.pair, p.op, yesNo(p.json_correct), yesNo(p.prose_correct), yesNo(p.agree)]),
+        "profile-encoding",
+      ),
+    );
+    view.append(article);
+  }
+}
+
+function observationCells(row, observed) {
+  const cells = row.cells;
+  cells[6].textContent = observed ? observed.outcome : "pending";
+  cells[6].className = observed ? (observed.final_correct ? "correct" : "incorrect") : "muted";
+  cells[7].textContent = observed ? yesNo(observed.final_correct) : "";
+  cells[8].textContent = observed ? (observed.all_steps_correct === null ? "unobserved (whole task)" : yesNo(observed.all_steps_correct)) : "";
+  cells[9].textContent = observed ? fmt(observed.cost_ms, 1) : "";
+  row.dataset.observed = String(Boolean(observed));
+}
+
+// The predictions table: every prediction shown (condition -> [Prediction]) beside its
+// observation once made. Returns trial id -> row, so that an arriving trial fills its row
+// without a search.
+export function renderPredictions(shownPredictions, predictionsDoc, fixture) {
+  const rows = new Map();
+  const body = $("#predictions-table tbody");
+  body.replaceChildren();
+  const observations = new Map();
+  for (const result of predictionsDoc?.conditions ?? []) {
+    for (const o of result.observations) observations.set(`${result.frozen.profile.condition}/${o.task_id}`, o);
+  }
+  let count = 0;
+  for (const [condition, predictions] of shownPredictions) {
+    for (const p of predictions) {
+      count += 1;
+      const row = body.insertRow();
+      row.dataset.trialId = `${condition}/${p.task_id}`;
+      rows.set(row.dataset.trialId, row);
+      row.insertCell().textContent = condition;
+      const th = h("th", p.task_id, { scope: "row" });
+      row.append(th);
+      row.insertCell().textContent = p.ops.join(" → ") || "—";
+      row.insertCell().textContent = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
+      row.insertCell().textContent = fmt(p.cost_ms, 1);
+      row.insertCell().textContent = `${fmt(p.input_tokens, 1)} / ${fmt(p.output_tokens, 1)}`;
+      for (let i = 0; i < 4; i++) row.insertCell();
+      observationCells(row, observations.get(`${condition}/${p.task_id}`) ?? null);
+    }
+  }
+  $("#predictions-caption").textContent = count
+    ? `${count} predictions from the frozen profiles${fixture ? ` — ${FIXTURE_LABEL}` : ""}`
+    : "No predictions yet.";
+  return rows;
+}
+
+// A held-out trial just arrived: put its observation beside its prediction at once.
+export function fillObservation(rows, trial) {
+  const row = rows.get(trial.trial_id);
+  if (!row) return;
+  const t = trial.timings;
+  const cost = t.generation_ms === null && t.execution_ms === null ? null : (t.generation_ms ?? 0) + (t.execution_ms ?? 0);
+  observationCells(row, {
+    outcome: trial.outcome,
+    final_correct: trial.correct,
+    all_steps_correct: trial.chain ? trial.chain.all_steps_correct : null,
+    cost_ms: cost,
+  });
+}
+
+// Scores and the two plots, from the predictions document.
+export function renderScores(predictionsDoc, fixture) {
+  const view = $("#scores");
+  const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
+  if (!scored.length) {
+    view.replaceChildren(h("p", "No scores yet: they appear after the held-out run.", { class: "muted" }));
+    $("#plot-calibration").replaceChildren();
+    $("#plot-cost").replaceChildren();
+    return;
+  }
+  view.replaceChildren();
+  if (fixture) view.append(h("p", `Scores of the ${FIXTURE_LABEL}: a pipeline check.`, { class: "fixture-label" }));
+  view.append(
+    table(
+      ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error"],
+      scored.map((c) => {
+        const s = c.scores;
+        return [
+          `${c.frozen.profile.condition}${c.frozen.exploratory ? " (exploratory)" : ""}`,
+          s.n,
+          fmt(s.brier_final_proxy, 4),
+          c.frozen.profile.condition === "controlled-chain" ? fmt(s.brier_all_steps, 4) : "— (internal steps unobserved)",
+          fmt(s.cost.mean_absolute_error_ms, 1),
+          fmt(s.cost.mean_signed_error_ms, 1),
+          fmt(s.cost.mean_relative_error, 3),
+        ];
+      }),
+      "scores-table",
+    ),
+  );
+  view.append(h("p", predictionsDoc.interpretation, { class: "muted" }));
+  const doc = { ...predictionsDoc, conditions: scored };
+  $("#plot-calibration").replaceChildren(calibrationPlot(doc, { fixture }));
+  $("#plot-cost").replaceChildren(costPlot(doc, { fixture }));
+}
+
+export function addJournalEntry(entry) {
+  const item = h("li");
+  const c = entry.completion;
+  const asked = h("p");
+  asked.append(h("strong", "Prompt: "), entry.prompt);
+  item.append(asked);
+  item.append(h("pre", c.text, { class: "journal-completion" }));
+  item.append(
+    h(
+      "p",
+      `finish ${c.finish_reason ?? c.failure?.code ?? "none"} · tokens in ${c.input_tokens ?? "—"} / out ${c.output_tokens ?? "—"} · ${fmt(c.generation_ms, 1)} ms · ${entry.at}`,
+      { class: "muted" },
+    ),
+  );
+  $("#journal-list").append(item);
+}
