@@ -304,7 +304,8 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
     opened = open_run(trace, predictions)
     assert opened["ok"] and opened["evidence"] == "fixture"
     assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
-    assert opened["predictions"] == predictions  # derived from the trace alone, number for number
+    # derived from the trace alone, number for number
+    assert json.loads(opened["predictions_json"]) == predictions
     assert opened["summary"] == (
         "re-derived exactly: 24 tasks and 92 trials; "
         "every number in the predictions document re-derived exactly"
@@ -349,3 +350,27 @@ def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: 
         compare_runs([{"name": "x.json", "predictions": {"kind": "nope"}}])
     with pytest.raises(RunInputError):
         compare_runs([])
+
+
+def test_the_page_reaches_both_through_the_bridge(fixture_run: Path) -> None:
+    trace_text = (fixture_run / "trace.json").read_text("utf-8")
+    predictions_text = (fixture_run / "predictions.json").read_text("utf-8")
+
+    def ask(**request: Any) -> Any:
+        return json.loads(bridge.handle(json.dumps({"id": 1, **request})))
+
+    opened = ask(type="trace_open", trace_json=trace_text, predictions_json=predictions_text)
+    assert opened["ok"] and opened["result"]["ok"], opened
+    assert json.loads(opened["result"]["predictions_json"]) == json.loads(predictions_text)
+    refused = ask(type="trace_open", trace_json="{not json")
+    assert refused["error"]["code"] == "bad_request" and "not JSON" in refused["error"]["message"]
+    refused = ask(type="trace_open", trace_json='{"kind": "x"}')
+    assert (
+        refused["error"]["code"] == "bad_request"
+        and "is not a trace" in refused["error"]["message"]
+    )
+    runs = [{"name": n, "predictions_json": predictions_text} for n in ("a.json", "b.json")]
+    compared = ask(type="compare_runs", runs=runs)
+    assert compared["ok"] and compared["result"]["names"] == ["a.json", "b.json"]
+    bad = ask(type="compare_runs", runs=[{"name": "t.json", "predictions_json": trace_text}])
+    assert bad["error"]["code"] == "bad_request" and "not a predictions document" in str(bad)

@@ -13,6 +13,7 @@ Both take and return plain JSON; an unreadable document raises `RunInputError` (
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pyapp.predict import compare
@@ -27,7 +28,8 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
 
     Result: `evidence` (`fixture`, `control` or `model`: the run's label), `ok`,
     `trace_mismatches`, `predictions_mismatches` (null without a predictions document),
-    `derive_error`, `predictions` (the derived predictions document, or null), `summary`
+    `derive_error`, `predictions_json` (the derived predictions document as Python's JSON
+    text, or null), `summary`
     (one line, as the CLI prints it)."""
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
@@ -52,7 +54,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
         if v.predictions_mismatches is None
         else list(v.predictions_mismatches),
         "derive_error": v.derive_error,
-        "predictions": None if v.derived is None else to_json(v.derived),
+        "predictions_json": None if v.derived is None else json.dumps(to_json(v.derived)),
         "summary": "; ".join(lines),
     }
 
