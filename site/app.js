@@ -15,6 +15,8 @@
 import { DEFAULT_SEED, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { setupExperiment } from "./experiment.js";
+import { calibrationParams } from "./guide.js";
+import { setupViewer } from "./viewer.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -250,7 +252,7 @@ async function loadTasks(seed) {
   $("#seed").value = String(seed);
   setState("running", `Generating tasks for seed ${seed}…`);
   try {
-    const result = await request("tasks", { seed });
+    const result = await request("tasks", { seed, params: calibrationParams() });
     renderTasks(result);
     timings.first_table_ms ??= performance.now();
     const url = new URL(location.href);
@@ -313,7 +315,7 @@ async function runControl() {
   clearResults();
   setState("running", `Running the supplied-program control for seed ${seed}…`);
   try {
-    const { trace } = await request("run_supplied", { seed, environment: environment() });
+    const { trace } = await request("run_supplied", { seed, params: calibrationParams(), environment: environment() });
     lastTrace = trace;
     renderTrace(trace);
     $("#download-trace").disabled = false;
@@ -355,7 +357,7 @@ async function sympyCheck() {
     sympyStatus.textContent = "Loading sympy and mpmath (first use only)…";
     const loaded = await request("sympy_load", {}, 180_000);
     sympyStatus.textContent = `sympy loaded (${(loaded.load_ms / 1000).toFixed(1)} s). Checking…`;
-    const result = await request("sympy_check", { seed }, 180_000);
+    const result = await request("sympy_check", { seed, params: calibrationParams() }, 180_000);
     const agree = `${result.agreements}/${result.checked}`;
     sympyStatus.textContent = "sympy check finished.";
     $("#sympy-result").textContent =
@@ -382,6 +384,13 @@ $("#seed-form").addEventListener("submit", (event) => {
     fail(error.message);
   }
 });
+$("#calibration-size").addEventListener("change", () => {
+  try {
+    loadTasks(currentSeed());
+  } catch (error) {
+    fail(error.message);
+  }
+});
 $("#run-control").addEventListener("click", runControl);
 $("#download-trace").addEventListener("click", downloadTrace);
 $("#sympy-check").addEventListener("click", sympyCheck);
@@ -394,6 +403,9 @@ const experiment = setupExperiment({ request, models, environment, currentSeed }
 
 // For tests, bench/ and the sweep CLI: the same request path the buttons use, the Models
 // panel (models.state()) and the experiment's state API (docs/page.md).
+// Open a trace and Compare runs (site/viewer.js): files from disk, re-derived by this page's Python.
+setupViewer({ request, experiment });
+
 window.lab = { request, timings, t0, models, experiment: experiment.api };
 
 boot();

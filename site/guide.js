@@ -10,7 +10,7 @@
 //                           always waits for consent in the dialog
 //
 // A link with these parameters reproduces a setup; the page rewrites them (history.replaceState)
-// whenever the setup changes.
+// whenever the setup changes. app.js imports this module, which sets itself up once.
 
 const $ = (selector) => document.querySelector(selector);
 const conditionBoxes = () => [...document.querySelectorAll('input[name="condition"]')];

@@ -29,7 +29,8 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
     Result: `evidence` (`fixture`, `control` or `model`: the run's label), `ok`,
     `trace_mismatches`, `predictions_mismatches` (null without a predictions document),
     `derive_error`, `predictions_json` (the derived predictions document as Python's JSON
-    text, or null), `summary`
+    text, or null), `header_json` and `trials_json` (the trace without its trials, and each
+    trial, as Python's text: what the page's renderers draw a live run from), `summary`
     (one line, as the CLI prints it)."""
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
@@ -56,6 +57,8 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
         "derive_error": v.derive_error,
         "predictions_json": None if v.derived is None else json.dumps(to_json(v.derived)),
         "summary": "; ".join(lines),
+        "header_json": json.dumps({k: v for k, v in trace_json.items() if k != "trials"}),
+        "trials_json": [json.dumps(trial) for trial in trace_json["trials"]],
     }
 
 
