@@ -37,7 +37,7 @@ def sevens(prompt: str, caps: Caps) -> ScriptedReply:
 def finished_run(folder: Path, seed: int) -> Path:
     """A small finished run (model-only), written as a sweep writes it."""
     model = ScriptedAdapter(sevens)
-    params = TaskParams(**{**to_json(SMALL), "seed": seed})  # type: ignore[arg-type]
+    params = TaskParams(**{**to_json(SMALL), "seed": seed})
     sweep = Sweep(params=params, conditions=("model-only",), model=model.provenance)
 
     async def protocol() -> None:
@@ -69,7 +69,8 @@ def viewer(browser: Browser, site_url: str) -> Iterator[Booted]:
 
 
 def rows(page: Page, selector: str) -> int:
-    return page.eval_on_selector_all(f"{selector} tbody tr", "rows => rows.length")
+    count: int = page.eval_on_selector_all(f"{selector} tbody tr", "rows => rows.length")
+    return count
 
 
 def opened(page: Page, files: list[Path]) -> str:
