@@ -5,8 +5,8 @@
 
 Serves the built site on 127.0.0.1, drives headless Chromium (Debian's, as the tests do)
 through the flow with the bundled TEST FIXTURE on WASM — boot, consent, running, results,
-a raw record, a boot failure — and writes one PNG per state, plus the HTML report of the
-finished run (`python -m pyapp report`). Every request that would leave 127.0.0.1 is
+a raw record, the finished run opened again ("Open a trace"), a boot failure — and writes
+one PNG per state, plus the HTML report of the finished run (`python -m pyapp report`). Every request that would leave 127.0.0.1 is
 refused. The running state is held by the tests' model-worker gate (an event, not a
 timer), so a refresh gives the same pictures on a fast or a slow machine. Run it after
 changing the page, and commit the PNGs.
@@ -131,8 +131,8 @@ def download(page: Page, button: str, path: Path) -> None:
     info.value.save_as(str(path))
 
 
-def report_shot(browser: Browser, page: Page, out: Path) -> None:
-    """Download the run, write its report with the CLI, and picture the report's top."""
+def report_shots(browser: Browser, page: Page, out: Path) -> None:
+    """Download the run; picture its report (the CLI's) and the run opened again in the page."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "fixture-run"
         folder.mkdir()
@@ -152,6 +152,14 @@ def report_shot(browser: Browser, page: Page, out: Path) -> None:
             shoot(view, out, "report")
         finally:
             context.close()
+        page.set_input_files(
+            "#open-files", [str(folder / "trace.json"), str(folder / "predictions.json")]
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#experiment').dataset.state === 'viewing'",
+            timeout=TIMEOUT_MS,
+        )
+        shoot(page, out, "opened", "#open-trace")
 
 
 def main() -> int:
@@ -176,7 +184,7 @@ def main() -> int:
                 page.click("#sweep-results tbody button")
                 shoot(page, args.out, "record")
                 page.keyboard.press("Escape")
-                report_shot(browser, page, args.out)
+                report_shots(browser, page, args.out)
             with new_page(browser, url, missing="**/pyodide.asm.wasm") as page:
                 wait_attr(page, "#app", "error")
                 shoot(page, args.out, "error")
