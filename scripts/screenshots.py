@@ -102,7 +102,7 @@ def run_held(page: Page, out: Path) -> None:
     then cancel, and run a fresh sweep to the end."""
     page.evaluate(
         """(after) => { const stop = window.lab.experiment.onEvent((e) => {
-             if (e.event === 'trial_done' && e.index === after) { stop(); window.__closeGate(); }
+             if (e.type === 'trial_done' && e.index === after) { stop(); window.__closeGate(); }
            }); }""",
         HOLD_AFTER,
     )
