@@ -12,13 +12,12 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pyapp.browser.messages import CONTROL_LABEL, FIXTURE_LABEL
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
 
-FIXTURE_LABEL = "test fixture — not model evidence"
-CONTROL_LABEL = "control — not model evidence"
 BANNERS: dict[Evidence, str] = {
     "fixture": "TEST FIXTURE — NOT MODEL EVIDENCE",
     "control": "SUPPLIED-PROGRAM CONTROL — NOT MODEL EVIDENCE",
