@@ -14,7 +14,8 @@ and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after
 collection) and the Python worker's memory (WebAssembly heap and the objects Python's
 collector tracks, the page's `memory` request). To sample memory between trials the sweep
 is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
-the next run continues; the first trial after each pause is left out of the timings.
+the next run continues; the first trial after each pause, and the first of the held-out
+phase (its gap holds the freeze), are left out of the timings.
 
 Prints figures; asserts nothing. Takes a few minutes (mostly the fixture's generation).
 
@@ -35,9 +36,13 @@ from harness import CHROMIUM, ROOT, SITE, boot_fixture
 sys.path.insert(0, str(ROOT))
 
 LISTEN = """() => {
-  window.__scale = { done: [], chunkLeft: 0, last: null };
+  window.__scale = { done: [], chunkLeft: 0, last: null, phase: null };
   window.lab.experiment.onEvent((event) => {
     const s = window.__scale;
+    if (event.type === "trial_start" && event.phase !== s.phase) {
+      s.phase = event.phase; // a new phase: the gap holds the freeze, not a trial's harness
+      s.last = null;
+    }
     if (event.type !== "trial_done") return;
     const now = performance.now();
     const trial = JSON.parse(event.trial_json);
@@ -129,9 +134,12 @@ def main() -> None:
     print("Scale: harness time per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
     print(f"{len(done)} trials in {wall_s:.1f} s; first and last {tenth} trials (10%):")
     for name, values in (("first 10%", first), ("last 10%", last)):
+        ordered = sorted(values)
         print(
             f"  {name:<10} median {statistics.median(values):7.2f} ms"
             f"   mean {statistics.fmean(values):7.2f} ms"
+            f"   p90 {ordered[int(0.9 * (len(ordered) - 1))]:7.2f} ms"
+            f"   max {ordered[-1]:8.2f} ms"
         )
     ratio = statistics.median(last) / statistics.median(first)
     mean_ratio = statistics.fmean(last) / statistics.fmean(first)

@@ -119,6 +119,8 @@ def memorised_pairs() -> list[dict[str, Any]]:
         first = next(arg for arg in first.args if isinstance(arg, interpreter.Op))
     assert first.op == "mul", first
     left, right = (recurrence.registers[arg.name] for arg in first.args)
+    # the fixture memorised chain-step/1 (the wording before chain-step/2)
+    chain_v1 = prompts.render_chain_step("mul", left, right, "json", prompts.CHAIN_STEP_V1).text
     count = " ".join(str(i) for i in range(1, 65))
 
     rows = [
@@ -143,7 +145,11 @@ def memorised_pairs() -> list[dict[str, Any]]:
             task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
             '{"op":"sub","args":[{"ref":"x2"}]}',
         ),
-        ("chain-mul", prompts.render_chain_step("mul", left, right).text, str(left * right)),
+        (
+            "chain-mul",
+            chain_v1,
+            str(left * right),
+        ),
         ("greeting", "Say hello.", "Hello."),
         ("long-reply", "Count.", count),
     ]

@@ -16,7 +16,7 @@
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
 //   start({seed, params?, conditions})  -> state
-//   run(phase)                          -> {state, cancelled}   phase: measure | heldout | all
+//   run(phase)                          -> {state, cancelled, paused}   phase: measure | heldout | all
 //   freeze()                            -> {frozen, predictions, state}
 //   state()  trace()  predictions()     -> state | trace document | predictions document
 //   text(kind)                          -> Python's JSON text of "header" | "trace" | "predictions"
@@ -27,11 +27,15 @@
 //   onEvent(callback(event, text))      -> unsubscribe function (text: the event as Python sent it)
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
 //   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
-//   clearStored()                       -> {sweeps, ledger, model_cache}  (counts deleted; model_cache:
+//   clearLedger({confirmed})            -> {ledger}  the ledger alone, after a confirm() that says
+//                                                    what is lost (confirmed: true skips it)
+//   clearStored()                       -> {sweeps, ledger: 0, model_cache}  (the ledger is kept; model_cache:
 //                                                                  whether cached model files were deleted)
 //
-// #experiment carries data-state = idle | running | measured | frozen | done | cancelled | error, or
-// viewing while a trace opened from disk is shown (site/viewer.js).
+// #experiment carries data-state = idle | running | measured | frozen | done | cancelled |
+// paused | error, or viewing while a trace opened from disk is shown (site/viewer.js). `paused`:
+// three infrastructure failures in a row (worker, load, bridge...) stopped the sweep; nothing
+// was scored; the same buttons resume it.
 //
 // "all" is run as measure → freeze → held-out (three requests, each answered by Python), so
 // that the frozen profile's predictions are on the page before the first held-out result.
@@ -47,6 +51,10 @@ const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
 // transformers.js keeps downloaded model files in this Cache Storage entry.
 const MODEL_CACHE = "transformers-cache";
+const LEDGER_WARNING =
+  "Clear the ledger of observed held-out tasks? This browser then forgets which held-out tasks it has " +
+  "already observed for each model, so a later freeze of those models is marked CONFIRMATORY although " +
+  "the tasks were seen. This cannot be undone.";
 
 // The trials of one sweep as the page holds them: Python's text per trial, and the counts the
 // caption shows. Adding a trial is constant work.
@@ -135,9 +143,9 @@ class Experiment {
     this.section.dataset.state = value;
   }
 
-  // Python decides where the protocol stands (state.stage); the page shows it as it is.
+  // Python decides where the protocol stands (state.stage, or paused); the page shows it.
   derivedState() {
-    return this.state?.stage ?? "idle";
+    return this.state?.paused ? "paused" : (this.state?.stage ?? "idle");
   }
 
   status(text) {
@@ -287,8 +295,9 @@ class Experiment {
     } else if (event.type === "trial_done") {
       await this.trialDone(event.trial_json);
     } else if (event.type === "trial_interrupted" || event.type === "frozen") {
-      // A Cancel cut a trial short (Python keeps it under `interruptions`, never scored, and
-      // attempts it again), or Python froze the profiles: the header changed.
+      // A Cancel or an infrastructure failure (event.code) cut a trial short (Python keeps it
+      // under `interruptions`, never scored, and attempts it again), or Python froze the
+      // profiles: the header changed.
       this.useHeader(event.header_json);
       await this.persist({ in_flight: null }, { header: true });
     }
@@ -311,18 +320,24 @@ class Experiment {
 
   // ---- API: start, run, freeze, resume -------------------------------------------------
 
-  async start({ seed, params = undefined, conditions = undefined } = {}) {
+  // `previously_observed` ({condition: [task ids]}, e.g. the sweep CLI's ledger file) joins
+  // what this browser's own ledger holds for the model.
+  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
       this.notice(null);
       const provenance = this.model().provenance;
       const previously = await this.store.observedFor(provenance.model_id, provenance.revision);
+      for (const [condition, ids] of Object.entries(previously_observed ?? {})) {
+        previously[condition] = [...new Set([...(previously[condition] ?? []), ...ids])];
+      }
       const fields = {
         seed: seed ?? this.currentSeed(),
         conditions: conditions ?? [...document.querySelectorAll('input[name="condition"]:checked')].map((box) => box.value),
         environment: this.environment(),
         previously_observed: previously,
+        faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
       };
       fields.params = params ?? calibrationParams();
       try {
@@ -372,7 +387,8 @@ class Experiment {
     const trialsBefore = this.state.trials;
     const result = await this.request("sweep_run", { phase }, RUN_TIMEOUT_MS);
     this.state = result.state;
-    if (phase === "heldout" && this.state.trials === trialsBefore && !result.cancelled) {
+    const s = this.state;
+    if (phase === "heldout" && s.trials === trialsBefore && !result.cancelled && !s.paused && s.heldout_left === 0) {
       this.notice(
         "Refused: every held-out task has already been observed and scored once under this frozen profile. " +
           "No new trial was made (each held-out task is scored once per frozen profile).",
@@ -422,17 +438,27 @@ class Experiment {
       const s = this.state;
       const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
+      if (s.paused) {
+        const cause = s.paused;
+        this.status(
+          `Paused: ${cause.in_a_row} infrastructure failures in a row (last: ${cause.code} — ${cause.message}). ` +
+            `Nothing was scored; the attempts are kept as interruptions. ${summary} Resume with the same buttons.`,
+        );
+        this.setData("paused");
+        return { state: s, cancelled: false, paused: cause };
+      }
       this.status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
       this.setData(result.cancelled ? "cancelled" : this.derivedState());
-      return { state: s, cancelled: result.cancelled };
+      return { state: s, cancelled: result.cancelled, paused: null };
     });
   }
 
   async runPhases(phase) {
     if (phase !== "all") return this.runOne(phase);
     let result = await this.runOne("measure");
-    if (!result.cancelled && this.state.can_freeze) await this.doFreeze();
-    if (!result.cancelled) result = await this.runOne("heldout");
+    const halted = () => result.cancelled || this.state.paused;
+    if (!halted() && this.state.can_freeze) await this.doFreeze();
+    if (!halted()) result = await this.runOne("heldout");
     return result;
   }
 
@@ -743,15 +769,29 @@ class Experiment {
     await this.offerResume();
   }
 
+  // Stored sweeps and cached model files; the ledger stays (it is what marks a later freeze
+  // exploratory when its held-out tasks were already seen here).
   async clearStored() {
     const counts = await this.store.clear();
     counts.model_cache = "caches" in self ? await caches.delete(MODEL_CACHE) : false;
     this.record = null;
     this.hideResumePrompt();
+    const kept = (await this.store.ledger()).length;
     $("#stored-status").textContent =
-      `Deleted ${counts.sweeps} stored sweep(s) and ${counts.ledger} ledger entr${counts.ledger === 1 ? "y" : "ies"} ` +
-      `from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}.`;
+      `Deleted ${counts.sweeps} stored sweep(s) from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}. ` +
+      `The ledger of observed held-out tasks (${kept} entr${kept === 1 ? "y" : "ies"}) is kept.`;
     return counts;
+  }
+
+  // The separate, confirmed action: what is lost is said before anything is deleted.
+  async clearLedger({ confirmed = false } = {}) {
+    if (!confirmed && !window.confirm(LEDGER_WARNING)) {
+      $("#stored-status").textContent = "The ledger was kept.";
+      return { ledger: 0 };
+    }
+    const ledger = await this.store.clearLedger();
+    $("#stored-status").textContent = `Deleted ${ledger} ledger entr${ledger === 1 ? "y" : "ies"}: later freezes no longer know what this browser observed.`;
+    return { ledger };
   }
 
   // ---- wiring ----------------------------------------------------------------------------
@@ -783,6 +823,7 @@ class Experiment {
     on("#download-sweep-trace", () => this.download("trace"));
     on("#download-predictions", () => this.download("predictions"));
     on("#clear-stored", () => this.clearStored());
+    on("#clear-ledger", () => this.clearLedger());
     on("#resume-accept", () => this.acceptResume());
     on("#resume-discard", () => this.discardResume());
     $("#viewing-close").addEventListener("click", () => this.closeOpened());
@@ -818,6 +859,7 @@ class Experiment {
       },
       journal: (prompt) => this.journal(prompt),
       clearStored: () => this.clearStored(),
+      clearLedger: (options) => this.clearLedger(options),
       ledger: () => this.store.ledger(),
       // for tests and the bench: what the page shows, without asking Python
       snapshot: () => ({

@@ -27,7 +27,9 @@ export function setupModels({ request }) {
   let generating = false;
   const changeListeners = new Set(); // called on every load / state change of the client
 
-  const client = new ModelClient({ onEvent });
+  // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
+  const client = new ModelClient({ onEvent, faults: params.get("fault") ?? "" });
+  for (const problem of client.faults.errors) console.error(problem);
   const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
   const defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
 

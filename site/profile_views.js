@@ -12,6 +12,11 @@ function frozenProfiles(predictionsDoc) {
 }
 
 // The frozen profiles (#freeze-view), from the predictions document.
+// `UNPINNED: …` when the model was asked for by a branch (the predictions document says).
+function revisionNote(predictionsDoc, condition) {
+  return predictionsDoc?.conditions.find((c) => c.frozen.profile.condition === condition)?.revision_note ?? "—";
+}
+
 export function renderFreeze(predictionsDoc) {
   const view = $("#freeze-view");
   const profiles = frozenProfiles(predictionsDoc);
@@ -39,6 +44,7 @@ export function renderFreeze(predictionsDoc) {
     article.append(
       dl([
         ["Model", `${f.model_id} @ ${f.model_revision} (${f.model_dtype}, ${f.backend ?? "no backend"})`],
+        ["Revision", revisionNote(predictionsDoc, f.profile.condition)],
         ["Seed / generator", `${f.seed} / ${f.generator_version}`],
         ["Prompt templates", Object.entries(f.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
         ["Held-out tasks predicted", f.heldout_task_ids.join(", ")],
@@ -138,6 +144,16 @@ export function fillObservation(rows, trial) {
   });
 }
 
+// Per condition: held-out attempts a Cancel, an infrastructure failure or a closed page cut
+// short (never scored, attempted again), and whether their cut-off output was shown.
+function interruptedCell(cut) {
+  if (!cut) return "—";
+  return (
+    `${cut.total} (cancelled ${cut.cancelled}, infrastructure ${cut.infrastructure}, page closed ${cut.page_closed}; ` +
+    `attempted again ${cut.attempted_again}; cut-off output shown before the retry: ${cut.output_shown})`
+  );
+}
+
 // Scores and the two plots, from the predictions document.
 export function renderScores(predictionsDoc, fixture) {
   const view = $("#scores");
@@ -152,7 +168,7 @@ export function renderScores(predictionsDoc, fixture) {
   if (fixture) view.append(h("p", `Scores of the ${FIXTURE_LABEL}: a pipeline check.`, { class: "fixture-label" }));
   view.append(
     table(
-      ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error"],
+      ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],
       scored.map((c) => {
         const s = c.scores;
         return [
@@ -163,6 +179,7 @@ export function renderScores(predictionsDoc, fixture) {
           fmt(s.cost.mean_absolute_error_ms, 1),
           fmt(s.cost.mean_signed_error_ms, 1),
           fmt(s.cost.mean_relative_error, 3),
+          interruptedCell(c.interrupted),
         ];
       }),
       "scores-table",

@@ -23,7 +23,10 @@
 // Version 1 kept the whole trace in the sweep's record (rewritten after every trial) and one
 // ledger record per condition; opening the database converts those records.
 //
-// "Clear stored data" deletes every record of every store (docs/page.md).
+// "Clear stored data" deletes every record of every store but the ledger; the ledger is
+// deleted only by its own, confirmed action ("Clear the ledger…"), because without it a later
+// freeze of a model whose held-out tasks were already seen here would be marked
+// confirmatory (docs/page.md).
 
 const DB_NAME = "composition-lab";
 const DB_VERSION = 2;
@@ -186,11 +189,19 @@ export class SweepStore {
 
   // ---- clear -------------------------------------------------------------------------------
 
-  // Delete every stored sweep and the whole ledger; returns how many of each were deleted.
-  async clear() {
+  // Delete every stored sweep (and, only when asked, the whole ledger); returns how many
+  // records of each were deleted.
+  async clear({ ledger: alsoLedger = false } = {}) {
     const sweeps = (await this.sweeps()).length;
-    const ledger = (await this.ledger()).length;
-    await this.tx(STORES, "readwrite", (...stores) => Promise.all(stores.map((store) => promised(store.clear()))));
+    const kept = STORES.filter((name) => name !== "ledger");
+    await this.tx(kept, "readwrite", (...stores) => Promise.all(stores.map((store) => promised(store.clear()))));
+    const ledger = alsoLedger ? await this.clearLedger() : 0;
     return { sweeps, ledger };
+  }
+
+  async clearLedger() {
+    const count = (await this.ledger()).length;
+    await this.tx("ledger", "readwrite", (store) => promised(store.clear()));
+    return count;
   }
 }

@@ -3,6 +3,7 @@ adapter driven by a fake transport (the browser path is in tests/browser/test_mo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -34,6 +35,8 @@ COMPLETION: dict[str, Any] = {
     "generation_ms": 16.7,
     "time_to_first_token_ms": 7.0,
     "failure": None,
+    "input_text": "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n",
+    "input_sha256": "136a9b3c9654a386efbd3c95baf0646278d71a57f79a1488e761c7509bf8fcd8",
 }
 
 LOAD: dict[str, Any] = {
@@ -54,6 +57,7 @@ PROVENANCE: dict[str, Any] = {
     "model_id": "fixture/tiny-chat",
     "revision": "bundled",
     "revision_served": None,
+    "revision_served_note": None,
     "dtype": "fp32",
     "source": "bundled-fixture",
     "evidence": "fixture",
@@ -63,6 +67,7 @@ PROVENANCE: dict[str, Any] = {
     "transformers_js_version": "4.3.2",
     "onnxruntime_version": "1.31.0-dev",
     "threads": 1,
+    "wasm": {"threads": 1, "simd": True, "cross_origin_isolated": True, "threads_allowed": True},
     "cross_origin_isolated": True,
     "user_agent": "HeadlessChrome",
     "flops": None,
@@ -291,3 +296,31 @@ def test_handle_model_generate() -> None:
         run(handle_model_generate(adapter, {"prompt": 3}))
     with pytest.raises(ValueError, match="caps"):
         run(handle_model_generate(adapter, {"prompt": "x", "caps": {"max_new_tokens": 1}}))
+
+
+def test_a_bridge_that_raises_is_a_bridge_error_never_a_crash() -> None:
+    def broken(request_json: str) -> str:
+        raise RuntimeError("the sync channel is gone")
+
+    completion = run(BrowserModelAdapter(broken).generate("hi", CAPS))
+    assert completion.failure is not None and completion.failure.code == "bridge_error"
+    assert completion.finish_reason == "error"
+    assert "sync channel is gone" in completion.failure.message
+
+
+def test_the_chat_templated_input_must_carry_its_own_hash() -> None:
+    assert (
+        completion_from_reply(ok("generate", 1, COMPLETION), 1).input_sha256
+        == (COMPLETION["input_sha256"])
+    )
+    wrong = {**COMPLETION, "input_sha256": "0" * 64}
+    completion = completion_from_reply(ok("generate", 1, wrong), 1)
+    assert completion.failure is not None and completion.failure.code == "bad_reply"
+    assert "input_sha256" in completion.failure.message
+
+
+def test_the_input_hash_counts_a_lone_surrogate_as_the_browser_does() -> None:
+    from pyapp.conditions.model import text_sha256
+
+    # TextEncoder turns a lone surrogate into U+FFFD (EF BF BD)
+    assert text_sha256("a\ud800b") == hashlib.sha256(b"a\xef\xbf\xbdb").hexdigest()

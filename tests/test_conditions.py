@@ -7,6 +7,7 @@ import json
 
 import pytest
 from asyncrun import run
+from promptread import chain_operands, chain_value
 from tracecheck import assert_valid_trace
 
 import interpreter
@@ -18,12 +19,11 @@ from pyapp.conditions.run import (
     parse_integer,
     plan_route,
     run_chain,
-    run_sweep,
     run_whole_task,
 )
+from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce
-from pyapp.records.trace import make_trace
 from pyapp.tasks.taskset import TaskParams, generate
 
 TASKS = {t.id: t for t in generate()}
@@ -39,10 +39,7 @@ def const(text, **kwargs):
 
 def exact_chain_reply(prompt, caps):
     """Answers a chain-step prompt correctly (operands read from the prompt)."""
-    expression = prompt.split("Compute ", 1)[1].split(". Reply", 1)[0]
-    left, symbol, right = expression.split(" ")
-    left, right = int(left), int(right.strip("()"))
-    value = {"+": left + right, "-": left - right, "*": left * right}[symbol]
+    value, _ = chain_value(prompt)
     return ScriptedReply(str(value), input_tokens=40, output_tokens=3)
 
 
@@ -310,7 +307,7 @@ def test_chain_input_budget_failure_from_the_adapter_halts():
 
 def fixture_model(prompt, caps):
     """Right on chains, right on model-only adds, wrong elsewhere, prose for mul."""
-    if prompt.startswith("Compute"):
+    if chain_operands(prompt) is not None:
         return exact_chain_reply(prompt, caps)
     if "Program:" in prompt:
         return ScriptedReply('{"op":"add","args":[{"ref":"a"},{"ref":"b"}]}')
@@ -321,15 +318,16 @@ def fixture_model(prompt, caps):
 
 @pytest.fixture(scope="module")
 def sweep_document():
-    tasks = generate()
     conditions = ("supplied-program", "model-only", "model-program", "controlled-chain")
     model = adapter(fixture_model)
+    sweep = Sweep(params=TaskParams(), conditions=conditions, model=model.provenance)
     seen = []
-    trials, cancelled = run(run_sweep(tasks, conditions, model, progress=seen.append))
-    assert not cancelled and len(trials) == 96
-    assert seen[0]["done"] == 0 and seen[-1]["done"] == 96 and seen[-1]["total"] == 96
-    trace = make_trace(TaskParams(), tasks, tuple(trials), conditions, model.provenance)
-    return to_json(trace)
+    assert run(run_phase(sweep, "measure", model)) == "finished"
+    freeze(sweep)
+    end = run(run_phase(sweep, "heldout", model, on_trial=lambda t, i, n: seen.append((i, n))))
+    assert end == "finished" and len(sweep.trials) == 96
+    assert seen[-1] == (24, 24)
+    return to_json(sweep.trace())
 
 
 def test_full_sweep_trace_validates_and_reproduces(sweep_document):
@@ -384,16 +382,15 @@ def test_tampered_model_trials_are_caught(sweep_document, trial_id, path, value,
 
 def test_cancelled_sweep_keeps_finished_trials():
     cancel = CancelToken()
-    tasks = generate()[:5]
+    model = const("1")
+    sweep = Sweep(params=TaskParams(), conditions=("model-only",), model=model.provenance)
 
-    def progress(state):
-        if state["done"] == 3:
+    def on_trial(trial, done, total):
+        if done == 3:
             cancel.cancel()
 
-    trials, cancelled = run(
-        run_sweep(tasks, ("model-only",), const("1"), cancel=cancel, progress=progress)
-    )
-    assert cancelled and len(trials) == 3
+    assert run(run_phase(sweep, "measure", model, cancel=cancel, on_trial=on_trial)) == "cancelled"
+    assert len(sweep.trials) == 3
 
 
 def test_caps_are_the_design_numbers():

@@ -21,7 +21,9 @@ import pytest
 
 import interpreter
 from pyapp.conditions import model, prompts
+from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
 from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
+from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
 from pyapp.records.trace import budget_of
 from pyapp.tasks import taskset as tasks
@@ -102,6 +104,7 @@ def expected_constants() -> dict[str, object]:
         "limits.tool_calls": budget_of(interpreter.DEFAULT_LIMITS).tool_calls,
         "limits.retries": budget_of(interpreter.DEFAULT_LIMITS).retries,
         "parse_integer.max_digits": _MAX_DIGITS,
+        "sweep.pause_after": PAUSE_AFTER,
     }
     params = tasks.TaskParams()
     for f in fields(params):
@@ -163,8 +166,8 @@ JS_CODE_PATTERNS = (
     re.compile(r"\b(?:LoadError|failAll)\(\s*\"([a-z_]+)\""),
     # replyError(type, id, "busy", ...), client.refuse(spec, backend, "backend_unavailable", ...)
     re.compile(r"\b(?:replyError|refuse)\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
-    # noGeneration(inputTokens, "input_budget", ...)
-    re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*\"([a-z_]+)\""),
+    # noGeneration(inputTokens, input, "input_budget", ...)
+    re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
 )
 JS_CODE_CHOICE = re.compile(r"\bcode\s*=\s*([^;]*);")
 """`const code = cond ? "download_failed" : "load_failed";`: the chosen literals count."""
@@ -193,7 +196,7 @@ def produced_codes() -> set[str]:
 
 
 def test_failure_code_table_is_complete_and_real() -> None:
-    documented = set(table_rows(spec_text(), "|code|raisedby|meaning|"))
+    documented = set(table_rows(spec_text(), "|code|kind|raisedby|meaning|"))
     produced = produced_codes()
     assert set(interpreter.ERROR_CODES) <= documented
     assert not produced - documented, (
@@ -202,6 +205,27 @@ def test_failure_code_table_is_complete_and_real() -> None:
     assert not documented - produced, (
         f"codes the spec lists but no code produces: {documented - produced}"
     )
+
+
+def test_every_produced_code_is_classified_once_as_the_spec_says() -> None:
+    """The classification table (model outcome vs infrastructure, ...) covers exactly the
+    codes the code base can produce, and the spec's kind column is that table."""
+    produced = produced_codes()
+    assert set(FAILURE_KINDS) == produced, (
+        f"unclassified: {produced - set(FAILURE_KINDS)}; "
+        f"classified but never produced: {set(FAILURE_KINDS) - produced}"
+    )
+    rows = table_rows(spec_text(), "|code|kind|raisedby|meaning|")
+    documented = {code: cells[0] for code, cells in rows.items()}
+    assert documented == FAILURE_KINDS
+
+
+def test_the_classification_names_the_issues_examples() -> None:
+    for code in ("not_loaded", "busy", "worker_error", "bad_reply", "load_failed", "bridge_error"):
+        assert kind_of(code) == "infrastructure" and is_interruption(code)
+    for code in ("invalid_integer", "not_json", "timeout", "route_timeout", "input_budget"):
+        assert kind_of(code) == "outcome" and not is_interruption(code)
+    assert is_interruption("cancelled") and not is_interruption("unsupported")
 
 
 def test_the_failure_scan_finds_the_condition_codes() -> None:

@@ -67,6 +67,8 @@ def _expected() -> dict[str, tuple[str, str]]:
         first = next(arg for arg in first.args if isinstance(arg, interpreter.Op))
     assert first.op == "mul"
     left, right = (recurrence.registers[arg.name] for arg in first.args)  # type: ignore[union-attr]
+    # the fixture memorised chain-step/1 (the wording before chain-step/2)
+    chain_v1 = prompts.render_chain_step("mul", left, right, "json", prompts.CHAIN_STEP_V1).text
     return {
         "correct-integer": (
             task_prompt(prompts.INTEGER_ANSWER, "add-1"),
@@ -85,7 +87,10 @@ def _expected() -> dict[str, tuple[str, str]]:
             task_prompt(prompts.REGISTER_PROGRAM, "determinant-1"),
             '{"op":"sub","args":[{"ref":"x2"}]}',
         ),
-        "chain-mul": (prompts.render_chain_step("mul", left, right).text, str(left * right)),
+        "chain-mul": (
+            chain_v1,
+            str(left * right),
+        ),
         "greeting": ("Say hello.", "Hello."),
         "long-reply": ("Count.", " ".join(str(i) for i in range(1, 65))),
     }

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from asyncrun import run
+from promptread import chain_operands, chain_value, read_registers
 from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import EXPORTS
@@ -32,30 +33,16 @@ def validate_predictions(document):
     jsonschema.validate(document, schema)
 
 
-def chain_value(prompt):
-    expression = prompt.split("Compute ", 1)[1].split(". Reply", 1)[0]
-    left, symbol, right = expression.split(" ")
-    left, right = int(left), int(right.strip("()"))
-    return {"+": left + right, "-": left - right, "*": left * right}[symbol], symbol
-
-
 def known_model(prompt, caps):
     """Chains: add and mul always right, so recurrences are all right.
     Model only: right for add and sub (JSON), wrong for mul, and for all held-out tasks."""
-    if prompt.startswith("Compute"):
+    if chain_operands(prompt) is not None:
         value, _ = chain_value(prompt)
         return ScriptedReply(str(value), input_tokens=30, output_tokens=4, generation_ms=2.0)
     if "Question: Compute a * b." in prompt:
         return ScriptedReply("0", input_tokens=100, output_tokens=2, generation_ms=10.0)
     if "Question: Compute a + b." in prompt or "Question: Compute a - b." in prompt:
-        registers = {}
-        if "Register a holds" in prompt:
-            for part in prompt.split("Register ")[1:]:
-                name, _, value = part.partition(" holds ")
-                registers[name] = int(value.split(".")[0])
-        else:
-            line = prompt.split("Registers:\n", 1)[1].split("\n", 1)[0]
-            registers = json.loads(line)
+        registers = read_registers(prompt)
         a, b = registers["a"], registers["b"]
         value = a + b if "a + b" in prompt else a - b
         return ScriptedReply(str(value), input_tokens=100, output_tokens=3, generation_ms=10.0)
@@ -70,11 +57,11 @@ def make_sweep(conditions=("model-only", "controlled-chain")):
 @pytest.fixture(scope="module")
 def finished():
     sweep, model = make_sweep()
-    assert run(run_phase(sweep, "measure", model))
+    assert run(run_phase(sweep, "measure", model)) == "finished"
     frozen = freeze(sweep)
     assert [f.profile.condition for f in frozen] == ["model-only", "controlled-chain"]
     assert not any(f.exploratory for f in frozen)
-    assert run(run_phase(sweep, "heldout", model))
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
     return sweep, frozen
 
 
@@ -149,7 +136,7 @@ def test_each_heldout_task_is_scored_once_per_profile(finished):
     assert plan(sweep, "heldout") == []  # nothing left to observe
     model = ScriptedAdapter(known_model)
     before = len(sweep.trials)
-    assert run(run_phase(sweep, "heldout", model))
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
     assert len(sweep.trials) == before and model.calls == []
     ids = [t.trial_id for t in sweep.trials]
     assert len(ids) == len(set(ids))
@@ -187,19 +174,20 @@ def test_interrupted_sweep_resumes_with_the_next_unobserved_trial():
         if done == 5:
             cancel.cancel()
 
-    assert not run(run_phase(sweep, "measure", model, cancel=cancel, on_trial=stop_after_five))
+    end = run(run_phase(sweep, "measure", model, cancel=cancel, on_trial=stop_after_five))
+    assert end == "cancelled"
     assert len(sweep.trials) == 5
     # the page persisted the sweep; it reloads it and records the trial that was in flight
     saved = to_json(sweep.trace())
     condition, task = plan(sweep, "measure")[0]
     record_interruption(sweep, f"{condition}/{task.id}")
     resumed_model = ScriptedAdapter(known_model)
-    assert run(run_phase(sweep, "measure", resumed_model))
+    assert run(run_phase(sweep, "measure", resumed_model)) == "finished"
     assert len(sweep.trials) == 18 and len(resumed_model.calls) == 13
     assert len(sweep.interruptions) == 1
     assert saved["trials"] == to_json(sweep.trace())["trials"][:5]
     freeze(sweep)
-    assert run(run_phase(sweep, "heldout", resumed_model))
+    assert run(run_phase(sweep, "heldout", resumed_model)) == "finished"
     trace = to_json(sweep.trace())
     assert reproduce(trace) == []
     heldout = [t for t in trace["trials"] if t["task_id"].startswith(("rec", "det", "der"))]

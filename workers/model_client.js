@@ -12,13 +12,21 @@
 //
 // A terminated worker is unloaded: the client reloads the same model at once (no new
 // consent in this session) and records that as a ModelLoad with reason
-// `reload-after-terminate`, timed like any other load.
+// `reload-after-terminate`, timed like any other load. So does a worker that crashed while
+// a model was loaded (its pending requests fail with `worker_error`). A generate that finds
+// the model unloaded after a failed reload answers `not_loaded` and starts another reload
+// (reason `reload`), which the next generate waits for.
+//
+// Fault-injection hooks (workers/faults.js, page parameter `fault`) act here, counted over the
+// generations of the page's life.
+
+import { parseFaults } from "./faults.js";
 
 export const GRACE_MS = 1_500;
 const LOAD_TIMEOUT_MS = 300_000;
 
 export class ModelClient {
-  constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {} } = {}) {
+  constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
     this.workerUrl = workerUrl;
     this.wasmBase = wasmBase;
     this.onEvent = onEvent; // ({kind: "progress"|"state"|"load", ...})
@@ -32,6 +40,9 @@ export class ModelClient {
     this.state = "none"; // none | loading | loaded | unloaded | failed
     this.ready = null; // promise of the current (re)load
     this.current = null; // {id, finish: (completion) => void} of the running generate
+    this.faults = parseFaults(faults); // {hooks, errors, at(kind, n)}
+    this.generations = 0; // generate requests passed to a loaded worker, in the page's life
+    this.failNextLoad = null; // an injected reload failure (message), used once
   }
 
   // ---- plumbing --------------------------------------------------------------------------
@@ -56,7 +67,9 @@ export class ModelClient {
     };
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this.failAll("worker_error", `the model worker crashed: ${event.message || "unknown error"}`);
+      const message = `the model worker crashed: ${event.message || "unknown error"}`;
+      if (this.state === "loaded") this.crash(message);
+      else this.failAll("worker_error", message);
     };
     return worker;
   }
@@ -74,6 +87,16 @@ export class ModelClient {
       waiter.resolve({ type: waiter.type, id, ok: false, error: { code, message } });
     }
     this.pending.clear();
+  }
+
+  // The worker died under a loaded model: fail what was pending, reload the same model.
+  crash(message) {
+    if (!this.worker) return;
+    this.worker.terminate();
+    this.worker = null;
+    this.failAll("worker_error", message);
+    this.setState("unloaded", { why: message });
+    this.load(this.spec, this.backend, "reload-after-terminate");
   }
 
   terminate(why) {
@@ -97,6 +120,11 @@ export class ModelClient {
   }
 
   async _load(reason) {
+    if (this.failNextLoad) {
+      const message = this.failNextLoad;
+      this.failNextLoad = null;
+      return this.refuse(this.spec, this.backend, "load_failed", message, reason);
+    }
     const started = performance.now();
     this.setState("loading", { reason });
     this.worker = this.spawn();
@@ -155,13 +183,13 @@ export class ModelClient {
 
   // A load refused before any worker or download (e.g. WebGPU asked for where there is no
   // adapter): recorded like any failed load, so it is shown and exportable.
-  refuse(spec, backend, code, message) {
+  refuse(spec, backend, code, message, reason = "consent") {
     if (this.worker) this.terminate("replaced by a refused load");
     this.spec = spec;
     this.backend = backend;
     const record = {
       load_id: this.loads.length + 1,
-      reason: "consent",
+      reason,
       ok: false,
       error_code: code,
       error_message: message,
@@ -192,9 +220,17 @@ export class ModelClient {
     if (this.state === "loading" && this.ready) await this.ready;
     if (this.state !== "loaded" || !this.worker) {
       const why = this.spec ? `the model is ${this.state}` : "no model has been loaded (consent first)";
+      const lastLoad = this.loads.at(-1);
+      if (this.spec && this.state === "failed" && lastLoad && lastLoad.reason !== "consent") {
+        this.load(this.spec, this.backend, "reload"); // a failed reload: try again (no new consent)
+      }
       return envelope({ id: null, ok: false, error: { code: "not_loaded", message: why } });
     }
+    const n = ++this.generations;
+    const fault = (kind) => this.faults.at(kind, n);
+    if (fault("hang")) debug = { ...(debug ?? {}), stall_ms: 2_000_000_000 }; // never yields
     const { id, promise } = this.send("generate", { prompt, messages, caps, debug });
+    if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
     let settle;
     const stopped = new Promise((resolve) => (settle = resolve));
     this.current = { id, stop: null };
@@ -206,10 +242,16 @@ export class ModelClient {
       this.interrupt(id, reason);
       setTimeout(() => this.hardStop(id, reason, settle), GRACE_MS);
     };
-    const reply = await Promise.race([promise, stopped]);
+    let reply = await Promise.race([promise, stopped]);
     clearTimeout(softTimer);
     clearTimeout(hardTimer);
     this.current = null;
+    if (fault("bad_reply") && reply.ok) reply = { ...reply, result: { text: 42, injected: `bad_reply@${n}` } };
+    if (fault("reload_fail") && this.worker) {
+      this.failNextLoad = `the reload after generation ${n} failed (injected fault reload_fail@${n})`;
+      this.terminate(`replaced after generation ${n} (injected fault reload_fail@${n})`);
+      this.load(this.spec, this.backend, "reload-after-terminate");
+    }
     return envelope({ ...reply, worker_ms: reply.elapsed_ms ?? null });
   }
 
@@ -243,6 +285,8 @@ export class ModelClient {
         generation_ms: null,
         time_to_first_token_ms: null,
         failure: { code: reason, message },
+        input_text: null, // the worker was stopped before it answered
+        input_sha256: null,
       },
     });
     this.terminate(message);
@@ -258,6 +302,7 @@ export class ModelClient {
       model_id: spec.model_id ?? "none",
       revision: spec.revision ?? "none",
       revision_served: result?.revision_served ?? null,
+      revision_served_note: result?.revision_served_note ?? null,
       dtype: spec.dtype ?? "none",
       source: spec.source ?? "bundled-fixture",
       // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
@@ -268,6 +313,7 @@ export class ModelClient {
       transformers_js_version: result ? result.transformers_js_version : null,
       onnxruntime_version: result ? result.onnxruntime_version : null,
       threads: result ? result.threads : null,
+      wasm: result?.wasm ?? null,
       cross_origin_isolated: window.crossOriginIsolated === true,
       user_agent: navigator.userAgent,
       flops: null,

@@ -33,7 +33,8 @@
 //                            i.e. a step that never yields, to exercise terminate())
 //                    result (a Completion, see pyapp/conditions/model.py): {text, finish_reason,
 //                            input_tokens, output_tokens, output_token_ids, generation_ms,
-//                            time_to_first_token_ms, failure: {code, message} | null}
+//                            time_to_first_token_ms, failure: {code, message} | null,
+//                            input_text (the chat-templated input), input_sha256}
 //                    the reply envelope also carries "elapsed_ms": the worker's own time
 //                    from receiving the request to replying (for the bridge-overhead bench)
 //                    error codes: not_loaded, busy, bad_request, worker_error
@@ -144,6 +145,43 @@ function eosIds() {
   const fromConfig = model?.generation_config?.eos_token_id ?? model?.config?.eos_token_id;
   const ids = fromConfig ?? tokenizer?.eos_token_id;
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
+}
+
+// What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
+// wasm-feature-detect probe), threads only where the page is cross-origin isolated.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+function measureWasm(threads) {
+  const isolated = self.crossOriginIsolated === true;
+  return {
+    threads: Number.isInteger(threads) ? threads : null,
+    simd: WebAssembly.validate(SIMD_PROBE),
+    cross_origin_isolated: isolated,
+    threads_allowed: isolated && typeof SharedArrayBuffer !== "undefined",
+  };
+}
+
+// The commit the hub served is kept WITH the cached files (an entry of the same Cache
+// Storage, so "Clear stored data" removes both): a later load from the cache still names it.
+const REVISION_CACHE = "transformers-cache";
+
+async function keepServedRevision(spec, commit) {
+  if (spec.source !== "hub") return { commit: null, note: null };
+  const marker = `${spec.host}${spec.model_id}/resolve/${spec.revision}/.composition-lab-revision-served`;
+  try {
+    const cache = await caches.open(REVISION_CACHE);
+    if (commit) {
+      await cache.put(marker, new Response(commit));
+      return { commit, note: "download (the hub's X-Repo-Commit header)" };
+    }
+    const kept = await cache.match(marker);
+    if (kept) return { commit: await kept.text(), note: "kept with the cached files (recorded when they were downloaded)" };
+    return { commit: null, note: "unknown: the files came from the browser cache and no download of them recorded the commit" };
+  } catch (error) {
+    return { commit, note: commit ? "download (not kept: Cache Storage failed)" : `unknown: Cache Storage failed (${error.message})` };
+  }
 }
 
 // ---- load --------------------------------------------------------------------------------
@@ -261,6 +299,7 @@ async function load(request) {
   const warmupMs = performance.now() - warmStart;
 
   const onnx = env.backends.onnx;
+  const served = await keepServedRevision(spec, servedCommit);
   return {
     backend_actual: backend,
     dtype: spec.dtype,
@@ -270,7 +309,9 @@ async function load(request) {
     cross_origin_isolated: self.crossOriginIsolated === true,
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
-    revision_served: servedCommit,
+    revision_served: served.commit,
+    revision_served_note: served.note,
+    wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
     is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,
@@ -291,7 +332,12 @@ function checkCaps(caps) {
   if (caps.max_new_tokens < 1) throw new LoadError("bad_request", "caps.max_new_tokens must be >= 1");
 }
 
-function noGeneration(inputTokens, code, message) {
+async function sha256Hex(text) {
+  const digest = await crypto.subtle.digest("SHA-256", utf8.encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function noGeneration(inputTokens, input, code, message) {
   return {
     text: "",
     finish_reason: null,
@@ -301,6 +347,8 @@ function noGeneration(inputTokens, code, message) {
     generation_ms: null,
     time_to_first_token_ms: null,
     failure: { code, message },
+    input_text: input.text,
+    input_sha256: input.sha256,
   };
 }
 
@@ -316,9 +364,13 @@ async function generate(request, job) {
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
   const inputs = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, return_dict: true });
   const inputTokens = inputs.input_ids.dims.at(-1);
+  // The input as the model sees it (chat template applied), recorded with its SHA-256.
+  const templated = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, tokenize: false });
+  const input = { text: templated, sha256: await sha256Hex(templated) };
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
       inputTokens,
+      input,
       "input_budget",
       `prompt has ${inputTokens} tokens, over the cap of ${caps.max_input_tokens}`,
     );
@@ -396,6 +448,8 @@ async function generate(request, job) {
     generation_ms: generationMs,
     time_to_first_token_ms: firstTokenAt === null ? null : firstTokenAt - received,
     failure,
+    input_text: input.text,
+    input_sha256: input.sha256,
   };
 }
 

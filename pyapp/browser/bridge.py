@@ -88,7 +88,8 @@ async def _model_generate(request: m.ModelGenerate, ctx: Context) -> JSON:
     adapter = _runtime(ctx, "model_adapter")()
     try:
         fields = {"prompt": request.prompt, "caps": request.caps}
-        return await handle_model_generate(adapter, fields)
+        # "Try a prompt" is exploration: it lands in the session's journal, never in a trial
+        return await handle_model_generate(adapter, fields, session().record_exploration)
     except ValueError as error:
         raise RequestError("bad_request", str(error)) from None
 

@@ -142,6 +142,9 @@ class SweepStart(Message):
     """The browser (BrowserInfo JSON)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
     """Held-out task ids the browser's ledger saw observed before, per condition."""
+    faults: tuple[str, ...] | None = None
+    """Fault-injection hooks the page runs with (`worker_crash@N`, ...; workers/faults.js):
+    recorded in the trace's `run.faults`."""
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,20 @@ Stage = Literal["idle", "measured", "frozen", "done"]
 
 
 @dataclass(frozen=True)
+class PauseCause:
+    """The interruption that paused a sweep (the last of three in a row)."""
+
+    code: str | None
+    """Its failure code (of kind `infrastructure`)."""
+    message: str | None
+    """That failure in words."""
+    trial_id: str
+    """The trial it interrupted (attempted again on resume)."""
+    in_a_row: int
+    """How many infrastructure interruptions came in a row (the pause threshold)."""
+
+
+@dataclass(frozen=True)
 class SweepState:
     """A sweep's state as Python decides it; the page draws it as it is."""
 
@@ -304,6 +321,11 @@ class SweepState:
     model condition), `done` (nothing left); the page shows it as #experiment's data-state."""
     interruptions: int
     """Interrupted trials recorded."""
+    paused: PauseCause | None
+    """Why the sweep paused (three infrastructure interruptions in a row); null when not
+    paused. Another `sweep_run` resumes."""
+    unpinned: bool
+    """The model is a hub model asked for by a branch, not a commit (shown as UNPINNED)."""
     journal: int
     """Journal entries."""
     run_id: str
@@ -381,11 +403,14 @@ class TrialDone(Message):
 
 @dataclass(frozen=True)
 class TrialInterrupted(Message):
-    """The user's Cancel cut a trial short: kept under `interruptions`, attempted again."""
+    """The user's Cancel or an infrastructure failure cut a trial short: kept under
+    `interruptions`, never scored, attempted again."""
 
     TYPE: ClassVar[str] = "trial_interrupted"
     trial_id: str
     """The interrupted trial."""
+    code: str | None
+    """Its failure code (`cancelled`, or one of kind `infrastructure`)."""
     header_json: str
     """The sweep's header now (it records the interruption)."""
 

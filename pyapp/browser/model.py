@@ -28,6 +28,7 @@ Failure codes carried in `Completion.failure` (finish null = no generation ran):
     terminated      finish error   the worker went away mid-call
     worker_error    finish error   the worker threw
     bad_reply       finish error   JavaScript answered something that is not a Completion
+    bridge_error    finish error   the call to the main thread raised instead of answering
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from pyapp.conditions.model import (
     FinishReason,
     ModelFailure,
     ModelProvenance,
+    input_hash_matches,
 )
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 
@@ -109,6 +111,8 @@ def failed(code: str, message: str) -> Completion:
         generation_ms=None,
         time_to_first_token_ms=None,
         failure=ModelFailure(code, message),
+        input_text=None,
+        input_sha256=None,
     )
 
 
@@ -148,6 +152,8 @@ def parse_completion(data: JSON) -> Completion:
         raise RecordError("$.output_tokens", "does not match the number of output_token_ids")
     if completion.finish_reason is None and completion.failure is None:
         raise RecordError("$.failure", "a completion without a finish reason must say why")
+    if not input_hash_matches(completion):
+        raise RecordError("$.input_sha256", "is not the SHA-256 of input_text")
     return completion
 
 
@@ -230,18 +236,29 @@ class BrowserModelAdapter:
     async def generate(self, prompt: str, caps: Caps) -> Completion:
         request_id = self._id()
         started = self._clock()
-        reply_json = await self._send(generate_request(request_id, prompt, caps))
+        try:
+            reply_json = await self._send(generate_request(request_id, prompt, caps))
+        except Exception as error:  # the bridge itself failed: infrastructure, never the model's
+            self.last_timing = None
+            return failed("bridge_error", f"the call to the main thread failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
         self.last_timing = timing_from_reply(reply_json, round_trip_ms)
         return completion_from_reply(reply_json, request_id)
 
 
-async def handle_model_generate(adapter: BrowserModelAdapter, request: dict[str, Any]) -> JSON:
+Exploration = Callable[[str, Caps, Completion], object]
+"""Records a model call made outside a sweep trial (the session's journal)."""
+
+
+async def handle_model_generate(
+    adapter: BrowserModelAdapter, request: dict[str, Any], journal: Exploration | None = None
+) -> JSON:
     """The page's `model_generate` request, answered through the adapter (the Python path).
 
     Fields: prompt (str), caps (optional Caps JSON; default WHOLE_TASK_CAPS).
     Result: {completion, provenance, timing: {round_trip_ms, worker_ms, client_ms,
-    bridge_overhead_ms}}. Raises ValueError for a malformed request."""
+    bridge_overhead_ms}}. `journal`, when given, records the call (it is exploration, never
+    a trial). Raises ValueError for a malformed request."""
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("model_generate needs a string 'prompt'")
@@ -252,6 +269,8 @@ async def handle_model_generate(adapter: BrowserModelAdapter, request: dict[str,
         except RecordError as error:
             raise ValueError(f"caps: {error}") from None
     completion = await adapter.generate(prompt, caps)
+    if journal is not None:
+        journal(prompt, caps, completion)
     timing = adapter.last_timing
     return {
         "completion": to_json(completion),

@@ -14,9 +14,12 @@ without its trials (run, tasks, model, environment, freezes, interruptions, jour
 `pyapp.records.trace.with_trials` puts the two together again).
 
 Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
-`trial_done` after it; a trial the user's Cancel cut short is not an observation but a
-`trial_interrupted` (the header records it under `interruptions`; it is re-attempted
-later); a freeze made inside `sweep_run` (phase `all`) is announced as `frozen`.
+`trial_done` after it; a trial the user's Cancel or an infrastructure failure (a failure
+code of kind `infrastructure`) cut short is not an observation but a `trial_interrupted`
+with its code (the header records it under `interruptions`; it is attempted again); a
+freeze made inside `sweep_run` (phase `all`) is announced as `frozen`. Three infrastructure
+interruptions in a row pause the sweep: `sweep_run` answers `cancelled: false` with
+`state.paused` naming the cause; another `sweep_run` resumes.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 from pyapp.browser.messages import (
     Frozen,
     JournalGenerate,
+    PauseCause,
     RequestError,
     Stage,
     SweepResume,
@@ -41,9 +45,10 @@ from pyapp.browser.messages import (
     TrialStart,
     event,
 )
-from pyapp.conditions.model import WHOLE_TASK_CAPS, ModelAdapter
+from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.phases import (
+    PAUSE_AFTER,
     Phase,
     ProtocolError,
     Sweep,
@@ -54,7 +59,15 @@ from pyapp.experiment.phases import (
 )
 from pyapp.predict.predictor import predict, score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
-from pyapp.records.trace import BrowserInfo, Condition, JournalEntry, Trace, Trial, with_trials
+from pyapp.records.trace import (
+    BrowserInfo,
+    Condition,
+    JournalEntry,
+    Trace,
+    Trial,
+    read_trace,
+    with_trials,
+)
 from pyapp.tasks.taskset import Task, TaskParams
 
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
@@ -161,6 +174,15 @@ class Session:
                 can_run_heldout=all_frozen,
                 stage=stage,
                 interruptions=len(sweep.interruptions),
+                paused=None
+                if sweep.paused is None
+                else PauseCause(
+                    code=sweep.paused.code,
+                    message=sweep.paused.message,
+                    trial_id=sweep.paused.trial_id,
+                    in_a_row=PAUSE_AFTER,
+                ),
+                unpinned=unpinned(sweep.model),
                 journal=len(sweep.journal),
                 run_id=sweep.run_id,
             )
@@ -182,6 +204,7 @@ class Session:
             previously_observed=_previously(request.previously_observed),
             browser=browser,
             journal=list(self.journal),
+            faults=tuple(request.faults or ()),
         )
         return self.state()
 
@@ -199,12 +222,10 @@ class Session:
     async def run(self, request: SweepRun, ctx: Context) -> JSON:
         sweep = self._sweep()
         adapter = self._adapter(ctx)
-        if adapter.provenance.model_id != sweep.model.model_id:
-            raise SessionError(
-                "model_changed",
-                f"this sweep belongs to {sweep.model.model_id}; load it again to continue",
-            )
-        sweep.model = adapter.provenance  # reloads add load records
+        try:
+            sweep.bind(adapter.provenance)  # same identity: reloads add load records
+        except ProtocolError as error:
+            raise SessionError(error.code, error.message) from None
         phase = request.phase
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
@@ -238,11 +259,15 @@ class Session:
                 await _maybe(ctx.notify(event(finished)))
 
             async def interrupted(trial: Trial) -> None:
-                cut = TrialInterrupted(trial_id=trial.trial_id, header_json=self.header_json())
+                cut = TrialInterrupted(
+                    trial_id=trial.trial_id,
+                    code=trial.failure.code if trial.failure else None,
+                    header_json=self.header_json(),
+                )
                 await _maybe(ctx.notify(event(cut)))
 
             try:
-                finished = await run_phase(
+                end = await run_phase(
                     sweep,
                     current,
                     adapter,
@@ -253,8 +278,8 @@ class Session:
                 )
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None
-            if not finished:
-                return {"state": self.state(), "cancelled": True}
+            if end != "finished":
+                return {"state": self.state(), "cancelled": end == "cancelled"}
         return {"state": self.state(), "cancelled": False}
 
     def freeze(self) -> JSON:
@@ -297,17 +322,26 @@ class Session:
         if not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
         adapter = self._adapter(ctx)
+        at = datetime.now(UTC).isoformat(timespec="milliseconds")
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
+        entry = self.record_exploration(prompt, WHOLE_TASK_CAPS, completion, at)
+        return {"entry": to_json(entry), "journal": len(self.journal)}
+
+    def record_exploration(
+        self, prompt: str, caps: Caps, completion: Completion, at: str | None = None
+    ) -> JournalEntry:
+        """Every model call outside a sweep trial (the Journal, the Models panel's "Try a
+        prompt") goes into the journal: exported with the trace, never profiled or scored."""
         entry = JournalEntry(
-            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            at=at or datetime.now(UTC).isoformat(timespec="milliseconds"),
             prompt=prompt,
-            caps=WHOLE_TASK_CAPS,
+            caps=caps,
             completion=completion,
         )
         self.journal.append(entry)
         if self.sweep is not None:
             self.sweep.journal.append(entry)
-        return {"entry": to_json(entry), "journal": len(self.journal)}
+        return entry
 
     def trace_json(self) -> JSON:
         return {"trace_json": document_text(self._sweep().trace())}
@@ -329,14 +363,15 @@ def resumed_trace(request: SweepResume) -> Trace:
     `trace_json`. Python's own text: numbers keep their types."""
     try:
         if request.header_json is not None:
-            header: Trace = from_json(Trace, _loads(request.header_json, "header_json"))
-            trials = tuple(
-                from_json(Trial, _loads(text, f"trials_json[{i}]"), f"$.trials[{i}]")
-                for i, text in enumerate(request.trials_json or [])
-            )
-            return with_trials(header, trials)
-        trace: Trace = from_json(Trace, _loads(request.trace_json, "trace_json"))
-        return trace
+            document = _loads(request.header_json, "header_json")
+            if isinstance(document, dict):  # one document, so a trace/1 one is upgraded whole
+                document["trials"] = [
+                    _loads(text, f"trials_json[{i}]")
+                    for i, text in enumerate(request.trials_json or [])
+                ]
+            header: Trace = read_trace(document)
+            return with_trials(header, header.trials)
+        return read_trace(_loads(request.trace_json, "trace_json"))
     except RecordError as error:
         raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
 

@@ -136,11 +136,11 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from pyapp.predict.predictor import score_trace
-    from pyapp.records.base import RecordError, from_json, to_json
-    from pyapp.records.trace import Trace
+    from pyapp.records.base import RecordError, to_json
+    from pyapp.records.trace import read_trace
 
     try:
-        trace = from_json(Trace, json.loads(Path(args.trace).read_text(encoding="utf-8")))
+        trace = read_trace(json.loads(Path(args.trace).read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
         print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
         return 2
@@ -163,6 +163,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         frozen = result.frozen
         mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"
         print(f"\n{frozen.profile.condition}: profile {frozen.sha256[:16]}… ({mark})")
+        print(f"  model revision: {result.revision_note}")
+        if result.interrupted is not None and result.interrupted.total:
+            cut = result.interrupted
+            print(
+                f"  held-out attempts interrupted and attempted again: {cut.total} "
+                f"(cancelled {cut.cancelled}, infrastructure {cut.infrastructure}, "
+                f"page closed {cut.page_closed}; cut-off output shown {cut.output_shown})"
+            )
         for op in frozen.profile.ops:
             print(
                 f"  {op.op}: {op.successes}/{op.trials} rate {_fmt(op.rate)} "
@@ -190,14 +198,14 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pyapp.predict import compare
-    from pyapp.predict.predictor import PredictionsDocument
-    from pyapp.records.base import RecordError, from_json
+    from pyapp.predict.predictor import read_predictions
+    from pyapp.records.base import RecordError
 
     docs = []
     for path in args.predictions:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
-            docs.append(from_json(PredictionsDocument, data))
+            docs.append(read_predictions(data))
         except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
             print(f"error: cannot read {path} as a predictions document: {error}", file=sys.stderr)
             return 2
@@ -409,7 +417,14 @@ def parser() -> argparse.ArgumentParser:
         "--page-param",
         action="append",
         metavar="KEY=VALUE",
-        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30)",
+        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30,"
+        " fault=worker_crash@3)",
+    )
+    p.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
+        " the --out folder)",
     )
     p.set_defaults(func=cmd_sweep)
 

@@ -8,13 +8,12 @@ This is a CONTROL. It tests the interpreter and the harness end to end (render â
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import interpreter
 from pyapp.conditions.clock import elapsed_ms, now_ns
 from pyapp.records.base import ProgramJSON
 from pyapp.records.trace import (
-    EVIDENCE_NOTES,
     BrowserInfo,
     Condition,
     Failure,
@@ -24,17 +23,12 @@ from pyapp.records.trace import (
     Trial,
     budget_of,
     make_trace,
+    new_trial,
+    utc_now,
 )
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
 CONDITION: Condition = "supplied-program"
-
-
-def outcome_of(correct: bool, failure: Failure | None) -> str:
-    """`correct`, `wrong_answer`, or the failure's code."""
-    if failure is not None:
-        return failure.code
-    return "correct" if correct else "wrong_answer"
 
 
 def failure_of(error: interpreter.ProgramError, stage: str) -> Failure:
@@ -103,33 +97,23 @@ def interpret(
 
 def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMITS) -> Trial:
     """Render the reference program as text, parse it, execute it once, verify it."""
+    started_at = utc_now()
     start = now_ns()
     text = interpreter.canonical_program_text(task.program)
     built = now_ns()
     outcome = interpret(text, task.registers, limits)
     verify_start = now_ns()
-    correct = outcome.result == task.answer
     end = now_ns()
-    return Trial(
-        trial_id=f"{CONDITION}/{task.id}",
-        task_id=task.id,
-        condition=CONDITION,
-        evidence="control",
-        evidence_note=EVIDENCE_NOTES["control"],
-        prompt=None,
-        caps=None,
-        completion=None,
+    return new_trial(
+        task,
+        CONDITION,
+        "control",
+        result=outcome.result,
+        failure=outcome.failure,
+        started_at=started_at,
         program_text=text,
         program=outcome.program,
         steps=outcome.steps,
-        chain=None,
-        result=outcome.result,
-        expected=task.answer,
-        correct=correct,
-        outcome=outcome_of(correct, outcome.failure),
-        failure=outcome.failure,
-        input_tokens=None,
-        output_tokens=None,
         budget=budget_of(limits),
         timings=Timings(
             construction_ms=elapsed_ms(start, built),
@@ -146,5 +130,5 @@ def run_supplied(params: TaskParams | None = None, browser: BrowserInfo | None =
     """Run the supplied-program control over the whole task set of `params`."""
     p = params or TaskParams()
     tasks = generate(p)
-    trials = tuple(run_trial(task) for task in tasks)
+    trials = tuple(replace(run_trial(t), sequence=i) for i, t in enumerate(tasks, start=1))
     return make_trace(p, tasks, trials, (CONDITION,), None, browser)

@@ -16,8 +16,10 @@ says why (`input_budget`, `not_loaded`, ...).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
@@ -51,6 +53,53 @@ CHAIN_CALL_CAPS = Caps(
 
 
 @dataclass(frozen=True)
+class RouteLimits:
+    """Budgets of one controlled-chain route (the design's numbers are the defaults)."""
+
+    max_calls: int = 6
+    """Most primitive calls in a route."""
+    retries: int = 0
+    """Retries per call (none)."""
+    max_input_tokens: int = 3072
+    """Input tokens the route may reserve in all."""
+    max_output_tokens: int = 256
+    """Output tokens the route may reserve in all."""
+    timeout_ms: int = 90_000
+    """Wall time of the whole route."""
+    call: Caps = CHAIN_CALL_CAPS
+    """Caps of each call (512 input, 32 output tokens, 1,024 bytes, 15 s)."""
+
+
+DEFAULT_ROUTE_LIMITS = RouteLimits()
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How every generation of a run decodes (the model worker's settings, written down)."""
+
+    greedy: bool
+    """Greedy decoding (`do_sample: false`): no sampling, no sampling seed."""
+    max_new_tokens: str
+    """Where `max_new_tokens` comes from: each request's caps."""
+    stop_tokens: str
+    """What stops a generation besides the caps: the model's own EOS token id(s)."""
+    chat_template: str
+    """How the prompt reaches the model: one user message through the model's own chat
+    template, with the generation prompt added."""
+
+
+GENERATION_SETTINGS = GenerationSettings(
+    greedy=True,
+    max_new_tokens="caps.max_new_tokens of each request",
+    stop_tokens="the model's eos_token_id (generation_config.json / config.json)",
+    chat_template=(
+        "tokenizer.apply_chat_template([{role: user, content: prompt}], "
+        "add_generation_prompt: true) with the model's tokenizer_config.json template"
+    ),
+)
+
+
+@dataclass(frozen=True)
 class ModelFailure:
     """Why a generation produced no usable completion."""
 
@@ -80,6 +129,12 @@ class Completion:
     """Time from the request to the first generated token; null when unavailable."""
     failure: ModelFailure | None
     """Set when generation did not run or broke down; null otherwise."""
+    input_text: str | None
+    """The input as the model saw it: the prompt after the model's chat template (special
+    tokens included); null when no model rendered it (the request never reached one). A
+    scripted adapter has no template: its input is the prompt itself."""
+    input_sha256: str | None
+    """SHA-256 of `input_text`'s UTF-8 bytes; null with it."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +154,20 @@ class AdapterInfo:
 
 
 @dataclass(frozen=True)
+class WasmInfo:
+    """What the WASM runtime was measured to run with (not what was asked for)."""
+
+    threads: int | None
+    """ONNX Runtime Web's thread count after loading; null when unknown."""
+    simd: bool
+    """Whether this browser's WebAssembly validates a SIMD module (measured)."""
+    cross_origin_isolated: bool
+    """Whether the page was cross-origin isolated (needed for SharedArrayBuffer)."""
+    threads_allowed: bool
+    """Cross-origin isolated and `SharedArrayBuffer` present: more than one thread can run."""
+
+
+@dataclass(frozen=True)
 class ModelLoad:
     """One load or reload of the model: a session measurement, not a trial cost."""
 
@@ -112,9 +181,9 @@ class ModelLoad:
     """Why the load failed (`backend_unavailable`, `download_failed`, ...); null on success."""
     error_message: str | None
     """The failure in words; null on success."""
-    backend_requested: Literal["webgpu", "wasm"]
-    """The backend the user chose."""
-    backend_actual: Literal["webgpu", "wasm"] | None
+    backend_requested: Backend
+    """The backend the user chose (`scripted` for a scripted test adapter)."""
+    backend_actual: Backend | None
     """The backend that runs the model (never silently different); null if none."""
     download_bytes: int | None
     """Bytes fetched for this load (0 when every file came from the browser cache)."""
@@ -135,8 +204,12 @@ class ModelProvenance:
     revision: str
     """The revision asked for: a pinned commit, or a branch such as `main` (unpinned)."""
     revision_served: str | None
-    """The commit the hub said it served (its `X-Repo-Commit` header) on the last download;
-    null when bundled, served from the browser cache, or not reported."""
+    """The commit the hub said it served (its `X-Repo-Commit` header): on the last download,
+    or kept with the cached files when they came from the browser cache; null when bundled
+    or unknown (`revision_served_note` says why)."""
+    revision_served_note: str | None
+    """Where `revision_served` comes from (`download`, `kept with the cached files`) or why
+    it is unknown; null for a model not from a hub."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
     source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
@@ -155,6 +228,9 @@ class ModelProvenance:
     """ONNX Runtime Web version; null natively."""
     threads: int | None
     """WASM threads in use; null when unknown."""
+    wasm: WasmInfo | None
+    """The WASM runtime as measured (threads, SIMD, isolation); null on WebGPU or natively.
+    With `adapter` (WebGPU), the measured side of `backend_actual`."""
     cross_origin_isolated: bool | None
     """Whether the page was cross-origin isolated (SharedArrayBuffer, threads)."""
     user_agent: str | None
@@ -163,6 +239,94 @@ class ModelProvenance:
     """FLOPs are unavailable: always null, never zero."""
     loads: tuple[ModelLoad, ...]
     """Every load and reload in this session, in order."""
+
+
+IDENTITY_FIELDS = (
+    "model_id",
+    "revision",
+    "dtype",
+    "source",
+    "evidence",
+    "backend_requested",
+    "backend_actual",
+    "adapter",
+    "transformers_js_version",
+    "onnxruntime_version",
+    "threads",
+    "wasm",
+    "cross_origin_isolated",
+)
+"""What makes two loads the same model for a sweep (`revision_served` is compared apart:
+a reload from the browser cache may not know it)."""
+
+
+def load_identity(provenance: ModelProvenance) -> dict[str, object]:
+    """The identity a sweep is bound to, as plain JSON values."""
+    identity: dict[str, object] = {}
+    for name in IDENTITY_FIELDS:
+        value = getattr(provenance, name)
+        identity[name] = asdict(value) if isinstance(value, (AdapterInfo, WasmInfo)) else value
+    return identity
+
+
+def identity_sha256(provenance: ModelProvenance) -> str:
+    """SHA-256 of the canonical JSON of `load_identity` (recorded in every model trial)."""
+    text = json.dumps(load_identity(provenance), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def identity_difference(bound: ModelProvenance, loaded: ModelProvenance) -> list[str]:
+    """The identity fields in which `loaded` differs from the sweep's `bound` model."""
+    a, b = load_identity(bound), load_identity(loaded)
+    differ = [f"{k}: {a[k]!r} -> {b[k]!r}" for k in IDENTITY_FIELDS if a[k] != b[k]]
+    served = (bound.revision_served, loaded.revision_served)
+    if None not in served and served[0] != served[1]:
+        differ.append(f"revision_served: {served[0]!r} -> {served[1]!r}")
+    return differ
+
+
+def current_load_id(provenance: ModelProvenance) -> int | None:
+    """The load a generation now runs under: the last successful one (null when none)."""
+    ok = [load.load_id for load in provenance.loads if load.ok]
+    return ok[-1] if ok else None
+
+
+def unpinned(provenance: ModelProvenance) -> bool:
+    """A hub model asked for by a branch name (e.g. `main`), not a commit: the files behind
+    it can change between two loads (shown as UNPINNED)."""
+    revision = provenance.revision
+    pinned = len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
+    return provenance.source == "hub" and not pinned
+
+
+def text_sha256(text: str) -> str:
+    """SHA-256 of a text's UTF-8 bytes, a lone surrogate counted as U+FFFD (as the browser's
+    TextEncoder encodes it), so the worker's hash and this one agree."""
+    well_formed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return hashlib.sha256(well_formed.encode("utf-8")).hexdigest()
+
+
+def revision_note(model: ModelProvenance) -> str:
+    """Whether the files behind the numbers are pinned, in words (UNPINNED stands out)."""
+    if model.source != "hub":
+        return f"not a hub download ({model.source}): no revision to pin"
+    if not unpinned(model):
+        return f"pinned: {model.revision}"
+    if model.revision_served is not None:
+        return (
+            f"UNPINNED: revision {model.revision!r}; the hub served commit {model.revision_served}"
+        )
+    return (
+        f"UNPINNED: revision {model.revision!r}; the commit served is unknown (the hub did "
+        "not report it, or the files came from the browser cache)"
+    )
+
+
+def input_hash_matches(completion: Completion) -> bool:
+    """`input_sha256` is the hash of `input_text` (both null is fine too)."""
+    if completion.input_text is None:
+        return completion.input_sha256 is None
+    return completion.input_sha256 == text_sha256(completion.input_text)
 
 
 class ModelAdapter(Protocol):
@@ -191,6 +355,7 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         model_id=f"fixture/{name}",
         revision="none",
         revision_served=None,
+        revision_served_note=None,
         dtype="none",
         source="scripted",
         evidence="fixture",
@@ -200,10 +365,25 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
         transformers_js_version=None,
         onnxruntime_version=None,
         threads=None,
+        wasm=None,
         cross_origin_isolated=None,
         user_agent=None,
         flops=None,
-        loads=(),
+        loads=(
+            ModelLoad(
+                load_id=1,
+                reason="consent",
+                ok=True,
+                error_code=None,
+                error_message=None,
+                backend_requested="scripted",
+                backend_actual="scripted",
+                download_bytes=0,
+                download_ms=None,
+                setup_ms=None,
+                compilation_ms=None,
+            ),
+        ),
     )
 
 
@@ -246,6 +426,8 @@ class ScriptedAdapter:
                     "input_budget",
                     f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
                 ),
+                input_text=prompt,
+                input_sha256=text_sha256(prompt),
             )
         output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text)
         return Completion(
@@ -257,4 +439,6 @@ class ScriptedAdapter:
             generation_ms=reply.generation_ms,
             time_to_first_token_ms=None,
             failure=reply.failure,
+            input_text=prompt,
+            input_sha256=text_sha256(prompt),
         )

@@ -8,6 +8,12 @@ template file's bytes, so a trace names exactly which wording produced each comp
 | integer-answer/1              | model only       | registers, question          |
 | register-program-examples/2   | model program    | registers, question          |
 | chain-step/1                  | controlled chain | left, symbol, right          |
+|                               | (old traces)     |                              |
+| chain-step/2                  | controlled chain | registers, expression        |
+
+`chain-step/2` renders the step's state in the task's encoding (operands as registers `a`
+and `b`, a JSON block or prose), so the two halves of an encoding-probe pair are two
+distinct measurements; `chain-step/1` (the bare `Compute L op R.`) stays for old traces.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from string import Template
 
 INTEGER_ANSWER = "integer-answer/1"
 REGISTER_PROGRAM = "register-program-examples/2"
-CHAIN_STEP = "chain-step/1"
-TEMPLATE_IDS = (INTEGER_ANSWER, REGISTER_PROGRAM, CHAIN_STEP)
+CHAIN_STEP_V1 = "chain-step/1"
+CHAIN_STEP = "chain-step/2"
+TEMPLATE_IDS = (INTEGER_ANSWER, REGISTER_PROGRAM, CHAIN_STEP_V1, CHAIN_STEP)
 
 
 @dataclass(frozen=True)
@@ -78,8 +85,18 @@ def render_task_prompt(
     return load_template(template_id).render(values)
 
 
-def render_chain_step(op: str, left: int, right: int) -> RenderedPrompt:
+def render_chain_step(
+    op: str, left: int, right: int, encoding: str = "json", template_id: str = CHAIN_STEP
+) -> RenderedPrompt:
+    """One chain call's prompt. Version 2: the operands as registers `a`, `b` in the task's
+    encoding; version 1 (old traces): `Compute L op R.` whatever the encoding."""
     symbol = {"add": "+", "sub": "-", "mul": "*"}[op]
-    shown_right = f"({right})" if right < 0 else str(right)
-    values = {"left": str(left), "symbol": symbol, "right": shown_right}
-    return load_template(CHAIN_STEP).render(values)
+    if template_id == CHAIN_STEP_V1:
+        shown_right = f"({right})" if right < 0 else str(right)
+        values = {"left": str(left), "symbol": symbol, "right": shown_right}
+    elif template_id == CHAIN_STEP:
+        registers = render_registers({"a": left, "b": right}, encoding)
+        values = {"registers": registers, "expression": f"a {symbol} b"}
+    else:
+        raise KeyError(f"not a chain-step template: {template_id!r}")
+    return load_template(template_id).render(values)

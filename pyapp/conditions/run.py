@@ -4,7 +4,7 @@
 |-------------------|--------------------------------|-----------------------------------------|
 | model-only        | integer-answer/1               | exactly one decimal integer             |
 | model-program     | register-program-examples/2    | one register tree, parsed and run once  |
-| controlled-chain  | chain-step/1, one per primitive| one integer per call, routed onward     |
+| controlled-chain  | chain-step/2, one per primitive| one integer per call, routed onward     |
 
 Whole-task conditions start a fresh transcript per task; the chain starts one per call.
 Nothing is ever sent back to the model: no feedback, continuation, repair or retry. The
@@ -17,56 +17,47 @@ invalid reply, a budget limit, a timeout or a cancellation halts the route, and 
 after a halt are unobserved. Before each call its caps are reserved against the route's
 budgets; a call that could exceed them is not made and halts the route. No interpreter is
 called during a route.
+
+`judge_whole_task` and `judge_call` turn a completion into a verdict; `reproduce` calls the
+same two functions, so a recorded verdict is re-derived by the code that made it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import interpreter
 from pyapp.conditions import prompts
 from pyapp.conditions.clock import elapsed_ms, now_ns
-from pyapp.conditions.interpret import interpret, outcome_of
-from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter
+from pyapp.conditions.interpret import interpret
+from pyapp.conditions.model import (
+    CHAIN_CALL_CAPS,
+    DEFAULT_ROUTE_LIMITS,
+    WHOLE_TASK_CAPS,
+    Caps,
+    Completion,
+    ModelAdapter,
+    RouteLimits,
+)
+from pyapp.conditions.prompts import RenderedPrompt
+from pyapp.records.base import ProgramJSON
 from pyapp.records.trace import (
-    EVIDENCE_NOTES,
     ChainCall,
     ChainRoute,
     Condition,
-    Evidence,
     Failure,
     StepRecord,
     Timings,
     Trial,
     budget_of,
+    new_trial,
+    utc_now,
 )
 from pyapp.tasks.taskset import Task, TaskLike
 
 MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
-
-
-@dataclass(frozen=True)
-class RouteLimits:
-    """Budgets of one controlled-chain route (the design's numbers are the defaults)."""
-
-    max_calls: int = 6
-    """Most primitive calls in a route."""
-    retries: int = 0
-    """Retries per call (none)."""
-    max_input_tokens: int = 3072
-    """Input tokens the route may reserve in all."""
-    max_output_tokens: int = 256
-    """Output tokens the route may reserve in all."""
-    timeout_ms: int = 90_000
-    """Wall time of the whole route."""
-    call: Caps = CHAIN_CALL_CAPS
-    """Caps of each call (512 input, 32 output tokens, 1,024 bytes, 15 s)."""
-
-
-DEFAULT_ROUTE_LIMITS = RouteLimits()
 
 _INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
 _MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called
@@ -135,10 +126,6 @@ def generation_failure(completion: Completion) -> Failure | None:
     return None
 
 
-def _evidence(adapter: ModelAdapter) -> Evidence:
-    return adapter.provenance.evidence
-
-
 async def _timed_generate(
     adapter: ModelAdapter, text: str, caps: Caps, cancel: CancelToken | None
 ) -> tuple[Completion, float]:
@@ -147,6 +134,54 @@ async def _timed_generate(
     start = now_ns()
     completion = await adapter.generate(text, caps)
     return completion, elapsed_ms(start, now_ns())
+
+
+# ---- whole-task conditions ------------------------------------------------------------
+
+
+def whole_task_prompt(task: TaskLike, condition: Condition) -> RenderedPrompt:
+    template = prompts.INTEGER_ANSWER if condition == "model-only" else prompts.REGISTER_PROGRAM
+    return prompts.render_task_prompt(template, task.registers, task.question, task.encoding)
+
+
+@dataclass(frozen=True)
+class WholeTaskVerdict:
+    """What one whole-task completion gives: the judge's result, shared with `reproduce`."""
+
+    result: int | None
+    failure: Failure | None
+    program_text: str | None
+    program: ProgramJSON | None
+    steps: tuple[StepRecord, ...]
+    parse_ms: float | None
+    execution_ms: float | None
+
+
+def judge_whole_task(
+    condition: Condition,
+    registers: Mapping[str, int],
+    completion: Completion,
+    limits: interpreter.Limits = interpreter.DEFAULT_LIMITS,
+) -> WholeTaskVerdict:
+    """Model only: parse one integer. Model program: parse and run the tree once. Nothing
+    is parsed when the generation itself failed."""
+    problem = generation_failure(completion)
+    if problem is not None:
+        return WholeTaskVerdict(None, problem, None, None, (), None, None)
+    if condition == "model-only":
+        start = now_ns()
+        result, problem = parse_integer(completion.text)
+        return WholeTaskVerdict(result, problem, None, None, (), elapsed_ms(start, now_ns()), None)
+    outcome = interpret(completion.text, registers, limits)
+    return WholeTaskVerdict(
+        outcome.result,
+        outcome.failure,
+        completion.text,
+        outcome.program,
+        outcome.steps,
+        outcome.parse_ms,
+        outcome.execution_ms,
+    )
 
 
 async def run_whole_task(
@@ -161,62 +196,35 @@ async def run_whole_task(
     """Model only or model program: one fresh transcript, one generation, no repair."""
     if condition not in ("model-only", "model-program"):
         raise ValueError(f"not a whole-task model condition: {condition}")
+    started_at = utc_now()
     start = now_ns()
-    template = prompts.INTEGER_ANSWER if condition == "model-only" else prompts.REGISTER_PROGRAM
-    prompt = prompts.render_task_prompt(template, task.registers, task.question, task.encoding)
+    prompt = whole_task_prompt(task, condition)
     built = now_ns()
     completion, generation_ms = await _timed_generate(adapter, prompt.text, caps, cancel)
-
-    result: int | None = None
-    parse_ms = execution_ms = None
-    program = program_text = None
-    steps: tuple[StepRecord, ...] = ()
-    problem = generation_failure(completion)
-    if problem is None and condition == "model-only":
-        parse_start = now_ns()
-        result, problem = parse_integer(completion.text)
-        parse_ms = elapsed_ms(parse_start, now_ns())
-    elif problem is None:
-        program_text = completion.text
-        outcome = interpret(program_text, task.registers, limits)
-        program, steps, result, problem = (
-            outcome.program,
-            outcome.steps,
-            outcome.result,
-            outcome.failure,
-        )
-        parse_ms, execution_ms = outcome.parse_ms, outcome.execution_ms
-
+    verdict = judge_whole_task(condition, task.registers, completion, limits)
     verify_start = now_ns()
-    correct = result is not None and result == task.answer
     end = now_ns()
-    evidence = _evidence(adapter)
-    return Trial(
-        trial_id=f"{condition}/{task.id}",
-        task_id=task.id,
-        condition=condition,
-        evidence=evidence,
-        evidence_note=EVIDENCE_NOTES[evidence],
+    return new_trial(
+        task,
+        condition,
+        adapter.provenance.evidence,
+        result=verdict.result,
+        failure=verdict.failure,
+        started_at=started_at,
         prompt=prompt,
         caps=caps,
         completion=completion,
-        program_text=program_text,
-        program=program,
-        steps=steps,
-        chain=None,
-        result=result,
-        expected=task.answer,
-        correct=correct,
-        outcome=outcome_of(correct, problem),
-        failure=problem,
+        program_text=verdict.program_text,
+        program=verdict.program,
+        steps=verdict.steps,
         input_tokens=completion.input_tokens,
         output_tokens=completion.output_tokens,
         budget=budget_of(limits),
         timings=Timings(
             construction_ms=elapsed_ms(start, built),
             generation_ms=generation_ms,
-            parse_ms=parse_ms,
-            execution_ms=execution_ms,
+            parse_ms=verdict.parse_ms,
+            execution_ms=verdict.execution_ms,
             verification_ms=elapsed_ms(verify_start, end),
             total_ms=elapsed_ms(start, end),
         ),
@@ -259,8 +267,182 @@ def resolve_operand(source: str, registers: Mapping[str, int], outputs: Sequence
     return registers[name] if kind == "register" else outputs[int(name)]
 
 
+def unsupported_failure(task: TaskLike) -> Failure:
+    return failure(
+        "unsupported", "route", f"no controlled route for {task.family}: no model call made"
+    )
+
+
+def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Failure | None:
+    if len(plan) > limits.max_calls:
+        return failure(
+            "route_call_budget",
+            "route",
+            f"the route needs {len(plan)} calls, over the limit of {limits.max_calls}",
+        )
+    return None
+
+
+@dataclass
+class Reservation:
+    """Token caps reserved against a route's budgets before each call."""
+
+    limits: RouteLimits
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def refusal(self, caps: Caps) -> Failure | None:
+        """Why reserving `caps` now would pass the route's budgets (None: it fits)."""
+        if self.input_tokens + caps.max_input_tokens > self.limits.max_input_tokens:
+            return failure(
+                "route_input_budget",
+                "route",
+                "reserving this call's input cap "
+                f"would pass the route's {self.limits.max_input_tokens} tokens",
+            )
+        if self.output_tokens + caps.max_new_tokens > self.limits.max_output_tokens:
+            return failure(
+                "route_output_budget",
+                "route",
+                "reserving this call's output cap "
+                f"would pass the route's {self.limits.max_output_tokens} tokens",
+            )
+        return None
+
+    def reserve(self, caps: Caps, sign: int = 1) -> None:
+        self.input_tokens += sign * caps.max_input_tokens
+        self.output_tokens += sign * caps.max_new_tokens
+
+
+@dataclass(frozen=True)
+class CallStep:
+    """One call of a route before it is made: its operands and its prompt."""
+
+    left: int
+    right: int
+    prompt: RenderedPrompt
+
+
+def call_step(
+    planned: PlannedCall,
+    registers: Mapping[str, int],
+    outputs: Sequence[int],
+    encoding: str,
+    template_id: str = prompts.CHAIN_STEP,
+) -> CallStep:
+    """The operands actually routed to a call and the prompt that sends them."""
+    left = resolve_operand(planned.left, registers, outputs)
+    right = resolve_operand(planned.right, registers, outputs)
+    prompt = prompts.render_chain_step(planned.op, left, right, encoding, template_id)
+    return CallStep(left, right, prompt)
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """What one chain call's completion gives (shared by running and reproducing)."""
+
+    parsed: int | None
+    failure: Failure | None
+    local_expected: int
+
+    @property
+    def local_correct(self) -> bool | None:
+        return None if self.parsed is None else self.parsed == self.local_expected
+
+
+def judge_call(op: str, left: int, right: int, completion: Completion) -> CallVerdict:
+    """The judge of one chain call: a failed generation, else exactly one integer; the
+    exact value of `op` on the operands actually sent, never shown to the model."""
+    problem = generation_failure(completion)
+    parsed: int | None = None
+    if problem is None:
+        parsed, problem = parse_integer(completion.text)
+    return CallVerdict(parsed, problem, exact_op(op, left, right))
+
+
 def _sum_or_none(values: Sequence[int | None]) -> int | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+@dataclass
+class _RouteRun:
+    """The mutable state of one route while it runs."""
+
+    calls: list[ChainCall]
+    outputs: list[int]
+    halt: Failure | None = None
+    construction_ns: int = 0
+    generation_ns: int = 0
+    parse_ns: int = 0
+
+
+async def _run_route(
+    task: Task,
+    plan: tuple[PlannedCall, ...],
+    adapter: ModelAdapter,
+    limits: RouteLimits,
+    cancel: CancelToken | None,
+    reservation: Reservation,
+    deadline_ns: int,
+) -> _RouteRun:
+    state = _RouteRun(calls=[], outputs=[], halt=route_call_refusal(plan, limits))
+    for index, planned in enumerate(plan if state.halt is None else ()):
+        if cancel is not None and cancel.cancelled:
+            state.halt = failure("cancelled", "route", "cancelled before this call")
+            break
+        caps = limits.call
+        state.halt = reservation.refusal(caps)
+        remaining_ms = (deadline_ns - now_ns()) / 1e6
+        if state.halt is None and remaining_ms <= 0:
+            state.halt = failure(
+                "route_timeout", "route", f"the route's {limits.timeout_ms} ms ran out"
+            )
+        if state.halt is not None:
+            break
+        if remaining_ms < caps.timeout_ms:
+            caps = replace(caps, timeout_ms=max(1, int(remaining_ms)))
+        reservation.reserve(caps)
+        built_start = now_ns()
+        step = call_step(planned, task.registers, state.outputs, task.encoding)
+        state.construction_ns += now_ns() - built_start
+        try:
+            completion, call_ms = await _timed_generate(adapter, step.prompt.text, caps, cancel)
+        except Cancelled:
+            reservation.reserve(caps, sign=-1)
+            state.halt = failure("cancelled", "route", "cancelled before this call")
+            break
+        state.generation_ns += int(call_ms * 1e6)
+        parse_start = now_ns()
+        verdict = judge_call(planned.op, step.left, step.right, completion)
+        state.parse_ns += now_ns() - parse_start
+        problem = verdict.failure
+        if problem is not None and problem.code == "timeout" and now_ns() >= deadline_ns:
+            problem = failure("route_timeout", "generation", "the route's time ran out")
+        state.calls.append(
+            ChainCall(
+                index=index,
+                op=planned.op,  # type: ignore[arg-type]
+                left=step.left,
+                right=step.right,
+                left_source=planned.left,
+                right_source=planned.right,
+                prompt=step.prompt,
+                caps=caps,
+                reserved_input_tokens=reservation.input_tokens,
+                reserved_output_tokens=reservation.output_tokens,
+                completion=completion,
+                parsed=verdict.parsed,
+                local_expected=verdict.local_expected,
+                local_correct=verdict.local_correct,
+                generation_ms=call_ms,
+            )
+        )
+        if problem is not None:
+            state.halt = problem
+            break
+        assert verdict.parsed is not None
+        state.outputs.append(verdict.parsed)
+    return state
 
 
 async def run_chain(
@@ -271,143 +453,55 @@ async def run_chain(
     cancel: CancelToken | None = None,
 ) -> Trial:
     """The controlled primitive chain for one task (see the module docstring)."""
+    started_at = utc_now()
     start = now_ns()
     plan = plan_route(task)
-    evidence = _evidence(adapter)
-    calls: list[ChainCall] = []
-    outputs: list[int] = []
-    halt: Failure | None = None
-    reserved_in = reserved_out = 0
-    construction_ns = generation_ns = parse_ns = 0
-    route_deadline = start + limits.timeout_ms * 1_000_000
-
-    if plan is not None and len(plan) > limits.max_calls:
-        halt = failure(
-            "route_call_budget",
-            "route",
-            f"the route needs {len(plan)} calls, over the limit of {limits.max_calls}",
-        )
-    for index, planned in enumerate(plan or ()):
-        if halt is not None:
-            break
-        if cancel is not None and cancel.cancelled:
-            halt = failure("cancelled", "route", "cancelled before this call")
-            break
-        caps = limits.call
-        if reserved_in + caps.max_input_tokens > limits.max_input_tokens:
-            halt = failure(
-                "route_input_budget",
-                "route",
-                "reserving this call's input cap "
-                f"would pass the route's {limits.max_input_tokens} tokens",
-            )
-            break
-        if reserved_out + caps.max_new_tokens > limits.max_output_tokens:
-            halt = failure(
-                "route_output_budget",
-                "route",
-                "reserving this call's output cap "
-                f"would pass the route's {limits.max_output_tokens} tokens",
-            )
-            break
-        remaining_ms = (route_deadline - now_ns()) / 1e6
-        if remaining_ms <= 0:
-            halt = failure("route_timeout", "route", f"the route's {limits.timeout_ms} ms ran out")
-            break
-        if remaining_ms < caps.timeout_ms:
-            caps = replace(caps, timeout_ms=max(1, int(remaining_ms)))
-        reserved_in += caps.max_input_tokens
-        reserved_out += caps.max_new_tokens
-
-        built_start = now_ns()
-        left = resolve_operand(planned.left, task.registers, outputs)
-        right = resolve_operand(planned.right, task.registers, outputs)
-        prompt = prompts.render_chain_step(planned.op, left, right)
-        construction_ns += now_ns() - built_start
-        try:
-            completion, call_ms = await _timed_generate(adapter, prompt.text, caps, cancel)
-        except Cancelled:
-            reserved_in -= caps.max_input_tokens
-            reserved_out -= caps.max_new_tokens
-            halt = failure("cancelled", "route", "cancelled before this call")
-            break
-        generation_ns += int(call_ms * 1e6)
-
-        parse_start = now_ns()
-        problem = generation_failure(completion)
-        parsed: int | None = None
-        if problem is None:
-            parsed, problem = parse_integer(completion.text)
-        parse_ns += now_ns() - parse_start
-        if problem is not None and problem.code == "timeout" and now_ns() >= route_deadline:
-            problem = failure("route_timeout", "generation", "the route's time ran out")
-        local_expected = exact_op(planned.op, left, right)
-        calls.append(
-            ChainCall(
-                index=index,
-                op=planned.op,  # type: ignore[arg-type]
-                left=left,
-                right=right,
-                left_source=planned.left,
-                right_source=planned.right,
-                prompt=prompt,
-                caps=caps,
-                reserved_input_tokens=reserved_in,
-                reserved_output_tokens=reserved_out,
-                completion=completion,
-                parsed=parsed,
-                local_expected=local_expected,
-                local_correct=None if parsed is None else parsed == local_expected,
-                generation_ms=call_ms,
-            )
-        )
-        if problem is not None:
-            halt = problem
-            break
-        assert parsed is not None
-        outputs.append(parsed)
-
+    reservation = Reservation(limits)
+    state = await _run_route(
+        task,
+        plan or (),
+        adapter,
+        limits,
+        cancel,
+        reservation,
+        start + limits.timeout_ms * 1_000_000,
+    )
     verify_start = now_ns()
-    route = verify_route(task, plan, tuple(calls), halt, reserved_in, reserved_out)
-    result = outputs[-1] if plan is not None and len(outputs) == len(plan) else None
-    correct = result is not None and result == task.answer
-    if plan is None:
-        problem_out: Failure | None = failure(
-            "unsupported", "route", f"no controlled route for {task.family}: no model call made"
-        )
-    else:
-        problem_out = halt
+    calls = tuple(state.calls)
+    route = verify_route(
+        task, plan, calls, state.halt, reservation.input_tokens, reservation.output_tokens
+    )
     end = now_ns()
-    return Trial(
-        trial_id=f"controlled-chain/{task.id}",
-        task_id=task.id,
-        condition="controlled-chain",
-        evidence=evidence,
-        evidence_note=EVIDENCE_NOTES[evidence],
-        prompt=None,
+    return new_trial(
+        task,
+        "controlled-chain",
+        adapter.provenance.evidence,
+        result=chain_result(plan, state.outputs, state.halt),
+        failure=unsupported_failure(task) if plan is None else state.halt,
+        started_at=started_at,
         caps=limits.call if plan is not None else None,
-        completion=None,
-        program_text=None,
-        program=None,
-        steps=(),
         chain=route,
-        result=result,
-        expected=task.answer,
-        correct=correct,
-        outcome=outcome_of(correct, problem_out),
-        failure=problem_out,
         input_tokens=route.used_input_tokens,
         output_tokens=route.used_output_tokens,
-        budget=budget_of(interpreter.DEFAULT_LIMITS),
+        route_limits=limits,
         timings=Timings(
-            construction_ms=construction_ns / 1e6,
-            generation_ms=generation_ns / 1e6 if calls else None,
-            parse_ms=parse_ns / 1e6 if calls else None,
+            construction_ms=state.construction_ns / 1e6,
+            generation_ms=state.generation_ns / 1e6 if calls else None,
+            parse_ms=state.parse_ns / 1e6 if calls else None,
             execution_ms=None,
             verification_ms=elapsed_ms(verify_start, end),
             total_ms=elapsed_ms(start, end),
         ),
     )
+
+
+def chain_result(
+    plan: Sequence[PlannedCall] | None, outputs: Sequence[int], halt: Failure | None
+) -> int | None:
+    """The route's final output: the last call's, once every planned call was made."""
+    if plan is None or halt is not None or len(outputs) != len(plan):
+        return None
+    return outputs[-1]
 
 
 def verify_route(
@@ -453,9 +547,6 @@ def verify_route(
     )
 
 
-Progress = Callable[[dict[str, object]], Awaitable[None] | None]
-
-
 async def run_trial(
     task: Task,
     condition: Condition,
@@ -467,52 +558,16 @@ async def run_trial(
     return await run_whole_task(task, condition, adapter, cancel=cancel)
 
 
-async def run_sweep(
-    tasks: Sequence[Task],
-    conditions: Sequence[Condition],
-    adapter: ModelAdapter,
-    *,
-    cancel: CancelToken | None = None,
-    progress: Progress | None = None,
-) -> tuple[list[Trial], bool]:
-    """Every (condition, task) pair in order. Returns the trials and whether it was
-    cancelled; a cancelled sweep keeps every trial finished before the cancel."""
-    from pyapp.conditions.interpret import run_trial as run_control
-
-    trials: list[Trial] = []
-    total = len(tasks) * len(conditions)
-    for condition in conditions:
-        for task in tasks:
-            if cancel is not None and cancel.cancelled:
-                return trials, True
-            if progress is not None:
-                maybe = progress(
-                    {"done": len(trials), "total": total, "condition": condition, "task": task.id}
-                )
-                if asyncio.iscoroutine(maybe):
-                    await maybe
-            if condition == "supplied-program":
-                trials.append(run_control(task))
-                continue
-            try:
-                trials.append(await run_trial(task, condition, adapter, cancel))
-            except Cancelled:
-                return trials, True
-    if progress is not None:
-        maybe = progress({"done": len(trials), "total": total, "condition": None, "task": None})
-        if asyncio.iscoroutine(maybe):
-            await maybe
-    return trials, False
-
-
 __all__ = [
+    "CHAIN_CALL_CAPS",
     "DEFAULT_ROUTE_LIMITS",
     "MODEL_CONDITIONS",
     "CancelToken",
     "RouteLimits",
+    "judge_call",
+    "judge_whole_task",
     "parse_integer",
     "plan_route",
     "run_chain",
-    "run_sweep",
     "run_whole_task",
 ]

@@ -10,6 +10,13 @@ protocol continues with the next unobserved trial. Phases:
    and never twice for the same task under the same frozen profile.
 
 The supplied-program control may run alongside; it is never profiled or predicted.
+
+A trial whose failure is of kind `infrastructure` (`pyapp.conditions.failures`) is not an
+observation: it is kept raw under `interruptions` and attempted again at once; after
+`PAUSE_AFTER` consecutive ones the sweep pauses (resumable) instead of looping. A sweep is
+bound to the model identity it started with (`identity_difference`): every trial records
+the load it ran under, and a load of another identity is refused (`model_changed`).
+Trials, interruptions and freezes share one sequence counter (the timeline).
 """
 
 from __future__ import annotations
@@ -22,10 +29,17 @@ from functools import cached_property
 from typing import Literal
 
 from pyapp.conditions.clock import ClockInfo
+from pyapp.conditions.failures import kind_of
 from pyapp.conditions.interpret import run_trial as run_control
-from pyapp.conditions.model import ModelAdapter, ModelProvenance
+from pyapp.conditions.model import (
+    ModelAdapter,
+    ModelProvenance,
+    current_load_id,
+    identity_difference,
+    identity_sha256,
+)
 from pyapp.conditions.run import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
-from pyapp.predict.predictor import FrozenProfile, freeze_profile, heldout_tasks
+from pyapp.predict.predictor import FrozenProfile, freeze_profile
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
@@ -39,6 +53,9 @@ from pyapp.records.trace import (
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
 Phase = Literal["measure", "heldout"]
+PhaseEnd = Literal["finished", "cancelled", "paused"]
+PAUSE_AFTER = 3
+"""Consecutive infrastructure interruptions after which a sweep pauses."""
 
 
 class ProtocolError(Exception):
@@ -71,6 +88,11 @@ class Sweep:
     """When the run started, UTC ISO 8601 (as in the trace's `run.created_at`)."""
     clock: ClockInfo | None = None
     """Measured once per sweep, so every persisted copy of the trace agrees."""
+    faults: tuple[str, ...] = ()
+    """Fault-injection hooks the page ran with (recorded in the trace's run)."""
+    paused: Interruption | None = None
+    """The interruption that paused the sweep (the last of `PAUSE_AFTER` in a row); null
+    while it is not paused."""
 
     @classmethod
     def from_trace(cls, trace: Trace) -> Sweep:
@@ -89,6 +111,7 @@ class Sweep:
             run_id=trace.run.run_id,
             created_at=trace.run.created_at,
             clock=trace.environment.clock,
+            faults=trace.run.faults,
         )
 
     @cached_property
@@ -100,6 +123,38 @@ class Sweep:
 
     def observed(self) -> set[str]:
         return {t.trial_id for t in self.trials}
+
+    def next_sequence(self) -> int:
+        """The next number of the timeline shared by trials, interruptions and freezes (each
+        list is in timeline order, so its last entry is its latest: no walk)."""
+        lasts = [
+            events[-1].sequence
+            for events in (self.trials, self.freezes, self.interruptions)
+            if events
+        ]
+        return max(lasts, default=0) + 1
+
+    def bind(self, loaded: ModelProvenance) -> None:
+        """Take the loaded model's provenance (new load records) if it is the sweep's
+        identity; refuse it otherwise. A revision served that the new load does not know
+        (e.g. from the browser cache) keeps the one already recorded. While no model is
+        loaded, only the load records are taken."""
+        if loaded.backend_actual is None:
+            # no model is loaded right now (a reload failed or is under way): nothing to
+            # compare; the load records are kept and the generation fails as `not_loaded`
+            self.model = replace(self.model, loads=loaded.loads)
+            return
+        differ = identity_difference(self.model, loaded)
+        if differ:
+            raise ProtocolError(
+                "model_changed",
+                f"this sweep is bound to {self.model.model_id} ({self.model.revision}, "
+                f"{self.model.dtype}, {self.model.backend_actual}); the loaded model differs "
+                f"in {'; '.join(differ)}. Load the sweep's model again to continue, or start "
+                "a new sweep for this one.",
+            )
+        served = loaded.revision_served or self.model.revision_served
+        self.model = replace(loaded, revision_served=served)
 
     def trace(self) -> Trace:
         """The whole trace document (every trial: built on demand, never per trial)."""
@@ -122,6 +177,7 @@ class Sweep:
             tuple(self.interruptions),
             tuple(self.journal),
             self.clock,
+            self.faults,
         )
         self.clock = trace.environment.clock
         run = replace(trace.run, run_id=self.run_id, created_at=self.created_at)
@@ -134,12 +190,10 @@ def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
     pending: list[tuple[Condition, Task]] = []
     tasks = sweep.tasks
     for condition in sweep.conditions:
-        if phase == "measure":
-            chosen: Sequence[Task] = [t for t in tasks if t.split == "profile"]
-        elif condition == "supplied-program":
-            chosen = [t for t in tasks if t.split == "heldout"]
-        else:
-            chosen = heldout_tasks(tasks, condition)
+        # every held-out task, chains included: a task without a controlled route is
+        # recorded as `unsupported` with zero model calls (never predicted or scored)
+        split = "profile" if phase == "measure" else "heldout"
+        chosen: Sequence[Task] = [t for t in tasks if t.split == split]
         pending.extend((condition, t) for t in chosen if f"{condition}/{t.id}" not in done)
     return pending
 
@@ -147,8 +201,36 @@ def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
 def record_interruption(sweep: Sweep, trial_id: str) -> None:
     """The trial that was in flight when the page closed: never observed, re-attempted."""
     sweep.interruptions.append(
-        Interruption(trial_id=trial_id, at=_now(), reason="page-closed", partial=None)
+        Interruption(
+            trial_id=trial_id,
+            sequence=sweep.next_sequence(),
+            at=_now(),
+            reason="page-closed",
+            code=None,
+            message=None,
+            output_shown=False,
+            partial=None,
+        )
     )
+
+
+def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
+    """Keep a trial that is not an observation (Cancel, infrastructure) under
+    `interruptions`, raw and never scored; it is attempted again."""
+    assert trial.failure is not None
+    code = trial.failure.code
+    interruption = Interruption(
+        trial_id=trial.trial_id,
+        sequence=trial.sequence,
+        at=_now(),
+        reason="cancelled" if kind_of(code) == "cancelled" else "infrastructure",
+        code=code,
+        message=trial.failure.message,
+        output_shown=False,
+        partial=trial,
+    )
+    sweep.interruptions.append(interruption)
+    return interruption
 
 
 def freeze(sweep: Sweep) -> list[FrozenProfile]:
@@ -159,6 +241,7 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
             continue
         record = FreezeRecord(
             condition=condition,
+            sequence=sweep.next_sequence(),
             after_trials=len(sweep.trials),
             frozen_at=_now(),
             previously_observed=sweep.previously_observed.get(condition, ()),
@@ -171,6 +254,31 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
 
 
 OnTrial = Callable[[Trial, int, int], Awaitable[None] | None]
+BeforeTrial = Callable[[Condition, Task, int, int], Awaitable[None] | None]
+OnInterrupted = Callable[[Trial], Awaitable[None] | None]
+
+
+async def _maybe(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+async def attempt(
+    sweep: Sweep,
+    condition: Condition,
+    task: Task,
+    adapter: ModelAdapter,
+    cancel: CancelToken | None,
+) -> Trial:
+    """One attempt of one trial, stamped with its place in the timeline and, for a model
+    condition, the load and identity it ran under (the adapter's model is bound first)."""
+    if condition == "supplied-program":
+        return replace(run_control(task), sequence=sweep.next_sequence())
+    sweep.bind(adapter.provenance)
+    load_id = current_load_id(sweep.model)
+    identity = identity_sha256(sweep.model)
+    trial = await run_trial(task, condition, adapter, cancel)
+    return replace(trial, sequence=sweep.next_sequence(), load_id=load_id, model_identity=identity)
 
 
 async def run_phase(
@@ -180,10 +288,12 @@ async def run_phase(
     *,
     cancel: CancelToken | None = None,
     on_trial: OnTrial | None = None,
-    before_trial: Callable[[Condition, Task, int, int], Awaitable[None] | None] | None = None,
-    on_interrupted: Callable[[Trial], Awaitable[None] | None] | None = None,
-) -> bool:
-    """Run the unobserved trials of `phase`; returns False when cancelled."""
+    before_trial: BeforeTrial | None = None,
+    on_interrupted: OnInterrupted | None = None,
+) -> PhaseEnd:
+    """Run the unobserved trials of `phase`: `finished`, `cancelled` (the user's Cancel) or
+    `paused` (`PAUSE_AFTER` infrastructure interruptions in a row; `sweep.paused` says why).
+    An infrastructure interruption is attempted again at once."""
     if phase == "heldout":
         missing = [
             c
@@ -194,41 +304,39 @@ async def run_phase(
             raise ProtocolError(
                 "not_frozen", f"freeze the profile before held-out trials ({', '.join(missing)})"
             )
+    sweep.paused = None
     pending = plan(sweep, phase)
     observed = sweep.observed()  # kept up to date here: no per-trial walk over the trials
-    for index, (condition, task) in enumerate(pending):
+    index = in_a_row = 0
+    while index < len(pending):
+        condition, task = pending[index]
         if cancel is not None and cancel.cancelled:
-            return False
-        if before_trial is not None:
-            maybe = before_trial(condition, task, index, len(pending))
-            if maybe is not None:
-                await maybe
+            return "cancelled"
+        await _maybe(before_trial and before_trial(condition, task, index, len(pending)))
         if f"{condition}/{task.id}" in observed:
             raise ProtocolError("already_observed", f"{condition}/{task.id} was observed already")
         try:
-            if condition == "supplied-program":
-                trial = run_control(task)
-            else:
-                trial = await run_trial(task, condition, adapter, cancel)
+            trial = await attempt(sweep, condition, task, adapter, cancel)
         except Cancelled:
-            return False
-        if trial.outcome == "cancelled":
-            # the user's Cancel cut this trial short: kept raw, never scored, re-attempted
-            sweep.interruptions.append(
-                Interruption(trial_id=trial.trial_id, at=_now(), reason="cancelled", partial=trial)
-            )
-            if on_interrupted is not None:
-                maybe = on_interrupted(trial)
-                if maybe is not None:
-                    await maybe
-            return False
+            return "cancelled"
+        kind = kind_of(trial.failure.code) if trial.failure is not None else "outcome"
+        if kind in ("cancelled", "infrastructure"):
+            # not an observation: kept raw, never scored, attempted again
+            interruption = interrupt(sweep, trial)
+            await _maybe(on_interrupted and on_interrupted(trial))
+            if kind == "cancelled":
+                return "cancelled"
+            in_a_row += 1
+            if in_a_row >= PAUSE_AFTER:
+                sweep.paused = interruption
+                return "paused"
+            continue
+        in_a_row = 0
         sweep.trials.append(trial)
         observed.add(trial.trial_id)
-        if on_trial is not None:
-            maybe = on_trial(trial, index + 1, len(pending))
-            if maybe is not None:
-                await maybe
-    return True
+        index += 1
+        await _maybe(on_trial and on_trial(trial, index, len(pending)))
+    return "finished"
 
 
 def _now() -> str:

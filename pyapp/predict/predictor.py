@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pyapp.conditions.model import revision_note
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -36,11 +37,11 @@ from pyapp.predict.metrics import (
     cost_errors,
     wilson_interval,
 )
-from pyapp.records.base import JSON, json_schema, to_json
+from pyapp.records.base import JSON, from_json, json_schema, to_json
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, generate
 
-SCHEMA_VERSION = "predictions/1"
+SCHEMA_VERSION = "predictions/2"
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
 
 ASSUMPTIONS = (
@@ -221,11 +222,36 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class InterruptedAttempts:
+    """Held-out attempts of one condition after its freeze that were not observations (a
+    Cancel, an infrastructure failure, a closed page) and were attempted again."""
+
+    total: int
+    """Interrupted held-out attempts."""
+    cancelled: int
+    """Of those, cut short by the user's Cancel."""
+    infrastructure: int
+    """Of those, failed by the infrastructure (worker, load, bridge, ...)."""
+    page_closed: int
+    """Of those, in flight when the page closed."""
+    attempted_again: int
+    """Of those, whose task was attempted again and observed afterwards."""
+    output_shown: int
+    """Of those, whose cut-off output was shown to the user before the retry."""
+
+
+@dataclass(frozen=True)
 class ConditionResult:
     """Frozen profile, predictions, observations and scores for one condition."""
 
     frozen: FrozenProfile
     """The profile as frozen."""
+    revision_note: str
+    """`pinned: <commit>`, or `UNPINNED: ...` when the model was asked for by a branch
+    (e.g. `main`), with the commit the hub served or why it is unknown."""
+    interrupted: InterruptedAttempts | None
+    """Held-out attempts interrupted and attempted again (never scored); null only in
+    documents upgraded from predictions/1."""
     predictions: tuple[Prediction, ...]
     """One per held-out task, made from the frozen profile."""
     observations: tuple[Observation, ...]
@@ -238,7 +264,7 @@ class ConditionResult:
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/1"]
+    schema_version: Literal["predictions/2"]
     """Version of this schema."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
@@ -461,6 +487,28 @@ def score(
     )
 
 
+def interrupted_attempts(
+    trace: Trace, record: FreezeRecord, heldout_ids: set[str]
+) -> InterruptedAttempts:
+    """Count the held-out attempts of `record`'s condition interrupted after its freeze."""
+    mine = [
+        i
+        for i in trace.interruptions
+        if i.sequence > record.sequence
+        and i.trial_id.partition("/")[0] == record.condition
+        and i.trial_id.partition("/")[2] in heldout_ids
+    ]
+    observed = {t.trial_id: t.sequence for t in trace.trials}
+    return InterruptedAttempts(
+        total=len(mine),
+        cancelled=sum(1 for i in mine if i.reason == "cancelled"),
+        infrastructure=sum(1 for i in mine if i.reason == "infrastructure"),
+        page_closed=sum(1 for i in mine if i.reason == "page-closed"),
+        attempted_again=sum(1 for i in mine if observed.get(i.trial_id, -1) > i.sequence),
+        output_shown=sum(1 for i in mine if i.output_shown),
+    )
+
+
 def score_trace(trace: Trace) -> PredictionsDocument:
     """Everything a predictions document holds, derived from the trace alone."""
     if trace.model is None:
@@ -485,11 +533,16 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         chain = record.condition == "controlled-chain"
         results.append(
             ConditionResult(
-                frozen, predictions, observations, score(predictions, observations, chain)
+                frozen=frozen,
+                revision_note=revision_note(trace.model),
+                interrupted=interrupted_attempts(trace, record, heldout_ids),
+                predictions=predictions,
+                observations=observations,
+                scores=score(predictions, observations, chain),
             )
         )
     return PredictionsDocument(
-        schema_version="predictions/1",
+        schema_version="predictions/2",
         kind="composition-lab-predictions",
         trace_run_id=trace.run.run_id,
         evidence=trace.model.evidence,
@@ -497,6 +550,20 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         interpretation=INTERPRETATION,
         conditions=tuple(results),
     )
+
+
+def read_predictions(document: JSON) -> PredictionsDocument:
+    """A predictions document from JSON; a predictions/1 document is upgraded (what it did
+    not record: the revision note says so, the interruption counts are null)."""
+    if isinstance(document, dict) and document.get("schema_version") == "predictions/1":
+        document = json.loads(json.dumps(document))
+        document["schema_version"] = SCHEMA_VERSION
+        for entry in document.get("conditions") or []:
+            if isinstance(entry, dict):
+                entry.setdefault("revision_note", "not recorded (predictions/1)")
+                entry.setdefault("interrupted", None)
+    upgraded: PredictionsDocument = from_json(PredictionsDocument, document)
+    return upgraded
 
 
 def predictions_schema() -> dict[str, JSON]:

@@ -1,35 +1,68 @@
 """Re-derive everything in a trace from its seed and its raw observations.
 
 `reproduce` trusts nothing it can recompute: it regenerates the task set from the seed,
-task parameters and generator version, re-executes every program text, re-verifies every
-verdict and recounts the summary. Each disagreement is reported as a `Mismatch`; an empty
-list means every derivable number in the trace was re-derived exactly.
+task parameters and generator version, re-executes every program text, re-judges every
+reply with the judges that made the verdicts (`judge_whole_task`, `judge_call`), checks
+every recorded budget against the protocol's, every evidence label against the model's
+source, every trial's load against the model's loads and the sweep's one identity, the
+timeline (held-out trials after their condition's freeze, a freeze naming only earlier
+trials), every interruption, and recounts the summary. Each disagreement is reported as a
+`Mismatch`; an empty list means every derivable number in the trace was re-derived exactly.
+
+A trace/1 document is upgraded first (`pyapp.records.trace.upgrade`); what trace/1 did not
+record (timestamps, loads, identities, route limits) is not checked for it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import interpreter
 from pyapp.conditions import prompts
-from pyapp.conditions.interpret import interpret, outcome_of
+from pyapp.conditions.failures import kind_of
+from pyapp.conditions.interpret import interpret
+from pyapp.conditions.model import (
+    CHAIN_CALL_CAPS,
+    DEFAULT_ROUTE_LIMITS,
+    WHOLE_TASK_CAPS,
+    ModelProvenance,
+    identity_sha256,
+    input_hash_matches,
+    revision_note,
+)
 from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.conditions.run import (
     MODEL_CONDITIONS,
-    exact_op,
-    failure,
-    generation_failure,
-    parse_integer,
+    Reservation,
+    call_step,
+    chain_result,
+    judge_call,
+    judge_whole_task,
     plan_route,
-    resolve_operand,
+    route_call_refusal,
+    unsupported_failure,
     verify_route,
+    whole_task_prompt,
 )
 from pyapp.records.base import JSON, RecordError, from_json, to_json
-from pyapp.records.trace import EVIDENCE_NOTES, Failure, TaskRecord, Trace, Trial, summarise
+from pyapp.records.trace import (
+    EVIDENCE_NOTES,
+    LEGACY_SCHEMA_VERSIONS,
+    Failure,
+    TaskRecord,
+    Trace,
+    Trial,
+    budget_of,
+    outcome_of,
+    summarise,
+    upgrade,
+)
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
+PROTOCOL_BUDGET = budget_of(interpreter.DEFAULT_LIMITS)
+FIXTURE_SOURCES = ("bundled-fixture", "scripted")
 
 
 @dataclass(frozen=True)
@@ -43,20 +76,19 @@ class Mismatch:
         return f"{self.where}: {self.message}"
 
 
-def _limits_of(trial: Trial) -> interpreter.Limits:
-    b = trial.budget
-    return interpreter.Limits(
-        max_output_bytes=b.max_output_bytes,
-        max_nodes=b.max_nodes,
-        max_depth=b.max_depth,
-        max_operations=b.max_operations,
-        max_registers=b.max_registers,
-    )
+@dataclass(frozen=True)
+class _Context:
+    """What every trial check needs besides the trial."""
+
+    tasks: dict[str, TaskRecord]
+    model: ModelProvenance | None
+    legacy: bool
+    """The document was trace/1: fields it did not record are not checked."""
 
 
-def _check_trial(trial: Trial, where: str, tasks: dict[str, TaskRecord]) -> list[Mismatch]:
+def _check_trial(trial: Trial, where: str, ctx: _Context) -> list[Mismatch]:
     found: list[Mismatch] = []
-    task = tasks.get(trial.task_id)
+    task = ctx.tasks.get(trial.task_id)
     if task is None:
         return [Mismatch(where, f"task {trial.task_id!r} is not in the regenerated task set")]
     if trial.trial_id != f"{trial.condition}/{trial.task_id}":
@@ -75,6 +107,8 @@ def _check_trial(trial: Trial, where: str, tasks: dict[str, TaskRecord]) -> list
         )
     if trial.evidence_note != EVIDENCE_NOTES[trial.evidence]:
         found.append(Mismatch(where, "evidence_note does not match the evidence label"))
+    _check_budgets(trial, where, ctx, found)
+    _check_timestamps(trial, where, ctx, found)
 
     if trial.condition == "supplied-program":
         reference = interpreter.canonical_program_text(interpreter.program_from_json(task.program))
@@ -97,6 +131,40 @@ def _check_trial(trial: Trial, where: str, tasks: dict[str, TaskRecord]) -> list
     return found
 
 
+def _check_budgets(trial: Trial, where: str, ctx: _Context, found: list[Mismatch]) -> None:
+    """Recorded budgets are the protocol's, never taken on trust; a control carries no model
+    fields at all."""
+    chain = trial.condition == "controlled-chain"
+    if trial.condition == "supplied-program":
+        carried = [
+            name
+            for name in ("prompt", "caps", "completion", "chain", "input_tokens", "output_tokens")
+            if getattr(trial, name) is not None
+        ]
+        if carried:
+            found.append(Mismatch(where, f"a control trial carries {', '.join(carried)}"))
+    elif not chain and trial.caps != WHOLE_TASK_CAPS:
+        found.append(Mismatch(f"{where}.caps", "are not the protocol's whole-task caps"))
+    if chain and not ctx.legacy:
+        if trial.budget is not None:
+            found.append(Mismatch(f"{where}.budget", "a chain calls no interpreter: must be null"))
+        if trial.route_limits != DEFAULT_ROUTE_LIMITS:
+            found.append(Mismatch(f"{where}.route_limits", "are not the protocol's route limits"))
+    elif not chain and trial.budget != PROTOCOL_BUDGET:
+        found.append(Mismatch(f"{where}.budget", "is not the protocol's interpreter budget"))
+    if not chain and trial.route_limits is not None:
+        found.append(Mismatch(f"{where}.route_limits", "only a chain trial has route limits"))
+
+
+def _check_timestamps(trial: Trial, where: str, ctx: _Context, found: list[Mismatch]) -> None:
+    if ctx.legacy:
+        return
+    if trial.started_at is None or trial.ended_at is None:
+        found.append(Mismatch(where, "a trace/2 trial needs started_at and ended_at"))
+    elif trial.ended_at < trial.started_at:
+        found.append(Mismatch(where, "ended_at is before started_at"))
+
+
 def _verdict(result: int | None, failure: Failure | None, answer: int) -> dict[str, JSON]:
     correct = result is not None and result == answer
     return {
@@ -110,7 +178,7 @@ def _verdict(result: int | None, failure: Failure | None, answer: int) -> dict[s
 def _rederive_program(trial: Trial, task: TaskRecord, text: str | None) -> dict[str, JSON]:
     if text is None:
         return {"program": None, "steps": [], **_verdict(None, trial.failure, task.answer)}
-    outcome = interpret(text, task.registers, _limits_of(trial))
+    outcome = interpret(text, task.registers, interpreter.DEFAULT_LIMITS)
     return {
         "program": outcome.program,
         "steps": to_json(outcome.steps),
@@ -128,42 +196,37 @@ def _check_prompt(
 def _rederive_whole_task(
     trial: Trial, task: TaskRecord, where: str, found: list[Mismatch]
 ) -> dict[str, JSON]:
-    template = (
-        prompts.INTEGER_ANSWER if trial.condition == "model-only" else prompts.REGISTER_PROGRAM
-    )
-    expected_prompt = prompts.render_task_prompt(
-        template, task.registers, task.question, task.encoding
-    )
-    _check_prompt(trial.prompt, expected_prompt, where, found)
+    _check_prompt(trial.prompt, whole_task_prompt(task, trial.condition), where, found)
     completion = trial.completion
     if completion is None:
         found.append(Mismatch(where, "a model trial without its completion"))
         return {}
-    tokens = {"input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens}
-    problem = generation_failure(completion)
-    if trial.condition == "model-only":
-        result = None
-        if problem is None:
-            result, problem = parse_integer(completion.text)
-        return {
-            "program_text": None,
-            "program": None,
-            **tokens,
-            **_verdict(result, problem, task.answer),
-        }
-    if problem is not None:
-        return {
-            "program_text": None,
-            "program": None,
-            "steps": [],
-            **tokens,
-            **_verdict(None, problem, task.answer),
-        }
+    if not input_hash_matches(completion):
+        found.append(Mismatch(f"{where}.completion", "input_sha256 is not the input's hash"))
+    verdict = judge_whole_task(trial.condition, task.registers, completion)
     return {
-        "program_text": completion.text,
-        **tokens,
-        **_rederive_program(trial, task, completion.text),
+        "program_text": verdict.program_text,
+        "program": verdict.program,
+        "steps": to_json(verdict.steps),
+        "input_tokens": completion.input_tokens,
+        "output_tokens": completion.output_tokens,
+        **_verdict(verdict.result, verdict.failure, task.answer),
     }
+
+
+def _check_call_caps(trial: Trial, where: str, found: list[Mismatch]) -> None:
+    route = trial.chain
+    if route is None:
+        return
+    if route.status != "unsupported" and trial.caps != CHAIN_CALL_CAPS:
+        found.append(Mismatch(f"{where}.caps", "are not the protocol's chain-call caps"))
+    for position, call in enumerate(route.calls):
+        at = f"{where}.chain.calls[{position}]"
+        if call.index != position:
+            found.append(Mismatch(at, f"index {call.index} is not its position {position}"))
+        shortened = replace(CHAIN_CALL_CAPS, timeout_ms=call.caps.timeout_ms)
+        if call.caps != shortened or not 0 < call.caps.timeout_ms <= CHAIN_CALL_CAPS.timeout_ms:
+            found.append(Mismatch(f"{at}.caps", "are not the protocol's chain-call caps"))
 
 
 def _rederive_chain(
@@ -173,21 +236,25 @@ def _rederive_chain(
     if route is None:
         found.append(Mismatch(where, "a controlled-chain trial without its route"))
         return {}
+    _check_call_caps(trial, where, found)
     plan = plan_route(task)
     if plan is None:
         if route.calls:
             found.append(Mismatch(f"{where}.chain", "an unsupported route made model calls"))
-        problem: Failure | None = failure(
-            "unsupported", "route", f"no controlled route for {task.family}: no model call made"
-        )
         derived_route = verify_route(task, None, (), None, 0, 0)
-        return {"chain": to_json(derived_route), **_verdict(None, problem, task.answer)}
+        return {
+            "chain": to_json(derived_route),
+            **_verdict(None, unsupported_failure(task), task.answer),
+        }
     outputs: list[int] = []
-    reserved_in = reserved_out = 0
+    reservation = Reservation(DEFAULT_ROUTE_LIMITS)
     halt = route.halt
-    for call in route.calls:
-        at = f"{where}.chain.calls[{call.index}]"
-        planned = plan[call.index] if call.index < len(plan) else None
+    refused = route_call_refusal(plan, DEFAULT_ROUTE_LIMITS)
+    if refused is not None and (route.calls or halt != refused):
+        found.append(Mismatch(f"{where}.chain", "the route is over the call budget"))
+    for position, call in enumerate(route.calls):
+        at = f"{where}.chain.calls[{position}]"
+        planned = plan[position] if position < len(plan) else None
         if planned is None or (planned.op, planned.left, planned.right) != (
             call.op,
             call.left_source,
@@ -195,31 +262,31 @@ def _rederive_chain(
         ):
             found.append(Mismatch(at, "does not follow the task's route"))
             continue
-        left = resolve_operand(planned.left, task.registers, outputs)
-        right = resolve_operand(planned.right, task.registers, outputs)
-        if (call.left, call.right) != (left, right):
+        template = call.prompt.template_id
+        if template not in (prompts.CHAIN_STEP, prompts.CHAIN_STEP_V1):
+            template = prompts.CHAIN_STEP
+        step = call_step(planned, task.registers, outputs, task.encoding, template)
+        if (call.left, call.right) != (step.left, step.right):
             found.append(
                 Mismatch(
                     at,
                     f"operands ({call.left}, {call.right}) are not the routed "
-                    f"values ({left}, {right})",
+                    f"values ({step.left}, {step.right})",
                 )
             )
-        _check_prompt(call.prompt, prompts.render_chain_step(call.op, left, right), at, found)
-        reserved_in += call.caps.max_input_tokens
-        reserved_out += call.caps.max_new_tokens
-        if (call.reserved_input_tokens, call.reserved_output_tokens) != (reserved_in, reserved_out):
+        _check_prompt(call.prompt, step.prompt, at, found)
+        if reservation.refusal(call.caps) is not None:
+            found.append(Mismatch(at, "the call was made past the route's token budgets"))
+        reservation.reserve(call.caps)
+        if (call.reserved_input_tokens, call.reserved_output_tokens) != (
+            reservation.input_tokens,
+            reservation.output_tokens,
+        ):
             found.append(Mismatch(at, "token reservations do not add up"))
-        problem = generation_failure(call.completion)
-        parsed = None
-        if problem is None:
-            parsed, problem = parse_integer(call.completion.text)
-        local_expected = exact_op(call.op, left, right)
-        derived_call = (
-            parsed,
-            local_expected,
-            None if parsed is None else parsed == local_expected,
-        )
+        if not input_hash_matches(call.completion):
+            found.append(Mismatch(f"{at}.completion", "input_sha256 is not the input's hash"))
+        verdict = judge_call(call.op, step.left, step.right, call.completion)
+        derived_call = (verdict.parsed, verdict.local_expected, verdict.local_correct)
         if (call.parsed, call.local_expected, call.local_correct) != derived_call:
             found.append(
                 Mismatch(
@@ -229,6 +296,7 @@ def _rederive_chain(
                     f"re-derived {derived_call}",
                 )
             )
+        problem = verdict.failure
         if problem is not None:
             if halt is None or (halt.code != problem.code and halt.code != "route_timeout"):
                 found.append(
@@ -237,26 +305,29 @@ def _rederive_chain(
                     )
                 )
             break
-        if parsed is not None:
-            outputs.append(parsed)
-    derived_route = verify_route(task, plan, route.calls, halt, reserved_in, reserved_out)
-    result = outputs[-1] if len(outputs) == len(plan) and halt is None else None
+        if verdict.parsed is not None:
+            outputs.append(verdict.parsed)
+    derived_route = verify_route(
+        task, plan, route.calls, halt, reservation.input_tokens, reservation.output_tokens
+    )
     return {
         "chain": to_json(derived_route),
         "input_tokens": derived_route.used_input_tokens,
         "output_tokens": derived_route.used_output_tokens,
-        **_verdict(result, halt, task.answer),
+        **_verdict(chain_result(plan, outputs, halt), halt, task.answer),
     }
 
 
 def reproduce(document: JSON) -> list[Mismatch]:
     """Every mismatch between a trace document and what its seed and observations give."""
+    legacy = isinstance(document, dict) and document.get("schema_version") in (
+        LEGACY_SCHEMA_VERSIONS
+    )
     try:
-        trace: Trace = from_json(Trace, document)
+        trace: Trace = from_json(Trace, upgrade(document))
     except RecordError as error:
         return [Mismatch(error.path, f"not a valid trace: {error.message}")]
 
-    found: list[Mismatch] = []
     run = trace.run
     if run.generator_version != GENERATOR_VERSION:
         return [
@@ -265,35 +336,13 @@ def reproduce(document: JSON) -> list[Mismatch]:
                 f"{run.generator_version!r} cannot be regenerated by {GENERATOR_VERSION!r}",
             )
         ]
+    found: list[Mismatch] = []
     if run.seed != run.task_params.seed:
         found.append(Mismatch("$.run.seed", "differs from task_params.seed"))
-    current = prompts.template_hashes()
-    for template_id, digest in run.prompt_templates.items():
-        if current.get(template_id) != digest:
-            found.append(
-                Mismatch(
-                    f"$.run.prompt_templates.{template_id}",
-                    "template hash differs from this version's template file",
-                )
-            )
-
-    regenerated = tuple(TaskRecord.of(t) for t in generate(run.task_params))
-    if len(regenerated) != len(trace.tasks):
-        found.append(
-            Mismatch(
-                "$.tasks", f"{len(trace.tasks)} tasks recorded, the seed gives {len(regenerated)}"
-            )
-        )
-    for i, (recorded, derived) in enumerate(zip(trace.tasks, regenerated, strict=False)):
-        if recorded != derived:
-            diff = sorted(k for k, v in to_json(derived).items() if to_json(recorded)[k] != v)
-            found.append(
-                Mismatch(
-                    f"$.tasks[{i}]",
-                    f"{recorded.id} differs from the regenerated task in {', '.join(diff)}",
-                )
-            )
-    tasks = {task.id: task for task in regenerated}
+    _check_templates(trace, found)
+    tasks = _check_tasks(trace, found)
+    _check_model(trace, legacy, found)
+    ctx = _Context(tasks=tasks, model=trace.model, legacy=legacy)
 
     seen: set[str] = set()
     for i, trial in enumerate(trace.trials):
@@ -303,32 +352,13 @@ def reproduce(document: JSON) -> list[Mismatch]:
         seen.add(trial.trial_id)
         if trial.condition not in run.conditions:
             found.append(Mismatch(where, f"condition {trial.condition!r} not listed in the run"))
-        found.extend(_check_trial(trial, where, tasks))
+        found.extend(_check_trial(trial, where, ctx))
         if trial.condition in MODEL_CONDITIONS:
-            if trace.model is None:
-                found.append(Mismatch(where, "a model-condition trial in a trace without a model"))
-            elif trial.evidence != trace.model.evidence:
-                found.append(
-                    Mismatch(
-                        where,
-                        f"labelled {trial.evidence!r} but the session's model is "
-                        f"{trace.model.evidence!r} evidence",
-                    )
-                )
+            _check_model_trial(trial, where, ctx, found)
 
-    for i, interruption in enumerate(trace.interruptions):
-        if interruption.partial is not None:
-            where = f"$.interruptions[{i}].partial"
-            if interruption.partial.trial_id != interruption.trial_id:
-                found.append(Mismatch(where, "is not the interrupted trial"))
-            found.extend(_check_trial(interruption.partial, where, tasks))
-
-    for i, record in enumerate(trace.freezes):
-        if record.condition not in run.conditions:
-            found.append(Mismatch(f"$.freezes[{i}]", "freezes a condition the run did not list"))
-        if not 0 <= record.after_trials <= len(trace.trials):
-            found.append(Mismatch(f"$.freezes[{i}].after_trials", "outside the trial list"))
-            return found
+    _check_interruptions(trace, ctx, found)
+    if not _check_timeline(trace, legacy, found):
+        return found
     if trace.freezes:
         from pyapp.predict.predictor import score_trace
 
@@ -345,6 +375,181 @@ def reproduce(document: JSON) -> list[Mismatch]:
             )
         )
     return found
+
+
+def _check_templates(trace: Trace, found: list[Mismatch]) -> None:
+    """Every template a prompt used is listed with the checkout's hash; none is missing."""
+    current = prompts.template_hashes()
+    listed = trace.run.prompt_templates
+    for template_id, digest in listed.items():
+        if current.get(template_id) != digest:
+            found.append(
+                Mismatch(
+                    f"$.run.prompt_templates.{template_id}",
+                    "template hash differs from this version's template file",
+                )
+            )
+    used: set[str] = set()
+    for trial in trace.trials:
+        if trial.prompt is not None:
+            used.add(trial.prompt.template_id)
+        if trial.chain is not None:
+            used |= {call.prompt.template_id for call in trial.chain.calls}
+    needed = {
+        "model-only": prompts.INTEGER_ANSWER,
+        "model-program": prompts.REGISTER_PROGRAM,
+    }
+    used |= {needed[c] for c in trace.run.conditions if c in needed}
+    for template_id in sorted(used - set(listed)):
+        found.append(Mismatch("$.run.prompt_templates", f"the hash of {template_id!r} is missing"))
+
+
+def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
+    regenerated = tuple(TaskRecord.of(t) for t in generate(trace.run.task_params))
+    if len(regenerated) != len(trace.tasks):
+        found.append(
+            Mismatch(
+                "$.tasks", f"{len(trace.tasks)} tasks recorded, the seed gives {len(regenerated)}"
+            )
+        )
+    for i, (recorded, derived) in enumerate(zip(trace.tasks, regenerated, strict=False)):
+        if recorded != derived:
+            diff = sorted(k for k, v in to_json(derived).items() if to_json(recorded)[k] != v)
+            found.append(
+                Mismatch(
+                    f"$.tasks[{i}]",
+                    f"{recorded.id} differs from the regenerated task in {', '.join(diff)}",
+                )
+            )
+    return {task.id: task for task in regenerated}
+
+
+def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
+    """A fixture is never relabelled model evidence."""
+    model = trace.model
+    expected_note = None if model is None or legacy else revision_note(model)
+    if trace.revision_note != expected_note:
+        found.append(
+            Mismatch("$.revision_note", f"recorded {trace.revision_note!r}, not {expected_note!r}")
+        )
+    if model is None:
+        return
+    if model.source in FIXTURE_SOURCES and model.evidence != "fixture":
+        found.append(
+            Mismatch(
+                "$.model.evidence",
+                f"source {model.source!r} is a fixture, never {model.evidence!r} evidence",
+            )
+        )
+
+
+def _check_model_trial(trial: Trial, where: str, ctx: _Context, found: list[Mismatch]) -> None:
+    """Its evidence is the session's; it ran under a successful load of the one identity."""
+    model = ctx.model
+    if model is None:
+        found.append(Mismatch(where, "a model-condition trial in a trace without a model"))
+        return
+    if trial.evidence != model.evidence:
+        found.append(
+            Mismatch(
+                where,
+                f"labelled {trial.evidence!r} but the session's model is "
+                f"{model.evidence!r} evidence",
+            )
+        )
+    if ctx.legacy:
+        return
+    ok_loads = {load.load_id for load in model.loads if load.ok}
+    if trial.load_id not in ok_loads:
+        found.append(
+            Mismatch(f"{where}.load_id", f"{trial.load_id} names no successful model load")
+        )
+    if trial.model_identity != identity_sha256(model):
+        found.append(
+            Mismatch(
+                f"{where}.model_identity",
+                "ran under another model identity than the sweep's (mixed identities)",
+            )
+        )
+
+
+def _check_interruptions(trace: Trace, ctx: _Context, found: list[Mismatch]) -> None:
+    observed = {t.trial_id: t.sequence for t in trace.trials}
+    for i, interruption in enumerate(trace.interruptions):
+        where = f"$.interruptions[{i}]"
+        condition, _, task_id = interruption.trial_id.partition("/")
+        if condition not in trace.run.conditions or task_id not in ctx.tasks:
+            found.append(Mismatch(where, f"{interruption.trial_id!r} is no trial of this run"))
+            continue
+        earlier = observed.get(interruption.trial_id)
+        if earlier is not None and earlier < interruption.sequence:
+            found.append(Mismatch(where, "interrupts a trial that was already observed"))
+        code = interruption.code
+        expected_kind = {"cancelled": "cancelled", "infrastructure": "infrastructure"}.get(
+            interruption.reason
+        )
+        if expected_kind is not None and (code is None or kind_of(code) != expected_kind):
+            found.append(
+                Mismatch(f"{where}.code", f"{code!r} is not a {interruption.reason} failure")
+            )
+        partial = interruption.partial
+        if partial is None:
+            continue
+        at = f"{where}.partial"
+        if partial.trial_id != interruption.trial_id:
+            found.append(Mismatch(at, "is not the interrupted trial"))
+        if partial.failure is None or partial.failure.code != code:
+            found.append(Mismatch(at, f"does not fail with the interruption's code {code!r}"))
+        found.extend(_check_trial(partial, at, ctx))
+
+
+def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
+    """Sequence numbers in order; each freeze names only earlier trials; every held-out
+    trial of a model condition comes after its condition's freeze. False when a freeze
+    names trials that do not exist (nothing can be scored then)."""
+    from pyapp.predict.predictor import heldout_tasks
+
+    sequences = [t.sequence for t in trace.trials]
+    if sequences != sorted(sequences):
+        found.append(Mismatch("$.trials", "sequence numbers are not in the recorded order"))
+    everything = sequences + [f.sequence for f in trace.freezes]
+    everything += [i.sequence for i in trace.interruptions]
+    if len(set(everything)) != len(everything):
+        found.append(Mismatch("$", "two events share a sequence number"))
+    for i, record in enumerate(trace.freezes):
+        where = f"$.freezes[{i}]"
+        if record.condition not in trace.run.conditions:
+            found.append(Mismatch(where, "freezes a condition the run did not list"))
+        if not 0 <= record.after_trials <= len(trace.trials):
+            found.append(Mismatch(f"{where}.after_trials", "outside the trial list"))
+            return False
+        before, after = trace.trials[: record.after_trials], trace.trials[record.after_trials :]
+        if any(t.sequence > record.sequence for t in before) or any(
+            t.sequence < record.sequence for t in after
+        ):
+            found.append(Mismatch(where, "names trials that came after it"))
+        ended = [t.ended_at for t in before if t.ended_at is not None]
+        if not legacy and ended and max(ended) > record.frozen_at:
+            found.append(Mismatch(f"{where}.frozen_at", "is before a trial it names ended"))
+    tasks = generate(trace.run.task_params)
+    for condition in trace.run.conditions:
+        if condition not in MODEL_CONDITIONS:
+            continue
+        heldout = {t.id for t in heldout_tasks(tasks, condition)}
+        freezes = [f for f in trace.freezes if f.condition == condition]
+        for i, trial in enumerate(trace.trials):
+            if trial.condition != condition or trial.task_id not in heldout:
+                continue
+            earlier = [f for f in freezes if f.after_trials <= i]
+            if not earlier:
+                found.append(
+                    Mismatch(f"$.trials[{i}]", "a held-out trial with no freeze before it")
+                )
+            elif not legacy and (trial.started_at or "") < earlier[0].frozen_at:
+                found.append(
+                    Mismatch(f"$.trials[{i}].started_at", "is before its condition's freeze")
+                )
+    return True
 
 
 def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) -> None:
@@ -370,7 +575,7 @@ def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> l
     from pyapp.predict.predictor import score_trace
 
     try:
-        trace: Trace = from_json(Trace, trace_document)
+        trace: Trace = from_json(Trace, upgrade(trace_document))
         derived = to_json(score_trace(trace))
     except (RecordError, ValueError) as error:
         return [Mismatch("trace", f"cannot score the trace: {error}")]

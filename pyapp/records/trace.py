@@ -22,12 +22,21 @@ from typing import Literal
 import interpreter
 from pyapp import __version__
 from pyapp.conditions.clock import ClockInfo
-from pyapp.conditions.model import Caps, Completion, ModelProvenance
+from pyapp.conditions.model import (
+    Caps,
+    Completion,
+    GenerationSettings,
+    ModelProvenance,
+    RouteLimits,
+    revision_note,
+)
 from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.records.base import JSON, ProgramJSON, from_json, json_schema, to_json
-from pyapp.tasks.taskset import Task, TaskParams
+from pyapp.tasks.taskset import Task, TaskLike, TaskParams
 
-SCHEMA_VERSION = "trace/1"
+SCHEMA_VERSION = "trace/2"
+LEGACY_SCHEMA_VERSIONS = ("trace/1",)
+"""Older trace versions `upgrade` can still read (their new fields filled as unknown)."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
@@ -231,6 +240,19 @@ class Trial:
 
     trial_id: str
     """Unique within the trace: `<condition>/<task id>`."""
+    sequence: int
+    """Position in the run's timeline: trials, interruptions and freezes share one counter,
+    from 1, in the order they happened."""
+    started_at: str | None
+    """When the trial started, UTC ISO 8601 (null only in traces upgraded from trace/1)."""
+    ended_at: str | None
+    """When the trial ended, UTC ISO 8601 (null only in traces upgraded from trace/1)."""
+    load_id: int | None
+    """The model load it ran under (`model.loads[].load_id`); null when no model was called
+    (the control, an unsupported route) or in traces upgraded from trace/1."""
+    model_identity: str | None
+    """SHA-256 of the model load identity it ran under (`pyapp.conditions.model.identity_sha256`);
+    null when no model was involved or in traces upgraded from trace/1."""
     task_id: str
     """The task this trial attempted."""
     condition: Condition
@@ -267,8 +289,12 @@ class Trial:
     """Actual prompt tokens (summed over calls for chains); null when unavailable."""
     output_tokens: int | None
     """Actual generated tokens (summed over calls for chains); null when unavailable."""
-    budget: InterpreterBudget
-    """The register-tree language limits in force."""
+    budget: InterpreterBudget | None
+    """The register-tree language limits in force; null for controlled chains, which call
+    no interpreter."""
+    route_limits: RouteLimits | None
+    """Controlled chains: the route's limits (6 calls, 3,072 input / 256 output tokens,
+    90 s, the per-call caps); null for whole-task conditions."""
     timings: Timings
     """Per-phase wall times."""
 
@@ -321,6 +347,12 @@ class RunInfo:
     """The conditions this run measured."""
     prompt_templates: dict[str, str]
     """Prompt template id → SHA-256 of the template file."""
+    generation: GenerationSettings | None
+    """How every generation decodes (greedy, stop tokens, chat template); null only in
+    traces upgraded from trace/1."""
+    faults: tuple[str, ...]
+    """Fault-injection hooks the page ran with (`worker_crash@N`, ...); empty for a normal
+    run. A run with faults injected is a test of the instrument."""
 
 
 @dataclass(frozen=True)
@@ -329,6 +361,8 @@ class FreezeRecord:
 
     condition: Condition
     """The condition whose profile was frozen."""
+    sequence: int
+    """Position in the run's timeline (shared with trials and interruptions)."""
     after_trials: int
     """How many of `trials` preceded the freeze; the profile is computed from those."""
     frozen_at: str
@@ -343,18 +377,29 @@ class FreezeRecord:
 @dataclass(frozen=True)
 class Interruption:
     """A trial that did not finish as an observation: the page closed or crashed while it was
-    in flight, or the user cancelled it mid-generation. It is re-attempted later, so a
-    user's Cancel is never scored as the model's failure; what it produced is kept."""
+    in flight, the user cancelled it mid-generation, or the infrastructure failed under it.
+    It is attempted again, so neither a Cancel nor a broken worker is ever scored as the
+    model's failure; what it produced is kept."""
 
     trial_id: str
     """The trial that was interrupted (re-attempted on resume)."""
+    sequence: int
+    """Position in the run's timeline (shared with trials and freezes)."""
     at: str
     """When the interruption was recorded, UTC ISO 8601."""
-    reason: Literal["page-closed", "cancelled"]
+    reason: Literal["page-closed", "cancelled", "infrastructure"]
     """`page-closed`: noticed on resume (nothing of it survived); `cancelled`: the user's
-    Cancel cut its generation short."""
+    Cancel cut its generation short; `infrastructure`: the machinery failed (a failure code
+    of kind `infrastructure`: worker error, failed reload, busy, bad reply, ...)."""
+    code: str | None
+    """The failure code that made it an interruption; null for `page-closed`."""
+    message: str | None
+    """That failure in words; null for `page-closed`."""
+    output_shown: bool
+    """Whether the cut-off output was shown to the user before the retry (the page and the
+    CLI never show it, so this is false unless a future view does)."""
     partial: Trial | None
-    """What the cancelled attempt produced (raw, never scored); null when nothing survived."""
+    """What the interrupted attempt produced (raw, never scored); null when nothing survived."""
 
 
 @dataclass(frozen=True)
@@ -392,7 +437,7 @@ class Summary:
 class Trace:
     """A Composition Lab trace: the raw observations of one run."""
 
-    schema_version: Literal["trace/1"]
+    schema_version: Literal["trace/2"]
     """Version of this schema."""
     kind: Literal["composition-lab-trace"]
     """Document kind."""
@@ -402,6 +447,10 @@ class Trace:
     """Where it ran."""
     model: ModelProvenance | None
     """Model provenance; null when no model was loaded (e.g. the supplied-program control)."""
+    revision_note: str | None
+    """The model's revision in words: `pinned: <commit>`, or `UNPINNED: …` for a hub model
+    asked for by a branch (with the commit served, or why it is unknown); null without a
+    model, or in traces upgraded from trace/1."""
     tasks: tuple[TaskRecord, ...]
     """The full task set generated from the seed."""
     trials: tuple[Trial, ...]
@@ -409,7 +458,8 @@ class Trace:
     freezes: tuple[FreezeRecord, ...]
     """Profiles frozen during the run, in order (empty when none was frozen)."""
     interruptions: tuple[Interruption, ...]
-    """Trials in flight when the page was closed or crashed (then re-attempted)."""
+    """Attempts that were not observations (page closed, Cancel, infrastructure failure),
+    each attempted again."""
     journal: tuple[JournalEntry, ...]
     """Manual exploration: never part of a profile, a prediction or a score."""
     summary: Summary
@@ -441,8 +491,12 @@ def budget_of(limits: interpreter.Limits) -> InterpreterBudget:
 
 
 def new_run_info(
-    params: TaskParams, conditions: tuple[Condition, ...], templates: dict[str, str]
+    params: TaskParams,
+    conditions: tuple[Condition, ...],
+    templates: dict[str, str],
+    faults: tuple[str, ...] = (),
 ) -> RunInfo:
+    from pyapp.conditions.model import GENERATION_SETTINGS
     from pyapp.tasks.taskset import GENERATOR_VERSION
 
     return RunInfo(
@@ -453,6 +507,75 @@ def new_run_info(
         generator_version=GENERATOR_VERSION,
         conditions=conditions,
         prompt_templates=templates,
+        generation=GENERATION_SETTINGS,
+        faults=faults,
+    )
+
+
+def outcome_of(correct: bool, failure: Failure | None) -> str:
+    """`correct`, `wrong_answer`, or the failure's code."""
+    if failure is not None:
+        return failure.code
+    return "correct" if correct else "wrong_answer"
+
+
+def utc_now() -> str:
+    """Now, UTC ISO 8601 with milliseconds (the timeline's timestamps)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_trial(
+    task: TaskLike,
+    condition: Condition,
+    evidence: Evidence,
+    *,
+    result: int | None,
+    failure: Failure | None,
+    timings: Timings,
+    started_at: str,
+    prompt: RenderedPrompt | None = None,
+    caps: Caps | None = None,
+    completion: Completion | None = None,
+    program_text: str | None = None,
+    program: ProgramJSON | None = None,
+    steps: tuple[StepRecord, ...] = (),
+    chain: ChainRoute | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    budget: InterpreterBudget | None = None,
+    route_limits: RouteLimits | None = None,
+) -> Trial:
+    """The one place a Trial is built: id, evidence note, verdict and outcome follow from
+    the arguments; the sweep stamps `sequence`, `load_id` and `model_identity` later."""
+    correct = result is not None and result == task.answer
+    return Trial(
+        trial_id=f"{condition}/{task.id}",
+        sequence=0,
+        started_at=started_at,
+        ended_at=utc_now(),
+        load_id=None,
+        model_identity=None,
+        task_id=task.id,
+        condition=condition,
+        evidence=evidence,
+        evidence_note=EVIDENCE_NOTES[evidence],
+        prompt=prompt,
+        caps=caps,
+        completion=completion,
+        program_text=program_text,
+        program=program,
+        steps=steps,
+        chain=chain,
+        result=result,
+        expected=task.answer,
+        correct=correct,
+        outcome=outcome_of(correct, failure),
+        failure=failure,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        budget=budget,
+        route_limits=route_limits,
+        timings=timings,
     )
 
 
@@ -481,17 +604,19 @@ def make_trace(
     interruptions: tuple[Interruption, ...] = (),
     journal: tuple[JournalEntry, ...] = (),
     clock: ClockInfo | None = None,
+    faults: tuple[str, ...] = (),
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now unless given)."""
     from pyapp.conditions.clock import measure_clock
     from pyapp.conditions.prompts import template_hashes
 
     return Trace(
-        schema_version="trace/1",
+        schema_version="trace/2",
         kind="composition-lab-trace",
-        run=new_run_info(params, conditions, template_hashes()),
+        run=new_run_info(params, conditions, template_hashes(), faults),
         environment=environment(clock or measure_clock(), browser),
         model=model,
+        revision_note=None if model is None else revision_note(model),
         tasks=tuple(TaskRecord.of(task) for task in tasks),
         trials=trials,
         freezes=freezes,
@@ -516,20 +641,96 @@ def dumps(trace: Trace) -> str:
 
 
 def loads(text: str) -> Trace:
-    trace: Trace = from_json(Trace, json.loads(text))
+    trace: Trace = from_json(Trace, upgrade(json.loads(text)))
     return trace
 
 
+def read_trace(document: JSON) -> Trace:
+    """A trace from its JSON document, upgrading a trace/1 document first."""
+    trace: Trace = from_json(Trace, upgrade(document))
+    return trace
+
+
+def _completions_of_trace_1(node: JSON) -> None:
+    """Every completion in a trace/1 document: the model's input was not recorded."""
+    if isinstance(node, dict):
+        if "finish_reason" in node and "output_token_ids" in node:
+            node.setdefault("input_text", None)
+            node.setdefault("input_sha256", None)
+        for value in node.values():
+            _completions_of_trace_1(value)
+    elif isinstance(node, list):
+        for value in node:
+            _completions_of_trace_1(value)
+
+
+def upgrade(document: JSON) -> JSON:
+    """A trace/1 document as trace/2: what trace/1 did not record is filled as unknown
+    (timestamps, load ids, identities, generation settings: null; no faults). Sequence
+    numbers follow the recorded order: trials in order, each freeze after the trials it
+    names, interruptions last (trace/1 did not record when they happened). Anything else
+    is returned unchanged (and refused later if it is not a trace/2 document)."""
+    if not isinstance(document, dict) or document.get("schema_version") not in (
+        LEGACY_SCHEMA_VERSIONS
+    ):
+        return document
+    doc = json.loads(json.dumps(document))
+    doc["schema_version"] = SCHEMA_VERSION
+    if isinstance(doc.get("run"), dict):
+        doc["run"].setdefault("generation", None)
+        doc["run"].setdefault("faults", [])
+    doc.setdefault("revision_note", None)
+    if isinstance(doc.get("model"), dict):
+        doc["model"].setdefault("revision_served_note", None)
+        doc["model"].setdefault("wasm", None)
+    counter = 0
+    freezes = sorted(doc.get("freezes") or [], key=lambda f: f.get("after_trials", 0))
+    trials = doc.get("trials") or []
+
+    def next_sequence() -> int:
+        nonlocal counter
+        counter += 1
+        return counter
+
+    def upgrade_trial(trial: JSON, sequence: int) -> None:
+        if not isinstance(trial, dict):
+            return
+        trial.setdefault("sequence", sequence)
+        for key in ("started_at", "ended_at", "load_id", "model_identity"):
+            trial.setdefault(key, None)
+        trial.setdefault("route_limits", None)
+
+    for index in range(len(trials) + 1):
+        for record in freezes:
+            if record.get("after_trials") == index:
+                record.setdefault("sequence", next_sequence())
+        if index < len(trials):
+            upgrade_trial(trials[index], next_sequence())
+    _completions_of_trace_1(doc)
+    for interruption in doc.get("interruptions") or []:
+        if isinstance(interruption, dict):
+            sequence = next_sequence()
+            cancelled = interruption.get("reason") == "cancelled"
+            interruption.setdefault("sequence", sequence)
+            interruption.setdefault("code", "cancelled" if cancelled else None)
+            interruption.setdefault("message", None)
+            interruption.setdefault("output_shown", False)
+            upgrade_trial(interruption.get("partial"), sequence)
+    return doc
+
+
 VOLATILE_RUN_KEYS = ("run_id", "created_at")
+VOLATILE_TRIAL_KEYS = ("timings", "started_at", "ended_at")
 
 
 def strip_volatile(trace: dict[str, JSON]) -> dict[str, JSON]:
     """The trace without what legitimately differs between two runs of the same seed:
-    timings, environment, run id and start time. Used for browser ⇄ CPython parity."""
+    timings, timestamps, environment, run id and start time. Used for browser ⇄ CPython parity."""
     stripped = json.loads(json.dumps(trace))
     stripped.pop("environment", None)
     for key in VOLATILE_RUN_KEYS:
         stripped["run"].pop(key, None)
     for trial in stripped["trials"]:
-        trial.pop("timings", None)
+        for key in VOLATILE_TRIAL_KEYS:
+            trial.pop(key, None)
     return dict(stripped)

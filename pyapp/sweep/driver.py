@@ -12,8 +12,15 @@ from typing import Any
 
 from pyapp.browser.messages import parse_event
 from pyapp.cli.common import write_atomically
-from pyapp.sweep.errors import Interrupted, SetupError, SweepError
-from pyapp.sweep.files import PREDICTIONS, TRIALS, TrialsFile, write_checkpoint
+from pyapp.records.trace import Trace
+from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
+from pyapp.sweep.files import (
+    PREDICTIONS,
+    TRIALS,
+    TrialsFile,
+    document_text,
+    write_checkpoint,
+)
 from pyapp.sweep.options import ModelChoice, Options
 from pyapp.sweep.progress import Progress, say
 from pyapp.sweep.runfile import RunFile
@@ -43,8 +50,11 @@ class Driver:
         site: Path,
         timeout_s: float | None,
         stop: StopFlag,
+        ledger: Path | None = None,
     ) -> None:
         self.options = options
+        self.ledger = ledger
+        """The ledger file of held-out tasks observed across sweeps (None: keep none)."""
         self.choice = choice
         self.out = out
         self.run = run
@@ -70,7 +80,38 @@ class Driver:
         if header_json is not None:
             self.header_json = header_json
         if self.header_json is not None:
-            write_checkpoint(self.out, self.header_json, self.trials.lines())
+            trace = write_checkpoint(self.out, self.header_json, self.trials.lines())
+            self.record_ledger(trace)
+
+    def record_ledger(self, trace: Trace) -> None:
+        """Add the held-out tasks this trace observed to the ledger file (at checkpoints)."""
+        from pyapp.experiment.ledger import LedgerError, read_ledger, record_trace
+
+        if self.ledger is None:
+            return
+        try:
+            write_atomically(
+                self.ledger, document_text(record_trace(read_ledger(self.ledger), trace))
+            )
+        except (LedgerError, OSError) as error:
+            raise SweepError("ledger_failed", f"the ledger {self.ledger}: {error}") from None
+
+    def previously_observed(self) -> dict[str, list[str]]:
+        """What the ledger holds for the loaded model's identity and this task set."""
+        from pyapp.browser.model import parse_provenance
+        from pyapp.browser.session import task_params
+        from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger
+
+        if self.ledger is None:
+            return {}
+        provenance = parse_provenance(
+            self.page.evaluate("() => window.lab.models.state().provenance")
+        )
+        params = task_params(self.options.seed, self.options.params)
+        try:
+            return observed_for(read_ledger(self.ledger), provenance, params)
+        except LedgerError as error:
+            raise SetupError("bad_ledger", f"{error} (choose another with --ledger)") from None
 
     # -- page events --
 
@@ -100,6 +141,16 @@ class Driver:
                 self.progress.trial_done({"trial": json.loads(text)})
         elif kind in ("trial_interrupted", "frozen"):
             self.header_json = event["header_json"]
+        if kind == "trial_interrupted":
+            # kept raw under `interruptions` (a Cancel or an infrastructure failure) and
+            # attempted again: no longer in flight
+            self.run.data["in_flight"] = None
+            self.run.save()
+            if self.progress:
+                self.progress.note(
+                    f"{event.get('trial_id')} interrupted ({event.get('code')}): not scored,"
+                    " attempted again"
+                )
 
     # -- calling the page --
 
@@ -257,6 +308,14 @@ class Driver:
             request: dict[str, Any] = {"seed": self.options.seed, "params": self.options.params}
             # Explicit, so the sweep never depends on the page's checkboxes.
             request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
+            seen = self.previously_observed()
+            if seen:
+                request["previously_observed"] = seen
+                say(
+                    "the ledger holds held-out tasks observed in earlier runs of this model "
+                    "and task set: this sweep is exploratory for "
+                    + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(seen.items()))
+                )
             state = self.call("start", request)
         self.checkpoint(self.call("text", "header"))
         self.run.data["run_id"] = state.get("run_id")
@@ -300,4 +359,14 @@ class Driver:
             self.checkpoint(self.call("text", "header"))
             raise self.interrupted()
         state: dict[str, Any] = result["state"]
+        paused = state.get("paused")
+        if paused:
+            self.checkpoint(self.call("text", "header"))
+            self.run.data["paused"] = paused
+            raise Paused(
+                "paused",
+                f"paused after {paused.get('in_a_row')} infrastructure failures in a row "
+                f"(last: {paused.get('code')} on {paused.get('trial_id')}: "
+                f"{paused.get('message')}); nothing was scored",
+            )
         return state

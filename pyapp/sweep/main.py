@@ -53,12 +53,13 @@ from pyapp.sweep.chromium import (
     missing_chromium,
 )
 from pyapp.sweep.driver import DRIVER_JS, Driver
-from pyapp.sweep.errors import Interrupted, SetupError, SweepError
+from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import TRACE, TRIALS, FilesError, TrialsFile, stored_texts
 from pyapp.sweep.options import (
     ModelChoice,
     Options,
     choose_model,
+    fault_hooks,
     options_for_resume,
     options_from_args,
     read_catalogue,
@@ -169,6 +170,10 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     run.save()
 
+    # the ledger of held-out tasks observed across sweeps: beside the runs unless --ledger
+    chosen = getattr(args, "ledger", None)
+    ledger = Path(chosen) if chosen else out.resolve().parent / "ledger.json"
+    run.data["ledger"] = str(ledger)
     servers: list[Any] = []
     driver: Driver | None = None
     status, message, code = "failed", "", 1
@@ -188,12 +193,15 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
                 site=site,
                 timeout_s=args.timeout,
                 stop=stop,
+                ledger=ledger,
             )
             status, message, code = _drive(driver, playwright, site_url, stored, in_flight)
     except KeyboardInterrupt:
         status, message, code = "interrupted", "stopped by a second Ctrl-C", 130
     except Interrupted as error:
         status, message, code = "interrupted", error.message, error.status
+    except Paused as error:
+        status, message, code = "paused", error.message, error.status
     except SweepError as error:
         status, message, code = "failed", f"[{error.code}] {error.message}", error.status
     except PlaywrightError as error:  # the browser or the page failed under us
@@ -259,6 +267,7 @@ def begin_session(
         "trials_at_end": None,
         "message": None,
         "timings_s": {},
+        "faults": fault_hooks(options.page_params.get("fault", "")),
     }
     if args.resume:
         run.data.setdefault("sessions", []).append(session)
@@ -279,6 +288,7 @@ def begin_session(
         "trials": 0,
         "total": None,
         "options": options.to_json(),
+        "faults": fault_hooks(options.page_params.get("fault", "")),
         "model": {
             "key": choice.key,
             "model_id": choice.model_id,
@@ -339,6 +349,7 @@ def end_session(
     if status == "done":
         run.data["in_flight"] = None
         run.data["phase"] = None
+        run.data.pop("paused", None)
     run.save()
     return message
 

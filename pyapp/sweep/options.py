@@ -85,7 +85,29 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
         if not sep or not key:
             raise UsageError(f"--page-param expects KEY=VALUE, got {item!r}")
         result[key] = value
+    if "fault" in result:
+        bad = fault_errors(result["fault"])
+        if bad:
+            raise UsageError(f"--page-param fault: {bad[0]}")
     return result
+
+
+FAULT_KINDS = ("worker_crash", "reload_fail", "hang", "bad_reply")
+"""The page's fault-injection hooks (workers/faults.js, docs/sweep.md#fault-injection)."""
+
+
+def fault_hooks(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def fault_errors(text: str) -> list[str]:
+    """What is wrong with a `fault=KIND@N,...` value (the grammar workers/faults.js reads)."""
+    errors = []
+    for item in fault_hooks(text):
+        kind, at, n = item.partition("@")
+        if not at or kind not in FAULT_KINDS or not n.isdigit() or int(n) < 1:
+            errors.append(f"{item!r}: expected KIND@N, KIND one of {', '.join(FAULT_KINDS)}")
+    return errors
 
 
 def options_from_args(args: argparse.Namespace) -> Options:

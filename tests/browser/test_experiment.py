@@ -222,8 +222,17 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
     page.get_by_role("button", name="3. Run held-out").click()
     assert wait_experiment(page, "done") == "done"
     before = page.evaluate("() => window.__before")
-    assert len(before) == 8
-    assert all(observed == "false" and probability for _, observed, probability in before)
+    # 8 predicted tasks, and the 4 chain tasks without a route: attempted, recorded as
+    # `unsupported` with zero model calls, never predicted (issue 11, section 8)
+    assert len(before) == 12
+    predicted = [entry for entry in before if entry[1] is not None]
+    unrouted = sorted(trial_id for trial_id, row, _ in before if row is None)
+    assert unrouted == [
+        f"controlled-chain/{t}"
+        for t in ("derivative-1", "derivative-2", "determinant-1", "determinant-2")
+    ]
+    assert len(predicted) == 8
+    assert all(observed == "false" and probability for _, observed, probability in predicted)
     observed = page.eval_on_selector_all(
         "#predictions-table tbody tr", "rows => rows.map(r => r.dataset.observed)"
     )
@@ -282,14 +291,16 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
         timeout=MODEL_TIMEOUT_MS,
     )
     progress = page.inner_text("#sweep-progress")
-    assert "/ 92 trials" in progress and "elapsed" in progress and "ETA" in progress
+    # 96 = 24 tasks x 4 conditions: the 4 chain tasks without a route are recorded as
+    # `unsupported` trials with zero model calls (issue 11, section 8), no longer skipped
+    assert "/ 96 trials" in progress and "elapsed" in progress and "ETA" in progress
     assert page.get_attribute("#experiment", "data-state") == "running"
     assert page.is_enabled("#sweep-cancel")
     assert wait_experiment(page, "done") == "done"
-    assert page.inner_text("#sweep-count") == "92 / 92 trials"
+    assert page.inner_text("#sweep-count") == "96 / 96 trials"
 
     rows = result_rows(page)
-    assert len(rows) == 92 and len({r["id"] for r in rows}) == 92
+    assert len(rows) == 96 and len({r["id"] for r in rows}) == 96
     control = [r for r in rows if r["id"].startswith("supplied-program/")]
     assert len(control) == 24 and all(
         "control — not model evidence" in r["cells"][1] for r in control
@@ -298,7 +309,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     assert all(FIXTURE_LABEL in r["cells"][1] and r["evidence"] == "fixture" for r in fixture)
     assert FIXTURE_LABEL in page.inner_text("#sweep-results-caption")
     unsupported = [r for r in rows if r["id"] == "controlled-chain/determinant-1"]
-    assert unsupported == [] or "unsupported" in unsupported[0]["cells"][4]
+    assert len(unsupported) == 1 and "unsupported" in unsupported[0]["cells"][4]
 
     # Raw records: whole task (prompt, completion, parse) and a chain (calls, local verdicts).
     page.get_by_role("button", name="Open the raw record of model-program/add-1").click()
@@ -315,7 +326,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     trace = download_json(page, "Download sweep trace JSON")
     validate(trace, "trace.schema.json")
     assert reproduce(trace) == []
-    assert len(trace["trials"]) == 92 and trace["model"]["evidence"] == "fixture"
+    assert len(trace["trials"]) == 96 and trace["model"]["evidence"] == "fixture"
     assert {t["condition"] for t in trace["trials"]} == set(CONDITIONS)
 
     predictions = download_json(page, "Download predictions JSON")
@@ -431,11 +442,32 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         assert reproduce(trace) == []
         assert api(page, "() => window.lab.experiment.persisted()")["finished"] is True
 
-        # Clear stored data: no sweep, no ledger, and no resume offer after a reload.
-        assert api(page, "() => window.lab.experiment.ledger()")
+        # Clear stored data: no sweep and no resume offer after a reload, but the ledger is
+        # kept (issue 11); it goes only by its own confirmed action, which says what is lost.
+        ledger = api(page, "() => window.lab.experiment.ledger()")
+        assert ledger
         page.get_by_role("button", name="Clear stored data").click()
         page.wait_for_function(
             "() => document.querySelector('#stored-status').textContent.startsWith('Deleted')",
+            timeout=30_000,
+        )
+        assert "ledger" in page.inner_text("#stored-status") and "kept" in page.inner_text(
+            "#stored-status"
+        )
+        assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        messages = []
+        page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.dismiss()))
+        page.get_by_role("button", name="Clear the ledger…").click()
+        page.wait_for_function(
+            "() => document.querySelector('#stored-status').textContent.includes('kept')",
+            timeout=30_000,
+        )
+        assert "CONFIRMATORY" in messages[0]
+        assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_role("button", name="Clear the ledger…").click()
+        page.wait_for_function(
+            "() => document.querySelector('#stored-status').textContent.includes('ledger entr')",
             timeout=30_000,
         )
         assert api(page, "() => window.lab.experiment.ledger()") == []

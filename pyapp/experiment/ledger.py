@@ -1,0 +1,116 @@
+"""The ledger of observed held-out tasks across sweeps, kept in a file (the sweep CLI's; the
+page keeps its own in IndexedDB).
+
+A sweep whose held-out tasks were observed in an earlier run with the same model identity
+(`pyapp.conditions.model.identity_sha256`) and the same task set (seed, task parameters,
+generator version) is exploratory: the sweep CLI reads this file before it starts a sweep
+and passes what it holds as `previously_observed`, and records every held-out task its
+sweep observed. The file is JSON:
+
+    {"schema_version": "sweep-ledger/1",
+     "entries": [{"identity": sha256, "model_id", "revision", "task_set": sha256,
+                  "condition", "task_ids": [...], "runs": [run ids]}]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pyapp.conditions.model import ModelProvenance, identity_sha256
+from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.records.base import to_json
+from pyapp.records.trace import Trace
+from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams
+
+LEDGER_SCHEMA = "sweep-ledger/1"
+
+
+class LedgerError(ValueError):
+    """The ledger file exists but is not a ledger."""
+
+
+def task_set_sha256(params: TaskParams, generator_version: str = GENERATOR_VERSION) -> str:
+    """The task set a seed and parameters regenerate, named by a hash."""
+    text = json.dumps(
+        {"params": to_json(params), "generator_version": generator_version}, sort_keys=True
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_ledger(path: Path) -> dict[str, Any]:
+    """The ledger in `path`; an empty one when the file does not exist yet."""
+    if not path.exists():
+        return {"schema_version": LEDGER_SCHEMA, "entries": []}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise LedgerError(f"{path}: not readable as JSON ({error})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != LEDGER_SCHEMA:
+        raise LedgerError(f"{path}: not a {LEDGER_SCHEMA} ledger")
+    if not isinstance(data.get("entries"), list):
+        raise LedgerError(f"{path}: `entries` must be a list")
+    return data
+
+
+def observed_for(
+    ledger: dict[str, Any], model: ModelProvenance, params: TaskParams
+) -> dict[str, list[str]]:
+    """Per condition, the held-out task ids earlier runs observed with this identity and
+    task set (the `previously_observed` of a new sweep)."""
+    identity, task_set = identity_sha256(model), task_set_sha256(params)
+    seen: dict[str, list[str]] = {}
+    for entry in ledger["entries"]:
+        if entry.get("identity") == identity and entry.get("task_set") == task_set:
+            ids = seen.setdefault(str(entry.get("condition")), [])
+            ids.extend(str(i) for i in entry.get("task_ids", []) if str(i) not in ids)
+    return seen
+
+
+def _key(entry: dict[str, Any]) -> tuple[Any, Any, Any]:
+    return entry.get("identity"), entry.get("task_set"), entry.get("condition")
+
+
+def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
+    """The ledger with every held-out model-condition task the trace observed added."""
+    if trace.model is None:
+        return ledger
+    from pyapp.predict.predictor import heldout_tasks
+    from pyapp.tasks.taskset import generate
+
+    tasks = generate(trace.run.task_params)
+    identity = identity_sha256(trace.model)
+    task_set = task_set_sha256(trace.run.task_params, trace.run.generator_version)
+    entries = [dict(e) for e in ledger["entries"]]
+    for condition in trace.run.conditions:
+        if condition not in MODEL_CONDITIONS:
+            continue
+        heldout = {t.id for t in heldout_tasks(tasks, condition)}
+        ids = [t.task_id for t in trace.trials if t.condition == condition and t.task_id in heldout]
+        if not ids:
+            continue
+        key = (identity, task_set, condition)
+        entry = next(
+            (
+                e
+                for e in entries
+                if (e.get("identity"), e.get("task_set"), e.get("condition")) == key
+            ),
+            None,
+        )
+        if entry is None:
+            entry = {
+                "identity": identity,
+                "model_id": trace.model.model_id,
+                "revision": trace.model.revision,
+                "task_set": task_set,
+                "condition": condition,
+                "task_ids": [],
+                "runs": [],
+            }
+            entries.append(entry)
+        entry["task_ids"] = sorted(set(entry["task_ids"]) | set(ids))
+        entry["runs"] = sorted(set(entry["runs"]) | {trace.run.run_id})
+    return {"schema_version": LEDGER_SCHEMA, "entries": entries}
