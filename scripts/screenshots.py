@@ -7,8 +7,9 @@ Serves the built site on 127.0.0.1, drives headless Chromium (Debian's, as the t
 through the flow with the bundled TEST FIXTURE on WASM — boot, consent, running, results,
 a raw record, the finished run opened again ("Open a trace"), a boot failure — and writes
 one PNG per state, plus the HTML report of the finished run (`python -m pyapp report`).
-Every request that would leave 127.0.0.1 is refused. The running state is held by the tests' model-worker gate (an event, not a
-timer), so a refresh gives the same pictures on a fast or a slow machine. Run it after
+Every request that would leave 127.0.0.1 is refused. The running state is held by the
+tests' model-worker gate (an event, not a timer), so a refresh gives the same pictures on a
+fast or a slow machine. Run it after
 changing the page, and commit the PNGs.
 """
 
