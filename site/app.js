@@ -12,10 +12,10 @@
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
-import { DEFAULT_SEED, REQUEST_TYPES } from "./lab_protocol.js";
+import { DEFAULT_SEED, PRESETS, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { setupExperiment } from "./experiment.js";
-import { calibrationParams } from "./guide.js";
+import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
@@ -201,6 +201,17 @@ function currentSeed() {
   return seed;
 }
 
+// The chosen calibration preset's task-parameter overrides (none for "design").
+function currentParams() {
+  const overrides = PRESETS[$("#preset").value] ?? {};
+  return Object.keys(overrides).length ? overrides : undefined;
+}
+
+function withParams(fields) {
+  const params = currentParams();
+  return params ? { ...fields, params } : fields;
+}
+
 const SYMBOL = { add: "+", sub: "−", mul: "×" };
 
 // The register tree as infix text: {"op":"add","args":[{"ref":"a"},{"ref":"b"}]} -> "a + b".
@@ -252,7 +263,7 @@ async function loadTasks(seed) {
   $("#seed").value = String(seed);
   setState("running", `Generating tasks for seed ${seed}…`);
   try {
-    const result = await request("tasks", { seed, params: calibrationParams() });
+    const result = await request("tasks", withParams({ seed }));
     renderTasks(result);
     timings.first_table_ms ??= performance.now();
     const url = new URL(location.href);
@@ -315,7 +326,7 @@ async function runControl() {
   clearResults();
   setState("running", `Running the supplied-program control for seed ${seed}…`);
   try {
-    const { trace } = await request("run_supplied", { seed, params: calibrationParams(), environment: environment() });
+    const { trace } = await request("run_supplied", withParams({ seed, environment: environment() }));
     lastTrace = trace;
     renderTrace(trace);
     $("#download-trace").disabled = false;
@@ -357,7 +368,7 @@ async function sympyCheck() {
     sympyStatus.textContent = "Loading sympy and mpmath (first use only)…";
     const loaded = await request("sympy_load", {}, 180_000);
     sympyStatus.textContent = `sympy loaded (${(loaded.load_ms / 1000).toFixed(1)} s). Checking…`;
-    const result = await request("sympy_check", { seed, params: calibrationParams() }, 180_000);
+    const result = await request("sympy_check", withParams({ seed }), 180_000);
     const agree = `${result.agreements}/${result.checked}`;
     sympyStatus.textContent = "sympy check finished.";
     $("#sympy-result").textContent =
@@ -376,6 +387,7 @@ async function sympyCheck() {
 // ---- wiring --------------------------------------------------------------------------------
 
 $("#seed").value = String(seedFromUrl());
+for (const name of Object.keys(PRESETS)) $("#preset").append(new Option(name, name));
 $("#seed-form").addEventListener("submit", (event) => {
   event.preventDefault();
   try {
@@ -384,7 +396,8 @@ $("#seed-form").addEventListener("submit", (event) => {
     fail(error.message);
   }
 });
-$("#calibration-size").addEventListener("change", () => {
+$("#preset").addEventListener("change", () => {
+  if ($("#load-tasks").disabled) return; // not ready yet: the boot generates with this preset
   try {
     loadTasks(currentSeed());
   } catch (error) {
@@ -399,7 +412,7 @@ $("#sympy-check").addEventListener("click", sympyCheck);
 const models = setupModels({ request });
 
 // The Experiment and Journal sections (site/experiment.js): the sweep state API.
-const experiment = setupExperiment({ request, models, environment, currentSeed });
+const experiment = setupExperiment({ request, models, environment, currentSeed, currentParams });
 
 // For tests, bench/ and the sweep CLI: the same request path the buttons use, the Models
 // panel (models.state()) and the experiment's state API (docs/page.md).

@@ -45,7 +45,6 @@ import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./l
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
-import { calibrationParams } from "./guide.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -89,8 +88,8 @@ class Trials {
   }
 }
 
-export function setupExperiment({ request, models, environment, currentSeed }) {
-  const controller = new Experiment({ request, models, environment, currentSeed });
+export function setupExperiment({ request, models, environment, currentSeed, currentParams }) {
+  const controller = new Experiment({ request, models, environment, currentSeed, currentParams });
   controller.wire();
   return {
     api: controller.api(),
@@ -105,11 +104,12 @@ export function setupExperiment({ request, models, environment, currentSeed }) {
 }
 
 class Experiment {
-  constructor({ request, models, environment, currentSeed }) {
+  constructor({ request, models, environment, currentSeed, currentParams = () => undefined }) {
     this.request = request;
     this.models = models;
     this.environment = environment;
     this.currentSeed = currentSeed;
+    this.currentParams = currentParams;
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.listeners = new Set();
@@ -339,7 +339,8 @@ class Experiment {
         previously_observed: previously,
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
       };
-      fields.params = params ?? calibrationParams();
+      const chosen = params ?? this.currentParams();
+      if (chosen) fields.params = chosen;
       try {
         this.state = await this.request("sweep_start", fields);
         this.useHeader((await this.request("sweep_header")).header_json);
@@ -632,7 +633,7 @@ class Experiment {
     evidence.hidden = !fixture;
     evidence.textContent = fixture ? `This sweep uses the ${FIXTURE_LABEL}: every number below is a pipeline check, ${FIXTURE_LABEL}.` : "";
     $("#experiment-hint").textContent = loaded
-      ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed, conditions and calibration size from step 2.`
+      ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
   }
 

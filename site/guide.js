@@ -4,7 +4,7 @@
 //   ?seed=N                 the task seed (app.js reads and writes it)
 //   ?conditions=a,b         the checked conditions (model-only, supplied-program, model-program,
 //                           controlled-chain)
-//   ?size=N                 the calibration size: probes per primitive (TaskParams.primitives_per_op)
+//   ?preset=NAME            the calibration set (design, calibration-60, calibration-300)
 //   ?model=KEY              the model choice (a catalogue key, "fixture", or "other" with
 //   &model_id=ORG/NAME&revision=R  the id and revision typed in) — chosen, never loaded: loading
 //                           always waits for consent in the dialog
@@ -22,7 +22,7 @@ function setParam(name, value) {
   history.replaceState(history.state, "", url);
 }
 
-// ---- conditions and calibration size ------------------------------------------------------
+// ---- conditions and calibration set -------------------------------------------------------
 
 function applyConditions(params) {
   const wanted = params.get("conditions");
@@ -35,9 +35,23 @@ function recordConditions() {
   setParam("conditions", conditionBoxes().filter((box) => box.checked).map((box) => box.value).join(","));
 }
 
-function applySize(params) {
-  const size = Number(params.get("size"));
-  if (Number.isSafeInteger(size) && size >= 1) $("#calibration-size").value = String(size);
+// Choose `value` in the select as soon as it has that option (options may arrive later).
+function chooseWhenPresent(select, value, before = () => {}) {
+  const choose = () => {
+    if (![...select.options].some((option) => option.value === value)) return false;
+    before();
+    select.value = value;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  };
+  if (choose()) return;
+  const watcher = new MutationObserver(() => choose() && watcher.disconnect());
+  watcher.observe(select, { childList: true });
+}
+
+function applyPreset(params) {
+  const preset = params.get("preset");
+  if (preset) chooseWhenPresent($("#preset"), preset);
 }
 
 // ---- the model choice ----------------------------------------------------------------------
@@ -45,21 +59,11 @@ function applySize(params) {
 function applyModel(params) {
   const key = params.get("model");
   if (!key) return;
-  const choice = $("#model-choice");
-  const choose = () => {
-    if (![...choice.options].some((option) => option.value === key)) return false;
-    if (key === "other") {
-      if (params.get("model_id")) $("#model-id").value = params.get("model_id");
-      if (params.get("revision")) $("#model-revision").value = params.get("revision");
-    }
-    choice.value = key;
-    choice.dispatchEvent(new Event("change", { bubbles: true }));
-    return true;
-  };
-  if (choose()) return;
-  // The catalogue arrives after boot: choose as soon as the option exists.
-  const watcher = new MutationObserver(() => choose() && watcher.disconnect());
-  watcher.observe(choice, { childList: true });
+  chooseWhenPresent($("#model-choice"), key, () => {
+    if (key !== "other") return;
+    if (params.get("model_id")) $("#model-id").value = params.get("model_id");
+    if (params.get("revision")) $("#model-revision").value = params.get("revision");
+  });
 }
 
 function recordModel() {
@@ -97,10 +101,10 @@ function openTarget() {
 export function setupGuide() {
   const params = new URLSearchParams(location.search);
   applyConditions(params);
-  applySize(params);
+  applyPreset(params);
   applyModel(params);
   for (const box of conditionBoxes()) box.addEventListener("change", recordConditions);
-  $("#calibration-size").addEventListener("change", () => setParam("size", $("#calibration-size").value));
+  $("#preset").addEventListener("change", () => setParam("preset", $("#preset").value));
   for (const id of ["#model-choice", "#model-id", "#model-revision"]) $(id).addEventListener("change", recordModel);
   const observer = new MutationObserver(markStep);
   for (const id of ["#models", "#experiment"]) observer.observe($(id), { attributes: true, attributeFilter: ["data-state"] });
@@ -109,11 +113,5 @@ export function setupGuide() {
   openTarget();
 }
 
-// The calibration size as task parameters for a sweep (TaskParams.primitives_per_op).
-export function calibrationParams() {
-  const size = Number($("#calibration-size").value);
-  if (!Number.isSafeInteger(size) || size < 1) throw new Error("the calibration size must be a whole number ≥ 1");
-  return { primitives_per_op: size };
-}
 
 setupGuide();

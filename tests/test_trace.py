@@ -80,7 +80,7 @@ def test_from_json_names_the_path_of_a_type_error(trace):
 
 def test_field_docs_reads_docstrings_under_fields():
     docs = in_thread(field_docs, Trial)
-    assert docs["evidence"].startswith("`control`, `fixture` or `model`")
+    assert docs["evidence"].startswith("`control`, `fixture`, `synthetic` or `model`")
 
 
 def test_browser_environment_and_other_seeds_validate():

@@ -453,6 +453,13 @@ async function generate(request, job) {
   };
 }
 
+// What the runtime threw, named when it is a lost GPU device or exhausted memory (both are
+// infrastructure failures: the attempt is an interruption, never the model's outcome).
+const RUNTIME_FAILURES = [
+  { code: "device_lost", pattern: /device (?:was |is )?lost|GPUDevice.*lost|DEVICE_REMOVED|DEVICE_HUNG/i },
+  { code: "out_of_memory", pattern: /out of memory|\bOOM\b|failed to allocate|allocation failed|RangeError: Array buffer allocation/i },
+];
+
 // ---- dispatch ----------------------------------------------------------------------------
 
 self.onmessage = async ({ data: request }) => {
@@ -496,7 +503,9 @@ self.onmessage = async ({ data: request }) => {
       replyError(type ?? null, id ?? null, "unknown_type", `unknown message type ${JSON.stringify(type)}`);
     }
   } catch (error) {
-    const code = error instanceof LoadError ? error.code : type === "generate" ? "worker_error" : "load_failed";
-    replyError(type, id, code, error?.message || String(error));
+    const message = error?.message || String(error);
+    const runtime = RUNTIME_FAILURES.find((failure) => failure.pattern.test(message));
+    const fallback = error instanceof LoadError ? error.code : type === "generate" ? "worker_error" : "load_failed";
+    replyError(type, id, runtime?.code ?? fallback, message);
   }
 };

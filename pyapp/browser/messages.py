@@ -545,7 +545,7 @@ def constants() -> dict[str, JSON]:
     from pyapp.browser.session import ALL_CONDITIONS
     from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
     from pyapp.conditions.run import MODEL_CONDITIONS
-    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
+    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
     return {
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
@@ -561,6 +561,7 @@ def constants() -> dict[str, JSON]:
         "FIXTURE_LABEL": FIXTURE_LABEL,
         "CONTROL_LABEL": CONTROL_LABEL,
         "FAILURE_CODES": dict(FAILURE_CODES),
+        "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }
 
 

@@ -38,12 +38,18 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def param_overrides(items: list[str] | None, seed: int) -> dict[str, Any]:
-    """`--param KEY=VALUE` overrides as JSON values, checked by the same code the page uses."""
+def param_overrides(
+    items: list[str] | None, seed: int, preset: str | None = None
+) -> dict[str, Any]:
+    """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values, checked by the same
+    code the page uses."""
     from pyapp.browser.messages import RequestError
     from pyapp.browser.session import task_params
+    from pyapp.tasks.taskset import PRESETS
 
-    overrides: dict[str, Any] = {}
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"unknown --preset {preset!r}; known: {', '.join(PRESETS)}")
+    overrides: dict[str, Any] = dict(PRESETS[preset]) if preset is not None else {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:

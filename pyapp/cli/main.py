@@ -8,6 +8,7 @@
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
+    simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
     schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -31,13 +32,13 @@ from pyapp.cli.common import (
     param_overrides,
     write_atomically,
 )
-from pyapp.tasks.taskset import DEFAULT_SEED, TaskParams, generate
+from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, TaskParams, generate
 
 
 def _params(args: argparse.Namespace) -> TaskParams:
     from pyapp.browser.session import task_params
 
-    overrides = param_overrides(args.param, args.seed)
+    overrides = param_overrides(args.param, args.seed, getattr(args, "preset", None))
     return task_params(args.seed, overrides)
 
 
@@ -157,7 +158,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     print(
         f"evidence: {document.evidence}"
-        + ("  (fixture: NOT model evidence)" if document.evidence == "fixture" else "")
+        + (
+            f"  ({document.evidence}: NOT model evidence)"
+            if document.evidence in ("fixture", "synthetic")
+            else ""
+        )
     )
     for result in document.conditions:
         frozen = result.frozen
@@ -258,11 +263,13 @@ def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.browser.messages import messages_schema
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
+    from pyapp.sweep.runfile import run_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
         "messages.schema.json": messages_schema(),
+        "sweep-run.schema.json": run_schema(),
     }
 
 
@@ -330,6 +337,12 @@ def parser() -> argparse.ArgumentParser:
             action="append",
             metavar="KEY=VALUE",
             help="override a task parameter, e.g. primitives_per_op=100",
+        )
+        p.add_argument(
+            "--preset",
+            choices=list(PRESETS),
+            help="a named calibration set (design: 6 trials per op; calibration-60; "
+            "calibration-300, operands stratified by digit count); --param applies after it",
         )
 
     p = sub.add_parser("tasks", help="print the task set of a seed")
@@ -427,6 +440,10 @@ def parser() -> argparse.ArgumentParser:
         " the --out folder)",
     )
     p.set_defaults(func=cmd_sweep)
+
+    from pyapp.cli.simulate import add_parser as add_simulate
+
+    add_simulate(sub)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")

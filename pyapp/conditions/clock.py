@@ -8,6 +8,8 @@ smallest non-zero step actually observed between successive reads.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 CLOCK_NAME = "time.perf_counter_ns"
@@ -25,8 +27,26 @@ class ClockInfo:
     """Smallest non-zero difference seen between successive reads (null if none was seen)."""
 
 
+_source: Callable[[], int] = time.perf_counter_ns
+
+
 def now_ns() -> int:
-    return time.perf_counter_ns()
+    """The current reading of the clock in force (`time.perf_counter_ns` unless a
+    virtual clock was installed with `using`)."""
+    return _source()
+
+
+@contextmanager
+def using(source: Callable[[], int]) -> Iterator[None]:
+    """Time everything inside the block with `source` (nanoseconds) instead of the real
+    clock. Synthetic validation runs install a virtual clock that only their cost model
+    advances, so the trial timings they record are the cost model's, not the host's."""
+    global _source
+    previous, _source = _source, source
+    try:
+        yield
+    finally:
+        _source = previous
 
 
 def elapsed_ms(start_ns: int, end_ns: int) -> float:

@@ -47,6 +47,8 @@ _INFRASTRUCTURE = (
     "busy",
     "terminated",
     "worker_error",
+    "device_lost",
+    "out_of_memory",
     "bad_reply",
     "bridge_error",
     "not_loaded",

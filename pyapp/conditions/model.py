@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
-Backend = Literal["webgpu", "wasm", "scripted"]
+Backend = Literal["webgpu", "wasm", "scripted", "synthetic"]
 
 
 @dataclass(frozen=True)
@@ -212,10 +212,11 @@ class ModelProvenance:
     it is unknown; null for a model not from a hub."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
-    source: Literal["bundled-fixture", "hub", "local-folder", "scripted"]
-    """Where the files came from."""
-    evidence: Literal["fixture", "model"]
-    """`fixture` for the bundled test fixture or a scripted adapter: never model evidence."""
+    source: Literal["bundled-fixture", "hub", "local-folder", "scripted", "synthetic"]
+    """Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files)."""
+    evidence: Literal["fixture", "synthetic", "model"]
+    """`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a
+    synthetic validation model: neither is ever model evidence."""
     backend_requested: Backend
     """The backend the user chose."""
     backend_actual: Backend | None
@@ -351,16 +352,24 @@ class ScriptedReply:
 
 
 def scripted_provenance(name: str = "scripted") -> ModelProvenance:
+    return native_provenance(f"fixture/{name}", "none", "scripted")
+
+
+def native_provenance(
+    model_id: str, revision: str, kind: Literal["scripted", "synthetic"]
+) -> ModelProvenance:
+    """Provenance of a model that runs natively with no files: a scripted fixture
+    (evidence `fixture`) or a synthetic validation model (evidence `synthetic`)."""
     return ModelProvenance(
-        model_id=f"fixture/{name}",
-        revision="none",
+        model_id=model_id,
+        revision=revision,
         revision_served=None,
         revision_served_note=None,
         dtype="none",
-        source="scripted",
-        evidence="fixture",
-        backend_requested="scripted",
-        backend_actual="scripted",
+        source=kind,
+        evidence="fixture" if kind == "scripted" else "synthetic",
+        backend_requested=kind,
+        backend_actual=kind,
         adapter=None,
         transformers_js_version=None,
         onnxruntime_version=None,
@@ -384,6 +393,26 @@ def scripted_provenance(name: str = "scripted") -> ModelProvenance:
                 compilation_ms=None,
             ),
         ),
+    )
+
+
+def over_input_budget(input_tokens: int, caps: Caps, prompt: str) -> Completion:
+    """The completion of a prompt over its input cap: no generation ran (a native adapter
+    has no chat template: its input is the prompt itself)."""
+    return Completion(
+        text="",
+        finish_reason=None,
+        input_tokens=input_tokens,
+        output_tokens=None,
+        output_token_ids=None,
+        generation_ms=None,
+        time_to_first_token_ms=None,
+        failure=ModelFailure(
+            "input_budget",
+            f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
+        ),
+        input_text=prompt,
+        input_sha256=text_sha256(prompt),
     )
 
 
@@ -414,21 +443,7 @@ class ScriptedAdapter:
             reply = self._replies[prompt]
         input_tokens = reply.input_tokens if reply.input_tokens is not None else len(prompt)
         if reply.failure is None and input_tokens > caps.max_input_tokens:
-            return Completion(
-                text="",
-                finish_reason=None,
-                input_tokens=input_tokens,
-                output_tokens=None,
-                output_token_ids=None,
-                generation_ms=None,
-                time_to_first_token_ms=None,
-                failure=ModelFailure(
-                    "input_budget",
-                    f"prompt has {input_tokens} tokens, over the cap of {caps.max_input_tokens}",
-                ),
-                input_text=prompt,
-                input_sha256=text_sha256(prompt),
-            )
+            return over_input_budget(input_tokens, caps, prompt)
         output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text)
         return Completion(
             text=reply.text,

@@ -26,9 +26,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from pyapp.conditions.model import revision_note
+from pyapp.predict import state_aware
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -37,11 +39,16 @@ from pyapp.predict.metrics import (
     cost_errors,
     wilson_interval,
 )
+from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
-from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, generate
+from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
-SCHEMA_VERSION = "predictions/2"
+SCHEMA_VERSION: Literal["predictions/3"] = "predictions/3"
+OLDER_VERSIONS = ("predictions/1", "predictions/2")
+"""Still read (`read_predictions` upgrades them) and re-derived (`as_version`):
+predictions/1 has neither the revision note, the interruption counts nor the
+state-aware predictor; predictions/2 has no state-aware predictor."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
 
 ASSUMPTIONS = (
@@ -241,6 +248,18 @@ class InterruptedAttempts:
 
 
 @dataclass(frozen=True)
+class StateAwareResult:
+    """The state-aware predictor (`pyapp.predict.state_aware`), frozen with the profile."""
+
+    model: StateAwareModel
+    """Per-op success and cost as functions of operand state, fitted from the profile."""
+    predictions: tuple[Prediction, ...]
+    """One per held-out task, composed along the reference tree with exact intermediates."""
+    scores: Scores
+    """Scored against the same observations as the product predictor."""
+
+
+@dataclass(frozen=True)
 class ConditionResult:
     """Frozen profile, predictions, observations and scores for one condition."""
 
@@ -258,14 +277,17 @@ class ConditionResult:
     """Held-out trials, each scored once."""
     scores: Scores
     """Scores over observations that have a prediction."""
+    state_aware: StateAwareResult | None
+    """The state-aware predictor, side by side; null only in documents upgraded from
+    predictions/1 or predictions/2."""
 
 
 @dataclass(frozen=True)
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/2"]
-    """Version of this schema."""
+    schema_version: Literal["predictions/3"]
+    """Version of this schema (older versions are upgraded on reading)."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
     trace_run_id: str
@@ -295,10 +317,17 @@ def _mean(values: Sequence[float | int | None]) -> float | None:
     return math.fsum(present) / len(present) if present else None
 
 
+def profile_trials(
+    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition
+) -> list[Trial]:
+    """The single-primitive probe trials of `condition` among `trials`."""
+    return [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+
+
 def build_profile(
     trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition, evidence: Evidence
 ) -> Profile:
-    mine = [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+    mine = profile_trials(trials, tasks, condition)
     ops = []
     for op in PRIMITIVE_OPS:
         of_op = [t for t in mine if tasks[t.task_id].family == op]
@@ -374,11 +403,18 @@ def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ..
     )
 
 
+@lru_cache(maxsize=4)
+def tasks_of(params: TaskParams) -> tuple[Task, ...]:
+    """The task set of `params`, generated once for the several freezes and scores of one
+    trace (tasks are frozen records; nothing here changes them)."""
+    return generate(params)
+
+
 def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
     """The frozen profile a freeze record names, recomputed from the trials before it."""
     if trace.model is None:
         raise ValueError("a profile needs a model session")
-    tasks = generate(trace.run.task_params)
+    tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
     before = trace.trials[: record.after_trials]
     profile = build_profile(before, by_id, record.condition, trace.model.evidence)
@@ -513,7 +549,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
     """Everything a predictions document holds, derived from the trace alone."""
     if trace.model is None:
         raise ValueError("this trace has no model session: nothing to predict")
-    tasks = generate(trace.run.task_params)
+    tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
     results = []
     for record in trace.freezes:
@@ -539,10 +575,11 @@ def score_trace(trace: Trace) -> PredictionsDocument:
                 predictions=predictions,
                 observations=observations,
                 scores=score(predictions, observations, chain),
+                state_aware=state_aware_result(trace, record, by_id, observations),
             )
         )
     return PredictionsDocument(
-        schema_version="predictions/2",
+        schema_version=SCHEMA_VERSION,
         kind="composition-lab-predictions",
         trace_run_id=trace.run.run_id,
         evidence=trace.model.evidence,
@@ -552,16 +589,82 @@ def score_trace(trace: Trace) -> PredictionsDocument:
     )
 
 
+def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
+    """The steps a prediction composes, with exact values: the route's calls for chains,
+    the reference program's nodes otherwise."""
+    from pyapp.conditions.run import exact_op, plan_route, resolve_operand
+
+    if condition != "controlled-chain":
+        return state_aware.program_steps(task.program, dict(task.registers))
+    outputs: list[int] = []
+    steps = []
+    for call in plan_route(task) or ():
+        left = resolve_operand(call.left, task.registers, outputs)
+        right = resolve_operand(call.right, task.registers, outputs)
+        outputs.append(exact_op(call.op, left, right))
+        steps.append(state_aware.Step(call.op, left, right, outputs[-1]))
+    return steps
+
+
+def predict_state_aware(model: StateAwareModel, task: Task, condition: Condition) -> Prediction:
+    steps = task_steps(task, condition)
+    ops = tuple(step.op for step in steps)
+    if not steps:
+        return Prediction(task.id, ops, None, None, None, None, "no operations")
+    chances = [state_aware.step_probability(model, step) for step in steps]
+    if any(c is None for c in chances):
+        missing = sorted({s.op for s, c in zip(steps, chances, strict=True) if c is None})
+        note = f"no profile trials for {', '.join(missing)}"
+        return Prediction(task.id, ops, None, None, None, None, note)
+    probability = math.prod(c or 0.0 for c in chances)
+    costs = [state_aware.step_cost(model, step) for step in steps]
+    cost = None if any(c is None for c in costs) else math.fsum(c or 0.0 for c in costs)
+    return Prediction(task.id, ops, probability, cost, None, None, None)
+
+
+def state_aware_result(
+    trace: Trace,
+    record: FreezeRecord,
+    tasks: dict[str, Task],
+    observations: Sequence[Observation],
+) -> StateAwareResult:
+    """The state-aware predictor frozen by `record`: fitted on the same profile trials."""
+    mine = profile_trials(trace.trials[: record.after_trials], tasks, record.condition)
+    model = state_aware.fit(mine, tasks, {t.trial_id: trial_cost_ms(t) for t in mine})
+    heldout = heldout_tasks(tuple(tasks.values()), record.condition)
+    predictions = tuple(predict_state_aware(model, t, record.condition) for t in heldout)
+    chain = record.condition == "controlled-chain"
+    return StateAwareResult(model, predictions, score(predictions, observations, chain))
+
+
+def as_version(document: JSON, version: str) -> JSON:
+    """A derived predictions document (JSON) as an older schema version held it."""
+    dropped = {
+        "predictions/1": ("state_aware", "revision_note", "interrupted"),
+        "predictions/2": ("state_aware",),
+    }.get(version)
+    if dropped is None:
+        return document
+    older = dict(document, schema_version=version)
+    older["conditions"] = [
+        {k: v for k, v in c.items() if k not in dropped} for c in document["conditions"]
+    ]
+    return older
+
+
 def read_predictions(document: JSON) -> PredictionsDocument:
-    """A predictions document from JSON; a predictions/1 document is upgraded (what it did
-    not record: the revision note says so, the interruption counts are null)."""
-    if isinstance(document, dict) and document.get("schema_version") == "predictions/1":
+    """A predictions document from JSON; an older version is upgraded (what it did not
+    record: the revision note says so, the interruption counts and the state-aware
+    predictor are null)."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    if version in OLDER_VERSIONS:
         document = json.loads(json.dumps(document))
         document["schema_version"] = SCHEMA_VERSION
         for entry in document.get("conditions") or []:
             if isinstance(entry, dict):
-                entry.setdefault("revision_note", "not recorded (predictions/1)")
+                entry.setdefault("revision_note", f"not recorded ({version})")
                 entry.setdefault("interrupted", None)
+                entry.setdefault("state_aware", None)
     upgraded: PredictionsDocument = from_json(PredictionsDocument, document)
     return upgraded
 

@@ -2,7 +2,9 @@
 
 - `to_json(record)` turns records (and tuples, mappings, primitives) into plain JSON values.
 - `from_json(Type, data)` rebuilds a record from JSON, checking every type on the way and
-  naming the path of the first mismatch (`RecordError`).
+  naming the path of the first mismatch (`RecordError`). Every field is required, except a
+  field added later and marked `optional_on_read`: older documents lack it, and it reads
+  as its default.
 - `json_schema(Root, ...)` generates a JSON Schema (draft 2020-12) from the dataclasses: one
   `$defs` entry per record class, every field required, no extra properties, and each
   field's description taken from the docstring written under it in the class body.
@@ -82,6 +84,12 @@ def to_json(value: object) -> JSON:
     raise TypeError(f"cannot convert {type(value).__name__} to JSON")
 
 
+def _optional_on_read(f: dataclasses.Field[Any]) -> bool:
+    """A field added after documents without it were written: `from_json` reads its
+    absence as the default (`field(default=..., metadata={"optional_on_read": True})`)."""
+    return bool(f.metadata.get("optional_on_read")) and f.default is not dataclasses.MISSING
+
+
 @cache
 def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls, include_extras=True)
@@ -157,6 +165,10 @@ def from_json(tp: Any, data: JSON, path: str = "$") -> Any:
         if extra:
             raise RecordError(path, f"unexpected keys {sorted(extra)} in {tp.__name__}")
         missing = fields - set(data)
+        for f in dataclasses.fields(tp):
+            if f.name in missing and _optional_on_read(f):
+                missing.discard(f.name)
+                data = {**data, f.name: to_json(f.default)}
         if missing:
             raise RecordError(path, f"missing keys {sorted(missing)} in {tp.__name__}")
         hints = _hints(tp)
@@ -244,7 +256,9 @@ def json_schema(root: type, *, schema_id: str, title: str) -> dict[str, JSON]:
                 if tp.__doc__ and not tp.__doc__.startswith(name + "("):
                     entry["description"] = " ".join(tp.__doc__.split())
                 entry["properties"] = properties
-                entry["required"] = [f.name for f in dataclasses.fields(tp)]
+                entry["required"] = [
+                    f.name for f in dataclasses.fields(tp) if not _optional_on_read(f)
+                ]
                 entry["additionalProperties"] = False
                 defs[name] = entry
             return {"$ref": f"#/$defs/{name}"}

@@ -5,8 +5,9 @@ fields carry a docstring; `exports/trace.schema.json` is generated from these cl
 (`python -m pyapp schema`) and a test fails when the committed file drifts.
 
 Evidence labels: every trial says what it is evidence of. `control` (the supplied-program
-condition: tests the interpreter) and `fixture` (a test fixture model or a scripted
-adapter) are never model evidence; only `model` trials may enter a profile or a score.
+condition: tests the interpreter), `fixture` (a test fixture model or a scripted
+adapter) and `synthetic` (a synthetic validation model of known error structure,
+`pyapp.synthetic`) are never model evidence; only `model` trials are.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ LEGACY_SCHEMA_VERSIONS = ("trace/1",)
 SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
-Evidence = Literal["control", "fixture", "model"]
+Evidence = Literal["control", "fixture", "synthetic", "model"]
 Stage = Literal["construction", "generation", "parse", "execution", "verification", "route"]
 
 EVIDENCE_NOTES: dict[Evidence, str] = {
@@ -49,6 +50,10 @@ EVIDENCE_NOTES: dict[Evidence, str] = {
         "the interpreter and is not model evidence."
     ),
     "fixture": "Test fixture: scripted or fixture-model output; not model evidence.",
+    "synthetic": (
+        "Synthetic validation model: output drawn from a documented error specification "
+        "(pyapp.synthetic); it validates the instrument and is not model evidence."
+    ),
     "model": "Model evidence: output of the loaded model under this condition.",
 }
 
@@ -258,7 +263,7 @@ class Trial:
     condition: Condition
     """The measurement condition."""
     evidence: Evidence
-    """`control`, `fixture` or `model`: only `model` trials are model evidence."""
+    """`control`, `fixture`, `synthetic` or `model`: only `model` trials are model evidence."""
     evidence_note: str
     """The evidence label in words."""
     prompt: RenderedPrompt | None

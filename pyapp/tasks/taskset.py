@@ -21,8 +21,8 @@ supplied as the registers `three` and `two`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 import interpreter
@@ -76,6 +76,12 @@ class TaskParams:
     """Magnitude of a cubic coefficient (c3 is never zero)."""
     point: tuple[int, int] = (1, 99)
     """Magnitude of the point x0 where the derivative is taken."""
+    operand_digits: Literal["uniform", "stratified"] = field(
+        default="uniform", metadata={"optional_on_read": True}
+    )
+    """Isolated primitives' operands: `uniform` over the magnitude range, or `stratified`
+    so that their digit counts cover every pair of counts in the range (calibration sets);
+    absent from traces written before it existed, where it reads as `uniform`."""
 
     def __post_init__(self) -> None:
         counts = {
@@ -102,6 +108,32 @@ class TaskParams:
         for name, (low, high) in ranges.items():
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must satisfy 0 <= low <= high, got ({low}, {high})")
+
+
+CALIBRATION_RANGES: dict[str, object] = {
+    "operand_digits": "stratified",
+    "addsub_magnitude": [1, 999_999],
+    "mul_magnitude": [1, 99_999],
+}
+
+PRESETS: dict[str, dict[str, object]] = {
+    "design": {},
+    "calibration-60": {"primitives_per_op": 56, **CALIBRATION_RANGES},
+    "calibration-300": {"primitives_per_op": 296, **CALIBRATION_RANGES},
+}
+"""Named calibration sets, as task-parameter overrides. Each op gets `primitives_per_op`
+isolated probes plus four encoding-probe tasks: `design` is the design's 6 trials per op
+(seed 1729 gives the pinned 24 tasks), `calibration-60` 60 and `calibration-300` 300 per
+op, their operands stratified by digit count from 1 digit up to 6 (add, sub) or 5 (mul),
+so a profile sees the small operands that compositions' steps see as well as large ones."""
+
+
+def preset_params(name: str, seed: int = DEFAULT_SEED) -> TaskParams:
+    """The task parameters of a named preset for `seed` (KeyError names the presets)."""
+    if name not in PRESETS:
+        raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in PRESETS[name].items()}
+    return TaskParams(seed=seed, **values)  # type: ignore[arg-type]
 
 
 class TaskLike(Protocol):
@@ -272,9 +304,141 @@ def _finish(
     )
 
 
-def _primitive_registers(rng: SplitMix64, op: str, params: TaskParams) -> dict[str, int]:
-    low, high = params.mul_magnitude if op == "mul" else params.addsub_magnitude
-    return {"a": rng.signed(low, high), "b": rng.signed(low, high)}
+def _draw(rng: SplitMix64, low: int, high: int, digit_count: int | None) -> int:
+    """A signed operand (negative one time in four); with `digit_count`, its magnitude has
+    exactly that many digits (clipped to [low, high])."""
+    if digit_count is not None:
+        low, high = max(low, 10 ** (digit_count - 1)), min(high, 10**digit_count - 1)
+    return rng.signed(low, high)
+
+
+def _primitive_registers(rng: SplitMix64, op: str, p: TaskParams, i: int = 0) -> dict[str, int]:
+    """Operands of the i-th (from 0) probe of `op`. Stratified: the digit counts of a and b
+    walk every pair of counts between those of the range's ends, a fastest."""
+    low, high = p.mul_magnitude if op == "mul" else p.addsub_magnitude
+    if p.operand_digits == "uniform":
+        return {"a": rng.signed(low, high), "b": rng.signed(low, high)}
+    first, last = len(str(max(low, 1))), len(str(high))
+    levels = last - first + 1
+    return {
+        "a": _draw(rng, low, high, first + i % levels),
+        "b": _draw(rng, low, high, first + (i // levels) % levels),
+    }
+
+
+def _recurrence_registers(rng: SplitMix64, p: TaskParams, i: int) -> dict[str, int]:
+    return {
+        "a": rng.signed(*p.recurrence_a),
+        "b": rng.signed(*p.recurrence_b),
+        "x0": rng.signed(*p.recurrence_x0),
+    }
+
+
+def _determinant_registers(rng: SplitMix64, p: TaskParams, i: int) -> dict[str, int]:
+    names = ("x1", "y1", "x2", "y2", "x3", "y3")
+    return {name: rng.signed(*p.coordinate, negative_in=2) for name in names}
+
+
+def _derivative_registers(rng: SplitMix64, p: TaskParams, i: int) -> dict[str, int]:
+    registers = {n: rng.signed(*p.coefficient, negative_in=2) for n in ("c3", "c2", "c1", "c0")}
+    registers["x0"] = rng.signed(*p.point, negative_in=2)
+    registers["three"] = 3
+    registers["two"] = 2
+    return registers
+
+
+def _probe_op(i: int) -> Literal["add", "sub", "mul"]:
+    return PRIMITIVE_OPS[i % len(PRIMITIVE_OPS)]
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """One row of the task-family table: how many instances, their registers, their program.
+
+    `generate` walks the rows in order and draws each instance's registers from the one
+    SplitMix64 stream, so the table's order is part of what a seed means."""
+
+    prefix: str
+    """Task id prefix (`add`, `recurrence`, `probe`, ...); ids are `PREFIX-N` from 1."""
+    family: Callable[[int], Family]
+    """The family of the i-th instance (from 0)."""
+    split: Split
+    """`profile` or `heldout`."""
+    group: Group
+    """`primitive`, `composition` or `encoding_probe`."""
+    count: Callable[[TaskParams], int]
+    """How many instances the parameters ask for."""
+    registers: Callable[[SplitMix64, TaskParams, int], dict[str, int]]
+    """The i-th instance's registers, drawn from the stream."""
+    steps: Callable[[TaskParams, int], int | None] = lambda p, i: None
+    """Recurrence updates of the i-th instance; null for other families."""
+    encodings: tuple[Encoding, ...] = ("json",)
+    """One task per encoding; two encodings make a pair (`PREFIX-N-json`, `PREFIX-N-prose`)."""
+
+
+def _primitive_row(op: Literal["add", "sub", "mul"]) -> FamilyRow:
+    return FamilyRow(
+        prefix=op,
+        family=lambda i: op,
+        split="profile",
+        group="primitive",
+        count=lambda p: p.primitives_per_op,
+        registers=lambda rng, p, i: _primitive_registers(rng, op, p, i),
+    )
+
+
+FAMILY_TABLE: tuple[FamilyRow, ...] = (
+    *(_primitive_row(op) for op in PRIMITIVE_OPS),
+    FamilyRow(
+        prefix="recurrence",
+        family=lambda i: "affine_recurrence",
+        split="heldout",
+        group="composition",
+        count=lambda p: len(p.recurrence_steps),
+        registers=_recurrence_registers,
+        steps=lambda p, i: p.recurrence_steps[i],
+    ),
+    FamilyRow(
+        prefix="determinant",
+        family=lambda i: "triangle_determinant",
+        split="heldout",
+        group="composition",
+        count=lambda p: p.determinants,
+        registers=_determinant_registers,
+    ),
+    FamilyRow(
+        prefix="derivative",
+        family=lambda i: "cubic_derivative",
+        split="heldout",
+        group="composition",
+        count=lambda p: p.derivatives,
+        registers=_derivative_registers,
+    ),
+    FamilyRow(
+        prefix="probe",
+        family=_probe_op,
+        split="profile",
+        group="encoding_probe",
+        count=lambda p: p.probe_pairs,
+        registers=lambda rng, p, i: _primitive_registers(
+            rng, _probe_op(i), replace(p, operand_digits="uniform")
+        ),
+        encodings=("json", "prose"),
+    ),
+)
+"""Every task family, in generation order. To add a family: a program builder in
+`PROGRAMS`, an oracle in `pyapp.tasks.oracles`, a row here (appended, so that existing
+seeds keep their tasks), and a new GENERATOR_VERSION if any existing seed changes."""
+
+PROGRAMS: dict[str, Callable[[int | None], Node]] = {
+    "add": lambda steps: primitive_program("add"),
+    "sub": lambda steps: primitive_program("sub"),
+    "mul": lambda steps: primitive_program("mul"),
+    "affine_recurrence": lambda steps: recurrence_program(steps or 0),
+    "triangle_determinant": lambda steps: determinant_program(),
+    "cubic_derivative": lambda steps: derivative_program(),
+}
+"""Family → its reference program (given the recurrence's number of updates)."""
 
 
 def generate(params: TaskParams | None = None) -> tuple[Task, ...]:
@@ -282,95 +446,25 @@ def generate(params: TaskParams | None = None) -> tuple[Task, ...]:
     p = params or TaskParams()
     rng = SplitMix64(p.seed)
     tasks: list[Task] = []
-
-    for op in PRIMITIVE_OPS:
-        for i in range(1, p.primitives_per_op + 1):
-            tasks.append(
-                _finish(
-                    task_id=f"{op}-{i}",
-                    family=op,
-                    split="profile",
-                    group="primitive",
-                    encoding="json",
-                    pair=None,
-                    registers=_primitive_registers(rng, op, p),
-                    program=primitive_program(op),
+    for row in FAMILY_TABLE:
+        for i in range(row.count(p)):
+            family, steps = row.family(i), row.steps(p, i)
+            registers = row.registers(rng, p, i)
+            paired = len(row.encodings) > 1
+            for encoding in row.encodings:
+                tasks.append(
+                    _finish(
+                        task_id=f"{row.prefix}-{i + 1}" + (f"-{encoding}" if paired else ""),
+                        family=family,
+                        split=row.split,
+                        group=row.group,
+                        encoding=encoding,
+                        pair=f"{row.prefix}-{i + 1}" if paired else None,
+                        registers=dict(registers),
+                        program=PROGRAMS[family](steps),
+                        steps=steps,
+                    )
                 )
-            )
-
-    for i, steps in enumerate(p.recurrence_steps, start=1):
-        registers = {
-            "a": rng.signed(*p.recurrence_a),
-            "b": rng.signed(*p.recurrence_b),
-            "x0": rng.signed(*p.recurrence_x0),
-        }
-        tasks.append(
-            _finish(
-                task_id=f"recurrence-{i}",
-                family="affine_recurrence",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=recurrence_program(steps),
-                steps=steps,
-            )
-        )
-
-    for i in range(1, p.determinants + 1):
-        registers = {}
-        for name in ("x1", "y1", "x2", "y2", "x3", "y3"):
-            registers[name] = rng.signed(*p.coordinate, negative_in=2)
-        tasks.append(
-            _finish(
-                task_id=f"determinant-{i}",
-                family="triangle_determinant",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=determinant_program(),
-            )
-        )
-
-    for i in range(1, p.derivatives + 1):
-        registers = {name: rng.signed(*p.coefficient, negative_in=2) for name in ("c3", "c2")}
-        registers.update({name: rng.signed(*p.coefficient, negative_in=2) for name in ("c1", "c0")})
-        registers["x0"] = rng.signed(*p.point, negative_in=2)
-        registers["three"] = 3
-        registers["two"] = 2
-        tasks.append(
-            _finish(
-                task_id=f"derivative-{i}",
-                family="cubic_derivative",
-                split="heldout",
-                group="composition",
-                encoding="json",
-                pair=None,
-                registers=registers,
-                program=derivative_program(),
-            )
-        )
-
-    for i in range(1, p.probe_pairs + 1):
-        op = PRIMITIVE_OPS[(i - 1) % len(PRIMITIVE_OPS)]
-        registers = _primitive_registers(rng, op, p)
-        pair = f"probe-{i}"
-        for encoding in ("json", "prose"):
-            tasks.append(
-                _finish(
-                    task_id=f"{pair}-{encoding}",
-                    family=op,
-                    split="profile",
-                    group="encoding_probe",
-                    encoding=encoding,
-                    pair=pair,
-                    registers=dict(registers),
-                    program=primitive_program(op),
-                )
-            )
     return tuple(tasks)
 
 

@@ -187,3 +187,25 @@ def test_seed_form_reloads_table(app: Booted) -> None:
     )
     assert wait_settled(page) == "ready"
     assert "seed=7" in page.url
+
+
+def test_calibration_preset_selector_generates_the_presets_tasks(app: Booted) -> None:
+    from pyapp.tasks.taskset import PRESETS
+
+    page = app.page
+    options = page.eval_on_selector_all("#preset option", "o => o.map(x => x.value)")
+    assert options == list(PRESETS)
+    expected = cpython_request("tasks", seed=SEED, params=PRESETS["calibration-60"])
+    caption = "() => document.querySelector('#tasks-caption').textContent === "
+    page.get_by_label("Seed", exact=True).fill(str(SEED))  # the shared page may show another
+    page.get_by_label("Calibration set").select_option("calibration-60")
+    page.get_by_role("button", name="Generate tasks").click()
+    page.wait_for_function(caption + f"'Seed {SEED}: {len(expected['tasks'])} tasks'")
+    assert wait_settled(page) == "ready"
+    rows = table_rows(page, "#tasks")
+    assert [row[0] for row in rows] == [task["id"] for task in expected["tasks"]]
+    assert [row[-1] for row in rows] == [str(task["answer"]) for task in expected["tasks"]]
+    assert sum(1 for task in expected["tasks"] if task["family"] == "mul") == 60
+    page.get_by_label("Calibration set").select_option("design")
+    page.get_by_role("button", name="Generate tasks").click()
+    page.wait_for_function(caption + f"'Seed {SEED}: 24 tasks'")

@@ -23,7 +23,7 @@ from pyapp.conditions.model import Caps, ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks.taskset import TaskParams, generate, preset_params
 
 pytestmark = pytest.mark.browser
 
@@ -143,7 +143,7 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
 
 
 def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None:
-    url = f"{site_url}?seed=7&conditions=model-only,controlled-chain&size=3&model=fixture"
+    url = f"{site_url}?seed=7&conditions=model-only,controlled-chain&preset=calibration-60&model=fixture"
     booted = open_app(browser, url)
     try:
         page = booted.page
@@ -151,19 +151,19 @@ def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None
             'input[name="condition"]:checked', "boxes => boxes.map(b => b.value)"
         )
         assert checked == ["model-only", "controlled-chain"]
-        assert page.input_value("#calibration-size") == "3"
+        assert page.input_value("#preset") == "calibration-60"
         page.wait_for_function(
             "() => document.querySelector('#model-choice').value === 'fixture'", timeout=30_000
         )
-        assert page.inner_text("#tasks-caption") == "Seed 7: 27 tasks"  # 3 per op + 6 + 12
+        sixty = len(generate(preset_params("calibration-60", 7)))
+        assert page.inner_text("#tasks-caption") == f"Seed 7: {sixty} tasks"
         assert not booted.log.requested("/models/fixture/")  # chosen, never loaded
-        page.fill("#calibration-size", "4")
-        page.dispatch_event("#calibration-size", "change")
+        page.select_option("#preset", "design")
         page.wait_for_function(
-            "() => document.querySelector('#tasks-caption').textContent === 'Seed 7: 30 tasks'"
+            "() => document.querySelector('#tasks-caption').textContent === 'Seed 7: 24 tasks'"
         )
         query = {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
-        assert query["conditions"] == "model-only,controlled-chain" and query["size"] == "4"
+        assert query["conditions"] == "model-only,controlled-chain" and query["preset"] == "design"
         assert query["seed"] == "7" and query["model"] == "fixture"
     finally:
         booted.context.close()

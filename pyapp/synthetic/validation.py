@@ -1,0 +1,297 @@
+"""Validation of the instrument against synthetic models of known error structure.
+
+Simulation-based calibration, adapted: for each structure, many task seeds go through the
+page's protocol (`pyapp.synthetic.simulate`); because the model is known, each held-out
+task's *true* probability of success q is estimated by Monte Carlo (the same trial re-run
+under `mc_draws` other model seeds), and each profile rate's true value is known exactly.
+Then, per structure, condition, predictor and target (final or all-step correctness):
+
+- mean predicted p vs observed rate (calibration in the large), a calibration curve;
+- mean Brier observed vs its Monte Carlo expectation E(p − q)² + E q(1 − q), split into
+  the predictor's miscalibration E(p − q)² and the irreducible part E q(1 − q);
+- mean signed and relative cost error;
+- coverage of the profile's 95% Wilson intervals over repetitions (seeds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from pyapp.conditions.run import run_trial
+from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells, wilson_interval
+from pyapp.predict.predictor import ConditionResult, Prediction
+from pyapp.synthetic.adapter import SyntheticAdapter
+from pyapp.synthetic.simulate import SeedRun, run_seeds
+from pyapp.synthetic.spec import SyntheticSpec
+from pyapp.tasks.taskset import Task, TaskParams, generate
+
+PREDICTORS = ("product", "state-aware")
+MC_SEED_BASE = 1_000_000
+"""Model seeds of the Monte Carlo draws (the protocol runs use the spec's own seed)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One held-out prediction and what became of it."""
+
+    seed: int
+    task_id: str
+    predicted: float
+    outcome: bool
+    truth: float | None
+    """Monte Carlo estimate of P(outcome); null outside the Monte Carlo subset."""
+    predicted_cost: float | None
+    observed_cost: float | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One structure × preset × condition × predictor × target, over every seed."""
+
+    structure: str
+    preset: str
+    condition: str
+    predictor: str
+    target: str
+    n: int
+    mean_predicted: float
+    observed_rate: float
+    brier: float
+    mc_n: int
+    """Points with a Monte Carlo truth."""
+    brier_mc_subset: float | None
+    """Observed mean Brier on those points."""
+    expected_brier: float | None
+    """Monte Carlo expectation of the mean Brier on those points."""
+    miscalibration: float | None
+    """E (p − q)²: the part of the expected Brier that is the predictor's fault."""
+    irreducible: float | None
+    """E q(1 − q): the Brier of a predictor that knew q."""
+    mean_truth: float | None
+    cost_signed_error_ms: float | None
+    cost_relative_error: float | None
+    curve: tuple[CalibrationCell, ...]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How often the profile's 95% Wilson interval held the true rate, over seeds."""
+
+    structure: str
+    preset: str
+    condition: str
+    op: str
+    repetitions: int
+    covered: int
+    trials_per_seed: int
+    exact: float | None
+    """Exact binomial coverage when the true rate is the same in every seed (else null)."""
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+async def _truth(
+    spec: SyntheticSpec, params: TaskParams, task: Task, condition: str, draws: int
+) -> tuple[float, float | None]:
+    """(P(final right), P(all steps right) for chains) of one trial, by Monte Carlo."""
+    final = steps = 0
+    for r in range(draws):
+        adapter = SyntheticAdapter(replace(spec, seed=MC_SEED_BASE + r), params.seed)
+        adapter.begin_trial(condition, task)
+        trial = await run_trial(task, condition, adapter)  # type: ignore[arg-type]
+        final += trial.correct
+        steps += bool(trial.chain is not None and trial.chain.all_steps_correct)
+    return final / draws, (steps / draws if condition == "controlled-chain" else None)
+
+
+def truths(
+    spec: SyntheticSpec, run: SeedRun, draws: int
+) -> dict[tuple[str, str], tuple[float, float | None]]:
+    """(condition, task id) → Monte Carlo truths for every held-out prediction of a run."""
+    params = run.trace.run.task_params
+    tasks = {t.id: t for t in generate(params)}
+
+    async def every() -> dict[tuple[str, str], tuple[float, float | None]]:
+        found: dict[tuple[str, str], tuple[float, float | None]] = {}
+        for result in run.predictions.conditions:
+            condition = result.frozen.profile.condition
+            for task_id in result.frozen.heldout_task_ids:
+                found[(condition, task_id)] = await _truth(
+                    spec, params, tasks[task_id], condition, draws
+                )
+        return found
+
+    return asyncio.run(every())
+
+
+def _points(
+    run: SeedRun,
+    result: ConditionResult,
+    predictions: Sequence[Prediction],
+    target: str,
+    truth: dict[tuple[str, str], tuple[float, float | None]] | None,
+) -> list[Point]:
+    by_task = {p.task_id: p for p in predictions}
+    condition = result.frozen.profile.condition
+    points = []
+    for o in result.observations:
+        p = by_task.get(o.task_id)
+        outcome = o.final_correct if target == "final" else o.all_steps_correct
+        if p is None or p.probability is None or outcome is None:
+            continue
+        q = None
+        if truth is not None:
+            final, steps = truth[(condition, o.task_id)]
+            q = final if target == "final" else steps
+        points.append(Point(run.seed, o.task_id, p.probability, outcome, q, p.cost_ms, o.cost_ms))
+    return points
+
+
+def cell_of(key: tuple[str, str, str, str, str], points: Sequence[Point], bins: int = 10) -> Cell:
+    structure, preset, condition, predictor, target = key
+    probabilities = [p.predicted for p in points]
+    outcomes = [p.outcome for p in points]
+    known = [p for p in points if p.truth is not None]
+    costs = [(p.predicted_cost, p.observed_cost) for p in points]
+    paired = [(a, b) for a, b in costs if a is not None and b is not None]
+    relative = [abs(a - b) / b for a, b in paired if b > 0]
+    mis = _mean([(p.predicted - (p.truth or 0.0)) ** 2 for p in known]) if known else None
+    irr = _mean([(p.truth or 0.0) * (1 - (p.truth or 0.0)) for p in known]) if known else None
+    return Cell(
+        structure=structure,
+        preset=preset,
+        condition=condition,
+        predictor=predictor,
+        target=target,
+        n=len(points),
+        mean_predicted=_mean(probabilities),
+        observed_rate=_mean([float(o) for o in outcomes]),
+        brier=brier_score(probabilities, outcomes) or 0.0,
+        mc_n=len(known),
+        brier_mc_subset=brier_score([p.predicted for p in known], [p.outcome for p in known]),
+        expected_brier=None if mis is None or irr is None else mis + irr,
+        miscalibration=mis,
+        irreducible=irr,
+        mean_truth=_mean([p.truth or 0.0 for p in known]) if known else None,
+        cost_signed_error_ms=_mean([a - b for a, b in paired]) if paired else None,
+        cost_relative_error=_mean(relative) if relative else None,
+        curve=calibration_cells(probabilities, outcomes, bins),
+    )
+
+
+def exact_wilson_coverage(rate: float, trials: int) -> float:
+    """P(the 95% Wilson interval of k/trials holds `rate`), k ~ Binomial(trials, rate)."""
+    total = 0.0
+    for k in range(trials + 1):
+        low, high = wilson_interval(k, trials)
+        if low <= rate <= high:
+            total += math.comb(trials, k) * rate**k * (1 - rate) ** (trials - k)
+    return total
+
+
+def coverage(spec: SyntheticSpec, preset: str, runs: Sequence[SeedRun]) -> list[Coverage]:
+    """Wilson coverage of each op's profile rate (model-only and chain: single steps, whose
+    true success probability is 1 − P(step wrong) on the probe's operands, exactly)."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    sizes: dict[tuple[str, str], int] = {}
+    truths_seen: dict[tuple[str, str], set[float]] = {}
+    for run in runs:
+        tasks = {t.id: t for t in generate(run.trace.run.task_params)}
+        for result in run.predictions.conditions:
+            condition = result.frozen.profile.condition
+            if condition == "model-program":
+                continue
+            ids = [i.split("/", 1)[1] for i in result.frozen.profile.trial_ids]
+            for measured in result.frozen.profile.ops:
+                mine = [tasks[i] for i in ids if tasks[i].family == measured.op]
+                if not mine:
+                    continue
+                true_rate = _mean(
+                    [
+                        1 - spec.error_probability(measured.op, t.registers["a"], t.registers["b"])
+                        for t in mine
+                    ]
+                )
+                key = (condition, measured.op)
+                counts = tally.setdefault(key, [0, 0])
+                counts[0] += 1
+                counts[1] += measured.wilson_low <= true_rate <= measured.wilson_high
+                sizes[key] = measured.trials
+                truths_seen.setdefault(key, set()).add(round(true_rate, 12))
+    found = []
+    for (kind, op), (repetitions, covered) in tally.items():
+        constant = truths_seen[(kind, op)]
+        exact = (
+            exact_wilson_coverage(next(iter(constant)), sizes[(kind, op)])
+            if len(constant) == 1
+            else None
+        )
+        found.append(
+            Coverage(
+                spec.structure,
+                preset,
+                kind,
+                op,
+                repetitions,
+                covered,
+                sizes[(kind, op)],
+                exact,
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class StructureResult:
+    """Everything measured for one structure under one preset."""
+
+    spec: SyntheticSpec
+    preset: str
+    seeds: int
+    trials: int
+    seconds: float
+    cells: tuple[Cell, ...]
+    coverage: tuple[Coverage, ...]
+
+
+def validate_structure(
+    spec: SyntheticSpec,
+    preset: str,
+    params: TaskParams,
+    seeds: Sequence[int],
+    mc_seeds: int,
+    mc_draws: int,
+    clock: Callable[[], float],
+) -> StructureResult:
+    start = clock()
+    runs = run_seeds(spec, params, seeds)
+    groups: dict[tuple[str, str, str, str, str], list[Point]] = {}
+    for index, run in enumerate(runs):
+        truth = truths(spec, run, mc_draws) if index < mc_seeds else None
+        for result in run.predictions.conditions:
+            condition = result.frozen.profile.condition
+            targets = ("final", "all_steps") if condition == "controlled-chain" else ("final",)
+            sides: list[tuple[str, Sequence[Prediction]]] = [("product", result.predictions)]
+            if result.state_aware is not None:
+                sides.append(("state-aware", result.state_aware.predictions))
+            for predictor, predictions in sides:
+                for target in targets:
+                    key = (spec.structure, preset, condition, predictor, target)
+                    groups.setdefault(key, []).extend(
+                        _points(run, result, predictions, target, truth)
+                    )
+    cells = tuple(cell_of(key, points) for key, points in groups.items() if points)
+    return StructureResult(
+        spec=spec,
+        preset=preset,
+        seeds=len(runs),
+        trials=sum(len(r.trace.trials) for r in runs),
+        seconds=clock() - start,
+        cells=cells,
+        coverage=tuple(coverage(spec, preset, runs)),
+    )
