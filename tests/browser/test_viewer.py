@@ -143,7 +143,8 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
 
 
 def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None:
-    url = f"{site_url}?seed=7&conditions=model-only,controlled-chain&preset=calibration-60&model=fixture"
+    setup = "seed=7&conditions=model-only,controlled-chain&preset=calibration-60&model=fixture"
+    url = f"{site_url}?{setup}"
     booted = open_app(browser, url)
     try:
         page = booted.page
