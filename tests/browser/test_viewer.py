@@ -8,6 +8,7 @@ page's Python re-derives them; nothing leaves 127.0.0.1 (the conftest guard).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,7 @@ def sevens(prompt: str, caps: Caps) -> ScriptedReply:
 def finished_run(folder: Path, seed: int) -> Path:
     """A small finished run (model-only), written as a sweep writes it."""
     model = ScriptedAdapter(sevens)
-    params = TaskParams(**{**to_json(SMALL), "seed": seed})
+    params = dataclasses.replace(SMALL, seed=seed)
     sweep = Sweep(params=params, conditions=("model-only",), model=model.provenance)
 
     async def protocol() -> None:
