@@ -6,10 +6,11 @@ Every failure of parsing, validation or execution -- whatever the input -- is a
 never raises at all. The ``code`` is what crosses the worker boundary and lands in
 traces, so codes are stable; messages are for people and may change.
 
-Hierarchy::
+Hierarchy (the project's whole tree is drawn in ``pyapp.errors``)::
 
     Exception
-    └── ProgramError(code, message, path, limit, maximum, value)
+    └── LabError(code, message, path, limit, maximum, value)   interpreter.lab_error
+        └── ProgramError
 
 Fields: ``path`` is a JSONPath-like location in the tree (``$``, ``$.args[0]``,
 ``$.args[1].args[0]``) or ``registers.NAME``; ``limit`` names the ``Limits`` field
@@ -44,6 +45,8 @@ Codes (the single list; ``ERROR_CODES`` holds the same names)::
                             refused), or registers are not a mapping       value: type name
     unsafe_integer          a register or intermediate is not finite or    path, value: decimal
                             outside ``|v| <= 2**53 - 1``                   string of the exact int
+                                                                           (``<integer of N
+                                                                           bits>`` past 1,000)
     unknown_register        a ``ref`` names a register not supplied        path, value: the name
     cross_check_mismatch    binary64 and exact ``int`` disagree            path, value: exact int
                             (unreachable while the safe bound holds)       as a decimal string
@@ -56,6 +59,8 @@ Codes (the single list; ``ERROR_CODES`` holds the same names)::
 from __future__ import annotations
 
 from typing import Final
+
+from interpreter.lab_error import LabError
 
 ERROR_CODES: Final[tuple[str, ...]] = (
     "not_text",
@@ -78,39 +83,16 @@ ERROR_CODES: Final[tuple[str, ...]] = (
 _QUOTE_MAX: Final = 64
 
 
-class ProgramError(Exception):
-    """A typed, reported failure of a register-tree program: never a crash."""
+class ProgramError(LabError):
+    """A typed, reported failure of a register-tree program: never a crash.
 
-    code: str
-    """Stable machine-readable code, one of ``ERROR_CODES``."""
-    message: str
-    """Human-readable explanation; not stable."""
-    path: str | None
-    """Where in the tree (``$.args[0]``) or registers (``registers.x``), if known."""
-    limit: str | None
-    """For ``limit_exceeded``/``invalid_limits``: the limit's name (``depth``, ...)."""
-    maximum: int | None
-    """For ``limit_exceeded``: the bound that was crossed."""
-    value: int | str | None
-    """The offending value: a count, a name, a type name or a decimal integer."""
+    Its fields are the base's (``interpreter.lab_error``): ``code`` (one of
+    ``ERROR_CODES``), ``message``, ``path`` (``$.args[0]`` or ``registers.x``), ``limit``
+    (for ``limit_exceeded``/``invalid_limits``: the limit's name), ``maximum`` (the bound
+    crossed) and ``value`` (a count, a name, a type name or a decimal integer)."""
 
-    def __init__(
-        self,
-        code: str,
-        message: str,
-        *,
-        path: str | None = None,
-        limit: str | None = None,
-        maximum: int | None = None,
-        value: int | str | None = None,
-    ) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.path = path
-        self.limit = limit
-        self.maximum = maximum
-        self.value = value
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
     def to_json(self) -> dict[str, object]:
         """All six fields as a JSON-ready dict (absent fields are ``None``)."""

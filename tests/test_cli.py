@@ -121,7 +121,7 @@ def test_reproduce_unreadable_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
     done = pyapp("reproduce", str(bad))
-    assert done.returncode == 2 and "cannot read" in done.stderr
+    assert done.returncode == 1 and str(bad) in done.stderr and "not JSON" in done.stderr
 
 
 def test_schema_check_passes_on_the_committed_schema():

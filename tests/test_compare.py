@@ -75,4 +75,5 @@ def test_unreadable_run_is_a_clear_error(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"schema_version": "trace/1"}', encoding="utf-8")
     done = compare(bad)
-    assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 1 and "not a predictions document" in done.stderr
+    assert str(bad) in done.stderr and "Traceback" not in done.stderr

@@ -20,11 +20,14 @@ from pathlib import Path
 import pytest
 
 import interpreter
+from pyapp.cli import main as cli_main
+from pyapp.cli import serve
 from pyapp.conditions import model, prompts
 from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
 from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
 from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
+from pyapp.records import documents
 from pyapp.records.trace import budget_of
 from pyapp.tasks import taskset as tasks
 
@@ -106,6 +109,23 @@ def expected_constants() -> dict[str, object]:
         "parse_integer.max_digits": _MAX_DIGITS,
         "sweep.pause_after": PAUSE_AFTER,
     }
+    expected.update(
+        {
+            "task_params.seed_limit": tasks.SEED_LIMIT,
+            "task_params.max_count": tasks.MAX_COUNT,
+            "task_params.max_recurrence_steps": tasks.MAX_RECURRENCE_STEPS,
+            "task_params.max_tasks": tasks.MAX_TASKS,
+            "input.max_document_bytes": documents.MAX_DOCUMENT_BYTES,
+            "input.max_nesting": documents.MAX_NESTING,
+            "input.max_integer_digits": documents.MAX_INTEGER_DIGITS,
+            "input.max_trials": documents.MAX_TRIALS,
+            "compare.max_runs": cli_main.MAX_COMPARED_RUNS,
+            "serve.idle_timeout_s": serve.IDLE_TIMEOUT_S,
+            "serve.handler_timeout_s": serve.HANDLER_TIMEOUT_S,
+            "serve.max_workers": serve.MAX_WORKERS,
+            "serve.max_waiting": serve.MAX_WAITING,
+        }
+    )
     params = tasks.TaskParams()
     for f in fields(params):
         if f.name != "seed":
@@ -150,8 +170,8 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|RequestError|ModelFailure|_error)"
-    r"\(\s*\"([a-z_]+)\""
+    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|RequestError"
+    r"|ModelFailure|_error|InputError|__init__)\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
 FINISH_REASON_CODES = {"timeout", "cancelled", "error"}

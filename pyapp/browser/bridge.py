@@ -15,7 +15,6 @@ requests answer `bad_request` ("not available here").
 from __future__ import annotations
 
 import inspect
-import json
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -24,7 +23,9 @@ from pyapp import __version__
 from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
 from pyapp.browser.session import Context, Session, browser_info, task_params
+from pyapp.errors import InputError
 from pyapp.records.base import JSON, to_json
+from pyapp.records.documents import loads_document
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
@@ -163,15 +164,24 @@ HANDLERS: dict[str, Handler] = {
 """The one handler table: request type → handler(record, context)."""
 
 
+def decode(request_json: object) -> JSON:
+    """The request's JSON value under the input limits of `pyapp.records.documents` (deep
+    JSON, NaN/Infinity, 41-digit numbers, repeated keys): `bad_request`, never a
+    RecursionError or an `internal_error`."""
+    if not isinstance(request_json, str):
+        raise RequestError("bad_request", "request is not JSON text")
+    try:
+        return loads_document(request_json, "request")
+    except InputError as error:
+        raise RequestError("bad_request", f"request is not JSON: {error.message}") from None
+
+
 async def handle_async(request_json: str, context: Context) -> str:
     """A JSON request in, a JSON reply out; every request type (`pyapp.browser.messages`)."""
     kind: JSON = None
     request_id: JSON = None
     try:
-        try:
-            data = json.loads(request_json)
-        except (TypeError, ValueError) as error:
-            raise RequestError("bad_request", f"request is not JSON: {error}") from None
+        data = decode(request_json)
         if isinstance(data, dict):
             kind, request_id = data.get("type"), data.get("id")
         request = m.parse_request(data)

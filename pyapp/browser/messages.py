@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from pyapp.errors import LabError
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
@@ -431,14 +432,9 @@ EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Fr
 # ---- validation and the envelope --------------------------------------------------------------
 
 
-class RequestError(Exception):
+class RequestError(LabError):
     """A request refused at the boundary: `code` is one of FAILURE_CODES, `message` one line.
-    Every handler raises this one class; the reply carries both."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    Every handler raises this one class; the reply carries both (a `pyapp.errors.LabError`)."""
 
 
 def parse_request(data: JSON) -> Message:

@@ -49,17 +49,14 @@ from pyapp.conditions.model import (
     ModelProvenance,
     input_hash_matches,
 )
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.errors import RecordError, ReplyError
+from pyapp.records.base import JSON, from_json, to_json
 
 Transport = Callable[[str], "str | Awaitable[str]"]
 """Sends one request JSON to the main thread; returns (or resolves to) the reply JSON."""
 
 NO_GENERATION_CODES = frozenset({"not_loaded", "input_budget", "busy", "bad_request"})
 """Failures that mean no token was generated: the completion's finish reason is null."""
-
-
-class ReplyError(ValueError):
-    """A reply that does not fit the protocol (wrong shape, id or type)."""
 
 
 @dataclass(frozen=True)

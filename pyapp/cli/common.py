@@ -4,18 +4,17 @@ nothing from `pyapp.cli.main` (which imports the sweep only when `sweep` runs): 
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from pyapp.errors import InputError
+from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
+from pyapp.records.documents import loads_document
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"
-
-
-class UsageError(Exception):
-    """Bad arguments: reported on stderr with exit status 2, never as a traceback."""
 
 
 def _umask() -> int:
@@ -53,11 +52,11 @@ def param_overrides(
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise UsageError(f"--param expects KEY=VALUE, got {item!r}")
-        try:
-            overrides[key] = json.loads(value)
-        except ValueError:
-            raise UsageError(f"--param {key}: {value!r} is not a JSON value") from None
+            raise UsageError(f"--param expects KEY=VALUE, got {item[:80]!r}")
+        try:  # deep JSON, NaN, 41-digit numbers, repeated keys: one line, exit 2
+            overrides[key] = loads_document(value, f"--param {key}")
+        except InputError as error:
+            raise UsageError(f"--param {key}: {error.message}") from None
     try:
         task_params(seed, overrides)
     except RequestError as error:

@@ -13,26 +13,63 @@
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
-drifted schema); 2 bad usage or an unreadable input file.
+drifted schema) or a bad input file (unreadable, not JSON, over a limit of
+`pyapp.records.documents`, not a valid trace); 2 bad usage (arguments, task parameters, an
+output path that cannot be written, a port out of range). Every error is one line on
+stderr naming the file and the problem, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import interpreter
 from pyapp.cli.common import (
     EXPORTS,
     REPO_ROOT,
-    UsageError,
     param_overrides,
     write_atomically,
 )
-from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, TaskParams, generate
+from pyapp.errors import InputError, LabError, UsageError
+from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
+from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, TaskParams, generate
+
+if TYPE_CHECKING:
+    from pyapp.records.trace import Trace
+
+MAX_COMPARED_RUNS = 64
+"""Most predictions files `compare` lays side by side."""
+
+
+def check_output(path: str, option: str) -> Path:
+    """`path` as an output file, refused (exit 2) before any work when it is a folder,
+    lies under a file, or its folder cannot be written."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a directory, not a file")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
+    return target
+
+
+def write_output(path: Path, text: str) -> None:
+    """`write_atomically`, with a failure (disk full, permissions) as a one-line InputError."""
+    try:
+        write_atomically(path, text)
+    except OSError as error:
+        raise InputError(
+            "unwritable_file", f"cannot write: {error.strerror or error}", path=str(path)
+        ) from None
 
 
 def _params(args: argparse.Namespace) -> TaskParams:
@@ -59,17 +96,18 @@ def _error(code: str, message: str) -> dict[str, object]:
 
 def cmd_exec(args: argparse.Namespace) -> int:
     try:
-        text = Path(args.program).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text(args.program)
+    except InputError as error:
         print(json.dumps(_error("unreadable_program_file", str(error))))
         return 1
     try:
-        registers = json.loads(Path(args.registers).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        registers = read_document(args.registers)
+    except InputError as error:
         print(json.dumps(_error("unreadable_registers_file", str(error))))
         return 1
     if not isinstance(registers, dict):
-        print(json.dumps(_error("unreadable_registers_file", "registers must be a JSON object")))
+        message = f"{args.registers}: registers must be a JSON object"
+        print(json.dumps(_error("unreadable_registers_file", message)))
         return 1
     outcome = interpreter.run(text, registers)
     print(json.dumps(outcome))
@@ -87,8 +125,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    out = check_output(args.out, "--out")
     trace = run_supplied(_params(args))
-    write_atomically(Path(args.out), trace_module.dumps(trace))
+    write_output(out, trace_module.dumps(trace))
     s = trace.summary
     print(
         f"{s.trials} trials: {s.correct} correct, {s.incorrect} incorrect, {s.failed} failed "
@@ -100,20 +139,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from pyapp.records.reproduce import reproduce
 
-    try:
-        document = json.loads(Path(args.trace).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
-        return 2
+    document = read_trace_document(args.trace)
+    valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
+    predictions = read_document(args.predictions) if args.predictions else None
     mismatches = reproduce(document)
-    if args.predictions:
+    if predictions is not None:
         from pyapp.records.reproduce import reproduce_predictions
 
-        try:
-            predictions = json.loads(Path(args.predictions).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as error:
-            print(f"error: cannot read {args.predictions}: {error}", file=sys.stderr)
-            return 2
         mismatches += reproduce_predictions(document, predictions)
     if mismatches:
         for mismatch in mismatches:
@@ -137,14 +169,10 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from pyapp.predict.predictor import score_trace
-    from pyapp.records.base import RecordError, to_json
-    from pyapp.records.trace import read_trace
+    from pyapp.records.base import to_json
 
-    try:
-        trace = read_trace(json.loads(Path(args.trace).read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
-        print(f"error: cannot read {args.trace}: {error}", file=sys.stderr)
-        return 2
+    out = check_output(args.out, "--out") if args.out else None
+    trace = valid_trace(read_trace_document(args.trace), args.trace)
     if trace.model is None or not trace.freezes:
         print(
             "error: the trace has no frozen profile (run measure -> freeze -> held-out)",
@@ -153,9 +181,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     try:
         document = score_trace(trace)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
+    except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
+        raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
     print(
         f"evidence: {document.evidence}"
         + (
@@ -195,25 +223,30 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"Brier (all steps) {_fmt(s.brier_all_steps)}; n = {s.n}; "
             f"cost MAE {_fmt(s.cost.mean_absolute_error_ms, 1)} ms"
         )
-    if args.out:
-        write_atomically(Path(args.out), json.dumps(to_json(document), indent=2) + "\n")
+    if out is not None:
+        write_output(out, written)
         print(f"\nwrote {args.out}")
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from pyapp.errors import RecordError
     from pyapp.predict import compare
     from pyapp.predict.predictor import read_predictions
-    from pyapp.records.base import RecordError
 
+    outputs = [
+        check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
+    ]
+    if len(args.predictions) > MAX_COMPARED_RUNS:
+        raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
     docs = []
     for path in args.predictions:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-            docs.append(read_predictions(data))
-        except (OSError, UnicodeDecodeError, ValueError, RecordError) as error:
-            print(f"error: cannot read {path} as a predictions document: {error}", file=sys.stderr)
-            return 2
+            docs.append(read_predictions(read_document(path)))
+        except RecordError as error:
+            raise InputError(
+                "bad_predictions", f"not a predictions document: {error}", path=path
+            ) from None
     names = [
         Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
         for p in args.predictions
@@ -223,12 +256,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     problems = compare.incompatibilities(names, docs)
     all_rows = compare.rows(names, docs)
     print(compare.to_text(all_rows, problems), end="")
-    if args.csv:
-        write_atomically(Path(args.csv), compare.to_csv(all_rows))
-        print(f"wrote {args.csv}")
+    texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
-        write_atomically(Path(args.markdown), compare.to_markdown(all_rows, problems))
-        print(f"wrote {args.markdown}")
+        texts.append(compare.to_markdown(all_rows, problems))
+    for target, text in zip(outputs, texts, strict=True):
+        write_output(target, text)
+        print(f"wrote {target}")
     return 0
 
 
@@ -322,8 +355,35 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from pyapp.cli.serve import serve
 
-    serve(Path(args.dir), args.host, args.port)
+    try:
+        serve(Path(args.dir), args.host, args.port)
+    except OSError as error:  # the port is in use, the address is not this machine's, ...
+        raise InputError(
+            "cannot_bind", f"cannot serve on {args.host}:{args.port}: {error.strerror or error}"
+        ) from None
     return 0
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number 0–65535 (0 picks a free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _seed(text: str) -> int:
+    """An argparse type: a seed 0 <= seed < 2**64."""
+    try:
+        seed = int(text) if len(text) <= 30 else -1
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text[:30]!r} is not a seed (0 <= seed < 2**64)")
+    return seed
 
 
 def parser() -> argparse.ArgumentParser:
@@ -331,7 +391,7 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     def seeded(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="task seed (1729)")
+        p.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help="task seed (1729)")
         p.add_argument(
             "--param",
             action="append",
@@ -397,7 +457,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=["webgpu", "wasm"], help="model backend (webgpu)")
     p.add_argument("--dtype", help="model dtype (default: the page's first choice)")
     p.add_argument("--revision", help="model revision (default: the catalogue's, or main)")
-    p.add_argument("--seed", type=int, help=f"task seed ({DEFAULT_SEED})")
+    p.add_argument("--seed", type=_seed, help=f"task seed ({DEFAULT_SEED})")
     p.add_argument(
         "--param", action="append", metavar="KEY=VALUE", help="override a task parameter"
     )
@@ -450,7 +510,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("serve", help="serve the built static site on 127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=_port, default=8000)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--dir", default=str(REPO_ROOT / "build" / "site"))
     p.set_defaults(func=cmd_serve)
@@ -465,4 +525,34 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except LabError as error:  # a bad input file or document: named, one line
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except RecursionError:  # a guard: every reader bounds nesting first
+        print(f"error: {args.command}: input nested too deeply", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"error: {args.command}: out of memory", file=sys.stderr)
+        return 1
     return code
+
+
+def valid_trace(document: Any, path: str) -> Trace:
+    """The `Trace` record of a trace document, or an InputError naming the file."""
+    from pyapp.errors import RecordError
+    from pyapp.records.trace import read_trace
+
+    try:
+        return read_trace(document)
+    except RecordError as error:
+        raise InputError("bad_trace", f"not a valid trace: {error}", path=path) from None
+
+
+def read_trace_document(path: str) -> Any:
+    """A trace file as JSON, within the size, nesting and trial-count limits."""
+    document = read_document(path)
+    if isinstance(document, dict):
+        check_count(document.get("trials"), "trials", MAX_TRIALS, path)
+        check_count(document.get("interruptions"), "interruptions", MAX_TRIALS, path)
+        check_count(document.get("tasks"), "tasks", MAX_TASKS, path)
+    return document

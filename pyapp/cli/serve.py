@@ -10,6 +10,15 @@ Static files only. Every response carries the headers the page needs:
 
 ``python -m pyapp serve`` calls :func:`serve`; tests call :func:`make_server` on port 0.
 
+Hardened like a careful static server (:class:`BoundedServer`): a new connection waits in
+one selector thread, holding no worker, until its request arrives or `idle_timeout_s`
+passes (then it is closed); at most `max_workers` threads answer requests and at most
+`max_waiting` connections wait (more are closed at once); a request that is slow to arrive
+once started is dropped after `HANDLER_TIMEOUT_S`. Paths are resolved to their real path
+and nothing outside the served folder's real path is served (a symlink out of it is a
+404); a NUL byte in a path is a 400; an unexpected error is one log line, never a
+traceback.
+
 :func:`serve_hub_in_thread` serves local model folders laid out like the Hugging Face hub
 (``/{model_id}/resolve/{revision}/{file}``), with CORS, so the app's consented-download path
 (``?model_host=http://127.0.0.1:PORT/``) can be exercised with no internet (tests, bench).
@@ -17,16 +26,26 @@ Static files only. Every response carries the headers the page needs:
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import ipaddress
 import os
+import selectors
+import socket
+import socketserver
 import sys
 import threading
+import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
+
+from pyapp.errors import SiteMissingError as SiteMissingError  # re-exported for the sweep
 
 ISOLATION_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -54,11 +73,135 @@ MIME_TYPES = {
 }
 
 
-class SiteMissingError(FileNotFoundError):
-    """The build folder does not exist or has no index.html."""
+#: Seconds a connection may stay silent before its request arrives (then it is closed).
+IDLE_TIMEOUT_S: Final = 30.0
+#: Seconds one socket read may wait once a request has started arriving.
+HANDLER_TIMEOUT_S: Final = 10.0
+#: Most threads answering requests at once.
+MAX_WORKERS: Final = 32
+#: Most connections waiting for their request (more are closed at once).
+MAX_WAITING: Final = 1024
 
 
-class StaticSiteHandler(SimpleHTTPRequestHandler):
+class BoundedServer(HTTPServer):
+    """An HTTP server whose idle clients hold no thread, with a capped worker pool.
+
+    `serve_forever` accepts; each new connection is queued to one waiter thread that
+    watches every waiting socket with a selector; a socket with data goes to a worker of a
+    `ThreadPoolExecutor` of `max_workers`, one past `idle_timeout_s` is closed."""
+
+    daemon_threads = True
+    request_queue_size = 256
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    max_workers: int = MAX_WORKERS
+    max_waiting: int = MAX_WAITING
+
+    def __init__(self, address: tuple[str, int], handler: Any) -> None:
+        self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="serve-worker")
+        self._selector = selectors.DefaultSelector()
+        self._arrivals: collections.deque[tuple[socket.socket, Any]] = collections.deque()
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._selector.register(self._wake_read, selectors.EVENT_READ, None)
+        self._waiting: dict[socket.socket, tuple[Any, float]] = {}
+        self._closed = threading.Event()
+        self._waiter: threading.Thread | None = None
+        super().__init__(address, handler)  # binds; on failure it calls server_close
+        self._waiter = threading.Thread(target=self._wait_loop, name="serve-waiter", daemon=True)
+        self._waiter.start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Called by `serve_forever` for each accepted connection: hand it to the waiter."""
+        self._arrivals.append((request, client_address))
+        try:
+            self._wake_write.send(b"x")
+        except OSError:  # closing down
+            self.shutdown_request(request)
+
+    def _admit(self) -> None:
+        while self._arrivals:
+            request, address = self._arrivals.popleft()
+            if len(self._waiting) >= self.max_waiting:
+                self.shutdown_request(request)
+                continue
+            self._waiting[request] = (address, time.monotonic() + self.idle_timeout_s)
+            self._selector.register(request, selectors.EVENT_READ, address)
+
+    def _release(self, request: socket.socket) -> Any:
+        self._selector.unregister(request)
+        return self._waiting.pop(request)[0]
+
+    def _wait_loop(self) -> None:
+        while not self._closed.is_set():
+            ready = self._selector.select(timeout=1.0)
+            for key, _ in ready:
+                if key.fileobj is self._wake_read:
+                    if not self._wake_read.recv(4096):  # server_close closed the other end
+                        self._selector.close()
+                        self._wake_read.close()
+                        return
+                    self._admit()
+                else:
+                    request: Any = key.fileobj
+                    address = self._release(request)
+                    self._pool.submit(self._work, request, address)
+            now = time.monotonic()
+            for request in [r for r, (_, end) in self._waiting.items() if end <= now]:
+                self._release(request)
+                self.shutdown_request(request)
+
+    def _work(self, request: socket.socket, address: Any) -> None:
+        try:
+            self.finish_request(request, address)
+        except Exception:
+            self.handle_error(request, address)
+        finally:
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line on stderr, never a traceback."""
+        kind, error = sys.exc_info()[:2]
+        name = kind.__name__ if kind else "error"
+        sys.stderr.write(f"[serve] {client_address}: {name}: {error}\n")
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._wake_write.close()
+        if self._waiter is None:  # bind failed: the waiter never ran to close its end
+            self._selector.close()
+            self._wake_read.close()
+        for request in list(self._waiting):
+            self.shutdown_request(request)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class HardenedHandler(SimpleHTTPRequestHandler):
+    """Shared by the site and the hub stand-in: NUL is a 400, nothing outside the real
+    path of the served folder is served, reads time out, no directory listings."""
+
+    timeout = HANDLER_TIMEOUT_S
+
+    def send_head(self) -> Any:
+        if "\x00" in unquote(urlsplit(self.path).path):
+            self.send_error(HTTPStatus.BAD_REQUEST, "NUL byte in the path")
+            return None
+        return super().send_head()
+
+    def inside(self, path: str, root: str) -> str:
+        """`path` if its real path lies inside `root`'s real path, else a path that is not."""
+        real, base = os.path.realpath(path), os.path.realpath(root)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return path
+        return str(Path("/nonexistent-outside-the-served-folder"))
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """No directory listings: a site is its files, not an index of a folder."""
+        self.send_error(HTTPStatus.NOT_FOUND, "No directory listing here")
+        return None
+
+
+class StaticSiteHandler(HardenedHandler):
     """SimpleHTTPRequestHandler with fixed MIME types, isolation headers and quiet logs."""
 
     extensions_map = {  # noqa: RUF012 (stdlib declares it as a plain class attribute)
@@ -71,10 +214,8 @@ class StaticSiteHandler(SimpleHTTPRequestHandler):
             self.send_header(name, value)
         super().end_headers()
 
-    def list_directory(self, path: str | os.PathLike[str]) -> None:
-        """No directory listings: the site is its files, not an index of the build folder."""
-        self.send_error(HTTPStatus.NOT_FOUND, "No directory listing here")
-        return None
+    def translate_path(self, path: str) -> str:
+        return self.inside(super().translate_path(path), self.directory)
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet: log only errors (status >= 400), to stderr."""
@@ -94,16 +235,14 @@ def check_site(directory: Path) -> Path:
     return resolved
 
 
-def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> BoundedServer:
     """A server for ``directory`` bound to ``host:port`` (port 0 picks a free port)."""
     root = check_site(directory)
     handler = functools.partial(StaticSiteHandler, directory=str(root))
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return BoundedServer((host, port), handler)
 
 
-def server_url(server: ThreadingHTTPServer) -> str:
+def server_url(server: socketserver.TCPServer) -> str:
     host, port = server.server_address[:2]
     return f"http://{host!s}:{port}/"
 
@@ -141,7 +280,7 @@ def serve(directory: Path, host: str, port: int) -> None:
         server.server_close()
 
 
-def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[ThreadingHTTPServer, str]:
+def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[BoundedServer, str]:
     """Start a server on a free port in a daemon thread (tests, bench); returns (server, url)."""
     server = make_server(directory, host, 0)
     threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
@@ -161,7 +300,7 @@ HUB_HEADERS = {
 }
 
 
-class HubHandler(SimpleHTTPRequestHandler):
+class HubHandler(HardenedHandler):
     """Serves ``/{model_id}/resolve/{revision}/{file}`` from ``models[model_id]`` (any
     revision; the revisions asked for are recorded in ``requests``)."""
 
@@ -177,7 +316,7 @@ class HubHandler(SimpleHTTPRequestHandler):
             model_id, rest = "/".join(parts[:at]), parts[at + 2 :]
             folder = self.models.get(model_id)
             if folder is not None and rest and ".." not in rest:
-                return str(folder.joinpath(*rest))
+                return self.inside(str(folder.joinpath(*rest)), str(folder))
         return str(Path("/nonexistent-hub-path"))
 
     def do_GET(self) -> None:
@@ -206,7 +345,7 @@ class HubHandler(SimpleHTTPRequestHandler):
 
 def serve_hub_in_thread(
     models: Mapping[str, Path], host: str = "127.0.0.1"
-) -> tuple[ThreadingHTTPServer, str, list[str]]:
+) -> tuple[BoundedServer, str, list[str]]:
     """A hub-like server for ``{model_id: folder}`` on a free port in a daemon thread.
 
     Returns (server, base URL ending in '/', the list of request paths it receives)."""
@@ -220,7 +359,6 @@ def serve_hub_in_thread(
             "extensions_map": {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES},
         },
     )
-    server = ThreadingHTTPServer((host, 0), handler)
-    server.daemon_threads = True
+    server = BoundedServer((host, 0), handler)
     threading.Thread(target=server.serve_forever, name="hub-server", daemon=True).start()
     return server, server_url(server), requests

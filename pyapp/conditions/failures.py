@@ -60,6 +60,7 @@ _INFRASTRUCTURE = (
     "bad_request",
     "unknown_type",
     "runtime_load_failed",
+    "oracle_disagreement",
 )
 _REFUSAL = (
     "not_frozen",
@@ -72,6 +73,19 @@ _REFUSAL = (
     "bad_params",
     "unreadable_program_file",
     "unreadable_registers_file",
+    # a file, document or argument refused before any work (pyapp.errors, documents, cli)
+    "unreadable_file",
+    "input_too_large",
+    "input_too_deep",
+    "number_out_of_range",
+    "bad_trace",
+    "bad_predictions",
+    "bad_record",
+    "unwritable_file",
+    "cannot_bind",
+    "usage",
+    "no_site",
+    "unreadable_sweep_file",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

@@ -24,6 +24,7 @@ same two functions, so a recorded verdict is re-derived by the code that made it
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +43,7 @@ from pyapp.conditions.model import (
     RouteLimits,
 )
 from pyapp.conditions.prompts import RenderedPrompt
+from pyapp.errors import Cancelled
 from pyapp.records.base import ProgramJSON
 from pyapp.records.trace import (
     ChainCall,
@@ -61,10 +63,6 @@ MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "contr
 
 _INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
 _MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called
-
-
-class Cancelled(Exception):
-    """Raised inside the controller when the user cancels a sweep."""
 
 
 class CancelToken:
@@ -95,23 +93,42 @@ def parse_integer(text: str) -> tuple[int | None, Failure | None]:
         return None, failure(
             "invalid_integer", "parse", f"the reply is not exactly one decimal integer: {shown!r}"
         )
-    digits = match.group(1).lstrip("+-")
-    if len(digits.lstrip("0")) > _MAX_DIGITS:
+    sign, digits = match.group(1)[:1], match.group(1).lstrip("+-")
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > _MAX_DIGITS:
         return None, failure(
-            "integer_out_of_range", "parse", f"{len(digits)} digits: beyond any safe integer"
+            "integer_out_of_range",
+            "parse",
+            f"{len(significant)} significant digits: beyond any safe integer",
+            limit="digits",
+            maximum=_MAX_DIGITS,
+            value=len(significant),
         )
-    return int(match.group(1)), None
+    # int() of the significant digits only: a reply of 4,300 leading zeros and a 7 is 7,
+    # never Python's int-string digit-limit ValueError.
+    value = int(significant)
+    return (-value if sign == "-" else value), None
 
 
-def failure(code: str, stage: str, message: str) -> Failure:
+def failure(
+    code: str,
+    stage: str,
+    message: str,
+    *,
+    limit: str | None = None,
+    maximum: int | None = None,
+    value: int | str | None = None,
+) -> Failure:
+    """A trial's failure record; a budget failure names its `limit`, `maximum` and `value`
+    (the fields every `LabError` carries, `pyapp.errors`)."""
     return Failure(
         code=code,
         stage=stage,  # type: ignore[arg-type]
         message=message,
         path=None,
-        limit=None,
-        maximum=None,
-        value=None,
+        limit=limit,
+        maximum=maximum,
+        value=value,
     )
 
 
@@ -279,8 +296,24 @@ def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Fail
             "route_call_budget",
             "route",
             f"the route needs {len(plan)} calls, over the limit of {limits.max_calls}",
+            limit="route_calls",
+            maximum=limits.max_calls,
+            value=len(plan),
         )
     return None
+
+
+def route_timeout(stage: str, limits: RouteLimits, deadline_ns: int) -> Failure:
+    """The route's wall time ran out: `value` is the milliseconds it has taken."""
+    taken_ms = limits.timeout_ms + (now_ns() - deadline_ns) / 1e6
+    return failure(
+        "route_timeout",
+        stage,
+        f"the route's {limits.timeout_ms} ms ran out",
+        limit="route_timeout_ms",
+        maximum=limits.timeout_ms,
+        value=math.ceil(taken_ms),
+    )
 
 
 @dataclass
@@ -299,6 +332,9 @@ class Reservation:
                 "route",
                 "reserving this call's input cap "
                 f"would pass the route's {self.limits.max_input_tokens} tokens",
+                limit="route_input_tokens",
+                maximum=self.limits.max_input_tokens,
+                value=self.input_tokens + caps.max_input_tokens,
             )
         if self.output_tokens + caps.max_new_tokens > self.limits.max_output_tokens:
             return failure(
@@ -306,6 +342,9 @@ class Reservation:
                 "route",
                 "reserving this call's output cap "
                 f"would pass the route's {self.limits.max_output_tokens} tokens",
+                limit="route_output_tokens",
+                maximum=self.limits.max_output_tokens,
+                value=self.output_tokens + caps.max_new_tokens,
             )
         return None
 
@@ -394,9 +433,7 @@ async def _run_route(
         state.halt = reservation.refusal(caps)
         remaining_ms = (deadline_ns - now_ns()) / 1e6
         if state.halt is None and remaining_ms <= 0:
-            state.halt = failure(
-                "route_timeout", "route", f"the route's {limits.timeout_ms} ms ran out"
-            )
+            state.halt = route_timeout("route", limits, deadline_ns)
         if state.halt is not None:
             break
         if remaining_ms < caps.timeout_ms:
@@ -417,7 +454,7 @@ async def _run_route(
         state.parse_ns += now_ns() - parse_start
         problem = verdict.failure
         if problem is not None and problem.code == "timeout" and now_ns() >= deadline_ns:
-            problem = failure("route_timeout", "generation", "the route's time ran out")
+            problem = route_timeout("generation", limits, deadline_ns)
         state.calls.append(
             ChainCall(
                 index=index,

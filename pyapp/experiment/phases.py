@@ -38,7 +38,9 @@ from pyapp.conditions.model import (
     identity_difference,
     identity_sha256,
 )
-from pyapp.conditions.run import MODEL_CONDITIONS, Cancelled, CancelToken, run_trial
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
+from pyapp.errors import Cancelled
+from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
 from pyapp.predict.predictor import FrozenProfile, freeze_profile
 from pyapp.records.trace import (
     BrowserInfo,
@@ -56,15 +58,6 @@ Phase = Literal["measure", "heldout"]
 PhaseEnd = Literal["finished", "cancelled", "paused"]
 PAUSE_AFTER = 3
 """Consecutive infrastructure interruptions after which a sweep pauses."""
-
-
-class ProtocolError(Exception):
-    """A step the protocol refuses (held-out before freeze, a second observation, ...)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass

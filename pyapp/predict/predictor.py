@@ -551,6 +551,28 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         raise ValueError("this trace has no model session: nothing to predict")
     tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
+    unknown = sorted({t.task_id for t in trace.trials if t.task_id not in by_id})
+    if unknown:
+        shown = ", ".join(repr(i[:40]) for i in unknown[:3])
+        raise ValueError(f"trials name tasks the seed does not generate: {shown}")
+    try:
+        results = _score_freezes(trace, by_id)
+    except OverflowError as error:  # numbers near 1.8e308 in the trace: refused, never inf/NaN
+        raise ValueError(f"a number in the trace is too large to average: {error}") from None
+    return PredictionsDocument(
+        schema_version=SCHEMA_VERSION,
+        kind="composition-lab-predictions",
+        trace_run_id=trace.run.run_id,
+        evidence=trace.model.evidence,
+        assumptions=ASSUMPTIONS,
+        interpretation=INTERPRETATION,
+        conditions=tuple(results),
+    )
+
+
+def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult]:
+    model = trace.model
+    assert model is not None  # score_trace refused a trace without one
     results = []
     for record in trace.freezes:
         frozen = freeze_profile(trace, record)
@@ -570,7 +592,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         results.append(
             ConditionResult(
                 frozen=frozen,
-                revision_note=revision_note(trace.model),
+                revision_note=revision_note(model),
                 interrupted=interrupted_attempts(trace, record, heldout_ids),
                 predictions=predictions,
                 observations=observations,
@@ -578,15 +600,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
                 state_aware=state_aware_result(trace, record, by_id, observations),
             )
         )
-    return PredictionsDocument(
-        schema_version=SCHEMA_VERSION,
-        kind="composition-lab-predictions",
-        trace_run_id=trace.run.run_id,
-        evidence=trace.model.evidence,
-        assumptions=ASSUMPTIONS,
-        interpretation=INTERPRETATION,
-        conditions=tuple(results),
-    )
+    return results
 
 
 def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:

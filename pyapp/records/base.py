@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from pyapp.errors import RecordError as RecordError  # re-exported: records raise it
+
 JSON = Any
 """A plain JSON value (dict / list / str / int / float / bool / None)."""
 
@@ -61,15 +63,6 @@ _PROGRAM_DEF: dict[str, JSON] = {
         },
     ],
 }
-
-
-class RecordError(ValueError):
-    """A JSON value does not fit the record type expected at `path`."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 def to_json(value: object) -> JSON:

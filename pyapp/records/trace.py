@@ -150,6 +150,21 @@ class InterpreterBudget:
     retries: int
     """Retries allowed (none)."""
 
+    def __post_init__(self) -> None:
+        """A budget the interpreter cannot run under is refused when the record is read."""
+        try:
+            interpreter.Limits(
+                max_output_bytes=self.max_output_bytes,
+                max_nodes=self.max_nodes,
+                max_depth=self.max_depth,
+                max_operations=self.max_operations,
+                max_registers=self.max_registers,
+            )
+        except interpreter.ProgramError as error:
+            raise ValueError(f"invalid budget: {error.message}") from None
+        if self.tool_calls < 0 or self.retries < 0:
+            raise ValueError("invalid budget: tool_calls and retries must be >= 0")
+
 
 @dataclass(frozen=True)
 class Timings:

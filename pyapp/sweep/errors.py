@@ -11,16 +11,13 @@ SweepError                 status 1: the sweep failed (page, model, checks)
 
 from __future__ import annotations
 
+from pyapp.errors import LabError
 
-class SweepError(Exception):
+
+class SweepError(LabError):
     """The sweep failed; `code` is stable and machine-readable, `status` the exit status."""
 
     status = 1
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class SetupError(SweepError):

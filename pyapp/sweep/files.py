@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from pyapp.cli.common import write_atomically
+from pyapp.errors import LabError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import Trace, Trial, with_trials
 
@@ -25,12 +26,11 @@ TRACE = "trace.json"
 PREDICTIONS = "predictions.json"
 
 
-class FilesError(Exception):
+class FilesError(LabError):
     """A file in --out cannot be read as a sweep's."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__("unreadable_sweep_file", message)
 
 
 class TrialsFile:

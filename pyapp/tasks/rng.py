@@ -31,6 +31,8 @@ class SplitMix64:
         if high < low:
             raise ValueError(f"empty range [{low}, {high}]")
         span = high - low + 1
+        if span > 1 << 64:  # the rejection bound would be 0: the loop would never end
+            raise ValueError(f"range [{low}, {high}] is wider than 2**64 values")
         limit = (1 << 64) - ((1 << 64) % span)
         while True:
             draw = self.next_u64()

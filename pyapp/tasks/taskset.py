@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Final, Literal, NoReturn, Protocol
 
 import interpreter
 from interpreter import Node, Op, Ref
+from pyapp.errors import OracleDisagreement, ParamsError
 from pyapp.tasks import oracles
 from pyapp.tasks.rng import SplitMix64
 
@@ -84,30 +85,122 @@ class TaskParams:
     absent from traces written before it existed, where it reads as `uniform`."""
 
     def __post_init__(self) -> None:
-        counts = {
-            "primitives_per_op": self.primitives_per_op,
-            "determinants": self.determinants,
-            "derivatives": self.derivatives,
-            "probe_pairs": self.probe_pairs,
-        }
-        for name, count in counts.items():
-            if not 0 <= count <= 100_000:
-                raise ValueError(f"{name} must be between 0 and 100000, got {count}")
-        if any(not 1 <= s <= 6 for s in self.recurrence_steps):
-            raise ValueError("recurrence_steps entries must be between 1 and 6")
-        ranges = {
-            "addsub_magnitude": self.addsub_magnitude,
-            "mul_magnitude": self.mul_magnitude,
-            "recurrence_a": self.recurrence_a,
-            "recurrence_b": self.recurrence_b,
-            "recurrence_x0": self.recurrence_x0,
-            "coordinate": self.coordinate,
-            "coefficient": self.coefficient,
-            "point": self.point,
-        }
-        for name, (low, high) in ranges.items():
-            if not 0 <= low <= high:
-                raise ValueError(f"{name} must satisfy 0 <= low <= high, got ({low}, {high})")
+        check_params(self)
+
+    @property
+    def task_count(self) -> int:
+        """How many tasks these parameters generate."""
+        return (
+            len(PRIMITIVE_OPS) * self.primitives_per_op
+            + len(self.recurrence_steps)
+            + self.determinants
+            + self.derivatives
+            + 2 * self.probe_pairs
+        )
+
+
+#: Largest seed + 1: SplitMix64 has 2**64 states, so larger or negative seeds would alias.
+SEED_LIMIT: Final = 2**64
+#: Most tasks of one family-count parameter (and most `recurrence_steps` entries).
+MAX_COUNT: Final = 50_000
+#: Most tasks in one task set (a trace of it stays well under the input-file limits).
+MAX_TASKS: Final = 120_000
+#: Most updates of one affine recurrence.
+MAX_RECURRENCE_STEPS: Final = 6
+_SAFE: Final = interpreter.SAFE_INTEGER_MAX
+
+
+def _refuse(
+    name: str, message: str, maximum: int | None = None, value: int | None = None
+) -> NoReturn:
+    shown = value if value is None or abs(value) < 2**63 else _short(value)
+    raise ParamsError(f"{name} {message}", limit=name, maximum=maximum, value=shown)
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        _refuse(name, f"must be an integer, not {type(value).__name__}")
+    if not low <= value <= high:
+        _refuse(name, f"must be between {low} and {high}, got {_short(value)}", high, value)
+    return value
+
+
+def _short(value: int) -> str:
+    """`value` in decimal, or its size when it is enormous (never a 4,300-digit str())."""
+    if abs(value) < 10**30:
+        return str(value)
+    return f"{'-' if value < 0 else ''}<integer of {abs(value).bit_length()} bits>"
+
+
+def _worst_intermediate(p: TaskParams) -> dict[str, int]:
+    """The largest magnitude any register or intermediate of each family can reach,
+    computed from the ranges' upper ends (every family's programs are monotone in them)."""
+    addsub, mul = p.addsub_magnitude[1], p.mul_magnitude[1]
+    a, b, x = p.recurrence_a[1], p.recurrence_b[1], p.recurrence_x0[1]
+    worst_recurrence = x
+    for _ in range(max(p.recurrence_steps, default=0)):
+        worst_recurrence = max(worst_recurrence, a * worst_recurrence) + b
+    c, k, x0 = p.coordinate[1], p.coefficient[1], p.point[1]
+    return {
+        "addsub_magnitude": 2 * addsub,
+        "mul_magnitude": max(mul * mul, mul),
+        "recurrence_a": max(worst_recurrence, a),
+        "coordinate": max(8 * c * c, 2 * c),  # differences 2c, products 4c², answer 8c²
+        "coefficient": 3 * k * x0 * x0 + 2 * k * x0 + k,  # 3·c3·x0² + 2·c2·x0 + c1
+    }
+
+
+def check_params(p: TaskParams) -> None:
+    """Refuse parameters the generator cannot honour, naming the parameter
+    (`ParamsError`, code `bad_params`, `limit` = the parameter): every count and range
+    within its documented maximum, and every register, intermediate and answer of every
+    family within the safe-integer domain ±(2**53 − 1) — checked before any generation."""
+    _check_int("seed", p.seed, 0, SEED_LIMIT - 1)
+    for name in ("primitives_per_op", "determinants", "derivatives", "probe_pairs"):
+        _check_int(name, getattr(p, name), 0, MAX_COUNT)
+    steps = p.recurrence_steps
+    if not isinstance(steps, tuple):
+        _refuse("recurrence_steps", "must be a tuple (a JSON array) of integers")
+    if len(steps) > MAX_COUNT:
+        _refuse("recurrence_steps", f"has more than {MAX_COUNT} entries", MAX_COUNT, len(steps))
+    for step in steps:
+        _check_int("recurrence_steps", step, 1, MAX_RECURRENCE_STEPS)
+    if p.operand_digits not in ("uniform", "stratified"):
+        _refuse("operand_digits", f"must be 'uniform' or 'stratified', not {p.operand_digits!r}")
+    for name in _RANGES:
+        pair = getattr(p, name)
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            _refuse(name, "must be a pair [low, high]")
+        low = _check_int(name, pair[0], 0, _SAFE)
+        high = _check_int(name, pair[1], 0, _SAFE)
+        if low > high:
+            _refuse(name, f"must satisfy 0 <= low <= high, got ({low}, {high})")
+    for name, worst in _worst_intermediate(p).items():
+        if worst > _SAFE:
+            _refuse(
+                _WORST_NAMES.get(name, name),
+                "is too large: a register, intermediate or answer could reach "
+                f"{_short(worst)}, beyond the safe-integer bound 2**53-1",
+                _SAFE,
+            )
+    if p.task_count > MAX_TASKS:
+        _refuse("task_count", f"would be {p.task_count}, over {MAX_TASKS}", MAX_TASKS, p.task_count)
+
+
+_RANGES: Final = (
+    "addsub_magnitude",
+    "mul_magnitude",
+    "recurrence_a",
+    "recurrence_b",
+    "recurrence_x0",
+    "coordinate",
+    "coefficient",
+    "point",
+)
+_WORST_NAMES: Final = {
+    "recurrence_a": "recurrence_a/recurrence_b/recurrence_x0/recurrence_steps",
+    "coefficient": "coefficient/point",
+}
 
 
 CALIBRATION_RANGES: dict[str, object] = {
@@ -205,10 +298,6 @@ class Task:
             "oracle": self.oracle,
             "generator_version": self.generator_version,
         }
-
-
-class OracleDisagreement(AssertionError):
-    """The reference program and the independent oracle gave different answers."""
 
 
 def _ref(name: str) -> Ref:

@@ -1,0 +1,258 @@
+"""Property-based fuzzing of the public entry points (issue 12).
+
+Random and mutated programs, registers, model replies, traces and predictions documents
+go through `interpreter.run`, `parse_integer`, the CLI's commands (in-process) and the
+bridge's `handle`. Each case asserts only: a typed outcome (a known error code), an exit
+status of 0, 1 or 2, no traceback and no internal error, and a bounded time per case
+(hypothesis's `deadline`, never a wall-clock assert).
+
+CI runs `CI_EXAMPLES` cases per property (under 60 s in all on this 2-core machine);
+`python bench/fuzz.py` (`FUZZ_LONG=1`, the `long` marker) runs `LONG_EXAMPLES` before a
+release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asyncrun import run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_predict import known_model
+
+import interpreter
+from pyapp.browser.bridge import HANDLERS, handle
+from pyapp.browser.messages import FAILURE_CODES
+from pyapp.cli.main import main
+from pyapp.conditions.interpret import run_supplied
+from pyapp.conditions.model import ScriptedAdapter
+from pyapp.conditions.run import parse_integer
+from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.tasks.taskset import TaskParams
+
+LONG = os.environ.get("FUZZ_LONG") == "1"
+CI_EXAMPLES = 40
+LONG_EXAMPLES = 2_000
+FUZZ = settings(
+    max_examples=LONG_EXAMPLES if LONG else CI_EXAMPLES,
+    deadline=5_000,  # ms per case: a hang or a runaway parse fails the case
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=not LONG,  # CI is reproducible; the long run explores
+)
+
+# ---- hostile values --------------------------------------------------------------------
+
+huge_ints = st.sampled_from([2**53, -(2**53), 2**64, -(2**64) - 1, 10**40, 10**400, 2**64 - 1])
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    huge_ints,
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+raw_texts = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(["[" * 5_000, "{" * 5_000, "NaN", "1e400", '{"a":1,"a":2}', "", "\x00"]),
+    st.integers(1, 3_000).map(lambda n: '{"a":' * n + "1" + "}" * n),
+)
+
+
+def mutate(document: Any, data: st.DataObject) -> Any:
+    """`document` with one random place replaced, deleted or deepened."""
+    document = json.loads(json.dumps(document))
+    holder: Any = None
+    key: Any = None
+    node = document
+    for _ in range(data.draw(st.integers(0, 6))):
+        if isinstance(node, dict) and node:
+            holder, key = node, data.draw(st.sampled_from(sorted(node)))
+        elif isinstance(node, list) and node:
+            holder, key = node, data.draw(st.integers(0, len(node) - 1))
+        else:
+            break
+        node = holder[key]
+    if holder is None:
+        return data.draw(json_values)
+    action = data.draw(st.sampled_from(["replace", "delete", "deepen", "huge"]))
+    if action == "delete" and isinstance(holder, dict):
+        del holder[key]
+    elif action == "deepen":
+        nested: Any = holder[key]
+        for _ in range(data.draw(st.integers(50, 200))):
+            nested = [nested]
+        holder[key] = nested
+    elif action == "huge":
+        holder[key] = data.draw(huge_ints)
+    else:
+        holder[key] = data.draw(json_values)
+    return document
+
+
+# ---- documents to mutate ------------------------------------------------------------------
+
+
+def _small_documents() -> tuple[dict, dict, dict]:
+    supplied = to_json(run_supplied(TaskParams(primitives_per_op=1, probe_pairs=1)))
+    model = ScriptedAdapter(known_model)
+    sweep = Sweep(
+        params=TaskParams(primitives_per_op=1, probe_pairs=1),
+        conditions=("model-only", "controlled-chain"),
+        model=model.provenance,
+    )
+    assert run(run_phase(sweep, "measure", model))
+    freeze(sweep)
+    assert run(run_phase(sweep, "heldout", model))
+    trace = sweep.trace()
+    return supplied, to_json(trace), to_json(score_trace(trace))
+
+
+SUPPLIED, MODEL_TRACE, PREDICTIONS = _small_documents()
+FOLDER = Path(tempfile.mkdtemp(prefix="fuzz-"))
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    """`python -m pyapp ARGV` in-process: (exit status, stdout + stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(argv))
+        except SystemExit as stop:
+            status = int(stop.code or 0)
+    text = out.getvalue() + err.getvalue()
+    assert status in (0, 1, 2), text
+    assert "Traceback" not in text and "internal" not in text.lower(), text
+    return status, text
+
+
+def write(name: str, content: str | bytes) -> str:
+    path = FOLDER / name
+    if isinstance(content, str):
+        content = content.encode("utf-8", "surrogatepass")
+    path.write_bytes(content)
+    return str(path)
+
+
+# ---- properties ---------------------------------------------------------------------------
+
+
+node_texts = st.recursive(
+    st.builds(lambda n: {"ref": n}, st.sampled_from(["a", "b", "zz", "", "1x"])),
+    lambda inner: st.builds(
+        lambda op, args: {"op": op, "args": args},
+        st.sampled_from(["add", "sub", "mul", "div"]),
+        st.lists(inner, min_size=0, max_size=3),
+    ),
+    max_leaves=20,
+).map(json.dumps)
+
+
+@FUZZ
+@given(text=st.one_of(node_texts, raw_texts), registers=json_values)
+def test_interpreter_run_gives_a_typed_outcome(text, registers) -> None:
+    outcome = interpreter.run(text, registers)
+    assert outcome["ok"] or outcome["error"]["code"] in interpreter.ERROR_CODES
+    assert outcome["ok"] or outcome["error"]["code"] != "internal_error"
+
+
+@FUZZ
+@given(st.one_of(raw_texts, st.from_regex(r"\s*[+-]?0*[0-9]{0,30}\s*", fullmatch=True)))
+def test_parse_integer_gives_a_typed_outcome(text) -> None:
+    value, failure = parse_integer(text)
+    assert (value is None) != (failure is None)
+    assert failure is None or failure.code in ("invalid_integer", "integer_out_of_range")
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["supplied", "model"]))
+def test_reproduce_and_score_on_mutated_traces(data, which) -> None:
+    document = mutate(SUPPLIED if which == "supplied" else MODEL_TRACE, data)
+    path = write("trace.json", json.dumps(document))
+    cli("reproduce", path)
+    cli("score", path, "--out", str(FOLDER / "p.json"))
+
+
+@FUZZ
+@given(data=st.data())
+def test_reproduce_predictions_and_compare_on_mutated_predictions(data) -> None:
+    trace = write("model.json", json.dumps(MODEL_TRACE))
+    path = write("predictions.json", json.dumps(mutate(PREDICTIONS, data)))
+    cli("reproduce", trace, "--predictions", path)
+    cli("compare", path, "--csv", str(FOLDER / "t.csv"))
+
+
+@FUZZ
+@given(
+    program=st.one_of(node_texts, raw_texts),
+    registers=st.one_of(raw_texts, json_values.map(json.dumps)),
+)
+def test_exec_on_random_files(program, registers) -> None:
+    status, text = cli(
+        "exec", write("program.json", program), "--registers", write("regs.json", registers)
+    )
+    assert status in (0, 1) and json.loads(text.splitlines()[0])["ok"] is (status == 0)
+
+
+@FUZZ
+@given(
+    command=st.sampled_from(["reproduce", "score", "compare"]),
+    content=st.one_of(raw_texts, st.binary(max_size=300)),
+)
+def test_commands_on_random_bytes(command, content) -> None:
+    status, _ = cli(command, write("random.json", content))
+    assert status == 1
+
+
+@FUZZ
+@given(
+    key=st.sampled_from(["seed", "point", "recurrence_steps", "probe_pairs", "x"]),
+    value=json_values,
+)
+def test_tasks_with_random_parameters(key, value) -> None:
+    status, _ = cli("tasks", "--param", f"{key}={json.dumps(value)}", "--json")
+    assert status in (0, 2)
+
+
+BRIDGE_CODES = set(FAILURE_CODES) - {"internal_error"}
+
+
+@FUZZ
+@given(
+    kind=st.one_of(st.sampled_from(sorted(HANDLERS)), st.text(max_size=10)),
+    params=json_values,
+    seed=st.one_of(scalars, huge_ints),
+    raw=st.none() | raw_texts,
+)
+def test_bridge_handle_answers_every_request(kind, params, seed, raw) -> None:
+    if kind == "sympy_check":
+        kind = "tasks"  # the same parameter path, without loading sympy per case
+    request = (
+        raw
+        if raw is not None
+        else json.dumps({"type": kind, "id": 1, "seed": seed, "params": params})
+    )
+    reply = json.loads(handle(request))
+    assert isinstance(reply["ok"], bool)
+    assert reply["ok"] or reply["error"]["code"] in BRIDGE_CODES, reply
+
+
+@pytest.mark.long
+def test_the_long_run_is_selected() -> None:
+    """Present so `pytest -m long` has this module's marker; the long run sets FUZZ_LONG=1."""
+    assert LONG or os.environ.get("FUZZ_LONG") is None

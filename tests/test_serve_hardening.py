@@ -1,0 +1,124 @@
+"""The static server and the hub stand-in under hostile requests (issue 12).
+
+Everything binds 127.0.0.1. Nothing races the wall clock: each wait is on an event (a
+reply, a closed socket) with a generous deadline."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pyapp.cli.serve import BoundedServer, make_server, serve_hub_in_thread, server_url
+
+DEADLINE_S = 60
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[BoundedServer, str, Path]]:
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text("<!doctype html><title>t</title>", encoding="utf-8")
+    (root / "a.js").write_text("ok", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("SECRET", encoding="utf-8")
+    (root / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "leakdir").symlink_to(tmp_path)
+    server = make_server(root)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server, server_url(server), root
+    server.shutdown()
+    server.server_close()
+
+
+def raw_get(url: str, path: str) -> tuple[int, bytes]:
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=DEADLINE_S)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", ["/%00", "/index.html%00.js", "/a%00/b"])
+def test_nul_in_a_path_is_400_not_a_dropped_connection(site, path, capfd) -> None:
+    _, url, _ = site
+    status, _ = raw_get(url, path)
+    assert status == 400
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("path", ["/leak.txt", "/leakdir/secret.txt", "/../secret.txt"])
+def test_nothing_outside_the_real_folder_is_served(site, path) -> None:
+    _, url, _ = site
+    status, body = raw_get(url, path)
+    assert status == 404 and b"SECRET" not in body
+
+
+def test_files_inside_are_still_served(site) -> None:
+    _, url, _ = site
+    assert raw_get(url, "/a.js") == (200, b"ok")
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(site) -> None:
+    server, url, _ = site
+    server.idle_timeout_s = 0.2  # injected: the event waited for is the server's close
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as idle:
+        assert idle.recv(1) == b""  # closed by the server, not by our deadline
+
+
+def test_200_idle_connections_do_not_stop_1000_requests(site) -> None:
+    """Bounded load test on 127.0.0.1: 200 silent clients hold connections open (more
+    than the worker pool has threads) while 1,000 ordinary requests all succeed."""
+    server, url, _ = site
+    assert server.max_workers < 200
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=DEADLINE_S) for _ in range(200)]
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: raw_get(url, "/a.js")[0], range(1000)))
+        assert statuses == [200] * 1000
+        assert threading.active_count() < 100  # the idle clients hold no thread each
+    finally:
+        for connection in idle:
+            connection.close()
+
+
+def test_a_slow_request_is_dropped_without_holding_the_server(site) -> None:
+    _, url, _ = site
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as slow:
+        slow.sendall(b"GET /a.js HTTP/1.0\r\n")  # and never the blank line
+        assert raw_get(url, "/a.js") == (200, b"ok")
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[str]:
+    model = tmp_path / "model"
+    (model / "onnx").mkdir(parents=True)
+    (model / "onnx" / "model.onnx").write_bytes(b"onnx")
+    (tmp_path / "outside.txt").write_text("SECRET", encoding="utf-8")
+    (model / "link.txt").symlink_to(tmp_path / "outside.txt")
+    server, url, _ = serve_hub_in_thread({"org/m": model})
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_hub_stand_in_lists_no_directory(hub) -> None:
+    status, body = raw_get(hub, "/org/m/resolve/main/onnx/")
+    assert status == 404 and b"model.onnx" not in body
+
+
+def test_the_hub_stand_in_serves_files_but_nothing_outside(hub) -> None:
+    assert raw_get(hub, "/org/m/resolve/main/onnx/model.onnx") == (200, b"onnx")
+    status, body = raw_get(hub, "/org/m/resolve/main/link.txt")
+    assert status == 404 and b"SECRET" not in body
+    assert raw_get(hub, "/org/m/resolve/main/x%00")[0] == 400
