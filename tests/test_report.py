@@ -240,7 +240,10 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
         "empty": tmp_path / "empty",
         "not-json": tmp_path / "not-json",
         "not-a-trace": tmp_path / "not-a-trace",
+        "too-deep": tmp_path / "too-deep",
     }
+    cases["too-deep"].mkdir()
+    (cases["too-deep"] / "trace.json").write_text("[" * 100_000, "utf-8")
     cases["empty"].mkdir()
     cases["not-json"].mkdir()
     (cases["not-json"] / "trace.json").write_text("{nope", encoding="utf-8")
@@ -251,6 +254,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
         "empty": "has no trace.json",
         "not-json": "cannot read",
         "not-a-trace": "is not a trace",
+        "too-deep": "nested deeper than",
     }
     for name, folder in cases.items():
         done = report(folder, tmp_path / f"{name}.html")

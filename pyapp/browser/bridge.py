@@ -111,9 +111,9 @@ def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
     parsed: dict[str, JSON] = {}
     for name, text in texts.items():
         try:
-            parsed[name] = None if text is None else json.loads(text)
-        except ValueError as error:
-            raise RequestError("bad_request", f"{name} is not JSON: {error}") from None
+            parsed[name] = None if text is None else loads_document(text, name)
+        except InputError as error:
+            raise RequestError("bad_request", f"{name} is not JSON: {error.message}") from None
     return parsed
 
 

@@ -10,13 +10,14 @@ them number for number. A report shows the derived numbers, never the supplied o
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyapp.errors import InputError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records.base import RecordError, from_json
+from pyapp.records.documents import loads_document
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
 
@@ -61,10 +62,14 @@ class Verification:
 
 
 def _read_json(path: Path) -> Any:
+    """A file's JSON under the input limits of `pyapp.records.documents` (deep nesting,
+    NaN, huge numbers, repeated keys are refused in one line, never a traceback)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return loads_document(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError) as error:
         raise RunInputError(f"cannot read {path}: {error}") from None
+    except InputError as error:
+        raise RunInputError(f"cannot read {path}: {error.message}") from None
 
 
 def read_run_folder(path: Path) -> RunFolder:
