@@ -79,20 +79,35 @@ def _in_build_venv() -> bool:
 
 def _bootstrap() -> None:
     """Create/refresh build/fixture-venv and re-execute this script inside it."""
-    python = VENV / "bin" / "python"
+    bootstrap(VENV, REQUIREMENTS, Path(__file__))
+
+
+def requirements_digest(requirements: Path) -> str:
+    """SHA-256 of a requirements file and of the files it includes with `-r`."""
+    digest = hashlib.sha256(requirements.read_bytes())
+    for line in requirements.read_text().splitlines():
+        if line.startswith("-r "):
+            digest.update((requirements.parent / line[3:].strip()).read_bytes())
+    return digest.hexdigest()
+
+
+def bootstrap(venv: Path, requirements: Path, script: Path) -> None:
+    """Create/refresh `venv` from `requirements` and re-execute `script` inside it, with one
+    thread and fixed seeds (DETERMINISTIC_ENV). Shared with scripts/build_standins.py."""
+    python = venv / "bin" / "python"
     if not python.exists():
-        print(f"== creating {VENV.relative_to(ROOT)}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    stamp = VENV / "fixture-requirements.sha256"
-    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+        print(f"== creating {venv.relative_to(ROOT)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    stamp = venv / f"{requirements.stem}.sha256"
+    wanted = requirements_digest(requirements)
     if not stamp.exists() or stamp.read_text().strip() != wanted:
-        print("== installing scripts/fixture-requirements.txt", flush=True)
+        print(f"== installing scripts/{requirements.name}", flush=True)
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True
+            [str(python), "-m", "pip", "install", "-q", "-r", str(requirements)], check=True
         )
         stamp.write_text(wanted + "\n")
     env = {**os.environ, **DETERMINISTIC_ENV}
-    os.execve(str(python), [str(python), str(Path(__file__).resolve()), *sys.argv[1:]], env)
+    os.execve(str(python), [str(python), str(script.resolve()), *sys.argv[1:]], env)
 
 
 # --------------------------------------------------------------------------- the pairs

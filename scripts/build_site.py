@@ -32,6 +32,7 @@ import base64
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -364,7 +365,26 @@ def copy_transformers(out: Path) -> dict[str, str]:
         shutil.copyfile(ORT_WEB_NPM / "dist" / name, target / name)
     versions = {"transformers_js": TRANSFORMERS_VERSION, "onnxruntime_web": ort_version}
     (target / "versions.json").write_text(json.dumps(versions, indent=1) + "\n", encoding="utf-8")
+    architectures = {"transformers_js": TRANSFORMERS_VERSION, "causal_lm": causal_lm_types()}
+    (target / "architectures.json").write_text(
+        json.dumps(architectures, indent=1) + "\n", encoding="utf-8"
+    )
     return versions
+
+
+def causal_lm_types() -> dict[str, str]:
+    """config.json `model_type` -> class, for every causal LM the pinned transformers.js runs
+    (its MODEL_FOR_CAUSAL_LM_MAPPING_NAMES); the page refuses other architectures before any
+    download."""
+    source = (TRANSFORMERS_NPM / "src" / "models" / "registry.js").read_text(encoding="utf-8")
+    start = source.index("export const MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = new Map([")
+    block = source[start : source.index("]);", start)]
+    found = dict(re.findall(r"\['([\w-]+)',\s*'(\w+)'\]", block))
+    bundle = (TRANSFORMERS_NPM / "dist" / "transformers.min.js").read_text(encoding="utf-8")
+    missing = [name for name in found.values() if name not in bundle]
+    if not found or missing:
+        raise SystemExit(f"transformers.js causal LM list unreadable or not bundled: {missing}")
+    return found
 
 
 def copy_fixture(out: Path) -> Path | None:

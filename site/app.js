@@ -17,6 +17,7 @@ import { setupModels } from "./models_panel.js";
 import { setupExperiment } from "./experiment.js";
 import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
+import { makeSend } from "./entry.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -414,11 +415,13 @@ const models = setupModels({ request });
 // The Experiment and Journal sections (site/experiment.js): the sweep state API.
 const experiment = setupExperiment({ request, models, environment, currentSeed, currentParams });
 
-// For tests, bench/ and the sweep CLI: the same request path the buttons use, the Models
-// panel (models.state()) and the experiment's state API (docs/page.md).
 // Open a trace and Compare runs (site/viewer.js): files from disk, re-derived by this page's Python.
 setupViewer({ request, experiment });
 
-window.lab = { request, timings, t0, models, experiment: experiment.api };
+// For tests and bench/: the same request path the buttons use, the Models panel
+// (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry
+// point for drivers such as the sweep CLI: a protocol request in, its reply out (site/entry.js).
+const send = makeSend({ request, experiment: experiment.api });
+window.lab = { request, send, timings, t0, models, experiment: experiment.api };
 
 boot();

@@ -37,8 +37,9 @@
 // three infrastructure failures in a row (worker, load, bridge...) stopped the sweep; nothing
 // was scored; the same buttons resume it.
 //
-// "all" is run as measure → freeze → held-out (three requests, each answered by Python), so
-// that the frozen profile's predictions are on the page before the first held-out result.
+// "all" is one sweep_run request: Python runs measure → freeze → held-out and announces the
+// freeze with a `frozen` event carrying the predictions, which the page shows at once — before
+// the first held-out result.
 
 import { SweepStore } from "./store.js";
 import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./lab_protocol.js";
@@ -300,6 +301,7 @@ class Experiment {
       // profiles: the header changed.
       this.useHeader(event.header_json);
       await this.persist({ in_flight: null }, { header: true });
+      if (event.type === "frozen") this.showFrozen(event.predictions ?? []);
     }
     this.renderProgress();
     this.emit(event, json);
@@ -409,6 +411,14 @@ class Experiment {
     return result;
   }
 
+  // Python froze the profiles inside a run of phase "all": its predictions go on the page now,
+  // before the first held-out result (Python is busy: the full view follows the run).
+  showFrozen(predictions) {
+    this.shownPredictions = new Map(predictions.map((p) => [p.condition, p.predictions]));
+    this.predictionRows = renderPredictions(this.shownPredictions, null, this.isFixture());
+    this.status("Frozen; running held-out…");
+  }
+
   async run(phase = "all") {
     if (!["measure", "heldout", "all"].includes(phase)) throw new Error("phase must be measure, heldout or all");
     return this.exclusive("run", async () => {
@@ -424,7 +434,8 @@ class Experiment {
       this.status(`Running ${phase === "all" ? "measure → freeze → held-out" : phase}…`);
       let result;
       try {
-        result = await this.runPhases(phase);
+        // one request: for "all", Python orders measure → freeze → held-out itself (showFrozen)
+        result = await this.runOne(phase);
         this.lastCancelled = result.cancelled;
         await this.refresh();
         await this.persist({ phase: null }); // only a page that died mid-run leaves a phase
@@ -452,15 +463,6 @@ class Experiment {
       this.setData(result.cancelled ? "cancelled" : this.derivedState());
       return { state: s, cancelled: result.cancelled, paused: null };
     });
-  }
-
-  async runPhases(phase) {
-    if (phase !== "all") return this.runOne(phase);
-    let result = await this.runOne("measure");
-    const halted = () => result.cancelled || this.state.paused;
-    if (!halted() && this.state.can_freeze) await this.doFreeze();
-    if (!halted()) result = await this.runOne("heldout");
-    return result;
   }
 
   async freeze() {

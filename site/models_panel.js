@@ -17,12 +17,21 @@ const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
 import { FIXTURE_LABEL } from "./lab_protocol.js";
 
+// "the model's own, no options" or "enable_thinking: false" (part of the measurement condition).
+export function templateOptionsText(options) {
+  const entries = Object.entries(options ?? {});
+  if (!entries.length) return "the model's own template, no options";
+  return `the model's own template with ${entries.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`;
+}
+
 export function setupModels({ request }) {
   const panel = $("#models");
   const status = $("#model-status");
   const files = new Map(); // file -> {row, bar, text}
   const consented = new Set(); // spec keys the user agreed to in this session
   let catalogue = { models: [], default_host: "https://huggingface.co/" };
+  let architectures = {}; // model_type -> class the pinned transformers.js runs (build_site.py)
+  let architectures_version = "?";
   let webgpu = { checked: false, available: false, why: "not checked yet", info: null };
   let generating = false;
   const changeListeners = new Set(); // called on every load / state change of the client
@@ -31,6 +40,7 @@ export function setupModels({ request }) {
   const client = new ModelClient({ onEvent, faults: params.get("fault") ?? "" });
   for (const problem of client.faults.errors) console.error(problem);
   const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
+  const threads = Number(params.get("model_threads")) || null; // WASM threads (bench); default: all cores
   const defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
 
   function setPanel(state, message) {
@@ -57,6 +67,12 @@ export function setupModels({ request }) {
     }
   }
 
+  // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
+  // whose config.json is one of them is labelled a fixture wherever it was served from.
+  function fixtureConfigs() {
+    return [catalogue.fixture_config_sha256, ...Object.values(catalogue.standin_config_sha256 ?? {})].filter(Boolean);
+  }
+
   // The spec the client loads: from the catalogue entry, or the free-text id.
   function currentSpec() {
     const chosen = entry();
@@ -77,7 +93,11 @@ export function setupModels({ request }) {
         download_mb: chosen.download_mb?.[dtype] ?? null,
         licence: chosen.licence ?? "unknown",
         revision_note: chosen.revision_note ?? null,
-        fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+        fixture_config_sha256: fixtureConfigs(),
+        supported_model_types: Object.keys(architectures),
+        threads,
+        chat_template_options: chosen.chat_template_options ?? {},
+        architecture: chosen.architecture ?? null,
       };
     }
     const revision = $("#model-revision").value.trim() || "main";
@@ -94,7 +114,11 @@ export function setupModels({ request }) {
       download_mb: null,
       licence: "see the model card",
       revision_note: null,
-      fixture_config_sha256: catalogue.fixture_config_sha256 ?? null,
+      fixture_config_sha256: fixtureConfigs(),
+      supported_model_types: Object.keys(architectures),
+      threads,
+      chat_template_options: {},
+      architecture: null,
     };
   }
 
@@ -150,7 +174,8 @@ export function setupModels({ request }) {
   // ---- consent and loading -------------------------------------------------------------
 
   function consentKey(spec, chosenBackend) {
-    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend].join("|");
+    const options = JSON.stringify(spec.chat_template_options ?? {});
+    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend, options].join("|");
   }
 
   function detailRows(target, rows) {
@@ -182,6 +207,17 @@ export function setupModels({ request }) {
       );
       return;
     }
+    const type = spec.architecture?.model_type;
+    if (type && !Object.hasOwn(architectures, type)) {
+      // Refuse before any consent or download: the pinned transformers.js has no such model.
+      client.refuse(
+        spec,
+        chosenBackend,
+        "architecture_unsupported",
+        `${spec.label} is a "${type}" model (${spec.architecture.class}), which the pinned transformers.js ${architectures_version} cannot run; nothing was downloaded.`,
+      );
+      return;
+    }
     if (consented.has(consentKey(spec, chosenBackend))) {
       startLoad(spec, chosenBackend, "reload");
       return;
@@ -197,6 +233,7 @@ export function setupModels({ request }) {
       ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
       ["From", source],
       ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
+      ["Chat template", templateOptionsText(spec.chat_template_options)],
       ["Licence", spec.licence],
     ]);
     const warning = $("#consent-warning");
@@ -272,7 +309,9 @@ export function setupModels({ request }) {
   function showLoad(record, result) {
     $("#model-diagnostics").disabled = false;
     const spec = client.spec ?? {};
-    const fixture = spec.source === "bundled-fixture" ? ` (${FIXTURE_LABEL})` : "";
+    // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
+    const isFixture = spec.source === "bundled-fixture" || (record.ok && client.provenance().evidence === "fixture");
+    const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
     if (!record.ok) {
       setPanel("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
       $("#try-generate").disabled = true;
@@ -286,9 +325,10 @@ export function setupModels({ request }) {
     $("#try-generate").disabled = generating;
     const adapter = result.adapter;
     detailRows($("#model-provenance"), [
-      ["Model", `${spec.model_id}${fixture}`, spec.source === "bundled-fixture" ? "fixture-label" : ""],
+      ["Model", `${spec.model_id}${fixture}`, isFixture ? "fixture-label" : ""],
       ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
       ["dtype", result.dtype],
+      ["Chat template", templateOptionsText(result.chat_template_options)],
       ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
       [
         "Adapter",
@@ -377,6 +417,9 @@ export function setupModels({ request }) {
   const ready = (async () => {
     const response = await fetch("./models.json", { cache: "no-cache" });
     catalogue = await response.json();
+    const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
+    architectures = known.causal_lm;
+    architectures_version = known.transformers_js;
     if (params.get("model_host")) catalogue.default_host = params.get("model_host");
     const select = $("#model-choice");
     for (const model of catalogue.models) {

@@ -58,6 +58,7 @@ PROVENANCE: dict[str, Any] = {
     "revision": "bundled",
     "revision_served": None,
     "revision_served_note": None,
+    "chat_template_options": {},
     "dtype": "fp32",
     "source": "bundled-fixture",
     "evidence": "fixture",

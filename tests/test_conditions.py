@@ -90,6 +90,19 @@ def test_model_only_correct_wrong_and_prose():
     assert prose.completion.text == "I think about 400k."  # raw text kept
 
 
+@pytest.mark.parametrize("finish", ["eos", "length"])
+def test_a_reply_starting_with_a_think_block_is_scored_as_written(finish):
+    """Nothing strips a think block (docs/models.md, Thinking models): a reply that starts
+    with one is not exactly one integer, whatever follows it, and keeps its raw text; a
+    think block cut by the cap (finish `length`) is the same parse failure."""
+    task = TASKS["add-1"]
+    text = f"<think>\nadd them\n</think>\n\n{task.answer}" if finish == "eos" else "<think>\nadd"
+    trial = run(run_whole_task(task, "model-only", const(text, finish_reason=finish)))
+    assert (trial.result, trial.outcome, trial.correct) == (None, "invalid_integer", False)
+    assert trial.failure.stage == "parse" and trial.completion.text == text
+    assert trial.completion.finish_reason == finish
+
+
 def test_prose_encoding_probe_gets_prose_registers():
     trial = run(run_whole_task(TASKS["probe-1-prose"], "model-only", const("1")))
     assert "Register a holds" in trial.prompt.text

@@ -115,6 +115,29 @@ def test_the_whole_loop_through_the_bridge():
     assert trace == page.persisted
 
 
+def test_run_all_announces_the_freeze_with_its_predictions_before_heldout():
+    """Phase `all`: Python orders measure → freeze → held-out; its `frozen` event carries what
+    `sweep_freeze` would answer as predictions, before the first held-out trial starts."""
+    page = Page(ScriptedAdapter(known_model))
+    conditions = ["model-only", "controlled-chain"]
+    call(page, "sweep_start", seed=1729, conditions=conditions)
+    done = call(page, "sweep_run", phase="all")["result"]
+    assert done["state"]["heldout_left"] == 0 and not done["cancelled"]
+    kinds = [(e["type"], e.get("phase")) for e in page.events]
+    at = kinds.index(("frozen", None))
+    assert kinds.count(("frozen", None)) == 1
+    assert all(phase == "measure" for kind, phase in kinds[:at])
+    assert kinds[at + 1] == ("trial_start", "heldout")
+    frozen = page.events[at]
+    shown = {p["condition"]: p["predictions"] for p in frozen["predictions"]}
+    assert sorted(shown) == sorted(conditions)
+    assert [p["task_id"] for p in shown["controlled-chain"]] == ["recurrence-1", "recurrence-2"]
+    predicted = {f"{c}/{p['task_id']}" for c, ps in shown.items() for p in ps}
+    heldout_starts = [e["trial_id"] for e in page.events if e.get("phase") == "heldout"]
+    assert predicted and predicted <= set(heldout_starts)
+    assert json.loads(frozen["header_json"])["freezes"]
+
+
 def test_reload_mid_sweep_resumes_with_the_next_unobserved_trial(monkeypatch):
     page = Page(ScriptedAdapter(known_model))
     page.cancel_after = 4  # the tab "closes" after four trials

@@ -137,9 +137,12 @@ export class ModelClient {
         host: this.spec.host ?? null,
         local_path: this.spec.local_path ?? null,
         fixture_config_sha256: this.spec.fixture_config_sha256 ?? null,
+        chat_template_options: this.spec.chat_template_options ?? {},
+        supported_model_types: this.spec.supported_model_types ?? null,
       },
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,
+      threads: this.spec.threads ?? null,
     });
     let timer;
     const timeout = new Promise((resolve) => {
@@ -304,6 +307,7 @@ export class ModelClient {
       revision_served: result?.revision_served ?? null,
       revision_served_note: result?.revision_served_note ?? null,
       dtype: spec.dtype ?? "none",
+      chat_template_options: result?.chat_template_options ?? spec.chat_template_options ?? {},
       source: spec.source ?? "bundled-fixture",
       // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
       evidence: spec.source === "bundled-fixture" || result?.is_test_fixture === true ? "fixture" : "model",

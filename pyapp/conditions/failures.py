@@ -54,6 +54,7 @@ _INFRASTRUCTURE = (
     "not_loaded",
     "backend_unavailable",
     "dtype_unsupported",
+    "architecture_unsupported",
     "download_failed",
     "load_failed",
     "load_timeout",

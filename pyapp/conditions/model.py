@@ -212,6 +212,10 @@ class ModelProvenance:
     it is unknown; null for a model not from a hub."""
     dtype: str
     """Weights' dtype as loaded (`fp32`, `q8`, `q4f16`, ...)."""
+    chat_template_options: dict[str, bool | int | str]
+    """Options passed to the model's own chat template with every prompt, from the catalogue
+    entry (e.g. Qwen3's `enable_thinking: false`); `{}` when none. Part of the measurement
+    condition: a frozen profile's identity includes them."""
     source: Literal["bundled-fixture", "hub", "local-folder", "scripted", "synthetic"]
     """Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files)."""
     evidence: Literal["fixture", "synthetic", "model"]
@@ -246,6 +250,7 @@ IDENTITY_FIELDS = (
     "model_id",
     "revision",
     "dtype",
+    "chat_template_options",
     "source",
     "evidence",
     "backend_requested",
@@ -365,6 +370,7 @@ def native_provenance(
         revision=revision,
         revision_served=None,
         revision_served_note=None,
+        chat_template_options={},
         dtype="none",
         source=kind,
         evidence="fixture" if kind == "scripted" else "synthetic",

@@ -150,6 +150,9 @@ class FrozenProfile:
     """Model revision of the session."""
     model_dtype: str
     """Weights' dtype."""
+    model_chat_template_options: dict[str, bool | int | str]
+    """The chat-template options every prompt was rendered with (e.g. `enable_thinking`);
+    hashed only when not empty (`{}` in a document older than the field)."""
     backend: str | None
     """Backend actually used."""
     seed: int
@@ -433,6 +436,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         "model_id": trace.model.model_id,
         "model_revision": trace.model.revision,
         "model_dtype": trace.model.dtype,
+        "model_chat_template_options": trace.model.chat_template_options,
         "backend": trace.model.backend_actual,
         "seed": trace.run.seed,
         "generator_version": trace.run.generator_version,
@@ -442,7 +446,9 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         "exploratory": bool(reasons),
         "exploratory_reason": "; ".join(reasons) or None,
     }
-    digest = hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
+    # No template options hash as before the field existed (older documents still verify).
+    hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
+    digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
 
 
@@ -679,6 +685,8 @@ def read_predictions(document: JSON) -> PredictionsDocument:
                 entry.setdefault("revision_note", f"not recorded ({version})")
                 entry.setdefault("interrupted", None)
                 entry.setdefault("state_aware", None)
+                if isinstance(entry.get("frozen"), dict):
+                    entry["frozen"].setdefault("model_chat_template_options", {})
     upgraded: PredictionsDocument = from_json(PredictionsDocument, document)
     return upgraded
 

@@ -1,7 +1,8 @@
 // The sweep CLI's whole JavaScript (pyapp/sweep/driver.py): installed into the page before it
 // loads (Playwright's add_init_script). Python calls these as `window.__sweep.NAME(...)`; every
-// function reads or clicks what a user would, or calls the page's own experiment API
-// (window.lab.experiment, docs/page.md). Nothing here decides anything about the protocol.
+// function reads or clicks what a user would, or sends a protocol message through the page's
+// one entry point, window.lab.send (site/entry.js, docs/page.md) — no other page global is
+// touched (tests/test_sweep_driver_js.py checks). Nothing here decides anything about the protocol.
 
 window.__sweep = {
   // ---- page state ------------------------------------------------------------------------
@@ -37,49 +38,38 @@ window.__sweep = {
     return ["failed", "loaded"].includes(document.querySelector("#models").dataset.state);
   },
 
-  modelState() {
-    return window.lab.models.state ? window.lab.models.state() : window.lab.models.client.provenance();
-  },
-
-  hasExperiment() {
-    return Boolean(window.lab && window.lab.experiment && typeof window.lab.experiment.start === "function");
-  },
-
-  hello() {
-    return window.lab.request("hello");
+  // The page's one entry point for drivers is there (site/entry.js).
+  hasEntryPoint() {
+    return typeof window.lab?.send === "function";
   },
 
   // ---- the experiment ----------------------------------------------------------------------
 
-  // Relay every event to Python (`__sweepEvent`, exposed by the driver) as the text Python
-  // sent; once a stop is asked for, cancel right after a trial is done (before the next
-  // one starts), so that no generation is cut short.
-  listen() {
-    window.lab.experiment.onEvent((event, text) => {
-      window.__sweepEvent(text);
-      if (event.type === "trial_done" && this.stopAsked) window.lab.experiment.cancel();
-    });
-  },
-
+  // Once a stop is asked for, cancel right after a trial is done (before the next one starts),
+  // so that no generation is cut short: the page's Cancel button, as a user would.
   stop() {
     this.stopAsked = true;
   },
 
-  // Start `window.lab.experiment[method](...args)`; `callDone()` / `callResult()` poll it, so
-  // that Python notices Ctrl-C, --timeout and a crashed page while the page works.
-  call(method, args) {
+  // Send one protocol request (`{type, id, ...fields}`, pyapp/browser/messages.py) through
+  // window.lab.send, relaying every event to Python (`__sweepEvent`, exposed by the driver) as
+  // the text Python sent; `callDone()` / `callResult()` poll it, so that Python notices Ctrl-C,
+  // --timeout and a crashed page while the page works. The slot holds the reply's JSON text.
+  call(messageJson) {
     const slot = { done: false };
     this.slot = slot;
+    const relay = (text) => {
+      window.__sweepEvent(text);
+      if (this.stopAsked && JSON.parse(text).type === "trial_done") document.querySelector("#sweep-cancel").click();
+    };
     Promise.resolve()
-      .then(() => window.lab.experiment[method](...args))
+      .then(() => window.lab.send(messageJson, relay))
       .then(
-        (value) => {
-          slot.ok = true;
-          slot.value = value;
+        (reply) => {
+          slot.reply = reply;
         },
         (error) => {
-          slot.ok = false;
-          slot.error = String(error?.message ?? error);
+          slot.failure = String(error?.message ?? error);
         },
       )
       .finally(() => {

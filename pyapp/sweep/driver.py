@@ -1,6 +1,7 @@
 """One sweep session in one headless page: boot, load the model (consent), start or resume,
-measure → freeze → held-out, all through the page's own experiment API. Every line of
-JavaScript it runs is in driver.js (installed into the page, called as `window.__sweep.*`)."""
+measure → freeze → held-out, all through protocol messages (pyapp/browser/messages.py) sent to
+the page's one entry point, window.lab.send. Every line of JavaScript it runs is in driver.js
+(installed into the page, called as `window.__sweep.*`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import parse_event
+from pyapp.browser.messages import parse_event, parse_request
 from pyapp.cli.common import write_atomically
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
@@ -72,6 +73,9 @@ class Driver:
         self.trials = TrialsFile(out / TRIALS)
         self.header_json: str | None = None
         """The sweep's header (the trace without its trials), as Python last wrote it."""
+        self.next_id = 1
+        self.provenance: Any = None
+        """The loaded model's provenance, from the Models panel's diagnostics download."""
 
     # -- files --
 
@@ -104,9 +108,7 @@ class Driver:
 
         if self.ledger is None:
             return {}
-        provenance = parse_provenance(
-            self.page.evaluate("() => window.lab.models.state().provenance")
-        )
+        provenance = parse_provenance(self.provenance)
         params = task_params(self.options.seed, self.options.params)
         try:
             return observed_for(read_ledger(self.ledger), provenance, params)
@@ -182,14 +184,18 @@ class Driver:
             return Interrupted("timeout", f"stopped by --timeout {self.timeout_s:g} s", 1)
         return Interrupted("interrupted", f"stopped by {reason}", 130)
 
-    def call(self, method: str, *args: Any) -> Any:
-        """`await window.lab.experiment[method](...args)`, polling so that Ctrl-C, --timeout
-        and a crashed page are noticed while the page works."""
+    def request(self, kind: str, **fields: Any) -> Any:
+        """Send the protocol request `{type: kind, id, ...fields}` to window.lab.send and return
+        its reply's result, polling so that Ctrl-C, --timeout and a crashed page are noticed
+        while the page works."""
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         page = self.page
-        page.evaluate("([m, a]) => window.__sweep.call(m, a)", [method, list(args)])
+        message = {"type": kind, "id": self.next_id, **fields}
+        self.next_id += 1
+        parse_request(message)  # what the driver sends is checked against its record
+        page.evaluate("(m) => window.__sweep.call(m)", json.dumps(message))
         while True:
             try:
                 page.wait_for_function(
@@ -199,15 +205,29 @@ class Driver:
             except PlaywrightTimeout:
                 self.check_stop()
             except PlaywrightError as error:
-                raise SweepError(
-                    "page_failed", f"the page failed during {method}: {error}"
-                ) from None
+                raise SweepError("page_failed", f"the page failed during {kind}: {error}") from None
         slot = page.evaluate("() => window.__sweep.callResult()")
         if self.callback_error is not None:
             self.check_stop()
-        if not slot.get("ok"):
-            raise SweepError("page_refused", f"experiment.{method} failed: {slot.get('error')}")
-        return slot.get("value")
+        if "reply" not in slot:
+            raise SweepError("page_failed", f"the page failed during {kind}: {slot.get('failure')}")
+        reply = json.loads(slot["reply"])
+        if reply.get("type") != kind or reply.get("id") != message["id"]:
+            raise SweepError(
+                "page_failed",
+                f"reply mismatch: sent {kind}#{message['id']},"
+                f" got {reply.get('type')}#{reply.get('id')}",
+            )
+        if not reply.get("ok"):
+            body = reply.get("error") or {}
+            raise SweepError(
+                "page_refused", f"{kind} failed: {body.get('code')}: {body.get('message')}"
+            )
+        return reply.get("result")
+
+    def header(self) -> str:
+        """Python's JSON text of the sweep's header."""
+        return str(self.request("sweep_header")["header_json"])
 
     # -- steps --
 
@@ -271,8 +291,17 @@ class Driver:
                 )
             raise SweepError("load_failed", f"the model did not load: {status}{hint}")
         say(status)
-        state = page.evaluate("() => window.__sweep.modelState()")
-        return {"status": status, "backend_status": backend_line, "dialog": dialog, "state": state}
+        # The provenance, as a user gets it: the panel's "Download load diagnostics JSON".
+        with page.expect_download(timeout=30_000) as download:
+            page.click("#model-diagnostics")
+        diagnostics = json.loads(Path(download.value.path()).read_text("utf-8"))
+        self.provenance = diagnostics.get("provenance")
+        return {
+            "status": status,
+            "backend_status": backend_line,
+            "dialog": dialog,
+            "provenance": self.provenance,
+        }
 
     def remaining_ms(self, cap_s: float) -> float:
         if self.deadline is None:
@@ -284,13 +313,13 @@ class Driver:
 
         try:
             self.page.wait_for_function(
-                "() => window.__sweep.hasExperiment()",
+                "() => window.__sweep.hasEntryPoint()",
                 timeout=30_000,
             )
         except PlaywrightTimeout:
             raise SetupError(
                 "no_experiment_api",
-                f"the page at {self.site} has no window.lab.experiment: rebuild the site"
+                f"the page at {self.site} has no window.lab.send: rebuild the site"
                 " (python scripts/build_site.py)",
             ) from None
 
@@ -298,10 +327,13 @@ class Driver:
         """Start or resume, then measure → freeze → held-out → score, all in the page."""
         from pyapp.browser.session import ALL_CONDITIONS
 
-        # Relay every event (Python's text) to on_event; cancel between trials once asked.
-        self.page.evaluate("() => window.__sweep.listen()")
         if stored is not None:
-            state = self.call("resumeFrom", stored, in_flight)
+            state = self.request(
+                "sweep_resume",
+                header_json=stored["header_json"],
+                trials_json=list(stored["trials_json"]),
+                in_flight=in_flight,
+            )
             if in_flight:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
@@ -316,8 +348,8 @@ class Driver:
                     "and task set: this sweep is exploratory for "
                     + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(seen.items()))
                 )
-            state = self.call("start", request)
-        self.checkpoint(self.call("text", "header"))
+            state = self.request("sweep_start", **request)
+        self.checkpoint(self.header())
         self.run.data["run_id"] = state.get("run_id")
         self.run.data["in_flight"] = None
         done = int(state["trials"])
@@ -334,7 +366,7 @@ class Driver:
             self.phase("measure")
             state = self.run_phase("measure")
         if state.get("can_freeze"):
-            frozen = self.call("freeze")
+            frozen = self.request("sweep_freeze")
             state = frozen["state"]
             self.checkpoint(frozen["header_json"])
             names = [f"{p['profile']['condition']} {p['sha256'][:12]}" for p in frozen["frozen"]]
@@ -343,9 +375,10 @@ class Driver:
             self.phase("heldout")
             state = self.run_phase("heldout")
         self.progress.close()
-        self.checkpoint(self.call("text", "header"))
+        self.checkpoint(self.header())
         # The page's own predictions document, as Python wrote it.
-        write_atomically(self.out / PREDICTIONS, self.call("text", "predictions"))
+        predictions = self.request("sweep_predictions")["predictions_json"]
+        write_atomically(self.out / PREDICTIONS, predictions)
         self.run.data["trials"] = self.trials.count
         return dict(state)
 
@@ -354,14 +387,14 @@ class Driver:
         self.run.save()
 
     def run_phase(self, phase: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("run", phase)
+        result: dict[str, Any] = self.request("sweep_run", phase=phase)
         if self.stop.reason is not None or result.get("cancelled"):
-            self.checkpoint(self.call("text", "header"))
+            self.checkpoint(self.header())
             raise self.interrupted()
         state: dict[str, Any] = result["state"]
         paused = state.get("paused")
         if paused:
-            self.checkpoint(self.call("text", "header"))
+            self.checkpoint(self.header())
             self.run.data["paused"] = paused
             raise Paused(
                 "paused",

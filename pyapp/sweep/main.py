@@ -2,7 +2,8 @@
 
 The command serves the built site on 127.0.0.1, starts a headless Chromium, loads the model
 through the Models panel's consent dialog (``--consent`` is the click on *Download and
-load*), and drives the page's own experiment API, ``window.lab.experiment``: measure →
+load*), and drives the page through protocol messages (pyapp/browser/messages.py) sent to
+its one entry point, ``window.lab.send``: measure →
 freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
 Python here only watches, writes files and checks them; it never runs a trial itself.
 
@@ -397,7 +398,7 @@ def _drive(
         query.update(driver.options.page_params)
         driver.boot(f"{site_url}?{urlencode(query)}")
         timings["boot"] = round(time.monotonic() - t0, 3)
-        hello = page.evaluate("() => window.__sweep.hello()")
+        hello = driver.request("hello")
         driver.run.data["versions"] = versions(hello, browser.version)
         say(
             f"page ready in {timings['boot']:.1f} s (Chromium {browser.version}); loading the model"

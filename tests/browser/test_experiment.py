@@ -370,7 +370,20 @@ def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
         "(p) => window.lab.experiment.start({seed: 7, params: p, conditions: ['model-only']})",
         SMALL,
     )
+    # Run all is one request (Python orders the phases); the frozen event puts the predictions
+    # on the page before the first held-out trial starts.
+    page.evaluate(
+        """() => {
+             window.__rowsAtHeldout = null;
+             window.lab.experiment.onEvent((e) => {
+               if (e.type !== 'trial_start' || e.phase !== 'heldout') return;
+               const rows = document.querySelectorAll('#predictions-table tbody tr');
+               if (window.__rowsAtHeldout === null) window.__rowsAtHeldout = rows.length;
+             });
+           }"""
+    )
     assert not api(page, "() => window.lab.experiment.run('all')")["cancelled"]
+    assert page.evaluate("() => window.__rowsAtHeldout") > 0
     prompt = "Journal check: what is 20 + 22?"
     assert "never in a profile, prediction or score" in page.inner_text("#journal")
     page.get_by_label("Journal prompt").fill(prompt)
