@@ -160,7 +160,8 @@ def test_the_whole_flow_by_keyboard_passes_the_audit_in_every_state(
         page.keyboard.press("Enter")
         tab_to(page, "#consent-accept", back=True)
         page.keyboard.press("Enter")
-        assert wait_state(page, "#models", "loaded failed", MODEL_TIMEOUT_MS) == "loaded"
+        loaded = wait_state(page, "#models", "loaded failed", MODEL_TIMEOUT_MS)
+        assert loaded == "loaded", page.inner_text("#model-status")
         audit(page, "model loaded (test fixture)")
 
         for condition in ("supplied-program", "model-program", "controlled-chain"):
