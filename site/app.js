@@ -16,6 +16,8 @@ import { DEFAULT_SEED, PRESETS, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { downloadJson } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
+import "./guide.js"; // the guided flow: the setup in the address, the current step
+import { setupViewer } from "./viewer.js";
 import { makeSend } from "./entry.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
@@ -389,6 +391,14 @@ $("#seed-form").addEventListener("submit", (event) => {
     fail(error.message);
   }
 });
+$("#preset").addEventListener("change", () => {
+  if ($("#load-tasks").disabled) return; // not ready yet: the boot generates with this preset
+  try {
+    loadTasks(currentSeed());
+  } catch (error) {
+    fail(error.message);
+  }
+});
 $("#run-control").addEventListener("click", runControl);
 $("#download-trace").addEventListener("click", downloadTrace);
 $("#sympy-check").addEventListener("click", sympyCheck);
@@ -398,6 +408,9 @@ const models = setupModels({ request });
 
 // The Experiment and Journal sections (site/experiment.js): the sweep state API.
 const experiment = setupExperiment({ request, models, environment, currentSeed, currentParams });
+
+// Open a trace and Compare runs (site/viewer.js): files from disk, re-derived by this page's Python.
+setupViewer({ request, experiment });
 
 // For tests and bench/: the same request path the buttons use, the Models panel
 // (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry

@@ -33,8 +33,9 @@
 //                                                                  whether cached model files were deleted)
 //
 // #experiment carries data-state = idle | running | measured | frozen | done | cancelled |
-// paused | error. `paused`: three infrastructure failures in a row (worker, load, bridge...)
-// stopped the sweep; nothing was scored; the same buttons resume it.
+// paused | error, or viewing while a trace opened from disk is shown (site/viewer.js). `paused`:
+// three infrastructure failures in a row (worker, load, bridge...) stopped the sweep; nothing
+// was scored; the same buttons resume it.
 //
 // "all" is one sweep_run request: Python runs measure → freeze → held-out and announces the
 // freeze with a `frozen` event carrying the predictions, which the page shows at once — before
@@ -96,6 +97,9 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
     api: controller.api(),
     sessionEvent: (json) => controller.sessionEvent(json),
     cancelRequested: () => controller.cancelFlag,
+    // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
+    showOpened: (opened) => controller.showOpened(opened),
+    closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
     ready: () => controller.offerResume().catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
   };
@@ -127,6 +131,7 @@ class Experiment {
     this.lastCancelled = false;
     this.progress = { done: 0, total: 0, started: 0, current: "", timer: null };
     this.offered = null; // the stored record the resume prompt offers
+    this.viewing = null; // an opened trace being shown: {name, label, live: the live sweep's copy}
     // Once the page is going away (reload, tab closed), later events are the teardown's doing
     // (a generation cut off by the dying model worker): they are not stored, so the stored
     // trial_start stays in flight and is recorded as interrupted on resume.
@@ -186,6 +191,7 @@ class Experiment {
 
   async exclusive(name, work) {
     this.requireIdle(name);
+    this.closeOpened(); // a sweep action returns to the live sweep
     this.busy = name;
     this.refreshControls();
     try {
@@ -619,12 +625,18 @@ class Experiment {
     $("#download-sweep-trace").disabled = !(idle && this.header);
     $("#download-predictions").disabled = !(idle && this.predictionsDoc);
     $("#resume-accept").disabled = !idle;
+    const viewing = $("#viewing-banner");
+    viewing.hidden = !this.viewing;
+    if (this.viewing) {
+      $("#viewing-text").textContent = `Showing ${this.viewing.name}, opened from disk (${this.viewing.label}) — not the live sweep.`;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) $(id).disabled = true;
+    }
     const evidence = $("#experiment-evidence");
     const fixture = this.header ? this.header.model?.evidence === "fixture" : m.loaded && m.evidence === "fixture";
     evidence.hidden = !fixture;
     evidence.textContent = fixture ? `This sweep uses the ${FIXTURE_LABEL}: every number below is a pipeline check, ${FIXTURE_LABEL}.` : "";
     $("#experiment-hint").textContent = loaded
-      ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed from the Tasks section.`
+      ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
   }
 
@@ -656,6 +668,51 @@ class Experiment {
     renderScores(this.predictionsDoc, this.isFixture());
     this.renderProgress();
     this.refreshControls();
+  }
+
+  // ---- an opened trace (site/viewer.js: "Open a trace") -----------------------------------
+  // A finished run read from disk, drawn by the same renderers as the live run from the texts
+  // Python re-derived it from. The live sweep's copy is kept aside and drawn again on close.
+
+  showOpened({ name, label, headerJson, trialsJson, predictionsJson }) {
+    this.requireIdle("open a trace");
+    this.viewing ??= {
+      live: {
+        state: this.state,
+        header: this.header,
+        headerJson: this.headerJson,
+        tasks: this.tasks,
+        trials: this.trials,
+        predictionsDoc: this.predictionsDoc,
+        shown: this.shownPredictions,
+        rows: [...this.results.rows],
+        data: this.section.dataset.state,
+      },
+    };
+    Object.assign(this.viewing, { name, label });
+    this.state = null;
+    this.useHeader(headerJson);
+    this.useTrials(trialsJson);
+    this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
+    this.shownPredictions = new Map();
+    this.renderAll();
+    this.setData("viewing");
+  }
+
+  closeOpened() {
+    const live = this.viewing?.live;
+    if (!live) return;
+    this.viewing = null;
+    this.state = live.state;
+    this.header = live.header;
+    this.headerJson = live.headerJson;
+    this.tasks = live.tasks;
+    this.trials = live.trials;
+    this.predictionsDoc = live.predictionsDoc;
+    this.shownPredictions = live.shown;
+    this.results.setAll(live.rows);
+    this.renderAll();
+    this.setData(live.data);
   }
 
   // ---- downloads, resume prompt, clear -----------------------------------------------------
@@ -765,6 +822,7 @@ class Experiment {
     on("#clear-ledger", () => this.clearLedger());
     on("#resume-accept", () => this.acceptResume());
     on("#resume-discard", () => this.discardResume());
+    $("#viewing-close").addEventListener("click", () => this.closeOpened());
     $("#journal-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const prompt = $("#journal-prompt").value;

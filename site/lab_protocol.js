@@ -2,7 +2,7 @@
 // The message names and shared constants of the page ⇄ Python protocol;
 // exports/messages.schema.json describes every message. A test fails on drift.
 
-export const REQUEST_TYPES = Object.freeze(["hello", "tasks", "run_supplied", "sympy_load", "sympy_check", "memory", "model_generate", "sweep_start", "sweep_resume", "sweep_run", "sweep_freeze", "sweep_state", "sweep_header", "sweep_trace", "sweep_predictions", "journal_generate"]);
+export const REQUEST_TYPES = Object.freeze(["hello", "tasks", "run_supplied", "sympy_load", "sympy_check", "memory", "model_generate", "sweep_start", "sweep_resume", "sweep_run", "sweep_freeze", "sweep_state", "sweep_header", "sweep_trace", "sweep_predictions", "journal_generate", "trace_open", "compare_runs"]);
 export const EVENT_TYPES = Object.freeze(["trial_start", "trial_done", "trial_interrupted", "frozen"]);
 export const ALL_CONDITIONS = Object.freeze(["supplied-program", "model-only", "model-program", "controlled-chain"]);
 export const MODEL_CONDITIONS = Object.freeze(["model-only", "model-program", "controlled-chain"]);

@@ -537,3 +537,36 @@ def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -
     assert run(run_phase(again, "measure", model)) == "finished"
     (frozen,) = freeze(again)
     assert frozen.exploratory and "earlier session" in (frozen.exploratory_reason or "")
+
+
+def test_a_hub_download_of_a_test_fixture_relabelled_model_is_a_mismatch(finished_document):
+    """The config.json hash the model worker recorded betrays a fixture served as a hub model."""
+    from pyapp.conditions.model import TEST_FIXTURE_CONFIGS
+
+    def as_hub(config: str | None) -> list[str]:
+        document = copy.deepcopy(finished_document)
+        relabel_as_model(document)
+        document["model"]["source"] = "hub"
+        document["model"]["config_sha256"] = config
+        return [m.where + " " + m.message for m in reproduce(document)]
+
+    tiny = "ac08f6c43634e14258f8834da0c45ea882226099d17be6f21e78e4094d620ab3"
+    assert tiny in TEST_FIXTURE_CONFIGS
+    flagged = [m for m in as_hub(tiny) if "is a test fixture's" in m]
+    assert flagged and flagged[0].startswith("$.model.evidence")
+    assert not [m for m in as_hub("0" * 64) if "is a test fixture's" in m]  # another model
+
+
+def test_the_fixture_configs_are_the_committed_fixtures_and_the_catalogues():
+    import hashlib
+    from pathlib import Path
+
+    from pyapp.conditions.model import TEST_FIXTURE_CONFIGS
+
+    root = Path(__file__).resolve().parent
+    files = [root / "fixtures" / "tiny-chat" / "config.json"]
+    files += sorted((root / "fixtures" / "standins").glob("*/config.json"))
+    on_disk = {hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    catalogue = json.loads((root.parent / "site" / "models.json").read_text(encoding="utf-8"))
+    listed = {catalogue["fixture_config_sha256"], *catalogue["standin_config_sha256"].values()}
+    assert len(files) == 4 and TEST_FIXTURE_CONFIGS == on_disk == listed

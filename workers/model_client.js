@@ -326,6 +326,7 @@ export class ModelClient {
       user_agent: navigator.userAgent,
       flops: null,
       loads: this.loads.map((record) => ({ ...record })),
+      config_sha256: result?.config_sha256 ?? null,
     };
   }
 

@@ -159,10 +159,11 @@ function eosIds() {
 }
 
 // Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
-async function isFixtureConfig(response, digests) {
-  if (!digests.length) return false;
+// SHA-256 (hex) of a config.json response: recorded in the provenance, and compared with the
+// test fixtures' digests.
+async function configDigest(response) {
   const digest = await crypto.subtle.digest("SHA-256", await response.arrayBuffer());
-  return digests.includes([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
@@ -264,6 +265,7 @@ async function load(request) {
   // The test fixtures: the tiny fixture and the catalogue stand-ins (site/models.json).
   let isTestFixture = false;
   let configFetched = false;
+  let configSha256 = null; // the config.json this load used (null when none was seen)
   const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
@@ -278,7 +280,8 @@ async function load(request) {
         servedCommit ??= response.headers.get("x-repo-commit");
         if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
           configFetched = true;
-          if (await isFixtureConfig(response.clone(), fixtureConfigs)) isTestFixture = true;
+          configSha256 = await configDigest(response.clone());
+          if (fixtureConfigs.includes(configSha256)) isTestFixture = true;
         }
       }
     }
@@ -329,7 +332,10 @@ async function load(request) {
     // config.json came from the browser's cache (no fetch to look at): check the cached copy.
     const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
     const cached = await caches.open("transformers-cache").then((cache) => cache.match(url)).catch(() => undefined);
-    if (cached && (await isFixtureConfig(cached, fixtureConfigs))) isTestFixture = true;
+    if (cached) {
+      configSha256 = await configDigest(cached);
+      if (fixtureConfigs.includes(configSha256)) isTestFixture = true;
+    }
   }
 
   // Warm-up: one token, so the first measured generation does not pay for lazy init.
@@ -358,6 +364,7 @@ async function load(request) {
     revision_served_note: served.note,
     wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
     is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
+    config_sha256: configSha256,
     download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
     runtime_bytes: runtimeBytes,
     download_ms: downloadMs,

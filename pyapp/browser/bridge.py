@@ -106,6 +106,41 @@ def session() -> Session:
     return SESSION
 
 
+def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
+    """Documents read from the reader's disk, parsed (`bad_request` when one is not JSON)."""
+    parsed: dict[str, JSON] = {}
+    for name, text in texts.items():
+        try:
+            parsed[name] = None if text is None else loads_document(text, name)
+        except InputError as error:
+            raise RequestError("bad_request", f"{name} is not JSON: {error.message}") from None
+    return parsed
+
+
+def _trace_open(request: m.TraceOpen, ctx: Context) -> JSON:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import open_run
+
+    docs = _documents(
+        {"the trace": request.trace_json, "the predictions": request.predictions_json}
+    )
+    try:
+        return open_run(docs["the trace"], docs["the predictions"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
+def _compare_runs(request: m.CompareRuns, ctx: Context) -> JSON:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import compare_runs
+
+    docs = _documents({run.name: run.predictions_json for run in request.runs})
+    try:
+        return compare_runs([{"name": r.name, "predictions": docs[r.name]} for r in request.runs])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
 HANDLERS: dict[str, Handler] = {
     "hello": _hello,
     "tasks": _tasks,
@@ -123,6 +158,8 @@ HANDLERS: dict[str, Handler] = {
     "sweep_trace": lambda r, ctx: session().trace_json(),
     "sweep_predictions": lambda r, ctx: session().predictions(),
     "journal_generate": lambda r, ctx: session().journal_generate(r, ctx),
+    "trace_open": _trace_open,
+    "compare_runs": _compare_runs,
 }
 """The one handler table: request type → handler(record, context)."""
 

@@ -218,6 +218,38 @@ class JournalGenerate(Message):
     """The free prompt."""
 
 
+@dataclass(frozen=True)
+class TraceOpen(Message):
+    """Open a finished run read from the reader's disk: re-derive it (`reproduce`) and derive
+    its profiles, predictions and scores (`score`), in the page's own Python."""
+
+    TYPE: ClassVar[str] = "trace_open"
+    trace_json: str
+    """The trace file's text."""
+    predictions_json: str | None = None
+    """Its predictions document's text, when one was opened with it (compared number for
+    number with what the trace gives)."""
+
+
+@dataclass(frozen=True)
+class OpenedRun:
+    """One finished run to compare: its predictions document as read from disk."""
+
+    name: str
+    """What the reader calls it (the file's name)."""
+    predictions_json: str
+    """The predictions document's text."""
+
+
+@dataclass(frozen=True)
+class CompareRuns(Message):
+    """Finished runs side by side: the table of `python -m pyapp compare` (descriptive)."""
+
+    TYPE: ClassVar[str] = "compare_runs"
+    runs: tuple[OpenedRun, ...]
+    """The runs, in the order to show them."""
+
+
 REQUESTS: tuple[type[Message], ...] = (
     Hello,
     TasksRequest,
@@ -235,6 +267,8 @@ REQUESTS: tuple[type[Message], ...] = (
     SweepTrace,
     SweepPredictions,
     JournalGenerate,
+    TraceOpen,
+    CompareRuns,
 )
 """Every request the page may send, in the order the docs list them."""
 REQUEST_TYPES: dict[str, type[Message]] = {r.TYPE: r for r in REQUESTS}

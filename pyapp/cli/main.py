@@ -6,6 +6,7 @@
     reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
+    report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
     schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
@@ -257,6 +258,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from pyapp.report import RunInputError, build_report
+
+    try:
+        text, verification = build_report(Path(args.run_dir))
+    except RunInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        write_atomically(Path(args.out), text)
+    except OSError as error:
+        print(f"error: cannot write {args.out}: {error}", file=sys.stderr)
+        return 2
+    if not verification.ok:
+        print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
+        return 1
+    print(f"wrote {args.out}; the run re-derives exactly")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     # Imported here: playwright is needed by `sweep` only, never by the other commands.
     from pyapp.sweep import main as sweep_main
@@ -462,6 +483,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="also write the table as CSV")
     p.add_argument("--markdown", help="also write the table as Markdown")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="a finished run as one self-contained HTML file")
+    p.add_argument("run_dir", help="run folder: trace.json [+ predictions.json, run.json]")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
         "sweep",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
@@ -195,6 +195,19 @@ class ModelLoad:
     """Shader/graph compilation cannot be isolated from setup: always null."""
 
 
+TEST_FIXTURE_CONFIGS: frozenset[str] = frozenset(
+    {
+        "ac08f6c43634e14258f8834da0c45ea882226099d17be6f21e78e4094d620ab3",  # tiny-chat
+        "e29bf54346518e3b8e87cc8c948b94e646f81f4fa95bf44b038394038451b522",  # stand-in llama
+        "e12da2f5a53d0dc6429b5edd1f5270debdcc590d9731bbae148d7237baf822e2",  # stand-in qwen2
+        "bec6355963a0a1c7ba77aa5f70603e728ef12ff9bac15f0617b9f441d11d98c9",  # stand-in qwen3
+    }
+)
+"""SHA-256 of the test fixtures' `config.json` (tests/fixtures/tiny-chat and the catalogue
+stand-ins; the same digests as site/models.json): a model loaded with one of these is a test
+fixture wherever it was served from, never model evidence."""
+
+
 @dataclass(frozen=True)
 class ModelProvenance:
     """Which model produced the completions, where it came from, and on what it ran."""
@@ -244,6 +257,10 @@ class ModelProvenance:
     """FLOPs are unavailable: always null, never zero."""
     loads: tuple[ModelLoad, ...]
     """Every load and reload in this session, in order."""
+    config_sha256: str | None = field(default=None, metadata={"optional_on_read": True})
+    """SHA-256 of the `config.json` the last load used, as the model worker hashed it; null
+    when none was seen (natively, or traces written before it was recorded). `reproduce`
+    refuses `model` evidence whose config is a test fixture's (`TEST_FIXTURE_CONFIGS`)."""
 
 
 IDENTITY_FIELDS = (

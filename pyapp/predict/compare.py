@@ -113,7 +113,8 @@ def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]
     return out
 
 
-def _flat(all_rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
+def table(all_rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
+    """The rows as one table: a header and string cells (the columns every output shares)."""
     value_keys: list[str] = []
     for row in all_rows:
         for key in row.values:
@@ -135,7 +136,7 @@ def _flat(all_rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
 
 
 def to_csv(all_rows: Sequence[Row]) -> str:
-    header, body = _flat(all_rows)
+    header, body = table(all_rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -144,7 +145,7 @@ def to_csv(all_rows: Sequence[Row]) -> str:
 
 
 def to_markdown(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
-    header, body = _flat(all_rows)
+    header, body = table(all_rows)
     lines = [f"> {DISCLAIMER}", ""]
     lines += [f"> **Warning:** {p}" for p in problems]
     if problems:
@@ -156,7 +157,7 @@ def to_markdown(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
 
 
 def to_text(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
-    header, body = _flat(all_rows)
+    header, body = table(all_rows)
     widths = [
         max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
     ]

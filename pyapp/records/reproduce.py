@@ -25,6 +25,7 @@ from pyapp.conditions.interpret import interpret
 from pyapp.conditions.model import (
     CHAIN_CALL_CAPS,
     DEFAULT_ROUTE_LIMITS,
+    TEST_FIXTURE_CONFIGS,
     WHOLE_TASK_CAPS,
     ModelProvenance,
     identity_sha256,
@@ -439,6 +440,14 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
             Mismatch(
                 "$.model.evidence",
                 f"source {model.source!r} is a fixture, never {model.evidence!r} evidence",
+            )
+        )
+    if model.config_sha256 in TEST_FIXTURE_CONFIGS and model.evidence != "fixture":
+        found.append(
+            Mismatch(
+                "$.model.evidence",
+                f"config.json {model.config_sha256[:12]}… is a test fixture's, never "
+                f"{model.evidence!r} evidence",
             )
         )
 

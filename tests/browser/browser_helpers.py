@@ -91,4 +91,11 @@ def open_app(browser: Browser, url: str, *, boot: bool = True) -> Booted:
     booted = Booted(page, log, context)
     if boot:
         wait_settled(page)
+        open_tools(page)
     return booted
+
+
+def open_tools(page: Page) -> None:
+    """Unfold the Tools (task table, control, sympy, prompt box, journal), as a reader would
+    to use them: the guided flow keeps them folded, out of the main path."""
+    page.evaluate("() => document.querySelectorAll('details.tool').forEach((d) => (d.open = true))")

@@ -8,6 +8,7 @@ test fixture, not model evidence: these tests check the pipeline, not a model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -437,6 +438,8 @@ def test_local_hub_download_with_progress(browser: Browser, site_url: str) -> No
         record = parse_provenance(provenance(page))
         # Downloaded from a hub, but byte for byte the fixture's config: labelled a fixture.
         assert (record.source, record.evidence, record.revision) == ("hub", "fixture", "main")
+        config = hashlib.sha256((FIXTURE / "config.json").read_bytes()).hexdigest()
+        assert record.config_sha256 == config  # recorded, so reproduce can re-check the label
         assert record.revision_served == HUB_COMMIT  # the branch resolved to this commit
         fetched = {p.split("/resolve/main/")[1] for p in served if not p.startswith("HEAD")}
         sizes = sum((FIXTURE / name).stat().st_size for name in fetched)

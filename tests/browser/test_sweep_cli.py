@@ -150,6 +150,20 @@ def test_full_fixture_sweep_on_wasm(wasm_run: tuple[Path, Any, float]) -> None:
     print(f"full WASM fixture sweep: {len(trace['trials'])} trials in {seconds:.1f} s")
 
 
+def test_report_of_the_full_sweep(wasm_run: tuple[Path, Any, float]) -> None:
+    """`python -m pyapp report` (issue 17) on a real fixture-model run folder."""
+    out, result, _ = wasm_run
+    assert result.returncode == 0, result.stderr
+    done = subprocess.run([*PYAPP, "report", str(out), "--out", str(out / "report.html")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (out / "report.html").read_text(encoding="utf-8")
+    assert "TEST FIXTURE — NOT MODEL EVIDENCE" in text.split("</title>", 1)[0]
+    assert "✓ Every number in predictions.json re-derived exactly." in text
+    assert "fixture/tiny-chat" in text and text.count("<svg ") == 2
+    assert "<script" not in text and " src=" not in text
+
+
 def test_no_consent_downloads_nothing(built: Path, tmp_path: Path) -> None:
     hub, hub_url, served = serve_hub_in_thread({"test-org/tiny-chat": FIXTURE})
     try:
@@ -305,48 +319,3 @@ def test_short_sweep_on_the_software_webgpu_adapter(built: Path, tmp_path: Path)
     assert (model["backend_requested"], model["backend_actual"]) == ("webgpu", "webgpu")
     assert model["adapter"] is not None and model["adapter"]["is_fallback_adapter"] is True
     assert read(out / "run.json")["options"]["chromium_flags"] == ["--enable-unsafe-webgpu"]
-
-
-# ---- no browser needed ----------------------------------------------------------------------
-
-
-def test_missing_chromium_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pyapp.sweep import chromium
-
-    monkeypatch.setenv("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH", "/nonexistent/chrome")
-    monkeypatch.setattr(chromium, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium", "no-such"))
-    found, looked = chromium.find_chromium()
-    assert found is None
-    message = chromium.missing_chromium(looked, "/ms-playwright/chrome").message
-    for words in ("/nonexistent/chrome", "apt-get install chromium", "Playwright's own"):
-        assert words in message
-
-
-def test_only_a_consented_remote_model_host_is_reachable() -> None:
-    from pyapp.sweep.chromium import allowed_hosts, host_allowed
-
-    assert allowed_hosts("https://huggingface.co/", consent=False) == set()
-    assert allowed_hosts("http://127.0.0.1:9/", consent=True) == set()
-    hub = allowed_hosts("https://huggingface.co/", consent=True)
-    assert host_allowed("huggingface.co", hub) and host_allowed("cdn-lfs.hf.co", hub)
-    assert not host_allowed("example.com", hub)
-    mirror = allowed_hosts("https://models.example.org/", consent=True)
-    assert host_allowed("models.example.org", mirror) and not host_allowed("hf.co", mirror)
-    assert host_allowed("127.0.0.1", set()) and not host_allowed("localhost", set())
-
-
-def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
-    import io
-
-    from pyapp.sweep.progress import Progress
-
-    stream = io.StringIO()
-    now = [100.0]  # an injected clock: the trial takes exactly 61 s of it
-    progress = Progress(stream, done=2, total=4, clock=lambda: now[0])
-    progress.trial_start({"trial_id": "model-only/add-1", "phase": "measure"})
-    now[0] += 61.0
-    progress.trial_done({"trial": {"trial_id": "model-only/add-1", "outcome": "correct"}})
-    assert stream.getvalue().startswith(
-        "[sweep] 3/4  measure model-only/add-1  elapsed 1:01  ETA 1:01"
-    )
-    assert "ETA" in stream.getvalue() and stream.getvalue().endswith("-> correct\n")

@@ -1,0 +1,30 @@
+"""`python -m pyapp report RUN_DIR --out report.html`: a finished run as one HTML file.
+
+    run_folder.py   read trace.json (+ predictions.json, run.json) and re-derive them
+    sections.py     the sections: evidence banner, provenance, profiles, predictions, scores,
+                    trials with raw records, interruptions, journal, tasks
+    plots.py        the page's two plots as inline SVG
+    markup.py       HTML building in which text from a trace is always escaped
+    page.py         the document: inline styles, a CSP that forbids every load and script
+
+The file needs nothing but a browser: it opens from disk, makes no request and runs no
+script. Its numbers are derived from the trace by the same code as `score` and
+`reproduce`; the evidence label is its first section.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyapp.report.page import render
+from pyapp.report.run_folder import RunInputError, Verification, read_run_folder, verify
+
+
+def build_report(folder: Path) -> tuple[str, Verification]:
+    """The report of a run folder and what re-deriving it found (`RunInputError` if unreadable)."""
+    run = read_run_folder(folder)
+    verification = verify(run)
+    return render(run, verification), verification
+
+
+__all__ = ["RunInputError", "Verification", "build_report"]

@@ -1,0 +1,120 @@
+"""A finished run's folder, read and re-derived.
+
+A run folder holds `trace.json` (required), and may hold `predictions.json` (the page's or
+the sweep's predictions document) and `run.json` (the sweep's record). Reading it checks the
+trace against its record types; `verify` re-derives the trace from its seed and raw trials
+(`pyapp.records.reproduce`) and the predictions from the trace alone
+(`pyapp.predict.predictor.score_trace`), and compares a supplied predictions document with
+them number for number. A report shows the derived numbers, never the supplied ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyapp.errors import InputError
+from pyapp.predict.predictor import PredictionsDocument, score_trace
+from pyapp.records.base import RecordError, from_json
+from pyapp.records.documents import loads_document
+from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.trace import Trace
+
+
+class RunInputError(ValueError):
+    """A run folder, a file in it or a document cannot be read as a run (a one-line message)."""
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """What a run folder holds."""
+
+    path: Path
+    """The folder."""
+    trace: Trace
+    """The trace, checked against its record types."""
+    trace_json: Any
+    """The trace exactly as read (what `reproduce` checks)."""
+    predictions_json: Any | None
+    """predictions.json as read; null when the folder has none."""
+    sweep_record: dict[str, Any] | None
+    """run.json as read; null when the folder has none."""
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What re-deriving the folder found."""
+
+    trace_mismatches: tuple[str, ...]
+    """Everything in the trace that does not re-derive from its seed and raw trials."""
+    predictions_mismatches: tuple[str, ...] | None
+    """predictions.json against the numbers derived from the trace; null without the file."""
+    derived: PredictionsDocument | None
+    """Profiles, predictions and scores derived from the trace; null without a frozen profile
+    or when they cannot be derived."""
+    derive_error: str | None
+    """Why the predictions could not be derived, when a frozen profile exists."""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.trace_mismatches or self.predictions_mismatches or self.derive_error)
+
+
+def _read_json(path: Path) -> Any:
+    """A file's JSON under the input limits of `pyapp.records.documents` (deep nesting,
+    NaN, huge numbers, repeated keys are refused in one line, never a traceback)."""
+    try:
+        return loads_document(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunInputError(f"cannot read {path}: {error}") from None
+    except InputError as error:
+        raise RunInputError(f"cannot read {path}: {error.message}") from None
+
+
+def read_run_folder(path: Path) -> RunFolder:
+    """The folder's files; `RunInputError` when the folder or a file is unreadable."""
+    if not path.is_dir():
+        raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
+    trace_path = path / "trace.json"
+    if not trace_path.is_file():
+        raise RunInputError(f"{path} has no trace.json")
+    trace_json = _read_json(trace_path)
+    trace = read_trace(trace_json, str(trace_path))
+    predictions_path, run_path = path / "predictions.json", path / "run.json"
+    predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
+    sweep_record = _read_json(run_path) if run_path.exists() else None
+    if sweep_record is not None and not isinstance(sweep_record, dict):
+        raise RunInputError(f"{run_path} is not a JSON object")
+    return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
+
+
+def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
+    """The trace's records; `RunInputError` when it does not fit them."""
+    try:
+        trace: Trace = from_json(Trace, trace_json)
+    except RecordError as error:
+        raise RunInputError(f"{where} is not a trace: {error}") from None
+    return trace
+
+
+def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None) -> Verification:
+    """Re-derive a trace and its predictions; compare a predictions document with them."""
+    trace_mismatches = tuple(str(m) for m in reproduce(trace_json))
+    derived, error = None, None
+    if trace.model is not None and trace.freezes:
+        try:
+            derived = score_trace(trace)
+        except ValueError as failure:
+            error = str(failure)
+    predictions_mismatches = None
+    if predictions_json is not None:
+        predictions_mismatches = tuple(
+            str(m) for m in reproduce_predictions(trace_json, predictions_json)
+        )
+    return Verification(trace_mismatches, predictions_mismatches, derived, error)
+
+
+def verify(folder: RunFolder) -> Verification:
+    """Re-derive the folder's trace and predictions; compare predictions.json with them."""
+    return verify_documents(folder.trace, folder.trace_json, folder.predictions_json)

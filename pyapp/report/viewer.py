@@ -1,0 +1,101 @@
+"""What the page shows for documents a reader opens: nothing is uploaded, nothing is fetched.
+
+`open_run` is "Open a trace": the page hands in a trace (and optionally its predictions
+document) read from the reader's disk, and gets back what `python -m pyapp reproduce` and
+`score` would say — every mismatch, or "re-derived exactly" — with the profiles, predictions
+and scores derived from the trace, ready to draw as the live run is drawn.
+
+`compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
+(`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
+
+Both take and return plain JSON; an unreadable document raises `RunInputError` (one line).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyapp.predict import compare
+from pyapp.predict.predictor import PredictionsDocument
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.report.run_folder import RunInputError, read_trace, verify_documents
+from pyapp.report.sections import run_evidence
+
+
+def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
+    """The verification of an opened trace and the numbers derived from it.
+
+    Result: `evidence` (`fixture`, `control` or `model`: the run's label), `ok`,
+    `trace_mismatches`, `predictions_mismatches` (null without a predictions document),
+    `derive_error`, `predictions_json` (the derived predictions document as Python's JSON
+    text, or null), `header_json` and `trials_json` (the trace without its trials, and each
+    trial, as Python's text: what the page's renderers draw a live run from), `summary`
+    (one line, as the CLI prints it)."""
+    trace = read_trace(trace_json)
+    v = verify_documents(trace, trace_json, predictions_json)
+    lines = []
+    if v.trace_mismatches:
+        lines.append(f"{len(v.trace_mismatches)} mismatch(es): the trace does not re-derive")
+    else:
+        lines.append(f"re-derived exactly: {len(trace.tasks)} tasks and {len(trace.trials)} trials")
+    if v.derive_error:
+        lines.append(f"the predictions cannot be derived: {v.derive_error}")
+    if v.predictions_mismatches is not None:
+        lines.append(
+            f"predictions: {len(v.predictions_mismatches)} mismatch(es)"
+            if v.predictions_mismatches
+            else "every number in the predictions document re-derived exactly"
+        )
+    return {
+        "evidence": run_evidence(trace),
+        "ok": v.ok,
+        "trace_mismatches": list(v.trace_mismatches),
+        "predictions_mismatches": None
+        if v.predictions_mismatches is None
+        else list(v.predictions_mismatches),
+        "derive_error": v.derive_error,
+        "predictions_json": None if v.derived is None else json.dumps(to_json(v.derived)),
+        "summary": "; ".join(lines),
+        "header_json": json.dumps({k: v for k, v in trace_json.items() if k != "trials"}),
+        "trials_json": [json.dumps(trial) for trial in trace_json["trials"]],
+    }
+
+
+def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
+    """File names repeat (every run writes predictions.json): add the run id where they do."""
+    if len(set(names)) == len(names):
+        return names
+    named = [f"{n} ({d.trace_run_id[:8]})" for n, d in zip(names, docs, strict=True)]
+    if len(set(named)) == len(named):
+        return named
+    return [f"{i + 1}. {n}" for i, n in enumerate(named)]
+
+
+def compare_runs(runs: Any) -> JSON:
+    """`runs`: a list of `{name, predictions}`. Result: `disclaimer`, `problems`, `header`,
+    `rows` (string cells), `names`, `markdown` and `csv` — the CLI's compare, for the page."""
+    if not isinstance(runs, list) or not runs:
+        raise RunInputError("runs must be a non-empty list of {name, predictions}")
+    names, docs = [], []
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or not isinstance(run.get("name"), str):
+            raise RunInputError(f"runs[{i}] must be an object with a name and predictions")
+        try:
+            docs.append(from_json(PredictionsDocument, run.get("predictions")))
+        except RecordError as error:
+            raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
+        names.append(run["name"])
+    names = _unique(names, docs)
+    problems = compare.incompatibilities(names, docs)
+    all_rows = compare.rows(names, docs)
+    header, body = compare.table(all_rows)
+    return {
+        "disclaimer": compare.DISCLAIMER,
+        "problems": problems,
+        "names": names,
+        "header": header,
+        "rows": body,
+        "markdown": compare.to_markdown(all_rows, problems),
+        "csv": compare.to_csv(all_rows),
+    }

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Screenshots of the page's main states, from the real page, for docs/page.md.
+
+    .venv/bin/python scripts/screenshots.py [--site build/site] [--out docs/screenshots]
+
+Serves the built site on 127.0.0.1, drives headless Chromium (Debian's, as the tests do)
+through the flow with the bundled TEST FIXTURE on WASM — boot, consent, running, results,
+a raw record, the finished run opened again ("Open a trace"), a boot failure — and writes
+one PNG per state, plus the HTML report of the finished run (`python -m pyapp report`).
+Every request that would leave 127.0.0.1 is refused. The running state is held by the
+tests' model-worker gate (an event, not a timer), so a refresh gives the same pictures on a
+fast or a slow machine. Run it after
+changing the page, and commit the PNGs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
+
+from pyapp.cli.serve import serve_in_thread
+from pyapp.sweep.chromium import CHROMIUM_ARGS
+
+ROOT = Path(__file__).resolve().parent.parent
+GATE = ROOT / "tests" / "browser" / "model_gate.js"
+CHROMIUM = "/usr/bin/chromium"
+VIEWPORT = {"width": 1280, "height": 860}
+TIMEOUT_MS = 120_000
+HOLD_AFTER = 8
+"""The running screenshot is taken with this many trials done and the next one held."""
+
+
+def local_only(context: BrowserContext) -> None:
+    def check(route: Route) -> None:
+        parts = urlsplit(route.request.url)
+        if parts.scheme in ("blob", "data", "file") or parts.hostname == "127.0.0.1":
+            route.fallback()
+        else:
+            route.abort("blockedbyclient")
+
+    context.route("**/*", check)
+
+
+@contextmanager
+def new_page(browser: Browser, url: str, missing: str | None = None) -> Iterator[Page]:
+    """A page of the site in a fresh context; `missing`: a URL pattern answered with 404."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)  # type: ignore[arg-type]
+    context.set_default_timeout(TIMEOUT_MS)
+    local_only(context)
+    if missing:
+        context.route(missing, lambda route: route.fulfill(status=404, body="missing"))
+    context.add_init_script(GATE.read_text(encoding="utf-8"))
+    try:
+        page = context.new_page()
+        page.goto(url, timeout=30_000)
+        yield page
+    finally:
+        context.close()
+
+
+def wait_attr(page: Page, selector: str, states: str) -> str:
+    page.wait_for_function(
+        "([sel, states]) => states.includes(document.querySelector(sel).dataset.state)",
+        arg=[selector, states.split()],
+        timeout=TIMEOUT_MS,
+    )
+    return page.get_attribute(selector, "data-state") or ""
+
+
+def shoot(page: Page, out: Path, name: str, anchor: str | None = None) -> None:
+    if anchor:
+        page.evaluate("(s) => document.querySelector(s).scrollIntoView()", anchor)
+    path = out / f"{name}.png"
+    page.screenshot(path=str(path), animations="disabled", caret="hide")
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+
+def load_fixture(page: Page, out: Path) -> None:
+    page.wait_for_function(
+        "() => document.querySelector('#model-choice').options.length > 1"
+        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
+        timeout=TIMEOUT_MS,
+    )
+    page.select_option("#model-choice", "fixture")
+    page.check('input[name="backend"][value="wasm"]')
+    page.click("#model-review")
+    shoot(page, out, "consent")
+    page.click("#consent-accept")
+    if wait_attr(page, "#models", "loaded failed") != "loaded":
+        raise SystemExit(f"the fixture did not load: {page.inner_text('#model-status')}")
+
+
+def run_held(page: Page, out: Path) -> None:
+    """Run every condition; hold the model after HOLD_AFTER trials for the running picture;
+    then cancel, and run a fresh sweep to the end."""
+    page.evaluate(
+        """(after) => { const stop = window.lab.experiment.onEvent((e) => {
+             if (e.type === 'trial_done' && e.index === after) { stop(); window.__closeGate(); }
+           }); }""",
+        HOLD_AFTER,
+    )
+    page.click("#sweep-run-all")
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('#sweep-results tbody tr').length >= n"
+        " && Boolean(window.__gate)",
+        arg=HOLD_AFTER,
+        timeout=TIMEOUT_MS,
+    )
+    shoot(page, out, "running", "#experiment")
+    # The held generation's time would inflate the numbers: cancel it (an interruption, never
+    # scored), open the gate, and run a fresh sweep for the results.
+    page.click("#sweep-cancel")
+    page.evaluate("() => window.__openGate()")
+    wait_attr(page, "#experiment", "cancelled")
+    page.click("#sweep-new")
+    page.click("#sweep-run-all")
+    if wait_attr(page, "#experiment", "done error") != "done":
+        raise SystemExit(f"the sweep failed: {page.inner_text('#experiment-error')}")
+
+
+def download(page: Page, button: str, path: Path) -> None:
+    with page.expect_download(timeout=TIMEOUT_MS) as info:
+        page.click(button)
+    info.value.save_as(str(path))
+
+
+def report_shots(browser: Browser, page: Page, out: Path) -> None:
+    """Download the run; picture its report (the CLI's) and the run opened again in the page."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "fixture-run"
+        folder.mkdir()
+        download(page, "#download-sweep-trace", folder / "trace.json")
+        download(page, "#download-predictions", folder / "predictions.json")
+        html = folder / "report.html"
+        subprocess.run(
+            [sys.executable, "-m", "pyapp", "report", str(folder), "--out", str(html)],
+            check=True,
+            cwd=ROOT,
+        )
+        context = browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+        local_only(context)
+        try:
+            view = context.new_page()
+            view.goto(html.as_uri())
+            shoot(view, out, "report")
+        finally:
+            context.close()
+        page.set_input_files(
+            "#open-files", [str(folder / "trace.json"), str(folder / "predictions.json")]
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#experiment').dataset.state === 'viewing'",
+            timeout=TIMEOUT_MS,
+        )
+        shoot(page, out, "opened", "#open-trace")
+
+
+def main() -> int:
+    options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    options.add_argument("--site", type=Path, default=ROOT / "build" / "site")
+    options.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    args = options.parse_args()
+    if not (args.site / "index.html").is_file():
+        print(f"error: {args.site} is not built (scripts/build_site.py)", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    server, url = serve_in_thread(args.site)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            with new_page(browser, url) as page:
+                wait_attr(page, "#app", "ready error")
+                shoot(page, args.out, "ready")
+                load_fixture(page, args.out)
+                run_held(page, args.out)
+                shoot(page, args.out, "results", "#scores-heading")
+                page.click("#sweep-results tbody button")
+                shoot(page, args.out, "record")
+                page.keyboard.press("Escape")
+                report_shots(browser, page, args.out)
+            with new_page(browser, url, missing="**/pyodide.asm.wasm") as page:
+                wait_attr(page, "#app", "error")
+                shoot(page, args.out, "error")
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+// The guided flow's glue (main thread): the address holds the setup, the step list shows where
+// you are, and a tool opens when the address points into it. No experiment logic here.
+//
+//   ?seed=N                 the task seed (app.js reads and writes it)
+//   ?conditions=a,b         the checked conditions (model-only, supplied-program, model-program,
+//                           controlled-chain)
+//   ?preset=NAME            the calibration set (design, calibration-60, calibration-300)
+//   ?model=KEY              the model choice (a catalogue key, "fixture", or "other" with
+//   &model_id=ORG/NAME&revision=R  the id and revision typed in) — chosen, never loaded: loading
+//                           always waits for consent in the dialog
+//
+// A link with these parameters reproduces a setup; the page rewrites them (history.replaceState)
+// whenever the setup changes. app.js imports this module, which sets itself up once.
+
+const $ = (selector) => document.querySelector(selector);
+const conditionBoxes = () => [...document.querySelectorAll('input[name="condition"]')];
+
+function setParam(name, value) {
+  const url = new URL(location.href);
+  if (value === null || value === "") url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
+  history.replaceState(history.state, "", url);
+}
+
+// ---- conditions and calibration set -------------------------------------------------------
+
+function applyConditions(params) {
+  const wanted = params.get("conditions");
+  if (wanted === null) return;
+  const chosen = new Set(wanted.split(",").map((c) => c.trim()));
+  for (const box of conditionBoxes()) box.checked = chosen.has(box.value);
+}
+
+function recordConditions() {
+  setParam("conditions", conditionBoxes().filter((box) => box.checked).map((box) => box.value).join(","));
+}
+
+// Choose `value` in the select as soon as it has that option (options may arrive later).
+function chooseWhenPresent(select, value, before = () => {}) {
+  const choose = () => {
+    if (![...select.options].some((option) => option.value === value)) return false;
+    before();
+    select.value = value;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  };
+  if (choose()) return;
+  const watcher = new MutationObserver(() => choose() && watcher.disconnect());
+  watcher.observe(select, { childList: true });
+}
+
+function applyPreset(params) {
+  const preset = params.get("preset");
+  if (preset) chooseWhenPresent($("#preset"), preset);
+}
+
+// ---- the model choice ----------------------------------------------------------------------
+
+function applyModel(params) {
+  const key = params.get("model");
+  if (!key) return;
+  chooseWhenPresent($("#model-choice"), key, () => {
+    if (key !== "other") return;
+    if (params.get("model_id")) $("#model-id").value = params.get("model_id");
+    if (params.get("revision")) $("#model-revision").value = params.get("revision");
+  });
+}
+
+function recordModel() {
+  const key = $("#model-choice").value;
+  setParam("model", key);
+  setParam("model_id", key === "other" ? $("#model-id").value.trim() : null);
+  setParam("revision", key === "other" ? $("#model-revision").value.trim() : null);
+}
+
+// ---- where the reader is: the current step, and tools opened by the address ---------------
+
+function currentStep() {
+  const models = $("#models").dataset.state;
+  const experiment = $("#experiment").dataset.state;
+  if (models !== "loaded" && models !== "generating") return "step-model";
+  if (experiment === "running") return "step-run";
+  if (["done", "frozen", "measured", "cancelled"].includes(experiment)) return "step-results";
+  return "step-setup";
+}
+
+function markStep() {
+  const step = currentStep();
+  for (const link of document.querySelectorAll(".steps a")) {
+    if (link.getAttribute("href") === `#${step}`) link.setAttribute("aria-current", "step");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function openTarget() {
+  const target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  const tool = target?.closest("details");
+  if (tool) tool.open = true;
+}
+
+export function setupGuide() {
+  const params = new URLSearchParams(location.search);
+  applyConditions(params);
+  applyPreset(params);
+  applyModel(params);
+  for (const box of conditionBoxes()) box.addEventListener("change", recordConditions);
+  $("#preset").addEventListener("change", () => setParam("preset", $("#preset").value));
+  for (const id of ["#model-choice", "#model-id", "#model-revision"]) $(id).addEventListener("change", recordModel);
+  const observer = new MutationObserver(markStep);
+  for (const id of ["#models", "#experiment"]) observer.observe($(id), { attributes: true, attributeFilter: ["data-state"] });
+  markStep();
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
+}
+
+
+setupGuide();

@@ -1,0 +1,178 @@
+// "Open a trace" and "Compare runs" (main thread). Files are read from the reader's disk with
+// the File API and handed to the page's own Python: nothing is uploaded, nothing is fetched.
+//
+// Open a trace: a trace.json (and optionally its predictions.json), dropped or picked. Python
+// re-derives it (`trace_open`: pyapp.report.viewer.open_run — the code of `python -m pyapp
+// reproduce` and `score`) and the experiment's own renderers show it in Results, as the live
+// run is shown, with "re-derived exactly" or every mismatch.
+//
+// Compare runs: several predictions.json files. Python lays them side by side
+// (`compare_runs`: pyapp.report.viewer.compare_runs — the code of `python -m pyapp compare`),
+// and each run's two plots are drawn beside the others by plots.js.
+
+import { calibrationPlot, costPlot } from "./plots.js";
+import { FIXTURE_LABEL, dl, h, table } from "./dom.js";
+
+const $ = (selector) => document.querySelector(selector);
+const TRACE_KIND = "composition-lab-trace";
+const PREDICTIONS_KIND = "composition-lab-predictions";
+const LABELS = {
+  fixture: FIXTURE_LABEL,
+  control: "supplied-program control — not model evidence",
+  model: "model evidence",
+};
+
+// Every file as {name, text, kind}; kind is the document's `kind` field, or null.
+async function readFiles(files) {
+  const read = [];
+  for (const file of files) {
+    const text = await file.text();
+    let kind = null;
+    try {
+      kind = JSON.parse(text)?.kind ?? null;
+    } catch {
+      kind = null;
+    }
+    read.push({ name: file.name, text, kind });
+  }
+  return read;
+}
+
+function dropZone(zone, input, onFiles) {
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("dragging");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dragging");
+    onFiles([...event.dataTransfer.files]);
+  });
+  input.addEventListener("change", () => {
+    onFiles([...input.files]);
+    input.value = "";
+  });
+}
+
+function verificationView(result) {
+  const lines = [h("p", result.ok ? `✓ ${result.summary}` : `✗ ${result.summary}`, { class: result.ok ? "correct" : "incorrect" })];
+  const mismatches = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
+  if (result.derive_error) mismatches.push(`the predictions cannot be derived: ${result.derive_error}`);
+  if (mismatches.length) {
+    const list = h("ul", null, { class: "mismatches" });
+    for (const m of mismatches) list.append(h("li", m));
+    lines.push(list);
+  }
+  return lines;
+}
+
+function provenanceView(trace) {
+  const r = trace.run;
+  const m = trace.model;
+  const env = trace.environment;
+  return dl([
+    ["Run", `${r.run_id} · created ${r.created_at} · seed ${r.seed} · ${r.generator_version}`],
+    ["Conditions", r.conditions.join(", ")],
+    ["Model", m ? `${m.model_id} @ ${m.revision} (${m.source}, ${m.dtype}, ${m.backend_actual ?? "no backend"}); evidence: ${m.evidence}` : "none (supplied-program control)"],
+    ["Environment", `${env.runtime} · Python ${env.python} · pyapp ${env.pyapp_version}${env.browser ? ` · ${env.browser.user_agent}` : ""}`],
+    ["Prompt templates", Object.entries(r.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
+  ]);
+}
+
+function interruptionsView(trace) {
+  if (!trace.interruptions.length) return h("p", "Interruptions: none.", { class: "muted" });
+  return table(
+    ["Trial", "At", "Reason", "Partial outcome"],
+    trace.interruptions.map((i) => [i.trial_id, i.at, i.reason, i.partial ? i.partial.outcome : "none"]),
+    "interruptions",
+  );
+}
+
+function journalView(trace) {
+  if (!trace.journal.length) return h("p", "Journal: no entries.", { class: "muted" });
+  return table(
+    ["At", "Prompt", "Reply", "Finish"],
+    trace.journal.map((e) => [e.at, e.prompt, e.completion.text, e.completion.finish_reason ?? e.completion.failure?.code ?? "—"]),
+    "journal-entries",
+  );
+}
+
+export function setupViewer({ request, experiment }) {
+  const status = $("#open-status");
+
+  async function open(files) {
+    const read = await readFiles(files);
+    const traces = read.filter((f) => f.kind === TRACE_KIND);
+    const predictions = read.filter((f) => f.kind === PREDICTIONS_KIND);
+    const other = read.filter((f) => f.kind !== TRACE_KIND && f.kind !== PREDICTIONS_KIND);
+    if (traces.length !== 1 || predictions.length > 1 || other.length) {
+      status.textContent =
+        `Open one trace.json, and optionally its predictions.json (got ${traces.length} trace(s), ` +
+        `${predictions.length} predictions document(s)${other.length ? `, and ${other.map((f) => f.name).join(", ")} which is neither` : ""}).`;
+      return;
+    }
+    status.textContent = `Re-deriving ${traces[0].name}${predictions.length ? ` and ${predictions[0].name}` : ""} in this page's Python…`;
+    let result;
+    try {
+      result = await request("trace_open", { trace_json: traces[0].text, predictions_json: predictions[0]?.text ?? null }, 600_000);
+    } catch (error) {
+      status.textContent = `Cannot open ${traces[0].name}: ${error.message}`;
+      return;
+    }
+    const trace = JSON.parse(traces[0].text);
+    const view = $("#open-view");
+    view.replaceChildren(
+      h("h3", `Opened: ${traces[0].name}${predictions.length ? ` + ${predictions[0].name}` : ""}`),
+      h("p", `Evidence: ${LABELS[result.evidence]}.`, { class: result.evidence === "model" ? "" : "fixture-label" }),
+      ...verificationView(result),
+      provenanceView(trace),
+      interruptionsView(trace),
+      journalView(trace),
+    );
+    view.hidden = false;
+    experiment.showOpened({
+      name: traces[0].name,
+      label: LABELS[result.evidence],
+      headerJson: result.header_json,
+      trialsJson: result.trials_json,
+      predictionsJson: result.predictions_json,
+    });
+    status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
+  }
+
+  async function compare(files) {
+    const read = await readFiles(files);
+    const docs = read.filter((f) => f.kind === PREDICTIONS_KIND);
+    const cstatus = $("#compare-status");
+    if (!docs.length || docs.length !== read.length) {
+      cstatus.textContent = "Compare takes predictions.json files only (one per finished run).";
+      return;
+    }
+    let result;
+    try {
+      result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text })) });
+    } catch (error) {
+      cstatus.textContent = `Cannot compare: ${error.message}`;
+      return;
+    }
+    const view = $("#compare-view");
+    const warnings = result.problems.map((p) => h("p", `Warning: ${p}`, { class: "incorrect" }));
+    const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
+    wrap.append(table(result.header, result.rows, "compare-table"));
+    const plots = h("div", null, { class: "compare-plots" });
+    docs.forEach((d, i) => {
+      const doc = JSON.parse(d.text);
+      const fixture = doc.evidence === "fixture";
+      const figure = h("figure", null, { class: "plot" });
+      figure.append(h("figcaption", result.names[i]), calibrationPlot(doc, { fixture }), costPlot(doc, { fixture }));
+      plots.append(figure);
+    });
+    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, wrap, plots);
+    view.hidden = false;
+    cstatus.textContent = `${docs.length} run(s) side by side.`;
+  }
+
+  dropZone($("#open-drop"), $("#open-files"), (files) => open(files).catch((error) => (status.textContent = error.message)));
+  dropZone($("#compare-drop"), $("#compare-files"), (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message)));
+}

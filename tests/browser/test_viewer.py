@@ -1,0 +1,171 @@
+"""Open a trace, compare runs, and the address that reproduces a setup (issue 17).
+
+No model is loaded: the opened runs are made natively with a scripted adapter (a TEST
+FIXTURE, never model evidence), written to disk, and picked with the page's file input. The
+page's Python re-derives them; nothing leaves 127.0.0.1 (the conftest guard).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from browser_helpers import Booted, open_app
+from playwright.sync_api import Browser, Page
+from test_accessibility import audit
+
+from pyapp.conditions.model import Caps, ScriptedAdapter, ScriptedReply
+from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.tasks.taskset import TaskParams, generate, preset_params
+
+pytestmark = pytest.mark.browser
+
+SMALL = TaskParams(primitives_per_op=1, probe_pairs=1, recurrence_steps=(2,), determinants=1)
+
+
+def sevens(prompt: str, caps: Caps) -> ScriptedReply:
+    return ScriptedReply("7", input_tokens=20, output_tokens=1, generation_ms=5.0)
+
+
+def finished_run(folder: Path, seed: int) -> Path:
+    """A small finished run (model-only), written as a sweep writes it."""
+    model = ScriptedAdapter(sevens)
+    params = dataclasses.replace(SMALL, seed=seed)
+    sweep = Sweep(params=params, conditions=("model-only",), model=model.provenance)
+
+    async def protocol() -> None:
+        await run_phase(sweep, "measure", model)
+        freeze(sweep)
+        await run_phase(sweep, "heldout", model)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # playwright's loop owns this thread
+        pool.submit(asyncio.run, protocol()).result()
+    folder.mkdir(parents=True)
+    trace = sweep.trace()
+    (folder / "trace.json").write_text(json.dumps(to_json(trace)), "utf-8")
+    (folder / "predictions.json").write_text(json.dumps(to_json(score_trace(trace))), "utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("opened")
+    return finished_run(base / "A", 1729), finished_run(base / "B", 7)
+
+
+@pytest.fixture(scope="module")
+def viewer(browser: Browser, site_url: str) -> Iterator[Booted]:
+    booted = open_app(browser, site_url)
+    yield booted
+    booted.context.close()
+    assert not booted.log.offenders, booted.log.offenders
+
+
+def rows(page: Page, selector: str) -> int:
+    count: int = page.eval_on_selector_all(f"{selector} tbody tr", "rows => rows.length")
+    return count
+
+
+def opened(page: Page, files: list[Path]) -> str:
+    page.eval_on_selector("#open-status", "status => (status.textContent = '')")
+    page.set_input_files("#open-files", [str(f) for f in files])
+    page.wait_for_function(
+        "() => /re-derived|mismatch|Cannot|Open one/.test("
+        "document.querySelector('#open-status').textContent)",
+        timeout=60_000,
+    )
+    return page.inner_text("#open-status")
+
+
+def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, Path]) -> None:
+    page = viewer.page
+    a, _ = runs
+    trace = json.loads((a / "trace.json").read_text("utf-8"))
+    status = opened(page, [a / "trace.json", a / "predictions.json"])
+    assert status.startswith("trace.json: re-derived exactly"), status
+    assert "every number in the predictions document re-derived exactly" in status
+    assert page.get_attribute("#experiment", "data-state") == "viewing"
+    assert "test fixture — not model evidence" in page.inner_text("#viewing-text")
+    assert "test fixture — not model evidence" in page.inner_text("#open-view")
+    assert rows(page, "#sweep-results") == len(trace["trials"])
+    heldout = [t for t in trace["tasks"] if t["split"] == "heldout"]
+    assert rows(page, "#predictions-table") == len(heldout)
+    assert page.locator("#plot-calibration svg").count() == 1
+    assert page.locator("#freeze-view article.frozen").count() == 1
+    assert page.is_disabled("#download-predictions") and page.is_disabled("#sweep-freeze")
+    page.click("#sweep-results tbody button")
+    assert page.is_visible("#record-dialog")
+    page.keyboard.press("Escape")
+    audit(page, "an opened trace")
+
+    # A tampered observation: every mismatch is listed, nothing is "re-derived exactly".
+    trace["trials"][0]["result"] = 123456789
+    bad = a.parent / "tampered.json"
+    bad.write_text(json.dumps(trace), "utf-8")
+    status = opened(page, [bad])
+    assert "mismatch(es): the trace does not re-derive" in status, status
+    assert page.locator("#open-view ul.mismatches li").count() >= 1
+    assert "trials[0]" in page.inner_text("#open-view ul.mismatches")
+
+    page.click("#viewing-close")
+    assert page.get_attribute("#experiment", "data-state") != "viewing"
+    assert rows(page, "#sweep-results") == 0
+    assert "Open one trace.json" in opened(page, [a / "predictions.json"])
+
+
+def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> None:
+    page = viewer.page
+    a, b = runs
+    named = []
+    for run in (a, b):  # one file dialog picks from one folder: distinct names
+        named.append(run.parent / f"{run.name}-predictions.json")
+        named[-1].write_text((run / "predictions.json").read_text("utf-8"), "utf-8")
+    page.set_input_files("#compare-files", [str(path) for path in named])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    text = page.inner_text("#compare-view")
+    assert "not a confirmatory model comparison" in text
+    assert "Warning: seed differ between runs" in text  # 1729 vs 7: flagged, never mixed
+    body = page.eval_on_selector_all(
+        "#compare-view table tbody tr", "rows => rows.map(r => r.cells[0].textContent)"
+    )
+    assert set(body) == {"A-predictions.json", "B-predictions.json"}
+    assert page.locator("#compare-view figure svg").count() == 4
+
+
+def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None:
+    setup = "seed=7&conditions=model-only,controlled-chain&preset=calibration-60&model=fixture"
+    url = f"{site_url}?{setup}"
+    booted = open_app(browser, url)
+    try:
+        page = booted.page
+        checked = page.eval_on_selector_all(
+            'input[name="condition"]:checked', "boxes => boxes.map(b => b.value)"
+        )
+        assert checked == ["model-only", "controlled-chain"]
+        assert page.input_value("#preset") == "calibration-60"
+        page.wait_for_function(
+            "() => document.querySelector('#model-choice').value === 'fixture'", timeout=30_000
+        )
+        sixty = len(generate(preset_params("calibration-60", 7)))
+        assert page.inner_text("#tasks-caption") == f"Seed 7: {sixty} tasks"
+        assert not booted.log.requested("/models/fixture/")  # chosen, never loaded
+        page.select_option("#preset", "design")
+        page.wait_for_function(
+            "() => document.querySelector('#tasks-caption').textContent === 'Seed 7: 24 tasks'"
+        )
+        query = {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+        assert query["conditions"] == "model-only,controlled-chain" and query["preset"] == "design"
+        assert query["seed"] == "7" and query["model"] == "fixture"
+    finally:
+        booted.context.close()

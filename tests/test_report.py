@@ -1,0 +1,380 @@
+"""`python -m pyapp report RUN_DIR --out report.html` (issue 17): one self-contained file.
+
+Run folders are made the way the page makes them — the session's requests through
+`pyapp.browser.bridge`, with a scripted adapter (a TEST FIXTURE, never model evidence) — plus a
+control folder made by `python -m pyapp run`. The report is read back with an HTML parser:
+no tag or attribute that could load or run anything, and a hostile trace stays text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_predict import known_model
+from test_session import Page, call, document
+
+from pyapp.browser import bridge
+from pyapp.browser.session import Session
+from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.report.markup import el, escape
+from pyapp.report.plots import nice_max
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>"\'</style><!--'
+
+ALLOWED_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "header", "nav", "main", "section",
+    "article", "footer", "h1", "h2", "h3", "p", "strong", "code", "pre", "ul", "ol", "li", "a",
+    "dl", "dt", "dd", "table", "caption", "thead", "tbody", "tr", "th", "td", "details",
+    "summary", "figure", "svg", "g", "text", "line", "rect", "circle", "polygon",
+}  # fmt: skip
+"""Everything the report may contain: nothing here loads a resource or runs a script."""
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text of every <style>."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(text: str) -> Tags:
+    parser = Tags()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+def assert_inert(text: str) -> Tags:
+    """Nothing in the document can make a request or run a script."""
+    parsed = parse(text)
+    names = {tag for tag, _ in parsed.tags}
+    assert names <= ALLOWED_TAGS, f"unexpected tags {names - ALLOWED_TAGS}"
+    assert [t for t, _ in parsed.tags].count("style") == 1
+    for tag, attrs in parsed.tags:
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name, value)
+            assert name not in {"src", "srcset", "action", "formaction", "xlink:href", "style"}
+            if name == "href":
+                assert value is not None and value.startswith("#"), value
+    csp = [a["content"] for t, a in parsed.tags if t == "meta" and "http-equiv" in a]
+    assert csp and csp[0] is not None and csp[0].startswith("default-src 'none'")
+    style = text.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert "url(" not in style and "@import" not in style
+    return parsed
+
+
+def report(folder: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyapp", "report", str(folder), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def sweep_folder(folder: Path, page: Page, journal: str, extra: dict[str, Any]) -> Path:
+    """Run every condition through the session's requests and write the folder as the
+    sweep does: trace.json, predictions.json, run.json."""
+    assert call(page, "journal_generate", prompt=journal)["ok"]
+    assert call(page, "sweep_start", seed=1729, conditions=ALL_CONDITIONS)["ok"]
+    assert not call(page, "sweep_run", phase="all")["result"]["cancelled"]
+    trace = document(page, "sweep_trace", "trace")
+    predictions = document(page, "sweep_predictions", "predictions")
+    folder.mkdir(parents=True)
+    (folder / "trace.json").write_text(json.dumps(trace), encoding="utf-8")
+    (folder / "predictions.json").write_text(json.dumps(predictions), encoding="utf-8")
+    record = {"schema_version": "sweep-run/1", "status": "finished", **extra}
+    (folder / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bridge, "SESSION", Session())
+        page = Page(ScriptedAdapter(known_model))
+        folder = tmp_path_factory.mktemp("runs") / "fixture-run"
+        return sweep_folder(folder, page, "What is 2 + 2?", {"model": "fixture"})
+
+
+@pytest.fixture(scope="module")
+def fixture_report(fixture_run: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    out = fixture_run / "report.html"
+    done = report(fixture_run, out)
+    return done, out.read_text(encoding="utf-8")
+
+
+def test_the_report_of_a_fixture_run_holds_the_run(fixture_run: Path, fixture_report: Any) -> None:
+    done, text = fixture_report
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"wrote {fixture_run / 'report.html'}; the run re-derives exactly"
+    parsed = assert_inert(text)
+    trace = json.loads((fixture_run / "trace.json").read_text(encoding="utf-8"))
+    predictions = json.loads((fixture_run / "predictions.json").read_text(encoding="utf-8"))
+
+    # The evidence label: in the title, and the first thing in the body after the heading.
+    assert "TEST FIXTURE — NOT MODEL EVIDENCE" in text.split("</title>", 1)[0]
+    body = text.split("<body>", 1)[1]
+    assert body.index('id="evidence"') < body.index("<table")
+    assert body.index('id="evidence"') < body.index('id="reproduce"')
+    assert "Every number in this report is a pipeline check" in body
+
+    assert 'id="reproduce" class="check-ok" data-ok="true"' in text
+    assert f"✓ Re-derived exactly: 24 tasks and {len(trace['trials'])} trials" in text
+    assert "✓ Every number in predictions.json re-derived exactly." in text
+
+    # provenance, run.json, journal, tasks
+    assert trace["run"]["run_id"] in text and "fixture/scripted" in text
+    assert "Sweep record (run.json)" in text and "sweep-run/1" in text
+    assert "What is 2 + 2?" in text
+    rows = [a["data-trial-id"] for t, a in parsed.tags if t == "tr" and "data-trial-id" in a]
+    assert rows == [t["trial_id"] for t in trace["trials"]]
+    for task in trace["tasks"]:
+        assert f'<th scope="row">{task["id"]}</th>' in text
+
+    # profiles, predictions and scores: the predictions document's numbers
+    for result in predictions["conditions"]:
+        frozen = result["frozen"]
+        assert f'data-sha256="{frozen["sha256"]}"' in text
+        for op in frozen["profile"]["ops"]:
+            cells = (
+                f'<th scope="row">{op["op"]}</th><td>{op["trials"]}</td><td>{op["successes"]}</td>'
+            )
+            assert cells in text
+            assert f"[{op['wilson_low']:.3f}, {op['wilson_high']:.3f}]" in text
+        for p in result["predictions"]:
+            if p["probability"] is not None:
+                assert f"{p['probability']:.4f}" in text
+        brier = result["scores"]["brier_final_proxy"]
+        assert brier is None or f"{brier:.4f}" in text
+
+    # both plots, inline, one marker per non-empty calibration cell plus the legend's
+    svgs = text.count("<svg ")
+    assert svgs == 2
+    calibration = text.split("<svg ", 2)[1]
+    cells = sum(
+        1
+        for result in predictions["conditions"]
+        for key in ("calibration_final", "calibration_all_steps")
+        if key == "calibration_final"
+        or result["frozen"]["profile"]["condition"] == "controlled-chain"
+        for cell in result["scores"][key]
+        if cell["n"]
+    )
+    assert calibration.count("n=") == cells > 0
+    assert "Test fixture — not model evidence." in calibration
+
+
+def test_the_report_makes_no_request(fixture_report: Any) -> None:
+    _, text = fixture_report
+    assert not re.search(r"(?i)(https?:|ftp:|data:|//[a-z0-9.-]+\.[a-z]{2,}/)", text)
+    assert "<script" not in text.lower()
+
+
+def test_a_control_run_from_the_command_line_is_labelled_a_control(tmp_path: Path) -> None:
+    folder = tmp_path / "control"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "run", "--condition", "supplied-program",
+         "--out", str(folder / "trace.json")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    made = report(folder, tmp_path / "r.html")
+    assert made.returncode == 0, made.stderr
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert_inert(text)
+    assert "SUPPLIED-PROGRAM CONTROL — NOT MODEL EVIDENCE" in text.split("</title>", 1)[0]
+    assert "No frozen profile in this trace" in text and "<svg" not in text
+    assert "✓ Re-derived exactly: 24 tasks and 24 trials" in text
+
+
+def hostile_model(prompt: str, caps: Any) -> ScriptedReply:
+    return ScriptedReply(HOSTILE, input_tokens=10, output_tokens=3)
+
+
+def test_a_hostile_trace_stays_text(tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bridge, "SESSION", Session())
+        page = Page(ScriptedAdapter(hostile_model, name=HOSTILE))
+        folder = sweep_folder(tmp_path / "hostile", page, HOSTILE, {HOSTILE: HOSTILE})
+    trace = json.loads((folder / "trace.json").read_text(encoding="utf-8"))
+    trace["run"]["run_id"] = HOSTILE  # and a mismatch whose message quotes it
+    trace["trials"][0]["task_id"] = HOSTILE
+    (folder / "trace.json").write_text(json.dumps(trace), encoding="utf-8")
+    done = report(folder, tmp_path / "r.html")
+    assert done.returncode == 1, done.stderr
+    assert "does NOT re-derive" in done.stdout
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    parsed = assert_inert(text)
+    assert "<script" not in text.lower() and "<img" not in text.lower()
+    escaped = str(escape(HOSTILE))
+    assert text.count(escaped) >= 5  # model id, completions, journal, run.json, run id
+    assert HOSTILE in "".join(parsed.text)  # shown to the reader exactly as written
+    assert 'data-ok="false"' in text and "mismatch" in text
+
+
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
+    cases = {
+        "missing": tmp_path / "nowhere",
+        "empty": tmp_path / "empty",
+        "not-json": tmp_path / "not-json",
+        "not-a-trace": tmp_path / "not-a-trace",
+        "too-deep": tmp_path / "too-deep",
+    }
+    cases["too-deep"].mkdir()
+    (cases["too-deep"] / "trace.json").write_text("[" * 100_000, "utf-8")
+    cases["empty"].mkdir()
+    cases["not-json"].mkdir()
+    (cases["not-json"] / "trace.json").write_text("{nope", encoding="utf-8")
+    cases["not-a-trace"].mkdir()
+    (cases["not-a-trace"] / "trace.json").write_text('{"schema_version": "trace/1"}', "utf-8")
+    expected = {
+        "missing": "is not a folder",
+        "empty": "has no trace.json",
+        "not-json": "cannot read",
+        "not-a-trace": "is not a trace",
+        "too-deep": "nested deeper than",
+    }
+    for name, folder in cases.items():
+        done = report(folder, tmp_path / f"{name}.html")
+        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and expected[name] in lines[0]
+        assert not (tmp_path / f"{name}.html").exists()
+
+
+def test_unwritable_output_and_a_tampered_predictions_file(
+    fixture_run: Path, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("", encoding="utf-8")
+    done = report(fixture_run, blocked / "r.html")
+    assert done.returncode == 2 and done.stderr.startswith("error: cannot write")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+    folder = tmp_path / "tampered"
+    folder.mkdir()
+    for name in ("trace.json", "predictions.json"):
+        (folder / name).write_text((fixture_run / name).read_text("utf-8"), "utf-8")
+    predictions = json.loads((folder / "predictions.json").read_text("utf-8"))
+    predictions["conditions"][0]["scores"]["brier_final_proxy"] = 0.123456
+    (folder / "predictions.json").write_text(json.dumps(predictions), "utf-8")
+    done = report(folder, tmp_path / "t.html")
+    assert done.returncode == 1
+    text = (tmp_path / "t.html").read_text("utf-8")
+    assert "predictions.json: 1 mismatch(es)" in text and "0.123456" in text
+    assert "0.1235" not in text.split('id="scores"', 1)[1]  # the derived numbers are shown
+
+
+def test_markup_helpers_refuse_names_that_are_data() -> None:
+    with pytest.raises(ValueError):
+        el("p onclick=x")
+    with pytest.raises(ValueError):
+        el("p", {'title="x" onclick': "y"})
+    assert el("p", {"title": '"><b>'}, "<b>") == '<p title="&quot;&gt;&lt;b&gt;">&lt;b&gt;</p>'
+    assert [nice_max(v) for v in (0, 0.7, 3, 40, 120)] == [1.0, 1.0, 5.0, 50.0, 200.0]
+
+
+# ---- the page's viewer: open a trace, compare runs (same code as the CLI) ------------------
+
+
+def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import open_run
+
+    trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
+    predictions = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
+    opened = open_run(trace, predictions)
+    assert opened["ok"] and opened["evidence"] == "fixture"
+    assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
+    # derived from the trace alone, number for number
+    assert json.loads(opened["predictions_json"]) == predictions
+    assert opened["summary"] == (
+        f"re-derived exactly: 24 tasks and {len(trace['trials'])} trials; "
+        "every number in the predictions document re-derived exactly"
+    )
+    assert open_run(trace)["predictions_mismatches"] is None
+
+    trace["trials"][3]["result"] = 12345  # a tampered observation
+    tampered = open_run(trace, predictions)
+    assert not tampered["ok"] and tampered["trace_mismatches"]
+    assert all("trials[3]" in m for m in tampered["trace_mismatches"])
+    with pytest.raises(RunInputError, match="is not a trace"):
+        open_run({"schema_version": "trace/1"})
+
+
+def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: Path) -> None:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import compare_runs
+
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "predictions.json").write_text(
+            (fixture_run / "predictions.json").read_text("utf-8"), "utf-8"
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "compare", str(tmp_path / "A" / "predictions.json"),
+         str(tmp_path / "B" / "predictions.json"), "--csv", str(tmp_path / "cli.csv")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
+    page = compare_runs(
+        [{"name": "A", "predictions": document}, {"name": "B", "predictions": document}]
+    )
+    assert page["csv"] == (tmp_path / "cli.csv").read_text("utf-8")
+    assert page["problems"] == [] and "not a confirmatory" in page["disclaimer"]
+    assert page["header"][:5] == ["run", "model", "evidence", "condition", "item"]
+
+    # the page only knows file names, and every run's file is predictions.json
+    same = compare_runs([{"name": "predictions.json", "predictions": document}] * 2)
+    assert len(set(same["names"])) == 2 and {r[0] for r in same["rows"]} == set(same["names"])
+    with pytest.raises(RunInputError, match="is not a predictions document"):
+        compare_runs([{"name": "x.json", "predictions": {"kind": "nope"}}])
+    with pytest.raises(RunInputError):
+        compare_runs([])
+
+
+def test_the_page_reaches_both_through_the_bridge(fixture_run: Path) -> None:
+    trace_text = (fixture_run / "trace.json").read_text("utf-8")
+    predictions_text = (fixture_run / "predictions.json").read_text("utf-8")
+
+    def ask(**request: Any) -> Any:
+        return json.loads(bridge.handle(json.dumps({"id": 1, **request})))
+
+    opened = ask(type="trace_open", trace_json=trace_text, predictions_json=predictions_text)
+    assert opened["ok"] and opened["result"]["ok"], opened
+    assert json.loads(opened["result"]["predictions_json"]) == json.loads(predictions_text)
+    refused = ask(type="trace_open", trace_json="{not json")
+    assert refused["error"]["code"] == "bad_request" and "not JSON" in refused["error"]["message"]
+    refused = ask(type="trace_open", trace_json='{"kind": "x"}')
+    assert (
+        refused["error"]["code"] == "bad_request"
+        and "is not a trace" in refused["error"]["message"]
+    )
+    runs = [{"name": n, "predictions_json": predictions_text} for n in ("a.json", "b.json")]
+    compared = ask(type="compare_runs", runs=runs)
+    assert compared["ok"] and compared["result"]["names"] == ["a.json", "b.json"]
+    bad = ask(type="compare_runs", runs=[{"name": "t.json", "predictions_json": trace_text}])
+    assert bad["error"]["code"] == "bad_request" and "not a predictions document" in str(bad)
