@@ -94,7 +94,10 @@ def imported_modules(path: Path, modules: set[str]) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            # `from package import submodule` depends on the submodule (as
+            # `from package.module import name` does), not on the package's other re-exports.
+            names = submodules if all(m in modules for m in submodules) else [base, *submodules]
         for name in names:
             if name in modules:
                 found.add(name)
