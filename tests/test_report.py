@@ -378,3 +378,27 @@ def test_the_page_reaches_both_through_the_bridge(fixture_run: Path) -> None:
     assert compared["ok"] and compared["result"]["names"] == ["a.json", "b.json"]
     bad = ask(type="compare_runs", runs=[{"name": "t.json", "predictions_json": trace_text}])
     assert bad["error"]["code"] == "bad_request" and "not a predictions document" in str(bad)
+
+
+SIMULATE = (sys.executable, "-m", "pyapp", "simulate", "--model", "independent")
+
+
+def test_a_synthetic_run_is_labelled_never_model_evidence(tmp_path: Path) -> None:
+    """`simulate`'s folders are run folders too: the banner, plots and scores say synthetic."""
+    runs = tmp_path / "sim"
+    made = subprocess.run(
+        [*SIMULATE, "--seeds", "3..3", "--out", str(runs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "report.html"
+    done = report(runs / "seed-3", out)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert_inert(text)
+    assert "SYNTHETIC VALIDATION MODEL — NOT MODEL EVIDENCE" in text
+    assert text.count("synthetic validation model — not model evidence") >= 3  # banner, plots
+    assert "MODEL EVIDENCE</strong>" not in text.replace("NOT MODEL EVIDENCE</strong>", "")

@@ -16,7 +16,8 @@ from pyapp.predict.predictor import PredictionsDocument
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
-    "Small cells have broad Wilson intervals; fixture runs are not model evidence."
+    "Small cells have broad Wilson intervals; fixture and synthetic runs are not model "
+    "evidence."
 )
 
 

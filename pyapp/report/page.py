@@ -34,7 +34,9 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .banner { border: 3px solid; border-radius: 6px; padding: 0.4rem 1rem; margin: 1rem 0; }
 .banner-label { font-size: 1.3rem; letter-spacing: 0.03em; }
-.evidence-fixture, .evidence-control { border-color: #b06000; background: #fff4e5; }
+.evidence-fixture, .evidence-synthetic, .evidence-control {
+  border-color: #b06000; background: #fff4e5;
+}
 .evidence-model { border-color: #137333; background: #e6f4ea; }
 .fixture-label { color: #b06000; font-weight: 700; }
 .correct { color: #137333; font-weight: 600; }
@@ -107,7 +109,7 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
     )
 
 
-def _results(verification: Verification, fixture: bool) -> Markup:
+def _results(verification: Verification, not_evidence: str | None) -> Markup:
     doc = verification.derived
     if doc is None:
         return el(
@@ -124,8 +126,8 @@ def _results(verification: Verification, fixture: bool) -> Markup:
     scored = [c for c in doc.conditions if c.observations]
     plots = (
         (
-            el("figure", {"class": "plot"}, calibration_svg(doc, fixture)),
-            el("figure", {"class": "plot"}, cost_svg(doc, fixture)),
+            el("figure", {"class": "plot"}, calibration_svg(doc, not_evidence)),
+            el("figure", {"class": "plot"}, cost_svg(doc, not_evidence)),
         )
         if scored
         else ()
@@ -144,13 +146,13 @@ def _results(verification: Verification, fixture: bool) -> Markup:
             el("h2", None, "Predictions and observations"),
             el("p", None, "Assumptions of the predictor (all unverified):"),
             assumptions,
-            sections.predictions(doc.conditions, fixture),
+            sections.predictions(doc.conditions, not_evidence),
         ),
         el(
             "section",
             {"id": "scores"},
             el("h2", None, "Scores"),
-            sections.scores(doc.conditions, doc.interpretation, fixture),
+            sections.scores(doc.conditions, doc.interpretation, not_evidence),
             plots,
         ),
     )
@@ -173,7 +175,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
     """The whole report as one HTML document."""
     trace = folder.trace
     evidence = sections.run_evidence(trace)
-    fixture = evidence == "fixture"
+    not_evidence = sections.NOT_EVIDENCE_LABELS.get(evidence)
     title = f"Composition Lab report — {sections.BANNERS[evidence]} — run {trace.run.run_id[:8]}"
     head = el(
         "head",
@@ -210,7 +212,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
                 folder.predictions_json is None and verification.derived is not None,
             ),
             sections.provenance(trace, folder.sweep_record),
-            _results(verification, fixture),
+            _results(verification, not_evidence),
             el("section", {"id": "trials"}, el("h2", None, "Trials"), sections.trials(trace)),
             sections.interruptions_and_journal(trace),
             el("section", {"id": "tasks"}, el("h2", None, "Tasks"), sections.tasks(trace)),

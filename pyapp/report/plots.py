@@ -27,7 +27,6 @@ COLOURS = {
     "controlled-chain (all steps)": "#8e24aa",
 }
 SHAPES = ("circle", "square", "diamond", "triangle")
-FIXTURE_NOTE = "Test fixture — not model evidence."
 
 
 def _n(value: float) -> str:
@@ -84,7 +83,7 @@ def _frame(
     f: Frame,
     title: str,
     subtitle: str,
-    fixture: bool,
+    label: str | None,
     labels: tuple[str, str],
     fmt: Callable[[float], str],
     ticks: int = 5,
@@ -92,12 +91,12 @@ def _frame(
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
     out = [_text(LEFT, 18, title, 14, {"font-weight": 600})]
     out.append(_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
-    if fixture:
+    if label is not None:
         out.append(
             _text(
                 LEFT,
                 50,
-                FIXTURE_NOTE,
+                label[0].upper() + label[1:] + ".",
                 11,
                 {"font-weight": 700, "fill": "#b06000", "class": "fixture"},
             )
@@ -182,7 +181,7 @@ def _series(doc: PredictionsDocument) -> list[tuple[str, str, tuple[CalibrationC
     return series
 
 
-def calibration_svg(doc: PredictionsDocument, fixture: bool) -> Markup:
+def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     """Mean predicted probability (x) against observed rate (y) per non-empty cell."""
     title = "Calibration: predicted probability vs observed outcome"
     f = Frame(1.0, 1.0)
@@ -191,7 +190,7 @@ def calibration_svg(doc: PredictionsDocument, fixture: bool) -> Markup:
         title,
         "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); "
         "n beside each point.",
-        fixture,
+        label,
         ("predicted probability (product of primitive rates)", "observed rate"),
         lambda v: f"{v:.1f}",
     )
@@ -229,7 +228,7 @@ def nice_max(value: float) -> float:
     return next((s * power for s in (1, 2, 2.5, 5, 10) if s * power >= value), 10 * power)
 
 
-def cost_svg(doc: PredictionsDocument, fixture: bool) -> Markup:
+def cost_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     """Each held-out task's predicted cost (x) against its observed cost (y), in ms."""
     title = "Cost: predicted vs observed time per held-out task"
     points = []
@@ -247,7 +246,7 @@ def cost_svg(doc: PredictionsDocument, fixture: bool) -> Markup:
         f,
         title,
         "One point per held-out task: generation + execution wall time in ms; dashed: y = x.",
-        fixture,
+        label,
         ("predicted cost (ms): sum of primitive mean costs", "observed cost (ms)"),
         lambda v: str(round(v)) if top >= 100 else f"{v:.1f}",
     )

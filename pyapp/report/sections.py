@@ -20,10 +20,18 @@ from pyapp.report.markup import Markup, el, join
 
 BANNERS: dict[Evidence, str] = {
     "fixture": "TEST FIXTURE — NOT MODEL EVIDENCE",
+    "synthetic": "SYNTHETIC VALIDATION MODEL — NOT MODEL EVIDENCE",
     "control": "SUPPLIED-PROGRAM CONTROL — NOT MODEL EVIDENCE",
     "model": "MODEL EVIDENCE",
 }
 """The run's evidence label as its banner says it (the page's wording, in capitals)."""
+
+NOT_EVIDENCE_LABELS: dict[Evidence, str] = {
+    "fixture": FIXTURE_LABEL,
+    "synthetic": "synthetic validation model — not model evidence",
+}
+"""The label beside every number of a run that is never model evidence (controls are
+labelled per trial)."""
 
 
 def fmt(value: float | int | None, digits: int = 3) -> str:
@@ -96,12 +104,13 @@ def banner(trace: Trace) -> Markup:
                 f"{m.backend_actual or 'no backend'}).",
             )
         )
-    if evidence == "fixture":
+    if evidence in NOT_EVIDENCE_LABELS:
         lines.append(
             el(
                 "p",
                 None,
-                f"Every number in this report is a pipeline check of the {FIXTURE_LABEL}.",
+                "Every number in this report is a pipeline check of the "
+                f"{NOT_EVIDENCE_LABELS[evidence]}.",
             )
         )
     lines.append(el("p", None, EVIDENCE_NOTES[evidence]))
@@ -220,7 +229,8 @@ def _frozen_facts(f: FrozenProfile) -> Markup:
 
 def profile(result: ConditionResult) -> Markup:
     f = result.frozen
-    label = f" — {FIXTURE_LABEL}" if f.profile.evidence == "fixture" else ""
+    not_evidence = NOT_EVIDENCE_LABELS.get(f.profile.evidence)
+    label = f" — {not_evidence}" if not_evidence else ""
     mark = (
         el(
             "p",
@@ -278,7 +288,7 @@ def profile(result: ConditionResult) -> Markup:
     return el("article", attrs, heading, sha, mark, _frozen_facts(f), ops, encoding)
 
 
-def predictions(results: Sequence[ConditionResult], fixture: bool) -> Markup:
+def predictions(results: Sequence[ConditionResult], not_evidence: str | None) -> Markup:
     rows = []
     for result in results:
         observed = {o.task_id: o for o in result.observations}
@@ -307,7 +317,7 @@ def predictions(results: Sequence[ConditionResult], fixture: bool) -> Markup:
                     None if o is None else fmt(o.cost_ms, 1),
                 ]
             )
-    label = f" — {FIXTURE_LABEL}" if fixture else ""
+    label = f" — {not_evidence}" if not_evidence else ""
     return table(
         [
             "Task",
@@ -328,7 +338,9 @@ def predictions(results: Sequence[ConditionResult], fixture: bool) -> Markup:
     )
 
 
-def scores(results: Sequence[ConditionResult], interpretation: str, fixture: bool) -> Markup:
+def scores(
+    results: Sequence[ConditionResult], interpretation: str, not_evidence: str | None
+) -> Markup:
     scored = [c for c in results if c.observations]
     if not scored:
         return el("p", {"class": "muted"}, "No scores: no held-out task was observed.")
@@ -348,9 +360,9 @@ def scores(results: Sequence[ConditionResult], interpretation: str, fixture: boo
                 fmt(s.cost.mean_relative_error, 3),
             ]
         )
-    note = el("p", {"class": "fixture-label"}, f"Scores of the {FIXTURE_LABEL}: a pipeline check.")
+    note = el("p", {"class": "fixture-label"}, f"Scores of a {not_evidence}: a pipeline check.")
     return join(
-        note if fixture else None,
+        note if not_evidence else None,
         table(
             [
                 "Condition",
