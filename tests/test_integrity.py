@@ -349,7 +349,7 @@ def as_trace_1(document: dict) -> dict:
     del old["revision_note"]
     for key in ("generation", "faults"):
         del old["run"][key]
-    for key in ("revision_served_note", "wasm"):
+    for key in ("revision_served_note", "wasm", "chat_template_options", "config_sha256"):
         del old["model"][key]
     # (run.prompt_templates stays: the freeze hashes were computed over it)
     for trial in old["trials"]:

@@ -703,6 +703,7 @@ def upgrade(document: JSON) -> JSON:
     if isinstance(doc.get("model"), dict):
         doc["model"].setdefault("revision_served_note", None)
         doc["model"].setdefault("wasm", None)
+        doc["model"].setdefault("chat_template_options", {})  # trace/1 passed none
     counter = 0
     freezes = sorted(doc.get("freezes") or [], key=lambda f: f.get("after_trials", 0))
     trials = doc.get("trials") or []
