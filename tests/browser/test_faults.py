@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from browser_helpers import open_app
 from playwright.sync_api import Browser
-from test_experiment import api, load_fixture, wait_experiment
+from test_experiment import SWEEP_TIMEOUT_MS, api, load_fixture, wait_experiment
 from test_sweep_cli import SMALL, assert_finished_run, built, read, sweep  # noqa: F401
 
 from pyapp.conditions.failures import kind_of
@@ -149,6 +149,11 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
         status = page.inner_text("#experiment-status")
         assert "Paused" in status and "worker_error" in status and "Nothing was scored" in status
         run_all.click()
+        # the click reaches Python before the page leaves `paused`: wait for that, then the end
+        page.wait_for_function(
+            "() => document.querySelector('#experiment').dataset.state !== 'paused'",
+            timeout=SWEEP_TIMEOUT_MS,
+        )
         assert wait_experiment(page, "done paused") == "done"
         scores = page.inner_text("#scores")
         assert "Held-out attempts interrupted and attempted again" in scores
