@@ -9,13 +9,17 @@
 // #models carries data-state = idle | loading | loaded | failed | unloaded | generating.
 // window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
 // label, backend, provenance}; subscribe(listener) is told of every load and state change.
+//
+// One small setup (`setupModels`) builds the panel's state (`Panel`) and wires named steps:
+// the catalogue and choices, the WebGPU check, review → consent → load, the load's progress
+// and provenance, the diagnostics download, and the "try a prompt" box.
 
 import { ModelClient } from "./model_client.js";
+import { FIXTURE_LABEL } from "./lab_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
 const HEX40 = /^[0-9a-f]{40}$/;
-import { FIXTURE_LABEL } from "./lab_protocol.js";
 
 // "the model's own, no options" or "enable_thinking: false" (part of the measurement condition).
 export function templateOptionsText(options) {
@@ -25,438 +29,479 @@ export function templateOptionsText(options) {
 }
 
 export function setupModels({ request }) {
-  const panel = $("#models");
-  const status = $("#model-status");
-  const files = new Map(); // file -> {row, bar, text}
-  const consented = new Set(); // spec keys the user agreed to in this session
-  let catalogue = { models: [], default_host: "https://huggingface.co/" };
-  let architectures = {}; // model_type -> class the pinned transformers.js runs (build_site.py)
-  let architectures_version = "?";
-  let webgpu = { checked: false, available: false, why: "not checked yet", info: null };
-  let generating = false;
-  const changeListeners = new Set(); // called on every load / state change of the client
+  const panel = new Panel(request);
+  wire(panel);
+  const ready = loadCatalogue(panel);
+  return {
+    client: panel.client,
+    ready,
+    // The one function Python calls through PyScript's sync channel.
+    modelCall: (requestJson) => panel.client.call(requestJson, panel.defaultDebug),
+    webgpu: () => panel.webgpu,
+    // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
+    state: () => stateOf(panel),
+    subscribe: (listener) => {
+      panel.changeListeners.add(listener);
+      return () => panel.changeListeners.delete(listener);
+    },
+  };
+}
 
-  // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
-  const client = new ModelClient({ onEvent, faults: params.get("fault") ?? "" });
-  for (const problem of client.faults.errors) console.error(problem);
-  const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
-  const threads = Number(params.get("model_threads")) || null; // WASM threads (bench); default: all cores
-  const defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
+// ---- the panel's state ---------------------------------------------------------------------
 
-  function setPanel(state, message) {
-    panel.dataset.state = state;
-    if (message !== undefined) status.textContent = message;
+class Panel {
+  constructor(request) {
+    this.request = request;
+    this.element = $("#models");
+    this.status = $("#model-status");
+    this.files = new Map(); // file -> {row, bar, text}
+    this.consented = new Set(); // spec keys the user agreed to in this session
+    this.catalogue = { models: [], default_host: "https://huggingface.co/" };
+    this.architectures = {}; // model_type -> class the pinned transformers.js runs (build_site.py)
+    this.architecturesVersion = "?";
+    this.webgpu = { checked: false, available: false, why: "not checked yet", info: null };
+    this.generating = false;
+    this.changeListeners = new Set(); // called on every load / state change of the client
+    // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
+    this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get("fault") ?? "" });
+    for (const problem of this.client.faults.errors) console.error(problem);
+    const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
+    this.threads = Number(params.get("model_threads")) || null; // WASM threads (bench); default: all cores
+    this.defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
   }
 
-  // ---- catalogue and choices -----------------------------------------------------------
-
-  function entry() {
-    const key = $("#model-choice").value;
-    return catalogue.models.find((model) => model.key === key) ?? null;
+  set(state, message) {
+    this.element.dataset.state = state;
+    if (message !== undefined) this.status.textContent = message;
   }
+}
 
-  function backend() {
-    return document.querySelector('input[name="backend"]:checked').value;
+// ---- catalogue and choices -------------------------------------------------------------------
+
+function entry(panel) {
+  const key = $("#model-choice").value;
+  return panel.catalogue.models.find((model) => model.key === key) ?? null;
+}
+
+function backend() {
+  return document.querySelector('input[name="backend"]:checked').value;
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
   }
+}
 
-  function hostOf(url) {
-    try {
-      return new URL(url).host;
-    } catch {
-      return url;
-    }
-  }
+// The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
+// whose config.json is one of them is labelled a fixture wherever it was served from.
+function fixtureConfigs(catalogue) {
+  return [catalogue.fixture_config_sha256, ...Object.values(catalogue.standin_config_sha256 ?? {})].filter(Boolean);
+}
 
-  // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
-  // whose config.json is one of them is labelled a fixture wherever it was served from.
-  function fixtureConfigs() {
-    return [catalogue.fixture_config_sha256, ...Object.values(catalogue.standin_config_sha256 ?? {})].filter(Boolean);
-  }
-
-  // The spec the client loads: from the catalogue entry, or the free-text id.
-  function currentSpec() {
-    const chosen = entry();
-    const dtype = $("#model-dtype").value;
-    const host = $("#model-host").value.trim() || catalogue.default_host;
-    if (chosen) {
-      const bundled = chosen.source === "bundled-fixture";
-      return {
-        key: chosen.key,
-        label: chosen.label,
-        model_id: chosen.model_id,
-        revision: chosen.revision,
-        pinned: bundled || HEX40.test(chosen.revision),
-        dtype,
-        source: chosen.source,
-        host: bundled ? null : host,
-        local_path: bundled ? new URL("./models/", location.href).pathname : null,
-        download_mb: chosen.download_mb?.[dtype] ?? null,
-        licence: chosen.licence ?? "unknown",
-        revision_note: chosen.revision_note ?? null,
-        fixture_config_sha256: fixtureConfigs(),
-        supported_model_types: Object.keys(architectures),
-        threads,
-        chat_template_options: chosen.chat_template_options ?? {},
-        architecture: chosen.architecture ?? null,
-      };
-    }
-    const revision = $("#model-revision").value.trim() || "main";
+// The spec the client loads: from the catalogue entry, or the free-text id.
+function currentSpec(panel) {
+  const chosen = entry(panel);
+  const { catalogue, architectures, threads } = panel;
+  const dtype = $("#model-dtype").value;
+  const host = $("#model-host").value.trim() || catalogue.default_host;
+  if (chosen) {
+    const bundled = chosen.source === "bundled-fixture";
     return {
-      key: "other",
-      label: "Other model",
-      model_id: $("#model-id").value.trim(),
-      revision,
-      pinned: HEX40.test(revision),
+      key: chosen.key,
+      label: chosen.label,
+      model_id: chosen.model_id,
+      revision: chosen.revision,
+      pinned: bundled || HEX40.test(chosen.revision),
       dtype,
-      source: "hub",
-      host,
-      local_path: null,
-      download_mb: null,
-      licence: "see the model card",
-      revision_note: null,
-      fixture_config_sha256: fixtureConfigs(),
+      source: chosen.source,
+      host: bundled ? null : host,
+      local_path: bundled ? new URL("./models/", location.href).pathname : null,
+      download_mb: chosen.download_mb?.[dtype] ?? null,
+      licence: chosen.licence ?? "unknown",
+      revision_note: chosen.revision_note ?? null,
+      fixture_config_sha256: fixtureConfigs(catalogue),
       supported_model_types: Object.keys(architectures),
       threads,
-      chat_template_options: {},
-      architecture: null,
+      chat_template_options: chosen.chat_template_options ?? {},
+      architecture: chosen.architecture ?? null,
     };
   }
+  const revision = $("#model-revision").value.trim() || "main";
+  return {
+    key: "other",
+    label: "Other model",
+    model_id: $("#model-id").value.trim(),
+    revision,
+    pinned: HEX40.test(revision),
+    dtype,
+    source: "hub",
+    host,
+    local_path: null,
+    download_mb: null,
+    licence: "see the model card",
+    revision_note: null,
+    fixture_config_sha256: fixtureConfigs(catalogue),
+    supported_model_types: Object.keys(architectures),
+    threads,
+    chat_template_options: {},
+    architecture: null,
+  };
+}
 
-  function fillDtypes() {
-    const chosen = entry();
-    const options = chosen ? chosen.dtypes[backend()] : backend() === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
-    const select = $("#model-dtype");
-    select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
-    $("#model-other").hidden = chosen !== null;
-    summarise();
+function fillDtypes(panel) {
+  const chosen = entry(panel);
+  const options = chosen ? chosen.dtypes[backend()] : backend() === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
+  const select = $("#model-dtype");
+  select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
+  $("#model-other").hidden = chosen !== null;
+  summarise(panel);
+}
+
+function summarise(panel) {
+  const spec = currentSpec(panel);
+  const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
+  const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
+  const evidence = spec.source === "bundled-fixture" ? ` — ${FIXTURE_LABEL}` : "";
+  $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
+}
+
+// The catalogue (./models.json) and the architectures the pinned transformers.js runs, into
+// the picker; then the WebGPU check. Nothing leaves this origin.
+async function loadCatalogue(panel) {
+  const response = await fetch("./models.json", { cache: "no-cache" });
+  panel.catalogue = await response.json();
+  const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
+  panel.architectures = known.causal_lm;
+  panel.architecturesVersion = known.transformers_js;
+  if (params.get("model_host")) panel.catalogue.default_host = params.get("model_host");
+  const select = $("#model-choice");
+  for (const model of panel.catalogue.models) {
+    const pin = model.source === "bundled-fixture" || HEX40.test(model.revision) ? "" : " — UNPINNED";
+    select.append(new Option(`${model.label}${pin}`, model.key));
   }
+  select.append(new Option("Other: type a model id", "other"));
+  panel.webgpu = await probeWebGPU();
+  showWebGPU(panel.webgpu);
+  fillDtypes(panel);
+}
 
-  function summarise() {
-    const spec = currentSpec();
-    const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
-    const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
-    const evidence = spec.source === "bundled-fixture" ? ` — ${FIXTURE_LABEL}` : "";
-    $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
+// ---- the WebGPU check (local: nothing is downloaded) ------------------------------------------
+
+async function probeWebGPU() {
+  if (!("gpu" in navigator) || !navigator.gpu) {
+    return { checked: true, available: false, why: "this browser has no navigator.gpu", info: null };
   }
-
-  async function checkWebGPU() {
-    if (!("gpu" in navigator) || !navigator.gpu) {
-      webgpu = { checked: true, available: false, why: "this browser has no navigator.gpu", info: null };
-    } else {
-      try {
-        const adapter = await navigator.gpu.requestAdapter();
-        webgpu = adapter
-          ? {
-              checked: true,
-              available: true,
-              why: "",
-              info: {
-                vendor: adapter.info?.vendor || null,
-                architecture: adapter.info?.architecture || null,
-                fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
-              },
-              f16: adapter.features.has("shader-f16"),
-            }
-          : { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };
-      } catch (error) {
-        webgpu = { checked: true, available: false, why: `requestAdapter() failed: ${error.message}`, info: null };
-      }
-    }
-    const line = $("#backend-status");
-    if (webgpu.available) {
-      const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
-      line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
-    } else {
-      line.textContent = `WebGPU is not available (${webgpu.why}). Choose WASM to run on the CPU; the app never switches by itself.`;
-    }
-  }
-
-  // ---- consent and loading -------------------------------------------------------------
-
-  function consentKey(spec, chosenBackend) {
-    const options = JSON.stringify(spec.chat_template_options ?? {});
-    return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend, options].join("|");
-  }
-
-  function detailRows(target, rows) {
-    target.replaceChildren();
-    for (const [term, value, className] of rows) {
-      const dt = document.createElement("dt");
-      dt.textContent = term;
-      const dd = document.createElement("dd");
-      dd.textContent = value;
-      if (className) dd.className = className;
-      target.append(dt, dd);
-    }
-  }
-
-  async function review() {
-    const spec = currentSpec();
-    const chosenBackend = backend();
-    if (!spec.model_id) {
-      setPanel("failed", "Type a model id first (org/name).");
-      return;
-    }
-    if (chosenBackend === "webgpu" && webgpu.checked && !webgpu.available) {
-      // Refuse before any consent or download; record it as a failed load (exportable).
-      client.refuse(
-        spec,
-        "webgpu",
-        "backend_unavailable",
-        `WebGPU is not available (${webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`,
-      );
-      return;
-    }
-    const type = spec.architecture?.model_type;
-    if (type && !Object.hasOwn(architectures, type)) {
-      // Refuse before any consent or download: the pinned transformers.js has no such model.
-      client.refuse(
-        spec,
-        chosenBackend,
-        "architecture_unsupported",
-        `${spec.label} is a "${type}" model (${spec.architecture.class}), which the pinned transformers.js ${architectures_version} cannot run; nothing was downloaded.`,
-      );
-      return;
-    }
-    if (consented.has(consentKey(spec, chosenBackend))) {
-      startLoad(spec, chosenBackend, "reload");
-      return;
-    }
-    const source =
-      spec.source === "bundled-fixture"
-        ? `${location.host} (this site; bundled with the app)`
-        : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
-    detailRows($("#consent-details"), [
-      ["Model", spec.model_id, spec.source === "bundled-fixture" ? "fixture-label" : ""],
-      ["What it is", spec.source === "bundled-fixture" ? FIXTURE_LABEL : spec.label],
-      ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
-      ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
-      ["From", source],
-      ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
-      ["Chat template", templateOptionsText(spec.chat_template_options)],
-      ["Licence", spec.licence],
-    ]);
-    const warning = $("#consent-warning");
-    warning.hidden = !spec.revision_note;
-    warning.textContent = spec.revision_note ? `About the revision: ${spec.revision_note}.` : "";
-    const dialog = $("#consent-dialog");
-    dialog.returnValue = "";
-    dialog.showModal();
-    $("#consent-decline").focus();
-    dialog.addEventListener(
-      "close",
-      () => {
-        if (dialog.returnValue === "accept") {
-          consented.add(consentKey(spec, chosenBackend));
-          startLoad(spec, chosenBackend, "consent");
-        } else {
-          status.textContent = "Not loaded: you declined.";
-        }
-      },
-      { once: true },
-    );
-  }
-
-  function startLoad(spec, chosenBackend, reason) {
-    files.clear();
-    $("#model-files").replaceChildren();
-    $("#model-provenance").hidden = true;
-    client.load(spec, chosenBackend, reason);
-  }
-
-  function progressRow(file) {
-    if (files.has(file)) return files.get(file);
-    const row = document.createElement("li");
-    const bar = document.createElement("progress");
-    bar.max = 1;
-    bar.value = 0;
-    bar.setAttribute("aria-label", file);
-    const text = document.createElement("span");
-    row.append(bar, text);
-    $("#model-files").append(row);
-    const item = { row, bar, text };
-    files.set(file, item);
-    return item;
-  }
-
-  function onEvent(event) {
-    if (event.kind !== "progress") for (const listener of changeListeners) listener(event);
-    if (event.kind === "progress") {
-      const item = progressRow(event.file);
-      item.row.dataset.status = event.status;
-      if (event.total) {
-        item.bar.max = event.total;
-        item.bar.value = event.loaded ?? 0;
-      }
-      if (event.status === "done") item.bar.value = item.bar.max;
-      const amount = event.total ? ` ${Math.round((event.loaded ?? 0) / 1024)} / ${Math.round(event.total / 1024)} KB` : "";
-      item.text.textContent = `${event.file}: ${event.status}${amount}`;
-      return;
-    }
-    if (event.kind === "state") {
-      const spec = client.spec ?? {};
-      if (event.state === "loading") {
-        const why = event.reason === "reload-after-terminate" ? " again after the worker was terminated (no new consent needed)" : "";
-        setPanel("loading", `Loading ${spec.model_id} on ${client.backend}${why}…`);
-      } else if (event.state === "unloaded") {
-        setPanel("unloaded", `Model unloaded: ${event.why}`);
-      }
-      return;
-    }
-    if (event.kind === "load") showLoad(event.record, event.result);
-  }
-
-  function showLoad(record, result) {
-    $("#model-diagnostics").disabled = false;
-    const spec = client.spec ?? {};
-    // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
-    const isFixture = spec.source === "bundled-fixture" || (record.ok && client.provenance().evidence === "fixture");
-    const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
-    if (!record.ok) {
-      setPanel("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
-      $("#try-generate").disabled = true;
-      return;
-    }
-    const secs = (ms) => (ms === null ? "—" : `${(ms / 1000).toFixed(2)} s`);
-    setPanel(
-      "loaded",
-      `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`,
-    );
-    $("#try-generate").disabled = generating;
-    const adapter = result.adapter;
-    detailRows($("#model-provenance"), [
-      ["Model", `${spec.model_id}${fixture}`, isFixture ? "fixture-label" : ""],
-      ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
-      ["dtype", result.dtype],
-      ["Chat template", templateOptionsText(result.chat_template_options)],
-      ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
-      [
-        "Adapter",
-        adapter
-          ? `${adapter.vendor ?? "?"} / ${adapter.architecture ?? "?"}; fallback: ${adapter.is_fallback_adapter}; shader-f16: ${adapter.shader_f16}`
-          : "none (WASM)",
-      ],
-      ["Runtime", `transformers.js ${result.transformers_js_version}, onnxruntime-web ${result.onnxruntime_version}`],
-      ["Threads", String(result.threads)],
-      ["Cross-origin isolated", String(result.cross_origin_isolated)],
-      ["Download", `${record.download_bytes} bytes in ${secs(record.download_ms)}`],
-      ["Setup", `${secs(record.setup_ms)} (warm-up ${secs(result.warmup_ms)}); compilation: not separable (null)`],
-      ["FLOPs", "unavailable (null)"],
-    ]);
-    $("#model-provenance").hidden = false;
-  }
-
-  function downloadDiagnostics() {
-    const data = { provenance: client.provenance(), generated_at: new Date().toISOString() };
-    const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = "model-load-diagnostics.json";
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-  }
-
-  // ---- try a prompt (Python path) ------------------------------------------------------
-
-  async function tryPrompt(event) {
-    event.preventDefault();
-    const maxNew = Number($("#try-max-new").value);
-    const timeoutS = Number($("#try-timeout").value);
-    if (!Number.isInteger(maxNew) || maxNew < 1 || !(timeoutS > 0)) {
-      $("#try-status").textContent = "Max new tokens must be a whole number ≥ 1 and the timeout > 0.";
-      return;
-    }
-    const caps = { max_input_tokens: 1024, max_new_tokens: maxNew, max_output_bytes: 16384, timeout_ms: Math.round(timeoutS * 1000) };
-    generating = true;
-    $("#try-generate").disabled = true;
-    $("#try-cancel").disabled = false;
-    const before = panel.dataset.state;
-    setPanel("generating");
-    $("#try-status").textContent = "Generating through Python…";
-    $("#try-output").textContent = "";
-    $("#try-meta").textContent = "";
-    try {
-      const result = await request("model_generate", { prompt: $("#try-prompt").value, caps }, caps.timeout_ms + 120_000);
-      const c = result.completion;
-      $("#try-output").textContent = c.text;
-      const ms = (value) => (value === null ? "—" : `${value.toFixed(1)} ms`);
-      const failure = c.failure ? ` · failure ${c.failure.code}: ${c.failure.message}` : "";
-      $("#try-meta").textContent =
-        `finish: ${c.finish_reason ?? "none"} · input tokens ${c.input_tokens ?? "—"} · output tokens ${c.output_tokens ?? "—"}` +
-        ` · generation ${ms(c.generation_ms)} · first token ${ms(c.time_to_first_token_ms)}` +
-        ` · bridge overhead ${ms(result.timing?.bridge_overhead_ms ?? null)}${failure}`;
-      $("#try-status").textContent = `Finished: ${c.finish_reason ?? c.failure?.code ?? "no result"}.`;
-      window.lab.lastModelResult = result;
-    } catch (error) {
-      $("#try-status").textContent = `Generation failed: ${error.message}`;
-    } finally {
-      generating = false;
-      $("#try-cancel").disabled = true;
-      const state = client.state === "loaded" ? "loaded" : client.state;
-      setPanel(state === "none" ? before : state);
-      $("#try-generate").disabled = client.state !== "loaded" && client.state !== "loading";
-    }
-  }
-
-  // ---- wiring --------------------------------------------------------------------------
-
-  $("#model-host").value = params.get("model_host") || "https://huggingface.co/";
-  $("#model-choice").addEventListener("change", fillDtypes);
-  for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", fillDtypes);
-  $("#model-dtype").addEventListener("change", summarise);
-  for (const id of ["#model-id", "#model-revision", "#model-host"]) $(id).addEventListener("input", summarise);
-  $("#model-review").addEventListener("click", review);
-  $("#model-diagnostics").addEventListener("click", downloadDiagnostics);
-  $("#try-form").addEventListener("submit", tryPrompt);
-  $("#try-cancel").addEventListener("click", () => {
-    if (client.cancel()) $("#try-status").textContent = "Cancelling…";
-  });
-
-  const ready = (async () => {
-    const response = await fetch("./models.json", { cache: "no-cache" });
-    catalogue = await response.json();
-    const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
-    architectures = known.causal_lm;
-    architectures_version = known.transformers_js;
-    if (params.get("model_host")) catalogue.default_host = params.get("model_host");
-    const select = $("#model-choice");
-    for (const model of catalogue.models) {
-      const pin = model.source === "bundled-fixture" || HEX40.test(model.revision) ? "" : " — UNPINNED";
-      select.append(new Option(`${model.label}${pin}`, model.key));
-    }
-    select.append(new Option("Other: type a model id", "other"));
-    await checkWebGPU();
-    fillDtypes();
-  })();
-
-  // The one function Python calls through PyScript's sync channel.
-  const modelCall = (requestJson) => client.call(requestJson, defaultDebug);
-  // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
-  function state() {
-    const spec = client.spec ?? {};
-    const loaded = client.state === "loaded";
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) return { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };
     return {
-      state: client.state,
-      loaded,
-      model_id: spec.model_id ?? null,
-      revision: spec.revision ?? null,
-      dtype: spec.dtype ?? null,
-      source: spec.source ?? null,
-      // The client's provenance knows more than the spec: a hub download whose config.json is
-      // the test fixture's is a fixture too.
-      evidence: spec.source ? client.provenance().evidence : null,
-      label: spec.source && client.provenance().evidence === "fixture" ? FIXTURE_LABEL : (spec.label ?? null),
-      backend: client.backend,
-      provenance: client.provenance(),
+      checked: true,
+      available: true,
+      why: "",
+      info: {
+        vendor: adapter.info?.vendor || null,
+        architecture: adapter.info?.architecture || null,
+        fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
+      },
+      f16: adapter.features.has("shader-f16"),
     };
+  } catch (error) {
+    return { checked: true, available: false, why: `requestAdapter() failed: ${error.message}`, info: null };
   }
+}
 
-  function subscribe(listener) {
-    changeListeners.add(listener);
-    return () => changeListeners.delete(listener);
+function showWebGPU(webgpu) {
+  const line = $("#backend-status");
+  if (webgpu.available) {
+    const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
+    line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
+  } else {
+    line.textContent = `WebGPU is not available (${webgpu.why}). Choose WASM to run on the CPU; the app never switches by itself.`;
   }
+}
 
-  return { client, ready, modelCall, webgpu: () => webgpu, state, subscribe };
+// ---- review, consent and loading ---------------------------------------------------------------
+
+function consentKey(spec, chosenBackend) {
+  const options = JSON.stringify(spec.chat_template_options ?? {});
+  return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend, options].join("|");
+}
+
+function detailRows(target, rows) {
+  target.replaceChildren();
+  for (const [term, value, className] of rows) {
+    const dt = document.createElement("dt");
+    dt.textContent = term;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    if (className) dd.className = className;
+    target.append(dt, dd);
+  }
+}
+
+// A load refused before any consent or download (recorded as a failed load, exportable);
+// true when refused.
+function refused(panel, spec, chosenBackend) {
+  if (chosenBackend === "webgpu" && panel.webgpu.checked && !panel.webgpu.available) {
+    const why = `WebGPU is not available (${panel.webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`;
+    panel.client.refuse(spec, "webgpu", "backend_unavailable", why);
+    return true;
+  }
+  const type = spec.architecture?.model_type;
+  if (type && !Object.hasOwn(panel.architectures, type)) {
+    // the pinned transformers.js has no such model
+    const why = `${spec.label} is a "${type}" model (${spec.architecture.class}), which the pinned transformers.js ${panel.architecturesVersion} cannot run; nothing was downloaded.`;
+    panel.client.refuse(spec, chosenBackend, "architecture_unsupported", why);
+    return true;
+  }
+  return false;
+}
+
+// "Load model…": refuse, reload (consented already in this session), or ask.
+function review(panel) {
+  const spec = currentSpec(panel);
+  const chosenBackend = backend();
+  if (!spec.model_id) {
+    panel.set("failed", "Type a model id first (org/name).");
+    return;
+  }
+  if (refused(panel, spec, chosenBackend)) return;
+  if (panel.consented.has(consentKey(spec, chosenBackend))) {
+    startLoad(panel, spec, chosenBackend, "reload");
+    return;
+  }
+  askConsent(panel, spec, chosenBackend);
+}
+
+// The consent dialog: what would be downloaded, from where, under which licence.
+function askConsent(panel, spec, chosenBackend) {
+  const bundled = spec.source === "bundled-fixture";
+  const source = bundled
+    ? `${location.host} (this site; bundled with the app)`
+    : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
+  detailRows($("#consent-details"), [
+    ["Model", spec.model_id, bundled ? "fixture-label" : ""],
+    ["What it is", bundled ? FIXTURE_LABEL : spec.label],
+    ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
+    ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
+    ["From", source],
+    ["Backend", chosenBackend === "webgpu" ? "WebGPU (GPU)" : "WASM (CPU)"],
+    ["Chat template", templateOptionsText(spec.chat_template_options)],
+    ["Licence", spec.licence],
+  ]);
+  const warning = $("#consent-warning");
+  warning.hidden = !spec.revision_note;
+  warning.textContent = spec.revision_note ? `About the revision: ${spec.revision_note}.` : "";
+  const dialog = $("#consent-dialog");
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("#consent-decline").focus();
+  dialog.addEventListener(
+    "close",
+    () => {
+      if (dialog.returnValue === "accept") {
+        panel.consented.add(consentKey(spec, chosenBackend));
+        startLoad(panel, spec, chosenBackend, "consent");
+      } else {
+        panel.status.textContent = "Not loaded: you declined.";
+      }
+    },
+    { once: true },
+  );
+}
+
+function startLoad(panel, spec, chosenBackend, reason) {
+  panel.files.clear();
+  $("#model-files").replaceChildren();
+  $("#model-provenance").hidden = true;
+  panel.client.load(spec, chosenBackend, reason);
+}
+
+// ---- the client's events: per-file progress, state, the load's record -----------------------
+
+function onEvent(panel, event) {
+  if (event.kind === "progress") {
+    showProgress(panel, event);
+    return;
+  }
+  for (const listener of panel.changeListeners) listener(event);
+  if (event.kind === "state") showState(panel, event);
+  else if (event.kind === "load") showLoad(panel, event.record, event.result);
+}
+
+function progressRow(panel, file) {
+  if (panel.files.has(file)) return panel.files.get(file);
+  const row = document.createElement("li");
+  const bar = document.createElement("progress");
+  bar.max = 1;
+  bar.value = 0;
+  bar.setAttribute("aria-label", file);
+  const text = document.createElement("span");
+  row.append(bar, text);
+  $("#model-files").append(row);
+  const item = { row, bar, text };
+  panel.files.set(file, item);
+  return item;
+}
+
+function showProgress(panel, event) {
+  const item = progressRow(panel, event.file);
+  item.row.dataset.status = event.status;
+  if (event.total) {
+    item.bar.max = event.total;
+    item.bar.value = event.loaded ?? 0;
+  }
+  if (event.status === "done") item.bar.value = item.bar.max;
+  const amount = event.total ? ` ${Math.round((event.loaded ?? 0) / 1024)} / ${Math.round(event.total / 1024)} KB` : "";
+  item.text.textContent = `${event.file}: ${event.status}${amount}`;
+}
+
+function showState(panel, event) {
+  const spec = panel.client.spec ?? {};
+  if (event.state === "loading") {
+    const why = event.reason === "reload-after-terminate" ? " again after the worker was terminated (no new consent needed)" : "";
+    panel.set("loading", `Loading ${spec.model_id} on ${panel.client.backend}${why}…`);
+  } else if (event.state === "unloaded") {
+    panel.set("unloaded", `Model unloaded: ${event.why}`);
+  }
+}
+
+const secs = (ms) => (ms === null ? "—" : `${(ms / 1000).toFixed(2)} s`);
+
+function showLoad(panel, record, result) {
+  $("#model-diagnostics").disabled = false;
+  if (!record.ok) {
+    panel.set("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
+    $("#try-generate").disabled = true;
+    return;
+  }
+  const spec = panel.client.spec ?? {};
+  // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
+  const isFixture = spec.source === "bundled-fixture" || panel.client.provenance().evidence === "fixture";
+  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
+  panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
+  $("#try-generate").disabled = panel.generating;
+  detailRows($("#model-provenance"), provenanceRows(spec, record, result, isFixture));
+  $("#model-provenance").hidden = false;
+}
+
+function provenanceRows(spec, record, result, isFixture) {
+  const adapter = result.adapter;
+  return [
+    ["Model", `${spec.model_id}${isFixture ? ` (${FIXTURE_LABEL})` : ""}`, isFixture ? "fixture-label" : ""],
+    ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
+    ["dtype", result.dtype],
+    ["Chat template", templateOptionsText(result.chat_template_options)],
+    ["Backend", `requested ${record.backend_requested}, actual ${record.backend_actual}`],
+    [
+      "Adapter",
+      adapter
+        ? `${adapter.vendor ?? "?"} / ${adapter.architecture ?? "?"}; fallback: ${adapter.is_fallback_adapter}; shader-f16: ${adapter.shader_f16}`
+        : "none (WASM)",
+    ],
+    ["Runtime", `transformers.js ${result.transformers_js_version}, onnxruntime-web ${result.onnxruntime_version}`],
+    ["Threads", String(result.threads)],
+    ["Cross-origin isolated", String(result.cross_origin_isolated)],
+    ["Download", `${record.download_bytes} bytes in ${secs(record.download_ms)}`],
+    ["Setup", `${secs(record.setup_ms)} (warm-up ${secs(result.warmup_ms)}); compilation: not separable (null)`],
+    ["FLOPs", "unavailable (null)"],
+  ];
+}
+
+function downloadDiagnostics(panel) {
+  const data = { provenance: panel.client.provenance(), generated_at: new Date().toISOString() };
+  const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = "model-load-diagnostics.json";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+// ---- try a prompt (Python path) ----------------------------------------------------------------
+
+async function tryPrompt(panel, event) {
+  event.preventDefault();
+  const maxNew = Number($("#try-max-new").value);
+  const timeoutS = Number($("#try-timeout").value);
+  if (!Number.isInteger(maxNew) || maxNew < 1 || !(timeoutS > 0)) {
+    $("#try-status").textContent = "Max new tokens must be a whole number ≥ 1 and the timeout > 0.";
+    return;
+  }
+  const caps = { max_input_tokens: 1024, max_new_tokens: maxNew, max_output_bytes: 16384, timeout_ms: Math.round(timeoutS * 1000) };
+  panel.generating = true;
+  $("#try-generate").disabled = true;
+  $("#try-cancel").disabled = false;
+  const before = panel.element.dataset.state;
+  panel.set("generating");
+  $("#try-status").textContent = "Generating through Python…";
+  $("#try-output").textContent = "";
+  $("#try-meta").textContent = "";
+  try {
+    const result = await panel.request("model_generate", { prompt: $("#try-prompt").value, caps }, caps.timeout_ms + 120_000);
+    showCompletion(result);
+    window.lab.lastModelResult = result;
+  } catch (error) {
+    $("#try-status").textContent = `Generation failed: ${error.message}`;
+  } finally {
+    panel.generating = false;
+    $("#try-cancel").disabled = true;
+    const client = panel.client;
+    panel.set(client.state === "none" ? before : client.state);
+    $("#try-generate").disabled = client.state !== "loaded" && client.state !== "loading";
+  }
+}
+
+function showCompletion(result) {
+  const c = result.completion;
+  $("#try-output").textContent = c.text;
+  const ms = (value) => (value === null ? "—" : `${value.toFixed(1)} ms`);
+  const failure = c.failure ? ` · failure ${c.failure.code}: ${c.failure.message}` : "";
+  $("#try-meta").textContent =
+    `finish: ${c.finish_reason ?? "none"} · input tokens ${c.input_tokens ?? "—"} · output tokens ${c.output_tokens ?? "—"}` +
+    ` · generation ${ms(c.generation_ms)} · first token ${ms(c.time_to_first_token_ms)}` +
+    ` · bridge overhead ${ms(result.timing?.bridge_overhead_ms ?? null)}${failure}`;
+  $("#try-status").textContent = `Finished: ${c.finish_reason ?? c.failure?.code ?? "no result"}.`;
+}
+
+// ---- wiring and state ----------------------------------------------------------------------------
+
+function wire(panel) {
+  const refill = () => fillDtypes(panel);
+  const resummarise = () => summarise(panel);
+  $("#model-host").value = params.get("model_host") || "https://huggingface.co/";
+  $("#model-choice").addEventListener("change", refill);
+  for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", refill);
+  $("#model-dtype").addEventListener("change", resummarise);
+  for (const id of ["#model-id", "#model-revision", "#model-host"]) $(id).addEventListener("input", resummarise);
+  $("#model-review").addEventListener("click", () => review(panel));
+  $("#model-diagnostics").addEventListener("click", () => downloadDiagnostics(panel));
+  $("#try-form").addEventListener("submit", (event) => tryPrompt(panel, event));
+  $("#try-cancel").addEventListener("click", () => {
+    if (panel.client.cancel()) $("#try-status").textContent = "Cancelling…";
+  });
+}
+
+function stateOf(panel) {
+  const client = panel.client;
+  const spec = client.spec ?? {};
+  return {
+    state: client.state,
+    loaded: client.state === "loaded",
+    model_id: spec.model_id ?? null,
+    revision: spec.revision ?? null,
+    dtype: spec.dtype ?? null,
+    source: spec.source ?? null,
+    // The client's provenance knows more than the spec: a hub download whose config.json is
+    // the test fixture's is a fixture too.
+    evidence: spec.source ? client.provenance().evidence : null,
+    label: spec.source && client.provenance().evidence === "fixture" ? FIXTURE_LABEL : (spec.label ?? null),
+    backend: client.backend,
+    provenance: client.provenance(),
+  };
 }

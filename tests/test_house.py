@@ -147,7 +147,6 @@ def test_no_python_function_over_120_lines() -> None:
 # Split on branch i14rest, then re-grown by the model stand-ins (i15) landing on main at the
 # same time; named here so that nothing else can grow past the limit. Split them and empty this.
 KNOWN_LONG_JS = {
-    "site/models_panel.js": "export function setupModels(",
     "workers/model_worker.js": "async function load(",
 }
 
@@ -158,6 +157,14 @@ def known_long(found: str) -> bool:
     opener = KNOWN_LONG_JS.get(name)
     text = (ROOT / name).read_text(encoding="utf-8").split("\n")[int(line) - 1]
     return opener is not None and text.startswith(opener)
+
+
+def test_every_known_long_function_is_still_long() -> None:
+    """An entry of KNOWN_LONG_JS whose function was split is stale: remove it (the dict may
+    end up empty; the scan then admits no exception at all)."""
+    long = {f for p in js_files() for f in long_js_functions(p, MAX_FUNCTION_LINES)}
+    for name, opener in KNOWN_LONG_JS.items():
+        assert any(f.startswith(f"{name}:") and known_long(f) for f in long), (name, opener)
 
 
 def test_no_javascript_function_over_120_lines() -> None:
