@@ -149,6 +149,7 @@ HANDLERS: dict[str, Handler] = {
     "sympy_check": _sympy_check,
     "memory": _memory,
     "model_generate": _model_generate,
+    "synthetic_select": lambda r, ctx: session().select_synthetic(r),
     "sweep_start": lambda r, ctx: session().start(r, ctx),
     "sweep_resume": lambda r, ctx: session().resume(r),
     "sweep_run": lambda r, ctx: session().run(r, ctx),

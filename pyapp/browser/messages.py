@@ -33,11 +33,14 @@ FIXTURE_LABEL = "test fixture — not model evidence"
 """Shown beside every number that came from the bundled test fixture."""
 CONTROL_LABEL = "control — not model evidence"
 """Shown beside every supplied-program (control) row."""
+SYNTHETIC_LABEL = "synthetic validation model — not model evidence"
+"""Shown beside every number that came from a synthetic validation model (`pyapp.synthetic`)."""
 
 FAILURE_CODES: dict[str, str] = {
     "bad_request": "not JSON, a missing or ill-typed field",
     "unknown_type": "no such request type",
     "bad_params": "task parameters refused",
+    "bad_synthetic_spec": "a synthetic model specification that cannot be used",
     "internal_error": "a bug: please report it",
     "runtime_load_failed": "loading a runtime package (sympy) failed",
     "no_sweep": "start a sweep first",
@@ -126,6 +129,18 @@ class ModelGenerate(Message):
     """The prompt, as typed."""
     caps: dict[str, JSON] | None = None
     """Budgets (Caps JSON); default: the whole-task caps."""
+
+
+@dataclass(frozen=True)
+class SyntheticSelect(Message):
+    """Run sweeps with a synthetic validation model (`pyapp.synthetic`) executed in this
+    worker instead of the loaded model, or stop (`spec` null). No download; the model is of
+    known error structure: it validates the instrument and is never model evidence."""
+
+    TYPE: ClassVar[str] = "synthetic_select"
+    spec: str | None
+    """`NAME` or `NAME:key=value,...` (e.g. `size-dependent:slope=1.2`); null: the loaded
+    model again."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +273,7 @@ REQUESTS: tuple[type[Message], ...] = (
     SympyCheck,
     Memory,
     ModelGenerate,
+    SyntheticSelect,
     SweepStart,
     SweepResume,
     SweepRun,
@@ -304,7 +320,7 @@ class SweepState:
     model_id: str
     """The model it belongs to."""
     evidence: str
-    """`model` or `fixture`."""
+    """`model`, `fixture` or `synthetic`."""
     trials: int
     """Trials observed."""
     measure_left: int
@@ -544,6 +560,7 @@ def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
     from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
     from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
+    from pyapp.synthetic.spec import STRUCTURE_NOTES
     from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
     return {
@@ -559,6 +576,8 @@ def constants() -> dict[str, JSON]:
         "GENERATOR_VERSION": GENERATOR_VERSION,
         "FIXTURE_LABEL": FIXTURE_LABEL,
         "CONTROL_LABEL": CONTROL_LABEL,
+        "SYNTHETIC_LABEL": SYNTHETIC_LABEL,
+        "SYNTHETIC_MODELS": dict(STRUCTURE_NOTES),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }

@@ -13,6 +13,12 @@ such as 1.0 stays 1.0 whatever JavaScript does with numbers. The header is the t
 without its trials (run, tasks, model, environment, freezes, interruptions, journal;
 `pyapp.records.trace.with_trials` puts the two together again).
 
+A synthetic validation model (`synthetic_select`, `pyapp.synthetic`) runs here, in the worker,
+instead of the page's loaded model: the same `SyntheticAdapter` as `python -m pyapp simulate`,
+told of each trial before it runs and timed by its own virtual clock, exactly as there, so a
+page run and a native run of the same spec, seed and parameters record the same trials. Its
+trials say evidence `synthetic`: never model evidence.
+
 Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
 `trial_done` after it; a trial the user's Cancel or an infrastructure failure (a failure
 code of kind `infrastructure`) cut short is not an observation but a `trial_interrupted`
@@ -26,9 +32,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pyapp.browser.messages import (
     Frozen,
@@ -40,11 +47,13 @@ from pyapp.browser.messages import (
     SweepRun,
     SweepStart,
     SweepState,
+    SyntheticSelect,
     TrialDone,
     TrialInterrupted,
     TrialStart,
     event,
 )
+from pyapp.conditions import clock
 from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.phases import (
@@ -60,6 +69,7 @@ from pyapp.experiment.phases import (
 from pyapp.predict.predictor import FrozenProfile, predict, score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import (
+    EVIDENCE_NOTES,
     BrowserInfo,
     Condition,
     JournalEntry,
@@ -68,6 +78,8 @@ from pyapp.records.trace import (
     read_trace,
     with_trials,
 )
+from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
+from pyapp.synthetic.spec import SpecError, SyntheticSpec, parse_spec
 from pyapp.tasks.taskset import Task, TaskParams
 
 Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
@@ -129,6 +141,9 @@ class Session:
     def __init__(self) -> None:
         self.sweep: Sweep | None = None
         self.journal: list[JournalEntry] = []
+        self.synthetic: SyntheticSpec | None = None
+        """The synthetic model sweeps use instead of the loaded model (`synthetic_select`)."""
+        self._synthetic: SyntheticAdapter | None = None
 
     # ---- helpers ---------------------------------------------------------------------
 
@@ -137,12 +152,17 @@ class Session:
             raise SessionError("no_sweep", "start a sweep first")
         return self.sweep
 
-    @staticmethod
-    def _adapter(ctx: Context) -> ModelAdapter:
-        adapter = ctx.adapter()
-        if adapter is None:
+    def _adapter(self, ctx: Context, seed: int) -> ModelAdapter:
+        """The selected synthetic model (for task seed `seed`), or the page's loaded model."""
+        if self.synthetic is not None:
+            adapter = self._synthetic
+            if adapter is None or adapter.spec != self.synthetic or adapter.task_seed != seed:
+                adapter = self._synthetic = SyntheticAdapter(self.synthetic, seed)
+            return adapter
+        loaded = ctx.adapter()
+        if loaded is None:
             raise SessionError("not_loaded", "load a model (with consent) first")
-        return adapter
+        return loaded
 
     def state(self) -> JSON:
         sweep = self._sweep()
@@ -188,21 +208,40 @@ class Session:
 
     # ---- requests --------------------------------------------------------------------
 
+    def select_synthetic(self, request: SyntheticSelect) -> JSON:
+        """Use a synthetic model from now on (or, `spec` null, the loaded model again)."""
+        if request.spec is None:
+            self.synthetic = self._synthetic = None
+            return {"spec": None, "provenance": None, "note": None}
+        try:
+            spec = parse_spec(request.spec)
+        except SpecError as error:
+            raise SessionError("bad_synthetic_spec", str(error)) from None
+        self.synthetic = spec
+        return {
+            "spec": spec.name,
+            "provenance": to_json(synthetic_provenance(spec)),
+            "note": EVIDENCE_NOTES["synthetic"],
+        }
+
     def start(self, request: SweepStart, ctx: Context) -> JSON:
-        adapter = self._adapter(ctx)
+        params = task_params(request.seed, request.params)
+        adapter = self._adapter(ctx, params.seed)
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         self.sweep = Sweep(
-            params=task_params(request.seed, request.params),
+            params=params,
             conditions=ordered,
             model=adapter.provenance,
             previously_observed=_previously(request.previously_observed),
             browser=browser,
             journal=list(self.journal),
             faults=tuple(request.faults or ()),
+            # a synthetic model's timings are its cost model's, on its virtual clock
+            clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
         return self.state()
 
@@ -219,14 +258,24 @@ class Session:
 
     async def run(self, request: SweepRun, ctx: Context) -> JSON:
         sweep = self._sweep()
-        adapter = self._adapter(ctx)
+        adapter = self._adapter(ctx, sweep.params.seed)
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
         except ProtocolError as error:
             raise SessionError(error.code, error.message) from None
-        phase = request.phase
+        with _timed_by(adapter):
+            return await self._run(sweep, request.phase, adapter, ctx)
+
+    async def _run(
+        self,
+        sweep: Sweep,
+        phase: Literal["measure", "heldout", "all"],
+        adapter: ModelAdapter,
+        ctx: Context,
+    ) -> JSON:
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
+        synthetic = adapter if isinstance(adapter, SyntheticAdapter) else None
         for current in phases:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
@@ -238,6 +287,8 @@ class Session:
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
             ) -> None:
+                if synthetic is not None:  # as `simulate` does: its draws are keyed by the trial
+                    synthetic.begin_trial(condition, task, index, total)
                 start = TrialStart(
                     trial_id=f"{condition}/{task.id}",
                     condition=condition,
@@ -312,7 +363,13 @@ class Session:
         prompt = request.prompt
         if not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
-        adapter = self._adapter(ctx)
+        if self.synthetic is not None:
+            raise SessionError(
+                "bad_request",
+                "a synthetic model answers the protocol's trials only: load a model for the "
+                "journal",
+            )
+        adapter = self._adapter(ctx, 0)
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
         entry = self.record_exploration(prompt, WHOLE_TASK_CAPS, completion, at)
@@ -395,3 +452,11 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[dict[str, J
 async def _maybe(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:
+    """A synthetic model's virtual clock times its trials (as in `simulate`); any other
+    model's trials are timed by the real clock."""
+    if isinstance(adapter, SyntheticAdapter):
+        return clock.using(adapter.clock.now_ns)
+    return nullcontext()

@@ -72,6 +72,7 @@ _REFUSAL = (
     "not_measured",
     "already_frozen",
     "bad_params",
+    "bad_synthetic_spec",
     "unreadable_program_file",
     "unreadable_registers_file",
     # a file, document or argument refused before any work (pyapp.errors, documents, cli)

@@ -426,7 +426,7 @@ def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
 
 
 def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
-    """A fixture is never relabelled model evidence."""
+    """A fixture or a synthetic model is never relabelled model evidence."""
     model = trace.model
     expected_note = None if model is None or legacy else revision_note(model)
     if trace.revision_note != expected_note:
@@ -440,6 +440,14 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
             Mismatch(
                 "$.model.evidence",
                 f"source {model.source!r} is a fixture, never {model.evidence!r} evidence",
+            )
+        )
+    if model.source == "synthetic" and model.evidence != "synthetic":
+        found.append(
+            Mismatch(
+                "$.model.evidence",
+                f"source 'synthetic' is a synthetic validation model, never {model.evidence!r} "
+                "evidence",
             )
         )
     if model.config_sha256 in TEST_FIXTURE_CONFIGS and model.evidence != "fixture":

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyapp.browser.messages import CONTROL_LABEL, FIXTURE_LABEL
+from pyapp.browser.messages import CONTROL_LABEL, FIXTURE_LABEL, SYNTHETIC_LABEL
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
@@ -28,7 +28,7 @@ BANNERS: dict[Evidence, str] = {
 
 NOT_EVIDENCE_LABELS: dict[Evidence, str] = {
     "fixture": FIXTURE_LABEL,
-    "synthetic": "synthetic validation model — not model evidence",
+    "synthetic": SYNTHETIC_LABEL,
 }
 """The label beside every number of a run that is never model evidence (controls are
 labelled per trial)."""

@@ -96,6 +96,11 @@ class SyntheticAdapter:
     def provenance(self) -> ModelProvenance:
         return self._provenance
 
+    @property
+    def task_seed(self) -> int:
+        """The task seed its draws are keyed by (one adapter per seed, as in `simulate`)."""
+        return self._task_seed
+
     def begin_trial(self, condition: str, task: Task, index: int = 0, total: int = 0) -> None:
         """The next trial: its draws are keyed by its id (`before_trial` of `run_phase`)."""
         self._condition, self._task, self._call = condition, task, 0

@@ -35,6 +35,13 @@ from typing import Literal, get_args
 
 Structure = Literal["independent", "size-dependent", "correlated", "cancelling"]
 STRUCTURES: tuple[Structure, ...] = get_args(Structure)
+STRUCTURE_NOTES: dict[Structure, str] = {
+    "independent": "each step wrong with a fixed per-op probability, independently",
+    "size-dependent": "a step is wrong more often the more digits its larger operand has",
+    "correlated": "a per-trial latent makes a trial's steps fail together",
+    "cancelling": "after a wrong step the next often compensates: right answer, a step wrong",
+}
+"""Each structure in one line (the page's catalogue group "synthetic (validation)")."""
 
 
 class SpecError(ValueError):
