@@ -11,7 +11,7 @@ from asyncrun import in_thread
 from test_session import Page, call, document
 
 from pyapp.browser import bridge
-from pyapp.browser.messages import SYNTHETIC_LABEL, constants
+from pyapp.browser.messages import constants
 from pyapp.browser.session import Session
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
@@ -51,7 +51,7 @@ def start(page, spec_text, seed=1729):
 def test_every_catalogue_entry_is_synthetic_never_model_evidence(structure):
     """The page's catalogue group lists exactly the structures; each is labelled synthetic."""
     assert list(constants()["SYNTHETIC_MODELS"]) == list(STRUCTURES)
-    assert constants()["SYNTHETIC_LABEL"] == SYNTHETIC_LABEL
+    assert "not model evidence" in constants()["EVIDENCE_LABELS"]["synthetic"]
     selected, state = start(Page(), structure)
     assert selected["spec"] == structure
     assert selected["provenance"]["evidence"] == "synthetic"
@@ -142,4 +142,4 @@ def test_a_synthetic_trace_relabelled_model_evidence_is_refused():
         if trial["evidence"] == "synthetic":
             trial["evidence"], trial["evidence_note"] = "model", EVIDENCE_NOTES["model"]
     found = [m.message for m in reproduce(relabelled)]
-    assert any("synthetic validation model, never 'model' evidence" in m for m in found), found
+    assert any("synthetic model, never 'model' evidence" in m for m in found), found
