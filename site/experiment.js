@@ -43,7 +43,7 @@
 
 import { downloadJson, evidenceLabel, notEvidenceLabel } from "./dom.js";
 import { SweepStore } from "./store.js";
-import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL, MODEL_CONDITIONS } from "./lab_protocol.js";
+import { CONTROL_LABEL, EVENT_TYPES, MODEL_CONDITIONS } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
@@ -498,6 +498,7 @@ class Experiment {
       const provenance = JSON.parse(stored.header_json).model ?? {};
       const previously = provenance.model_id ? await this.store.observedFor(provenance.model_id, provenance.revision) : {};
       try {
+        await this.followSyntheticModel(provenance);
         this.state = await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously });
       } catch (error) {
         this.showError(`Resuming failed: ${error.message}`);
@@ -521,6 +522,13 @@ class Experiment {
       this.setData(this.derivedState());
       return s;
     });
+  }
+
+  // A synthetic sweep continues with its synthetic model (its spec is the trace's revision:
+  // nothing to download or consent to); any other sweep with the loaded model.
+  async followSyntheticModel(provenance) {
+    const wanted = provenance.source === "synthetic" ? provenance.revision : null;
+    if (wanted !== (this.model().synthetic ?? null)) await this.models.useSynthetic(wanted);
   }
 
   async resume() {
@@ -624,7 +632,7 @@ class Experiment {
     $("#sweep-new").disabled = !(loaded && idle);
     $("#sweep-cancel").disabled = this.busy !== "run";
     for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
-    $("#journal-generate").disabled = !(loaded && idle);
+    $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     $("#download-sweep-trace").disabled = !(idle && this.header);
     $("#download-predictions").disabled = !(idle && this.predictionsDoc);
     $("#resume-accept").disabled = !idle;
@@ -639,7 +647,7 @@ class Experiment {
     evidence.hidden = !label;
     evidence.textContent = label ? `This sweep is labelled "${label}": every number below is a pipeline check, not a measurement of a model.` : "";
     $("#experiment-hint").textContent = loaded
-      ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed, calibration set and conditions from step 2.`
+      ? `Model: ${m.model_id}${m.evidence !== "model" ? ` (${evidenceLabel(m.evidence)})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
   }
 

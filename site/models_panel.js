@@ -8,14 +8,21 @@
 //
 // #models carries data-state = idle | loading | loaded | failed | unloaded | generating.
 // window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
-// label, backend, provenance}; subscribe(listener) is told of every load and state change.
+// label, backend, provenance, synthetic}; subscribe(listener) is told of every load and state
+// change. useSynthetic(spec | null) -> the synthetic model in use (see below), or null.
+//
+// The catalogue's group "synthetic (validation)" (site/synthetic_choice.js) lists synthetic
+// models of known error structure: choosing one asks for no consent and downloads nothing —
+// the page's Python worker runs it (`synthetic_select`) in place of a loaded model, labelled
+// synthetic, never model evidence. Loading a model from the catalogue ends its use.
 //
 // One small setup (`setupModels`) builds the panel's state (`Panel`) and wires named steps:
 // the catalogue and choices, the WebGPU check, review → consent → load, the load's progress
-// and provenance, the diagnostics download, and the "try a prompt" box.
+// and provenance, the synthetic models, the diagnostics download, and the "try a prompt" box.
 
 import { ModelClient } from "./model_client.js";
-import { FIXTURE_LABEL } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, FIXTURE_LABEL } from "./lab_protocol.js";
+import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
 
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
@@ -40,6 +47,8 @@ export function setupModels({ request }) {
     webgpu: () => panel.webgpu,
     // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
     state: () => stateOf(panel),
+    // A synthetic model by spec (`NAME` or `NAME:key=value,...`), or null: the loaded model again.
+    useSynthetic: (spec) => useSynthetic(panel, spec),
     subscribe: (listener) => {
       panel.changeListeners.add(listener);
       return () => panel.changeListeners.delete(listener);
@@ -61,6 +70,8 @@ class Panel {
     this.architecturesVersion = "?";
     this.webgpu = { checked: false, available: false, why: "not checked yet", info: null };
     this.generating = false;
+    this.synthetic = null; // {spec, provenance, note}: the synthetic model Python runs, if any
+    this.loadedRows = null; // the loaded model's provenance rows (shown again after a synthetic one)
     this.changeListeners = new Set(); // called on every load / state change of the client
     // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
     this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get("fault") ?? "" });
@@ -152,15 +163,27 @@ function currentSpec(panel) {
 }
 
 function fillDtypes(panel) {
+  const synthetic = syntheticOf($("#model-choice").value);
+  $("#model-backend").hidden = Boolean(synthetic);
+  $("#backend-status").hidden = Boolean(synthetic);
+  $("#model-host-field").hidden = Boolean(synthetic);
+  $("#synthetic-notice").hidden = !synthetic;
+  $("#synthetic-notice").textContent = synthetic ? syntheticNotice(synthetic) : "";
+  $("#model-review").textContent = synthetic ? "Use synthetic model (no download)" : "Load model…";
   const chosen = entry(panel);
   const options = chosen ? chosen.dtypes[backend()] : backend() === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
   const select = $("#model-dtype");
   select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
-  $("#model-other").hidden = chosen !== null;
+  $("#model-other").hidden = chosen !== null || Boolean(synthetic);
   summarise(panel);
 }
 
 function summarise(panel) {
+  const synthetic = syntheticOf($("#model-choice").value);
+  if (synthetic) {
+    $("#model-summary").textContent = syntheticSummary(synthetic);
+    return;
+  }
   const spec = currentSpec(panel);
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
@@ -183,6 +206,7 @@ async function loadCatalogue(panel) {
     select.append(new Option(`${model.label}${pin}`, model.key));
   }
   select.append(new Option("Other: type a model id", "other"));
+  addSyntheticGroup(select);
   panel.webgpu = await probeWebGPU();
   showWebGPU(panel.webgpu);
   fillDtypes(panel);
@@ -260,8 +284,14 @@ function refused(panel, spec, chosenBackend) {
   return false;
 }
 
-// "Load model…": refuse, reload (consented already in this session), or ask.
+// "Load model…": refuse, reload (consented already in this session), or ask; a synthetic
+// entry is used at once (nothing to download, nothing to consent to).
 function review(panel) {
+  const synthetic = syntheticOf($("#model-choice").value);
+  if (synthetic) {
+    useSynthetic(panel, synthetic).catch(() => {}); // shown in the panel
+    return;
+  }
   const spec = currentSpec(panel);
   const chosenBackend = backend();
   if (!spec.model_id) {
@@ -313,11 +343,44 @@ function askConsent(panel, spec, chosenBackend) {
   );
 }
 
-function startLoad(panel, spec, chosenBackend, reason) {
+async function startLoad(panel, spec, chosenBackend, reason) {
   panel.files.clear();
   $("#model-files").replaceChildren();
   $("#model-provenance").hidden = true;
+  if (panel.synthetic) await useSynthetic(panel, null).catch(() => {}); // a loaded model replaces it
   panel.client.load(spec, chosenBackend, reason);
+}
+
+// ---- synthetic models (run by the page's Python worker) ---------------------------------------
+
+// Python runs the synthetic model `spec` from now on (null: the loaded model again). Refused
+// specs and a Python still starting are shown in the panel and thrown.
+async function useSynthetic(panel, spec) {
+  let selected;
+  try {
+    selected = await panel.request("synthetic_select", { spec });
+  } catch (error) {
+    if (spec !== null) panel.set("failed", `Synthetic model not used: ${error.message}`);
+    throw error;
+  }
+  panel.synthetic = selected.spec === null ? null : selected;
+  const client = panel.client;
+  $("#try-generate").disabled = Boolean(panel.synthetic) || client.state !== "loaded";
+  if (panel.synthetic) {
+    const structure = selected.spec.split(":")[0];
+    if ([...$("#model-choice").options].some((o) => o.value === `synthetic:${structure}`)) $("#model-choice").value = `synthetic:${structure}`;
+    fillDtypes(panel);
+    panel.set("loaded", `Using the synthetic model ${selected.spec} in Python (no download) — ${EVIDENCE_LABELS.synthetic}.`);
+    detailRows($("#model-provenance"), syntheticRows(selected));
+    $("#model-provenance").hidden = false;
+  } else {
+    const loaded = client.state === "loaded";
+    panel.set(client.state === "none" ? "idle" : client.state, loaded ? `Using the loaded model ${client.spec?.model_id} again.` : "No model loaded.");
+    detailRows($("#model-provenance"), loaded ? (panel.loadedRows ?? []) : []);
+    $("#model-provenance").hidden = !loaded;
+  }
+  for (const listener of panel.changeListeners) listener({ kind: "synthetic", spec: selected.spec });
+  return panel.synthetic;
 }
 
 // ---- the client's events: per-file progress, state, the load's record -----------------------
@@ -384,7 +447,9 @@ function showLoad(panel, record, result) {
   const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
   panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
   $("#try-generate").disabled = panel.generating;
-  detailRows($("#model-provenance"), provenanceRows(spec, record, result, isFixture));
+  panel.loadedRows = provenanceRows(spec, record, result, isFixture);
+  if (panel.synthetic) return; // the synthetic model in use stays shown until a load replaces it
+  detailRows($("#model-provenance"), panel.loadedRows);
   $("#model-provenance").hidden = false;
 }
 
@@ -488,6 +553,7 @@ function wire(panel) {
 }
 
 function stateOf(panel) {
+  if (panel.synthetic) return syntheticState(panel.synthetic);
   const client = panel.client;
   const spec = client.spec ?? {};
   return {
@@ -503,5 +569,23 @@ function stateOf(panel) {
     label: spec.source && client.provenance().evidence === "fixture" ? FIXTURE_LABEL : (spec.label ?? null),
     backend: client.backend,
     provenance: client.provenance(),
+    synthetic: null,
+  };
+}
+
+function syntheticState(selected) {
+  const p = selected.provenance;
+  return {
+    state: "loaded",
+    loaded: true,
+    model_id: p.model_id,
+    revision: p.revision,
+    dtype: p.dtype,
+    source: p.source,
+    evidence: p.evidence,
+    label: EVIDENCE_LABELS[p.evidence],
+    backend: p.backend_actual,
+    provenance: p,
+    synthetic: selected.spec,
   };
 }

@@ -1,0 +1,143 @@
+"""End to end (issue 16): a synthetic model chosen from the catalogue's group "synthetic
+(validation)" runs in the page's Python worker — no consent dialog, no download, no model
+worker — and the run is labelled synthetic everywhere while it runs. Its downloaded trace is
+re-derived by `python -m pyapp reproduce` and records exactly the trials and verdicts that
+`python -m pyapp simulate` records for the same spec, seed and parameters: the same
+SyntheticAdapter in both runtimes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import Booted, open_app
+from playwright.sync_api import Browser, Page
+from test_experiment import download_json, wait_experiment
+
+from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.synthetic.spec import STRUCTURES
+
+pytestmark = pytest.mark.browser
+
+LABEL = EVIDENCE_LABELS["synthetic"]
+SPEC = "size-dependent"
+CONDITIONS = "supplied-program,model-only,model-program,controlled-chain"
+MOMENTS = ("started_at", "ended_at")
+
+
+@pytest.fixture(scope="module")
+def booted(browser: Browser, site_url: str) -> Iterator[Booted]:
+    booted = open_app(browser, site_url)
+    booted.page.wait_for_function(
+        "() => document.querySelector('#model-choice optgroup') !== null", timeout=30_000
+    )
+    yield booted
+    booted.context.close()
+    assert not booted.log.offenders, booted.log.offenders
+
+
+def pyapp(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyapp", *args], capture_output=True, text=True, check=False
+    )
+
+
+def labelled_everywhere(page: Page) -> list[str]:
+    """Every place of the live run that lacks the synthetic label."""
+    places = {
+        "the models panel": "#model-status",
+        "the provenance": "#model-provenance",
+        "the experiment's hint": "#experiment-hint",
+        "the experiment's banner": "#experiment-evidence",
+        "the results caption": "#sweep-results-caption",
+        "the predictions caption": "#predictions-caption",
+        "the scores": "#scores > p.fixture-label",
+    }
+    wrong = [what for what, selector in places.items() if LABEL not in page.inner_text(selector)]
+    cells = page.eval_on_selector_all(
+        "#sweep-results tbody tr:not([data-condition='supplied-program'])",
+        "rows => rows.map(r => r.cells[1].textContent)",
+    )
+    wrong += [f"results row {text!r}" for text in cells if LABEL not in text]
+    heads = page.eval_on_selector_all("#freeze-view article h4", "hs => hs.map(h => h.textContent)")
+    wrong += [f"frozen profile {head!r}" for head in heads if LABEL not in head]
+    sentence = LABEL[0].upper() + LABEL[1:] + "."
+    wrong += [p for p in ("#plot-calibration", "#plot-cost") if sentence not in page.inner_html(p)]
+    return wrong
+
+
+def test_the_catalogue_lists_every_structure_as_synthetic(booted: Booted) -> None:
+    page = booted.page
+    group = page.eval_on_selector(
+        "#model-choice optgroup",
+        "g => ({label: g.label, options: [...g.children].map(o => [o.value, o.textContent])})",
+    )
+    assert group["label"] == "synthetic (validation)"
+    assert [value for value, _ in group["options"]] == [f"synthetic:{s}" for s in STRUCTURES]
+    assert all(LABEL in text for _, text in group["options"])
+    for structure in STRUCTURES:
+        page.select_option("#model-choice", f"synthetic:{structure}")
+        notice = page.inner_text("#synthetic-notice")
+        assert page.is_visible("#synthetic-notice") and "NOT model evidence" in notice, notice
+        assert "nothing is downloaded" in notice and LABEL in page.inner_text("#model-summary")
+        assert page.is_hidden("#model-backend") and page.is_hidden("#model-host-field")
+    page.select_option("#model-choice", "fixture")
+    assert page.is_hidden("#synthetic-notice") and page.is_visible("#model-backend")
+
+
+def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path: Path) -> None:
+    page = booted.page
+    page.select_option("#model-choice", f"synthetic:{SPEC}")
+    page.get_by_role("button", name="Use synthetic model (no download)").click()
+    page.wait_for_function(
+        "() => document.querySelector('#models').dataset.state === 'loaded'", timeout=30_000
+    )
+    assert not page.is_visible("#consent-dialog")
+    state: dict[str, Any] = page.evaluate("() => window.lab.models.state()")
+    assert state["evidence"] == "synthetic" and state["synthetic"] == SPEC, state
+    assert page.is_disabled("#journal-generate") and page.is_disabled("#try-generate")
+
+    page.select_option("#preset", "design")
+    for condition in CONDITIONS.split(","):
+        page.check(f'input[name="condition"][value="{condition}"]')
+    page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+    assert wait_experiment(page, "done", 240_000) == "done"
+    assert labelled_everywhere(page) == []
+    assert not booted.log.requested("model_worker.js")  # no model worker, no download
+    assert not booted.log.requested("/resolve/")
+
+    trace = download_json(page, "Download sweep trace JSON")
+    predictions = download_json(page, "Download predictions JSON")
+    assert trace["model"]["evidence"] == "synthetic" and predictions["evidence"] == "synthetic"
+    assert trace["run"]["seed"] == 1729 and trace["summary"]["model_evidence_trials"] == 0
+    (tmp_path / "trace.json").write_text(json.dumps(trace), "utf-8")
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions), "utf-8")
+    checked = pyapp(
+        "reproduce",
+        str(tmp_path / "trace.json"),
+        "--predictions",
+        str(tmp_path / "predictions.json"),
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    native = tmp_path / "native"
+    made = pyapp(
+        "simulate", "--model", SPEC, "--seeds", "1729..1729", "--preset", "design",
+        "--conditions", CONDITIONS, "--out", str(native),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    expected = json.loads((native / "seed-1729" / "trace.json").read_text("utf-8"))
+
+    def comparable(document: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in t.items() if k not in MOMENTS} for t in document["trials"]]
+
+    assert len(trace["trials"]) == 96 and comparable(trace) == comparable(expected)
+    scored = json.loads((native / "seed-1729" / "predictions.json").read_text("utf-8"))
+    assert [c["scores"] for c in predictions["conditions"]] == [
+        c["scores"] for c in scored["conditions"]
+    ]
