@@ -141,3 +141,26 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
     assert [c["scores"] for c in predictions["conditions"]] == [
         c["scores"] for c in scored["conditions"]
     ]
+
+
+def test_resuming_a_synthetic_sweep_uses_its_synthetic_model_again(booted: Booted) -> None:
+    """A stored unfinished synthetic sweep resumes with its own spec (the trace's revision),
+    whatever the panel was using meanwhile: nothing to download or consent to."""
+    page = booted.page
+    result = page.evaluate(
+        """async () => {
+             const lab = window.lab;
+             await lab.models.useSynthetic("correlated:seed=3");
+             await lab.experiment.start({seed: 5, conditions: ["model-only"]});
+             await lab.experiment.run("measure");
+             await lab.models.useSynthetic(null);
+             const before = lab.models.state().synthetic;
+             const resumed = await lab.experiment.resume();
+             const after = lab.models.state();
+             const finished = await lab.experiment.run("all");
+             return {before, resumed, after, finished};
+           }"""
+    )
+    assert result["before"] is None and result["resumed"]["evidence"] == "synthetic"
+    assert result["after"]["synthetic"] == "correlated:seed=3", result["after"]
+    assert result["finished"]["state"]["stage"] == "done", result["finished"]
