@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from browser_helpers import Booted, open_app
 from playwright.sync_api import Browser, Page
+from test_accessibility import audit
 from test_experiment import download_json, wait_experiment
 
 from pyapp.records.evidence import EVIDENCE_LABELS
@@ -86,6 +87,7 @@ def test_the_catalogue_lists_every_structure_as_synthetic(booted: Booted) -> Non
         assert page.is_visible("#synthetic-notice") and "NOT model evidence" in notice, notice
         assert "nothing is downloaded" in notice and LABEL in page.inner_text("#model-summary")
         assert page.is_hidden("#model-backend") and page.is_hidden("#model-host-field")
+    audit(page, "a synthetic model chosen")
     page.select_option("#model-choice", "fixture")
     assert page.is_hidden("#synthetic-notice") and page.is_visible("#model-backend")
 
@@ -108,6 +110,7 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 240_000) == "done"
     assert labelled_everywhere(page) == []
+    audit(page, "a synthetic run done")
     assert not booted.log.requested("model_worker.js")  # no model worker, no download
     assert not booted.log.requested("/resolve/")
 
