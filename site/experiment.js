@@ -748,7 +748,8 @@ class Experiment {
       `An unfinished sweep is stored in this browser: ${offered.run_id.slice(0, 8)}, ` +
       `${offered.model_id}${fixture}, seed ${offered.seed}, ${offered.trials} trials observed` +
       `${offered.in_flight ? `; ${offered.in_flight} was in flight (it will be recorded as interrupted)` : ""}. ` +
-      `Resume continues with the next unobserved trial${offered.phase ? ` (load ${offered.model_id} first to continue running)` : ""}.`;
+      `Resume continues with the next unobserved trial${offered.phase && offered.evidence !== "synthetic" ? ` (load ${offered.model_id} first to continue running)` : ""}` +
+      `${offered.evidence === "synthetic" ? ", with its synthetic model (nothing to load)" : ""}.`;
     $("#resume-prompt").hidden = false;
   }
 

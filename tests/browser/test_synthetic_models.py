@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import Booted, open_app
+from browser_helpers import Booted, open_app, wait_settled
 from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_experiment import download_json, wait_experiment
@@ -146,24 +146,30 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
     ]
 
 
-def test_resuming_a_synthetic_sweep_uses_its_synthetic_model_again(booted: Booted) -> None:
-    """A stored unfinished synthetic sweep resumes with its own spec (the trace's revision),
-    whatever the panel was using meanwhile: nothing to download or consent to."""
+def test_a_reloaded_synthetic_sweep_resumes_with_its_synthetic_model(booted: Booted) -> None:
+    """A stored unfinished synthetic sweep is offered after a reload (a new Python session,
+    no model in use) and resumes with its own spec (the trace's revision): nothing to
+    download or consent to; the run then finishes."""
     page = booted.page
-    result = page.evaluate(
+    page.evaluate(
         """async () => {
-             const lab = window.lab;
-             await lab.models.useSynthetic("correlated:seed=3");
-             await lab.experiment.start({seed: 5, conditions: ["model-only"]});
-             await lab.experiment.run("measure");
-             await lab.models.useSynthetic(null);
-             const before = lab.models.state().synthetic;
-             const resumed = await lab.experiment.resume();
-             const after = lab.models.state();
-             const finished = await lab.experiment.run("all");
-             return {before, resumed, after, finished};
+             await window.lab.models.useSynthetic("correlated:seed=3");
+             await window.lab.experiment.start({seed: 5, conditions: ["model-only"]});
+             await window.lab.experiment.run("measure");
            }"""
     )
-    assert result["before"] is None and result["resumed"]["evidence"] == "synthetic"
-    assert result["after"]["synthetic"] == "correlated:seed=3", result["after"]
-    assert result["finished"]["state"]["stage"] == "done", result["finished"]
+    page.reload()
+    wait_settled(page)
+    assert page.evaluate("() => window.lab.models.state().synthetic") is None
+    page.wait_for_selector("#resume-prompt:not([hidden])", timeout=30_000)
+    offer = page.inner_text("#resume-text")
+    assert "synthetic/correlated" in offer and LABEL in offer, offer
+    assert "with its synthetic model (nothing to load)" in offer and "load synthetic" not in offer
+    page.get_by_role("button", name="Resume", exact=True).click()
+    page.wait_for_function(
+        "() => window.lab.models.state().synthetic === 'correlated:seed=3'", timeout=30_000
+    )
+    assert not page.is_visible("#consent-dialog")
+    page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+    assert wait_experiment(page, "done", 120_000) == "done"
+    assert LABEL in page.inner_text("#experiment-evidence")
