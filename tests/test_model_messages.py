@@ -91,6 +91,7 @@ def failed(kind: str, code: str) -> dict[str, Any]:
 
 
 GENERATE = {"type": "generate", "id": 2, "prompt": "Say hello.", "caps": CAPS}
+PROGRESS = {"type": "progress", "id": 1, "file": "a", "status": "done", "loaded": 5, "total": 5}
 CASES: list[tuple[str, Any]] = [
     ("Load", LOAD),
     ("Load", {k: v for k, v in LOAD.items() if k != "threads"}),
