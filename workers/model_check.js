@@ -1,7 +1,7 @@
 // Validates the model-worker channel's messages (docs/models.md) against the JSON Schema
 // generated from pyapp/browser/model_messages.py (workers/model_protocol.js). It knows the
-// keywords that generator writes and throws on any other, so a rule it cannot check never
-// passes silently; tests/test_model_messages.py runs it under Node beside Python's
+// keywords that generator writes and refuses (fails closed) on any other, so a rule it cannot
+// check never passes silently; tests/test_model_messages.py runs it under Node beside Python's
 // `jsonschema` on the same messages.
 //
 //   checkRequest(data) -> null | {code: "unknown_type" | "bad_request", message}
@@ -88,9 +88,8 @@ function alternativesProblem(schema, value, path) {
 
 // The first way `value` does not fit `schema` ("$.caps.timeout_ms: expected integer"), or null.
 export function problem(schema, value, path = "$") {
-  for (const key of Object.keys(schema)) {
-    if (!KEYWORDS.has(key)) throw new Error(`model_check.js cannot check the schema keyword ${key}`);
-  }
+  const unknown = Object.keys(schema).find((key) => !KEYWORDS.has(key));
+  if (unknown !== undefined) return `${path}: the schema keyword ${unknown} cannot be checked here`;
   if (schema.$ref) {
     const found = problem(MODEL_SCHEMA_DEFS[schema.$ref.replace("#/$defs/", "")], value, path);
     if (found) return found;
@@ -127,9 +126,9 @@ export function checkRequest(data) {
   return found === null ? null : { code: MODEL_ERROR.BAD_REQUEST, message: `${data.type}: ${found}` };
 }
 
+// The reply to a request of `type`; to a type the protocol lacks, the bare envelope.
 export function checkReply(type, data) {
-  if (!Object.hasOwn(MODEL_REPLIES, type)) return `no request type ${show(type)}`;
-  return problem(definition(MODEL_REPLIES[type]), data);
+  return problem(definition(Object.hasOwn(MODEL_REPLIES, type) ? MODEL_REPLIES[type] : "ModelReply"), data);
 }
 
 export function checkEvent(data) {
