@@ -128,7 +128,6 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
-// Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
 // SHA-256 (hex) of a config.json response: recorded in the provenance, and compared with the
 // test fixtures' digests.
 async function configDigest(response) {
