@@ -107,8 +107,22 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
     page.select_option("#preset", "design")
     for condition in CONDITIONS.split(","):
         page.check(f'input[name="condition"][value="{condition}"]')
+    # what the page shows when the first model trial arrives, while the run goes on
+    page.evaluate(
+        """() => { const off = window.lab.experiment.onEvent((event) => {
+             if (event.type !== "trial_done" || event.condition === "supplied-program") return;
+             const text = (selector) => document.querySelector(selector).textContent;
+             const row = document.querySelector(`tr[data-trial-id="${event.trial_id}"]`);
+             window.whileRunning = {data: document.querySelector("#experiment").dataset.state,
+               banner: text("#experiment-evidence"), caption: text("#sweep-results-caption"),
+               row: row ? row.cells[1].textContent : null, models: text("#model-status")};
+             off(); }); }"""
+    )
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 240_000) == "done"
+    running: dict[str, str] = page.evaluate("() => window.whileRunning")
+    assert running["data"] == "running", running
+    assert all(LABEL in running[k] for k in ("banner", "caption", "row", "models")), running
     assert labelled_everywhere(page) == []
     audit(page, "a synthetic run done")
     assert not booted.log.requested("model_worker.js")  # no model worker, no download
@@ -127,6 +141,11 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
         str(tmp_path / "predictions.json"),
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    report = pyapp("report", str(tmp_path), "--out", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stderr
+    assert "SYNTHETIC VALIDATION MODEL — NOT MODEL EVIDENCE" in (
+        tmp_path / "report.html"
+    ).read_text("utf-8")
 
     native = tmp_path / "native"
     made = pyapp(
