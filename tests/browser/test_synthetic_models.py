@@ -8,6 +8,7 @@ SyntheticAdapter in both runtimes."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,14 @@ def labelled_everywhere(page: Page) -> list[str]:
     wrong += [f"frozen profile {head!r}" for head in heads if LABEL not in head]
     sentence = LABEL[0].upper() + LABEL[1:] + "."
     wrong += [p for p in ("#plot-calibration", "#plot-cost") if sentence not in page.inner_html(p)]
+    # "model evidence" appears only as "not (never) model evidence" in the panel and experiment
+    for selector in ("#models", "#experiment"):
+        text = page.inner_text(selector).lower()
+        for match in re.finditer("model evidence", text):
+            if not text[: match.start()].endswith(("not ", "never ")):
+                wrong.append(
+                    f"{selector} says model evidence: {text[match.start() - 60 : match.end()]!r}"
+                )
     return wrong
 
 
