@@ -115,14 +115,10 @@ class NativeLoop:
     same optimised graph), sequential execution, past key values fed step by step as
     transformers.js does, argmax of the last logits row each step."""
 
-    def __init__(self, name: str, threads: int, dtype: str, spinning: bool = True) -> None:
+    def __init__(self, model_file: Path, prompt: list[int], threads: int, spinning: bool) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
-        chosen = subject(name)
-        tokenizer_dir = chosen.hub[-1] if chosen.hub else chosen.folder
-        tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
-        self.prompt = tokenizer.encode(chosen.templated, add_special_tokens=False).ids
+        self.prompt = prompt
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -131,9 +127,7 @@ class NativeLoop:
         if not spinning:  # idle pool threads block instead of spin-waiting (onnxruntime's default)
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
-            str(chosen.folder / "onnx" / DTYPE_FILES[dtype]),
-            options,
-            providers=["CPUExecutionProvider"],
+            str(model_file), options, providers=["CPUExecutionProvider"]
         )
         self.inputs = {i.name: i for i in self.session.get_inputs()}
         self.outputs = [o.name for o in self.session.get_outputs()]
@@ -171,10 +165,28 @@ class NativeLoop:
         }
 
 
-def serve_native(name: str, threads: int, dtype: str, spinning: bool) -> None:
+def native_prompt(name: str) -> list[int]:
+    """The subject's templated prompt as token ids, with its own tokenizer (native side)."""
+    from tokenizers import Tokenizer
+
+    chosen = subject(name)
+    tokenizer_dir = chosen.hub[-1] if chosen.hub else chosen.folder
+    tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    ids: list[int] = tokenizer.encode(chosen.templated, add_special_tokens=False).ids
+    return ids
+
+
+def serve_native(args: argparse.Namespace) -> None:
     """`--native-serve`: one generation per line read (its token count), one JSON line back;
-    the bench interleaves these runs with the browser's."""
-    loop = NativeLoop(name, threads, dtype, spinning)
+    the bench interleaves these runs with the browser's. The model: a subject's file for its
+    dtype, or `--model-file` with `--prompt-ids` (bench/wasm_loops.py)."""
+    if args.model_file:
+        model_file, prompt = Path(args.model_file), list(json.loads(args.prompt_ids))
+    else:
+        chosen = subject(args.subject)
+        model_file = chosen.folder / "onnx" / DTYPE_FILES[args.dtype]
+        prompt = native_prompt(args.subject)
+    loop = NativeLoop(model_file, prompt, args.threads or 1, not args.no_spinning)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         print(json.dumps(loop.run(int(line))), flush=True)
@@ -184,7 +196,9 @@ class NativeSide:
     """The native loop in a child process (this interpreter when it has onnxruntime, else the
     fixture build venv), so its CPU time is its own and runs interleave with the browser's."""
 
-    def __init__(self, name: str, threads: int, dtype: str, spinning: bool = True) -> None:
+    def __init__(self, model: list[str], threads: int, spinning: bool = True) -> None:
+        """`model`: the `--native-serve` arguments naming the model (`--subject N --dtype D`
+        or `--model-file F --prompt-ids JSON`)."""
         self.process: subprocess.Popen[str] | None = None
         try:
             import onnxruntime  # noqa: F401
@@ -199,8 +213,7 @@ class NativeSide:
                 return
         else:
             python, self.where = sys.executable, f"onnxruntime in {sys.prefix}"
-        command = [python, __file__, "--native-serve", "--subject", name]
-        command += ["--threads", str(threads), "--dtype", dtype]
+        command = [python, __file__, "--native-serve", *model, "--threads", str(threads)]
         command += [] if spinning else ["--no-spinning"]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -441,8 +454,9 @@ def compare(name: str, args: argparse.Namespace, calls: int) -> None:
         threads = int(versions["threads"])
         # onnxruntime's default pool spin-waits; with 2+ threads on a busy machine that alone
         # changes the native figure several-fold, so the bench also shows spinning off.
-        natives = [NativeSide(name, threads, dtype)]
-        natives += [NativeSide(name, threads, dtype, spinning=False)] if threads > 1 else []
+        model = ["--subject", name, "--dtype", dtype]
+        natives = [NativeSide(model, threads)]
+        natives += [NativeSide(model, threads, spinning=False)] if threads > 1 else []
         try:
             cold, browser_runs, native_runs = interleaved(page, chosen, natives, args)
         finally:
@@ -501,9 +515,11 @@ def main() -> int:
     parser.add_argument("--dtype", default="fp32", help=argparse.SUPPRESS)
     parser.add_argument("--native-serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-spinning", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--model-file", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--prompt-ids", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.native_serve:
-        serve_native(args.subject, args.threads or 1, args.dtype, not args.no_spinning)
+        serve_native(args)
         return 0
     print(
         "tiny-chat (~100k parameters) and the stand-ins (random weights) are TEST FIXTURES:"
