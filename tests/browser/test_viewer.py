@@ -100,6 +100,9 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     assert "every number in the predictions document re-derived exactly" in status
     assert page.get_attribute("#experiment", "data-state") == "viewing"
     assert "test fixture — not model evidence" in page.inner_text("#viewing-text")
+    details = page.inner_text("#viewing-details")  # in step 4, beside the run's results
+    assert trace["run"]["run_id"] in details and "Interruptions: none." in details
+    assert "Journal: no entries." in details
     assert "test fixture — not model evidence" in page.inner_text("#open-view")
     assert rows(page, "#sweep-results") == len(trace["trials"])
     heldout = [t for t in trace["tasks"] if t["split"] == "heldout"]
@@ -131,7 +134,7 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
 # evidence label; a place drawn per item (rows, profiles) is checked item by item below.
 LABELLED = [
     ("the Open-a-trace panel's evidence line", "#open-view > p.fixture-label"),
-    ("the Open-a-trace panel's provenance", "#open-view dl.facts"),
+    ("the opened run's provenance in step 4", "#viewing-details dl.facts"),
     ("the viewing banner", "#viewing-text"),
     ("the experiment's evidence notice", "#experiment-evidence"),
     ("the results caption", "#sweep-results-caption"),
