@@ -124,11 +124,13 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         stored = api(page, "() => window.lab.experiment.persisted()")
         ledger = api(page, "() => window.lab.experiment.ledger()")  # version 1's records
         assert ledger and all("|" in e["key"] and e["task_ids"] for e in ledger)
+        # the old page died while it ran the interrupted trial once more
+        in_flight = document["interruptions"][-1]["trial_id"]
         record = {
             "run_id": stored["run_id"],
             "trace": v1_trace,
-            "in_flight": None,
-            "phase": None,
+            "in_flight": in_flight,
+            "phase": "all",
             "finished": False,
             "model_id": document["model"]["model_id"],
             "revision": document["model"]["revision"],
@@ -147,6 +149,9 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
             t["trial_id"] for t in v1_trace["trials"]
         ]
         assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        tasks = sorted(task for entry in ledger for task in entry["task_ids"])
+        assert sorted(r["task_id"] for r in converted["ledger"]) == tasks  # one per task
+        assert in_flight in page.inner_text("#resume-prompt")
 
         # the assembled trace: every trial, freeze and interruption, and it reproduces
         kept = api(page, "() => window.lab.experiment.persisted()")["trace"]
@@ -155,24 +160,18 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert reproduce(kept) == []
         reproduced_by_cli(kept, tmp_path / "converted.json")
 
-        # the resumed sweep continues from it: B is attempted again, nothing is run twice
+        # the resumed sweep continues from it (its phase was running: at once, the model
+        # loaded): the trial in flight is interrupted and attempted again, nothing runs twice
         load_fixture(page)
         page.get_by_role("button", name="Resume", exact=True).click()
-        page.wait_for_function(
-            "() => document.querySelector('#resume-prompt').hidden"
-            " && window.lab.experiment.snapshot().busy === null",
-            timeout=90_000,
-        )
-        assert "Resumed sweep" in page.inner_text("#experiment-status")
-        assert not api(page, "() => window.lab.experiment.run('all')")["paused"]
         assert wait_experiment(page, "done") == "done"
         finished = json.loads(api(page, "() => window.lab.experiment.text('trace')"))
         ids = [t["trial_id"] for t in finished["trials"]]
         assert ids[: len(v1_trace["trials"])] == [t["trial_id"] for t in v1_trace["trials"]]
         assert len(ids) == len(set(ids)) == len(v1_trace["trials"]) + 1
-        assert [i["trial_id"] for i in finished["interruptions"]] == [
-            i["trial_id"] for i in v1_trace["interruptions"]
-        ]
+        interruptions = [(i["trial_id"], i["reason"]) for i in finished["interruptions"]]
+        old = [(i["trial_id"], i["reason"]) for i in v1_trace["interruptions"]]
+        assert interruptions == [*old, (in_flight, "page-closed")]
         assert reproduce(finished) == []
         reproduced_by_cli(finished, tmp_path / "resumed.json")
         predictions = json.loads(api(page, "() => window.lab.experiment.text('predictions')"))

@@ -255,6 +255,34 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
     assert page.locator("#compare-view figure svg").count() == 4
 
 
+def test_compared_runs_are_labelled_what_they_are(
+    viewer: Booted, runs: tuple[Path, Path], synthetic_run: Path
+) -> None:
+    page = viewer.page
+    sources = {"fixture": runs[0], "synthetic": synthetic_run}
+    named = []
+    for kind, run in sources.items():
+        named.append(runs[0].parent / f"{kind}-predictions.json")
+        named[-1].write_text((run / "predictions.json").read_text("utf-8"), "utf-8")
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    page.set_input_files("#compare-files", [str(path) for path in named])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    figures = page.eval_on_selector_all(
+        "#compare-view figure",
+        """fs => fs.map(f => [f.querySelector('figcaption').textContent,
+             [...f.querySelectorAll('svg text.fixture')].map(t => t.textContent)])""",
+    )
+    fixture = EVIDENCE_LABELS["fixture"].capitalize() + "."
+    synthetic = EVIDENCE_LABELS["synthetic"].capitalize() + "."
+    assert dict(figures) == {
+        "fixture-predictions.json": [fixture, fixture],
+        "synthetic-predictions.json": [synthetic, synthetic],
+    }
+
+
 def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None:
     setup = "seed=7&conditions=model-only,controlled-chain&preset=calibration-60&model=fixture"
     url = f"{site_url}?{setup}"
