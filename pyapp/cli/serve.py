@@ -131,23 +131,26 @@ class BoundedServer(HTTPServer):
         return self._waiting.pop(request)[0]
 
     def _wait_loop(self) -> None:
-        while not self._closed.is_set():
-            ready = self._selector.select(timeout=1.0)
-            for key, _ in ready:
-                if key.fileobj is self._wake_read:
-                    if not self._wake_read.recv(4096):  # server_close closed the other end
-                        self._selector.close()
-                        self._wake_read.close()
-                        return
-                    self._admit()
-                else:
-                    request: Any = key.fileobj
-                    address = self._release(request)
-                    self._pool.submit(self._work, request, address)
-            now = time.monotonic()
-            for request in [r for r, (_, end) in self._waiting.items() if end <= now]:
-                self._release(request)
-                self.shutdown_request(request)
+        try:
+            while not self._closed.is_set():
+                ready = self._selector.select(timeout=1.0)
+                for key, _ in ready:
+                    if key.fileobj is self._wake_read:
+                        if not self._wake_read.recv(4096):  # server_close closed the other end
+                            return
+                        self._admit()
+                    else:
+                        request: Any = key.fileobj
+                        address = self._release(request)
+                        self._pool.submit(self._work, request, address)
+                now = time.monotonic()
+                for request in [r for r, (_, end) in self._waiting.items() if end <= now]:
+                    self._release(request)
+                    self.shutdown_request(request)
+        finally:
+            # also when the loop saw `_closed` before the wake socket's end: never leak it
+            self._selector.close()
+            self._wake_read.close()
 
     def _work(self, request: socket.socket, address: Any) -> None:
         try:
