@@ -72,19 +72,20 @@ def test_the_comparison_reports_every_kind_of_difference() -> None:
     assert differences(committed, dict(committed)) == []
 
 
-@pytest.mark.long
-def test_build_fixture_rebuilds_tiny_chat_byte_identically(tmp_path: Path) -> None:
-    out = tmp_path / "tiny-chat"
-    rebuild("build_fixture.py", "fixture-venv", out)
-    committed = file_hashes(FIXTURES / "tiny-chat")
-    assert committed, "no committed fixture"
-    assert differences(committed, file_hashes(out)) == []
+BUILDERS = [
+    pytest.param("build_fixture.py", "fixture-venv", "tiny-chat", id="tiny-chat"),
+    pytest.param("build_standins.py", "standin-venv", "standins", id="standins"),
+]
+"""(script, its venv under build/, the committed folder under tests/fixtures)."""
 
 
 @pytest.mark.long
-def test_build_standins_rebuilds_the_standins_byte_identically(tmp_path: Path) -> None:
-    out = tmp_path / "standins"
-    rebuild("build_standins.py", "standin-venv", out)
-    committed = file_hashes(FIXTURES / "standins")
-    assert committed, "no committed stand-ins"
+@pytest.mark.parametrize(("script", "venv", "folder"), BUILDERS)
+def test_the_builder_rebuilds_the_committed_files_byte_identically(
+    tmp_path: Path, script: str, venv: str, folder: str
+) -> None:
+    out = tmp_path / folder
+    rebuild(script, venv, out)
+    committed = file_hashes(FIXTURES / folder)
+    assert committed, f"nothing committed in tests/fixtures/{folder}"
     assert differences(committed, file_hashes(out)) == []
