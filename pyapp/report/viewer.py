@@ -26,7 +26,9 @@ from pyapp.report.sections import run_evidence
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
     """The verification of an opened trace and the numbers derived from it.
 
-    Result: `evidence` (`fixture`, `control` or `model`: the run's label), `ok`,
+    Result: `evidence` (`control`, `fixture`, `synthetic` or `model`: the label the run is
+    shown under, `pyapp.records.evidence.run_evidence`; the page words it from
+    `EVIDENCE_LABELS`), `ok`,
     `trace_mismatches`, `predictions_mismatches` (null without a predictions document),
     `derive_error`, `predictions_json` (the derived predictions document as Python's JSON
     text, or null), `header_json` and `trials_json` (the trace without its trials, and each
