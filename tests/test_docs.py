@@ -28,6 +28,7 @@ from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
 from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
 from pyapp.records import documents
+from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import budget_of
 from pyapp.tasks import taskset as tasks
 
@@ -126,6 +127,8 @@ def expected_constants() -> dict[str, object]:
             "serve.max_waiting": serve.MAX_WAITING,
         }
     )
+    for kind, label in EVIDENCE_LABELS.items():
+        expected[f"evidence_label.{kind}"] = label
     params = tasks.TaskParams()
     for f in fields(params):
         if f.name != "seed":

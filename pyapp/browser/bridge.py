@@ -155,7 +155,7 @@ HANDLERS: dict[str, Handler] = {
     "sweep_freeze": lambda r, ctx: session().freeze(),
     "sweep_state": lambda r, ctx: session().state(),
     "sweep_header": lambda r, ctx: {"header_json": session().header_json()},
-    "sweep_trace": lambda r, ctx: session().trace_json(),
+    "sweep_trace": lambda r, ctx: session().trace_json(r.split),
     "sweep_predictions": lambda r, ctx: session().predictions(),
     "journal_generate": lambda r, ctx: session().journal_generate(r, ctx),
     "trace_open": _trace_open,

@@ -201,6 +201,9 @@ class SweepTrace(Message):
     """The whole trace, assembled now."""
 
     TYPE: ClassVar[str] = "sweep_trace"
+    split: bool = False
+    """Answer it as the page stores it, the header and one text per trial (`header_json`,
+    `trials_json`: after a resume upgraded an older trace), instead of `trace_json`."""
 
 
 @dataclass(frozen=True)

@@ -334,8 +334,15 @@ class Session:
             self.sweep.journal.append(entry)
         return entry
 
-    def trace_json(self) -> JSON:
-        return {"trace_json": document_text(self._sweep().trace())}
+    def trace_json(self, split: bool = False) -> JSON:
+        """The whole trace as one text, or (`split`) its header and one text per trial."""
+        sweep = self._sweep()
+        if split:
+            return {
+                "header_json": self.header_json(),
+                "trials_json": [json_text(trial) for trial in sweep.trials],
+            }
+        return {"trace_json": document_text(sweep.trace())}
 
 
 def json_text(record: object) -> str:
