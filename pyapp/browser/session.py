@@ -31,15 +31,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyapp.browser.messages import (
+    FreezeDone,
     Frozen,
+    HeldoutPredictions,
     JournalGenerate,
+    JournalKept,
     PauseCause,
+    PredictionsText,
     RequestError,
+    RunEnded,
     Stage,
     SweepResume,
     SweepRun,
     SweepStart,
     SweepState,
+    TraceText,
     TrialDone,
     TrialInterrupted,
     TrialStart,
@@ -144,7 +150,7 @@ class Session:
             raise SessionError("not_loaded", "load a model (with consent) first")
         return adapter
 
-    def state(self) -> JSON:
+    def state(self) -> SweepState:
         sweep = self._sweep()
         measure_left = len(plan(sweep, "measure"))
         heldout_left = len(plan(sweep, "heldout"))
@@ -158,37 +164,35 @@ class Session:
             stage = "frozen"
         elif measure_left == 0:
             stage = "measured"
-        return to_json(
-            SweepState(
-                seed=sweep.params.seed,
-                conditions=tuple(sweep.conditions),
-                model_id=sweep.model.model_id,
-                evidence=sweep.model.evidence,
-                trials=len(sweep.trials),
-                measure_left=measure_left,
-                heldout_left=heldout_left,
-                frozen=tuple(frozen),
-                can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
-                can_run_heldout=all_frozen,
-                stage=stage,
-                interruptions=len(sweep.interruptions),
-                paused=None
-                if sweep.paused is None
-                else PauseCause(
-                    code=sweep.paused.code,
-                    message=sweep.paused.message,
-                    trial_id=sweep.paused.trial_id,
-                    in_a_row=PAUSE_AFTER,
-                ),
-                unpinned=unpinned(sweep.model),
-                journal=len(sweep.journal),
-                run_id=sweep.run_id,
-            )
+        return SweepState(
+            seed=sweep.params.seed,
+            conditions=tuple(sweep.conditions),
+            model_id=sweep.model.model_id,
+            evidence=sweep.model.evidence,
+            trials=len(sweep.trials),
+            measure_left=measure_left,
+            heldout_left=heldout_left,
+            frozen=tuple(frozen),
+            can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
+            can_run_heldout=all_frozen,
+            stage=stage,
+            interruptions=len(sweep.interruptions),
+            paused=None
+            if sweep.paused is None
+            else PauseCause(
+                code=sweep.paused.code,
+                message=sweep.paused.message,
+                trial_id=sweep.paused.trial_id,
+                in_a_row=PAUSE_AFTER,
+            ),
+            unpinned=unpinned(sweep.model),
+            journal=len(sweep.journal),
+            run_id=sweep.run_id,
         )
 
     # ---- requests --------------------------------------------------------------------
 
-    def start(self, request: SweepStart, ctx: Context) -> JSON:
+    def start(self, request: SweepStart, ctx: Context) -> SweepState:
         adapter = self._adapter(ctx)
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):
@@ -206,7 +210,7 @@ class Session:
         )
         return self.state()
 
-    def resume(self, request: SweepResume) -> JSON:
+    def resume(self, request: SweepResume) -> SweepState:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
@@ -217,7 +221,7 @@ class Session:
             record_interruption(self.sweep, in_flight)
         return self.state()
 
-    async def run(self, request: SweepRun, ctx: Context) -> JSON:
+    async def run(self, request: SweepRun, ctx: Context) -> RunEnded:
         sweep = self._sweep()
         adapter = self._adapter(ctx)
         try:
@@ -281,34 +285,34 @@ class Session:
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None
             if end != "finished":
-                return {"state": self.state(), "cancelled": end == "cancelled"}
-        return {"state": self.state(), "cancelled": False}
+                return RunEnded(state=self.state(), cancelled=end == "cancelled")
+        return RunEnded(state=self.state(), cancelled=False)
 
-    def freeze(self) -> JSON:
+    def freeze(self) -> FreezeDone:
         sweep = self._sweep()
         if plan(sweep, "measure"):
             raise SessionError("not_measured", "measure every profile task before freezing")
         profiles = freeze(sweep)
         if not profiles:
             raise SessionError("already_frozen", "every model condition is frozen already")
-        return {
-            "frozen": [to_json(p) for p in profiles],
-            "predictions": list(_predicted(sweep, profiles)),
-            "header_json": self.header_json(),
-            "state": self.state(),
-        }
+        return FreezeDone(
+            frozen=tuple(profiles),
+            predictions=_predicted(sweep, profiles),
+            header_json=self.header_json(),
+            state=self.state(),
+        )
 
-    def predictions(self) -> JSON:
+    def predictions(self) -> PredictionsText:
         sweep = self._sweep()
         if not sweep.freezes:
             raise SessionError("not_frozen", "nothing is frozen yet")
-        return {"predictions_json": document_text(score_trace(sweep.trace()))}
+        return PredictionsText(predictions_json=document_text(score_trace(sweep.trace())))
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
         return json_text(self._sweep().header())
 
-    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JSON:
+    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
         if not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
@@ -316,7 +320,7 @@ class Session:
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
         entry = self.record_exploration(prompt, WHOLE_TASK_CAPS, completion, at)
-        return {"entry": to_json(entry), "journal": len(self.journal)}
+        return JournalKept(entry=entry, journal=len(self.journal))
 
     def record_exploration(
         self, prompt: str, caps: Caps, completion: Completion, at: str | None = None
@@ -334,8 +338,9 @@ class Session:
             self.sweep.journal.append(entry)
         return entry
 
-    def trace_json(self) -> JSON:
-        return {"trace_json": document_text(self._sweep().trace())}
+    def trace_text(self) -> TraceText:
+        """The whole trace, assembled now, as Python's JSON text (a download)."""
+        return TraceText(trace_json=document_text(self._sweep().trace()))
 
 
 def json_text(record: object) -> str:
@@ -377,17 +382,17 @@ def _loads(text: object, name: str) -> JSON:
     return value
 
 
-def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[dict[str, JSON], ...]:
+def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
     """Per frozen profile, what it predicts for each held-out task of its condition."""
     from pyapp.predict.predictor import heldout_tasks
 
     return tuple(
-        {
-            "condition": p.profile.condition,
-            "predictions": [
-                to_json(predict(p, t)) for t in heldout_tasks(sweep.tasks, p.profile.condition)
-            ],
-        }
+        HeldoutPredictions(
+            condition=p.profile.condition,
+            predictions=tuple(
+                predict(p, t) for t in heldout_tasks(sweep.tasks, p.profile.condition)
+            ),
+        )
         for p in profiles
     )
 
