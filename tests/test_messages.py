@@ -15,6 +15,7 @@ from pyapp.browser import bridge, messages
 from pyapp.browser.session import Context
 from pyapp.conditions.model import Caps, ScriptedAdapter
 from pyapp.records.base import field_docs, from_json, to_json
+from pyapp.records.trace import NO_TRIALS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +67,8 @@ def test_requests_replies_and_events_fit_the_schema():
             total=2,
             phase="measure",
             trial_json="{}",
+            heldout_observed=False,
+            summary=NO_TRIALS,
         )
     )
     check.validate(done)

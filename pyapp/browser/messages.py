@@ -29,7 +29,7 @@ from pyapp.conditions.model import Completion, ModelProvenance
 from pyapp.errors import LabError
 from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
-from pyapp.records.trace import JournalEntry, TaskRecord, Trace
+from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 FIXTURE_LABEL = "test fixture — not model evidence"
@@ -51,6 +51,8 @@ FAILURE_CODES: dict[str, str] = {
     "already_frozen": "every model condition is frozen already",
     "not_frozen": "held-out trials (or predictions) before the freeze",
     "already_observed": "a held-out task observed twice under one frozen profile",
+    "page_refused": "the page refused a driver's request (window.lab.send): a precondition of"
+    " its buttons, said in the message",
 }
 """Error codes a reply can carry (`error.code`), each with what it means."""
 
@@ -229,6 +231,8 @@ class SweepState:
     """Journal entries."""
     run_id: str
     """The run's id."""
+    summary: Summary
+    """Counts over the trials observed (the page's caption shows them as they are)."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,10 @@ class RunEnded:
     """The sweep's state now (`state.paused` names the cause of a pause)."""
     cancelled: bool
     """Whether the page's Cancel ended it (a pause is not a cancel)."""
+    notice: str | None
+    """Why the run made no trial although some were asked for, in words (a held-out run
+    once every held-out task was observed under the frozen profile); null otherwise. The
+    page shows it as it is."""
 
 
 @dataclass(frozen=True)
@@ -648,6 +656,11 @@ class TrialDone(Message):
     """The phase."""
     trial_json: str
     """The Trial record (exports/trace.schema.json) as Python wrote it, one line."""
+    heldout_observed: bool
+    """Whether it observes a held-out task its condition's profile predicts: a ledger of
+    observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
+    summary: Summary
+    """The sweep's counts with this trial (the page's caption shows them as they are)."""
 
 
 @dataclass(frozen=True)
@@ -722,6 +735,26 @@ def parse_event(data: JSON) -> Message:
         parsed: Message = from_json(record, fields, f"${record.TYPE}")
     except RecordError as error:
         raise RequestError("bad_request", f"{record.TYPE}: {error}") from None
+    return parsed
+
+
+def request_message(request: Request, request_id: JSON) -> dict[str, JSON]:
+    """A request record as sent: `{"type": T, "id": N, ...fields}` (the sweep CLI's)."""
+    fields = to_json(request)
+    assert isinstance(fields, dict)
+    return {"type": request.TYPE, "id": request_id, **fields}
+
+
+def parse_result(kind: str, result: JSON) -> object:
+    """The `RESULT` record of a successful reply to a request of type `kind` (the sweep CLI
+    checks what the page answers); `bad_request` when the result does not fit it."""
+    record = REQUEST_TYPES.get(kind)
+    if record is None:
+        raise RequestError("unknown_type", f"unknown request type {kind!r}")
+    try:
+        parsed: object = from_json(record.RESULT, result, f"${kind}.result")
+    except RecordError as error:
+        raise RequestError("bad_request", f"the reply to {kind}: {error}") from None
     return parsed
 
 

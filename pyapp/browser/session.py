@@ -53,6 +53,7 @@ from pyapp.browser.messages import (
 )
 from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.ledger import ledger_task_ids
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
@@ -71,7 +72,9 @@ from pyapp.records.trace import (
     JournalEntry,
     Trace,
     Trial,
+    counted,
     read_trace,
+    summarise,
     with_trials,
 )
 from pyapp.tasks.taskset import Task, TaskParams
@@ -188,6 +191,7 @@ class Session:
             unpinned=unpinned(sweep.model),
             journal=len(sweep.journal),
             run_id=sweep.run_id,
+            summary=summarise(tuple(sweep.trials)),
         )
 
     # ---- requests --------------------------------------------------------------------
@@ -231,6 +235,9 @@ class Session:
         phase = request.phase
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
+        observed_before = len(sweep.trials)
+        counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
+        ledgered = {c: ledger_task_ids(sweep.tasks, c) for c in sweep.conditions}
         for current in phases:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
@@ -253,6 +260,7 @@ class Session:
                 await _maybe(ctx.notify(event(start)))
 
             async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
+                counts[0] = counted(counts[0], trial)
                 finished = TrialDone(
                     trial_id=trial.trial_id,
                     condition=trial.condition,
@@ -261,6 +269,8 @@ class Session:
                     total=total,
                     phase=current,
                     trial_json=json_text(trial),
+                    heldout_observed=trial.task_id in ledgered[trial.condition],
+                    summary=counts[0],
                 )
                 await _maybe(ctx.notify(event(finished)))
 
@@ -285,8 +295,15 @@ class Session:
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None
             if end != "finished":
-                return RunEnded(state=self.state(), cancelled=end == "cancelled")
-        return RunEnded(state=self.state(), cancelled=False)
+                return RunEnded(state=self.state(), cancelled=end == "cancelled", notice=None)
+        notice = None
+        if phase == "heldout" and len(sweep.trials) == observed_before:
+            notice = (
+                "Refused: every held-out task has already been observed and scored once under"
+                " this frozen profile. No new trial was made (each held-out task is scored once"
+                " per frozen profile)."
+            )
+        return RunEnded(state=self.state(), cancelled=False, notice=notice)
 
     def freeze(self) -> FreezeDone:
         sweep = self._sweep()
