@@ -1,6 +1,19 @@
 // Small DOM helpers the experiment's renderers share. No state here.
 
+import { EVIDENCE_LABELS } from "./lab_protocol.js";
+
 export { FIXTURE_LABEL } from "./lab_protocol.js";
+
+// The words for a kind of evidence (EVIDENCE_LABELS: pyapp/records/evidence.py, generated into
+// lab_protocol.js). A kind the table does not know is never model evidence.
+export const evidenceLabel = (evidence) => EVIDENCE_LABELS[evidence] ?? `unknown evidence ${JSON.stringify(evidence)} — not model evidence`;
+
+// The label set beside every number of a run of this evidence, or null for model evidence.
+export const notEvidenceLabel = (evidence) => (evidence === "model" ? null : evidenceLabel(evidence));
+
+// What one trial is shown as: a control is a control; any other trial carries its run's label
+// (`runLabel`, null for model evidence), and never less than its own.
+export const trialLabel = (trial, runLabel) => (trial.evidence === "control" ? evidenceLabel("control") : (runLabel ?? evidenceLabel(trial.evidence)));
 
 export const fmt = (value, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : "—");
 export const yesNo = (value) => (value === true ? "yes" : value === false ? "no" : "—");

@@ -42,7 +42,7 @@
 // freeze with a `frozen` event carrying the predictions, which the page shows at once — before
 // the first held-out result.
 
-import { downloadJson } from "./dom.js";
+import { downloadJson, evidenceLabel, notEvidenceLabel } from "./dom.js";
 import { SweepStore } from "./store.js";
 import { CONTROL_LABEL, EVENT_TYPES, FIXTURE_LABEL } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
@@ -128,7 +128,7 @@ class Experiment {
     this.lastCancelled = false;
     this.progress = { done: 0, total: 0, started: 0, current: "", timer: null };
     this.offered = null; // the stored record the resume prompt offers
-    this.viewing = null; // an opened trace being shown: {name, label, live: the live sweep's copy}
+    this.viewing = null; // an opened trace being shown: {name, evidence, label, live: the live sweep's copy}
     // Once the page is going away (reload, tab closed), later events are the teardown's doing
     // (a generation cut off by the dying model worker): they are not stored, so the stored
     // trial_start stays in flight and is recorded as interrupted on resume.
@@ -174,8 +174,11 @@ class Experiment {
     return this.models.state();
   }
 
-  isFixture() {
-    return (this.header?.model?.evidence ?? this.model().evidence) === "fixture";
+  // The label beside every number of the sweep shown, or null for model evidence: an opened
+  // trace's evidence is Python's decision (trace_open's `evidence`), a live sweep's its model's.
+  notEvidence() {
+    const evidence = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? this.model().evidence);
+    return evidence ? notEvidenceLabel(evidence) : null;
   }
 
   requireIdle(what) {
@@ -284,7 +287,7 @@ class Experiment {
   }
 
   rowOf(trial) {
-    return rowOf(trial, { fixture: this.isFixture(), split: this.tasks.get(trial.task_id)?.split });
+    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split });
   }
 
   // ---- the function Python calls after each step of a run ---------------------------------
@@ -413,7 +416,7 @@ class Experiment {
   // before the first held-out result (Python is busy: the full view follows the run).
   showFrozen(predictions) {
     this.shownPredictions = new Map(predictions.map((p) => [p.condition, p.predictions]));
-    this.predictionRows = renderPredictions(this.shownPredictions, null, this.isFixture());
+    this.predictionRows = renderPredictions(this.shownPredictions, null, this.notEvidence());
     this.status("Frozen; running held-out…");
   }
 
@@ -628,9 +631,9 @@ class Experiment {
       for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) $(id).disabled = true;
     }
     const evidence = $("#experiment-evidence");
-    const fixture = this.header ? this.header.model?.evidence === "fixture" : m.loaded && m.evidence === "fixture";
-    evidence.hidden = !fixture;
-    evidence.textContent = fixture ? `This sweep uses the ${FIXTURE_LABEL}: every number below is a pipeline check, ${FIXTURE_LABEL}.` : "";
+    const label = this.header || m.loaded ? this.notEvidence() : null;
+    evidence.hidden = !label;
+    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is a pipeline check, not a measurement of a model.` : "";
     $("#experiment-hint").textContent = loaded
       ? `Model: ${m.model_id}${m.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
@@ -639,13 +642,14 @@ class Experiment {
   resultsCaption() {
     if (!this.header) return "No trials yet.";
     const { trials, correct, failed } = this.summary ?? { trials: 0, correct: 0, failed: 0 };
-    const label = this.isFixture() ? ` — ${FIXTURE_LABEL}` : "";
+    const notEvidence = this.notEvidence();
+    const label = notEvidence ? ` — ${notEvidence}` : "";
     return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {
     const trial = this.trials.get(trialId);
-    if (trial) showRecord(trial);
+    if (trial) showRecord(trial, this.notEvidence());
   }
 
   clearTables() {
@@ -656,21 +660,23 @@ class Experiment {
 
   renderAll() {
     $("#sweep-results-caption").textContent = this.resultsCaption();
-    renderFreeze(this.predictionsDoc);
+    renderFreeze(this.predictionsDoc, this.notEvidence());
     if (!this.shownPredictions.size && this.predictionsDoc) {
       this.shownPredictions = new Map(this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, c.predictions]));
     }
-    this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.isFixture());
-    renderScores(this.predictionsDoc, this.isFixture());
+    this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
+    renderScores(this.predictionsDoc, this.notEvidence());
     this.renderProgress();
     this.refreshControls();
   }
 
   // ---- an opened trace (site/viewer.js: "Open a trace") -----------------------------------
   // A finished run read from disk, drawn by the same renderers as the live run from the texts
-  // Python re-derived it from. The live sweep's copy is kept aside and drawn again on close.
+  // Python re-derived it from, under the evidence Python decided it is (`evidence`: never
+  // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
+  // and drawn again on close.
 
-  showOpened({ name, label, headerJson, trialsJson, predictionsJson }) {
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson }) {
     this.requireIdle("open a trace");
     this.viewing ??= {
       live: {
@@ -686,7 +692,7 @@ class Experiment {
         data: this.section.dataset.state,
       },
     };
-    Object.assign(this.viewing, { name, label });
+    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence) });
     this.state = null;
     this.useHeader(headerJson);
     this.useTrials(trialsJson);
@@ -728,7 +734,7 @@ class Experiment {
       this.hideResumePrompt();
       return;
     }
-    const fixture = offered.evidence === "fixture" ? ` (${FIXTURE_LABEL})` : "";
+    const fixture = offered.evidence && offered.evidence !== "model" ? ` (${evidenceLabel(offered.evidence)})` : "";
     $("#resume-text").textContent =
       `An unfinished sweep is stored in this browser: ${offered.run_id.slice(0, 8)}, ` +
       `${offered.model_id}${fixture}, seed ${offered.seed}, ${offered.trials} trials observed` +

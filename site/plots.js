@@ -37,15 +37,17 @@ function marker(shape, x, y, colour, title) {
   return node;
 }
 
-function frame(svg, { title, subtitle, fixture, xLabel, yLabel, xMax, yMax, ticks, format }) {
+function frame(svg, { title, subtitle, label, xLabel, yLabel, xMax, yMax, ticks, format }) {
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const sx = (v) => M.left + (v / xMax) * plotW;
   const sy = (v) => M.top + plotH - (v / yMax) * plotH;
   svg.append(el("text", { x: M.left, y: 18, "font-size": 14, "font-weight": 600 }, title));
   if (subtitle) svg.append(el("text", { x: M.left, y: 34, "font-size": 11, fill: "#5f6368" }, subtitle));
-  if (fixture) {
-    svg.append(el("text", { x: M.left, y: 50, "font-size": 11, "font-weight": 700, fill: "#b06000", class: "fixture" }, "Test fixture — not model evidence."));
+  if (label) {
+    // the run's evidence label (not model evidence), as the report's plots say it
+    const text = `${label[0].toUpperCase()}${label.slice(1)}.`;
+    svg.append(el("text", { x: M.left, y: 50, "font-size": 11, "font-weight": 700, fill: "#b06000", class: "fixture" }, text));
   }
   svg.append(el("rect", { x: M.left, y: M.top, width: plotW, height: plotH, fill: "none", stroke: "#999" }));
   for (let i = 0; i <= ticks; i++) {
@@ -89,13 +91,13 @@ function newSvg(label) {
 
 // Calibration: for each condition's non-empty calibration cell, the mean predicted probability
 // (x) against the observed rate (y) with its 95% Wilson interval as a vertical bar; n beside it.
-export function calibrationPlot(doc, { fixture }) {
+export function calibrationPlot(doc, { label = null } = {}) {
   const title = "Calibration: predicted probability vs observed outcome";
   const svg = newSvg(title);
   const { sx, sy } = frame(svg, {
     title,
     subtitle: "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); n beside each point.",
-    fixture,
+    label,
     xLabel: "predicted probability (product of primitive rates)",
     yLabel: "observed rate",
     xMax: 1,
@@ -149,7 +151,7 @@ function niceMax(value) {
 
 // Cost: each held-out task's predicted cost (sum of the ops' mean generation + execution time)
 // against its observed generation + execution time, with the y = x line.
-export function costPlot(doc, { fixture }) {
+export function costPlot(doc, { label = null } = {}) {
   const title = "Cost: predicted vs observed time per held-out task";
   const svg = newSvg(title);
   const points = [];
@@ -166,7 +168,7 @@ export function costPlot(doc, { fixture }) {
   const { sx, sy } = frame(svg, {
     title,
     subtitle: "One point per held-out task: generation + execution wall time in ms; dashed: y = x.",
-    fixture,
+    label,
     xLabel: "predicted cost (ms): sum of primitive mean costs",
     yLabel: "observed cost (ms)",
     xMax: max,

@@ -3,7 +3,7 @@
 // decision is recomputed here.
 
 import { calibrationPlot, costPlot } from "./plots.js";
-import { FIXTURE_LABEL, dl, fmt, h, table, yesNo } from "./dom.js";
+import { dl, fmt, h, notEvidenceLabel, table, yesNo } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -17,7 +17,8 @@ function revisionNote(predictionsDoc, condition) {
   return predictionsDoc?.conditions.find((c) => c.frozen.profile.condition === condition)?.revision_note ?? "—";
 }
 
-export function renderFreeze(predictionsDoc) {
+// `label`: the run's evidence label when it is not model evidence (else each profile's own).
+export function renderFreeze(predictionsDoc, label = null) {
   const view = $("#freeze-view");
   const profiles = frozenProfiles(predictionsDoc);
   if (!profiles.length) {
@@ -28,7 +29,8 @@ export function renderFreeze(predictionsDoc) {
   for (const f of profiles) {
     const article = h("article", null, { class: "frozen", "data-condition": f.profile.condition, "data-sha256": f.sha256 });
     article.dataset.exploratory = String(f.exploratory);
-    article.append(h("h4", `${f.profile.condition}${f.profile.evidence === "fixture" ? ` — ${FIXTURE_LABEL}` : ""}`));
+    const shown = label ?? notEvidenceLabel(f.profile.evidence);
+    article.append(h("h4", `${f.profile.condition}${shown ? ` — ${shown}` : ""}`, shown ? { class: "fixture-label" } : {}));
     const sha = h("p", "SHA-256 ", { class: "sha" });
     sha.append(h("code", f.sha256, { class: "sha256" }));
     article.append(sha);
@@ -98,7 +100,7 @@ function observationCells(row, observed) {
 // The predictions table: every prediction shown (condition -> [Prediction]) beside its
 // observation once made. Returns trial id -> row, so that an arriving trial fills its row
 // without a search.
-export function renderPredictions(shownPredictions, predictionsDoc, fixture) {
+export function renderPredictions(shownPredictions, predictionsDoc, label) {
   const rows = new Map();
   const body = $("#predictions-table tbody");
   body.replaceChildren();
@@ -125,7 +127,7 @@ export function renderPredictions(shownPredictions, predictionsDoc, fixture) {
     }
   }
   $("#predictions-caption").textContent = count
-    ? `${count} predictions from the frozen profiles${fixture ? ` — ${FIXTURE_LABEL}` : ""}`
+    ? `${count} predictions from the frozen profiles${label ? ` — ${label}` : ""}`
     : "No predictions yet.";
   return rows;
 }
@@ -155,7 +157,7 @@ function interruptedCell(cut) {
 }
 
 // Scores and the two plots, from the predictions document.
-export function renderScores(predictionsDoc, fixture) {
+export function renderScores(predictionsDoc, label) {
   const view = $("#scores");
   const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
   if (!scored.length) {
@@ -165,7 +167,7 @@ export function renderScores(predictionsDoc, fixture) {
     return;
   }
   view.replaceChildren();
-  if (fixture) view.append(h("p", `Scores of the ${FIXTURE_LABEL}: a pipeline check.`, { class: "fixture-label" }));
+  if (label) view.append(h("p", `Scores of a run labelled ${label}: a pipeline check.`, { class: "fixture-label" }));
   view.append(
     table(
       ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],
@@ -187,8 +189,8 @@ export function renderScores(predictionsDoc, fixture) {
   );
   view.append(h("p", predictionsDoc.interpretation, { class: "muted" }));
   const doc = { ...predictionsDoc, conditions: scored };
-  $("#plot-calibration").replaceChildren(calibrationPlot(doc, { fixture }));
-  $("#plot-cost").replaceChildren(costPlot(doc, { fixture }));
+  $("#plot-calibration").replaceChildren(calibrationPlot(doc, { label }));
+  $("#plot-cost").replaceChildren(costPlot(doc, { label }));
 }
 
 export function addJournalEntry(entry) {

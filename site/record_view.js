@@ -1,7 +1,7 @@
 // The raw record dialog (#record-dialog): everything one trial holds, drawn from the trial
 // as Python wrote it (the page keeps each trial's JSON text; it is parsed when opened).
 
-import { dl, fmt, h, table, yesNo } from "./dom.js";
+import { dl, fmt, h, table, trialLabel, yesNo } from "./dom.js";
 import { verdictOf } from "./results_table.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -15,7 +15,8 @@ function completionFacts(c) {
   ];
 }
 
-export function showRecord(trial) {
+// `runLabel`: the run's evidence label when it is not model evidence (dom.js notEvidenceLabel).
+export function showRecord(trial, runLabel = null) {
   const trialId = trial.trial_id;
   const body = $("#record-body");
   body.replaceChildren();
@@ -23,7 +24,7 @@ export function showRecord(trial) {
   body.append(
     dl([
       ["Trial", trial.trial_id],
-      ["Evidence", `${trial.evidence}: ${trial.evidence_note}`],
+      ["Evidence", `${trialLabel(trial, runLabel)} (recorded: ${trial.evidence} — ${trial.evidence_note})`],
       ["Verdict", `${verdictOf(trial)[0]} (${trial.outcome}); result ${trial.result ?? "none"}, expected ${trial.expected}`],
       ["Failure", trial.failure ? `${trial.failure.code} at ${trial.failure.stage}: ${trial.failure.message}` : "none"],
       ["Tokens in / out", `${trial.input_tokens ?? "—"} / ${trial.output_tokens ?? "—"}`],
@@ -102,7 +103,8 @@ export function showRecord(trial) {
   const raw = h("details");
   raw.append(h("summary", "Whole record as JSON"), h("pre", JSON.stringify(trial, null, 2), { class: "record-json" }));
   body.append(raw);
-  $("#record-heading").textContent = `Raw record: ${trial.trial_id}`;
+  const label = trialLabel(trial, runLabel);
+  $("#record-heading").textContent = `Raw record: ${trial.trial_id}${trial.evidence === "model" && !runLabel ? "" : ` — ${label}`}`;
   $("#record-dialog").showModal();
 }
 

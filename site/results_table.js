@@ -5,7 +5,7 @@
 // follows its last page, until the reader turns to another page.
 
 import { fmt } from "./dom.js";
-import { CONTROL_LABEL, FIXTURE_LABEL } from "./lab_protocol.js";
+import { CONTROL_LABEL } from "./lab_protocol.js";
 
 export const PAGE_ROWS = 100;
 
@@ -15,9 +15,10 @@ export function verdictOf(trial) {
   return ["wrong", "incorrect"];
 }
 
-function conditionLabel(condition, fixture) {
+// `label`: the run's evidence label when it is not model evidence (dom.js notEvidenceLabel).
+function conditionLabel(condition, label) {
   if (condition === "supplied-program") return `supplied program (${CONTROL_LABEL})`;
-  return fixture ? `${condition} (${FIXTURE_LABEL})` : condition;
+  return label ? `${condition} (${label})` : condition;
 }
 
 function outcomeText(trial) {
@@ -29,7 +30,7 @@ function outcomeText(trial) {
 }
 
 // What a row shows of a trial: a handful of strings, computed once when the trial arrives.
-export function rowOf(trial, { fixture, split }) {
+export function rowOf(trial, { label, split }) {
   const [verdict, verdictClass] = verdictOf(trial);
   return {
     trial_id: trial.trial_id,
@@ -37,7 +38,7 @@ export function rowOf(trial, { fixture, split }) {
     condition: trial.condition,
     evidence: trial.evidence,
     cells: [
-      [conditionLabel(trial.condition, fixture), trial.evidence === "model" ? "" : "fixture-label"],
+      [conditionLabel(trial.condition, label), trial.evidence === "model" && !label ? "" : "fixture-label"],
       [split ?? "", ""],
       [verdict, verdictClass],
       [outcomeText(trial), ""],

@@ -11,16 +11,11 @@
 // and each run's two plots are drawn beside the others by plots.js.
 
 import { calibrationPlot, costPlot } from "./plots.js";
-import { FIXTURE_LABEL, dl, h, table } from "./dom.js";
+import { dl, evidenceLabel, h, notEvidenceLabel, table } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 const TRACE_KIND = "composition-lab-trace";
 const PREDICTIONS_KIND = "composition-lab-predictions";
-const LABELS = {
-  fixture: FIXTURE_LABEL,
-  control: "supplied-program control — not model evidence",
-  model: "model evidence",
-};
 
 // Every file as {name, text, kind}; kind is the document's `kind` field, or null.
 async function readFiles(files) {
@@ -67,14 +62,16 @@ function verificationView(result) {
   return lines;
 }
 
-function provenanceView(trace) {
+// `evidence`: what Python shows the run as (trace_open); the model's own label is shown beside it.
+function provenanceView(trace, evidence) {
   const r = trace.run;
   const m = trace.model;
   const env = trace.environment;
   return dl([
     ["Run", `${r.run_id} · created ${r.created_at} · seed ${r.seed} · ${r.generator_version}`],
     ["Conditions", r.conditions.join(", ")],
-    ["Model", m ? `${m.model_id} @ ${m.revision} (${m.source}, ${m.dtype}, ${m.backend_actual ?? "no backend"}); evidence: ${m.evidence}` : "none (supplied-program control)"],
+    ["Model", m ? `${m.model_id} @ ${m.revision} (${m.source}, ${m.dtype}, ${m.backend_actual ?? "no backend"}); recorded evidence: ${m.evidence}` : "none (supplied-program control)"],
+    ["Evidence", evidenceLabel(evidence)],
     ["Environment", `${env.runtime} · Python ${env.python} · pyapp ${env.pyapp_version}${env.browser ? ` · ${env.browser.user_agent}` : ""}`],
     ["Prompt templates", Object.entries(r.prompt_templates).map(([id, sha]) => `${id} ${sha.slice(0, 12)}…`).join("; ")],
   ]);
@@ -124,16 +121,16 @@ export function setupViewer({ request, experiment }) {
     const view = $("#open-view");
     view.replaceChildren(
       h("h3", `Opened: ${traces[0].name}${predictions.length ? ` + ${predictions[0].name}` : ""}`),
-      h("p", `Evidence: ${LABELS[result.evidence]}.`, { class: result.evidence === "model" ? "" : "fixture-label" }),
+      h("p", `Evidence: ${evidenceLabel(result.evidence)}.`, { class: result.evidence === "model" ? "" : "fixture-label" }),
       ...verificationView(result),
-      provenanceView(trace),
+      provenanceView(trace, result.evidence),
       interruptionsView(trace),
       journalView(trace),
     );
     view.hidden = false;
     experiment.showOpened({
       name: traces[0].name,
-      label: LABELS[result.evidence],
+      evidence: result.evidence,
       headerJson: result.header_json,
       trialsJson: result.trials_json,
       predictionsJson: result.predictions_json,
@@ -163,9 +160,9 @@ export function setupViewer({ request, experiment }) {
     const plots = h("div", null, { class: "compare-plots" });
     docs.forEach((d, i) => {
       const doc = JSON.parse(d.text);
-      const fixture = doc.evidence === "fixture";
+      const label = notEvidenceLabel(doc.evidence);
       const figure = h("figure", null, { class: "plot" });
-      figure.append(h("figcaption", result.names[i]), calibrationPlot(doc, { fixture }), costPlot(doc, { fixture }));
+      figure.append(h("figcaption", result.names[i]), calibrationPlot(doc, { label }), costPlot(doc, { label }));
       plots.append(figure);
     });
     view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, wrap, plots);

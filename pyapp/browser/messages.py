@@ -29,11 +29,12 @@ from pyapp.conditions.model import Completion, ModelProvenance
 from pyapp.errors import LabError
 from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
-FIXTURE_LABEL = "test fixture — not model evidence"
-"""Shown beside every number that came from the bundled test fixture."""
+FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
+"""Shown beside every number that came from a test fixture (`EVIDENCE_LABELS`)."""
 CONTROL_LABEL = "control — not model evidence"
 """Shown beside every supplied-program (control) row."""
 
@@ -888,6 +889,7 @@ def constants() -> dict[str, JSON]:
         "GENERATOR_VERSION": GENERATOR_VERSION,
         "FIXTURE_LABEL": FIXTURE_LABEL,
         "CONTROL_LABEL": CONTROL_LABEL,
+        "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }

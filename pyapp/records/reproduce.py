@@ -47,6 +47,7 @@ from pyapp.conditions.run import (
     whole_task_prompt,
 )
 from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.evidence import FIXTURE_SOURCES
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     LEGACY_SCHEMA_VERSIONS,
@@ -63,7 +64,6 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 PROTOCOL_BUDGET = budget_of(interpreter.DEFAULT_LIMITS)
-FIXTURE_SOURCES = ("bundled-fixture", "scripted")
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,7 @@ def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
 
 
 def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
-    """A fixture is never relabelled model evidence."""
+    """A fixture (or a synthetic model) is never relabelled model evidence."""
     model = trace.model
     expected_note = None if model is None or legacy else revision_note(model)
     if trace.revision_note != expected_note:
@@ -440,6 +440,13 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
             Mismatch(
                 "$.model.evidence",
                 f"source {model.source!r} is a fixture, never {model.evidence!r} evidence",
+            )
+        )
+    if model.source == "synthetic" and model.evidence != "synthetic":
+        found.append(
+            Mismatch(
+                "$.model.evidence",
+                f"source 'synthetic' is a synthetic model, never {model.evidence!r} evidence",
             )
         )
     if model.config_sha256 in TEST_FIXTURE_CONFIGS and model.evidence != "fixture":

@@ -12,23 +12,19 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyapp.browser.messages import CONTROL_LABEL, FIXTURE_LABEL
+from pyapp.browser.messages import CONTROL_LABEL
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
+from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.evidence import run_evidence as evidence_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
 
-BANNERS: dict[Evidence, str] = {
-    "fixture": "TEST FIXTURE — NOT MODEL EVIDENCE",
-    "synthetic": "SYNTHETIC VALIDATION MODEL — NOT MODEL EVIDENCE",
-    "control": "SUPPLIED-PROGRAM CONTROL — NOT MODEL EVIDENCE",
-    "model": "MODEL EVIDENCE",
-}
+BANNERS: dict[Evidence, str] = {kind: label.upper() for kind, label in EVIDENCE_LABELS.items()}
 """The run's evidence label as its banner says it (the page's wording, in capitals)."""
 
 NOT_EVIDENCE_LABELS: dict[Evidence, str] = {
-    "fixture": FIXTURE_LABEL,
-    "synthetic": "synthetic validation model — not model evidence",
+    kind: EVIDENCE_LABELS[kind] for kind in ("fixture", "synthetic")
 }
 """The label beside every number of a run that is never model evidence (controls are
 labelled per trial)."""
@@ -85,8 +81,9 @@ def table(
 
 
 def run_evidence(trace: Trace) -> Evidence:
-    """The run's label: the model's evidence, or `control` when no model ran."""
-    return trace.model.evidence if trace.model is not None else "control"
+    """The run's label (`pyapp.records.evidence.run_evidence`): the model's evidence, never
+    `model` for a fixture or a synthetic model, `control` when no model ran."""
+    return evidence_of(trace.model)
 
 
 def banner(trace: Trace) -> Markup:

@@ -28,9 +28,10 @@ from pyapp.report.sections import run_evidence
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
     """The verification of an opened trace and the numbers derived from it.
 
-    Result: `pyapp.browser.messages.OpenedTrace` — the run's label, every mismatch, the
-    derived predictions document, and the header and trials as Python's text (what the
-    page's renderers draw a live run from)."""
+    Result: `pyapp.browser.messages.OpenedTrace` — the run's label (`control`, `fixture`,
+    `synthetic` or `model`: `pyapp.records.evidence.run_evidence`; the page words it from
+    `EVIDENCE_LABELS`), every mismatch, the derived predictions document, and the header and
+    trials as Python's text (what the page's renderers draw a live run from)."""
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
     lines = []

@@ -1,4 +1,5 @@
-"""Open a trace, compare runs, and the address that reproduces a setup (issue 17).
+"""Open a trace, compare runs, and the address that reproduces a setup (issue 17); an opened
+run labelled what it is — synthetic, fixture — in every place it is shown (issue 16).
 
 No model is loaded: the opened runs are made natively with a scripted adapter (a TEST
 FIXTURE, never model evidence), written to disk, and picked with the page's file input. The
@@ -10,6 +11,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,10 +24,12 @@ from browser_helpers import Booted, open_app
 from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 
-from pyapp.conditions.model import Caps, ScriptedAdapter, ScriptedReply
+from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
+from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.trace import EVIDENCE_NOTES
 from pyapp.tasks.taskset import TaskParams, generate, preset_params
 
 pytestmark = pytest.mark.browser
@@ -119,6 +125,109 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     assert page.get_attribute("#experiment", "data-state") != "viewing"
     assert rows(page, "#sweep-results") == 0
     assert "Open one trace.json" in opened(page, [a / "predictions.json"])
+
+
+# Every place of the page that labels an opened run: (what, selector). Each must carry the run's
+# evidence label; a place drawn per item (rows, profiles) is checked item by item below.
+LABELLED = [
+    ("the Open-a-trace panel's evidence line", "#open-view > p.fixture-label"),
+    ("the Open-a-trace panel's provenance", "#open-view dl.facts"),
+    ("the viewing banner", "#viewing-text"),
+    ("the experiment's evidence notice", "#experiment-evidence"),
+    ("the results caption", "#sweep-results-caption"),
+]
+SCORED = [
+    ("the predictions caption", "#predictions-caption"),
+    ("the scores", "#scores > p.fixture-label"),
+]
+
+
+def mislabelled(page: Page, label: str, scored: bool) -> list[str]:
+    """Every place of the opened run that lacks `label`, or calls it model evidence
+    (`scored`: the run has predictions and scores to show)."""
+    places = LABELLED + SCORED if scored else LABELLED
+    wrong = [what for what, selector in places if label not in page.inner_text(selector)]
+    if not page.is_visible("#experiment-evidence"):
+        wrong.append("the experiment's evidence notice is hidden")
+    model_rows = page.eval_on_selector_all(
+        "#sweep-results tbody tr:not([data-condition='supplied-program'])",
+        "rows => rows.map(r => [r.cells[1].textContent, r.cells[1].className])",
+    )
+    wrong += [f"results row {text!r}" for text, cls in model_rows if label not in text]
+    wrong += [f"results row class {cls!r}" for _, cls in model_rows if cls != "fixture-label"]
+    heads = page.eval_on_selector_all("#freeze-view article h4", "hs => hs.map(h => h.textContent)")
+    wrong += [f"frozen profile {head!r}" for head in heads if label not in head]
+    sentence = label[0].upper() + label[1:] + "."
+    for plot in ("#plot-calibration", "#plot-cost") if scored else ():
+        if page.inner_html(plot).count(sentence) != 1:
+            wrong.append(f"{plot} lacks {sentence!r}")
+    page.click("#sweep-results tbody tr:not([data-condition='supplied-program']) button")
+    for what in ("#record-heading", "#record-body dl.facts"):
+        if label not in page.inner_text(what):
+            wrong.append(f"the raw record ({what})")
+    page.keyboard.press("Escape")
+    # "model evidence" appears only as "not model evidence" in everything the run is shown in
+    for selector in ("#open-view", "#experiment"):
+        for match in re.finditer("model evidence", page.inner_text(selector)):
+            if not page.inner_text(selector)[: match.start()].endswith("not "):
+                wrong.append(f"{selector} says model evidence")
+    return wrong
+
+
+@pytest.fixture(scope="module")
+def synthetic_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of a synthetic validation model made by `python -m pyapp simulate`."""
+    out = tmp_path_factory.mktemp("simulated")
+    command = [sys.executable, "-m", "pyapp", "simulate", "--model", "size-dependent"]
+    subprocess.run([*command, "--seeds", "3..3", "--out", str(out)], check=True)
+    return out / "seed-3"
+
+
+def relabelled_standin(run: Path) -> Path:
+    """A fixture run whose trace claims to be model evidence from a hub, served a stand-in
+    (its config.json hash is a test fixture's): the page must still show a test fixture."""
+    trace = json.loads((run / "trace.json").read_text("utf-8"))
+    model = trace["model"]
+    model.update(source="hub", evidence="model", config_sha256=sorted(TEST_FIXTURE_CONFIGS)[0])
+    for trial in trace["trials"]:
+        if trial["evidence"] == "fixture":
+            trial["evidence"] = "model"
+            trial["evidence_note"] = EVIDENCE_NOTES["model"]
+    out = run.parent / "standin-relabelled.json"
+    out.write_text(json.dumps(trace), "utf-8")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["synthetic", "fixture", "stand-in relabelled model"])
+def test_an_opened_run_is_labelled_what_it_is_everywhere(
+    viewer: Booted, runs: tuple[Path, Path], synthetic_run: Path, kind: str
+) -> None:
+    """Issue 16: a synthetic or fixture trace never looks like model evidence on the page."""
+    page = viewer.page
+    if kind == "synthetic":
+        files = [synthetic_run / "trace.json", synthetic_run / "predictions.json"]
+        label, expected = EVIDENCE_LABELS["synthetic"], "re-derived exactly"
+    elif kind == "fixture":
+        files = [runs[0] / "trace.json", runs[0] / "predictions.json"]
+        label, expected = EVIDENCE_LABELS["fixture"], "re-derived exactly"
+    else:
+        files = [relabelled_standin(runs[0])]
+        label, expected = EVIDENCE_LABELS["fixture"], "mismatch(es)"
+    status = opened(page, files)
+    assert expected in status, status
+    assert page.get_attribute("#experiment", "data-state") == "viewing"
+    assert rows(page, "#sweep-results") == len(json.loads(files[0].read_text("utf-8"))["trials"])
+    scored = kind != "stand-in relabelled model"
+    if not scored:
+        assert "is a test fixture's" in page.inner_text("#open-view ul.mismatches")
+        # its freeze no longer re-derives: no prediction or score is drawn at all
+        assert "cannot be derived" in page.inner_text("#open-view")
+        assert page.inner_text("#predictions-caption") == "No predictions yet."
+        assert page.locator("#scores table, #plot-calibration svg").count() == 0
+    else:
+        assert page.locator("#freeze-view article h4").count() >= 1
+    assert mislabelled(page, label, scored) == []
+    page.click("#viewing-close")
 
 
 def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> None:

@@ -1,0 +1,42 @@
+"""What each kind of evidence is called, written once, and what a run is evidence of.
+
+`EVIDENCE_LABELS` is the one table of labels: the page (exported to `site/lab_protocol.js` by
+`python -m pyapp schema`), the report's banner and plots, and the CLI name a run's evidence
+with these words. Only `model` is model evidence; every other label says "not model evidence".
+
+`run_evidence` is the label a run is shown under. It is the trace's own `model.evidence`,
+except that a fixture is a fixture whatever its label claims: a `scripted` or
+`bundled-fixture` source, or a `config.json` whose SHA-256 is a test fixture's (the stand-ins
+served from a hub or folder), is shown as `fixture`, and a `synthetic` source as `synthetic`
+(`reproduce` reports such a relabelled trace as a mismatch as well). A run without a model is
+the supplied-program `control`.
+"""
+
+from __future__ import annotations
+
+from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, ModelProvenance
+from pyapp.records.trace import Evidence
+
+EVIDENCE_LABELS: dict[Evidence, str] = {
+    "control": "supplied-program control — not model evidence",
+    "fixture": "test fixture — not model evidence",
+    "synthetic": "synthetic validation model — not model evidence",
+    "model": "model evidence",
+}
+"""The label shown beside a run's numbers, per evidence kind (the report's banner is it in
+capitals)."""
+
+FIXTURE_SOURCES = ("bundled-fixture", "scripted")
+"""Model sources that are test fixtures whatever their label says."""
+
+
+def run_evidence(model: ModelProvenance | None) -> Evidence:
+    """The evidence a run is shown under (module docstring): never `model` for a fixture or a
+    synthetic model, `control` without a model."""
+    if model is None:
+        return "control"
+    if model.source in FIXTURE_SOURCES or model.config_sha256 in TEST_FIXTURE_CONFIGS:
+        return "fixture"
+    if model.source == "synthetic":
+        return "synthetic"
+    return model.evidence
