@@ -239,6 +239,7 @@ class Experiment {
       evidence: model?.evidence ?? null,
       seed: this.header.run.seed,
       trials: this.trials.size,
+      summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
     };
     await this.store.putSweep(this.record, { header: header ? this.headerJson : null, trials });
@@ -494,20 +495,23 @@ class Experiment {
       this.notice(null);
       const provenance = JSON.parse(stored.header_json).model ?? {};
       const previously = provenance.model_id ? await this.store.observedFor(provenance.model_id, provenance.revision) : {};
+      let texts;
       try {
         this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously }));
+        texts = await this.upgradedTexts(stored);
       } catch (error) {
         this.showError(`Resuming failed: ${error.message}`);
         throw error;
       }
-      this.useHeader(stored.header_json);
+      this.useHeader(texts.header_json);
       this.record = (await this.store.getSweep(this.header.run.run_id)) ?? null;
       this.clearTables();
       this.shownPredictions = new Map();
-      this.useTrials(stored.trials_json);
-      if (this.record?.trials !== this.trials.size) {
-        // a sweep new to this browser (the CLI's --resume): store every trial once
-        const trials = stored.trials_json.map((json, seq) => ({ seq, trial_id: JSON.parse(json).trial_id, json }));
+      this.useTrials(texts.trials_json);
+      if (texts !== stored || this.record?.trials !== this.trials.size) {
+        // a sweep new to this browser (the CLI's --resume), or one Python upgraded from an
+        // older trace version: store every trial (again), as Python wrote it
+        const trials = texts.trials_json.map((json, seq) => ({ seq, trial_id: JSON.parse(json).trial_id, json }));
         await this.persist({}, { header: true, trials });
       }
       await this.refresh();
@@ -518,6 +522,16 @@ class Experiment {
       this.setData(this.derivedState());
       return s;
     });
+  }
+
+  // Python upgrades a stored trace of an older schema (trace/1, e.g. converted from IndexedDB
+  // version 1) as it resumes it: the page then takes Python's texts of the header and every
+  // trial, so that what is stored is one schema. Otherwise the stored texts are kept.
+  async upgradedTexts(stored) {
+    const header = (await this.request("sweep_header")).header_json;
+    if (JSON.parse(header).schema_version === JSON.parse(stored.header_json).schema_version) return stored;
+    const { header_json, trials_json } = await this.request("sweep_trace", { split: true }, 120_000);
+    return { header_json, trials_json };
   }
 
   async resume() {
@@ -568,7 +582,11 @@ class Experiment {
     const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
     const texts = await this.store.storedTexts(stored.run_id);
-    const trace = { ...JSON.parse(texts.header_json), trials: texts.trials_json.map((text) => JSON.parse(text)) };
+    const trials = new Trials();
+    for (const text of texts.trials_json) trials.add(JSON.parse(text), text);
+    // the header's summary counts no trial: the counts are Python's last, stored with the status
+    const header = JSON.parse(texts.header_json);
+    const trace = trials.assemble(header, stored.summary ?? header.summary);
     const { in_flight, run_id, phase, finished, updated_at } = stored;
     return { trace, in_flight, run_id, phase, finished, updated_at };
   }

@@ -3,8 +3,9 @@
 //
 // Open a trace: a trace.json (and optionally its predictions.json), dropped or picked. Python
 // re-derives it (`trace_open`: pyapp.report.viewer.open_run — the code of `python -m pyapp
-// reproduce` and `score`) and the experiment's own renderers show it in Results, as the live
-// run is shown, with "re-derived exactly" or every mismatch.
+// reproduce` and `score`); this panel says "re-derived exactly" or lists every mismatch, and
+// step 4 shows the run as the live run is shown (the experiment's own renderers), with its
+// provenance, interruptions and journal under the viewing banner.
 //
 // Compare runs: several predictions.json files. Python lays them side by side
 // (`compare_runs`: pyapp.report.viewer.compare_runs — the code of `python -m pyapp compare`),
@@ -123,11 +124,16 @@ export function setupViewer({ request, experiment }) {
       h("h3", `Opened: ${traces[0].name}${predictions.length ? ` + ${predictions[0].name}` : ""}`),
       h("p", `Evidence: ${evidenceLabel(result.evidence)}.`, { class: result.evidence === "model" ? "" : "fixture-label" }),
       ...verificationView(result),
+    );
+    view.hidden = false;
+    // the run itself is drawn in step 4, as a live run: its provenance, interruptions and
+    // journal under the viewing banner, its results by the experiment's renderers
+    $("#viewing-details").replaceChildren(
+      h("h3", "Provenance, interruptions and journal of the opened run"),
       provenanceView(trace, result.evidence),
       interruptionsView(trace),
       journalView(trace),
     );
-    view.hidden = false;
     experiment.showOpened({
       name: traces[0].name,
       evidence: result.evidence,

@@ -28,6 +28,7 @@ from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
 from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
 from pyapp.records import documents
+from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import budget_of
 from pyapp.tasks import taskset as tasks
 
@@ -126,6 +127,8 @@ def expected_constants() -> dict[str, object]:
             "serve.max_waiting": serve.MAX_WAITING,
         }
     )
+    for kind, label in EVIDENCE_LABELS.items():
+        expected[f"evidence_label.{kind}"] = label
     params = tasks.TaskParams()
     for f in fields(params):
         if f.name != "seed":
@@ -189,6 +192,8 @@ JS_CODE_PATTERNS = (
     # noGeneration(inputTokens, input, "input_budget", ...)
     re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
 )
+JS_CODE_NAME = re.compile(r"\b(?:MODEL_ERROR|COMPLETION_FAILURE)\.([A-Z_]+)\b")
+"""A generated code constant (workers/model_protocol.js): `MODEL_ERROR.BUSY` is `busy`."""
 JS_CODE_CHOICE = re.compile(r"\bcode\s*=\s*([^;]*);")
 """`const code = cond ? "download_failed" : "load_failed";`: the chosen literals count."""
 
@@ -200,6 +205,8 @@ def js_codes() -> set[str]:
         text = path.read_text(encoding="utf-8")
         for pattern in JS_CODE_PATTERNS:
             codes |= set(pattern.findall(text))
+        if path.name != "model_protocol.js":  # the generated list itself produces nothing
+            codes |= {name.lower() for name in JS_CODE_NAME.findall(text)}
         for choice in JS_CODE_CHOICE.findall(text):
             codes |= set(re.findall(r"[?:]\s*\"([a-z_]+)\"", choice))
     return codes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,8 @@ from pyapp.conditions.model import (
     ModelLoad,
     ScriptedAdapter,
     ScriptedReply,
+    WasmInfo,
+    identity_difference,
 )
 from pyapp.conditions.run import run_chain
 from pyapp.experiment.phases import PAUSE_AFTER, ProtocolError, Sweep, freeze, run_phase
@@ -378,6 +380,40 @@ def test_a_trace_1_document_is_still_read_and_reproduced(finished_document) -> N
 
 
 # ---- 9. reproduce trusts nothing it can recompute (each reproducer: a mismatch, exit 1) --
+
+
+def test_a_trace_1_sweep_continued_under_trace_2_reproduces(finished_document) -> None:
+    """Its trace/1 trials come first and keep what trace/1 recorded; the trials since are
+    trace/2's; an untimed trial after a timed one is no upgrade but a mismatch."""
+    old = as_trace_1(finished_document)
+    kept = len(old["trials"]) - 3  # three held-out trials still to run
+    old["trials"] = old["trials"][:kept]
+    sweep = Sweep.from_trace(read_trace(old))
+    assert run(run_phase(sweep, "heldout", ScriptedAdapter(answer))) == "finished"
+    document = to_json(sweep.trace())
+    assert document["schema_version"] == "trace/2"
+    assert [t["trial_id"] for t in document["trials"]] == [
+        t["trial_id"] for t in finished_document["trials"]
+    ]
+    assert document["trials"][kept - 1]["started_at"] is None
+    assert document["trials"][kept]["started_at"] is not None
+    assert reproduce(document) == []
+    late = copy.deepcopy(document)
+    late["trials"][-1]["started_at"] = late["trials"][-1]["ended_at"] = None
+    found = [m.message for m in reproduce(late) if m.where == f"$.trials[{kept + 2}]"]
+    assert "a trace/2 trial needs started_at and ended_at" in found
+
+
+def test_a_trace_1_sweep_on_wasm_continues_under_the_measured_runtime() -> None:
+    """trace/1 did not record the WASM runtime: unknown, not another identity."""
+    wasm = WasmInfo(threads=2, simd=True, cross_origin_isolated=True, threads_allowed=True)
+    loaded = replace(ScriptedAdapter(answer).provenance, backend_actual="wasm", wasm=wasm)
+    assert identity_difference(replace(loaded, wasm=None), loaded) == []
+    other = replace(loaded, wasm=replace(wasm, threads=1))
+    differ = f"wasm: {asdict(replace(wasm, threads=1))!r} -> {asdict(wasm)!r}"
+    assert identity_difference(other, loaded) == [differ]
+    on_webgpu = replace(loaded, backend_actual="webgpu", wasm=None)
+    assert identity_difference(on_webgpu, loaded)  # a recorded null is compared
 
 
 def trial_of(document: dict, trial_id: str) -> dict:

@@ -5,6 +5,7 @@ import json
 
 import pytest
 from asyncrun import run
+from test_integrity import as_trace_1
 from test_predict import known_model
 from tracecheck import assert_valid_trace
 
@@ -175,6 +176,40 @@ def test_reload_mid_sweep_resumes_with_the_next_unobserved_trial(monkeypatch):
     assert len({t["trial_id"] for t in trace["trials"]}) == len(trace["trials"]) == 24
     assert [i["trial_id"] for i in trace["interruptions"]] == ["model-only/mul-1"]
     assert reproduce(trace) == []
+
+
+def test_a_trace_1_sweep_stored_by_indexeddb_version_1_resumes_upgraded():
+    """What site/store.js converts from version 1 (a trace/1 header without trials, one text
+    per trial) resumes: Python upgrades it, hands back its own texts (`sweep_trace` split) for
+    the page to store again, and the continued sweep re-derives (issue 13)."""
+    page = Page(ScriptedAdapter(known_model))
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    call(page, "sweep_run", phase="measure")
+    call(page, "sweep_freeze")
+    page.cancel_after = 2  # two of the six held-out trials
+    assert call(page, "sweep_run", phase="heldout")["result"]["cancelled"]
+    old = as_trace_1(document(page, "sweep_trace", "trace"))
+    assert old["freezes"] and len(old["trials"]) == 20
+    zero = {"trials": 0, "correct": 0, "incorrect": 0, "failed": 0, "model_evidence_trials": 0}
+    stored = {
+        "header_json": json.dumps({**old, "trials": [], "summary": zero}),
+        "trials_json": [json.dumps(trial) for trial in old["trials"]],
+    }
+
+    page2 = Page(ScriptedAdapter(known_model))
+    assert call(page2, "sweep_resume", **stored)["result"]["trials"] == 20
+    assert json.loads(header(page2))["schema_version"] == "trace/2"
+    split = call(page2, "sweep_trace", split=True)["result"]
+    assert split["trace_json"] is None and len(split["trials_json"]) == 20  # TraceText, split
+    upgraded = [json.loads(text) for text in split["trials_json"]]
+    assert [t["sequence"] for t in upgraded] == sorted(t["sequence"] for t in upgraded)
+    assert [t["trial_id"] for t in upgraded] == [t["trial_id"] for t in old["trials"]]
+    page2.trials_json = list(split["trials_json"])
+    done = call(page2, "sweep_run", phase="all")["result"]
+    assert not done["cancelled"] and done["state"]["heldout_left"] == 0
+    trace = document(page2, "sweep_trace", "trace")
+    assert trace["trials"][0]["started_at"] is None and trace["trials"][-1]["started_at"]
+    assert reproduce(trace) == [] and trace == page2.persisted
 
 
 def test_journal_is_exported_and_never_scored():

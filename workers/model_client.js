@@ -1,14 +1,16 @@
-// Main-thread owner of the model worker (site/model_worker.js). No DOM here: the Models panel
-// (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps the
-// provenance. Python reaches it through PyScript's sync channel (site/lab_worker.py ->
-// pyapp/browser/model.py -> `xworker.sync.model_call`), with the SAME message shapes as the
-// worker protocol written down in site/model_worker.js. Two types are answered here, not by
-// the worker:
+// Main-thread owner of the model worker (workers/model_worker.js). No DOM here: the Models
+// panel (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps
+// the provenance. Python reaches it through PyScript's sync channel (workers/lab_worker.py ->
+// pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`).
 //
-//   T = "provenance"  fields: -     result: a ModelProvenance (pyapp/conditions/model.py) as JSON
-//   T = "generate"    as in the worker, plus: the client waits for a pending (re)load; a hard
-//                     deadline terminates the worker `GRACE_MS` after caps.timeout_ms; the
-//                     reply envelope gains "timing": {"worker_ms", "client_ms"}.
+// Its messages are the records of pyapp/browser/model_messages.py (names, codes and schema
+// from the generated workers/model_protocol.js; tables in docs/models.md). It answers Python's
+// `provenance` itself and passes `generate` on to the worker, adding a wait for a pending
+// (re)load, a hard deadline (terminate the worker `GRACE_MS` after caps.timeout_ms) and the
+// reply's `timing` {worker_ms, client_ms}. It checks what it receives (workers/model_check.js):
+// Python's requests (`bad_request` / `unknown_type` replies), the worker's replies (one that
+// does not fit its request's result record becomes a failed reply `bad_reply`) and events
+// (a malformed one is dropped with a console warning).
 //
 // A terminated worker is unloaded: the client reloads the same model at once (no new
 // consent in this session) and records that as a ModelLoad with reason
@@ -21,9 +23,21 @@
 // generations of the page's life.
 
 import { parseFaults } from "./faults.js";
+import { checkEvent, checkReply, checkRequest } from "./model_check.js";
+import { MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
 export const GRACE_MS = 1_500;
 const LOAD_TIMEOUT_MS = 300_000;
+
+// A failed reply; `type` and `id` are echoed only when they are what a request carries.
+function failure(type, id, code, message) {
+  return {
+    type: typeof type === "string" ? type : null,
+    id: Number.isInteger(id) ? id : null,
+    ok: false,
+    error: { code, message },
+  };
+}
 
 export class ModelClient {
   constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
@@ -54,28 +68,39 @@ export class ModelClient {
 
   spawn() {
     const worker = new Worker(this.workerUrl, { type: "module", name: "model-worker" });
-    worker.onmessage = ({ data }) => {
-      if (data?.type === "progress") {
-        this.onEvent({ kind: "progress", ...data });
-        return;
-      }
-      if (data?.type === "first_token") {
-        if (this.current?.id === data.id) this.current.firstToken = true; // observable by tests
-        return;
-      }
-      const waiter = this.pending.get(data?.id);
-      if (waiter) {
-        this.pending.delete(data.id);
-        waiter.resolve(data);
-      }
-    };
+    worker.onmessage = ({ data }) => this.receive(data);
+    worker.onmessageerror = () => console.warn("model client: a message from the model worker could not be read");
     worker.onerror = (event) => {
       event.preventDefault?.();
       const message = `the model worker crashed: ${event.message || "unknown error"}`;
       if (this.state === "loaded") this.crash(message);
-      else this.failAll("worker_error", message);
+      else this.failAll(MODEL_ERROR.WORKER_ERROR, message);
     };
     return worker;
+  }
+
+  // One message from the worker: an event, or the reply to a pending request (checked
+  // against that request's result record; one that does not fit fails it as `bad_reply`).
+  receive(data) {
+    if (data?.type === MODEL_TYPE.PROGRESS || data?.type === MODEL_TYPE.FIRST_TOKEN) {
+      const wrong = checkEvent(data);
+      if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
+      else if (data.type === MODEL_TYPE.PROGRESS) this.onEvent({ kind: "progress", ...data });
+      else if (this.current?.id === data.id) this.current.firstToken = true; // observable by tests
+      return;
+    }
+    const waiter = Number.isInteger(data?.id) ? this.pending.get(data.id) : undefined;
+    if (!waiter) {
+      console.warn(`model client: dropped a message that answers nothing pending (${JSON.stringify(data)?.slice(0, 80)})`);
+      return;
+    }
+    this.pending.delete(data.id);
+    const wrong = checkReply(waiter.type, data);
+    waiter.resolve(
+      wrong === null
+        ? data
+        : failure(waiter.type, data.id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`),
+    );
   }
 
   send(type, fields = {}) {
@@ -87,9 +112,7 @@ export class ModelClient {
   }
 
   failAll(code, message) {
-    for (const [id, waiter] of this.pending) {
-      waiter.resolve({ type: waiter.type, id, ok: false, error: { code, message } });
-    }
+    for (const [id, waiter] of this.pending) waiter.resolve(failure(waiter.type, id, code, message));
     this.pending.clear();
   }
 
@@ -98,7 +121,7 @@ export class ModelClient {
     if (!this.worker) return;
     this.worker.terminate();
     this.worker = null;
-    this.failAll("worker_error", message);
+    this.failAll(MODEL_ERROR.WORKER_ERROR, message);
     this.setState("unloaded", { why: message });
     this.load(this.spec, this.backend, "reload-after-terminate");
   }
@@ -107,7 +130,7 @@ export class ModelClient {
     if (!this.worker) return;
     this.worker.terminate();
     this.worker = null;
-    this.failAll("terminated", why);
+    this.failAll(MODEL_ERROR.TERMINATED, why);
     this.setState("unloaded", { why });
   }
 
@@ -127,12 +150,12 @@ export class ModelClient {
     if (this.failNextLoad) {
       const message = this.failNextLoad;
       this.failNextLoad = null;
-      return this.refuse(this.spec, this.backend, "load_failed", message, reason);
+      return this.refuse(this.spec, this.backend, MODEL_ERROR.LOAD_FAILED, message, reason);
     }
     const started = performance.now();
     this.setState("loading", { reason });
     this.worker = this.spawn();
-    const { promise } = this.send("load", {
+    const { promise } = this.send(MODEL_TYPE.LOAD, {
       model: {
         model_id: this.spec.model_id,
         revision: this.spec.revision,
@@ -151,8 +174,7 @@ export class ModelClient {
     let timer;
     const timeout = new Promise((resolve) => {
       timer = setTimeout(
-        () =>
-          resolve({ ok: false, error: { code: "load_timeout", message: `no answer after ${LOAD_TIMEOUT_MS / 1000} s` } }),
+        () => resolve(failure(MODEL_TYPE.LOAD, null, MODEL_ERROR.LOAD_TIMEOUT, `no answer after ${LOAD_TIMEOUT_MS / 1000} s`)),
         LOAD_TIMEOUT_MS,
       );
     });
@@ -221,9 +243,11 @@ export class ModelClient {
     const clientStart = performance.now();
     const envelope = ({ worker_ms: workerMs = null, elapsed_ms: _, hard: __, ...reply }) => ({
       ...reply,
-      type: "generate",
+      type: MODEL_TYPE.GENERATE,
       timing: { worker_ms: workerMs, client_ms: performance.now() - clientStart },
     });
+    const wrong = checkRequest({ type: MODEL_TYPE.GENERATE, prompt, messages, caps, debug });
+    if (wrong) return envelope(failure(MODEL_TYPE.GENERATE, null, wrong.code, wrong.message));
     if (this.state === "loading" && this.ready) await this.ready;
     if (this.state !== "loaded" || !this.worker) {
       const why = this.spec ? `the model is ${this.state}` : "no model has been loaded (consent first)";
@@ -231,12 +255,12 @@ export class ModelClient {
       if (this.spec && this.state === "failed" && lastLoad && lastLoad.reason !== "consent") {
         this.load(this.spec, this.backend, "reload"); // a failed reload: try again (no new consent)
       }
-      return envelope({ id: null, ok: false, error: { code: "not_loaded", message: why } });
+      return envelope(failure(MODEL_TYPE.GENERATE, null, MODEL_ERROR.NOT_LOADED, why));
     }
     const n = ++this.generations;
     const fault = (kind) => this.faults.at(kind, n);
     if (fault("hang")) debug = { ...(debug ?? {}), stall_ms: 2_000_000_000 }; // never yields
-    const { id, promise } = this.send("generate", { prompt, messages, caps, debug });
+    const { id, promise } = this.send(MODEL_TYPE.GENERATE, { prompt, messages, caps, debug });
     if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
     let settle;
     const stopped = new Promise((resolve) => (settle = resolve));
@@ -263,7 +287,7 @@ export class ModelClient {
   }
 
   interrupt(target, reason) {
-    if (this.worker && this.current?.id === target) this.send("interrupt", { target, reason });
+    if (this.worker && this.current?.id === target) this.send(MODEL_TYPE.INTERRUPT, { target, reason });
   }
 
   // The user's Cancel: the same path as a deadline (interrupt, then terminate after grace).
@@ -279,7 +303,7 @@ export class ModelClient {
       `the model worker did not stop within ${GRACE_MS} ms of the ${reason === "timeout" ? "deadline" : "cancel"}:` +
       " terminated; the model reloads (no new consent needed)";
     settle({
-      type: "generate",
+      type: MODEL_TYPE.GENERATE,
       id,
       ok: true,
       hard: true,
@@ -330,21 +354,25 @@ export class ModelClient {
     };
   }
 
-  // The one function Python calls (through xworker.sync): a request JSON in, a reply JSON out.
-  // `debug` (test hooks, see the worker protocol) is added to generate requests without one.
+  // The one function Python calls (through xworker.sync): a request JSON in, a reply JSON out,
+  // for the requests Python sends (`provenance`, `generate`). `debug` (test hooks, see
+  // GenerateDebug) is added to generate requests without one.
   async call(requestJson, debug = undefined) {
     let request;
     try {
       request = JSON.parse(requestJson);
     } catch (error) {
-      return JSON.stringify({ type: null, id: null, ok: false, error: { code: "bad_request", message: String(error) } });
+      return JSON.stringify(failure(null, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${error.message}`));
     }
+    const wrong = checkRequest(request);
+    if (wrong) return JSON.stringify(failure(request?.type, request?.id, wrong.code, wrong.message));
     const { type, id } = request;
-    if (type === "provenance") return JSON.stringify({ type, id, ok: true, result: this.provenance() });
-    if (type === "generate") {
+    if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify({ type, id, ok: true, result: this.provenance() });
+    if (type === MODEL_TYPE.GENERATE) {
       const reply = await this.generate({ debug, ...request });
       return JSON.stringify({ ...reply, id });
     }
-    return JSON.stringify({ type, id, ok: false, error: { code: "unknown_type", message: `unknown type ${type}` } });
+    const why = `${type} is the client's request to the model worker, not one it answers`;
+    return JSON.stringify(failure(type, id, MODEL_ERROR.UNKNOWN_TYPE, why));
   }
 }

@@ -1,54 +1,14 @@
 // Composition Lab model worker: one causal LM on transformers.js, in its own module worker.
-// Started by the page (site/model_client.js) AFTER the user consented; one model per worker.
-// Backend and model never change inside a worker: a new choice is a new worker.
+// Started by the main thread's client (workers/model_client.js) AFTER the user consented; one
+// model per worker. Backend and model never change inside a worker: a new choice is a new
+// worker.
 //
-// ---- The model-worker protocol (the one written-down copy; docs/models.md repeats it) ------
-// Every message is a JSON-able object tagged on `type`. Requests carry an integer `id` that
-// their reply repeats; events carry the `id` of the request they belong to.
-//
-//   request  {"type": T, "id": N, ...fields}
-//   reply    {"type": T, "id": N, "ok": true,  "result": {...}}
-//          | {"type": T, "id": N, "ok": false, "error": {"code": str, "message": str}}
-//   event    {"type": "progress", "id": N (the load), "file", "status", "loaded", "total"}
-//          | {"type": "first_token", "id": N (the generate)}: the first generated token exists
-//
-//   T = "load"       fields: model {model_id, revision, dtype, source ("bundled-fixture" |
-//                              "hub" | "local-folder"), host (hub URL, source "hub" only),
-//                              local_path (URL path of the models folder, bundled only),
-//                              chat_template_options (object passed to the chat template,
-//                              e.g. {enable_thinking: false}; default {}),
-//                              fixture_config_sha256 (str | [str]: config.json digests of the
-//                              test fixtures; a match labels the model a fixture),
-//                              supported_model_types ([str], optional: config.json model_types
-//                              the page accepts; another is refused after config.json only)},
-//                            backend ("webgpu" | "wasm"), wasm_base (URL of the ORT files),
-//                            threads (optional int; default: navigator.hardwareConcurrency
-//                            when cross-origin isolated, else 1; the result says what ran)
-//                    result: {backend_actual, dtype, chat_template_options, transformers_js_version,
-//                             onnxruntime_version, threads, cross_origin_isolated, user_agent,
-//                             adapter: {vendor, architecture, description,
-//                                       is_fallback_adapter, shader_f16} | null,
-//                             download_bytes (model files only), runtime_bytes (ORT wasm),
-//                             download_ms, setup_ms, warmup_ms, files: [{file, bytes}]}
-//                    error codes: backend_unavailable (WebGPU asked for, no adapter),
-//                             architecture_unsupported (config.json model_type not runnable),
-//                             dtype_unsupported (an f16 dtype without `shader-f16`),
-//                             download_failed, load_failed, bad_request, busy
-//   T = "generate"   fields: prompt (str, sent as one user message) | messages ([{role,
-//                            content}]), caps {max_input_tokens, max_new_tokens,
-//                            max_output_bytes, timeout_ms},
-//                            debug (optional test hooks: {step_delay_ms: N} awaits N ms
-//                            before every step; {stall_ms: N} blocks the worker N ms once,
-//                            i.e. a step that never yields, to exercise terminate())
-//                    result (a Completion, see pyapp/conditions/model.py): {text, finish_reason,
-//                            input_tokens, output_tokens, output_token_ids, generation_ms,
-//                            time_to_first_token_ms, failure: {code, message} | null,
-//                            input_text (the chat-templated input), input_sha256}
-//                    the reply envelope also carries "elapsed_ms": the worker's own time
-//                    from receiving the request to replying (for the bridge-overhead bench)
-//                    error codes: not_loaded, busy, bad_request, worker_error
-//   T = "interrupt"  fields: target (id of the running generate), reason ("cancelled" |
-//                            "timeout")       result: {interrupted: bool}
+// The messages it answers (`load`, `generate`, `interrupt`) and sends (the replies, the events
+// `progress` and `first_token`) are the records of pyapp/browser/model_messages.py; their
+// names, error codes and schema come from the generated workers/model_protocol.js, and the
+// message tables are in docs/models.md. Every request is checked against that schema before
+// anything runs (workers/model_check.js): an unknown type is answered `unknown_type`, a
+// malformed request `bad_request`, and the worker keeps serving.
 //
 // Generation semantics: greedy (`do_sample: false`); the chat template from the model's
 // tokenizer_config.json; the prompt's tokens are counted with the model's tokenizer BEFORE
@@ -58,8 +18,9 @@
 // (finish `cancelled`/`timeout`). The generate loop awaits a MessageChannel tick before each
 // forward pass, so interrupts are handled between steps even on WASM. Finish reason, in
 // order: interrupted/deadline -> its reason; last id is EOS -> `eos`; bytes cap -> `bytes`;
-// `max_new_tokens` reached -> `length`; otherwise `error`.
-// -----------------------------------------------------------------------------------------
+// `max_new_tokens` reached -> `length`; otherwise `error`. Test hooks in a generate's
+// `debug`: `step_delay_ms` awaits N ms before every step; `stall_ms` blocks the worker N ms
+// once (a step that never yields, to exercise terminate()).
 
 import {
   AutoConfig,
@@ -68,6 +29,8 @@ import {
   env,
   StoppingCriteria,
 } from "./transformers/transformers.min.js";
+import { checkRequest } from "./model_check.js";
+import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
 let tokenizer = null;
 let model = null;
@@ -119,11 +82,18 @@ function reply(type, id, result, extra = {}) {
   self.postMessage({ type, id, ok: true, result, ...extra });
 }
 
+// A failed reply. `type` and `id` are echoed only when they are what a request carries, so
+// that a reply to a malformed message is always a well-formed reply.
 function replyError(type, id, code, message) {
-  self.postMessage({ type, id, ok: false, error: { code, message } });
+  self.postMessage({
+    type: typeof type === "string" ? type : null,
+    id: Number.isInteger(id) ? id : null,
+    ok: false,
+    error: { code, message: String(message) },
+  });
 }
 
-class LoadError extends Error {
+class WorkerError extends Error {
   constructor(code, message) {
     super(message);
     this.code = code;
@@ -158,7 +128,6 @@ function eosIds() {
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
 }
 
-// Whether a config.json response is byte for byte one of the test fixtures' (by SHA-256).
 // SHA-256 (hex) of a config.json response: recorded in the provenance, and compared with the
 // test fixtures' digests.
 async function configDigest(response) {
@@ -205,35 +174,33 @@ async function keepServedRevision(spec, commit) {
 
 // ---- load --------------------------------------------------------------------------------
 
-async function load(request) {
-  const started = performance.now();
-  const { model: spec, backend } = request;
-  if (!spec || typeof spec.model_id !== "string" || !["webgpu", "wasm"].includes(backend)) {
-    throw new LoadError("bad_request", "load needs model.model_id and backend webgpu|wasm");
+// Backend first: never fetch a byte for a backend that cannot run, never fall back. Returns
+// the WebGPU adapter's info (null on WASM).
+async function checkBackend(spec, backend) {
+  if (backend !== "webgpu") return null;
+  const found = await webgpuAdapter();
+  if (!found.adapter) {
+    throw new WorkerError(
+      MODEL_ERROR.BACKEND_UNAVAILABLE,
+      `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
+        "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
+    );
   }
-  // Backend first: never fetch a byte for a backend that cannot run, never fall back.
-  let adapterInfo = null;
-  if (backend === "webgpu") {
-    const found = await webgpuAdapter();
-    if (!found.adapter) {
-      throw new LoadError(
-        "backend_unavailable",
-        `WebGPU is not available in this browser (${found.why}). Nothing was downloaded and ` +
-          "nothing will run on another backend; choose WASM explicitly to run on the CPU.",
-      );
-    }
-    adapterInfo = found.info;
-    if (/f16/.test(spec.dtype) && !adapterInfo.shader_f16) {
-      throw new LoadError(
-        "dtype_unsupported",
-        `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
-          `(${adapterInfo.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
-          "(q4 or fp32) explicitly; nothing was downloaded.",
-      );
-    }
+  if (/f16/.test(spec.dtype) && !found.info.shader_f16) {
+    throw new WorkerError(
+      MODEL_ERROR.DTYPE_UNSUPPORTED,
+      `dtype ${spec.dtype} needs the WebGPU feature shader-f16, which this adapter ` +
+        `(${found.info.vendor ?? "unknown vendor"}) lacks. Choose a dtype without f16 ` +
+        "(q4 or fp32) explicitly; nothing was downloaded.",
+    );
   }
+  return found.info;
+}
 
-  // transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
+// transformers.js settings: local ORT wasm, one model source, no silent remote fallback.
+// Returns the URL of the ORT wasm folder.
+function configureRuntime(request) {
+  const { model: spec, backend } = request;
   const wasmBase = new URL(request.wasm_base, self.location.href).href;
   const flavour = backend === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${wasmBase}${flavour}.mjs`, wasm: `${wasmBase}${flavour}.wasm` };
@@ -253,103 +220,121 @@ async function load(request) {
     env.allowLocalModels = true;
     env.localModelPath = spec.local_path; // a PATH: a full URL disables local lookup
   }
+  return wasmBase;
+}
 
-  // Count what actually crosses the network API (cache hits never reach env.fetch).
-  const files = new Map(); // model files fetched over the network API -> bytes
-  let runtimeBytes = 0; // the ORT wasm runtime, fetched once per worker
-  let firstFetch = null;
-  let lastDone = null;
-  let servedCommit = null; // the hub's X-Repo-Commit: which commit a branch revision resolved to
-  // A model whose config.json is byte for byte the test fixture's is the fixture, whatever
-  // host served it: it is labelled a fixture, never model evidence.
-  // The test fixtures: the tiny fixture and the catalogue stand-ins (site/models.json).
-  let isTestFixture = false;
-  let configFetched = false;
-  let configSha256 = null; // the config.json this load used (null when none was seen)
+// Counts what actually crosses the network API (cache hits never reach env.fetch): the model
+// files, the ORT runtime, the hub's served commit, and the config.json's digest. A model
+// whose config.json is byte for byte a test fixture's (the tiny fixture or a catalogue
+// stand-in, site/models.json) is a fixture, whatever host served it: never model evidence.
+function watchFetches(spec, wasmBase) {
+  const seen = {
+    files: new Map(), // model files fetched over the network API -> bytes
+    runtimeBytes: 0, // the ORT wasm runtime, fetched once per worker
+    firstFetch: null,
+    lastDone: null,
+    servedCommit: null, // the hub's X-Repo-Commit: which commit a branch revision resolved to
+    configFetched: false,
+    configSha256: null, // the config.json this load used (null when none was seen)
+    isTestFixture: false,
+  };
   const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
+  seen.noteConfig = (digest) => {
+    seen.configSha256 = digest;
+    if (fixtureConfigs.includes(digest)) seen.isTestFixture = true;
+  };
   const realFetch = globalThis.fetch.bind(globalThis);
   env.fetch = async (url, init) => {
-    firstFetch ??= performance.now();
+    seen.firstFetch ??= performance.now();
     const response = await realFetch(url, init);
-    if ((init?.method ?? "GET") === "GET" && response.ok) {
-      const size = Number(response.headers.get("content-length")) || 0;
-      const name = String(url);
-      if (name.startsWith(wasmBase)) runtimeBytes += size;
-      else {
-        files.set(name, size);
-        servedCommit ??= response.headers.get("x-repo-commit");
-        if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
-          configFetched = true;
-          configSha256 = await configDigest(response.clone());
-          if (fixtureConfigs.includes(configSha256)) isTestFixture = true;
-        }
-      }
+    if ((init?.method ?? "GET") !== "GET" || !response.ok) return response;
+    const size = Number(response.headers.get("content-length")) || 0;
+    const name = String(url);
+    if (name.startsWith(wasmBase)) {
+      seen.runtimeBytes += size;
+      return response;
+    }
+    seen.files.set(name, size);
+    seen.servedCommit ??= response.headers.get("x-repo-commit");
+    if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
+      seen.configFetched = true;
+      seen.noteConfig(await configDigest(response.clone()));
     }
     return response;
   };
-  const progress = (data) => {
+  return seen;
+}
+
+// transformers.js's progress callback, sent on as `progress` events of the load `id`.
+function progressReporter(id, seen) {
+  return (data) => {
     if (!data || !data.file) return;
-    if (data.status === "done") lastDone = performance.now();
+    if (data.status === "done") seen.lastDone = performance.now();
     self.postMessage({
-      type: "progress",
-      id: request.id,
-      file: data.file,
-      status: data.status,
-      loaded: data.loaded ?? null,
-      total: data.total ?? null,
+      type: MODEL_TYPE.PROGRESS,
+      id,
+      file: String(data.file),
+      status: String(data.status),
+      loaded: Number.isFinite(data.loaded) ? data.loaded : null,
+      total: Number.isFinite(data.total) ? data.total : null,
     });
   };
+}
 
-  templateOptions = spec.chat_template_options && typeof spec.chat_template_options === "object" ? spec.chat_template_options : {};
-  const options = { revision: spec.revision, progress_callback: progress };
+// config.json only, then refuse an architecture transformers.js cannot run (a free-text id).
+async function checkArchitecture(spec, options) {
+  if (!Array.isArray(spec.supported_model_types)) return;
+  const config = await AutoConfig.from_pretrained(spec.model_id, options);
+  if (!spec.supported_model_types.includes(config.model_type)) {
+    throw new WorkerError(
+      MODEL_ERROR.ARCHITECTURE_UNSUPPORTED,
+      `${spec.model_id} is a "${config.model_type}" model, which this transformers.js (${env.version}) ` +
+        "cannot run as a causal LM; only its config.json was downloaded.",
+    );
+  }
+}
+
+// The tokenizer and the ONNX session (download included); a failure is download_failed or
+// load_failed, and leaves nothing loaded.
+async function createSession(spec, backend, options) {
   try {
-    if (Array.isArray(spec.supported_model_types)) {
-      // config.json only, then refuse an architecture transformers.js cannot run (a free-text id).
-      const config = await AutoConfig.from_pretrained(spec.model_id, options);
-      if (!spec.supported_model_types.includes(config.model_type)) {
-        throw new LoadError(
-          "architecture_unsupported",
-          `${spec.model_id} is a "${config.model_type}" model, which this transformers.js (${env.version}) ` +
-            "cannot run as a causal LM; only its config.json was downloaded.",
-        );
-      }
-    }
+    await checkArchitecture(spec, options);
     tokenizer = await AutoTokenizer.from_pretrained(spec.model_id, options);
-    model = await AutoModelForCausalLM.from_pretrained(spec.model_id, {
-      ...options,
-      device: backend,
-      dtype: spec.dtype,
-    });
+    model = await AutoModelForCausalLM.from_pretrained(spec.model_id, { ...options, device: backend, dtype: spec.dtype });
   } catch (error) {
     tokenizer = model = null;
-    if (error instanceof LoadError) throw error;
+    if (error instanceof WorkerError) throw error;
     const message = error?.message || String(error);
-    const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message) ? "download_failed" : "load_failed";
-    throw new LoadError(code, message);
+    const code = /fetch|not found|404|network|Failed to load|HTTP/i.test(message)
+      ? MODEL_ERROR.DOWNLOAD_FAILED
+      : MODEL_ERROR.LOAD_FAILED;
+    throw new WorkerError(code, message);
   }
-  const downloadMs = firstFetch !== null && lastDone !== null ? lastDone - firstFetch : null;
-  if (spec.source === "hub" && !configFetched) {
-    // config.json came from the browser's cache (no fetch to look at): check the cached copy.
-    const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
-    const cached = await caches.open("transformers-cache").then((cache) => cache.match(url)).catch(() => undefined);
-    if (cached) {
-      configSha256 = await configDigest(cached);
-      if (fixtureConfigs.includes(configSha256)) isTestFixture = true;
-    }
-  }
+}
 
-  // Warm-up: one token, so the first measured generation does not pay for lazy init.
-  const warmStart = performance.now();
+// config.json came from the browser's cache (no fetch to look at): hash the cached copy.
+async function checkCachedConfig(spec, seen) {
+  if (spec.source !== "hub" || seen.configFetched) return;
+  const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
+  const cached = await caches.open(REVISION_CACHE).then((cache) => cache.match(url)).catch(() => undefined);
+  if (cached) seen.noteConfig(await configDigest(cached));
+}
+
+// Warm-up: one token, so the first measured generation does not pay for lazy init. Returns ms.
+async function warmUp() {
+  const started = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
     ...templateOptions,
     add_generation_prompt: true,
     return_dict: true,
   });
   await model.generate({ ...warm, max_new_tokens: 1, do_sample: false });
-  const warmupMs = performance.now() - warmStart;
+  return performance.now() - started;
+}
 
+// The LoadResult record (pyapp/browser/model_messages.py).
+function loadResult({ spec, backend, adapterInfo, seen, served, started, warmupMs }) {
   const onnx = env.backends.onnx;
-  const served = await keepServedRevision(spec, servedCommit);
   return {
     backend_actual: backend,
     dtype: spec.dtype,
@@ -363,15 +348,31 @@ async function load(request) {
     chat_template_options: templateOptions,
     revision_served_note: served.note,
     wasm: backend === "wasm" ? measureWasm(onnx?.wasm?.numThreads ?? null) : null,
-    is_test_fixture: isTestFixture || spec.source === "bundled-fixture",
-    config_sha256: configSha256,
-    download_bytes: [...files.values()].reduce((a, b) => a + b, 0),
-    runtime_bytes: runtimeBytes,
-    download_ms: downloadMs,
+    is_test_fixture: seen.isTestFixture || spec.source === "bundled-fixture",
+    config_sha256: seen.configSha256,
+    download_bytes: [...seen.files.values()].reduce((a, b) => a + b, 0),
+    runtime_bytes: seen.runtimeBytes,
+    download_ms: seen.firstFetch !== null && seen.lastDone !== null ? seen.lastDone - seen.firstFetch : null,
     setup_ms: performance.now() - started,
     warmup_ms: warmupMs,
-    files: [...files.entries()].map(([file, bytes]) => ({ file, bytes })),
+    files: [...seen.files.entries()].map(([file, bytes]) => ({ file, bytes })),
   };
+}
+
+// A checked `load` request -> its LoadResult.
+async function load(request) {
+  const started = performance.now();
+  const { model: spec, backend } = request;
+  const adapterInfo = await checkBackend(spec, backend);
+  const wasmBase = configureRuntime(request);
+  const seen = watchFetches(spec, wasmBase);
+  templateOptions = spec.chat_template_options;
+  const options = { revision: spec.revision, progress_callback: progressReporter(request.id, seen) };
+  await createSession(spec, backend, options);
+  await checkCachedConfig(spec, seen);
+  const warmupMs = await warmUp();
+  const served = await keepServedRevision(spec, seen.servedCommit);
+  return loadResult({ spec, backend, adapterInfo, seen, served, started, warmupMs });
 }
 
 // ---- generate ----------------------------------------------------------------------------
@@ -379,9 +380,9 @@ async function load(request) {
 function checkCaps(caps) {
   const names = ["max_input_tokens", "max_new_tokens", "max_output_bytes", "timeout_ms"];
   if (!caps || names.some((name) => !Number.isInteger(caps[name]) || caps[name] < 0)) {
-    throw new LoadError("bad_request", `caps needs non-negative integers ${names.join(", ")}`);
+    throw new WorkerError(MODEL_ERROR.BAD_REQUEST, `caps needs non-negative integers ${names.join(", ")}`);
   }
-  if (caps.max_new_tokens < 1) throw new LoadError("bad_request", "caps.max_new_tokens must be >= 1");
+  if (caps.max_new_tokens < 1) throw new WorkerError(MODEL_ERROR.BAD_REQUEST, "caps.max_new_tokens must be >= 1");
 }
 
 async function sha256Hex(text) {
@@ -409,9 +410,7 @@ async function generate(request, job) {
   const { caps } = request;
   checkCaps(caps);
   const deadline = received + caps.timeout_ms;
-  const messages = Array.isArray(request.messages)
-    ? request.messages
-    : [{ role: "user", content: String(request.prompt ?? "") }];
+  const messages = request.messages ?? [{ role: "user", content: request.prompt }];
 
   // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
   const inputs = tokenizer.apply_chat_template(messages, {
@@ -431,7 +430,7 @@ async function generate(request, job) {
     return noGeneration(
       inputTokens,
       input,
-      "input_budget",
+      COMPLETION_FAILURE.INPUT_BUDGET,
       `prompt has ${inputTokens} tokens, over the cap of ${caps.max_input_tokens}`,
     );
   }
@@ -451,7 +450,7 @@ async function generate(request, job) {
       // The first put is the prompt; every later one is a generated token.
       if (puts++ === 1) {
         firstTokenAt = performance.now();
-        self.postMessage({ type: "first_token", id: request.id });
+        self.postMessage({ type: MODEL_TYPE.FIRST_TOKEN, id: request.id });
       }
     },
     end() {},
@@ -496,11 +495,14 @@ async function generate(request, job) {
   else finish = "error";
   const failure =
     finish === "timeout"
-      ? { code: "timeout", message: `deadline of ${caps.timeout_ms} ms reached; soft stop after ${ids.length} tokens` }
+      ? {
+          code: COMPLETION_FAILURE.TIMEOUT,
+          message: `deadline of ${caps.timeout_ms} ms reached; soft stop after ${ids.length} tokens`,
+        }
       : finish === "cancelled"
-        ? { code: "cancelled", message: `cancelled after ${ids.length} tokens` }
+        ? { code: COMPLETION_FAILURE.CANCELLED, message: `cancelled after ${ids.length} tokens` }
         : finish === "error"
-          ? { code: "worker_error", message: "generation stopped for no known reason" }
+          ? { code: COMPLETION_FAILURE.WORKER_ERROR, message: "generation stopped for no known reason" }
           : null;
   return {
     text,
@@ -519,56 +521,72 @@ async function generate(request, job) {
 // What the runtime threw, named when it is a lost GPU device or exhausted memory (both are
 // infrastructure failures: the attempt is an interruption, never the model's outcome).
 const RUNTIME_FAILURES = [
-  { code: "device_lost", pattern: /device (?:was |is )?lost|GPUDevice.*lost|DEVICE_REMOVED|DEVICE_HUNG/i },
-  { code: "out_of_memory", pattern: /out of memory|\bOOM\b|failed to allocate|allocation failed|RangeError: Array buffer allocation/i },
+  { code: MODEL_ERROR.DEVICE_LOST, pattern: /device (?:was |is )?lost|GPUDevice.*lost|DEVICE_REMOVED|DEVICE_HUNG/i },
+  {
+    code: MODEL_ERROR.OUT_OF_MEMORY,
+    pattern: /out of memory|\bOOM\b|failed to allocate|allocation failed|RangeError: Array buffer allocation/i,
+  },
 ];
 
 // ---- dispatch ----------------------------------------------------------------------------
 
-self.onmessage = async ({ data: request }) => {
-  const type = request?.type;
-  const id = request?.id;
-  try {
-    if (type === "interrupt") {
-      const hit = running !== null && running.id === request.target;
-      if (hit) running.interrupt = { reason: request.reason === "timeout" ? "timeout" : "cancelled" };
-      reply(type, id, { interrupted: hit });
-    } else if (type === "load") {
-      if (loading || loaded) {
-        replyError(type, id, "busy", "this worker already holds (or is loading) a model");
-        return;
-      }
-      loading = true;
-      try {
-        loaded = await load(request);
-        reply(type, id, loaded);
-      } finally {
-        loading = false;
-      }
-    } else if (type === "generate") {
-      if (!loaded) {
-        replyError(type, id, "not_loaded", "no model is loaded in this worker");
-        return;
-      }
-      if (running) {
-        replyError(type, id, "busy", `generation ${running.id} is still running`);
-        return;
-      }
-      running = { id, interrupt: null };
-      const received = performance.now();
-      try {
-        const result = await generate(request, running);
-        reply(type, id, result, { elapsed_ms: performance.now() - received });
-      } finally {
-        running = null;
-      }
-    } else {
-      replyError(type ?? null, id ?? null, "unknown_type", `unknown message type ${JSON.stringify(type)}`);
+// One handler per request type, each given a request that fits its record; each answers
+// with reply() or throws a WorkerError (any other throw is a runtime failure, named below).
+const HANDLERS = {
+  [MODEL_TYPE.INTERRUPT](request) {
+    const hit = running !== null && running.id === request.target;
+    if (hit) running.interrupt = { reason: request.reason };
+    reply(request.type, request.id, { interrupted: hit });
+  },
+  async [MODEL_TYPE.LOAD](request) {
+    if (loading || loaded) throw new WorkerError(MODEL_ERROR.BUSY, "this worker already holds (or is loading) a model");
+    loading = true;
+    try {
+      loaded = await load(request);
+      reply(request.type, request.id, loaded);
+    } finally {
+      loading = false;
     }
+  },
+  async [MODEL_TYPE.GENERATE](request) {
+    if (!loaded) throw new WorkerError(MODEL_ERROR.NOT_LOADED, "no model is loaded in this worker");
+    if (running) throw new WorkerError(MODEL_ERROR.BUSY, `generation ${running.id} is still running`);
+    running = { id: request.id, interrupt: null };
+    const received = performance.now();
+    try {
+      const result = await generate(request, running);
+      reply(request.type, request.id, result, { elapsed_ms: performance.now() - received });
+    } finally {
+      running = null;
+    }
+  },
+};
+
+self.onmessage = async ({ data: request }) => {
+  const refused = checkRequest(request);
+  const handler = refused === null ? HANDLERS[request.type] : undefined;
+  if (!handler) {
+    // `provenance` fits the schema but is the client's to answer.
+    const why = refused ?? { code: MODEL_ERROR.UNKNOWN_TYPE, message: `the model worker does not answer ${request.type}` };
+    replyError(request?.type, request?.id, why.code, why.message);
+    return;
+  }
+  try {
+    await handler(request);
   } catch (error) {
     const message = error?.message || String(error);
     const runtime = RUNTIME_FAILURES.find((failure) => failure.pattern.test(message));
-    const fallback = error instanceof LoadError ? error.code : type === "generate" ? "worker_error" : "load_failed";
-    replyError(type, id, runtime?.code ?? fallback, message);
+    const fallback =
+      error instanceof WorkerError
+        ? error.code
+        : request.type === MODEL_TYPE.GENERATE
+          ? MODEL_ERROR.WORKER_ERROR
+          : MODEL_ERROR.LOAD_FAILED;
+    replyError(request.type, request.id, runtime?.code ?? fallback, message);
   }
+};
+
+// A message that cannot even be deserialised: nothing to answer (no id), but never a crash.
+self.onmessageerror = () => {
+  replyError(null, null, MODEL_ERROR.BAD_REQUEST, "a message to the model worker could not be deserialised");
 };

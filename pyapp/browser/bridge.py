@@ -180,7 +180,7 @@ def _sweep_header(request: m.SweepHeader, ctx: Context) -> m.HeaderText:
 
 
 def _sweep_trace(request: m.SweepTrace, ctx: Context) -> m.TraceText:
-    return session().trace_text()
+    return session().trace_text(request.split)
 
 
 def _sweep_predictions(request: m.SweepPredictions, ctx: Context) -> m.PredictionsText:

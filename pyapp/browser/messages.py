@@ -284,10 +284,15 @@ class HeaderText:
 
 @dataclass(frozen=True)
 class TraceText:
-    """`sweep_trace`: the whole trace, assembled now."""
+    """`sweep_trace`: the whole trace, assembled now — one text, or (`split`) as the page
+    stores it."""
 
-    trace_json: str
-    """As Python wrote it (indented JSON text, saved as it is)."""
+    trace_json: str | None
+    """As Python wrote it (indented JSON text, saved as it is); null when split."""
+    header_json: str | None
+    """Split: the header (the trace without its trials) as Python wrote it; else null."""
+    trials_json: tuple[str, ...] | None
+    """Split: one text per trial, as Python wrote it; else null."""
 
 
 @dataclass(frozen=True)
@@ -539,6 +544,9 @@ class SweepTrace(Request):
 
     TYPE: ClassVar[str] = "sweep_trace"
     RESULT: ClassVar[type] = TraceText
+    split: bool = False
+    """Answer it as the page stores it, the header and one text per trial (`header_json`,
+    `trials_json`: after a resume upgraded an older trace), instead of `trace_json`."""
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ Path of one call (measured in bench/generation.py):
 
 In the browser the transport is PyScript's synchronous channel to the main thread,
 ``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it).
-The messages are the model-worker protocol written down in workers/model_worker.js and
-docs/models.md: ``{"type": T, "id": N, ...}`` in, ``{"type": T, "id": N, "ok": bool,
-"result" | "error": ...}`` out. Everything here except the transport is pure and runs
-under CPython (tests/test_browser_model.py): requests are built and replies validated
-with `pyapp.records.base.from_json`, so a malformed reply from JavaScript becomes a typed
-failure, never a half-filled Completion.
+The messages are the records of `pyapp.browser.model_messages` (tables in docs/models.md):
+requests are built from them (`Generate`, `Provenance`) and every reply is read into its
+envelope (`ModelReply`) and result record (`Completion`, `ModelProvenance`) with
+`pyapp.records.base.from_json`, so a malformed reply from JavaScript becomes a typed
+failure, never a half-filled Completion. Everything here except the transport is pure and
+runs under CPython (tests/test_browser_model.py).
 
 Failure codes carried in `Completion.failure` (finish null = no generation ran):
 
@@ -40,7 +40,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyapp.browser import model_messages as channel
 from pyapp.browser.messages import Generated, GenerationTiming
+from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.conditions.model import (
     WHOLE_TASK_CAPS,
     Caps,
@@ -51,7 +53,9 @@ from pyapp.conditions.model import (
     input_hash_matches,
 )
 from pyapp.errors import RecordError, ReplyError
-from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records.base import JSON, from_json
+
+__all__ = ["ReplyError", "parse_reply"]  # re-exported: the reply checks live with the records
 
 Transport = Callable[[str], "str | Awaitable[str]"]
 """Sends one request JSON to the main thread; returns (or resolves to) the reply JSON."""
@@ -77,14 +81,9 @@ class CallTiming:
         return None if self.worker_ms is None else self.round_trip_ms - self.worker_ms
 
 
-def caps_json(caps: Caps) -> dict[str, JSON]:
-    result: dict[str, JSON] = to_json(caps)
-    return result
-
-
 def generate_request(request_id: int, prompt: str, caps: Caps) -> dict[str, JSON]:
-    """The `generate` request of the model-worker protocol."""
-    return {"type": "generate", "id": request_id, "prompt": prompt, "caps": caps_json(caps)}
+    """The `generate` request of the model channel."""
+    return channel.request(channel.Generate(caps=caps, prompt=prompt), request_id)
 
 
 def finish_for(code: str) -> FinishReason | None:
@@ -114,34 +113,6 @@ def failed(code: str, message: str) -> Completion:
     )
 
 
-def parse_reply(reply_json: str, request_type: str, request_id: int | None) -> dict[str, Any]:
-    """Decode a reply envelope and check it answers the request; raises ReplyError."""
-    try:
-        reply = json.loads(reply_json)
-    except (TypeError, ValueError) as error:
-        raise ReplyError(f"reply is not JSON: {error}") from None
-    if not isinstance(reply, dict):
-        raise ReplyError("reply must be a JSON object")
-    if reply.get("type") != request_type:
-        raise ReplyError(f"reply type {reply.get('type')!r} does not answer {request_type!r}")
-    if request_id is not None and reply.get("id") != request_id:
-        raise ReplyError(f"reply id {reply.get('id')!r} does not answer request {request_id}")
-    if reply.get("ok") is True:
-        if "result" not in reply:
-            raise ReplyError("ok reply without a result")
-    elif reply.get("ok") is False:
-        problem = reply.get("error")
-        if not (
-            isinstance(problem, dict)
-            and isinstance(problem.get("code"), str)
-            and isinstance(problem.get("message"), str)
-        ):
-            raise ReplyError("failed reply needs error {code, message}")
-    else:
-        raise ReplyError("reply needs a boolean 'ok'")
-    return reply
-
-
 def parse_completion(data: JSON) -> Completion:
     """Validate a Completion reported by JavaScript (every field, every type)."""
     completion: Completion = from_json(Completion, data)
@@ -158,33 +129,28 @@ def parse_completion(data: JSON) -> Completion:
 def completion_from_reply(reply_json: str, request_id: int | None) -> Completion:
     """The Completion a `generate` reply stands for; protocol problems become failures."""
     try:
-        reply = parse_reply(reply_json, "generate", request_id)
+        reply = parse_reply(reply_json, channel.Generate.TYPE, request_id)
     except ReplyError as error:
         return failed("bad_reply", str(error))
-    if not reply["ok"]:
-        return failed(reply["error"]["code"], reply["error"]["message"])
+    if reply.error is not None:
+        return failed(reply.error.code, reply.error.message)
     try:
-        return parse_completion(reply["result"])
+        return parse_completion(reply.result)
     except RecordError as error:
         return failed("bad_reply", f"the completion is malformed: {error}")
 
 
 def timing_from_reply(reply_json: str, round_trip_ms: float) -> CallTiming:
-    """The optional `timing` of a generate reply, with Python's own round trip."""
+    """The `timing` of a generate reply, with Python's own round trip (no timing when the
+    reply is not one: `completion_from_reply` says why)."""
     try:
-        timing = json.loads(reply_json).get("timing") or {}
-    except (TypeError, ValueError, AttributeError):
-        timing = {}
-
-    def number(key: str) -> float | None:
-        value = timing.get(key) if isinstance(timing, dict) else None
-        return (
-            float(value)
-            if isinstance(value, (int, float)) and not isinstance(value, bool)
-            else None
-        )
-
-    return CallTiming(round_trip_ms, number("worker_ms"), number("client_ms"))
+        reply: ModelReply | None = parse_reply(reply_json, channel.Generate.TYPE, None)
+    except ReplyError:
+        reply = None
+    timing = reply.timing if reply is not None else None
+    if timing is None:
+        return CallTiming(round_trip_ms, None, None)
+    return CallTiming(round_trip_ms, timing.worker_ms, timing.client_ms)
 
 
 def parse_provenance(data: JSON) -> ModelProvenance:
@@ -219,17 +185,16 @@ class BrowserModelAdapter:
     @property
     def provenance(self) -> ModelProvenance:
         request_id = self._id()
-        answer = self._transport(json.dumps({"type": "provenance", "id": request_id}))
+        message = channel.Provenance()
+        answer = self._transport(json.dumps(channel.request(message, request_id)))
         if inspect.isawaitable(answer):
             if inspect.iscoroutine(answer):
                 answer.close()
             raise TypeError("the provenance transport must answer synchronously")
-        reply = parse_reply(str(answer), "provenance", request_id)
-        if not reply["ok"]:
-            raise ReplyError(
-                f"provenance failed: {reply['error']['code']}: {reply['error']['message']}"
-            )
-        return parse_provenance(reply["result"])
+        reply = parse_reply(str(answer), message.TYPE, request_id)
+        if reply.error is not None:
+            raise ReplyError(f"provenance failed: {reply.error.code}: {reply.error.message}")
+        return parse_provenance(reply.result)
 
     async def generate(self, prompt: str, caps: Caps) -> Completion:
         request_id = self._id()

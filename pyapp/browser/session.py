@@ -355,9 +355,19 @@ class Session:
             self.sweep.journal.append(entry)
         return entry
 
-    def trace_text(self) -> TraceText:
-        """The whole trace, assembled now, as Python's JSON text (a download)."""
-        return TraceText(trace_json=document_text(self._sweep().trace()))
+    def trace_text(self, split: bool = False) -> TraceText:
+        """The whole trace as Python's JSON text (a download), or (`split`) its header and
+        one text per trial (what the page stores)."""
+        sweep = self._sweep()
+        if split:
+            return TraceText(
+                trace_json=None,
+                header_json=self.header_json(),
+                trials_json=tuple(json_text(trial) for trial in sweep.trials),
+            )
+        return TraceText(
+            trace_json=document_text(sweep.trace()), header_json=None, trials_json=None
+        )
 
 
 def json_text(record: object) -> str:

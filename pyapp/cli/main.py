@@ -310,21 +310,35 @@ def generated() -> dict[Path, str]:
     files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
+    files.update(model_channel_files())
     return files
 
 
-MESSAGES_BEGIN = "<!-- messages:begin"
-MESSAGES_END = "<!-- messages:end -->"
+def model_channel_files() -> dict[Path, str]:
+    """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
+    from pyapp.browser import model_messages
+
+    models = REPO_ROOT / "docs" / "models.md"
+    tables = model_messages.markdown_tables()
+    return {
+        EXPORTS / "model-messages.schema.json": json.dumps(
+            model_messages.messages_schema(), indent=2, ensure_ascii=False
+        )
+        + "\n",
+        REPO_ROOT / "workers" / "model_protocol.js": model_messages.js_module(),
+        models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
+    }
 
 
-def with_generated_block(text: str) -> str:
-    """docs text with its generated message tables (between the markers) brought up to date."""
+def with_generated_block(text: str, tables: str | None = None, marker: str = "messages") -> str:
+    """docs text with its generated message tables (between the `marker` comments, by default
+    the page ⇄ Python tables) brought up to date."""
     from pyapp.browser.messages import markdown_tables
 
-    start = text.index(MESSAGES_BEGIN)
+    start = text.index(f"<!-- {marker}:begin")
     head_end = text.index("\n", start) + 1
-    end = text.index(MESSAGES_END)
-    return text[:head_end] + "\n" + markdown_tables() + "\n" + text[end:]
+    end = text.index(f"<!-- {marker}:end -->")
+    return text[:head_end] + "\n" + (tables or markdown_tables()) + "\n" + text[end:]
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -299,9 +299,16 @@ def identity_sha256(provenance: ModelProvenance) -> str:
 
 
 def identity_difference(bound: ModelProvenance, loaded: ModelProvenance) -> list[str]:
-    """The identity fields in which `loaded` differs from the sweep's `bound` model."""
+    """The identity fields in which `loaded` differs from the sweep's `bound` model. A sweep
+    upgraded from trace/1 did not record the WASM runtime (`wasm` null on the WASM backend):
+    that field is unknown, not different, so the sweep can continue."""
     a, b = load_identity(bound), load_identity(loaded)
-    differ = [f"{k}: {a[k]!r} -> {b[k]!r}" for k in IDENTITY_FIELDS if a[k] != b[k]]
+    unrecorded = {"wasm"} if bound.wasm is None and bound.backend_actual == "wasm" else set()
+    differ = [
+        f"{k}: {a[k]!r} -> {b[k]!r}"
+        for k in IDENTITY_FIELDS
+        if a[k] != b[k] and k not in unrecorded
+    ]
     served = (bound.revision_served, loaded.revision_served)
     if None not in served and served[0] != served[1]:
         differ.append(f"revision_served: {served[0]!r} -> {served[1]!r}")

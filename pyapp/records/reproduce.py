@@ -84,7 +84,25 @@ class _Context:
     tasks: dict[str, TaskRecord]
     model: ModelProvenance | None
     legacy: bool
-    """The document was trace/1: fields it did not record are not checked."""
+    """The trial (or the whole document) was recorded under trace/1: fields it did not
+    record are not checked."""
+
+
+def _unstamped(trial: Trial) -> bool:
+    """Recorded under trace/1 and upgraded: only such a trial has no timestamps."""
+    return trial.started_at is None and trial.ended_at is None
+
+
+def _upgraded_trials(trace: Trace, legacy: bool) -> int:
+    """How many leading trials were recorded under trace/1: all of a trace/1 document; in a
+    trace/2 document, those of a trace/1 sweep that was resumed and continued (they come
+    first, without timestamps). A later trial without timestamps is a mismatch."""
+    if legacy:
+        return len(trace.trials)
+    count = 0
+    while count < len(trace.trials) and _unstamped(trace.trials[count]):
+        count += 1
+    return count
 
 
 def _check_trial(trial: Trial, where: str, ctx: _Context) -> list[Mismatch]:
@@ -344,18 +362,20 @@ def reproduce(document: JSON) -> list[Mismatch]:
     tasks = _check_tasks(trace, found)
     _check_model(trace, legacy, found)
     ctx = _Context(tasks=tasks, model=trace.model, legacy=legacy)
+    upgraded = _upgraded_trials(trace, legacy)
 
     seen: set[str] = set()
     for i, trial in enumerate(trace.trials):
         where = f"$.trials[{i}]"
+        trial_ctx = replace(ctx, legacy=True) if i < upgraded else ctx
         if trial.trial_id in seen:
             found.append(Mismatch(where, f"duplicate trial {trial.trial_id!r}"))
         seen.add(trial.trial_id)
         if trial.condition not in run.conditions:
             found.append(Mismatch(where, f"condition {trial.condition!r} not listed in the run"))
-        found.extend(_check_trial(trial, where, ctx))
+        found.extend(_check_trial(trial, where, trial_ctx))
         if trial.condition in MODEL_CONDITIONS:
-            _check_model_trial(trial, where, ctx, found)
+            _check_model_trial(trial, where, trial_ctx, found)
 
     _check_interruptions(trace, ctx, found)
     if not _check_timeline(trace, legacy, found):
@@ -516,7 +536,8 @@ def _check_interruptions(trace: Trace, ctx: _Context, found: list[Mismatch]) -> 
             found.append(Mismatch(at, "is not the interrupted trial"))
         if partial.failure is None or partial.failure.code != code:
             found.append(Mismatch(at, f"does not fail with the interruption's code {code!r}"))
-        found.extend(_check_trial(partial, at, ctx))
+        legacy = ctx.legacy or _unstamped(partial)
+        found.extend(_check_trial(partial, at, replace(ctx, legacy=legacy)))
 
 
 def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
@@ -561,7 +582,7 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
                 found.append(
                     Mismatch(f"$.trials[{i}]", "a held-out trial with no freeze before it")
                 )
-            elif not legacy and (trial.started_at or "") < earlier[0].frozen_at:
+            elif trial.started_at is not None and trial.started_at < earlier[0].frozen_at:
                 found.append(
                     Mismatch(f"$.trials[{i}].started_at", "is before its condition's freeze")
                 )

@@ -277,6 +277,56 @@ def test_cancel_button(loaded: Loaded) -> None:
     assert page.get_attribute("#models", "data-state") == "loaded"  # a soft stop: no reload
 
 
+# ---- the channel's messages are checked at every boundary -----------------------------------
+
+
+def test_what_does_not_fit_the_channel_is_a_typed_failure_and_the_worker_keeps_serving(
+    loaded: Loaded,
+) -> None:
+    """Unknown types and malformed messages, at the worker, the client and from Python, are
+    answered with a typed error (never a crash or a hang); the model still generates."""
+    answers = loaded.page.evaluate(
+        """async () => {
+             const client = window.lab.models.client;
+             const text = (r) => (typeof r === "string" ? r : JSON.stringify(r));
+             const call = async (request) => JSON.parse(await client.call(text(request)));
+             client.worker.postMessage(42);  // not even an object: no id, nothing to answer
+             const unknown = await client.send("teleport", {}).promise;
+             const wrongCaps = { prompt: "x", caps: { max_new_tokens: "many" } };
+             const malformed = await client.send("generate", wrongCaps).promise;
+             const notJson = await call("{not json");
+             const noCaps = await call({ type: "generate", id: 7, prompt: "x" });
+             const interrupt = { type: "interrupt", id: 8, target: 1, reason: "timeout" };
+             const notAnswered = await call(interrupt);
+             const direct = await client.generate({ prompt: "x", caps: { max_new_tokens: 1 } });
+             // A worker reply that does not fit its request's result record fails it (bad_reply).
+             const pending = new Promise((resolve) =>
+               client.pending.set(99999, { resolve, type: "generate" }));
+             client.receive({ type: "generate", id: 99999, ok: true, result: { text: 42 } });
+             const badReply = await pending;
+             client.receive({ type: "progress", id: 1, file: 5 }); // a malformed event: dropped
+             const state = client.state;
+             return { unknown, malformed, notJson, noCaps, notAnswered, direct, badReply, state };
+           }"""
+    )
+    assert answers["unknown"]["error"]["code"] == "unknown_type"
+    assert answers["malformed"]["error"] == {
+        "code": "bad_request",
+        "message": "generate: $.caps: missing max_input_tokens",
+    }
+    assert answers["notJson"]["error"]["code"] == "bad_request"
+    assert (answers["noCaps"]["id"], answers["noCaps"]["error"]["code"]) == (7, "bad_request")
+    assert "missing caps" in answers["noCaps"]["error"]["message"]
+    assert answers["notAnswered"]["error"]["code"] == "unknown_type"
+    assert answers["direct"]["error"]["code"] == "bad_request"
+    assert answers["badReply"]["error"]["code"] == "bad_reply"
+    assert "$.result" in answers["badReply"]["error"]["message"]
+    assert answers["state"] == "loaded"
+    reply = BY_NAME["greeting"]
+    again = client_generate(loaded.page, messages=reply["messages"], caps=caps())
+    assert again["result"]["text"] == reply["reply"]
+
+
 # ---- deadlines ------------------------------------------------------------------------------
 
 

@@ -335,6 +335,9 @@ def test_unsupported_architecture_is_refused_before_any_download(
         page.get_by_label("Model id").fill("test-org/odd")
         page.get_by_role("button", name="Load model…").click()
         page.get_by_role("button", name="Download and load").click()
+        # The panel still says "failed" from the refusal above until the dialog's close event
+        # starts this load: wait for this load's own record, not for the state.
+        page.wait_for_function("() => window.lab.models.client.loads.length === 2", timeout=60_000)
         assert wait_models(page, "failed loaded", 60_000) == "failed"
         status = page.inner_text("#model-status")
         assert "architecture_unsupported" in status and "no_such_arch" in status

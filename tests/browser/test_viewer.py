@@ -100,6 +100,9 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     assert "every number in the predictions document re-derived exactly" in status
     assert page.get_attribute("#experiment", "data-state") == "viewing"
     assert "test fixture — not model evidence" in page.inner_text("#viewing-text")
+    details = page.inner_text("#viewing-details")  # in step 4, beside the run's results
+    assert trace["run"]["run_id"] in details and "Interruptions: none." in details
+    assert "Journal: no entries." in details
     assert "test fixture — not model evidence" in page.inner_text("#open-view")
     assert rows(page, "#sweep-results") == len(trace["trials"])
     heldout = [t for t in trace["tasks"] if t["split"] == "heldout"]
@@ -131,7 +134,7 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
 # evidence label; a place drawn per item (rows, profiles) is checked item by item below.
 LABELLED = [
     ("the Open-a-trace panel's evidence line", "#open-view > p.fixture-label"),
-    ("the Open-a-trace panel's provenance", "#open-view dl.facts"),
+    ("the opened run's provenance in step 4", "#viewing-details dl.facts"),
     ("the viewing banner", "#viewing-text"),
     ("the experiment's evidence notice", "#experiment-evidence"),
     ("the results caption", "#sweep-results-caption"),
@@ -250,6 +253,34 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
     )
     assert set(body) == {"A-predictions.json", "B-predictions.json"}
     assert page.locator("#compare-view figure svg").count() == 4
+
+
+def test_compared_runs_are_labelled_what_they_are(
+    viewer: Booted, runs: tuple[Path, Path], synthetic_run: Path
+) -> None:
+    page = viewer.page
+    sources = {"fixture": runs[0], "synthetic": synthetic_run}
+    named = []
+    for kind, run in sources.items():
+        named.append(runs[0].parent / f"{kind}-predictions.json")
+        named[-1].write_text((run / "predictions.json").read_text("utf-8"), "utf-8")
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    page.set_input_files("#compare-files", [str(path) for path in named])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    figures = page.eval_on_selector_all(
+        "#compare-view figure",
+        """fs => fs.map(f => [f.querySelector('figcaption').textContent,
+             [...f.querySelectorAll('svg text.fixture')].map(t => t.textContent)])""",
+    )
+    fixture = EVIDENCE_LABELS["fixture"].capitalize() + "."
+    synthetic = EVIDENCE_LABELS["synthetic"].capitalize() + "."
+    assert dict(figures) == {
+        "fixture-predictions.json": [fixture, fixture],
+        "synthetic-predictions.json": [synthetic, synthetic],
+    }
 
 
 def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None:

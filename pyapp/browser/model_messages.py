@@ -1,0 +1,523 @@
+"""Every message between Python, the page's model client and the model worker, written once.
+
+The channel (docs/models.md)::
+
+    Python (pyapp/browser/model.py) --transport--> main thread (workers/model_client.js)
+        --postMessage--> model worker (workers/model_worker.js, transformers.js)
+
+The envelope and tag key are those of `pyapp.browser.messages` (`type` both ways, an `id`
+pairing each reply with its request)::
+
+    request  {"type": T, "id": N, ...the fields of T's request record}
+    reply    {"type": T, "id": N, "ok": true,  "result": T's result record, ...extras}
+           | {"type": T, "id": N, "ok": false, "error": {"code": C, "message": str}}
+    event    {"type": E, "id": N (the request it belongs to), ...the fields of E's record}
+
+`load`, `generate` and `interrupt` are answered by the worker (a `generate` passes through
+the client, which adds deadlines); `provenance` by the client. Python sends `generate` and
+`provenance`; the client sends `load`, `generate` and `interrupt`. The worker's `generate`
+reply carries `elapsed_ms`, the client's `timing` (`ModelReply`).
+
+From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
+`workers/model_protocol.js` (the names, codes and the schema the workers validate with,
+through `workers/model_check.js`) and the message tables of docs/models.md; a test fails
+when any of them drifts. To add a message: a record here, its entry in `REQUESTS` (with its
+result in `RESULTS`) or `EVENTS`, its handler in the worker or client, then `python -m pyapp
+schema`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pyapp.browser.messages import ErrorBody
+from pyapp.conditions.model import AdapterInfo, Caps, Completion, ModelProvenance, WasmInfo
+from pyapp.errors import RecordError, ReplyError
+from pyapp.records.base import JSON, from_json, json_schema, to_json
+
+SCHEMA_ID = "https://composition-lab.invalid/schemas/model-messages.schema.json"
+
+
+MAY_BE_LEFT_OUT = {"optional_on_read": True}
+"""A field's metadata: a message may leave it out (it reads as its default, null)."""
+
+
+class ModelMessage:
+    """Base of every request and event of this channel: `TYPE` is its tag."""
+
+    TYPE: ClassVar[str]
+    ANSWERED_BY: ClassVar[str] = ""
+
+
+# ---- requests ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The model to load, as the user consented to it (a catalogue entry or a free-text id)."""
+
+    model_id: str
+    """The model's id (`onnx-community/Qwen3-0.6B-ONNX`, or `fixture/tiny-chat` bundled)."""
+    revision: str
+    """The revision asked for: a commit, a branch (`main`), or `bundled`."""
+    dtype: str
+    """The weights' dtype (`fp32`, `q8`, `q4`, `q4f16`, ...)."""
+    source: Literal["bundled-fixture", "hub", "local-folder"]
+    """Where the files come from."""
+    host: str | None
+    """The hub's URL (`https://huggingface.co/`); source `hub` only, else null."""
+    local_path: str | None
+    """The URL path of the models folder (a path, not a URL); bundled only, else null."""
+    chat_template_options: dict[str, bool | int | str]
+    """Passed to the model's chat template with every prompt (`{enable_thinking: false}`);
+    `{}` when none."""
+    fixture_config_sha256: str | tuple[str, ...] | None
+    """SHA-256 of the test fixtures' config.json: a loaded config.json with one of these
+    digests labels the model a fixture, never model evidence."""
+    supported_model_types: tuple[str, ...] | None
+    """config.json `model_type`s the page accepts; another is refused after config.json only
+    (`architecture_unsupported`); null: not checked."""
+
+
+@dataclass(frozen=True)
+class Load(ModelMessage):
+    """Load one model (after consent); one model per worker, a new choice is a new worker."""
+
+    TYPE: ClassVar[str] = "load"
+    ANSWERED_BY: ClassVar[str] = "worker"
+    model: ModelSpec
+    """The model."""
+    backend: Literal["webgpu", "wasm"]
+    """The backend the user chose: never switched, never fallen back from."""
+    wasm_base: str
+    """URL of the folder holding the ONNX Runtime wasm files."""
+    threads: int | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """WASM threads; null: every core when cross-origin isolated, else 1."""
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of a chat, passed to the model's chat template."""
+
+    role: str
+    """`system`, `user` or `assistant`."""
+    content: str
+    """Its text."""
+
+
+@dataclass(frozen=True)
+class GenerateDebug:
+    """Test hooks of a generate request (never set by a sweep of its own accord)."""
+
+    step_delay_ms: int | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Await this many ms before every generation step (the page's `?model_step_delay_ms`)."""
+    stall_ms: int | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Block the worker this many ms once (a step that never yields), so that only
+    `terminate()` can stop it (the fault hook `hang@N`)."""
+
+
+@dataclass(frozen=True)
+class Generate(ModelMessage):
+    """Generate greedily from a prompt (one user message) or a chat, within the caps."""
+
+    TYPE: ClassVar[str] = "generate"
+    ANSWERED_BY: ClassVar[str] = "worker (through the client)"
+    caps: Caps
+    """The budgets (tokens in and out, output bytes, deadline)."""
+    prompt: str | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The prompt, sent as one user message; exactly one of prompt and messages."""
+    messages: tuple[ChatMessage, ...] | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """A whole chat, instead of prompt."""
+    debug: GenerateDebug | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Test hooks."""
+
+    def __post_init__(self) -> None:
+        if (self.prompt is None) == (self.messages is None):
+            raise ValueError("generate needs exactly one of prompt and messages")
+
+
+@dataclass(frozen=True)
+class Interrupt(ModelMessage):
+    """Stop the running generation between two steps (a soft stop)."""
+
+    TYPE: ClassVar[str] = "interrupt"
+    ANSWERED_BY: ClassVar[str] = "worker"
+    target: int
+    """The id of the running generate request."""
+    reason: Literal["cancelled", "timeout"]
+    """Why: the user's Cancel or the deadline (the completion's finish reason)."""
+
+
+@dataclass(frozen=True)
+class Provenance(ModelMessage):
+    """Which model is loaded, from where, on what, and every load of the session."""
+
+    TYPE: ClassVar[str] = "provenance"
+    ANSWERED_BY: ClassVar[str] = "client"
+
+
+REQUESTS: tuple[type[ModelMessage], ...] = (Load, Generate, Interrupt, Provenance)
+"""Every request of the channel, in the order the docs list them."""
+
+# ---- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileFetched:
+    """One model file fetched over the network API during a load."""
+
+    file: str
+    """Its URL."""
+    bytes: int
+    """Its Content-Length (0 when the server did not say)."""
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What a load ran with and cost, as the worker measured it."""
+
+    backend_actual: Literal["webgpu", "wasm"]
+    """The backend that runs the model (always the one asked for)."""
+    dtype: str
+    """The dtype loaded."""
+    transformers_js_version: str | None
+    """`@huggingface/transformers` version."""
+    onnxruntime_version: str | None
+    """ONNX Runtime Web version."""
+    threads: int | None
+    """WASM threads ONNX Runtime uses."""
+    cross_origin_isolated: bool
+    """Whether the worker is cross-origin isolated (SharedArrayBuffer)."""
+    user_agent: str
+    """The browser's user agent."""
+    adapter: AdapterInfo | None
+    """The WebGPU adapter; null on WASM."""
+    revision_served: str | None
+    """The commit the hub said it served (`X-Repo-Commit`), or kept with the cached files."""
+    chat_template_options: dict[str, bool | int | str]
+    """The chat-template options in use."""
+    revision_served_note: str | None
+    """Where `revision_served` comes from, or why it is unknown; null when not from a hub."""
+    wasm: WasmInfo | None
+    """The WASM runtime as measured; null on WebGPU."""
+    is_test_fixture: bool
+    """The bundled fixture, or a config.json whose digest is a test fixture's."""
+    config_sha256: str | None
+    """SHA-256 of the config.json this load used; null when none was seen."""
+    download_bytes: int
+    """Bytes of model files fetched over the network (cache hits: 0)."""
+    runtime_bytes: int
+    """Bytes of the ONNX Runtime wasm fetched."""
+    download_ms: float | None
+    """First request to last file done; null when nothing was fetched."""
+    setup_ms: float
+    """The worker's time from the request to ready, warm-up included."""
+    warmup_ms: float
+    """The one-token warm-up generation."""
+    files: tuple[FileFetched, ...]
+    """The model files fetched, in order."""
+
+
+@dataclass(frozen=True)
+class InterruptResult:
+    """Whether the interrupt reached the running generation."""
+
+    interrupted: bool
+    """True when `target` was running (it stops before its next step)."""
+
+
+RESULTS: dict[str, type] = {
+    Load.TYPE: LoadResult,
+    Generate.TYPE: Completion,
+    Interrupt.TYPE: InterruptResult,
+    Provenance.TYPE: ModelProvenance,
+}
+"""The result record of each request type's ok reply."""
+
+
+@dataclass(frozen=True)
+class ReplyTiming:
+    """Where the time of a generate went, added by the client."""
+
+    worker_ms: float | None
+    """The worker's own time from receiving the request to replying; null when it did not
+    answer (terminated)."""
+    client_ms: float
+    """The client's time from receiving the request to replying."""
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """The envelope of every reply on this channel (`pyapp.browser.messages.Reply`'s, plus two
+    timings of a generate)."""
+
+    type: str | None
+    """The request's type (null when the request had none)."""
+    id: int | None
+    """The request's id (null when the request had none)."""
+    ok: bool
+    """Whether it succeeded."""
+    result: JSON = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The result record of the request's type (when ok)."""
+    error: ErrorBody | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Why it failed (when not ok): a code of `ERROR_CODES` and one line."""
+    elapsed_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The worker's generate reply: its time from receiving the request to replying."""
+    timing: ReplyTiming | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The client's generate reply: the worker's and the client's time."""
+
+    def __post_init__(self) -> None:
+        if self.ok and self.result is None:
+            raise ValueError("an ok reply needs a result")
+        if not self.ok and self.error is None:
+            raise ValueError("a failed reply needs an error {code, message}")
+
+
+# ---- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Progress(ModelMessage):
+    """One file of a load progressed (transformers.js's progress callback, per file)."""
+
+    TYPE: ClassVar[str] = "progress"
+    id: int
+    """The load request's id."""
+    file: str
+    """The file (as transformers.js names it, e.g. `onnx/model.onnx`)."""
+    status: str
+    """`initiate`, `download`, `progress`, `done` (transformers.js's words)."""
+    loaded: float | None
+    """Bytes so far; null when not said."""
+    total: float | None
+    """The file's size; null when not known."""
+
+
+@dataclass(frozen=True)
+class FirstToken(ModelMessage):
+    """The running generation produced its first token (a Cancel test waits for it)."""
+
+    TYPE: ClassVar[str] = "first_token"
+    id: int
+    """The generate request's id."""
+
+
+EVENTS: tuple[type[ModelMessage], ...] = (Progress, FirstToken)
+"""Every event of the channel (the worker tells the client, unasked)."""
+
+ERROR_CODES: dict[str, str] = {
+    "bad_request": "not an object, a missing or ill-typed field",
+    "unknown_type": "no such request type",
+    "busy": "the worker already holds (or is loading) a model, or a generation is running",
+    "not_loaded": "no model is loaded (consent first, or the reload failed)",
+    "backend_unavailable": "WebGPU asked for where there is no adapter (nothing downloaded)",
+    "dtype_unsupported": "an f16 dtype on an adapter without `shader-f16` (nothing downloaded)",
+    "architecture_unsupported": "config.json names a model type transformers.js cannot run",
+    "download_failed": "a model file could not be fetched",
+    "load_failed": "transformers.js could not load the model",
+    "load_timeout": "the worker did not answer a load in time (client)",
+    "worker_error": "the worker threw or crashed",
+    "device_lost": "the runtime lost its GPU device",
+    "out_of_memory": "the runtime ran out of memory",
+    "terminated": "the client terminated the worker while the request was pending",
+    "bad_reply": "the worker answered something that is not this protocol (client)",
+}
+"""Codes a failed reply carries (`error.code`), each with what it means."""
+
+COMPLETION_CODES: dict[str, str] = {
+    "input_budget": "the prompt is over max_input_tokens: nothing generated",
+    "timeout": "the deadline stopped the generation (soft, or terminate after the grace)",
+    "cancelled": "the user's Cancel stopped the generation",
+    "worker_error": "generation stopped for no known reason",
+}
+"""Codes an ok generate reply's Completion carries in `failure`."""
+
+
+# ---- building and reading ---------------------------------------------------------------------
+
+
+def request(message: ModelMessage, request_id: int) -> dict[str, JSON]:
+    """A request as sent: `{"type": T, "id": N, ...fields}`, fields left at null omitted."""
+    fields = {k: v for k, v in to_json(message).items() if v is not None}
+    return {"type": message.TYPE, "id": request_id, **fields}
+
+
+REQUEST_TYPES: dict[str, type[ModelMessage]] = {r.TYPE: r for r in REQUESTS}
+EVENT_TYPES: dict[str, type[ModelMessage]] = {e.TYPE: e for e in EVENTS}
+
+
+def parse_message(data: JSON) -> ModelMessage:
+    """The request or event record of a decoded message; raises RecordError."""
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise RecordError("$", "a message is an object with a string 'type'")
+    kind = data["type"]
+    if kind in REQUEST_TYPES:
+        record = REQUEST_TYPES[kind]
+        fields = {k: v for k, v in data.items() if k not in ("type", "id")}
+    elif kind in EVENT_TYPES:
+        record = EVENT_TYPES[kind]
+        fields = {k: v for k, v in data.items() if k != "type"}
+    else:
+        raise RecordError("$.type", f"unknown message type {kind!r}")
+    parsed: ModelMessage = from_json(record, fields, f"${kind}")
+    return parsed
+
+
+def parse_reply(reply_json: str, request_type: str, request_id: int | None) -> ModelReply:
+    """Decode a reply envelope and check that it answers the request; raises ReplyError.
+    The result is checked by the caller against `RESULTS[request_type]`."""
+    try:
+        data = json.loads(reply_json)
+    except (TypeError, ValueError) as error:
+        raise ReplyError(f"reply is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ReplyError("reply must be a JSON object")
+    if data.get("type") != request_type:
+        raise ReplyError(f"reply type {data.get('type')!r} does not answer {request_type!r}")
+    if request_id is not None and data.get("id") != request_id:
+        raise ReplyError(f"reply id {data.get('id')!r} does not answer request {request_id}")
+    if not isinstance(data.get("ok"), bool):
+        raise ReplyError("reply needs a boolean 'ok'")
+    if data["ok"] and "result" not in data:
+        raise ReplyError("ok reply without a result")
+    try:
+        reply: ModelReply = from_json(ModelReply, data)
+    except RecordError as error:
+        if not data["ok"]:
+            raise ReplyError(f"failed reply needs error {{code, message}}: {error}") from None
+        raise ReplyError(f"malformed reply: {error}") from None
+    return reply
+
+
+# ---- generated exports ------------------------------------------------------------------------
+
+
+def _tagged(record: type[ModelMessage], defs: dict[str, Any]) -> dict[str, Any]:
+    """A message's schema with its tag (and, for requests, the `id` its reply repeats)."""
+    entry = dict(defs[record.__name__])
+    properties = {"type": {"const": record.TYPE}, **entry["properties"]}
+    if record in REQUESTS:
+        properties["id"] = {"description": "Repeated by the reply.", "type": "integer"}
+    return {**entry, "properties": properties, "required": ["type", *entry["required"]]}
+
+
+def _reply_def(kind: str) -> dict[str, Any]:
+    """The reply to a request type: the envelope, with that type's result record."""
+    result = RESULTS[kind].__name__
+    return {
+        "description": f"The reply to `{kind}`.",
+        "allOf": [{"$ref": "#/$defs/ModelReply"}],
+        "properties": {"type": {"const": kind}, "result": {"$ref": f"#/$defs/{result}"}},
+        "oneOf": [
+            {"properties": {"ok": {"const": True}}, "required": ["result"]},
+            {"properties": {"ok": {"const": False}}, "required": ["error"]},
+        ],
+    }
+
+
+def messages_schema() -> dict[str, JSON]:
+    """exports/model-messages.schema.json: every request, reply and event of the channel."""
+    defs: dict[str, Any] = {}
+    roots: list[type] = [*REQUESTS, *EVENTS, *RESULTS.values(), ModelReply]
+    for record in roots:
+        defs.update(json_schema(record, schema_id=SCHEMA_ID, title="")["$defs"])
+    for message in (*REQUESTS, *EVENTS):
+        defs[message.__name__] = _tagged(message, defs)
+    replies = {f"{r.__name__}Reply": _reply_def(r.TYPE) for r in REQUESTS}
+    defs["ModelReply"]["properties"]["error"]["anyOf"][0] = {"$ref": "#/$defs/ModelError"}
+    defs["ModelError"] = {
+        **defs.pop("ErrorBody"),
+        "properties": {
+            "code": {"description": "A stable code (ERROR_CODES).", "enum": list(ERROR_CODES)},
+            "message": {"description": "One line for a person.", "type": "string"},
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "Composition Lab model-worker messages (Python ⇄ model client ⇄ model worker)",
+        "oneOf": [
+            {"$ref": "#/$defs/ModelRequest"},
+            {"$ref": "#/$defs/ModelReply"},
+            {"$ref": "#/$defs/ModelEvent"},
+        ],
+        "$defs": {
+            **dict(sorted({**defs, **replies}.items())),
+            "ModelRequest": {"oneOf": [{"$ref": f"#/$defs/{r.__name__}"} for r in REQUESTS]},
+            "ModelEvent": {"oneOf": [{"$ref": f"#/$defs/{e.__name__}"} for e in EVENTS]},
+        },
+    }
+
+
+def _name(type_: str) -> str:
+    return type_.upper()
+
+
+def constants() -> dict[str, JSON]:
+    """What workers/model_protocol.js exports."""
+    schema = messages_schema()
+    return {
+        "MODEL_TYPE": {_name(m.TYPE): m.TYPE for m in (*REQUESTS, *EVENTS)},
+        "MODEL_REQUESTS": {r.TYPE: r.__name__ for r in REQUESTS},
+        "MODEL_EVENTS": {e.TYPE: e.__name__ for e in EVENTS},
+        "MODEL_REPLIES": {r.TYPE: f"{r.__name__}Reply" for r in REQUESTS},
+        "MODEL_ERROR": {_name(code): code for code in ERROR_CODES},
+        "MODEL_ERROR_CODES": dict(ERROR_CODES),
+        "COMPLETION_FAILURE": {_name(code): code for code in COMPLETION_CODES},
+        "MODEL_SCHEMA_DEFS": schema["$defs"],
+    }
+
+
+def js_module() -> str:
+    """workers/model_protocol.js: the names, codes and schema as frozen JavaScript exports."""
+    lines = [
+        "// GENERATED by `python -m pyapp schema` from pyapp/browser/model_messages.py: do not",
+        "// edit. The model-worker channel's message names, error codes and JSON Schema",
+        "// (exports/model-messages.schema.json); workers/model_check.js validates with it.",
+        "// A test fails on drift.",
+        "",
+    ]
+    for name, value in constants().items():
+        indent = 1 if name == "MODEL_SCHEMA_DEFS" else None
+        text = json.dumps(value, ensure_ascii=False, indent=indent)
+        lines.append(f"export const {name} = Object.freeze({text});")
+    return "\n".join(lines) + "\n"
+
+
+def _fields(record: type) -> str:
+    names = []
+    for f in dataclasses.fields(record):
+        optional_field = f.default is not dataclasses.MISSING
+        names.append(f"`{f.name}`" + ("?" if optional_field else ""))
+    return ", ".join(names) or "—"
+
+
+def markdown_tables() -> str:
+    """The message tables of docs/models.md, generated from the records."""
+    lines = [
+        "| request `type` | answered by | fields (`?`: optional) | result | what it does |",
+        "|---|---|---|---|---|",
+    ]
+    for r in REQUESTS:
+        doc = " ".join((r.__doc__ or "").split())
+        result = RESULTS[r.TYPE]
+        lines.append(
+            f"| `{r.TYPE}` | {r.ANSWERED_BY} | {_fields(r)} | `{result.__name__}`: "
+            f"{_fields(result)} | {doc} |"
+        )
+    nested = (ModelSpec, ChatMessage, GenerateDebug, ReplyTiming, FileFetched)
+    lines += ["", "| record | fields | what it is |", "|---|---|---|"]
+    for record in nested:
+        doc = " ".join((record.__doc__ or "").split())
+        lines.append(f"| `{record.__name__}` | {_fields(record)} | {doc} |")
+    lines += ["", "| event `type` | fields | when |", "|---|---|---|"]
+    for e in EVENTS:
+        lines.append(f"| `{e.TYPE}` | {_fields(e)} | {' '.join((e.__doc__ or '').split())} |")
+    lines += ["", "| reply `error.code` | meaning |", "|---|---|"]
+    lines += [f"| `{code}` | {meaning} |" for code, meaning in ERROR_CODES.items()]
+    lines += ["", "| completion `failure.code` | meaning |", "|---|---|"]
+    lines += [f"| `{code}` | {meaning} |" for code, meaning in COMPLETION_CODES.items()]
+    return "\n".join(lines) + "\n"

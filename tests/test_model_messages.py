@@ -1,0 +1,292 @@
+"""The model channel written once (pyapp/browser/model_messages.py): generated files match the
+records, the JavaScript validator (workers/model_check.js, run under Node) agrees with
+`jsonschema` on the same messages, and the workers use the generated names."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from test_browser_model import COMPLETION, PROVENANCE
+
+from pyapp.browser import model_messages as mm
+from pyapp.cli.main import model_channel_files
+from pyapp.conditions.model import Caps
+from pyapp.records.base import RecordError, field_docs
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKERS = ROOT / "workers"
+CAPS = {"max_input_tokens": 64, "max_new_tokens": 8, "max_output_bytes": 100, "timeout_ms": 1000}
+SPEC: dict[str, Any] = {
+    "model_id": "fixture/tiny-chat",
+    "revision": "bundled",
+    "dtype": "fp32",
+    "source": "bundled-fixture",
+    "host": None,
+    "local_path": "/models/",
+    "chat_template_options": {},
+    "fixture_config_sha256": ["ac08f6c4"],
+    "supported_model_types": ["llama", "qwen3"],
+}
+LOAD = {
+    "type": "load",
+    "id": 1,
+    "model": SPEC,
+    "backend": "wasm",
+    "wasm_base": "/t/",
+    "threads": None,
+}
+LOAD_RESULT: dict[str, Any] = {
+    "backend_actual": "wasm",
+    "dtype": "fp32",
+    "transformers_js_version": "4.3.2",
+    "onnxruntime_version": "1.31.0-dev",
+    "threads": 2,
+    "cross_origin_isolated": True,
+    "user_agent": "HeadlessChrome",
+    "adapter": None,
+    "revision_served": None,
+    "chat_template_options": {},
+    "revision_served_note": None,
+    "wasm": {"threads": 2, "simd": True, "cross_origin_isolated": True, "threads_allowed": True},
+    "is_test_fixture": True,
+    "config_sha256": "ac08f6c4",
+    "download_bytes": 830_000,
+    "runtime_bytes": 0,
+    "download_ms": 120.5,
+    "setup_ms": 1256.75,
+    "warmup_ms": 30.0,
+    "files": [{"file": "http://127.0.0.1/models/fixture/tiny-chat/onnx/model.onnx", "bytes": 1}],
+}
+
+
+def changed(value: dict[str, Any], path: str, new: Any) -> dict[str, Any]:
+    """A deep copy of `value` with the dotted `path` set to `new` (or removed: `...`)."""
+    copied = copy.deepcopy(value)
+    *parents, last = path.split(".")
+    target = copied
+    for name in parents:
+        target = target[name]
+    if new is ...:
+        del target[last]
+    else:
+        target[last] = new
+    return copied
+
+
+def ok(kind: str, result: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "id": 3, "ok": True, "result": result, **extra}
+
+
+def failed(kind: str, code: str) -> dict[str, Any]:
+    return {"type": kind, "id": 3, "ok": False, "error": {"code": code, "message": "why"}}
+
+
+GENERATE = {"type": "generate", "id": 2, "prompt": "Say hello.", "caps": CAPS}
+PROGRESS = {"type": "progress", "id": 1, "file": "a", "status": "done", "loaded": 5, "total": 5}
+CASES: list[tuple[str, Any]] = [
+    ("Load", LOAD),
+    ("Load", {k: v for k, v in LOAD.items() if k != "threads"}),
+    ("Load", changed(LOAD, "backend", "cuda")),
+    ("Load", changed(LOAD, "threads", 2.5)),
+    ("Load", changed(LOAD, "model.model_id", ...)),
+    ("Load", changed(LOAD, "model.fixture_config_sha256", "ac08f6c4")),
+    ("Load", changed(LOAD, "model.fixture_config_sha256", [1])),
+    ("Load", changed(LOAD, "model.chat_template_options", {"enable_thinking": False})),
+    ("Load", changed(LOAD, "model.chat_template_options", {"x": None})),
+    ("Generate", GENERATE),
+    ("Generate", changed(GENERATE, "caps.timeout_ms", "soon")),
+    ("Generate", changed(GENERATE, "caps", ...)),
+    ("Generate", changed(GENERATE, "colour", "red")),
+    ("Generate", changed(GENERATE, "id", "two")),
+    ("Generate", changed(GENERATE, "type", "load")),
+    ("Generate", {**GENERATE, "debug": {"stall_ms": 2_000_000_000}}),
+    ("Generate", {**GENERATE, "debug": {"step_delay_ms": "slow"}}),
+    (
+        "Generate",
+        {"type": "generate", "id": 2, "caps": CAPS, "messages": [{"role": "user", "content": "x"}]},
+    ),
+    ("Generate", {"type": "generate", "id": 2, "caps": CAPS, "messages": [{"role": "user"}]}),
+    ("Interrupt", {"type": "interrupt", "id": 4, "target": 2, "reason": "timeout"}),
+    ("Interrupt", {"type": "interrupt", "id": 4, "target": 2, "reason": "whim"}),
+    ("Provenance", {"type": "provenance", "id": 5}),
+    ("LoadReply", ok("load", LOAD_RESULT)),
+    ("LoadReply", ok("load", changed(LOAD_RESULT, "files", [{"file": "x"}]))),
+    ("LoadReply", failed("load", "backend_unavailable")),
+    ("GenerateReply", ok("generate", COMPLETION, elapsed_ms=12.5)),
+    ("GenerateReply", ok("generate", COMPLETION, timing={"worker_ms": None, "client_ms": 3.0})),
+    ("GenerateReply", ok("generate", {"text": 42, "injected": "bad_reply@1"})),
+    ("GenerateReply", ok("generate", None)),
+    ("GenerateReply", {"type": "generate", "id": 3, "ok": True}),
+    ("GenerateReply", failed("generate", "terminated")),
+    ("GenerateReply", failed("generate", "teleported")),
+    ("GenerateReply", {"type": "generate", "id": None, "ok": False}),
+    ("InterruptReply", ok("interrupt", {"interrupted": True})),
+    ("InterruptReply", ok("interrupt", {"interrupted": "yes"})),
+    ("ProvenanceReply", ok("provenance", PROVENANCE)),
+    ("ProvenanceReply", ok("provenance", {**PROVENANCE, "flops": 0})),
+    (
+        "Progress",
+        {"type": "progress", "id": 1, "file": "a", "status": "done", "loaded": 5, "total": 5},
+    ),
+    (
+        "Progress",
+        {"type": "progress", "id": 1, "file": "a", "status": "done", "loaded": "5", "total": 5},
+    ),
+    ("FirstToken", {"type": "first_token", "id": 2}),
+    ("FirstToken", {"type": "first_token"}),
+]
+REQUESTS: list[tuple[Any, str | None]] = [
+    (GENERATE, None),
+    (LOAD, None),
+    ({"type": "teleport", "id": 1}, "unknown_type"),
+    ("not an object", "bad_request"),
+    ({"id": 1}, "bad_request"),
+    ({**GENERATE, "messages": [{"role": "user", "content": "x"}]}, "bad_request"),
+    ({"type": "generate", "id": 2, "caps": CAPS}, "bad_request"),
+    (changed(GENERATE, "caps.max_new_tokens", None), "bad_request"),
+]
+
+
+def run_node(cases: dict[str, Any]) -> Any:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
+    done = subprocess.run(
+        [node, "--no-warnings", str(ROOT / "tests" / "model_check_node.mjs")],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def schema_for(name: str) -> jsonschema.Draft202012Validator:
+    schema = mm.messages_schema()
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": schema["$defs"]})
+
+
+def test_generated_files_match_the_records() -> None:
+    for path, text in model_channel_files().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name}: run python -m pyapp schema"
+    docs = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    for record in (*mm.REQUESTS, *mm.EVENTS):
+        assert f"| `{record.TYPE}` |" in docs
+    for code in (*mm.ERROR_CODES, *mm.COMPLETION_CODES):
+        assert f"| `{code}` |" in docs
+    jsonschema.Draft202012Validator.check_schema(mm.messages_schema())
+
+
+def test_every_field_says_what_it_is() -> None:
+    records = {
+        *mm.REQUESTS,
+        *mm.EVENTS,
+        mm.ModelSpec,
+        mm.ChatMessage,
+        mm.GenerateDebug,
+        mm.LoadResult,
+        mm.FileFetched,
+        mm.InterruptResult,
+        mm.ReplyTiming,
+        mm.ModelReply,
+    }
+    for record in records:
+        assert record.__doc__, record
+        undocumented = [
+            f.name
+            for f in dataclasses.fields(record)  # type: ignore[arg-type]
+            if f.name not in field_docs(record)
+        ]
+        assert undocumented == [], f"{record.__name__}: {undocumented}"
+
+
+def test_python_builds_requests_that_fit_the_schema() -> None:
+    caps = Caps(**CAPS)
+    generate = mm.request(mm.Generate(caps=caps, prompt="Say hello."), 2)
+    assert generate == GENERATE  # fields left at null are left out
+    provenance = mm.request(mm.Provenance(), 5)
+    for name, message in (("Generate", generate), ("Provenance", provenance)):
+        schema_for(name).validate(message)
+        schema_for("ModelRequest").validate(message)
+        assert mm.request(mm.parse_message(message), message["id"]) == message
+
+
+@pytest.mark.parametrize(
+    ("message", "fragment"),
+    [
+        ({"type": "teleport"}, "unknown message type"),
+        ("hello", "string 'type'"),
+        ({**GENERATE, "messages": [{"role": "user", "content": "x"}]}, "exactly one"),
+        ({"type": "generate", "id": 1, "prompt": "x"}, "missing keys ['caps']"),
+        ({"type": "interrupt", "id": 1, "target": 2, "reason": "whim"}, "reason"),
+        ({"type": "progress", "id": 1, "file": "a"}, "missing keys"),
+    ],
+)
+def test_python_refuses_a_message_that_does_not_fit(message: Any, fragment: str) -> None:
+    with pytest.raises(RecordError, match=re.escape(fragment)):
+        mm.parse_message(message)
+
+
+def test_the_javascript_validator_agrees_with_jsonschema() -> None:
+    """Every case: workers/model_check.js finds a problem exactly when `jsonschema` does."""
+    answer = run_node({"schema": CASES, "requests": [message for message, _ in REQUESTS]})
+    verdicts = []
+    for (name, value), found in zip(CASES, answer["schema"], strict=True):
+        fits = schema_for(name).is_valid(value)
+        verdicts.append((name, fits, found))
+        assert fits == (found is None), (name, value, found)
+    # The corpus exercises both verdicts for every kind of message.
+    for name in {n for n, _ in CASES}:
+        outcomes = {fits for n, fits, _ in verdicts if n == name}
+        assert outcomes == {True, False} or name in {"Provenance"}, name
+    for (message, code), refused in zip(REQUESTS, answer["requests"], strict=True):
+        assert (refused or {}).get("code") == code, (message, refused)
+
+
+def test_the_javascript_messages_name_the_path_of_the_first_problem() -> None:
+    answer = run_node({"schema": [], "requests": [changed(GENERATE, "caps.timeout_ms", "soon")]})
+    assert answer["requests"][0] == {
+        "code": "bad_request",
+        "message": 'generate: $.caps.timeout_ms: expected integer, got "soon"',
+    }
+
+
+NAME_USE = re.compile(r"\b(MODEL_TYPE|MODEL_ERROR|COMPLETION_FAILURE)\.([A-Z_]+)\b")
+TYPE_LITERAL = re.compile(
+    r"(?:\btype\s*(?:===|!==|:)\s*|\bsend\(\s*)\"(load|generate|interrupt|provenance|progress|first_token)\""
+)
+
+
+def worker_sources() -> dict[str, str]:
+    names = ("model_worker.js", "model_client.js", "model_check.js")
+    return {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
+
+
+def test_the_workers_use_the_generated_names_only() -> None:
+    constants = mm.constants()
+    for name, text in worker_sources().items():
+        code = re.sub(r"//[^\n]*", "", text)
+        for group, key in NAME_USE.findall(code):
+            assert key in constants[group], f"{name}: {group}.{key} is not generated"
+        assert TYPE_LITERAL.findall(code) == [], f"{name}: a message type written by hand"
+
+
+def test_each_request_is_answered_where_the_records_say() -> None:
+    worker = worker_sources()["model_worker.js"]
+    handled = set(re.findall(r"\[MODEL_TYPE\.([A-Z_]+)\]\s*\(", worker))
+    by_worker = {r.TYPE.upper() for r in mm.REQUESTS if r.ANSWERED_BY.startswith("worker")}
+    assert handled == by_worker
+    client = worker_sources()["model_client.js"]
+    call = client[client.index("async call(") :]
+    assert {"PROVENANCE", "GENERATE"} <= set(re.findall(r"MODEL_TYPE\.([A-Z_]+)", call))
