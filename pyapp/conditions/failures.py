@@ -71,6 +71,7 @@ _REFUSAL = (
     "model_changed",
     "not_measured",
     "already_frozen",
+    "page_refused",
     "bad_params",
     "unreadable_program_file",
     "unreadable_registers_file",
