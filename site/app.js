@@ -6,8 +6,8 @@
 // Messages: pyapp/browser/messages.py defines every request, reply and event once (one envelope,
 // one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
 // and ./lab_protocol.js (names and shared constants) are generated from it, and
-// docs/hosting.md lists them in generated tables. This file checks each request name and
-// reply envelope against them.
+// docs/hosting.md lists them in generated tables. This file checks each request name against
+// them and reads each reply with ./envelope.js (the one place the envelope is built and read).
 //
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
@@ -19,6 +19,7 @@ import { setupExperiment } from "./experiment.js";
 import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
 import { makeSend } from "./entry.js";
+import { readReply } from "./envelope.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -86,19 +87,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
     timeoutMs,
     `waiting for Python to answer "${type}"`,
   );
-  const reply = JSON.parse(replyJson);
-  if (reply.id !== id || reply.type !== type) {
-    throw new Error(`reply mismatch: sent ${type}#${id}, got ${reply.type}#${reply.id}`);
-  }
-  if (typeof reply.ok !== "boolean" || (reply.ok ? !("result" in reply) : typeof reply.error?.code !== "string")) {
-    throw new Error(`malformed reply to ${type}#${id}`);
-  }
-  if (!reply.ok) {
-    const error = new Error(`${reply.error.code}: ${reply.error.message}`);
-    error.code = reply.error.code;
-    throw error;
-  }
-  return reply.result;
+  return readReply(replyJson, type, id);
 }
 
 // ---- boot --------------------------------------------------------------------------------

@@ -1,15 +1,17 @@
 // The page's ONE entry point for drivers (the sweep CLI, tests): window.lab.send(messageJson,
 // onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page itself speaks to
 // Python (pyapp/browser/messages.py: `{type, id, ...fields}`, one of REQUEST_TYPES) and answers
-// with the protocol's reply envelope, `{type, id, ok, result}` or `{type, id, ok: false,
-// error: {code, message}}`. While the request is handled, every event Python sends
-// (trial_start, trial_done, trial_interrupted, frozen) is passed to onEvent(eventJson) as the
-// text Python wrote.
+// with the protocol's reply envelope (./envelope.js), whose `result` is the request's result
+// record exactly as Python answered it (exports/messages.schema.json). While the request is
+// handled, every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is
+// passed to onEvent(eventJson) as the text Python wrote.
 //
 // The sweep requests go through the Experiment section exactly as its buttons do (so the page
 // stores, draws and persists what happens); every other request goes to Python unchanged.
-// Cancelling is the page's Cancel button (a user's action), not a message.
+// Cancelling is the page's Cancel button (a user's action), not a message. A request the page
+// itself refuses (a button's precondition: busy, no model loaded) answers `page_refused`.
 
+import { failedReply, okReply } from "./envelope.js";
 import { REQUEST_TYPES } from "./lab_protocol.js";
 
 const EXPERIMENT_ROUTES = {
@@ -26,23 +28,19 @@ export function makeSend({ request, experiment }) {
     try {
       message = JSON.parse(messageJson);
     } catch (error) {
-      return reply(null, null, { code: "bad_request", message: `not JSON: ${error.message}` });
+      return failedReply(null, null, "bad_request", `not JSON: ${error.message}`);
     }
-    const { type, id, ...fields } = message ?? {};
-    if (!REQUEST_TYPES.includes(type)) return reply(type ?? null, id ?? null, { code: "bad_request", message: `unknown request type ${String(type)}` });
+    const { type, id = null, ...fields } = message ?? {};
+    if (!REQUEST_TYPES.includes(type)) return failedReply(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
     const unsubscribe = onEvent ? experiment.onEvent((event, text) => onEvent(text)) : () => {};
     try {
       const route = EXPERIMENT_ROUTES[type];
-      const result = route ? await route(experiment, message) : await request(type, fields);
-      return reply(type, id ?? null, null, result);
+      return okReply(type, id, route ? await route(experiment, message) : await request(type, fields));
     } catch (error) {
-      return reply(type, id ?? null, { code: error.code ?? "page_refused", message: String(error?.message ?? error) });
+      const code = error.code ?? "page_refused";
+      return failedReply(type, id, code, String(error?.message ?? error));
     } finally {
       unsubscribe();
     }
   };
-}
-
-function reply(type, id, error, result = null) {
-  return JSON.stringify(error ? { type, id, ok: false, error } : { type, id, ok: true, result });
 }

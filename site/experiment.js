@@ -16,8 +16,9 @@
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
 //   start({seed, params?, conditions})  -> state
-//   run(phase)                          -> {state, cancelled, paused}   phase: measure | heldout | all
-//   freeze()                            -> {frozen, predictions, state}
+//   run(phase)                          -> {state, cancelled, notice}   phase: measure | heldout | all
+//                                          (Python's RunEnded; state.paused names a pause's cause)
+//   freeze()                            -> {frozen, predictions, header_json, state}
 //   state()  trace()  predictions()     -> state | trace document | predictions document
 //   text(kind)                          -> Python's JSON text of "header" | "trace" | "predictions"
 //   resume()                            -> state | null  (the latest unfinished stored sweep)
@@ -43,7 +44,7 @@
 
 import { downloadJson, evidenceLabel, notEvidenceLabel } from "./dom.js";
 import { SweepStore } from "./store.js";
-import { CONTROL_LABEL, EVENT_TYPES, MODEL_CONDITIONS } from "./lab_protocol.js";
+import { CONTROL_LABEL, EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
@@ -57,22 +58,16 @@ const LEDGER_WARNING =
   "already observed for each model, so a later freeze of those models is marked CONFIRMATORY although " +
   "the tasks were seen. This cannot be undone.";
 
-// The trials of one sweep as the page holds them: Python's text per trial, and the counts the
-// caption shows. Adding a trial is constant work.
+// The trials of one sweep as the page holds them: Python's text per trial. Adding a trial is
+// constant work. The counts the caption shows are Python's (`summary` of each trial_done event
+// and of the state), never counted here.
 class Trials {
   constructor() {
     this.texts = new Map(); // trial id -> JSON text
-    this.counts = { trials: 0, correct: 0, incorrect: 0, failed: 0, model_evidence_trials: 0 };
   }
 
   add(trial, text) {
     this.texts.set(trial.trial_id, text);
-    const c = this.counts;
-    c.trials += 1;
-    if (trial.correct) c.correct += 1;
-    else if (trial.failure) c.failed += 1;
-    else c.incorrect += 1;
-    if (trial.evidence === "model") c.model_evidence_trials += 1;
   }
 
   get size() {
@@ -84,9 +79,10 @@ class Trials {
     return text === undefined ? null : JSON.parse(text);
   }
 
-  // The whole trace, assembled here (only while Python is busy: otherwise Python answers).
-  assemble(header) {
-    return { ...header, trials: [...this.texts.values()].map((text) => JSON.parse(text)), summary: { ...this.counts } };
+  // The whole trace, assembled here (only while Python is busy: otherwise Python answers),
+  // with Python's latest counts.
+  assemble(header, summary) {
+    return { ...header, trials: [...this.texts.values()].map((text) => JSON.parse(text)), summary };
   }
 }
 
@@ -121,6 +117,7 @@ class Experiment {
     this.headerJson = null; // ... and as Python wrote it
     this.tasks = new Map(); // task id -> task record of the header
     this.trials = new Trials();
+    this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
     this.record = null; // the IndexedDB status record of the current sweep
     this.predictionsDoc = null; // the latest predictions document (after a freeze)
     this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
@@ -242,6 +239,7 @@ class Experiment {
       evidence: model?.evidence ?? null,
       seed: this.header.run.seed,
       trials: this.trials.size,
+      summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
     };
     await this.store.putSweep(this.record, { header: header ? this.headerJson : null, trials });
@@ -253,15 +251,20 @@ class Experiment {
     await this.persist(fields, { header: true });
   }
 
+  // Python says which trials the ledger records (trial_done.heldout_observed).
   async noteObserved(trial) {
-    const task = this.tasks.get(trial.task_id);
     const model = this.header.model;
-    if (!task || task.split !== "heldout" || !MODEL_CONDITIONS.includes(trial.condition) || !model) return;
-    await this.store.addObserved(model.model_id, model.revision, trial.condition, [trial.task_id]);
+    if (model) await this.store.addObserved(model.model_id, model.revision, trial.condition, [trial.task_id]);
+  }
+
+  // Python's state, and the counts it carries.
+  useState(state) {
+    this.state = state;
+    this.summary = state.summary;
   }
 
   async refresh({ withPredictions = true } = {}) {
-    this.state = await this.request("sweep_state");
+    this.useState(await this.request("sweep_state"));
     this.useHeader((await this.request("sweep_header")).header_json);
     await this.loadPredictions(withPredictions && this.state.frozen.length);
     await this.persist({ phase: this.record?.phase ?? null }, { header: true });
@@ -298,7 +301,7 @@ class Experiment {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       await this.persist({ in_flight: event.trial_id });
     } else if (event.type === "trial_done") {
-      await this.trialDone(event.trial_json);
+      await this.trialDone(event);
     } else if (event.type === "trial_interrupted" || event.type === "frozen") {
       // A Cancel or an infrastructure failure (event.code) cut a trial short (Python keeps it
       // under `interruptions`, never scored, and attempts it again), or Python froze the
@@ -312,12 +315,13 @@ class Experiment {
     return true;
   }
 
-  async trialDone(text) {
+  async trialDone({ trial_json: text, heldout_observed, summary }) {
     const trial = JSON.parse(text);
     const seq = this.trials.size;
     this.trials.add(trial, text);
+    this.summary = summary;
     await this.persist({ in_flight: null }, { trials: [{ seq, trial_id: trial.trial_id, json: text }] });
-    await this.noteObserved(trial);
+    if (heldout_observed) await this.noteObserved(trial);
     this.progress.done += 1;
     this.results.add(this.rowOf(trial));
     fillObservation(this.predictionRows, trial);
@@ -348,7 +352,7 @@ class Experiment {
       const chosen = params ?? this.currentParams();
       if (chosen) fields.params = chosen;
       try {
-        this.state = await this.request("sweep_start", fields);
+        this.useState(await this.request("sweep_start", fields));
         this.useHeader((await this.request("sweep_header")).header_json);
       } catch (error) {
         this.showError(`Starting the sweep failed: ${error.message}`);
@@ -389,24 +393,18 @@ class Experiment {
     this.renderProgress();
   }
 
-  // One sweep_run request; the caller holds `busy`.
+  // One sweep_run request; the caller holds `busy`. Python's notice (a run that made no trial
+  // although asked) is shown as it is.
   async runOne(phase) {
-    const trialsBefore = this.state.trials;
     const result = await this.request("sweep_run", { phase }, RUN_TIMEOUT_MS);
-    this.state = result.state;
-    const s = this.state;
-    if (phase === "heldout" && s.trials === trialsBefore && !result.cancelled && !s.paused && s.heldout_left === 0) {
-      this.notice(
-        "Refused: every held-out task has already been observed and scored once under this frozen profile. " +
-          "No new trial was made (each held-out task is scored once per frozen profile).",
-      );
-    }
+    this.useState(result.state);
+    if (result.notice) this.notice(result.notice);
     return result;
   }
 
   async doFreeze() {
     const result = await this.request("sweep_freeze");
-    this.state = result.state;
+    this.useState(result.state);
     this.shownPredictions = new Map(result.predictions.map((p) => [p.condition, p.predictions]));
     this.useHeader(result.header_json);
     await this.loadPredictions(true);
@@ -461,11 +459,11 @@ class Experiment {
             `Nothing was scored; the attempts are kept as interruptions. ${summary} Resume with the same buttons.`,
         );
         this.setData("paused");
-        return { state: s, cancelled: false, paused: cause };
+        return { ...result, state: s };
       }
       this.status(result.cancelled ? `Cancelled. ${summary} Resume with the same buttons.` : `Finished ${phase}. ${summary}`);
       this.setData(result.cancelled ? "cancelled" : this.derivedState());
-      return { state: s, cancelled: result.cancelled, paused: null };
+      return { ...result, state: s }; // Python's answer (RunEnded), with the state as refreshed
     });
   }
 
@@ -500,7 +498,7 @@ class Experiment {
       let texts;
       try {
         await this.followSyntheticModel(provenance);
-        this.state = await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously });
+        this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously }));
         texts = await this.upgradedTexts(stored);
       } catch (error) {
         this.showError(`Resuming failed: ${error.message}`);
@@ -563,7 +561,7 @@ class Experiment {
 
   async getState() {
     if (this.busy || !this.state) return this.state;
-    this.state = await this.request("sweep_state");
+    this.useState(await this.request("sweep_state"));
     return this.state;
   }
 
@@ -577,14 +575,13 @@ class Experiment {
 
   async getTrace() {
     if (!this.header) return null;
-    if (this.busy || !this.state) return this.trials.assemble(this.header);
+    if (this.busy || !this.state) return this.trials.assemble(this.header, this.summary);
     return JSON.parse(await this.text("trace"));
   }
 
   async getPredictions() {
     if (this.busy || !this.state) return this.predictionsDoc;
-    if (!this.state.frozen.length) throw new Error("not_frozen: nothing is frozen yet");
-    await this.loadPredictions(true);
+    await this.loadPredictions(true); // Python refuses (not_frozen) before a freeze
     return this.predictionsDoc;
   }
 
@@ -593,9 +590,11 @@ class Experiment {
     const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
     const texts = await this.store.storedTexts(stored.run_id);
-    const trials = new Trials(); // the header's summary counts no trial: the records' does
+    const trials = new Trials();
     for (const text of texts.trials_json) trials.add(JSON.parse(text), text);
-    const trace = trials.assemble(JSON.parse(texts.header_json));
+    // the header's summary counts no trial: the counts are Python's last, stored with the status
+    const header = JSON.parse(texts.header_json);
+    const trace = trials.assemble(header, stored.summary ?? header.summary);
     const { in_flight, run_id, phase, finished, updated_at } = stored;
     return { trace, in_flight, run_id, phase, finished, updated_at };
   }
@@ -609,7 +608,7 @@ class Experiment {
       addJournalEntry(result.entry);
       if (this.state) {
         await this.checkpoint();
-        this.state = await this.request("sweep_state");
+        this.useState(await this.request("sweep_state"));
       }
       return result;
     });
@@ -668,7 +667,7 @@ class Experiment {
 
   resultsCaption() {
     if (!this.header) return "No trials yet.";
-    const { trials, correct, failed } = this.trials.counts;
+    const { trials, correct, failed } = this.summary ?? { trials: 0, correct: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
     return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
@@ -712,6 +711,7 @@ class Experiment {
         headerJson: this.headerJson,
         tasks: this.tasks,
         trials: this.trials,
+        summary: this.summary,
         predictionsDoc: this.predictionsDoc,
         shown: this.shownPredictions,
         rows: [...this.results.rows],
@@ -722,6 +722,7 @@ class Experiment {
     this.state = null;
     this.useHeader(headerJson);
     this.useTrials(trialsJson);
+    this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
     this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
     this.shownPredictions = new Map();
     this.renderAll();
@@ -737,6 +738,7 @@ class Experiment {
     this.headerJson = live.headerJson;
     this.tasks = live.tasks;
     this.trials = live.trials;
+    this.summary = live.summary;
     this.predictionsDoc = live.predictionsDoc;
     this.shownPredictions = live.shown;
     this.results.setAll(live.rows);

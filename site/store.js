@@ -54,7 +54,7 @@ function migrateV1(transaction) {
       );
       const header = { ...trace, trials: [], summary: { trials: 0, correct: 0, incorrect: 0, failed: 0, model_evidence_trials: 0 } };
       transaction.objectStore("headers").put({ run_id: status.run_id, json: JSON.stringify(header) });
-      cursor.update({ ...status, evidence: trace.model?.evidence ?? null, seed: trace.run?.seed ?? null, trials: trials.length });
+      cursor.update({ ...status, evidence: trace.model?.evidence ?? null, seed: trace.run?.seed ?? null, trials: trials.length, summary: trace.summary ?? null });
     }
     cursor.continue();
   };

@@ -292,7 +292,7 @@ def test_provenance_needs_a_synchronous_transport() -> None:
 def test_handle_model_generate() -> None:
     adapter = BrowserModelAdapter(FakeMainThread())
     caps = to_json(CAPS)
-    result: Any = run(handle_model_generate(adapter, {"prompt": "hi", "caps": caps}))
+    result: Any = to_json(run(handle_model_generate(adapter, {"prompt": "hi", "caps": caps})))
     assert result["completion"]["text"] == "Hello."
     assert result["provenance"]["model_id"] == "fixture/tiny-chat"
     assert result["timing"]["worker_ms"] == 20.0

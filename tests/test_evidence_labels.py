@@ -79,7 +79,7 @@ def test_an_opened_synthetic_trace_is_labelled_synthetic(
     synthetic_trace: dict[str, object],
 ) -> None:
     opened = open_run(synthetic_trace)
-    assert opened["evidence"] == "synthetic" and opened["ok"] is True
+    assert opened.evidence == "synthetic" and opened.ok is True
 
 
 def test_a_synthetic_trace_relabelled_model_is_caught_and_still_shown_synthetic(
@@ -93,4 +93,4 @@ def test_a_synthetic_trace_relabelled_model_is_caught_and_still_shown_synthetic(
     found = [f"{m.where} {m.message}" for m in reproduce(document)]
     assert any(m.startswith("$.model.evidence source 'synthetic'") for m in found), found
     opened = open_run(document)
-    assert opened["evidence"] == "synthetic" and opened["ok"] is False
+    assert opened.evidence == "synthetic" and opened.ok is False

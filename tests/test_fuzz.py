@@ -234,7 +234,7 @@ BRIDGE_CODES = set(FAILURE_CODES) - {"internal_error"}
 
 @FUZZ
 @given(
-    kind=st.one_of(st.sampled_from(sorted(HANDLERS)), st.text(max_size=10)),
+    kind=st.one_of(st.sampled_from(sorted(r.TYPE for r in HANDLERS)), st.text(max_size=10)),
     params=json_values,
     seed=st.one_of(scalars, huge_ints),
     raw=st.none() | raw_texts,

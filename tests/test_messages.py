@@ -1,14 +1,21 @@
 """The one message module: generated exports match the records, every boundary validates."""
 
+import importlib.util
 import json
+from dataclasses import fields
 from pathlib import Path
+from typing import get_type_hints
 
 import jsonschema
 import pytest
 from asyncrun import run
+from test_predict import known_model
 
 from pyapp.browser import bridge, messages
 from pyapp.browser.session import Context
+from pyapp.conditions.model import Caps, ScriptedAdapter
+from pyapp.records.base import field_docs, from_json, to_json
+from pyapp.records.trace import NO_TRIALS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,8 +32,16 @@ def test_generated_exports_match_the_records():
         assert f"| `{record.TYPE}` |" in hosting
 
 
-def test_every_request_type_has_one_handler():
-    assert set(bridge.HANDLERS) == set(messages.REQUEST_TYPES)
+def test_every_request_type_has_one_handler_that_returns_its_result_record():
+    """The handler table ties each request record to its handler, and the handler's
+    annotation names the request's RESULT record (what the reply's `result` holds)."""
+    assert set(bridge.HANDLERS) == set(messages.REQUESTS)
+    for request, handler in bridge.HANDLERS.items():
+        assert get_type_hints(handler)["return"] is request.RESULT, request.TYPE
+        assert request.RESULT in messages.RESULTS
+    for record in messages.RESULTS:
+        documented = field_docs(record)
+        assert record.__doc__ and all(f.name in documented for f in fields(record)), record
 
 
 def validator():
@@ -52,6 +67,8 @@ def test_requests_replies_and_events_fit_the_schema():
             total=2,
             phase="measure",
             trial_json="{}",
+            heldout_observed=False,
+            summary=NO_TRIALS,
         )
     )
     check.validate(done)
@@ -86,3 +103,118 @@ def test_the_page_uses_the_generated_constants():
         text = path.read_text(encoding="utf-8")
         assert '"test fixture — not model evidence"' not in text, path.name
         assert '["model-only", "model-program", "controlled-chain"]' not in text, path.name
+
+
+# ---- every handler's actual reply against the schema (CPython, through the bridge) -------------
+
+
+def scripted_transport(adapter):
+    """The main thread's model client, as the worker's BrowserModelAdapter reaches it: a
+    scripted adapter (a test fixture) answers `provenance` and `generate`."""
+
+    def transport(request_json):
+        request = json.loads(request_json)
+        if request["type"] == "provenance":
+            result = to_json(adapter.provenance)
+        else:
+            caps = from_json(Caps, request["caps"])
+            completion = to_json(run(adapter.generate(request["prompt"], caps)))
+            result = {**completion, "worker_ms": 1.0}
+        return json.dumps(
+            {"type": request["type"], "id": request["id"], "ok": True, "result": result}
+        )
+
+    return transport
+
+
+def glue_memory():
+    """workers/lab_worker.py's own `memory` function (plain Python; natively no heap)."""
+    spec = importlib.util.spec_from_file_location("lab_worker", ROOT / "workers" / "lab_worker.py")
+    assert spec is not None and spec.loader is not None
+    glue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glue)
+    return glue._memory
+
+
+def test_every_handlers_reply_fits_the_schema(monkeypatch):
+    """Each request type is sent through `bridge.handle_async` and its real reply validated
+    against exports/messages.schema.json's reply for that type — result record included —
+    with every event the run sends. What needs the page's runtime (sympy's wheels) is a
+    stand-in; `memory` is the worker glue's own function."""
+    from pyapp.browser.model import BrowserModelAdapter
+    from pyapp.browser.session import Session
+
+    monkeypatch.setattr(bridge, "SESSION", Session())
+    adapter = ScriptedAdapter(known_model)
+    events = []
+
+    async def load_sympy():
+        return {"packages": ["mpmath", "sympy"], "load_ms": 0.0}
+
+    context = Context(
+        adapter=lambda: adapter,
+        notify=events.append,
+        cancel_requested=lambda: False,
+        model_adapter=lambda: BrowserModelAdapter(scripted_transport(adapter)),
+        load_sympy=load_sympy,
+        memory=glue_memory(),
+    )
+    check = validator()
+    results = {}
+
+    def send(kind, **fields):
+        reply = json.loads(
+            run(bridge.handle_async(json.dumps({"type": kind, "id": kind, **fields}), context))
+        )
+        assert reply["ok"], reply
+        check.validate(reply)
+        reply_def = {"$ref": f"#/$defs/{messages.reply_name(messages.REQUEST_TYPES[kind])}"}
+        jsonschema.Draft202012Validator({**messages.messages_schema(), **reply_def}).validate(reply)
+        results[kind] = reply["result"]
+        return reply["result"]
+
+    small = {"primitives_per_op": 1, "probe_pairs": 1, "derivatives": 0, "determinants": 1}
+    send("hello")
+    send("tasks", seed=7, params=small)
+    send("run_supplied", seed=7, params=small)
+    send("sympy_load")
+    send("sympy_check", seed=7, params=small)
+    send("memory")
+    send("model_generate", prompt="Say hello.")
+    send("journal_generate", prompt="Say hello again.")
+    send("sweep_start", seed=7, params=small, conditions=["model-only", "controlled-chain"])
+    send("sweep_run", phase="measure")
+    send("sweep_freeze")
+    send("sweep_run", phase="all")
+    send("sweep_state")
+    header = send("sweep_header")["header_json"]
+    trace = send("sweep_trace")["trace_json"]
+    predictions = send("sweep_predictions")["predictions_json"]
+    trials = [json.dumps(t) for t in json.loads(trace)["trials"]]
+    send("sweep_resume", header_json=header, trials_json=trials)
+    send("trace_open", trace_json=trace, predictions_json=predictions)
+    send("compare_runs", runs=[{"name": "a", "predictions_json": predictions}] * 2)
+    assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"
+    assert send("synthetic_select", spec=None) == {"spec": None, "provenance": None, "note": None}
+    assert set(results) == set(messages.REQUEST_TYPES)
+    assert results["memory"]["wasm_heap_bytes"] is None  # natively: no WebAssembly heap
+    assert results["trace_open"]["ok"] and results["sweep_run"]["state"]["stage"] == "done"
+    for sent in events:
+        check.validate(sent)
+    assert {e["type"] for e in events} == {"trial_start", "trial_done"}
+    # phase `all` from a fresh sweep sends the `frozen` event, its predictions typed
+    events.clear()
+    send("sweep_start", seed=7, params=small, conditions=["model-only"])
+    send("sweep_run", phase="all")
+    for sent in events:
+        check.validate(sent)
+    (frozen,) = [e for e in events if e["type"] == "frozen"]
+    assert frozen["predictions"][0]["predictions"][0]["task_id"]
+
+
+def test_a_handler_that_answers_the_wrong_record_is_a_bug_not_a_reply(monkeypatch):
+    monkeypatch.setitem(bridge.HANDLERS, messages.Hello, lambda request, ctx: {"python": "3"})
+    reply = json.loads(bridge.handle(json.dumps({"type": "hello", "id": 1})))
+    assert reply["ok"] is False and reply["error"]["code"] == "internal_error"
+    assert "not a" in reply["error"]["message"] and "Versions" in reply["error"]["message"]
+    validator().validate(reply)

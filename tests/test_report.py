@@ -23,6 +23,7 @@ from test_session import Page, call, document
 from pyapp.browser import bridge
 from pyapp.browser.session import Session
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.records.base import to_json
 from pyapp.report.markup import el, escape
 from pyapp.report.plots import nice_max
 
@@ -305,7 +306,7 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
 
     trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
     predictions = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
-    opened = open_run(trace, predictions)
+    opened = to_json(open_run(trace, predictions))  # the reply's result, as sent
     assert opened["ok"] and opened["evidence"] == "fixture"
     assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
     # derived from the trace alone, number for number
@@ -314,10 +315,10 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
         f"re-derived exactly: 24 tasks and {len(trace['trials'])} trials; "
         "every number in the predictions document re-derived exactly"
     )
-    assert open_run(trace)["predictions_mismatches"] is None
+    assert open_run(trace).predictions_mismatches is None
 
     trace["trials"][3]["result"] = 12345  # a tampered observation
-    tampered = open_run(trace, predictions)
+    tampered = to_json(open_run(trace, predictions))
     assert not tampered["ok"] and tampered["trace_mismatches"]
     assert all("trials[3]" in m for m in tampered["trace_mismatches"])
     with pytest.raises(RunInputError, match="is not a trace"):
@@ -340,15 +341,17 @@ def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
-    page = compare_runs(
-        [{"name": "A", "predictions": document}, {"name": "B", "predictions": document}]
+    page = to_json(
+        compare_runs(
+            [{"name": "A", "predictions": document}, {"name": "B", "predictions": document}]
+        )
     )
     assert page["csv"] == (tmp_path / "cli.csv").read_text("utf-8")
     assert page["problems"] == [] and "not a confirmatory" in page["disclaimer"]
     assert page["header"][:5] == ["run", "model", "evidence", "condition", "item"]
 
     # the page only knows file names, and every run's file is predictions.json
-    same = compare_runs([{"name": "predictions.json", "predictions": document}] * 2)
+    same = to_json(compare_runs([{"name": "predictions.json", "predictions": document}] * 2))
     assert len(set(same["names"])) == 2 and {r[0] for r in same["rows"]} == set(same["names"])
     with pytest.raises(RunInputError, match="is not a predictions document"):
         compare_runs([{"name": "x.json", "predictions": {"kind": "nope"}}])

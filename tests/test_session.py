@@ -13,8 +13,10 @@ from pyapp.browser import bridge
 from pyapp.browser.messages import parse_request
 from pyapp.browser.session import Context, Session, resumed_trace
 from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
+from pyapp.experiment.ledger import record_trace
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.trace import read_trace
 
 
 class Page:
@@ -106,14 +108,24 @@ def test_the_whole_loop_through_the_bridge():
 
     heldout = call(page, "sweep_run", phase="heldout")["result"]
     assert heldout["state"]["heldout_left"] == 0 and not heldout["cancelled"]
+    assert heldout["notice"] is None
     again = call(page, "sweep_run", phase="heldout")["result"]
     assert again["state"]["trials"] == heldout["state"]["trials"]  # never twice
+    assert again["notice"].startswith("Refused: every held-out task has already been observed")
 
     trace = document(page, "sweep_trace", "trace")
     predictions = document(page, "sweep_predictions", "predictions")
     assert_valid_trace(trace)
     assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
     assert trace == page.persisted
+    # Python's counts travel with each trial and the state: the page draws them as they are
+    dones = [e for e in page.events if e["type"] == "trial_done"]
+    assert dones[-1]["summary"] == trace["summary"] == again["state"]["summary"]
+    assert [e["summary"]["trials"] for e in dones] == list(range(1, len(dones) + 1))
+    # ... and which trials a ledger records (the CLI's file, the page's IndexedDB)
+    ledgered = record_trace({"schema_version": "sweep-ledger/1", "entries": []}, read_trace(trace))
+    expected = {f"{e['condition']}/{i}" for e in ledgered["entries"] for i in e["task_ids"]}
+    assert {e["trial_id"] for e in dones if e["heldout_observed"]} == expected
 
 
 def test_run_all_announces_the_freeze_with_its_predictions_before_heldout():
@@ -188,7 +200,7 @@ def test_a_trace_1_sweep_stored_by_indexeddb_version_1_resumes_upgraded():
     assert call(page2, "sweep_resume", **stored)["result"]["trials"] == 20
     assert json.loads(header(page2))["schema_version"] == "trace/2"
     split = call(page2, "sweep_trace", split=True)["result"]
-    assert set(split) == {"header_json", "trials_json"} and len(split["trials_json"]) == 20
+    assert split["trace_json"] is None and len(split["trials_json"]) == 20  # TraceText, split
     upgraded = [json.loads(text) for text in split["trials_json"]]
     assert [t["sequence"] for t in upgraded] == sorted(t["sequence"] for t in upgraded)
     assert [t["trial_id"] for t in upgraded] == [t["trial_id"] for t in old["trials"]]

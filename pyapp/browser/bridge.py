@@ -16,42 +16,43 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from pyapp import __version__
 from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
 from pyapp.browser.session import Context, Session, browser_info, task_params
 from pyapp.errors import InputError
-from pyapp.records.base import JSON, to_json
+from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
+from pyapp.records.trace import TaskRecord
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
 """Kept for callers of the old name: the boundary has one error class."""
 
-Handler = Callable[[Any, Context], JSON | Awaitable[JSON]]
+Handler = Callable[[Any, Context], Any]
+"""A handler: the request record and the context in, the request's `RESULT` record out (or an
+awaitable of it)."""
 
 
-def _hello(request: m.Hello, ctx: Context) -> JSON:
-    return {
-        "python": sys.version,
-        "pyapp_version": __version__,
-        "generator_version": GENERATOR_VERSION,
-    }
+def _hello(request: m.Hello, ctx: Context) -> m.Versions:
+    return m.Versions(
+        python=sys.version, pyapp_version=__version__, generator_version=GENERATOR_VERSION
+    )
 
 
-def _tasks(request: m.TasksRequest, ctx: Context) -> JSON:
+def _tasks(request: m.TasksRequest, ctx: Context) -> m.TaskSet:
     params = task_params(request.seed, request.params)
-    return {"seed": params.seed, "tasks": [t.to_json() for t in generate(params)]}
+    return m.TaskSet(seed=params.seed, tasks=tuple(TaskRecord.of(t) for t in generate(params)))
 
 
-def _run_supplied(request: m.RunSupplied, ctx: Context) -> JSON:
+def _run_supplied(request: m.RunSupplied, ctx: Context) -> m.SuppliedRun:
     from pyapp.conditions.interpret import run_supplied
 
     browser = browser_info(request.environment)
-    return {"trace": to_json(run_supplied(task_params(request.seed, request.params), browser))}
+    return m.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
 
 
 def _runtime(ctx: Context, name: str) -> Any:
@@ -61,29 +62,42 @@ def _runtime(ctx: Context, name: str) -> Any:
     return found
 
 
-async def _sympy_load(request: m.SympyLoad, ctx: Context) -> JSON:
+R = TypeVar("R")
+
+
+def _typed(record: type[R], value: JSON, what: str) -> R:
+    """What the worker runtime answered, as its record (a mismatch is a bug: internal_error)."""
+    try:
+        typed: R = from_json(record, value, f"${what}")
+    except RecordError as error:
+        raise TypeError(f"{what} answered {error}") from None
+    return typed
+
+
+async def _sympy_load(request: m.SympyLoad, ctx: Context) -> m.SympyLoaded:
     try:
         loaded: JSON = await _runtime(ctx, "load_sympy")()
     except RequestError:
         raise
     except Exception as error:  # reported to the page, never swallowed
         raise RequestError("runtime_load_failed", f"loading sympy failed: {error}") from None
-    return loaded
+    return _typed(m.SympyLoaded, loaded, "sympy_load")
 
 
-async def _sympy_check(request: m.SympyCheck, ctx: Context) -> JSON:
+async def _sympy_check(request: m.SympyCheck, ctx: Context) -> m.SympyChecked:
     from pyapp.tasks.sympy_oracle import check
 
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)
-    return check(generate(task_params(request.seed, request.params)))
+    checked = check(generate(task_params(request.seed, request.params)))
+    return _typed(m.SympyChecked, to_json(checked), "sympy_check")
 
 
-def _memory(request: m.Memory, ctx: Context) -> JSON:
-    return _runtime(ctx, "memory")()
+def _memory(request: m.Memory, ctx: Context) -> m.WorkerMemory:
+    return _typed(m.WorkerMemory, _runtime(ctx, "memory")(), "memory")
 
 
-async def _model_generate(request: m.ModelGenerate, ctx: Context) -> JSON:
+async def _model_generate(request: m.ModelGenerate, ctx: Context) -> m.Generated:
     from pyapp.browser.model import handle_model_generate
 
     adapter = _runtime(ctx, "model_adapter")()
@@ -117,7 +131,7 @@ def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
     return parsed
 
 
-def _trace_open(request: m.TraceOpen, ctx: Context) -> JSON:
+def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
     from pyapp.report.run_folder import RunInputError
     from pyapp.report.viewer import open_run
 
@@ -130,7 +144,7 @@ def _trace_open(request: m.TraceOpen, ctx: Context) -> JSON:
         raise RequestError("bad_request", str(error)) from None
 
 
-def _compare_runs(request: m.CompareRuns, ctx: Context) -> JSON:
+def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
     from pyapp.report.run_folder import RunInputError
     from pyapp.report.viewer import compare_runs
 
@@ -141,28 +155,69 @@ def _compare_runs(request: m.CompareRuns, ctx: Context) -> JSON:
         raise RequestError("bad_request", str(error)) from None
 
 
-HANDLERS: dict[str, Handler] = {
-    "hello": _hello,
-    "tasks": _tasks,
-    "run_supplied": _run_supplied,
-    "sympy_load": _sympy_load,
-    "sympy_check": _sympy_check,
-    "memory": _memory,
-    "model_generate": _model_generate,
-    "synthetic_select": lambda r, ctx: session().select_synthetic(r),
-    "sweep_start": lambda r, ctx: session().start(r, ctx),
-    "sweep_resume": lambda r, ctx: session().resume(r),
-    "sweep_run": lambda r, ctx: session().run(r, ctx),
-    "sweep_freeze": lambda r, ctx: session().freeze(),
-    "sweep_state": lambda r, ctx: session().state(),
-    "sweep_header": lambda r, ctx: {"header_json": session().header_json()},
-    "sweep_trace": lambda r, ctx: session().trace_json(r.split),
-    "sweep_predictions": lambda r, ctx: session().predictions(),
-    "journal_generate": lambda r, ctx: session().journal_generate(r, ctx),
-    "trace_open": _trace_open,
-    "compare_runs": _compare_runs,
+def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> m.SyntheticChosen:
+    return session().select_synthetic(request)
+
+
+def _sweep_start(request: m.SweepStart, ctx: Context) -> m.SweepState:
+    return session().start(request, ctx)
+
+
+def _sweep_resume(request: m.SweepResume, ctx: Context) -> m.SweepState:
+    return session().resume(request)
+
+
+async def _sweep_run(request: m.SweepRun, ctx: Context) -> m.RunEnded:
+    return await session().run(request, ctx)
+
+
+def _sweep_freeze(request: m.SweepFreeze, ctx: Context) -> m.FreezeDone:
+    return session().freeze()
+
+
+def _sweep_state(request: m.SweepStateRequest, ctx: Context) -> m.SweepState:
+    return session().state()
+
+
+def _sweep_header(request: m.SweepHeader, ctx: Context) -> m.HeaderText:
+    return m.HeaderText(header_json=session().header_json())
+
+
+def _sweep_trace(request: m.SweepTrace, ctx: Context) -> m.TraceText:
+    return session().trace_text(request.split)
+
+
+def _sweep_predictions(request: m.SweepPredictions, ctx: Context) -> m.PredictionsText:
+    return session().predictions()
+
+
+async def _journal_generate(request: m.JournalGenerate, ctx: Context) -> m.JournalKept:
+    return await session().journal_generate(request, ctx)
+
+
+HANDLERS: dict[type[m.Request], Handler] = {
+    m.Hello: _hello,
+    m.TasksRequest: _tasks,
+    m.RunSupplied: _run_supplied,
+    m.SympyLoad: _sympy_load,
+    m.SympyCheck: _sympy_check,
+    m.Memory: _memory,
+    m.ModelGenerate: _model_generate,
+    m.SyntheticSelect: _synthetic_select,
+    m.SweepStart: _sweep_start,
+    m.SweepResume: _sweep_resume,
+    m.SweepRun: _sweep_run,
+    m.SweepFreeze: _sweep_freeze,
+    m.SweepStateRequest: _sweep_state,
+    m.SweepHeader: _sweep_header,
+    m.SweepTrace: _sweep_trace,
+    m.SweepPredictions: _sweep_predictions,
+    m.JournalGenerate: _journal_generate,
+    m.TraceOpen: _trace_open,
+    m.CompareRuns: _compare_runs,
 }
-"""The one handler table: request type → handler(record, context)."""
+"""The one handler table: request record → handler(record, context) → that request's
+`RESULT` record (each handler's annotations say so; `handle_async` checks what it returns)."""
 
 
 def decode(request_json: object) -> JSON:
@@ -186,9 +241,11 @@ async def handle_async(request_json: str, context: Context) -> str:
         if isinstance(data, dict):
             kind, request_id = data.get("type"), data.get("id")
         request = m.parse_request(data)
-        result = HANDLERS[request.TYPE](request, context)
+        result = HANDLERS[type(request)](request, context)
         if inspect.isawaitable(result):
             result = await result
+        if not isinstance(result, request.RESULT):  # a bug: the reply would not fit the schema
+            raise TypeError(f"{kind} answered a {type(result).__name__}, not a {request.RESULT}")
         return m.ok(kind, request_id, result)
     except RequestError as error:
         return m.failed(kind, request_id, error.code, error.message)

@@ -25,9 +25,12 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from pyapp.conditions.model import Completion, ModelProvenance
 from pyapp.errors import LabError
+from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
@@ -50,6 +53,8 @@ FAILURE_CODES: dict[str, str] = {
     "already_frozen": "every model condition is frozen already",
     "not_frozen": "held-out trials (or predictions) before the freeze",
     "already_observed": "a held-out task observed twice under one frozen profile",
+    "page_refused": "the page refused a driver's request (window.lab.send): a precondition of"
+    " its buttons, said in the message",
 }
 """Error codes a reply can carry (`error.code`), each with what it means."""
 
@@ -60,238 +65,128 @@ class Message:
     TYPE: ClassVar[str]
 
 
-# ---- requests ---------------------------------------------------------------------------------
+class Request(Message):
+    """Base of every request record: `RESULT` is the record its reply's `result` holds (the
+    handler returns one, `pyapp.browser.bridge` checks it, the schema describes it)."""
+
+    RESULT: ClassVar[type]
+
+
+# ---- results: what a reply's `result` holds, one record per request (its `RESULT`) ---------
 
 
 @dataclass(frozen=True)
-class Hello(Message):
-    """Say hello: versions of Python, pyapp and the task generator."""
+class Versions:
+    """`hello`: the versions the page reports (and the sweep CLI records in run.json)."""
 
-    TYPE: ClassVar[str] = "hello"
-
-
-@dataclass(frozen=True)
-class TasksRequest(Message):
-    """The task set of a seed."""
-
-    TYPE: ClassVar[str] = "tasks"
-    seed: int | None = None
-    """The seed (default 1729)."""
-    params: dict[str, JSON] | None = None
-    """TaskParams overrides (JSON object)."""
+    python: str
+    """Python's `sys.version` (Pyodide's CPython in the page)."""
+    pyapp_version: str
+    """The pyapp package's version."""
+    generator_version: str
+    """The task generator's version (`tasks/1`)."""
 
 
 @dataclass(frozen=True)
-class RunSupplied(Message):
-    """Run the supplied-program control (no model) over a seed's tasks."""
+class TaskSet:
+    """`tasks`: a seed's task set."""
 
-    TYPE: ClassVar[str] = "run_supplied"
-    seed: int | None = None
-    """The seed (default 1729)."""
-    params: dict[str, JSON] | None = None
-    """TaskParams overrides."""
-    environment: dict[str, JSON] | None = None
-    """The browser (BrowserInfo JSON), recorded in the trace."""
+    seed: int
+    """The seed the tasks were generated from."""
+    tasks: tuple[TaskRecord, ...]
+    """Every task, in the generator's order (the trace's task records)."""
 
 
 @dataclass(frozen=True)
-class SympyLoad(Message):
-    """Load the local sympy and mpmath wheels (first call only)."""
+class SuppliedRun:
+    """`run_supplied`: the supplied-program control's trace (not model evidence)."""
 
-    TYPE: ClassVar[str] = "sympy_load"
-
-
-@dataclass(frozen=True)
-class SympyCheck(Message):
-    """Check every answer of a seed's tasks with sympy (loads it first)."""
-
-    TYPE: ClassVar[str] = "sympy_check"
-    seed: int | None = None
-    """The seed (default 1729)."""
-    params: dict[str, JSON] | None = None
-    """TaskParams overrides."""
+    trace: Trace
+    """The whole trace (exports/trace.schema.json)."""
 
 
 @dataclass(frozen=True)
-class Memory(Message):
-    """The worker's memory (bench/scale.py)."""
+class SympyLoaded:
+    """`sympy_load`: the wheels loaded and how long that took."""
 
-    TYPE: ClassVar[str] = "memory"
-
-
-@dataclass(frozen=True)
-class ModelGenerate(Message):
-    """One generation through Python's model adapter (the Models panel's "try a prompt")."""
-
-    TYPE: ClassVar[str] = "model_generate"
-    prompt: str
-    """The prompt, as typed."""
-    caps: dict[str, JSON] | None = None
-    """Budgets (Caps JSON); default: the whole-task caps."""
+    packages: tuple[str, ...]
+    """The packages loaded (mpmath, sympy)."""
+    load_ms: float
+    """Milliseconds spent loading (about 0 once loaded)."""
 
 
 @dataclass(frozen=True)
-class SyntheticSelect(Message):
-    """Run sweeps with a synthetic validation model (`pyapp.synthetic`) executed in this
-    worker instead of the loaded model, or stop (`spec` null). No download; the model is of
-    known error structure: it validates the instrument and is never model evidence."""
+class SympyMismatch:
+    """A task whose answer sympy derives differently (a generator bug)."""
 
-    TYPE: ClassVar[str] = "synthetic_select"
+    task_id: str
+    """The task."""
+    answer: int
+    """The generator's answer."""
+    sympy: int
+    """sympy's answer."""
+
+
+@dataclass(frozen=True)
+class SympyChecked:
+    """`sympy_check`: every answer of a task set re-derived by sympy."""
+
+    sympy_version: str
+    """sympy's version."""
+    checked: int
+    """Tasks checked."""
+    agreements: int
+    """Tasks whose answer sympy derives the same."""
+    mismatches: tuple[SympyMismatch, ...]
+    """The others."""
+
+
+@dataclass(frozen=True)
+class WorkerMemory:
+    """`memory`: the Python worker's memory (bench/scale.py samples it)."""
+
+    wasm_heap_bytes: int | None
+    """Pyodide's WebAssembly heap (it grows, never shrinks); null natively."""
+    python_objects: int
+    """Objects Python's collector tracks after a collection."""
+
+
+@dataclass(frozen=True)
+class GenerationTiming:
+    """Where the time of one model call went (milliseconds)."""
+
+    round_trip_ms: float
+    """Python's wall time for the whole call (out to the model worker and back)."""
+    worker_ms: float | None
+    """The model worker's own time, when it reported one."""
+    client_ms: float | None
+    """The main thread's time, when it reported one."""
+    bridge_overhead_ms: float | None
+    """Round trip minus the worker's time: what the bridge costs per call."""
+
+
+@dataclass(frozen=True)
+class Generated:
+    """`model_generate`: one generation through Python's model adapter (kept in the journal)."""
+
+    completion: Completion
+    """What the model answered (the trace's completion record)."""
+    provenance: ModelProvenance
+    """The loaded model's provenance."""
+    timing: GenerationTiming | None
+    """Where the time went; null when the call never reached the worker."""
+
+
+@dataclass(frozen=True)
+class SyntheticChosen:
+    """`synthetic_select`: the synthetic model sweeps now use (all null: the loaded model)."""
+
     spec: str | None
-    """`NAME` or `NAME:key=value,...` (e.g. `size-dependent:slope=1.2`); null: the loaded
-    model again."""
-
-
-@dataclass(frozen=True)
-class SweepStart(Message):
-    """Start a sweep with the loaded model."""
-
-    TYPE: ClassVar[str] = "sweep_start"
-    seed: int | None = None
-    """The seed (default 1729)."""
-    params: dict[str, JSON] | None = None
-    """TaskParams overrides."""
-    conditions: tuple[str, ...] | None = None
-    """Conditions to run (default: all four)."""
-    environment: dict[str, JSON] | None = None
-    """The browser (BrowserInfo JSON)."""
-    previously_observed: dict[str, tuple[str, ...]] | None = None
-    """Held-out task ids the browser's ledger saw observed before, per condition."""
-    faults: tuple[str, ...] | None = None
-    """Fault-injection hooks the page runs with (`worker_crash@N`, ...; workers/faults.js):
-    recorded in the trace's `run.faults`."""
-
-
-@dataclass(frozen=True)
-class SweepResume(Message):
-    """Continue a stored sweep: its header and one JSON text per trial, or one trace text."""
-
-    TYPE: ClassVar[str] = "sweep_resume"
-    header_json: str | None = None
-    """The header (the trace without its trials) as Python wrote it."""
-    trials_json: tuple[str, ...] | None = None
-    """One trial per entry, as Python wrote it."""
-    trace_json: str | None = None
-    """A whole trace, instead of header_json + trials_json."""
-    in_flight: str | None = None
-    """The trial that was in flight when the page closed (recorded as interrupted)."""
-    previously_observed: dict[str, tuple[str, ...]] | None = None
-    """Held-out task ids the browser's ledger saw observed before, per condition."""
-
-
-@dataclass(frozen=True)
-class SweepRun(Message):
-    """Run a phase; Python orders measure → freeze → held-out."""
-
-    TYPE: ClassVar[str] = "sweep_run"
-    phase: Literal["measure", "heldout", "all"]
-    """Which trials to run."""
-
-
-@dataclass(frozen=True)
-class SweepFreeze(Message):
-    """Freeze every model condition's profile (after the measure phase)."""
-
-    TYPE: ClassVar[str] = "sweep_freeze"
-
-
-@dataclass(frozen=True)
-class SweepStateRequest(Message):
-    """The sweep's state, ready to draw."""
-
-    TYPE: ClassVar[str] = "sweep_state"
-
-
-@dataclass(frozen=True)
-class SweepHeader(Message):
-    """The sweep's header: the trace without its trials."""
-
-    TYPE: ClassVar[str] = "sweep_header"
-
-
-@dataclass(frozen=True)
-class SweepTrace(Message):
-    """The whole trace, assembled now."""
-
-    TYPE: ClassVar[str] = "sweep_trace"
-    split: bool = False
-    """Answer it as the page stores it, the header and one text per trial (`header_json`,
-    `trials_json`: after a resume upgraded an older trace), instead of `trace_json`."""
-
-
-@dataclass(frozen=True)
-class SweepPredictions(Message):
-    """The predictions document (after a freeze)."""
-
-    TYPE: ClassVar[str] = "sweep_predictions"
-
-
-@dataclass(frozen=True)
-class JournalGenerate(Message):
-    """Free exploration with the loaded model: kept in the trace, never scored."""
-
-    TYPE: ClassVar[str] = "journal_generate"
-    prompt: str
-    """The free prompt."""
-
-
-@dataclass(frozen=True)
-class TraceOpen(Message):
-    """Open a finished run read from the reader's disk: re-derive it (`reproduce`) and derive
-    its profiles, predictions and scores (`score`), in the page's own Python."""
-
-    TYPE: ClassVar[str] = "trace_open"
-    trace_json: str
-    """The trace file's text."""
-    predictions_json: str | None = None
-    """Its predictions document's text, when one was opened with it (compared number for
-    number with what the trace gives)."""
-
-
-@dataclass(frozen=True)
-class OpenedRun:
-    """One finished run to compare: its predictions document as read from disk."""
-
-    name: str
-    """What the reader calls it (the file's name)."""
-    predictions_json: str
-    """The predictions document's text."""
-
-
-@dataclass(frozen=True)
-class CompareRuns(Message):
-    """Finished runs side by side: the table of `python -m pyapp compare` (descriptive)."""
-
-    TYPE: ClassVar[str] = "compare_runs"
-    runs: tuple[OpenedRun, ...]
-    """The runs, in the order to show them."""
-
-
-REQUESTS: tuple[type[Message], ...] = (
-    Hello,
-    TasksRequest,
-    RunSupplied,
-    SympyLoad,
-    SympyCheck,
-    Memory,
-    ModelGenerate,
-    SyntheticSelect,
-    SweepStart,
-    SweepResume,
-    SweepRun,
-    SweepFreeze,
-    SweepStateRequest,
-    SweepHeader,
-    SweepTrace,
-    SweepPredictions,
-    JournalGenerate,
-    TraceOpen,
-    CompareRuns,
-)
-"""Every request the page may send, in the order the docs list them."""
-REQUEST_TYPES: dict[str, type[Message]] = {r.TYPE: r for r in REQUESTS}
-
-# ---- replies ----------------------------------------------------------------------------------
+    """The spec as `pyapp.synthetic.spec` writes it (`NAME` or `NAME:key=value,...`)."""
+    provenance: ModelProvenance | None
+    """Its provenance (source, backend and evidence `synthetic`)."""
+    note: str | None
+    """What it is in words (the trace's evidence note for `synthetic`)."""
 
 
 Stage = Literal["idle", "measured", "frozen", "done"]
@@ -313,7 +208,8 @@ class PauseCause:
 
 @dataclass(frozen=True)
 class SweepState:
-    """A sweep's state as Python decides it; the page draws it as it is."""
+    """`sweep_start`, `sweep_resume`, `sweep_state`: a sweep's state as Python decides it; the
+    page draws it as it is."""
 
     seed: int
     """The sweep's seed."""
@@ -349,6 +245,130 @@ class SweepState:
     """Journal entries."""
     run_id: str
     """The run's id."""
+    summary: Summary
+    """Counts over the trials observed (the page's caption shows them as they are)."""
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    """`sweep_run`: how the run ended, and the state after it."""
+
+    state: SweepState
+    """The sweep's state now (`state.paused` names the cause of a pause)."""
+    cancelled: bool
+    """Whether the page's Cancel ended it (a pause is not a cancel)."""
+    notice: str | None
+    """Why the run made no trial although some were asked for, in words (a held-out run
+    once every held-out task was observed under the frozen profile); null otherwise. The
+    page shows it as it is."""
+
+
+@dataclass(frozen=True)
+class HeldoutPredictions:
+    """What one frozen profile predicts for each held-out task of its condition."""
+
+    condition: str
+    """The profile's condition."""
+    predictions: tuple[Prediction, ...]
+    """One prediction per held-out task (exports/predictions.schema.json's Prediction)."""
+
+
+@dataclass(frozen=True)
+class FreezeDone:
+    """`sweep_freeze`: the profiles frozen now and what they predict."""
+
+    frozen: tuple[FrozenProfile, ...]
+    """Each profile frozen by this request, with its hash and provenance."""
+    predictions: tuple[HeldoutPredictions, ...]
+    """What each predicts, before any held-out observation."""
+    header_json: str
+    """The sweep's header now (it records the freezes), as Python wrote it."""
+    state: SweepState
+    """The sweep's state now."""
+
+
+@dataclass(frozen=True)
+class HeaderText:
+    """`sweep_header`: the sweep's header (the trace without its trials)."""
+
+    header_json: str
+    """As Python wrote it (compact JSON text)."""
+
+
+@dataclass(frozen=True)
+class TraceText:
+    """`sweep_trace`: the whole trace, assembled now — one text, or (`split`) as the page
+    stores it."""
+
+    trace_json: str | None
+    """As Python wrote it (indented JSON text, saved as it is); null when split."""
+    header_json: str | None
+    """Split: the header (the trace without its trials) as Python wrote it; else null."""
+    trials_json: tuple[str, ...] | None
+    """Split: one text per trial, as Python wrote it; else null."""
+
+
+@dataclass(frozen=True)
+class PredictionsText:
+    """`sweep_predictions`: the predictions document of the sweep's trace."""
+
+    predictions_json: str
+    """As Python wrote it (indented JSON text, saved as it is)."""
+
+
+@dataclass(frozen=True)
+class JournalKept:
+    """`journal_generate`: the journal entry kept (exploration, never scored)."""
+
+    entry: JournalEntry
+    """The entry (prompt, caps, completion)."""
+    journal: int
+    """Journal entries now."""
+
+
+@dataclass(frozen=True)
+class OpenedTrace:
+    """`trace_open`: what `reproduce` and `score` say of a trace opened from disk, and the
+    texts the page draws it from."""
+
+    evidence: str
+    """The run's label: `fixture`, `control` or `model`."""
+    ok: bool
+    """Whether everything re-derived exactly."""
+    trace_mismatches: tuple[str, ...]
+    """Everything in the trace that does not re-derive from its seed and raw trials."""
+    predictions_mismatches: tuple[str, ...] | None
+    """The opened predictions document against the derived one; null without one."""
+    derive_error: str | None
+    """Why the predictions could not be derived, when a frozen profile exists."""
+    predictions_json: str | None
+    """The derived predictions document as Python's JSON text; null when none derives."""
+    summary: str
+    """One line, as the CLI prints it."""
+    header_json: str
+    """The trace without its trials, as Python's text."""
+    trials_json: tuple[str, ...]
+    """Each trial as Python's text."""
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """`compare_runs`: the table of `python -m pyapp compare` (descriptive, not a ranking)."""
+
+    disclaimer: str
+    """What the table does and does not say."""
+    problems: tuple[str, ...]
+    """Why some runs are not comparable (different seeds, prompts, ...)."""
+    names: tuple[str, ...]
+    """The runs' names as shown (made unique)."""
+    header: tuple[str, ...]
+    """The table's column names."""
+    rows: tuple[tuple[str, ...], ...]
+    """Its rows, as text cells."""
+    markdown: str
+    """The table as Markdown."""
+    csv: str
+    """The table as CSV."""
 
 
 @dataclass(frozen=True)
@@ -361,21 +381,276 @@ class ErrorBody:
     """One line for a person."""
 
 
+RESULTS: tuple[type, ...] = (
+    Versions,
+    TaskSet,
+    SuppliedRun,
+    SympyLoaded,
+    SympyChecked,
+    WorkerMemory,
+    Generated,
+    SyntheticChosen,
+    SweepState,
+    RunEnded,
+    FreezeDone,
+    HeaderText,
+    TraceText,
+    PredictionsText,
+    JournalKept,
+    OpenedTrace,
+    ComparedRuns,
+)
+"""Every result record (each request names its own as `RESULT`)."""
+
+# ---- requests ---------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
-class Reply:
-    """The envelope of every reply."""
+class Hello(Request):
+    """Say hello: versions of Python, pyapp and the task generator."""
 
-    type: str
-    """The request's type."""
-    id: JSON
-    """The request's id."""
-    ok: bool
-    """Whether it succeeded."""
-    result: JSON = None
-    """The result (when ok)."""
-    error: ErrorBody | None = None
-    """The error (when not ok)."""
+    TYPE: ClassVar[str] = "hello"
+    RESULT: ClassVar[type] = Versions
 
+
+@dataclass(frozen=True)
+class TasksRequest(Request):
+    """The task set of a seed."""
+
+    TYPE: ClassVar[str] = "tasks"
+    RESULT: ClassVar[type] = TaskSet
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides (JSON object)."""
+
+
+@dataclass(frozen=True)
+class RunSupplied(Request):
+    """Run the supplied-program control (no model) over a seed's tasks."""
+
+    TYPE: ClassVar[str] = "run_supplied"
+    RESULT: ClassVar[type] = SuppliedRun
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+    environment: dict[str, JSON] | None = None
+    """The browser (BrowserInfo JSON), recorded in the trace."""
+
+
+@dataclass(frozen=True)
+class SympyLoad(Request):
+    """Load the local sympy and mpmath wheels (first call only)."""
+
+    TYPE: ClassVar[str] = "sympy_load"
+    RESULT: ClassVar[type] = SympyLoaded
+
+
+@dataclass(frozen=True)
+class SympyCheck(Request):
+    """Check every answer of a seed's tasks with sympy (loads it first)."""
+
+    TYPE: ClassVar[str] = "sympy_check"
+    RESULT: ClassVar[type] = SympyChecked
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+
+
+@dataclass(frozen=True)
+class Memory(Request):
+    """The worker's memory (bench/scale.py)."""
+
+    TYPE: ClassVar[str] = "memory"
+    RESULT: ClassVar[type] = WorkerMemory
+
+
+@dataclass(frozen=True)
+class ModelGenerate(Request):
+    """One generation through Python's model adapter (the Models panel's "try a prompt")."""
+
+    TYPE: ClassVar[str] = "model_generate"
+    RESULT: ClassVar[type] = Generated
+    prompt: str
+    """The prompt, as typed."""
+    caps: dict[str, JSON] | None = None
+    """Budgets (Caps JSON); default: the whole-task caps."""
+
+
+@dataclass(frozen=True)
+class SyntheticSelect(Request):
+    """Run sweeps with a synthetic validation model (`pyapp.synthetic`) executed in this
+    worker instead of the loaded model, or stop (`spec` null). No download; the model is of
+    known error structure: it validates the instrument and is never model evidence."""
+
+    TYPE: ClassVar[str] = "synthetic_select"
+    RESULT: ClassVar[type] = SyntheticChosen
+    spec: str | None
+    """`NAME` or `NAME:key=value,...` (e.g. `size-dependent:slope=1.2`); null: the loaded
+    model again."""
+
+
+@dataclass(frozen=True)
+class SweepStart(Request):
+    """Start a sweep with the loaded model."""
+
+    TYPE: ClassVar[str] = "sweep_start"
+    RESULT: ClassVar[type] = SweepState
+    seed: int | None = None
+    """The seed (default 1729)."""
+    params: dict[str, JSON] | None = None
+    """TaskParams overrides."""
+    conditions: tuple[str, ...] | None = None
+    """Conditions to run (default: all four)."""
+    environment: dict[str, JSON] | None = None
+    """The browser (BrowserInfo JSON)."""
+    previously_observed: dict[str, tuple[str, ...]] | None = None
+    """Held-out task ids the browser's ledger saw observed before, per condition."""
+    faults: tuple[str, ...] | None = None
+    """Fault-injection hooks the page runs with (`worker_crash@N`, ...; workers/faults.js):
+    recorded in the trace's `run.faults`."""
+
+
+@dataclass(frozen=True)
+class SweepResume(Request):
+    """Continue a stored sweep: its header and one JSON text per trial, or one trace text."""
+
+    TYPE: ClassVar[str] = "sweep_resume"
+    RESULT: ClassVar[type] = SweepState
+    header_json: str | None = None
+    """The header (the trace without its trials) as Python wrote it."""
+    trials_json: tuple[str, ...] | None = None
+    """One trial per entry, as Python wrote it."""
+    trace_json: str | None = None
+    """A whole trace, instead of header_json + trials_json."""
+    in_flight: str | None = None
+    """The trial that was in flight when the page closed (recorded as interrupted)."""
+    previously_observed: dict[str, tuple[str, ...]] | None = None
+    """Held-out task ids the browser's ledger saw observed before, per condition."""
+
+
+@dataclass(frozen=True)
+class SweepRun(Request):
+    """Run a phase; Python orders measure → freeze → held-out."""
+
+    TYPE: ClassVar[str] = "sweep_run"
+    RESULT: ClassVar[type] = RunEnded
+    phase: Literal["measure", "heldout", "all"]
+    """Which trials to run."""
+
+
+@dataclass(frozen=True)
+class SweepFreeze(Request):
+    """Freeze every model condition's profile (after the measure phase)."""
+
+    TYPE: ClassVar[str] = "sweep_freeze"
+    RESULT: ClassVar[type] = FreezeDone
+
+
+@dataclass(frozen=True)
+class SweepStateRequest(Request):
+    """The sweep's state, ready to draw."""
+
+    TYPE: ClassVar[str] = "sweep_state"
+    RESULT: ClassVar[type] = SweepState
+
+
+@dataclass(frozen=True)
+class SweepHeader(Request):
+    """The sweep's header: the trace without its trials."""
+
+    TYPE: ClassVar[str] = "sweep_header"
+    RESULT: ClassVar[type] = HeaderText
+
+
+@dataclass(frozen=True)
+class SweepTrace(Request):
+    """The whole trace, assembled now."""
+
+    TYPE: ClassVar[str] = "sweep_trace"
+    RESULT: ClassVar[type] = TraceText
+    split: bool = False
+    """Answer it as the page stores it, the header and one text per trial (`header_json`,
+    `trials_json`: after a resume upgraded an older trace), instead of `trace_json`."""
+
+
+@dataclass(frozen=True)
+class SweepPredictions(Request):
+    """The predictions document (after a freeze)."""
+
+    TYPE: ClassVar[str] = "sweep_predictions"
+    RESULT: ClassVar[type] = PredictionsText
+
+
+@dataclass(frozen=True)
+class JournalGenerate(Request):
+    """Free exploration with the loaded model: kept in the trace, never scored."""
+
+    TYPE: ClassVar[str] = "journal_generate"
+    RESULT: ClassVar[type] = JournalKept
+    prompt: str
+    """The free prompt."""
+
+
+@dataclass(frozen=True)
+class TraceOpen(Request):
+    """Open a finished run read from the reader's disk: re-derive it (`reproduce`) and derive
+    its profiles, predictions and scores (`score`), in the page's own Python."""
+
+    TYPE: ClassVar[str] = "trace_open"
+    RESULT: ClassVar[type] = OpenedTrace
+    trace_json: str
+    """The trace file's text."""
+    predictions_json: str | None = None
+    """Its predictions document's text, when one was opened with it (compared number for
+    number with what the trace gives)."""
+
+
+@dataclass(frozen=True)
+class OpenedRun:
+    """One finished run to compare: its predictions document as read from disk."""
+
+    name: str
+    """What the reader calls it (the file's name)."""
+    predictions_json: str
+    """The predictions document's text."""
+
+
+@dataclass(frozen=True)
+class CompareRuns(Request):
+    """Finished runs side by side: the table of `python -m pyapp compare` (descriptive)."""
+
+    TYPE: ClassVar[str] = "compare_runs"
+    RESULT: ClassVar[type] = ComparedRuns
+    runs: tuple[OpenedRun, ...]
+    """The runs, in the order to show them."""
+
+
+REQUESTS: tuple[type[Request], ...] = (
+    Hello,
+    TasksRequest,
+    RunSupplied,
+    SympyLoad,
+    SympyCheck,
+    Memory,
+    ModelGenerate,
+    SyntheticSelect,
+    SweepStart,
+    SweepResume,
+    SweepRun,
+    SweepFreeze,
+    SweepStateRequest,
+    SweepHeader,
+    SweepTrace,
+    SweepPredictions,
+    JournalGenerate,
+    TraceOpen,
+    CompareRuns,
+)
+"""Every request the page may send, in the order the docs list them."""
+REQUEST_TYPES: dict[str, type[Request]] = {r.TYPE: r for r in REQUESTS}
 
 # ---- events -----------------------------------------------------------------------------------
 
@@ -418,6 +693,11 @@ class TrialDone(Message):
     """The phase."""
     trial_json: str
     """The Trial record (exports/trace.schema.json) as Python wrote it, one line."""
+    heldout_observed: bool
+    """Whether it observes a held-out task its condition's profile predicts: a ledger of
+    observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
+    summary: Summary
+    """The sweep's counts with this trial (the page's caption shows them as they are)."""
 
 
 @dataclass(frozen=True)
@@ -441,10 +721,9 @@ class Frozen(Message):
     TYPE: ClassVar[str] = "frozen"
     header_json: str
     """The sweep's header now (it records the freezes)."""
-    predictions: tuple[dict[str, JSON], ...] = ()
-    """Per frozen condition, `{condition, predictions}`: what the profile predicts for each
-    held-out task (as `sweep_freeze` answers), so the page shows them before the first
-    held-out result."""
+    predictions: tuple[HeldoutPredictions, ...] = ()
+    """Per frozen condition, what the profile predicts for each held-out task (as
+    `sweep_freeze` answers), so the page shows them before the first held-out result."""
 
 
 EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)
@@ -459,7 +738,7 @@ class RequestError(LabError):
     Every handler raises this one class; the reply carries both (a `pyapp.errors.LabError`)."""
 
 
-def parse_request(data: JSON) -> Message:
+def parse_request(data: JSON) -> Request:
     """The request record of a decoded request; refuses an unknown type or a bad field."""
     if not isinstance(data, dict):
         raise RequestError("bad_request", "request must be a JSON object")
@@ -474,7 +753,7 @@ def parse_request(data: JSON) -> Message:
         if f.name not in fields and f.default is not dataclasses.MISSING:
             fields[f.name] = to_json(f.default)
     try:
-        parsed: Message = from_json(record, fields, f"${kind}")
+        parsed: Request = from_json(record, fields, f"${kind}")
     except RecordError as error:
         raise RequestError("bad_request", f"{kind}: {error}") from None
     return parsed
@@ -496,6 +775,26 @@ def parse_event(data: JSON) -> Message:
     return parsed
 
 
+def request_message(request: Request, request_id: JSON) -> dict[str, JSON]:
+    """A request record as sent: `{"type": T, "id": N, ...fields}` (the sweep CLI's)."""
+    fields = to_json(request)
+    assert isinstance(fields, dict)
+    return {"type": request.TYPE, "id": request_id, **fields}
+
+
+def parse_result(kind: str, result: JSON) -> object:
+    """The `RESULT` record of a successful reply to a request of type `kind` (the sweep CLI
+    checks what the page answers); `bad_request` when the result does not fit it."""
+    record = REQUEST_TYPES.get(kind)
+    if record is None:
+        raise RequestError("unknown_type", f"unknown request type {kind!r}")
+    try:
+        parsed: object = from_json(record.RESULT, result, f"${kind}.result")
+    except RecordError as error:
+        raise RequestError("bad_request", f"the reply to {kind}: {error}") from None
+    return parsed
+
+
 def event(message: Message) -> dict[str, JSON]:
     """An event record as sent: `{"type": E, ...fields}`."""
     fields = to_json(message)
@@ -503,12 +802,14 @@ def event(message: Message) -> dict[str, JSON]:
     return {"type": message.TYPE, **fields}
 
 
-def ok(kind: JSON, request_id: JSON, result: JSON) -> str:
-    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": result})
+def ok(kind: JSON, request_id: JSON, result: object) -> str:
+    """The reply to a request that succeeded: `result` is its request's `RESULT` record."""
+    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": to_json(result)})
 
 
 def failed(kind: JSON, request_id: JSON, code: str, message: str) -> str:
-    error = {"code": code, "message": message}
+    """The reply to a request that was refused (`code`: one of FAILURE_CODES)."""
+    error = to_json(ErrorBody(code=code, message=message))
     return json.dumps({"type": kind, "id": request_id, "ok": False, "error": error})
 
 
@@ -528,18 +829,64 @@ def _tagged(record: type[Message], schema: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "properties": properties, "required": required}
 
 
+def reply_name(request: type[Request]) -> str:
+    """The schema's name for the reply to a request: `sweep_run` → `SweepRunReply`."""
+    return "".join(part.title() for part in request.TYPE.split("_")) + "Reply"
+
+
+def _reply(request: type[Request]) -> dict[str, Any]:
+    """The reply envelope of one request, its `result` that request's `RESULT` record."""
+    return {
+        "description": f"The reply to `{request.TYPE}`.",
+        "type": "object",
+        "properties": {
+            "type": {"const": request.TYPE},
+            "id": {"description": "The request's id."},
+            "ok": {"const": True},
+            "result": {"$ref": f"#/$defs/{request.RESULT.__name__}"},
+        },
+        "required": ["type", "id", "ok", "result"],
+        "additionalProperties": False,
+    }
+
+
+_FAILED_REPLY: dict[str, Any] = {
+    "description": "The reply to a refused request (null type and id: not even those read).",
+    "type": "object",
+    "properties": {
+        "type": {"type": ["string", "null"]},
+        "id": {"description": "The request's id."},
+        "ok": {"const": False},
+        "error": {"$ref": "#/$defs/ErrorBody"},
+    },
+    "required": ["type", "id", "ok", "error"],
+    "additionalProperties": False,
+}
+
+
+def _merge(defs: dict[str, Any], more: dict[str, Any]) -> None:
+    """Add schema definitions; two different records of one name would silently clash."""
+    for name, entry in more.items():
+        if name in defs and defs[name] != entry:
+            raise ValueError(f"two different records are named {name}")
+        defs[name] = entry
+
+
 def messages_schema() -> dict[str, JSON]:
-    """exports/messages.schema.json: every request, the reply envelope and every event."""
+    """exports/messages.schema.json: every request, every reply (each with its result record)
+    and every event."""
     defs: dict[str, Any] = {}
+    tagged: dict[str, Any] = {}
     for record in (*REQUESTS, *EVENTS):
         schema = json_schema(record, schema_id=SCHEMA_ID, title=record.__name__)
-        defs.update(schema["$defs"])
-        defs[record.__name__] = _tagged(record, schema)
-    for record_type in (Reply, SweepState):
-        defs.update(json_schema(record_type, schema_id=SCHEMA_ID, title="")["$defs"])
-    reply = dict(defs["Reply"])
-    reply["required"] = ["type", "id", "ok"]
-    defs["Reply"] = reply
+        _merge(defs, {k: v for k, v in schema["$defs"].items() if k != record.__name__})
+        tagged[record.__name__] = _tagged(record, schema)
+    for record_type in (*RESULTS, ErrorBody):
+        _merge(defs, json_schema(record_type, schema_id=SCHEMA_ID, title="")["$defs"])
+    _merge(defs, tagged)
+    _merge(defs, {reply_name(r): _reply(r) for r in REQUESTS})
+    _merge(defs, {"FailedReply": _FAILED_REPLY})
+    replies = [{"$ref": f"#/$defs/{reply_name(r)}"} for r in REQUESTS]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -552,6 +899,7 @@ def messages_schema() -> dict[str, JSON]:
         "$defs": {
             **dict(sorted(defs.items())),
             "Request": {"oneOf": [{"$ref": f"#/$defs/{r.__name__}"} for r in REQUESTS]},
+            "Reply": {"oneOf": [*replies, {"$ref": "#/$defs/FailedReply"}]},
             "Event": {"oneOf": [{"$ref": f"#/$defs/{e.__name__}"} for e in EVENTS]},
             "FailureCode": {"enum": list(FAILURE_CODES)},
         },
@@ -588,16 +936,21 @@ def constants() -> dict[str, JSON]:
 def markdown_tables() -> str:
     """The message tables the docs show (docs/hosting.md), generated from the records."""
 
-    def fields(record: type[Message]) -> str:
+    def fields(record: type) -> str:
         names = [
             f.name + ("" if f.default is dataclasses.MISSING else "?")
-            for f in dataclasses.fields(record)  # type: ignore[arg-type]
+            for f in dataclasses.fields(record)
         ]
         return ", ".join(names) or "—"
 
-    lines = ["| request `type` | fields (`?`: optional) | what it does |", "|---|---|---|"]
+    lines = [
+        "| request `type` | fields (`?`: optional) | reply `result` | what it does |",
+        "|---|---|---|---|",
+    ]
     for r in REQUESTS:
-        lines.append(f"| `{r.TYPE}` | {fields(r)} | {' '.join((r.__doc__ or '').split())} |")
+        result = f"`{r.RESULT.__name__}`: {fields(r.RESULT)}"
+        doc = " ".join((r.__doc__ or "").split())
+        lines.append(f"| `{r.TYPE}` | {fields(r)} | {result} | {doc} |")
     lines += ["", "| event `type` | fields | when |", "|---|---|---|"]
     for e in EVENTS:
         lines.append(f"| `{e.TYPE}` | {fields(e)} | {' '.join((e.__doc__ or '').split())} |")

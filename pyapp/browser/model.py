@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyapp.browser import model_messages as channel
+from pyapp.browser.messages import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.conditions.model import (
     WHOLE_TASK_CAPS,
@@ -52,7 +53,7 @@ from pyapp.conditions.model import (
     input_hash_matches,
 )
 from pyapp.errors import RecordError, ReplyError
-from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records.base import JSON, from_json
 
 __all__ = ["ReplyError", "parse_reply"]  # re-exported: the reply checks live with the records
 
@@ -214,13 +215,13 @@ Exploration = Callable[[str, Caps, Completion], object]
 
 async def handle_model_generate(
     adapter: BrowserModelAdapter, request: dict[str, Any], journal: Exploration | None = None
-) -> JSON:
+) -> Generated:
     """The page's `model_generate` request, answered through the adapter (the Python path).
 
     Fields: prompt (str), caps (optional Caps JSON; default WHOLE_TASK_CAPS).
-    Result: {completion, provenance, timing: {round_trip_ms, worker_ms, client_ms,
-    bridge_overhead_ms}}. `journal`, when given, records the call (it is exploration, never
-    a trial). Raises ValueError for a malformed request."""
+    Result: `pyapp.browser.messages.Generated` (completion, provenance, timing). `journal`,
+    when given, records the call (it is exploration, never a trial). Raises ValueError for
+    a malformed request."""
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("model_generate needs a string 'prompt'")
@@ -234,15 +235,15 @@ async def handle_model_generate(
     if journal is not None:
         journal(prompt, caps, completion)
     timing = adapter.last_timing
-    return {
-        "completion": to_json(completion),
-        "provenance": to_json(adapter.provenance),
-        "timing": None
+    return Generated(
+        completion=completion,
+        provenance=adapter.provenance,
+        timing=None
         if timing is None
-        else {
-            "round_trip_ms": timing.round_trip_ms,
-            "worker_ms": timing.worker_ms,
-            "client_ms": timing.client_ms,
-            "bridge_overhead_ms": timing.bridge_overhead_ms,
-        },
-    }
+        else GenerationTiming(
+            round_trip_ms=timing.round_trip_ms,
+            worker_ms=timing.worker_ms,
+            client_ms=timing.client_ms,
+            bridge_overhead_ms=timing.bridge_overhead_ms,
+        ),
+    )

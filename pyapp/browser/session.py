@@ -38,16 +38,23 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pyapp.browser.messages import (
+    FreezeDone,
     Frozen,
+    HeldoutPredictions,
     JournalGenerate,
+    JournalKept,
     PauseCause,
+    PredictionsText,
     RequestError,
+    RunEnded,
     Stage,
     SweepResume,
     SweepRun,
     SweepStart,
     SweepState,
+    SyntheticChosen,
     SyntheticSelect,
+    TraceText,
     TrialDone,
     TrialInterrupted,
     TrialStart,
@@ -56,6 +63,7 @@ from pyapp.browser.messages import (
 from pyapp.conditions import clock
 from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
+from pyapp.experiment.ledger import ledger_task_ids
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
@@ -75,7 +83,9 @@ from pyapp.records.trace import (
     JournalEntry,
     Trace,
     Trial,
+    counted,
     read_trace,
+    summarise,
     with_trials,
 )
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
@@ -164,7 +174,7 @@ class Session:
             raise SessionError("not_loaded", "load a model (with consent) first")
         return loaded
 
-    def state(self) -> JSON:
+    def state(self) -> SweepState:
         sweep = self._sweep()
         measure_left = len(plan(sweep, "measure"))
         heldout_left = len(plan(sweep, "heldout"))
@@ -178,53 +188,50 @@ class Session:
             stage = "frozen"
         elif measure_left == 0:
             stage = "measured"
-        return to_json(
-            SweepState(
-                seed=sweep.params.seed,
-                conditions=tuple(sweep.conditions),
-                model_id=sweep.model.model_id,
-                evidence=sweep.model.evidence,
-                trials=len(sweep.trials),
-                measure_left=measure_left,
-                heldout_left=heldout_left,
-                frozen=tuple(frozen),
-                can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
-                can_run_heldout=all_frozen,
-                stage=stage,
-                interruptions=len(sweep.interruptions),
-                paused=None
-                if sweep.paused is None
-                else PauseCause(
-                    code=sweep.paused.code,
-                    message=sweep.paused.message,
-                    trial_id=sweep.paused.trial_id,
-                    in_a_row=PAUSE_AFTER,
-                ),
-                unpinned=unpinned(sweep.model),
-                journal=len(sweep.journal),
-                run_id=sweep.run_id,
-            )
+        return SweepState(
+            seed=sweep.params.seed,
+            conditions=tuple(sweep.conditions),
+            model_id=sweep.model.model_id,
+            evidence=sweep.model.evidence,
+            trials=len(sweep.trials),
+            measure_left=measure_left,
+            heldout_left=heldout_left,
+            frozen=tuple(frozen),
+            can_freeze=measure_left == 0 and len(frozen) < len(model_conditions),
+            can_run_heldout=all_frozen,
+            stage=stage,
+            interruptions=len(sweep.interruptions),
+            paused=None
+            if sweep.paused is None
+            else PauseCause(
+                code=sweep.paused.code,
+                message=sweep.paused.message,
+                trial_id=sweep.paused.trial_id,
+                in_a_row=PAUSE_AFTER,
+            ),
+            unpinned=unpinned(sweep.model),
+            journal=len(sweep.journal),
+            run_id=sweep.run_id,
+            summary=summarise(tuple(sweep.trials)),
         )
 
     # ---- requests --------------------------------------------------------------------
 
-    def select_synthetic(self, request: SyntheticSelect) -> JSON:
+    def select_synthetic(self, request: SyntheticSelect) -> SyntheticChosen:
         """Use a synthetic model from now on (or, `spec` null, the loaded model again)."""
         if request.spec is None:
             self.synthetic = self._synthetic = None
-            return {"spec": None, "provenance": None, "note": None}
+            return SyntheticChosen(spec=None, provenance=None, note=None)
         try:
             spec = parse_spec(request.spec)
         except SpecError as error:
             raise SessionError("bad_synthetic_spec", str(error)) from None
         self.synthetic = spec
-        return {
-            "spec": spec.name,
-            "provenance": to_json(synthetic_provenance(spec)),
-            "note": EVIDENCE_NOTES["synthetic"],
-        }
+        return SyntheticChosen(
+            spec=spec.name, provenance=synthetic_provenance(spec), note=EVIDENCE_NOTES["synthetic"]
+        )
 
-    def start(self, request: SweepStart, ctx: Context) -> JSON:
+    def start(self, request: SweepStart, ctx: Context) -> SweepState:
         params = task_params(request.seed, request.params)
         adapter = self._adapter(ctx, params.seed)
         conditions = request.conditions or list(ALL_CONDITIONS)
@@ -245,7 +252,7 @@ class Session:
         )
         return self.state()
 
-    def resume(self, request: SweepResume) -> JSON:
+    def resume(self, request: SweepResume) -> SweepState:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
@@ -256,7 +263,7 @@ class Session:
             record_interruption(self.sweep, in_flight)
         return self.state()
 
-    async def run(self, request: SweepRun, ctx: Context) -> JSON:
+    async def run(self, request: SweepRun, ctx: Context) -> RunEnded:
         sweep = self._sweep()
         adapter = self._adapter(ctx, sweep.params.seed)
         try:
@@ -272,10 +279,13 @@ class Session:
         phase: Literal["measure", "heldout", "all"],
         adapter: ModelAdapter,
         ctx: Context,
-    ) -> JSON:
+    ) -> RunEnded:
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
         cancel = CancelToken(poll=ctx.cancel_requested)
         synthetic = adapter if isinstance(adapter, SyntheticAdapter) else None
+        observed_before = len(sweep.trials)
+        counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
+        ledgered = {c: ledger_task_ids(sweep.tasks, c) for c in sweep.conditions}
         for current in phases:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
@@ -300,6 +310,7 @@ class Session:
                 await _maybe(ctx.notify(event(start)))
 
             async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
+                counts[0] = counted(counts[0], trial)
                 finished = TrialDone(
                     trial_id=trial.trial_id,
                     condition=trial.condition,
@@ -308,6 +319,8 @@ class Session:
                     total=total,
                     phase=current,
                     trial_json=json_text(trial),
+                    heldout_observed=trial.task_id in ledgered[trial.condition],
+                    summary=counts[0],
                 )
                 await _maybe(ctx.notify(event(finished)))
 
@@ -332,34 +345,41 @@ class Session:
             except ProtocolError as error:
                 raise SessionError(error.code, error.message) from None
             if end != "finished":
-                return {"state": self.state(), "cancelled": end == "cancelled"}
-        return {"state": self.state(), "cancelled": False}
+                return RunEnded(state=self.state(), cancelled=end == "cancelled", notice=None)
+        notice = None
+        if phase == "heldout" and len(sweep.trials) == observed_before:
+            notice = (
+                "Refused: every held-out task has already been observed and scored once under"
+                " this frozen profile. No new trial was made (each held-out task is scored once"
+                " per frozen profile)."
+            )
+        return RunEnded(state=self.state(), cancelled=False, notice=notice)
 
-    def freeze(self) -> JSON:
+    def freeze(self) -> FreezeDone:
         sweep = self._sweep()
         if plan(sweep, "measure"):
             raise SessionError("not_measured", "measure every profile task before freezing")
         profiles = freeze(sweep)
         if not profiles:
             raise SessionError("already_frozen", "every model condition is frozen already")
-        return {
-            "frozen": [to_json(p) for p in profiles],
-            "predictions": list(_predicted(sweep, profiles)),
-            "header_json": self.header_json(),
-            "state": self.state(),
-        }
+        return FreezeDone(
+            frozen=tuple(profiles),
+            predictions=_predicted(sweep, profiles),
+            header_json=self.header_json(),
+            state=self.state(),
+        )
 
-    def predictions(self) -> JSON:
+    def predictions(self) -> PredictionsText:
         sweep = self._sweep()
         if not sweep.freezes:
             raise SessionError("not_frozen", "nothing is frozen yet")
-        return {"predictions_json": document_text(score_trace(sweep.trace()))}
+        return PredictionsText(predictions_json=document_text(score_trace(sweep.trace())))
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
         return json_text(self._sweep().header())
 
-    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JSON:
+    async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
         if not prompt.strip():
             raise SessionError("bad_request", "prompt must be a non-empty string")
@@ -373,7 +393,7 @@ class Session:
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         completion = await adapter.generate(prompt, WHOLE_TASK_CAPS)
         entry = self.record_exploration(prompt, WHOLE_TASK_CAPS, completion, at)
-        return {"entry": to_json(entry), "journal": len(self.journal)}
+        return JournalKept(entry=entry, journal=len(self.journal))
 
     def record_exploration(
         self, prompt: str, caps: Caps, completion: Completion, at: str | None = None
@@ -391,15 +411,19 @@ class Session:
             self.sweep.journal.append(entry)
         return entry
 
-    def trace_json(self, split: bool = False) -> JSON:
-        """The whole trace as one text, or (`split`) its header and one text per trial."""
+    def trace_text(self, split: bool = False) -> TraceText:
+        """The whole trace as Python's JSON text (a download), or (`split`) its header and
+        one text per trial (what the page stores)."""
         sweep = self._sweep()
         if split:
-            return {
-                "header_json": self.header_json(),
-                "trials_json": [json_text(trial) for trial in sweep.trials],
-            }
-        return {"trace_json": document_text(sweep.trace())}
+            return TraceText(
+                trace_json=None,
+                header_json=self.header_json(),
+                trials_json=tuple(json_text(trial) for trial in sweep.trials),
+            )
+        return TraceText(
+            trace_json=document_text(sweep.trace()), header_json=None, trials_json=None
+        )
 
 
 def json_text(record: object) -> str:
@@ -441,17 +465,17 @@ def _loads(text: object, name: str) -> JSON:
     return value
 
 
-def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[dict[str, JSON], ...]:
+def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
     """Per frozen profile, what it predicts for each held-out task of its condition."""
     from pyapp.predict.predictor import heldout_tasks
 
     return tuple(
-        {
-            "condition": p.profile.condition,
-            "predictions": [
-                to_json(predict(p, t)) for t in heldout_tasks(sweep.tasks, p.profile.condition)
-            ],
-        }
+        HeldoutPredictions(
+            condition=p.profile.condition,
+            predictions=tuple(
+                predict(p, t) for t in heldout_tasks(sweep.tasks, p.profile.condition)
+            ),
+        )
         for p in profiles
     )
 

@@ -71,6 +71,7 @@ _REFUSAL = (
     "model_changed",
     "not_measured",
     "already_frozen",
+    "page_refused",
     "bad_params",
     "bad_synthetic_spec",
     "unreadable_program_file",

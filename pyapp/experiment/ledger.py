@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pyapp.conditions.model import ModelProvenance, identity_sha256
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.records.base import to_json
 from pyapp.records.trace import Trace
-from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams
+from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
 
 LEDGER_SCHEMA = "sweep-ledger/1"
 
@@ -69,6 +70,16 @@ def observed_for(
     return seen
 
 
+def ledger_task_ids(tasks: Sequence[Task], condition: str) -> frozenset[str]:
+    """The tasks whose observation under `condition` a ledger records (this file, the page's
+    IndexedDB one): the held-out tasks its profile predicts; none for a control condition."""
+    from pyapp.predict.predictor import heldout_tasks
+
+    if condition not in MODEL_CONDITIONS:
+        return frozenset()
+    return frozenset(t.id for t in heldout_tasks(tasks, condition))
+
+
 def _key(entry: dict[str, Any]) -> tuple[Any, Any, Any]:
     return entry.get("identity"), entry.get("task_set"), entry.get("condition")
 
@@ -77,7 +88,6 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
     """The ledger with every held-out model-condition task the trace observed added."""
     if trace.model is None:
         return ledger
-    from pyapp.predict.predictor import heldout_tasks
     from pyapp.tasks.taskset import generate
 
     tasks = generate(trace.run.task_params)
@@ -85,9 +95,7 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
     task_set = task_set_sha256(trace.run.task_params, trace.run.generator_version)
     entries = [dict(e) for e in ledger["entries"]]
     for condition in trace.run.conditions:
-        if condition not in MODEL_CONDITIONS:
-            continue
-        heldout = {t.id for t in heldout_tasks(tasks, condition)}
+        heldout = ledger_task_ids(tasks, condition)
         ids = [t.task_id for t in trace.trials if t.condition == condition and t.task_id in heldout]
         if not ids:
             continue

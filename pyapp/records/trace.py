@@ -486,16 +486,27 @@ class Trace:
     """Counts over the trials."""
 
 
-def summarise(trials: tuple[Trial, ...]) -> Summary:
-    correct = sum(1 for t in trials if t.correct)
-    failed = sum(1 for t in trials if t.failure is not None)
+NO_TRIALS = Summary(trials=0, correct=0, incorrect=0, failed=0, model_evidence_trials=0)
+
+
+def counted(summary: Summary, trial: Trial) -> Summary:
+    """The counts with one more trial (a sweep keeps them as its trials arrive)."""
+    correct = summary.correct + (1 if trial.correct else 0)
+    failed = summary.failed + (1 if trial.failure is not None else 0)
     return Summary(
-        trials=len(trials),
+        trials=summary.trials + 1,
         correct=correct,
-        incorrect=len(trials) - correct - failed,
+        incorrect=summary.trials + 1 - correct - failed,
         failed=failed,
-        model_evidence_trials=sum(1 for t in trials if t.evidence == "model"),
+        model_evidence_trials=summary.model_evidence_trials + (trial.evidence == "model"),
     )
+
+
+def summarise(trials: tuple[Trial, ...]) -> Summary:
+    summary = NO_TRIALS
+    for trial in trials:
+        summary = counted(summary, trial)
+    return summary
 
 
 def budget_of(limits: interpreter.Limits) -> InterpreterBudget:

@@ -8,7 +8,8 @@ and scores derived from the trace, ready to draw as the live run is drawn.
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
 
-Both take and return plain JSON; an unreadable document raises `RunInputError` (one line).
+Both take plain JSON and return their reply's result record (`pyapp.browser.messages`); an
+unreadable document raises `RunInputError` (one line).
 """
 
 from __future__ import annotations
@@ -16,24 +17,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pyapp.browser.messages import ComparedRuns, OpenedTrace
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import RecordError, from_json, to_json
 from pyapp.report.run_folder import RunInputError, read_trace, verify_documents
 from pyapp.report.sections import run_evidence
 
 
-def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
+def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
     """The verification of an opened trace and the numbers derived from it.
 
-    Result: `evidence` (`control`, `fixture`, `synthetic` or `model`: the label the run is
-    shown under, `pyapp.records.evidence.run_evidence`; the page words it from
-    `EVIDENCE_LABELS`), `ok`,
-    `trace_mismatches`, `predictions_mismatches` (null without a predictions document),
-    `derive_error`, `predictions_json` (the derived predictions document as Python's JSON
-    text, or null), `header_json` and `trials_json` (the trace without its trials, and each
-    trial, as Python's text: what the page's renderers draw a live run from), `summary`
-    (one line, as the CLI prints it)."""
+    Result: `pyapp.browser.messages.OpenedTrace` — the run's label (`control`, `fixture`,
+    `synthetic` or `model`: `pyapp.records.evidence.run_evidence`; the page words it from
+    `EVIDENCE_LABELS`), every mismatch, the derived predictions document, and the header and
+    trials as Python's text (what the page's renderers draw a live run from)."""
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
     lines = []
@@ -49,19 +47,17 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> JSON:
             if v.predictions_mismatches
             else "every number in the predictions document re-derived exactly"
         )
-    return {
-        "evidence": run_evidence(trace),
-        "ok": v.ok,
-        "trace_mismatches": list(v.trace_mismatches),
-        "predictions_mismatches": None
-        if v.predictions_mismatches is None
-        else list(v.predictions_mismatches),
-        "derive_error": v.derive_error,
-        "predictions_json": None if v.derived is None else json.dumps(to_json(v.derived)),
-        "summary": "; ".join(lines),
-        "header_json": json.dumps({k: v for k, v in trace_json.items() if k != "trials"}),
-        "trials_json": [json.dumps(trial) for trial in trace_json["trials"]],
-    }
+    return OpenedTrace(
+        evidence=run_evidence(trace),
+        ok=v.ok,
+        trace_mismatches=tuple(v.trace_mismatches),
+        predictions_mismatches=v.predictions_mismatches,
+        derive_error=v.derive_error,
+        predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
+        summary="; ".join(lines),
+        header_json=json.dumps({k: v for k, v in trace_json.items() if k != "trials"}),
+        trials_json=tuple(json.dumps(trial) for trial in trace_json["trials"]),
+    )
 
 
 def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
@@ -74,9 +70,10 @@ def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
     return [f"{i + 1}. {n}" for i, n in enumerate(named)]
 
 
-def compare_runs(runs: Any) -> JSON:
-    """`runs`: a list of `{name, predictions}`. Result: `disclaimer`, `problems`, `header`,
-    `rows` (string cells), `names`, `markdown` and `csv` — the CLI's compare, for the page."""
+def compare_runs(runs: Any) -> ComparedRuns:
+    """`runs`: a list of `{name, predictions}`. Result: `pyapp.browser.messages.ComparedRuns`
+    (disclaimer, problems, names, header, rows, markdown, csv) — the CLI's compare, for the
+    page."""
     if not isinstance(runs, list) or not runs:
         raise RunInputError("runs must be a non-empty list of {name, predictions}")
     names, docs = [], []
@@ -92,12 +89,12 @@ def compare_runs(runs: Any) -> JSON:
     problems = compare.incompatibilities(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
-    return {
-        "disclaimer": compare.DISCLAIMER,
-        "problems": problems,
-        "names": names,
-        "header": header,
-        "rows": body,
-        "markdown": compare.to_markdown(all_rows, problems),
-        "csv": compare.to_csv(all_rows),
-    }
+    return ComparedRuns(
+        disclaimer=compare.DISCLAIMER,
+        problems=tuple(problems),
+        names=tuple(names),
+        header=tuple(header),
+        rows=tuple(tuple(row) for row in body),
+        markdown=compare.to_markdown(all_rows, problems),
+        csv=compare.to_csv(all_rows),
+    )

@@ -1,7 +1,11 @@
 """One sweep session in one headless page: boot, load the model (consent), start or resume,
-measure → freeze → held-out, all through protocol messages (pyapp/browser/messages.py) sent to
-the page's one entry point, window.lab.send. Every line of JavaScript it runs is in driver.js
-(installed into the page, called as `window.__sweep.*`)."""
+then one `sweep_run` of phase `all` — Python orders measure → freeze → held-out, as for the
+page's "Run all" — all through protocol messages (pyapp/browser/messages.py) sent to the
+page's one entry point, window.lab.send. The driver follows the run through its events
+(trial_start, trial_done, trial_interrupted, frozen): each trial is appended to trials.jsonl
+as it arrives, and trace.json (with predictions.json) is written at the freeze, at the end
+and at Ctrl-C. Every line of JavaScript it runs is in driver.js (installed into the page,
+called as `window.__sweep.*`)."""
 
 from __future__ import annotations
 
@@ -11,8 +15,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import parse_event, parse_request
+from pyapp.browser.messages import (
+    HeaderText,
+    PredictionsText,
+    Request,
+    RequestError,
+    RunEnded,
+    SweepHeader,
+    SweepPredictions,
+    SweepResume,
+    SweepRun,
+    SweepStart,
+    SweepState,
+    parse_event,
+    parse_result,
+    request_message,
+)
 from pyapp.cli.common import write_atomically
+from pyapp.records.base import to_json
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
@@ -141,8 +161,14 @@ class Driver:
             self.run.save()
             if self.progress:
                 self.progress.trial_done({"trial": json.loads(text)})
-        elif kind in ("trial_interrupted", "frozen"):
+        elif kind == "trial_interrupted":
             self.header_json = event["header_json"]
+        elif kind == "frozen":
+            # Python froze the profiles inside the run: a checkpoint (trace.json with the
+            # freezes, predictions.json) before the first held-out trial starts
+            self.checkpoint(event["header_json"])
+            if self.progress:
+                self.progress.note("froze " + ", ".join(frozen_names(event["header_json"])))
         if kind == "trial_interrupted":
             # kept raw under `interruptions` (a Cancel or an infrastructure failure) and
             # attempted again: no longer in flight
@@ -184,17 +210,16 @@ class Driver:
             return Interrupted("timeout", f"stopped by --timeout {self.timeout_s:g} s", 1)
         return Interrupted("interrupted", f"stopped by {reason}", 130)
 
-    def request(self, kind: str, **fields: Any) -> Any:
-        """Send the protocol request `{type: kind, id, ...fields}` to window.lab.send and return
-        its reply's result, polling so that Ctrl-C, --timeout and a crashed page are noticed
-        while the page works."""
+    def request(self, sent: Request) -> Any:
+        """Send a protocol request record to window.lab.send and return its reply's result
+        record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout and a crashed page
+        are noticed while the page works."""
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        page = self.page
-        message = {"type": kind, "id": self.next_id, **fields}
+        page, kind = self.page, sent.TYPE
+        message = request_message(sent, self.next_id)
         self.next_id += 1
-        parse_request(message)  # what the driver sends is checked against its record
         page.evaluate("(m) => window.__sweep.call(m)", json.dumps(message))
         while True:
             try:
@@ -223,11 +248,15 @@ class Driver:
             raise SweepError(
                 "page_refused", f"{kind} failed: {body.get('code')}: {body.get('message')}"
             )
-        return reply.get("result")
+        try:
+            return parse_result(kind, reply.get("result"))
+        except RequestError as error:
+            raise SweepError("page_failed", error.message) from None
 
     def header(self) -> str:
         """Python's JSON text of the sweep's header."""
-        return str(self.request("sweep_header")["header_json"])
+        answer: HeaderText = self.request(SweepHeader())
+        return answer.header_json
 
     # -- steps --
 
@@ -323,83 +352,84 @@ class Driver:
                 " (python scripts/build_site.py)",
             ) from None
 
-    def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> dict[str, Any]:
-        """Start or resume, then measure → freeze → held-out → score, all in the page."""
+    def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> SweepState:
+        """Start or resume, then one run of phase `all` (Python orders measure → freeze →
+        held-out and says where it stands), then score, all in the page."""
         from pyapp.conditions.run import ALL_CONDITIONS
 
+        state: SweepState
         if stored is not None:
             state = self.request(
-                "sweep_resume",
-                header_json=stored["header_json"],
-                trials_json=list(stored["trials_json"]),
-                in_flight=in_flight,
+                SweepResume(
+                    header_json=stored["header_json"],
+                    trials_json=tuple(stored["trials_json"]),
+                    in_flight=in_flight,
+                )
             )
             if in_flight:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
-            request: dict[str, Any] = {"seed": self.options.seed, "params": self.options.params}
-            # Explicit, so the sweep never depends on the page's checkboxes.
-            request["conditions"] = self.options.conditions or list(ALL_CONDITIONS)
             seen = self.previously_observed()
             if seen:
-                request["previously_observed"] = seen
                 say(
                     "the ledger holds held-out tasks observed in earlier runs of this model "
                     "and task set: this sweep is exploratory for "
                     + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(seen.items()))
                 )
-            state = self.request("sweep_start", **request)
+            state = self.request(
+                SweepStart(
+                    seed=self.options.seed,
+                    params=self.options.params,
+                    # Explicit, so the sweep never depends on the page's checkboxes.
+                    conditions=tuple(self.options.conditions or ALL_CONDITIONS),
+                    previously_observed={c: tuple(ids) for c, ids in seen.items()} or None,
+                )
+            )
         self.checkpoint(self.header())
-        self.run.data["run_id"] = state.get("run_id")
+        self.run.data["run_id"] = state.run_id
         self.run.data["in_flight"] = None
-        done = int(state["trials"])
-        total = done + int(state["measure_left"]) + int(state["heldout_left"])
+        total = state.trials + state.measure_left + state.heldout_left
         self.run.data["total"] = total
-        self.run.data["trials"] = done
+        self.run.data["trials"] = state.trials
         self.run.save()
-        self.progress = Progress(sys.stderr, done, total)
+        self.progress = Progress(sys.stderr, state.trials, total)
         self.progress.note(
-            f"run {state.get('run_id')}: {done}/{total} trials done; conditions "
-            + ", ".join(state.get("conditions", []))
+            f"run {state.run_id}: {state.trials}/{total} trials done; conditions "
+            + ", ".join(state.conditions)
         )
-        if state["measure_left"]:
-            self.phase("measure")
-            state = self.run_phase("measure")
-        if state.get("can_freeze"):
-            frozen = self.request("sweep_freeze")
-            state = frozen["state"]
-            self.checkpoint(frozen["header_json"])
-            names = [f"{p['profile']['condition']} {p['sha256'][:12]}" for p in frozen["frozen"]]
-            self.progress.note("froze " + ", ".join(names))
-        if state["heldout_left"]:
-            self.phase("heldout")
-            state = self.run_phase("heldout")
+        state = self.run_all()
         self.progress.close()
         self.checkpoint(self.header())
         # The page's own predictions document, as Python wrote it.
-        predictions = self.request("sweep_predictions")["predictions_json"]
-        write_atomically(self.out / PREDICTIONS, predictions)
+        predictions: PredictionsText = self.request(SweepPredictions())
+        write_atomically(self.out / PREDICTIONS, predictions.predictions_json)
         self.run.data["trials"] = self.trials.count
-        return dict(state)
+        return state
 
-    def phase(self, name: str) -> None:
-        self.run.data["phase"] = name
+    def run_all(self) -> SweepState:
+        """One `sweep_run` of phase `all`: whatever is left, in the order Python keeps (a
+        finished sweep answers at once). Returns Python's state; a Cancel (Ctrl-C,
+        --timeout) or a pause ends the session with a checkpoint."""
+        self.run.data["phase"] = "all"
         self.run.save()
-
-    def run_phase(self, phase: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.request("sweep_run", phase=phase)
-        if self.stop.reason is not None or result.get("cancelled"):
+        result: RunEnded = self.request(SweepRun(phase="all"))
+        if self.stop.reason is not None or result.cancelled:
             self.checkpoint(self.header())
             raise self.interrupted()
-        state: dict[str, Any] = result["state"]
-        paused = state.get("paused")
+        paused = result.state.paused
         if paused:
             self.checkpoint(self.header())
-            self.run.data["paused"] = paused
+            self.run.data["paused"] = to_json(paused)
             raise Paused(
                 "paused",
-                f"paused after {paused.get('in_a_row')} infrastructure failures in a row "
-                f"(last: {paused.get('code')} on {paused.get('trial_id')}: "
-                f"{paused.get('message')}); nothing was scored",
+                f"paused after {paused.in_a_row} infrastructure failures in a row "
+                f"(last: {paused.code} on {paused.trial_id}: {paused.message}); "
+                "nothing was scored",
             )
-        return state
+        return result.state
+
+
+def frozen_names(header_json: str) -> list[str]:
+    """`condition sha256…` of each freeze a header records (the progress line's "froze")."""
+    freezes = json.loads(header_json).get("freezes", [])
+    return [f"{f['condition']} {f['profile_sha256'][:12]}" for f in freezes]

@@ -43,7 +43,9 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
+from pyapp.browser.messages import Hello
 from pyapp.cli.common import REPO_ROOT, UsageError
+from pyapp.records.base import to_json
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
     CHROMIUM_ARGS,
@@ -398,8 +400,8 @@ def _drive(
         query.update(driver.options.page_params)
         driver.boot(f"{site_url}?{urlencode(query)}")
         timings["boot"] = round(time.monotonic() - t0, 3)
-        hello = driver.request("hello")
-        driver.run.data["versions"] = versions(hello, browser.version)
+        hello = driver.request(Hello())
+        driver.run.data["versions"] = versions(to_json(hello), browser.version)
         say(
             f"page ready in {timings['boot']:.1f} s (Chromium {browser.version}); loading the model"
         )

@@ -116,7 +116,7 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         load_fixture(page)
         options = {"seed": 5, "params": SMALL, "conditions": ["model-only"]}
         api(page, "(options) => window.lab.experiment.start(options)", options)
-        assert api(page, "() => window.lab.experiment.run('all')")["paused"]
+        assert api(page, "() => window.lab.experiment.run('all')")["state"]["paused"]
         document = json.loads(api(page, "() => window.lab.experiment.text('trace')"))
         assert len(document["freezes"]) == 1 and len(document["interruptions"]) == 3
         v1_trace = as_version_1(document)
