@@ -9,8 +9,10 @@
 // #models carries data-state = idle | loading | loaded | failed | unloaded | generating.
 // window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
 // label, backend, provenance}; subscribe(listener) is told of every load and state change.
+// The client's events are PANEL_EVENTS records (pyapp/browser/model_messages.py), tagged by `type`.
 
 import { ModelClient } from "./model_client.js";
+import { MODEL_TYPE } from "./model_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);
 const params = new URLSearchParams(location.search);
@@ -280,8 +282,8 @@ export function setupModels({ request }) {
   }
 
   function onEvent(event) {
-    if (event.kind !== "progress") for (const listener of changeListeners) listener(event);
-    if (event.kind === "progress") {
+    if (event.type !== MODEL_TYPE.PROGRESS) for (const listener of changeListeners) listener(event);
+    if (event.type === MODEL_TYPE.PROGRESS) {
       const item = progressRow(event.file);
       item.row.dataset.status = event.status;
       if (event.total) {
@@ -293,7 +295,7 @@ export function setupModels({ request }) {
       item.text.textContent = `${event.file}: ${event.status}${amount}`;
       return;
     }
-    if (event.kind === "state") {
+    if (event.type === MODEL_TYPE.STATE) {
       const spec = client.spec ?? {};
       if (event.state === "loading") {
         const why = event.reason === "reload-after-terminate" ? " again after the worker was terminated (no new consent needed)" : "";
@@ -303,7 +305,7 @@ export function setupModels({ request }) {
       }
       return;
     }
-    if (event.kind === "load") showLoad(event.record, event.result);
+    if (event.type === MODEL_TYPE.LOAD_DONE) showLoad(event.record, event.result);
   }
 
   function showLoad(record, result) {

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import interpreter
+from pyapp.browser import model_messages
 from pyapp.cli import main as cli_main
 from pyapp.cli import serve
 from pyapp.conditions import model, prompts
@@ -98,8 +99,8 @@ def js_constant(file: str, name: str) -> object:
 def expected_constants() -> dict[str, object]:
     """The same keys, from the code."""
     expected: dict[str, object] = {
-        "client.grace_ms": js_constant("model_client.js", "GRACE_MS"),
-        "client.load_timeout_ms": js_constant("model_client.js", "LOAD_TIMEOUT_MS"),
+        "client.grace_ms": model_messages.GRACE_MS,
+        "client.load_timeout_ms": model_messages.LOAD_TIMEOUT_MS,
         "page.request_timeout_ms": js_constant("app.js", "REQUEST_TIMEOUT_MS"),
         "generator_version": tasks.GENERATOR_VERSION,
         "default_seed": tasks.DEFAULT_SEED,
