@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 from test_browser_model import COMPLETION, PROVENANCE
+from test_browser_model import LOAD as LOAD_RECORD
 
 from pyapp.browser import model_messages as mm
 from pyapp.cli.main import model_channel_files
@@ -90,19 +91,6 @@ def failed(kind: str, code: str) -> dict[str, Any]:
     return {"type": kind, "id": 3, "ok": False, "error": {"code": code, "message": "why"}}
 
 
-LOAD_RECORD: dict[str, Any] = {
-    "load_id": 1,
-    "reason": "consent",
-    "ok": True,
-    "error_code": None,
-    "error_message": None,
-    "backend_requested": "wasm",
-    "backend_actual": "wasm",
-    "download_bytes": 0,
-    "download_ms": None,
-    "setup_ms": 1300.5,
-    "compilation_ms": None,
-}
 GENERATE = {"type": "generate", "id": 2, "prompt": "Say hello.", "caps": CAPS}
 PROGRESS = {"type": "progress", "id": 1, "file": "a", "status": "done", "loaded": 5, "total": 5}
 CASES: list[tuple[str, Any]] = [
