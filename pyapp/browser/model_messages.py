@@ -18,6 +18,10 @@ the client, which adds deadlines); `provenance` by the client. Python sends `gen
 `provenance`; the client sends `load`, `generate` and `interrupt`. The worker's `generate`
 reply carries `elapsed_ms`, the client's `timing` (`ModelReply`).
 
+The client then tells the Models panel (site/models_panel.js) what happened, in the same
+shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
+`load_done`); and its two deadlines, `GRACE_MS` and `LOAD_TIMEOUT_MS`, are defined here.
+
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
 `workers/model_protocol.js` (the names, codes and the schema the workers validate with,
 through `workers/model_check.js`) and the message tables of docs/models.md; a test fails
