@@ -16,6 +16,8 @@ collector tracks, the page's `memory` request). To sample memory between trials 
 is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
 the next run continues; the first trial after each pause, and the first of the held-out
 phase (its gap holds the freeze), are left out of the timings.
+Memory is printed per interval and per 1,000 trials over the full chunks (the short last
+interval holds the held-out phase and what the freeze keeps once) and over the whole run.
 
 Prints figures; asserts nothing. Takes a few minutes (mostly the fixture's generation).
 
