@@ -289,6 +289,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
     sys.path.insert(0, str(ROOT))
     from pyapp.cli.serve import serve_hub_in_thread, serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.sweep.panel import load_from_catalogue
 
     if not (SITE / "index.html").is_file():
         raise SystemExit(f"{SITE} is not built: run python scripts/build_site.py")
@@ -305,20 +306,11 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
             page = browser.new_page()
             page.goto(url, timeout=30_000)
             page.wait_for_function(
-                "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
-                " && document.querySelector('#model-choice').options.length > 1",
+                "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)",
                 timeout=120_000,
             )
-            page.select_option("#model-choice", chosen.key)
-            page.check('input[name="backend"][value="wasm"]')
-            page.select_option("#model-dtype", chosen_dtype(chosen))
-            page.click("#model-review")
-            page.click("#consent-accept")
-            page.wait_for_function(
-                "() => ['loaded', 'failed']"
-                ".includes(document.querySelector('#models').dataset.state)",
-                timeout=120_000,
-            )
+            # how the load ended is checked by the caller, from the load record
+            load_from_catalogue(page, 120_000, key=chosen.key, dtype=chosen_dtype(chosen))
             yield page
             browser.close()
     finally:

@@ -44,20 +44,14 @@ def quantile(values: list[float], q: float) -> float:
 def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     """Open the page at `url`, wait for Python, and load the tiny-chat TEST FIXTURE on WASM
     through the Models panel's consent dialog (what a user clicks); returns the load record."""
+    from pyapp.sweep.panel import load_from_catalogue
+
     page.goto(url, timeout=30_000)
     page.wait_for_function(
-        "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
-        " && document.querySelector('#model-choice').options.length > 1",
+        "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)",
         timeout=120_000,
     )
-    page.select_option("#model-choice", "fixture")
-    page.check('input[name="backend"][value="wasm"]')
-    page.get_by_role("button", name="Load model…").click()
-    page.get_by_role("button", name="Download and load").click()
-    page.wait_for_function(
-        "() => ['loaded', 'failed'].includes(document.querySelector('#models').dataset.state)",
-        timeout=120_000,
-    )
+    load_from_catalogue(page, 120_000)
     load = page.evaluate("() => window.lab.models.client.provenance().loads.at(-1)")
     if not load["ok"]:
         raise SystemExit(f"fixture load failed: {load}")

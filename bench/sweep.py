@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from pyapp.cli.serve import serve_in_thread  # noqa: E402  (after the path tweak)
 from pyapp.sweep.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
+from pyapp.sweep.panel import load_from_catalogue  # noqa: E402
 
 READY = "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
 SWEEP_OVER = (
@@ -91,19 +92,8 @@ def page_sweep(site: Path) -> dict[str, float]:
                 page.wait_for_function(READY, timeout=120_000)
                 boot = time.monotonic() - t0
                 t1 = time.monotonic()
-                page.wait_for_function(
-                    "() => document.querySelector('#model-choice').options.length > 1"
-                    " && !document.querySelector('#backend-status').textContent"
-                    ".startsWith('Checking')"
-                )
-                page.select_option("#model-choice", "fixture")
-                page.check('input[name="backend"][value="wasm"]')
-                page.get_by_role("button", name="Load model…").click()
-                page.get_by_role("button", name="Download and load").click()
-                page.wait_for_function(
-                    "() => ['loaded', 'failed']"
-                    ".includes(document.querySelector('#models').dataset.state)"
-                )
+                if load_from_catalogue(page, 120_000) != "loaded":
+                    raise RuntimeError(f"fixture load failed: {page.inner_text('#model-status')}")
                 load = time.monotonic() - t1
                 page.wait_for_function("() => !document.querySelector('#sweep-run-all').disabled")
                 t2 = time.monotonic()

@@ -180,7 +180,7 @@ def chatml(prompt: str) -> str:
 
 def build(out: Path, steps: int) -> None:
     """Train, check, export and describe the fixture in `out`, one named step after another."""
-    _configure_torch()
+    configure_torch()
     pairs = memorised_pairs()
     tok = _train_tokenizer(pairs)
     pad_id = tok.convert_tokens_to_ids(PAD)
@@ -200,8 +200,9 @@ def build(out: Path, steps: int) -> None:
     _write_tables(out, examples, n_params, eos_id, steps)
 
 
-def _configure_torch() -> None:
-    """One thread, deterministic algorithms, quiet transformers."""
+def configure_torch() -> None:
+    """One thread, deterministic algorithms, quiet transformers (shared with
+    scripts/build_standins.py)."""
     import torch
     import transformers
 

@@ -31,7 +31,6 @@ ids, for the browser tests to compare against.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -44,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_fixture  # noqa: E402  (the shared venv bootstrap and deterministic settings)
+from build_fixture import sha256  # noqa: E402
 
 VENV = ROOT / "build" / "standin-venv"
 REQUIREMENTS = ROOT / "scripts" / "standin-requirements.txt"
@@ -200,10 +200,6 @@ def reference_prompts() -> list[dict[str, Any]]:
         ),
     ]
     return [{"name": name, "messages": [{"role": "user", "content": text}]} for name, text in rows]
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # --------------------------------------------------------------------------- ONNX steps
@@ -469,13 +465,7 @@ def build_one(standin: Standin, out: Path) -> dict[str, Any]:
 
 
 def build(out: Path, only: str | None) -> None:
-    import torch
-    import transformers
-
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.use_deterministic_algorithms(True)
-    transformers.logging.set_verbosity_error()
+    build_fixture.configure_torch()
     out.mkdir(parents=True, exist_ok=True)
     for standin in STANDINS:
         if only and standin.name != only:

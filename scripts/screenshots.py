@@ -28,6 +28,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playw
 
 from pyapp.cli.serve import serve_in_thread
 from pyapp.sweep.chromium import CHROMIUM_ARGS
+from pyapp.sweep.panel import load_from_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "tests" / "browser" / "model_gate.js"
@@ -84,17 +85,11 @@ def shoot(page: Page, out: Path, name: str, anchor: str | None = None) -> None:
 
 
 def load_fixture(page: Page, out: Path) -> None:
-    page.wait_for_function(
-        "() => document.querySelector('#model-choice').options.length > 1"
-        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
-        timeout=TIMEOUT_MS,
-    )
-    page.select_option("#model-choice", "fixture")
-    page.check('input[name="backend"][value="wasm"]')
-    page.click("#model-review")
-    shoot(page, out, "consent")
-    page.click("#consent-accept")
-    if wait_attr(page, "#models", "loaded failed") != "loaded":
+    """The fixture on WASM through the consent dialog, pictured while it is open."""
+    if (
+        load_from_catalogue(page, TIMEOUT_MS, before_consent=lambda: shoot(page, out, "consent"))
+        != "loaded"
+    ):
         raise SystemExit(f"the fixture did not load: {page.inner_text('#model-status')}")
 
 

@@ -1,10 +1,12 @@
 """The house rules that keep the code base in rooms (issue 14), checked so they cannot
-silently regress: no Python or JavaScript function over 120 lines, and no import cycle
-between the modules of `pyapp`."""
+silently regress: no Python or JavaScript function over 120 lines anywhere in the code base
+(the app, the interpreter, workers, scripts, benches and the tests themselves), and no
+import cycle between the modules of `pyapp`."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 120
-CHECKED_FOLDERS = ("interpreter", "pyapp", "scripts", "bench")
-JS_GLOBS = ("site/**/*.js", "site/**/*.mjs", "workers/*.js", "pyapp/sweep/*.js", "bench/*.mjs")
+NOT_SOURCE = {".git", ".venv", "node_modules", "build", "vendor", "runs", "dist", "__pycache__"}
+"""Folders the scans skip: tools' and builds' output, installed and vendored packages."""
 # A line that opens a function body: `function f(...) {`, `=> {`, or a method `name(...) {`.
 JS_FUNCTION = re.compile(
     r"function\s*\*?\s*\w*\s*\([^)]*\)\s*\{|=>\s*\{|^\s*(async\s+)?(static\s+)?\w+\s*\([^)]*\)\s*\{"
@@ -26,6 +28,16 @@ JS_LITERALS = re.compile(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'|`[^`]*`|//.*')
 
 def python_files(*folders: str) -> list[Path]:
     return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+def source_files(*suffixes: str) -> list[Path]:
+    """Every file of the code base ending in one of `suffixes`, wherever it lives (hidden
+    folders and NOT_SOURCE skipped)."""
+    found = []
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [d for d in subfolders if d not in NOT_SOURCE and not d.startswith(".")]
+        found += [Path(folder) / name for name in names if name.endswith(suffixes)]
+    return sorted(found)
 
 
 def long_functions(path: Path, maximum: int) -> list[str]:
@@ -65,9 +77,7 @@ def long_js_functions(path: Path, maximum: int) -> list[str]:
 
 
 def js_files() -> list[Path]:
-    return sorted(
-        {p for pattern in JS_GLOBS for p in ROOT.glob(pattern) if "vendor" not in p.parts}
-    )
+    return source_files(".js", ".mjs")
 
 
 def module_name(path: Path) -> str:
@@ -137,10 +147,35 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_the_scans_cover_the_whole_code_base() -> None:
+    """Not only pyapp and the page: the interpreter, workers, scripts, benches and tests."""
+    python = {p.relative_to(ROOT).as_posix() for p in source_files(".py")}
+    js = {p.relative_to(ROOT).as_posix() for p in js_files()}
+    for name in (
+        "interpreter/__init__.py",
+        "pyapp/sweep/panel.py",
+        "workers/lab_worker.py",
+        "scripts/build_fixture.py",
+        "scripts/build_standins.py",
+        "bench/harness.py",
+        "tests/test_house.py",
+        "tests/browser/test_experiment.py",
+    ):
+        assert name in python, name
+    for name in (
+        "site/experiment.js",
+        "workers/model_worker.js",
+        "pyapp/sweep/driver.js",
+        "bench/in_pyodide.mjs",
+        "tests/browser/model_gate.js",
+    ):
+        assert name in js, name
+    assert not [n for n in python | js if n.startswith(("node_modules/", ".venv/", "build/"))]
+    assert not [n for n in js if "/vendor/" in n]
+
+
 def test_no_python_function_over_120_lines() -> None:
-    found = [
-        f for p in python_files(*CHECKED_FOLDERS) for f in long_functions(p, MAX_FUNCTION_LINES)
-    ]
+    found = [f for p in source_files(".py") for f in long_functions(p, MAX_FUNCTION_LINES)]
     assert found == [], "split these into named steps:\n" + "\n".join(found)
 
 

@@ -21,6 +21,8 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS, ROOT, guard, missing, wait_settled
 from playwright.sync_api import Browser, Page, Route
 
+from pyapp.sweep.panel import wait_catalogue
+
 pytestmark = pytest.mark.browser
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -106,11 +108,7 @@ def test_the_error_state_passes_the_audit(browser: Browser, site_url: str) -> No
 
 
 def choose_fixture_by_keyboard(page: Page) -> None:
-    page.wait_for_function(
-        "() => document.querySelector('#model-choice').options.length > 1"
-        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
-        timeout=30_000,
-    )
+    wait_catalogue(page)
     tab_to(page, "#model-choice")
     options = page.evaluate("() => document.querySelector('#model-choice').options.length")
     for _ in range(options):

@@ -25,6 +25,7 @@ from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import from_json, to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
+from pyapp.sweep.panel import load_from_catalogue
 
 pytestmark = pytest.mark.browser
 
@@ -66,20 +67,9 @@ def wait_experiment(page: Page, states: str, timeout_ms: int = SWEEP_TIMEOUT_MS)
 
 
 def load_fixture(page: Page) -> None:
-    page.wait_for_function(
-        "() => document.querySelector('#model-choice').options.length > 1"
-        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
-        timeout=30_000,
-    )
-    page.select_option("#model-choice", "fixture")
-    page.check('input[name="backend"][value="wasm"]')
-    page.get_by_role("button", name="Load model…").click()
-    page.get_by_role("button", name="Download and load").click()
-    page.wait_for_function(
-        "() => ['loaded', 'failed'].includes(document.querySelector('#models').dataset.state)",
-        timeout=MODEL_TIMEOUT_MS,
-    )
-    assert page.get_attribute("#models", "data-state") == "loaded", page.inner_text("#model-status")
+    """The tiny-chat TEST FIXTURE on WASM, through the Models panel's consent dialog."""
+    state = load_from_catalogue(page, MODEL_TIMEOUT_MS)
+    assert state == "loaded", page.inner_text("#model-status")
 
 
 def choose_conditions(page: Page, chosen: tuple[str, ...]) -> None:

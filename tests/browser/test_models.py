@@ -30,6 +30,7 @@ from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.browser.model import parse_provenance
 from pyapp.cli.serve import HUB_COMMIT, serve_hub_in_thread
+from pyapp.sweep.panel import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 
@@ -49,23 +50,6 @@ UI's Cancel can be clicked mid-generation."""
 def caps(**changes: int) -> dict[str, int]:
     base = {"max_input_tokens": 1024, "max_new_tokens": 256, "max_output_bytes": 16384}
     return {**base, "timeout_ms": 30_000, **changes}
-
-
-def wait_models(page: Page, states: str, timeout_ms: int = MODEL_TIMEOUT_MS) -> str:
-    page.wait_for_function(
-        f"() => {json.dumps(states.split())}"
-        ".includes(document.querySelector('#models').dataset.state)",
-        timeout=timeout_ms,
-    )
-    return page.get_attribute("#models", "data-state") or ""
-
-
-def wait_catalogue(page: Page) -> None:
-    page.wait_for_function(
-        "() => document.querySelector('#model-choice').options.length > 1"
-        " && !document.querySelector('#backend-status').textContent.startsWith('Checking')",
-        timeout=30_000,
-    )
 
 
 def client_generate(page: Page, timeout_ms: int = MODEL_TIMEOUT_MS, **request: Any) -> Any:
@@ -128,7 +112,9 @@ def loaded(browser: Browser, site_url: str) -> Iterator[Loaded]:
     dialog_text = page.inner_text("#consent-dialog")
     before = list(booted.log.urls)
     page.get_by_role("button", name="Download and load").click()
-    assert wait_models(page, "loaded failed") == "loaded", page.inner_text("#model-status")
+    assert wait_models(page, "loaded failed", MODEL_TIMEOUT_MS) == "loaded", page.inner_text(
+        "#model-status"
+    )
     yield Loaded(booted, before, dialog_text)
     booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
@@ -361,7 +347,7 @@ def test_deadline_terminate_then_reload_then_generate(loaded: Loaded) -> None:
     result = answer["result"]
     assert result["finish_reason"] == "timeout"
     assert "terminated" in result["failure"]["message"]
-    assert wait_models(page, "loaded failed") == "loaded"
+    assert wait_models(page, "loaded failed", MODEL_TIMEOUT_MS) == "loaded"
     loads = parse_provenance(provenance(page)).loads
     assert len(loads) == loads_before + 1
     reload = loads[-1]
@@ -482,7 +468,9 @@ def test_local_hub_download_with_progress(browser: Browser, site_url: str) -> No
         # Nothing before consent: the hub saw no request, the page made none to it.
         assert served == [] and not [u for u in booted.log.urls if u.startswith(hub_url)]
         page.get_by_role("button", name="Download and load").click()
-        assert wait_models(page, "loaded failed") == "loaded", page.inner_text("#model-status")
+        assert wait_models(page, "loaded failed", MODEL_TIMEOUT_MS) == "loaded", page.inner_text(
+            "#model-status"
+        )
         assert "/test-org/tiny-chat/resolve/main/onnx/model.onnx" in served
         assert "onnx/model.onnx: done" in page.inner_text("#model-files")
         record = parse_provenance(provenance(page))

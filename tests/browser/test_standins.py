@@ -30,10 +30,11 @@ from browser_helpers import (
     open_app,
 )
 from playwright.sync_api import Browser, BrowserType, Page
-from test_models import caps, client_generate, provenance, wait_catalogue, wait_models
+from test_models import caps, client_generate, provenance
 
 from pyapp.browser.model import parse_provenance
 from pyapp.cli.serve import serve_hub_in_thread
+from pyapp.sweep.panel import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 
