@@ -16,6 +16,8 @@ collector tracks, the page's `memory` request). To sample memory between trials 
 is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
 the next run continues; the first trial after each pause, and the first of the held-out
 phase (its gap holds the freeze), are left out of the timings.
+Memory is printed per interval and per 1,000 trials over the full chunks (the short last
+interval holds the held-out phase and what the freeze keeps once) and over the whole run.
 
 Prints figures; asserts nothing. Takes a few minutes (mostly the fixture's generation).
 
@@ -25,6 +27,7 @@ Usage: .venv/bin/python bench/scale.py [--trials 2000] [--chunk 1000] [--seed 17
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -125,6 +128,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1729)
     options = parser.parse_args()
     done, samples, wall_s = run(options.trials, options.chunk, options.seed)
+    chunk = options.chunk
 
     harness = [(i, gap - gen) for i, (gap, gen) in enumerate(done) if gap is not None]
     tenth = max(1, len(done) // 10)
@@ -151,15 +155,27 @@ def main() -> None:
             f"{s['trials']:>7} {s['js_heap_mb']:>11.1f} {s['wasm_heap_mb']:>13.1f}"
             f" {s['python_objects']:>14}"
         )
-    start, end = samples[0], samples[-1]
-    if end["trials"] > start["trials"]:
-        per = 1000 / (end["trials"] - start["trials"])
-        grew = {key: (end[key] - start[key]) * per for key in start}
+    # Linear means the same growth in every full chunk: the change in each interval, then per
+    # 1,000 trials over the full chunks and over the whole run (the last, short interval holds
+    # the held-out phase's few trials and whatever that phase keeps once).
+    for a, b in itertools.pairwise(samples):
         print(
-            f"per 1,000 trials: JS heap {grew['js_heap_mb']:+.1f} MB, "
-            f"WASM heap {grew['wasm_heap_mb']:+.1f} MB, "
-            f"Python objects {grew['python_objects']:+.0f}"
+            f"  trials {a['trials']:.0f} -> {b['trials']:.0f}:"
+            f" JS heap {b['js_heap_mb'] - a['js_heap_mb']:+.1f} MB,"
+            f" WASM heap {b['wasm_heap_mb'] - a['wasm_heap_mb']:+.1f} MB,"
+            f" Python objects {b['python_objects'] - a['python_objects']:+.0f}"
         )
+    full = [s for s in samples if s["trials"] % chunk == 0] if chunk > 0 else []
+    for name, span in (("full chunks", full), ("whole run", samples)):
+        a, b = span[0], span[-1]
+        if len(span) > 1 and b["trials"] > a["trials"]:
+            per = 1000 / (b["trials"] - a["trials"])
+            print(
+                f"per 1,000 trials ({name}, {a['trials']:.0f} -> {b['trials']:.0f}):"
+                f" JS heap {(b['js_heap_mb'] - a['js_heap_mb']) * per:+.1f} MB,"
+                f" WASM heap {(b['wasm_heap_mb'] - a['wasm_heap_mb']) * per:+.1f} MB,"
+                f" Python objects {(b['python_objects'] - a['python_objects']) * per:+.0f}"
+            )
     print(json.dumps({"ratio_median": round(ratio, 3), "ratio_mean": round(mean_ratio, 3)}))
 
 

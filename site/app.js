@@ -12,7 +12,7 @@
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
-import { DEFAULT_SEED, PRESETS, REQUEST_TYPES } from "./lab_protocol.js";
+import { DEFAULT_SEED, PRESETS, REQUEST_TIMEOUT_MS, REQUEST_TYPES } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { downloadJson } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
@@ -24,7 +24,6 @@ import { readReply } from "./envelope.js";
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
   Number(new URLSearchParams(location.search).get("boot_timeout_ms")) || 60_000;
-const REQUEST_TIMEOUT_MS = 120_000;
 // Files the runtime needs; probed to name the culprit when boot fails.
 const RUNTIME_FILES = [
   "./pyscript/core.js",

@@ -10,6 +10,7 @@
 // window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
 // label, backend, provenance, synthetic}; subscribe(listener) is told of every load and state
 // change. useSynthetic(spec | null) -> the synthetic model in use (see below), or null.
+// The client's events are PANEL_EVENTS records (pyapp/browser/model_messages.py), tagged by `type`.
 //
 // The catalogue's group "synthetic (validation)" (site/synthetic_choice.js) lists synthetic
 // models of known error structure: choosing one asks for no consent and downloads nothing —
@@ -21,6 +22,7 @@
 // and provenance, the synthetic models, the diagnostics download, and the "try a prompt" box.
 
 import { ModelClient } from "./model_client.js";
+import { MODEL_TYPE } from "./model_protocol.js";
 import { EVIDENCE_LABELS, FIXTURE_LABEL } from "./lab_protocol.js";
 import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
 
@@ -379,20 +381,20 @@ async function useSynthetic(panel, spec) {
     detailRows($("#model-provenance"), loaded ? (panel.loadedRows ?? []) : []);
     $("#model-provenance").hidden = !loaded;
   }
-  for (const listener of panel.changeListeners) listener({ kind: "synthetic", spec: selected.spec });
+  for (const listener of panel.changeListeners) listener({ type: "synthetic", spec: selected.spec });
   return panel.synthetic;
 }
 
 // ---- the client's events: per-file progress, state, the load's record -----------------------
 
 function onEvent(panel, event) {
-  if (event.kind === "progress") {
+  if (event.type === MODEL_TYPE.PROGRESS) {
     showProgress(panel, event);
     return;
   }
   for (const listener of panel.changeListeners) listener(event);
-  if (event.kind === "state") showState(panel, event);
-  else if (event.kind === "load") showLoad(panel, event.record, event.result);
+  if (event.type === MODEL_TYPE.STATE) showState(panel, event);
+  else if (event.type === MODEL_TYPE.LOAD_DONE) showLoad(panel, event.record, event.result);
 }
 
 function progressRow(panel, file) {

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import interpreter
+from pyapp.browser import messages, model_messages
 from pyapp.cli import main as cli_main
 from pyapp.cli import serve
 from pyapp.conditions import model, prompts
@@ -86,21 +87,12 @@ def keyed_values(text: str) -> dict[str, object]:
     return values
 
 
-def js_constant(file: str, name: str) -> object:
-    """The literal of `[export] const NAME = <number>;` in site/ or workers/<file> (one)."""
-    folder = "workers" if (ROOT / "workers" / file).exists() else "site"
-    text = (ROOT / folder / file).read_text(encoding="utf-8")
-    found = re.findall(rf"^(?:export\s+)?const\s+{name}\s*=\s*([0-9_]+)\s*;", text, re.M)
-    assert len(found) == 1, f"site/{file}: expected one numeric const {name}, found {found}"
-    return ast.literal_eval(found[0])
-
-
 def expected_constants() -> dict[str, object]:
     """The same keys, from the code."""
     expected: dict[str, object] = {
-        "client.grace_ms": js_constant("model_client.js", "GRACE_MS"),
-        "client.load_timeout_ms": js_constant("model_client.js", "LOAD_TIMEOUT_MS"),
-        "page.request_timeout_ms": js_constant("app.js", "REQUEST_TIMEOUT_MS"),
+        "client.grace_ms": model_messages.GRACE_MS,
+        "client.load_timeout_ms": model_messages.LOAD_TIMEOUT_MS,
+        "page.request_timeout_ms": messages.REQUEST_TIMEOUT_MS,
         "generator_version": tasks.GENERATOR_VERSION,
         "default_seed": tasks.DEFAULT_SEED,
         "default_task_count": len(tasks.generate()),

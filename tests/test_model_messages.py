@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 from test_browser_model import COMPLETION, PROVENANCE
+from test_browser_model import LOAD as LOAD_RECORD
 
 from pyapp.browser import model_messages as mm
 from pyapp.cli.main import model_channel_files
@@ -143,6 +144,23 @@ CASES: list[tuple[str, Any]] = [
     ),
     ("FirstToken", {"type": "first_token", "id": 2}),
     ("FirstToken", {"type": "first_token"}),
+    ("StateChanged", {"type": "state", "state": "loading", "reason": "consent"}),
+    ("StateChanged", {"type": "state", "state": "unloaded", "why": "terminated"}),
+    (
+        "StateChanged",
+        {"type": "state", "state": "loaded", "record": LOAD_RECORD, "result": LOAD_RESULT},
+    ),
+    ("StateChanged", {"type": "state", "state": "asleep"}),
+    ("StateChanged", {"kind": "state", "state": "loading"}),
+    ("LoadDone", {"type": "load_done", "record": LOAD_RECORD, "result": LOAD_RESULT}),
+    ("LoadDone", {"type": "load_done", "record": {**LOAD_RECORD, "ok": False}, "result": None}),
+    ("LoadDone", {"type": "load_done", "record": LOAD_RECORD}),
+    (
+        "LoadDone",
+        {"type": "load_done", "record": {**LOAD_RECORD, "reason": "whim"}, "result": None},
+    ),
+    ("PanelEvent", PROGRESS),
+    ("PanelEvent", {"type": "first_token", "id": 2}),
 ]
 REQUESTS: list[tuple[Any, str | None]] = [
     (GENERATE, None),
@@ -192,6 +210,7 @@ def test_every_field_says_what_it_is() -> None:
     records = {
         *mm.REQUESTS,
         *mm.EVENTS,
+        *mm.PANEL_EVENTS,
         mm.ModelSpec,
         mm.ChatMessage,
         mm.GenerateDebug,
@@ -264,13 +283,16 @@ def test_the_javascript_messages_name_the_path_of_the_first_problem() -> None:
 
 NAME_USE = re.compile(r"\b(MODEL_TYPE|MODEL_ERROR|COMPLETION_FAILURE)\.([A-Z_]+)\b")
 TYPE_LITERAL = re.compile(
-    r"(?:\btype\s*(?:===|!==|:)\s*|\bsend\(\s*)\"(load|generate|interrupt|provenance|progress|first_token)\""
+    r"(?:\b(?:type|kind)\s*(?:===|!==|:)\s*|\bsend\(\s*)"
+    r"\"(load|generate|interrupt|provenance|progress|first_token|state|load_done)\""
 )
 
 
 def worker_sources() -> dict[str, str]:
     names = ("model_worker.js", "model_client.js", "model_check.js")
-    return {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
+    sources = {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
+    sources["models_panel.js"] = (ROOT / "site" / "models_panel.js").read_text(encoding="utf-8")
+    return sources
 
 
 def test_the_workers_use_the_generated_names_only() -> None:
@@ -280,6 +302,18 @@ def test_the_workers_use_the_generated_names_only() -> None:
         for group, key in NAME_USE.findall(code):
             assert key in constants[group], f"{name}: {group}.{key} is not generated"
         assert TYPE_LITERAL.findall(code) == [], f"{name}: a message type written by hand"
+        assert not re.search(r"\bevent\.kind\b|\bkind:", code), f"{name}: a second tag key"
+
+
+def test_the_client_constants_are_pythons() -> None:
+    """GRACE_MS and LOAD_TIMEOUT_MS are generated into model_protocol.js, not written in JS."""
+    protocol = (WORKERS / "model_protocol.js").read_text(encoding="utf-8")
+    for name in ("GRACE_MS", "LOAD_TIMEOUT_MS"):
+        assert f"export const {name} = {getattr(mm, name)};" in protocol
+        for source, text in worker_sources().items():
+            assert not re.search(rf"\bconst\s+{name}\s*=", text), f"{source} defines {name}"
+    client = worker_sources()["model_client.js"]
+    assert re.search(r"import \{[^}]*\bGRACE_MS\b[^}]*\bLOAD_TIMEOUT_MS\b[^}]*\} from", client)
 
 
 def test_each_request_is_answered_where_the_records_say() -> None:
@@ -290,3 +324,46 @@ def test_each_request_is_answered_where_the_records_say() -> None:
     client = worker_sources()["model_client.js"]
     call = client[client.index("async call(") :]
     assert {"PROVENANCE", "GENERATE"} <= set(re.findall(r"MODEL_TYPE\.([A-Z_]+)", call))
+
+
+def run_client(specs: list[dict[str, Any]]) -> tuple[list[Any], str]:
+    """workers/model_client.js under Node with a stand-in worker (tests/model_client_node.mjs):
+    per catalogue entry, what it posted, what it told the panel, its ModelLoad; and stderr."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
+    done = subprocess.run(
+        [node, "--no-warnings", str(ROOT / "tests" / "model_client_node.mjs")],
+        input=json.dumps({"specs": specs}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def test_the_client_builds_its_load_request_and_panel_events_from_the_records() -> None:
+    entry = {key: value for key, value in SPEC.items() if value is not None}
+    entry |= {"key": "fixture", "label": "a catalogue field that is not the spec's"}
+    bad = {**entry, "model_id": 5}
+    (fits, refused), stderr = run_client([entry, bad])
+    # A catalogue entry becomes exactly the generated ModelSpec, validated before it is sent.
+    [posted] = fits["posted"]
+    schema_for("Load").validate(posted)
+    wasm_base = "http://127.0.0.1:8000/transformers/"  # the stand-in page's location
+    assert mm.parse_message(posted) == mm.parse_message({**LOAD, "wasm_base": wasm_base})
+    # Every event the panel is told fits PANEL_EVENTS, tagged by `type` alone.
+    events = [*fits["events"], *refused["events"]]
+    for event in events:
+        schema_for("PanelEvent").validate(event)
+        assert "kind" not in event
+    assert [e["type"] for e in fits["events"]] == ["state", "state", "load_done"]
+    assert [e.get("state") for e in fits["events"]] == ["loading", "failed", None]
+    # A load request that does not fit is never sent: a refused load, `bad_request`.
+    assert refused["posted"] == []
+    assert refused["record"]["error_code"] == "bad_request"
+    assert "$.model.model_id: expected string" in refused["record"]["error_message"]
+    assert [e["type"] for e in refused["events"]] == ["state", "load_done"]
+    assert "does not fit" not in stderr, stderr

@@ -6,9 +6,17 @@
 //
 //   checkRequest(data) -> null | {code: "unknown_type" | "bad_request", message}
 //   checkReply(type, data) -> null | "what does not fit"     (the reply to a `type` request)
-//   checkEvent(data) -> null | "what does not fit"
+//   checkEvent(data) -> null | "what does not fit"          (the worker's, to the client)
+//   checkPanelEvent(data) -> null | "what does not fit"     (the client's, to the Models panel)
 
-import { MODEL_ERROR, MODEL_EVENTS, MODEL_REPLIES, MODEL_REQUESTS, MODEL_SCHEMA_DEFS } from "./model_protocol.js";
+import {
+  MODEL_ERROR,
+  MODEL_EVENTS,
+  MODEL_REPLIES,
+  MODEL_REQUESTS,
+  MODEL_SCHEMA_DEFS,
+  PANEL_EVENTS,
+} from "./model_protocol.js";
 
 const KEYWORDS = new Set([
   "$ref",
@@ -131,7 +139,10 @@ export function checkReply(type, data) {
   return problem(definition(Object.hasOwn(MODEL_REPLIES, type) ? MODEL_REPLIES[type] : "ModelReply"), data);
 }
 
-export function checkEvent(data) {
-  const name = TYPES.object(data) && Object.hasOwn(MODEL_EVENTS, data.type) ? MODEL_EVENTS[data.type] : null;
+function eventProblem(events, data) {
+  const name = TYPES.object(data) && Object.hasOwn(events, data.type) ? events[data.type] : null;
   return name === null ? `not an event: ${show(data)}` : problem(definition(name), data);
 }
+
+export const checkEvent = (data) => eventProblem(MODEL_EVENTS, data);
+export const checkPanelEvent = (data) => eventProblem(PANEL_EVENTS, data);

@@ -10,7 +10,11 @@
 // reply's `timing` {worker_ms, client_ms}. It checks what it receives (workers/model_check.js):
 // Python's requests (`bad_request` / `unknown_type` replies), the worker's replies (one that
 // does not fit its request's result record becomes a failed reply `bad_reply`) and events
-// (a malformed one is dropped with a console warning).
+// (a malformed one is dropped with a console warning). It checks what it sends too: its load
+// request (built from the generated ModelSpec definition; one that does not fit is a refused
+// load) and its events to the Models panel (`PANEL_EVENTS`: `progress`, `state`, `load_done`,
+// tagged by `type`; one that does not fit is reported on the console, and still drawn).
+// GRACE_MS and LOAD_TIMEOUT_MS are Python's (model_messages.py), generated into model_protocol.js.
 //
 // A terminated worker is unloaded: the client reloads the same model at once (no new
 // consent in this session) and records that as a ModelLoad with reason
@@ -23,11 +27,14 @@
 // generations of the page's life.
 
 import { parseFaults } from "./faults.js";
-import { checkEvent, checkReply, checkRequest } from "./model_check.js";
-import { MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
+import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./model_check.js";
+import { GRACE_MS, LOAD_TIMEOUT_MS, MODEL_ERROR, MODEL_SCHEMA_DEFS, MODEL_TYPE } from "./model_protocol.js";
 
-export const GRACE_MS = 1_500;
-const LOAD_TIMEOUT_MS = 300_000;
+// The load request's `model`: the ModelSpec fields the generated definition names, taken from
+// the consented catalogue entry (a field it leaves out is null, options `{}`).
+const SPEC_FIELDS = Object.keys(MODEL_SCHEMA_DEFS.ModelSpec.properties);
+const SPEC_DEFAULTS = { chat_template_options: {} };
+const modelSpec = (entry) => Object.fromEntries(SPEC_FIELDS.map((name) => [name, entry[name] ?? SPEC_DEFAULTS[name] ?? null]));
 
 // A failed reply; `type` and `id` are echoed only when they are what a request carries.
 function failure(type, id, code, message) {
@@ -43,7 +50,7 @@ export class ModelClient {
   constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
     this.workerUrl = workerUrl;
     this.wasmBase = wasmBase;
-    this.onEvent = onEvent; // ({kind: "progress"|"state"|"load", ...})
+    this.onEvent = onEvent; // a PANEL_EVENTS record: {type: "progress"|"state"|"load_done", ...}
     this.worker = null;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, type}
@@ -63,7 +70,14 @@ export class ModelClient {
 
   setState(state, detail = {}) {
     this.state = state;
-    this.onEvent({ kind: "state", state, ...detail });
+    this.emit({ type: MODEL_TYPE.STATE, state, ...detail });
+  }
+
+  // An event to the Models panel, checked against its generated record first.
+  emit(event) {
+    const wrong = checkPanelEvent(event);
+    if (wrong) console.error(`model client: an event to the panel does not fit the protocol (${wrong})`);
+    this.onEvent(event);
   }
 
   spawn() {
@@ -85,7 +99,7 @@ export class ModelClient {
     if (data?.type === MODEL_TYPE.PROGRESS || data?.type === MODEL_TYPE.FIRST_TOKEN) {
       const wrong = checkEvent(data);
       if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
-      else if (data.type === MODEL_TYPE.PROGRESS) this.onEvent({ kind: "progress", ...data });
+      else if (data.type === MODEL_TYPE.PROGRESS) this.emit(data);
       else if (this.current?.id === data.id) this.current.firstToken = true; // observable by tests
       return;
     }
@@ -152,25 +166,18 @@ export class ModelClient {
       this.failNextLoad = null;
       return this.refuse(this.spec, this.backend, MODEL_ERROR.LOAD_FAILED, message, reason);
     }
-    const started = performance.now();
-    this.setState("loading", { reason });
-    this.worker = this.spawn();
-    const { promise } = this.send(MODEL_TYPE.LOAD, {
-      model: {
-        model_id: this.spec.model_id,
-        revision: this.spec.revision,
-        dtype: this.spec.dtype,
-        source: this.spec.source,
-        host: this.spec.host ?? null,
-        local_path: this.spec.local_path ?? null,
-        fixture_config_sha256: this.spec.fixture_config_sha256 ?? null,
-        chat_template_options: this.spec.chat_template_options ?? {},
-        supported_model_types: this.spec.supported_model_types ?? null,
-      },
+    const request = {
+      model: modelSpec(this.spec),
       backend: this.backend,
       wasm_base: new URL(this.wasmBase, location.href).href,
       threads: this.spec.threads ?? null,
-    });
+    };
+    const wrong = checkRequest({ type: MODEL_TYPE.LOAD, id: this.nextId, ...request });
+    if (wrong) return this.refuse(this.spec, this.backend, wrong.code, `the load request does not fit: ${wrong.message}`, reason);
+    const started = performance.now();
+    this.setState("loading", { reason });
+    this.worker = this.spawn();
+    const { promise } = this.send(MODEL_TYPE.LOAD, request);
     let timer;
     const timeout = new Promise((resolve) => {
       timer = setTimeout(
@@ -206,7 +213,7 @@ export class ModelClient {
       }
       this.setState("failed", { record });
     }
-    this.onEvent({ kind: "load", record, result });
+    this.emit({ type: MODEL_TYPE.LOAD_DONE, record, result });
     return record;
   }
 
@@ -232,7 +239,7 @@ export class ModelClient {
     this.loads.push(record);
     this.lastLoaded = null;
     this.setState("failed", { record });
-    this.onEvent({ kind: "load", record, result: null });
+    this.emit({ type: MODEL_TYPE.LOAD_DONE, record, result: null });
     return record;
   }
 

@@ -3,9 +3,12 @@
 // (exports/model-messages.schema.json); workers/model_check.js validates with it.
 // A test fails on drift.
 
-export const MODEL_TYPE = Object.freeze({"LOAD": "load", "GENERATE": "generate", "INTERRUPT": "interrupt", "PROVENANCE": "provenance", "PROGRESS": "progress", "FIRST_TOKEN": "first_token"});
+export const MODEL_TYPE = Object.freeze({"LOAD": "load", "GENERATE": "generate", "INTERRUPT": "interrupt", "PROVENANCE": "provenance", "PROGRESS": "progress", "FIRST_TOKEN": "first_token", "STATE": "state", "LOAD_DONE": "load_done"});
 export const MODEL_REQUESTS = Object.freeze({"load": "Load", "generate": "Generate", "interrupt": "Interrupt", "provenance": "Provenance"});
 export const MODEL_EVENTS = Object.freeze({"progress": "Progress", "first_token": "FirstToken"});
+export const PANEL_EVENTS = Object.freeze({"progress": "Progress", "state": "StateChanged", "load_done": "LoadDone"});
+export const GRACE_MS = 1500;
+export const LOAD_TIMEOUT_MS = 300000;
 export const MODEL_REPLIES = Object.freeze({"load": "LoadReply", "generate": "GenerateReply", "interrupt": "InterruptReply", "provenance": "ProvenanceReply"});
 export const MODEL_ERROR = Object.freeze({"BAD_REQUEST": "bad_request", "UNKNOWN_TYPE": "unknown_type", "BUSY": "busy", "NOT_LOADED": "not_loaded", "BACKEND_UNAVAILABLE": "backend_unavailable", "DTYPE_UNSUPPORTED": "dtype_unsupported", "ARCHITECTURE_UNSUPPORTED": "architecture_unsupported", "DOWNLOAD_FAILED": "download_failed", "LOAD_FAILED": "load_failed", "LOAD_TIMEOUT": "load_timeout", "WORKER_ERROR": "worker_error", "DEVICE_LOST": "device_lost", "OUT_OF_MEMORY": "out_of_memory", "TERMINATED": "terminated", "BAD_REPLY": "bad_reply"});
 export const MODEL_ERROR_CODES = Object.freeze({"bad_request": "not an object, a missing or ill-typed field", "unknown_type": "no such request type", "busy": "the worker already holds (or is loading) a model, or a generation is running", "not_loaded": "no model is loaded (consent first, or the reload failed)", "backend_unavailable": "WebGPU asked for where there is no adapter (nothing downloaded)", "dtype_unsupported": "an f16 dtype on an adapter without `shader-f16` (nothing downloaded)", "architecture_unsupported": "config.json names a model type transformers.js cannot run", "download_failed": "a model file could not be fetched", "load_failed": "transformers.js could not load the model", "load_timeout": "the worker did not answer a load in time (client)", "worker_error": "the worker threw or crashed", "device_lost": "the runtime lost its GPU device", "out_of_memory": "the runtime ran out of memory", "terminated": "the client terminated the worker while the request was pending", "bad_reply": "the worker answered something that is not this protocol (client)"});
@@ -548,6 +551,36 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "model",
    "backend",
    "wasm_base"
+  ],
+  "additionalProperties": false
+ },
+ "LoadDone": {
+  "type": "object",
+  "description": "A load or reload ended, loaded or not, and was recorded (the panel shows it).",
+  "properties": {
+   "type": {
+    "const": "load_done"
+   },
+   "record": {
+    "description": "The session's record of the load.",
+    "$ref": "#/$defs/ModelLoad"
+   },
+   "result": {
+    "description": "What the worker's load measured; null when it failed.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/LoadResult"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   }
+  },
+  "required": [
+   "type",
+   "record",
+   "result"
   ],
   "additionalProperties": false
  },
@@ -1490,6 +1523,77 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "StateChanged": {
+  "type": "object",
+  "description": "The client's model state changed (the Models panel redraws).",
+  "properties": {
+   "type": {
+    "const": "state"
+   },
+   "state": {
+    "description": "The state now: a load running, a model ready, the worker gone, or the last load failed.",
+    "enum": [
+     "loading",
+     "loaded",
+     "unloaded",
+     "failed"
+    ]
+   },
+   "reason": {
+    "description": "Why a load started (`loading` only).",
+    "anyOf": [
+     {
+      "enum": [
+       "consent",
+       "reload-after-terminate",
+       "reload"
+      ]
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "why": {
+    "description": "Why the model was unloaded, in words (`unloaded` only).",
+    "anyOf": [
+     {
+      "type": "string"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "record": {
+    "description": "The load that ended (`loaded` and `failed` only).",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/ModelLoad"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "result": {
+    "description": "What the worker's load measured (`loaded` only).",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/LoadResult"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   }
+  },
+  "required": [
+   "type",
+   "state"
+  ],
+  "additionalProperties": false
+ },
  "WasmInfo": {
   "type": "object",
   "description": "What the WASM runtime was measured to run with (not what was asked for).",
@@ -1549,6 +1653,19 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    },
    {
     "$ref": "#/$defs/FirstToken"
+   }
+  ]
+ },
+ "PanelEvent": {
+  "oneOf": [
+   {
+    "$ref": "#/$defs/Progress"
+   },
+   {
+    "$ref": "#/$defs/StateChanged"
+   },
+   {
+    "$ref": "#/$defs/LoadDone"
    }
   ]
  }

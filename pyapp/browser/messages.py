@@ -37,6 +37,9 @@ FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
 """Shown beside every number that came from a test fixture (`EVIDENCE_LABELS`)."""
 CONTROL_LABEL = "control — not model evidence"
 """Shown beside every supplied-program (control) row."""
+REQUEST_TIMEOUT_MS = 120_000
+"""How long the page waits for Python's reply to one request by default (site/app.js); a sweep
+run or a generation passes its own, longer deadline."""
 
 FAILURE_CODES: dict[str, str] = {
     "bad_request": "not JSON, a missing or ill-typed field",
@@ -926,6 +929,7 @@ def constants() -> dict[str, JSON]:
         "GENERATOR_VERSION": GENERATOR_VERSION,
         "FIXTURE_LABEL": FIXTURE_LABEL,
         "CONTROL_LABEL": CONTROL_LABEL,
+        "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
         "SYNTHETIC_MODELS": dict(STRUCTURE_NOTES),
         "FAILURE_CODES": dict(FAILURE_CODES),

@@ -18,6 +18,10 @@ the client, which adds deadlines); `provenance` by the client. Python sends `gen
 `provenance`; the client sends `load`, `generate` and `interrupt`. The worker's `generate`
 reply carries `elapsed_ms`, the client's `timing` (`ModelReply`).
 
+The client then tells the Models panel (site/models_panel.js) what happened, in the same
+shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
+`load_done`); and its two deadlines, `GRACE_MS` and `LOAD_TIMEOUT_MS`, are defined here.
+
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
 `workers/model_protocol.js` (the names, codes and the schema the workers validate with,
 through `workers/model_check.js`) and the message tables of docs/models.md; a test fails
@@ -34,7 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pyapp.browser.messages import ErrorBody
-from pyapp.conditions.model import AdapterInfo, Caps, Completion, ModelProvenance, WasmInfo
+from pyapp.conditions.model import (
+    AdapterInfo,
+    Caps,
+    Completion,
+    ModelLoad,
+    ModelProvenance,
+    WasmInfo,
+)
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json, json_schema, to_json
 
@@ -308,6 +319,49 @@ class FirstToken(ModelMessage):
 EVENTS: tuple[type[ModelMessage], ...] = (Progress, FirstToken)
 """Every event of the channel (the worker tells the client, unasked)."""
 
+
+@dataclass(frozen=True)
+class StateChanged(ModelMessage):
+    """The client's model state changed (the Models panel redraws)."""
+
+    TYPE: ClassVar[str] = "state"
+    state: Literal["loading", "loaded", "unloaded", "failed"]
+    """The state now: a load running, a model ready, the worker gone, or the last load failed."""
+    reason: Literal["consent", "reload-after-terminate", "reload"] | None = field(
+        default=None, metadata=MAY_BE_LEFT_OUT
+    )
+    """Why a load started (`loading` only)."""
+    why: str | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Why the model was unloaded, in words (`unloaded` only)."""
+    record: ModelLoad | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The load that ended (`loaded` and `failed` only)."""
+    result: LoadResult | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """What the worker's load measured (`loaded` only)."""
+
+
+@dataclass(frozen=True)
+class LoadDone(ModelMessage):
+    """A load or reload ended, loaded or not, and was recorded (the panel shows it)."""
+
+    TYPE: ClassVar[str] = "load_done"
+    record: ModelLoad
+    """The session's record of the load."""
+    result: LoadResult | None
+    """What the worker's load measured; null when it failed."""
+
+
+PANEL_EVENTS: tuple[type[ModelMessage], ...] = (Progress, StateChanged, LoadDone)
+"""Every event the client tells the Models panel (site/models_panel.js): the worker's
+`progress` as received, and the client's own. Same tag key, `type`; no request `id` of their
+own (a `progress` keeps its load request's)."""
+
+GRACE_MS = 1_500
+"""After a deadline or a Cancel, how long the client waits for the worker's reply before
+`terminate()` (docs/specification.md `client.grace_ms`)."""
+LOAD_TIMEOUT_MS = 300_000
+"""A load with no answer after this is a failed load, `load_timeout`
+(docs/specification.md `client.load_timeout_ms`)."""
+
 ERROR_CODES: dict[str, str] = {
     "bad_request": "not an object, a missing or ill-typed field",
     "unknown_type": "no such request type",
@@ -346,7 +400,7 @@ def request(message: ModelMessage, request_id: int) -> dict[str, JSON]:
 
 
 REQUEST_TYPES: dict[str, type[ModelMessage]] = {r.TYPE: r for r in REQUESTS}
-EVENT_TYPES: dict[str, type[ModelMessage]] = {e.TYPE: e for e in EVENTS}
+EVENT_TYPES: dict[str, type[ModelMessage]] = {e.TYPE: e for e in (*EVENTS, *PANEL_EVENTS)}
 
 
 def parse_message(data: JSON) -> ModelMessage:
@@ -421,10 +475,10 @@ def _reply_def(kind: str) -> dict[str, Any]:
 def messages_schema() -> dict[str, JSON]:
     """exports/model-messages.schema.json: every request, reply and event of the channel."""
     defs: dict[str, Any] = {}
-    roots: list[type] = [*REQUESTS, *EVENTS, *RESULTS.values(), ModelReply]
+    roots: list[type] = [*REQUESTS, *EVENTS, *PANEL_EVENTS, *RESULTS.values(), ModelReply]
     for record in roots:
         defs.update(json_schema(record, schema_id=SCHEMA_ID, title="")["$defs"])
-    for message in (*REQUESTS, *EVENTS):
+    for message in dict.fromkeys((*REQUESTS, *EVENTS, *PANEL_EVENTS)):
         defs[message.__name__] = _tagged(message, defs)
     replies = {f"{r.__name__}Reply": _reply_def(r.TYPE) for r in REQUESTS}
     defs["ModelReply"]["properties"]["error"]["anyOf"][0] = {"$ref": "#/$defs/ModelError"}
@@ -439,15 +493,17 @@ def messages_schema() -> dict[str, JSON]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "Composition Lab model-worker messages (Python ⇄ model client ⇄ model worker)",
-        "oneOf": [
+        "anyOf": [
             {"$ref": "#/$defs/ModelRequest"},
             {"$ref": "#/$defs/ModelReply"},
             {"$ref": "#/$defs/ModelEvent"},
+            {"$ref": "#/$defs/PanelEvent"},
         ],
         "$defs": {
             **dict(sorted({**defs, **replies}.items())),
             "ModelRequest": {"oneOf": [{"$ref": f"#/$defs/{r.__name__}"} for r in REQUESTS]},
             "ModelEvent": {"oneOf": [{"$ref": f"#/$defs/{e.__name__}"} for e in EVENTS]},
+            "PanelEvent": {"oneOf": [{"$ref": f"#/$defs/{e.__name__}"} for e in PANEL_EVENTS]},
         },
     }
 
@@ -460,9 +516,12 @@ def constants() -> dict[str, JSON]:
     """What workers/model_protocol.js exports."""
     schema = messages_schema()
     return {
-        "MODEL_TYPE": {_name(m.TYPE): m.TYPE for m in (*REQUESTS, *EVENTS)},
+        "MODEL_TYPE": {_name(m.TYPE): m.TYPE for m in (*REQUESTS, *EVENTS, *PANEL_EVENTS)},
         "MODEL_REQUESTS": {r.TYPE: r.__name__ for r in REQUESTS},
         "MODEL_EVENTS": {e.TYPE: e.__name__ for e in EVENTS},
+        "PANEL_EVENTS": {e.TYPE: e.__name__ for e in PANEL_EVENTS},
+        "GRACE_MS": GRACE_MS,
+        "LOAD_TIMEOUT_MS": LOAD_TIMEOUT_MS,
         "MODEL_REPLIES": {r.TYPE: f"{r.__name__}Reply" for r in REQUESTS},
         "MODEL_ERROR": {_name(code): code for code in ERROR_CODES},
         "MODEL_ERROR_CODES": dict(ERROR_CODES),
@@ -483,7 +542,8 @@ def js_module() -> str:
     for name, value in constants().items():
         indent = 1 if name == "MODEL_SCHEMA_DEFS" else None
         text = json.dumps(value, ensure_ascii=False, indent=indent)
-        lines.append(f"export const {name} = Object.freeze({text});")
+        frozen = f"Object.freeze({text})" if isinstance(value, (dict, list)) else text
+        lines.append(f"export const {name} = {frozen};")
     return "\n".join(lines) + "\n"
 
 
@@ -513,9 +573,10 @@ def markdown_tables() -> str:
     for record in nested:
         doc = " ".join((record.__doc__ or "").split())
         lines.append(f"| `{record.__name__}` | {_fields(record)} | {doc} |")
-    lines += ["", "| event `type` | fields | when |", "|---|---|---|"]
-    for e in EVENTS:
-        lines.append(f"| `{e.TYPE}` | {_fields(e)} | {' '.join((e.__doc__ or '').split())} |")
+    lines += ["", "| event `type` | to | fields | when |", "|---|---|---|---|"]
+    for e, to in [*((e, "client") for e in EVENTS), *((e, "panel") for e in PANEL_EVENTS)]:
+        doc = " ".join((e.__doc__ or "").split())
+        lines.append(f"| `{e.TYPE}` | {to} | {_fields(e)} | {doc} |")
     lines += ["", "| reply `error.code` | meaning |", "|---|---|"]
     lines += [f"| `{code}` | {meaning} |" for code, meaning in ERROR_CODES.items()]
     lines += ["", "| completion `failure.code` | meaning |", "|---|---|"]

@@ -94,6 +94,8 @@ class Loaded:
     booted: Booted
     before_consent: list[str]
     dialog_text: str
+    console: list[str]
+    """The page's console messages from consent on."""
 
     @property
     def page(self) -> Page:
@@ -111,11 +113,13 @@ def loaded(browser: Browser, site_url: str) -> Iterator[Loaded]:
     page.get_by_role("button", name="Load model…").click()
     dialog_text = page.inner_text("#consent-dialog")
     before = list(booted.log.urls)
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
     page.get_by_role("button", name="Download and load").click()
     assert wait_models(page, "loaded failed", MODEL_TIMEOUT_MS) == "loaded", page.inner_text(
         "#model-status"
     )
-    yield Loaded(booted, before, dialog_text)
+    yield Loaded(booted, before, dialog_text, console)
     booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
 
@@ -144,6 +148,8 @@ def test_progress_and_provenance_after_load(loaded: Loaded) -> None:
     page = loaded.page
     files = page.inner_text("#model-files")
     assert "onnx/model.onnx: done" in files and "tokenizer.json: done" in files
+    # The client checked every event it gave the panel (PANEL_EVENTS) and found none amiss.
+    assert not [m for m in loaded.console if "does not fit the protocol" in m], loaded.console
     data = provenance(page)
     record = parse_provenance(data)  # every field validated in Python
     assert record.evidence == "fixture" and record.source == "bundled-fixture"
