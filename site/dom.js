@@ -2,8 +2,6 @@
 
 import { EVIDENCE_LABELS } from "./lab_protocol.js";
 
-export { FIXTURE_LABEL } from "./lab_protocol.js";
-
 // The words for a kind of evidence (EVIDENCE_LABELS: pyapp/records/evidence.py, generated into
 // lab_protocol.js). A kind the table does not know is never model evidence.
 export const evidenceLabel = (evidence) => EVIDENCE_LABELS[evidence] ?? `unknown evidence ${JSON.stringify(evidence)} — not model evidence`;
