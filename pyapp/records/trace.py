@@ -32,7 +32,7 @@ from pyapp.conditions.model import (
     revision_note,
 )
 from pyapp.conditions.prompts import RenderedPrompt
-from pyapp.records.base import JSON, ProgramJSON, from_json, json_schema, to_json
+from pyapp.records.base import JSON, ProgramJSON, RecordError, from_json, json_schema, to_json
 from pyapp.tasks.taskset import Task, TaskLike, TaskParams
 
 SCHEMA_VERSION = "trace/2"
@@ -677,9 +677,42 @@ def loads(text: str) -> Trace:
 
 
 def read_trace(document: JSON) -> Trace:
-    """A trace from its JSON document, upgrading a trace/1 document first."""
+    """A trace from its JSON document, upgrading a trace/1 document first; a `RecordError`
+    names what does not fit (a `schema_version` its body contradicts: `$.schema_version`)."""
+    problem = version_problem(document)
+    if problem is not None:
+        raise RecordError("$.schema_version", problem)
     trace: Trace = from_json(Trace, upgrade(document))
     return trace
+
+
+TRACE_2_FIELDS = ("revision_note", "run.generation", "run.faults")
+"""Fields at the top of a document that only trace/2 writes (trace/1 never recorded them):
+how `version_problem` tells a hand-edited `schema_version` from the document's body."""
+
+
+def version_problem(document: JSON) -> str | None:
+    """Why a document's `schema_version` does not fit its body: `trace/1` on a document that
+    records trace/2's fields (a value other than the null or `[]` the upgrade fills in), or
+    `trace/2` on one that has none of them. None when they agree, or when the document is
+    not a trace at all (that is reported where it does not fit the records)."""
+    if not isinstance(document, dict) or not isinstance(document.get("run"), dict):
+        return None
+    found = {name: value for name in TRACE_2_FIELDS for value in _field(document, name)}
+    present = [name for name in TRACE_2_FIELDS if name in found]
+    recorded = [name for name in present if found[name] not in (None, [])]
+    version = document.get("schema_version")
+    if version in LEGACY_SCHEMA_VERSIONS and recorded:
+        return (
+            f"says {version!r}, but the document records trace/2's {', '.join(recorded)} "
+            f"({version} never recorded them): a trace/2 document says {SCHEMA_VERSION!r}"
+        )
+    if version == SCHEMA_VERSION and not present:
+        return (
+            f"says {SCHEMA_VERSION!r}, but the document has none of trace/2's fields "
+            f"({', '.join(TRACE_2_FIELDS)}): a trace/1 document says 'trace/1'"
+        )
+    return None
 
 
 def _completions_of_trace_1(node: JSON) -> None:
@@ -716,8 +749,9 @@ def upgrade(document: JSON) -> JSON:
         doc["model"].setdefault("wasm", None)
         doc["model"].setdefault("chat_template_options", {})  # trace/1 passed none
     counter = 0
-    freezes = sorted(doc.get("freezes") or [], key=lambda f: f.get("after_trials", 0))
-    trials = doc.get("trials") or []
+    # anything that is not a list of objects is left as it is, and refused when read
+    trials = _as_list(doc.get("trials"))
+    freezes = [f for f in _as_list(doc.get("freezes")) if isinstance(f, dict)]
 
     def next_sequence() -> int:
         nonlocal counter
@@ -734,12 +768,12 @@ def upgrade(document: JSON) -> JSON:
 
     for index in range(len(trials) + 1):
         for record in freezes:
-            if record.get("after_trials") == index:
+            if _freeze_position(record, len(trials)) == index:
                 record.setdefault("sequence", next_sequence())
         if index < len(trials):
             upgrade_trial(trials[index], next_sequence())
     _completions_of_trace_1(doc)
-    for interruption in doc.get("interruptions") or []:
+    for interruption in _as_list(doc.get("interruptions")):
         if isinstance(interruption, dict):
             sequence = next_sequence()
             cancelled = interruption.get("reason") == "cancelled"
@@ -749,6 +783,30 @@ def upgrade(document: JSON) -> JSON:
             interruption.setdefault("output_shown", False)
             upgrade_trial(interruption.get("partial"), sequence)
     return doc
+
+
+def _field(document: dict[str, JSON], name: str) -> list[JSON]:
+    """The value of a dotted field (`run.faults`), as a list of one; `[]` when it is absent."""
+    *parents, key = name.split(".")
+    node: JSON = document
+    for parent in parents:
+        node = node.get(parent) if isinstance(node, dict) else None
+    return [node[key]] if isinstance(node, dict) and key in node else []
+
+
+def _as_list(value: JSON) -> list[JSON]:
+    """A list as it is; anything else as no items (`from_json` refuses it later, by name)."""
+    return value if isinstance(value, list) else []
+
+
+def _freeze_position(record: dict[str, JSON], trials: int) -> int:
+    """How many trials a trace/1 freeze came after: its `after_trials`, or after every trial
+    when that is not a count within the list (so it still gets a sequence number, and
+    `reproduce` names the bad `after_trials` instead of a missing `sequence`)."""
+    after = record.get("after_trials")
+    if isinstance(after, int) and not isinstance(after, bool) and 0 <= after <= trials:
+        return after
+    return trials
 
 
 VOLATILE_RUN_KEYS = ("run_id", "created_at")

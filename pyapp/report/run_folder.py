@@ -16,7 +16,8 @@ from typing import Any
 
 from pyapp.errors import InputError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
-from pyapp.records.base import RecordError, from_json
+from pyapp.records import trace as records
+from pyapp.records.base import RecordError
 from pyapp.records.documents import loads_document
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
@@ -90,9 +91,10 @@ def read_run_folder(path: Path) -> RunFolder:
 
 
 def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
-    """The trace's records; `RunInputError` when it does not fit them."""
+    """The trace's records (a trace/1 document upgraded first, as `reproduce` and `score`
+    read it); `RunInputError` when it does not fit them."""
     try:
-        trace: Trace = from_json(Trace, trace_json)
+        trace = records.read_trace(trace_json)
     except RecordError as error:
         raise RunInputError(f"{where} is not a trace: {error}") from None
     return trace

@@ -21,6 +21,7 @@ from pyapp.browser.messages import ComparedRuns, OpenedTrace
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
+from pyapp.records.trace import upgrade
 from pyapp.report.run_folder import RunInputError, read_trace, verify_documents
 from pyapp.report.sections import run_evidence
 
@@ -33,6 +34,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
     `EVIDENCE_LABELS`), every mismatch, the derived predictions document, and the header and
     trials as Python's text (what the page's renderers draw a live run from)."""
     trace = read_trace(trace_json)
+    document = upgrade(trace_json)  # what the page draws: a trace/1 document as trace/2
     v = verify_documents(trace, trace_json, predictions_json)
     lines = []
     if v.trace_mismatches:
@@ -55,8 +57,8 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
         derive_error=v.derive_error,
         predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
         summary="; ".join(lines),
-        header_json=json.dumps({k: v for k, v in trace_json.items() if k != "trials"}),
-        trials_json=tuple(json.dumps(trial) for trial in trace_json["trials"]),
+        header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
+        trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
     )
 
 
