@@ -103,6 +103,9 @@ def from_json(tp: Any, data: JSON, path: str = "$") -> Any:
             raise RecordError(path, "expected null")
         return None
     if _is_union(tp):
+        present = [option for option in get_args(tp) if option is not type(None)]
+        if data is not None and len(present) == 1:  # `T | None` holding a value: T's error,
+            return from_json(present[0], data, path)  # at the path where it is (not `path`)
         errors = []
         for option in get_args(tp):
             try:

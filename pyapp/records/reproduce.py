@@ -358,6 +358,9 @@ def reproduce(document: JSON) -> list[Mismatch]:
     found: list[Mismatch] = []
     if run.seed != run.task_params.seed:
         found.append(Mismatch("$.run.seed", "differs from task_params.seed"))
+    if run.generation is None and not legacy:
+        message = "is null, but a trace/2 records how generations decode (null only in trace/1)"
+        found.append(Mismatch("$.run.generation", message))
     _check_templates(trace, found)
     tasks = _check_tasks(trace, found)
     _check_model(trace, legacy, found)
