@@ -1,0 +1,301 @@
+"""Hand-edited but plausible traces: each one reproduces, or is refused in one line that
+names what is wrong — by `python -m pyapp reproduce`, `report`, and the page's "Open a
+trace" (`trace_open`) — never with a traceback.
+
+The traces are made by a scripted adapter (a TEST FIXTURE, never model evidence) on a small
+task set: one with a frozen profile, held-out trials and two interruptions, and the same
+document as trace/1 wrote it (`as_trace_1`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asyncrun import run
+from test_integrity import FlakyAdapter, as_trace_1
+
+from pyapp.browser.bridge import handle
+from pyapp.cli.main import main
+from pyapp.conditions.interpret import run_supplied
+from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce
+from pyapp.records.trace import TRACE_2_FIELDS
+from pyapp.report.viewer import open_run
+from pyapp.tasks.taskset import TaskParams
+
+SMALL = TaskParams(primitives_per_op=1, probe_pairs=1)
+CONDITIONS = ("supplied-program", "model-only", "controlled-chain")
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    """A finished sweep: measure, freeze, held-out; the first held-out generation fails twice
+    (`not_loaded`: two interruptions of a trial observed afterwards)."""
+    model = FlakyAdapter(lambda n: False)
+    sweep = Sweep(params=SMALL, conditions=CONDITIONS, model=model.provenance)
+    assert run(run_phase(sweep, "measure", model)) == "finished"
+    freeze(sweep)
+    first = model.count
+    model.broken = lambda n: n in (first + 1, first + 2)
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
+    trace = to_json(sweep.trace())
+    assert len(trace["interruptions"]) == 2 and reproduce(trace) == []
+    return trace
+
+
+@pytest.fixture(scope="module")
+def trace_1(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as trace/1 wrote it; its interruptions as trace/1 recorded them (a page
+    closed mid-trial, the trial attempted again and observed later)."""
+    old = as_trace_1(document)
+    old["interruptions"] = [
+        {"trial_id": i["trial_id"], "at": i["at"], "reason": "page-closed", "partial": None}
+        for i in document["interruptions"]
+    ]
+    return old
+
+
+def edited(document: dict[str, Any], change: Any) -> dict[str, Any]:
+    copied = copy.deepcopy(document)
+    change(copied)
+    return copied
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`python -m pyapp ARGV` in-process: (exit status, stdout, stderr), never a traceback."""
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+def opened(document: dict[str, Any]) -> dict[str, Any]:
+    """The page's "Open a trace" reply for the document (`trace_open`)."""
+    request = {"type": "trace_open", "id": 1, "trace_json": json.dumps(document)}
+    reply: dict[str, Any] = json.loads(handle(json.dumps(request)))
+    assert reply["ok"] or reply["error"]["code"] == "bad_request", reply
+    return reply
+
+
+def write(tmp_path: Path, document: object) -> str:
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+# ---- revision_note ----------------------------------------------------------------------
+
+
+def test_a_null_revision_note_beside_a_model_is_one_mismatch_naming_the_field(
+    capsys, tmp_path, document
+) -> None:
+    """The schema: `revision_note` is null only without a model or in a trace upgraded from
+    trace/1; a trace/2 with a model records it (re-derived from the model's provenance)."""
+    nulled = edited(document, lambda d: d.update(revision_note=None))
+    status, out, err = cli(capsys, "reproduce", write(tmp_path, nulled))
+    assert status == 1 and err == ""
+    (mismatch,) = [line for line in out.splitlines() if line.startswith("MISMATCH")]
+    expected = document["revision_note"]
+    assert mismatch == (
+        "MISMATCH $.revision_note: is null, but a trace/2 with a model records its revision in "
+        f"words (null only without a model or in trace/1): expected {json.dumps(expected)}"
+    )
+    reply = opened(nulled)
+    assert reply["ok"] and not reply["result"]["ok"]
+    assert [m.split(":")[0] for m in reply["result"]["trace_mismatches"]] == ["$.revision_note"]
+
+
+def test_a_null_revision_note_is_legal_without_a_model_and_in_trace_1(trace_1) -> None:
+    supplied = to_json(run_supplied(SMALL))
+    assert supplied["model"] is None and supplied["revision_note"] is None
+    assert reproduce(supplied) == []
+    assert reproduce(edited(trace_1, lambda d: d.update(revision_note=None))) == []
+
+
+def test_a_wrong_revision_note_is_named_in_json_terms(document) -> None:
+    wrong = edited(document, lambda d: d.update(revision_note="pinned: main"))
+    assert [str(m) for m in reproduce(wrong)] == [
+        f'$.revision_note: is "pinned: main", but the model\'s provenance gives '
+        f"{json.dumps(document['revision_note'])}"
+    ]
+
+
+def test_a_null_generation_in_trace_2_is_named(document) -> None:
+    nulled = edited(document, lambda d: d["run"].update(generation=None))
+    assert [m.where for m in reproduce(nulled)] == ["$.run.generation"]
+
+
+# ---- optional fields null or removed -----------------------------------------------------
+
+
+def fields_of(document: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """One path per (record, field) of the document: each top-level field, and the fields of
+    the first model, load, freeze, interruption, journal entry and trial of each condition
+    (chain calls included). Tasks and free maps (registers, prompt hashes) are left out: they
+    are compared whole with the regenerated ones (`test_reproduce`)."""
+    paths: list[tuple[Any, ...]] = []
+    seen: set[tuple[Any, ...]] = set()
+
+    def walk(node: Any, path: tuple[Any, ...], kind: tuple[Any, ...]) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                tag = item.get("condition") if isinstance(item, dict) else None
+                walk(item, (*path, i), (*kind, "[]", tag))
+        elif isinstance(node, dict) and path[-1:] not in (("registers",), ("prompt_templates",)):
+            for key, value in node.items():
+                if (*kind, key) not in seen and path[:1] != ("tasks",):
+                    seen.add((*kind, key))
+                    paths.append((*path, key))
+                    walk(value, (*path, key), (*kind, key))
+
+    walk(document, (), ())
+    return paths
+
+
+def where_of(path: tuple[Any, ...]) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+@pytest.mark.parametrize("action", ["null", "removed"])
+def test_every_field_null_or_removed_reproduces_or_is_named(document, action) -> None:
+    """`reproduce` never raises; a document that no longer fits the records is refused at
+    the field edited (a removed one: its record, with the key named)."""
+    paths = fields_of(document)
+    assert len(paths) > 150  # every record type of the trace is reached
+    for path in paths:
+        doc = copy.deepcopy(document)
+        holder = doc
+        for key in path[:-1]:
+            holder = holder[key]
+        if action == "null":
+            holder[path[-1]] = None
+        else:
+            del holder[path[-1]]
+        found = [str(m) for m in reproduce(doc)]
+        invalid = [m for m in found if "not a valid trace" in m]
+        if action == "null":
+            assert all(m.startswith(where_of(path) + ":") for m in invalid), (path, invalid)
+        else:
+            named = f"{where_of(path[:-1])}: not a valid trace: missing keys ['{path[-1]}']"
+            assert all(m.startswith(named) for m in invalid), (path, invalid)
+
+
+def test_an_empty_trial_list_reproduces_or_names_the_freeze(capsys, tmp_path, document):
+    supplied = to_json(run_supplied(SMALL))
+    empty = edited(supplied, lambda d: d.update(trials=[]))
+    empty["summary"] = {k: 0 for k in empty["summary"]}
+    status, out, _ = cli(capsys, "reproduce", write(tmp_path, empty))
+    assert status == 0 and "0 trials re-derived exactly" in out
+
+    no_trials = edited(document, lambda d: d.update(trials=[]))
+    wheres = {m.where for m in reproduce(no_trials)}
+    assert wheres == {"$.freezes[0].after_trials"}  # nothing is scored past that
+    assert opened(no_trials)["ok"]
+
+
+# ---- the header's schema_version against the body ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relabel", "problem"),
+    [
+        (
+            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/1")),
+            "$.schema_version: says 'trace/1', but the document records trace/2's "
+            "revision_note, run.generation (trace/1 never recorded them)",  # faults: [] is none
+        ),
+        (
+            lambda doc, old: edited(old, lambda d: d.update(schema_version="trace/2")),
+            "$.schema_version: says 'trace/2', but the document has none of trace/2's fields "
+            f"({', '.join(TRACE_2_FIELDS)})",
+        ),
+        (
+            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/3")),
+            "$.schema_version: expected one of ['trace/2'], got 'trace/3'",
+        ),
+    ],
+    ids=["trace-2-body-says-trace-1", "trace-1-body-says-trace-2", "trace-3"],
+)
+def test_a_schema_version_the_body_contradicts_is_one_line(
+    capsys, tmp_path, document, trace_1, relabel, problem
+) -> None:
+    path = write(tmp_path, relabel(document, trace_1))
+    for argv in (("reproduce", path), ("score", path)):
+        status, _, err = cli(capsys, *argv)
+        assert status == 1 and err.startswith(f"error: {path}: not a valid trace: {problem}")
+        assert len(err.splitlines()) == 1
+    reply = opened(relabel(document, trace_1))
+    assert not reply["ok"] and problem in reply["error"]["message"]
+
+
+# ---- trace/1 documents --------------------------------------------------------------------
+
+
+def test_a_trace_1_document_whose_interrupted_trial_was_attempted_again_reproduces(
+    trace_1,
+) -> None:
+    """trace/1 did not record when an interruption happened (the upgrade numbers them last):
+    its re-attempted trial is not "already observed" before it."""
+    assert {i["trial_id"] for i in trace_1["interruptions"]} <= {
+        t["trial_id"] for t in trace_1["trials"]
+    }
+    assert reproduce(trace_1) == []
+
+
+def test_report_and_open_a_trace_read_a_trace_1_document(capsys, tmp_path, trace_1) -> None:
+    reply = opened(trace_1)
+    assert reply["ok"] and reply["result"]["ok"], reply
+    header = json.loads(reply["result"]["header_json"])
+    assert header["schema_version"] == "trace/2" and header["revision_note"] is None
+    trials = [json.loads(text) for text in reply["result"]["trials_json"]]
+    assert [t["sequence"] for t in trials] == sorted(t["sequence"] for t in trials)
+    assert open_run(trace_1).ok
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "trace.json").write_text(json.dumps(trace_1), encoding="utf-8")
+    status, out, err = cli(capsys, "report", str(folder), "--out", str(tmp_path / "r.html"))
+    assert status == 0 and "re-derives exactly" in out, out + err
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda d: d.update(freezes=[None]), "$.freezes[0]: expected an object (FreezeRecord)"),
+        (lambda d: d.update(freezes=5), "$.freezes: expected an array"),
+        (lambda d: d.update(freezes="x"), "$.freezes: expected an array"),
+        (lambda d: d["freezes"][0].update(after_trials="3"), "$.freezes[0].after_trials:"),
+        (lambda d: d.update(trials=5), "$.trials: expected an array"),
+        (lambda d: d.update(trials={"a": 1}), "$.trials: expected an array"),
+        (lambda d: d.update(interruptions=5), "$.interruptions: expected an array"),
+        (lambda d: d.update(interruptions=[7]), "$.interruptions[0]: expected an object"),
+    ],
+    ids=[
+        "freeze-null",
+        "freezes-number",
+        "freezes-text",
+        "after-trials-text",
+        "trials-number",
+        "trials-object",
+        "interruptions-number",
+        "interruption-number",
+    ],
+)
+def test_a_malformed_trace_1_body_is_one_line_naming_the_field(
+    capsys, tmp_path, trace_1, change, named
+) -> None:
+    path = write(tmp_path, edited(trace_1, change))
+    status, _, err = cli(capsys, "reproduce", path)
+    assert status == 1 and err.startswith(f"error: {path}: not a valid trace: {named}"), err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_trace_1_freeze_after_more_trials_than_there_are_is_named(trace_1) -> None:
+    """Not "missing keys ['sequence']" (the upgrade numbers it after every trial)."""
+    found = reproduce(edited(trace_1, lambda d: d["freezes"][0].update(after_trials=999)))
+    assert [m.where for m in found] == ["$.freezes[0].after_trials"]
