@@ -25,6 +25,7 @@ import pytest
 from asyncrun import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_integrity import as_trace_1
 from test_predict import known_model
 
 import interpreter
@@ -124,6 +125,8 @@ def _small_documents() -> tuple[dict, dict, dict]:
 
 
 SUPPLIED, MODEL_TRACE, PREDICTIONS = _small_documents()
+TRACES = {"supplied": SUPPLIED, "model": MODEL_TRACE, "trace/1": as_trace_1(MODEL_TRACE)}
+"""The documents mutated: a trace/1 one goes through the upgrade first (`upgrade`)."""
 FOLDER = Path(tempfile.mkdtemp(prefix="fuzz-"))
 
 
@@ -180,12 +183,34 @@ def test_parse_integer_gives_a_typed_outcome(text) -> None:
 
 
 @FUZZ
-@given(data=st.data(), which=st.sampled_from(["supplied", "model"]))
+@given(data=st.data(), which=st.sampled_from(sorted(TRACES)))
 def test_reproduce_and_score_on_mutated_traces(data, which) -> None:
-    document = mutate(SUPPLIED if which == "supplied" else MODEL_TRACE, data)
+    document = mutate(TRACES[which], data)
     path = write("trace.json", json.dumps(document))
     cli("reproduce", path)
     cli("score", path, "--out", str(FOLDER / "p.json"))
+    # the page's "Open a trace" (the report's reader): a reply, never an internal error
+    request = {"type": "trace_open", "id": 1, "trace_json": json.dumps(document)}
+    reply = json.loads(handle(json.dumps(request)))
+    assert reply["ok"] or reply["error"]["code"] in BRIDGE_CODES, reply
+
+
+@FUZZ
+@given(
+    field=st.sampled_from(["trials", "freezes", "interruptions"]),
+    item=st.none() | st.integers(0, 2),
+    value=json_values,
+)
+def test_reproduce_reads_a_trace_1_document_with_a_junk_list(field, item, value) -> None:
+    """The trace/1 upgrade walks these lists before any record is checked: a list that is
+    not one, or an item that is not an object, is refused by name, never a traceback."""
+    document = json.loads(json.dumps(TRACES["trace/1"]))
+    if item is None or not document[field]:
+        document[field] = value
+    else:
+        document[field][item % len(document[field])] = value
+    status, _ = cli("reproduce", write("trace1.json", json.dumps(document)))
+    assert status in (0, 1)
 
 
 @FUZZ
