@@ -672,8 +672,7 @@ def dumps(trace: Trace) -> str:
 
 
 def loads(text: str) -> Trace:
-    trace: Trace = from_json(Trace, upgrade(json.loads(text)))
-    return trace
+    return read_trace(json.loads(text))
 
 
 def read_trace(document: JSON) -> Trace:
