@@ -23,6 +23,7 @@ import pytest
 from browser_helpers import Booted, open_app
 from playwright.sync_api import Browser, Page
 from test_accessibility import audit
+from test_integrity import as_trace_1
 
 from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
@@ -199,6 +200,26 @@ def relabelled_standin(run: Path) -> Path:
     out = run.parent / "standin-relabelled.json"
     out.write_text(json.dumps(trace), "utf-8")
     return out
+
+
+def test_a_trace_1_document_opens_and_a_contradicted_header_is_one_line(
+    viewer: Booted, runs: tuple[Path, Path]
+) -> None:
+    """An older trace opens as `reproduce` reads it (upgraded); a trace/2 body whose header
+    says trace/1 is refused in one line naming `$.schema_version`."""
+    page = viewer.page
+    a, _ = runs
+    trace = json.loads((a / "trace.json").read_text("utf-8"))
+    old = a.parent / "trace-1.json"
+    old.write_text(json.dumps(as_trace_1(trace)), "utf-8")
+    status = opened(page, [old])
+    assert status.startswith("trace-1.json: re-derived exactly"), status
+    assert rows(page, "#sweep-results") == len(trace["trials"])
+    relabelled = a.parent / "relabelled.json"
+    relabelled.write_text(json.dumps({**trace, "schema_version": "trace/1"}), "utf-8")
+    status = opened(page, [relabelled])
+    assert "$.schema_version: says 'trace/1'" in status and "re-derived" not in status, status
+    page.click("#viewing-close")
 
 
 @pytest.mark.parametrize("kind", ["synthetic", "fixture", "stand-in relabelled model"])
