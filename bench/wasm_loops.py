@@ -35,7 +35,7 @@ import generation as gen  # bench/generation.py: native loop, CPU, spread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
-LOOPS = ("generate", "forward", "session")
+LOOPS = ("generate", "steps", "forward", "session")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>wasm loops</title><script>'
     "window.probe = { worker: new Worker('./wasm_loops_worker.js', { type: 'module' }),"
@@ -174,8 +174,9 @@ def report(args: argparse.Namespace, before: str, measured: dict[str, Any]) -> N
                 line += f"  paired ratio {statistics.median(paired):.3f}"
                 line += f"  CPU ratio {native_cpu / cpu:.3f}" if cpu and native_cpu else ""
         print(line)
-    same = {loop: runs[loop][-1]["ids"] == runs["session"][-1]["ids"] for loop in ("forward",)}
-    print(f"  forward and session loops chose the same tokens: {same['forward']}")
+    for loop in ("steps", "forward"):
+        same = runs[loop][-1]["ids"] == runs["session"][-1]["ids"]
+        print(f"  {loop} and session loops chose the same tokens: {same}")
 
 
 def build_scaled() -> None:

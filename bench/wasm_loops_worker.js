@@ -62,6 +62,26 @@ async function forwardLoop(tokens) {
   return ids;
 }
 
+// transformers.js's own per-step input bookkeeping (prepare_inputs_for_generation and
+// _update_model_kwargs_for_generation, as generate calls them) with a plain argmax instead of
+// generate's logits slicing, processors, sampler and stopping criteria.
+async function stepsLoop(tokens) {
+  const config = model.generation_config;
+  const all = [Array.from(prompt.input_ids.data)];
+  let inputs = { ...prompt };
+  const ids = [];
+  for (let i = 0; i < tokens; i++) {
+    inputs = model.prepare_inputs_for_generation(all, inputs, config);
+    const out = await model.forward(inputs);
+    const next = BigInt(argmaxLast(out.logits));
+    ids.push(Number(next));
+    all[0].push(next);
+    inputs = model._update_model_kwargs_for_generation({ generated_input_ids: [[next]], outputs: out, model_inputs: inputs, is_encoder_decoder: false });
+  }
+  await inputs.past_key_values?.dispose?.();
+  return ids;
+}
+
 async function sessionLoop(tokens) {
   const OrtTensor = prompt.input_ids.ort_tensor.constructor;
   const int64 = (values, dims) => new OrtTensor("int64", BigInt64Array.from(values, BigInt), dims);
@@ -84,7 +104,7 @@ async function sessionLoop(tokens) {
   return ids;
 }
 
-const LOOPS = { generate: generateLoop, forward: forwardLoop, session: sessionLoop };
+const LOOPS = { generate: generateLoop, steps: stepsLoop, forward: forwardLoop, session: sessionLoop };
 
 self.onmessage = async ({ data: request }) => {
   try {

