@@ -63,6 +63,7 @@ def one_line_error(err: str, *needles: str) -> None:
         ({"mul_magnitude": (1, 10**8)}, "mul_magnitude"),  # a·b would pass 2**53
         ({"coordinate": (1, 40_000_000)}, "coordinate"),
         ({"coefficient": (1, 10**6), "point": (1, 10**5)}, "coefficient/point"),
+        ({"coefficient": (0, 0), "point": (0, 151_808_417)}, "point"),  # x0·x0 alone
         ({"recurrence_a": (2, 10**6), "recurrence_steps": (6,)}, RECURRENCE),
         ({"recurrence_steps": (2,) * (MAX_COUNT + 1)}, "recurrence_steps"),
         ({"recurrence_steps": (7,)}, "recurrence_steps"),

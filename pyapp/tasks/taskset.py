@@ -147,6 +147,7 @@ def _worst_intermediate(p: TaskParams) -> dict[str, int]:
         "recurrence_a": max(worst_recurrence, a),
         "coordinate": max(8 * c * c, 2 * c),  # differences 2c, products 4c², answer 8c²
         "coefficient": 3 * k * x0 * x0 + 2 * k * x0 + k,  # 3·c3·x0² + 2·c2·x0 + c1
+        "point": x0 * x0,  # the program's x0·x0, whatever the coefficients (even all 0)
     }
 
 
