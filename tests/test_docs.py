@@ -30,7 +30,7 @@ from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.predict import metrics
 from pyapp.records import documents
 from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.records.trace import budget_of
+from pyapp.records.trace import TRACE_2_FIELDS, budget_of
 from pyapp.tasks import taskset as tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -296,6 +296,14 @@ def test_schemas_named_in_the_spec_exist() -> None:
     for name in ("trace.schema.json", "predictions.schema.json"):
         assert f"../exports/{name}" in spec_text()
         assert (ROOT / "exports" / name).is_file()
+
+
+def test_the_fields_that_tell_trace_2_from_trace_1_are_the_specs() -> None:
+    """`read_trace` refuses a `schema_version` its body contradicts by these fields."""
+    text = " ".join(spec_text().split())
+    found = re.search(r"\(`trace/1` on a document that records (.*?);", text)
+    assert found is not None
+    assert re.findall(r"`([a-z_.]+)`", found.group(1)) == list(TRACE_2_FIELDS)
 
 
 # ---- predictor.md: the worked examples come from the generator -------------------------
