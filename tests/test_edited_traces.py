@@ -18,6 +18,7 @@ import pytest
 from asyncrun import run
 from test_integrity import FlakyAdapter, as_trace_1
 
+from pyapp.browser import bridge
 from pyapp.browser.bridge import handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
@@ -287,12 +288,18 @@ def test_report_and_open_a_trace_read_a_trace_1_document(capsys, tmp_path, trace
     ],
 )
 def test_a_malformed_trace_1_body_is_one_line_naming_the_field(
-    capsys, tmp_path, trace_1, change, named
+    capsys, monkeypatch, tmp_path, trace_1, change, named
 ) -> None:
     path = write(tmp_path, edited(trace_1, change))
     status, _, err = cli(capsys, "reproduce", path)
     assert status == 1 and err.startswith(f"error: {path}: not a valid trace: {named}"), err
     assert len(err.splitlines()) == 1
+    # the page resuming such a stored sweep: a refused request, never an internal error
+    monkeypatch.setattr(bridge, "SESSION", None)
+    request = {"type": "sweep_resume", "id": 1, "trace_json": json.dumps(edited(trace_1, change))}
+    reply = json.loads(handle(json.dumps(request)))
+    assert not reply["ok"] and reply["error"]["code"] == "bad_request"
+    assert named in reply["error"]["message"]
 
 
 def test_a_trace_1_freeze_after_more_trials_than_there_are_is_named(trace_1) -> None:
