@@ -35,7 +35,7 @@ import generation as gen  # bench/generation.py: native loop, CPU, spread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
-LOOPS = ("generate", "steps", "forward", "session")
+LOOPS = ("generate", "greedy", "steps", "forward", "session")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>wasm loops</title><script>'
     "window.probe = { worker: new Worker('./wasm_loops_worker.js', { type: 'module' }),"
@@ -46,16 +46,24 @@ PAGE = (
 )
 
 
-def subject_files(name: str) -> tuple[dict[str, Any], dict[str, Path], str]:
+STANDIN_DTYPES = {
+    "q8": "onnx/model_quantized.onnx",
+    "q4": "onnx/model_q4.onnx",
+    "fp32": "onnx/model.onnx",
+}
+"""The Qwen3 stand-in's dtypes this loads (--dtype; q8 is the catalogue's WASM default)."""
+
+
+def subject_files(name: str, dtype: str) -> tuple[dict[str, Any], dict[str, Path], str]:
     """The load request, the model folder's files (served name -> file), the ONNX file."""
     if name == "qwen3":
         meta = json.loads((gen.STANDINS / "qwen3" / "standin.json").read_text(encoding="utf-8"))
-        folder, onnx = gen.STANDINS / "qwen3", "onnx/model_quantized.onnx"
+        folder, onnx = gen.STANDINS / "qwen3", STANDIN_DTYPES[dtype]
         files = {p.name: p for p in folder.glob("*.json") if p.name not in {"standin.json"}}
         package = ROOT / "node_modules" / meta["tokenizer_package"] / "models"
         files.update({p.name: p for p in package.iterdir()})
         request = {
-            "dtype": "q8",
+            "dtype": dtype,
             "prompt": "What is 2 + 2?",
             "template": {"enable_thinking": False},
         }
@@ -65,6 +73,8 @@ def subject_files(name: str) -> tuple[dict[str, Any], dict[str, Path], str]:
         files = {p.name: p for p in folder.glob("*.json")}
         request = {"dtype": "fp32", "prompt": gen.long_reply()["messages"][0]["content"]}
     files[onnx] = folder / onnx
+    if (folder / f"{onnx}_data").is_file():  # external data (the stand-in's fp32 file)
+        files[f"{onnx}_data"] = folder / f"{onnx}_data"
     return {"type": "load", "model_id": f"probe/{name}", **request}, files, onnx
 
 
@@ -86,6 +96,7 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
     for path in (gen.SITE / "transformers").iterdir():
         place(path, root / "transformers" / path.name)
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
+    place(gen.SITE / "greedy.js", root / "greedy.js")
     (root / "index.html").write_text(PAGE, encoding="utf-8")
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)
@@ -100,7 +111,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from pyapp.cli.serve import serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
 
-    load, files, onnx = subject_files(args.subject)
+    load, files, onnx = subject_files(args.subject, args.dtype)
     folder = site_folder(args.subject, files)
     server, url = serve_in_thread(Path(folder.name))
     flags = [f"--js-flags={args.js_flags}"] if args.js_flags else []
@@ -150,9 +161,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(args: argparse.Namespace, before: str, measured: dict[str, Any]) -> None:
     runs = measured["runs"]
+    dtype = f" ({args.dtype})" if args.subject == "qwen3" else ""
     print(
-        f"== {args.subject} (TEST FIXTURE, not model evidence), {measured['load']['threads']}"
-        f" thread(s), {args.new_tokens} new tokens, {args.runs} rounds after {args.warmup}"
+        f"== {args.subject}{dtype} (TEST FIXTURE, not model evidence),"
+        f" {measured['load']['threads']} thread(s), {args.new_tokens} new tokens,"
+        f" {args.runs} rounds after {args.warmup}"
     )
     if args.js_flags:
         print(f"DIAGNOSTIC: Chromium ran with --js-flags={args.js_flags} (users' browsers do not)")
@@ -174,7 +187,7 @@ def report(args: argparse.Namespace, before: str, measured: dict[str, Any]) -> N
                 line += f"  paired ratio {statistics.median(paired):.3f}"
                 line += f"  CPU ratio {native_cpu / cpu:.3f}" if cpu and native_cpu else ""
         print(line)
-    for loop in ("steps", "forward"):
+    for loop in ("greedy", "steps", "forward"):
         same = runs[loop][-1]["ids"] == runs["session"][-1]["ids"]
         print(f"  {loop} and session loops chose the same tokens: {same}")
 
@@ -207,6 +220,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("subject", choices=("fixture", "qwen3", "scaled"))
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=sorted(STANDIN_DTYPES), default="q8", help="qwen3 only")
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=4)
     parser.add_argument("--new-tokens", type=int, default=64)

@@ -6,10 +6,12 @@
 //   "session":  a loop calling the onnxruntime-web session directly (ORT tensors, argmax).
 // Replies {ok, ms, run_ms (inside session.run), tokens, ids} or {ok: false, error}.
 import { AutoModelForCausalLM, AutoTokenizer, env } from "./transformers/transformers.min.js";
+import { greedyGenerate } from "./greedy.js";
 
 let model = null;
 let prompt = null; // {input_ids, attention_mask} of the templated prompt
 let session = null;
+let tokenizer = null;
 
 const argmaxLast = (logits) => {
   const vocab = logits.dims.at(-1);
@@ -29,7 +31,7 @@ async function load(request) {
   env.allowLocalModels = true;
   env.localModelPath = "/models/";
   const started = performance.now();
-  const tokenizer = await AutoTokenizer.from_pretrained(request.model_id);
+  tokenizer = await AutoTokenizer.from_pretrained(request.model_id);
   model = await AutoModelForCausalLM.from_pretrained(request.model_id, { device: "wasm", dtype: request.dtype });
   session = model.sessions.model;
   const messages = [{ role: "user", content: request.prompt }];
@@ -60,6 +62,15 @@ async function forwardLoop(tokens) {
     length += 1;
   }
   return ids;
+}
+
+// The page's loop (workers/greedy.js) with its per-token output-bytes check (a decode of the
+// generated ids), without the page's worker around it.
+async function greedyLoop(tokens) {
+  const utf8 = new TextEncoder();
+  const bytes = (ids) => utf8.encode(tokenizer.decode(ids, { skip_special_tokens: true })).length;
+  const hooks = { beforeStep: async () => {}, onToken: () => {}, shouldStop: (ids) => bytes(ids) > 1e9 };
+  return greedyGenerate(model, { ...prompt }, tokens, hooks);
 }
 
 // transformers.js's own per-step input bookkeeping (prepare_inputs_for_generation and
@@ -104,7 +115,7 @@ async function sessionLoop(tokens) {
   return ids;
 }
 
-const LOOPS = { generate: generateLoop, steps: stepsLoop, forward: forwardLoop, session: sessionLoop };
+const LOOPS = { generate: generateLoop, greedy: greedyLoop, steps: stepsLoop, forward: forwardLoop, session: sessionLoop };
 
 self.onmessage = async ({ data: request }) => {
   try {
