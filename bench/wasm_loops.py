@@ -2,16 +2,20 @@
 asserts nothing). Not the page: a module worker of its own (bench/wasm_loops_worker.js) loads
 the model through the site's transformers.js + onnxruntime-web exactly as the page's model
 worker does, then, interleaved with native onnxruntime on the same ONNX file, prompt ids
-and thread count (bench/generation.py's native loop), times greedy generation in three
-browser loops: transformers.js `model.generate`; a loop over `model.forward` with a plain
-argmax; a loop calling the onnxruntime-web session directly. Per loop: tokens/s (median,
-quartiles), the share of time inside `session.run`, CPU ms per token (all Chromium
-processes; native: its process) and the browser/native ratios.
+and thread count (bench/generation.py's native loop), times greedy generation in five
+browser loops: transformers.js `model.generate` (what the page ran before workers/greedy.js);
+`greedy`, the page's loop (workers/greedy.js with its output-bytes check); `steps`,
+transformers.js's per-step input bookkeeping with a plain argmax; `forward`, a loop over
+`model.forward` with its own inputs and a plain argmax; `session`, a loop calling the
+onnxruntime-web session directly. Per loop: tokens/s (median, quartiles), the share of
+time inside `session.run`, CPU ms per token (all Chromium processes; native: its process)
+and the browser/native ratios.
 
 Subjects (all TEST FIXTURES, never model evidence): `fixture` (tiny-chat), `qwen3` (the Qwen3
-stand-in, q8), `scaled` (a random-weight Llama with real matrix work: hidden 512, 8 layers,
-~25 M parameters, the fixture's tokenizer; built on demand into build/bench-models/scaled by
-`--build-scaled`, which needs torch + optimum-onnx, e.g. under build/fixture-venv).
+stand-in, q8 by default, `--dtype q4|fp32`), `scaled` (a random-weight Llama with real matrix
+work: hidden 512, 8 layers, ~25 M parameters, the fixture's tokenizer; built on demand into
+build/bench-models/scaled by `--build-scaled`, which needs torch + optimum-onnx, e.g. under
+build/fixture-venv).
 
 Usage: .venv/bin/python bench/wasm_loops.py fixture [--threads 1] [--runs 8] [--warmup 4]
        [--new-tokens 64] [--js-flags=--no-liftoff]
@@ -96,7 +100,8 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
     for path in (gen.SITE / "transformers").iterdir():
         place(path, root / "transformers" / path.name)
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
-    place(gen.SITE / "greedy.js", root / "greedy.js")
+    for module in ("greedy.js", "output_bytes.js"):
+        place(gen.SITE / module, root / module)
     (root / "index.html").write_text(PAGE, encoding="utf-8")
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)

@@ -1,12 +1,15 @@
 // bench/wasm_loops.py's module worker (a diagnostic, never part of the site): loads a model
 // through transformers.js like the page's model worker does, then times one greedy generation
-// per request in one of three loops, to tell where browser decoding time goes:
-//   "generate": transformers.js model.generate (greedy), as the page's worker calls it;
-//   "forward":  a loop over transformers.js model.forward with a plain argmax;
+// per request in one of five loops, to tell where browser decoding time goes:
+//   "generate": transformers.js model.generate (greedy), as the page's worker called it before;
+//   "greedy":   the page's loop (workers/greedy.js) with its output-bytes check;
+//   "steps":    transformers.js's per-step input bookkeeping with a plain argmax;
+//   "forward":  a loop over transformers.js model.forward with its own inputs, plain argmax;
 //   "session":  a loop calling the onnxruntime-web session directly (ORT tensors, argmax).
 // Replies {ok, ms, run_ms (inside session.run), tokens, ids} or {ok: false, error}.
 import { AutoModelForCausalLM, AutoTokenizer, env } from "./transformers/transformers.min.js";
 import { greedyGenerate } from "./greedy.js";
+import { byteCeiling, overCap } from "./output_bytes.js";
 
 let model = null;
 let prompt = null; // {input_ids, attention_mask} of the templated prompt
@@ -64,12 +67,14 @@ async function forwardLoop(tokens) {
   return ids;
 }
 
-// The page's loop (workers/greedy.js) with its per-token output-bytes check (a decode of the
-// generated ids), without the page's worker around it.
+// The page's loop (workers/greedy.js) with its per-token output-bytes check
+// (workers/output_bytes.js: a decode only once the ceiling could pass the cap; here the
+// protocol's per-call cap, 1,024 bytes), without the page's worker around it.
 async function greedyLoop(tokens) {
   const utf8 = new TextEncoder();
   const bytes = (ids) => utf8.encode(tokenizer.decode(ids, { skip_special_tokens: true })).length;
-  const hooks = { beforeStep: async () => {}, onToken: () => {}, shouldStop: (ids) => bytes(ids) > 1e9 };
+  const over = overCap(1024, byteCeiling(tokenizer._tokenizer), bytes);
+  const hooks = { beforeStep: async () => {}, onToken: () => {}, shouldStop: over };
   return greedyGenerate(model, { ...prompt }, tokens, hooks);
 }
 
