@@ -2,16 +2,20 @@
 asserts nothing). Not the page: a module worker of its own (bench/wasm_loops_worker.js) loads
 the model through the site's transformers.js + onnxruntime-web exactly as the page's model
 worker does, then, interleaved with native onnxruntime on the same ONNX file, prompt ids
-and thread count (bench/generation.py's native loop), times greedy generation in three
-browser loops: transformers.js `model.generate`; a loop over `model.forward` with a plain
-argmax; a loop calling the onnxruntime-web session directly. Per loop: tokens/s (median,
-quartiles), the share of time inside `session.run`, CPU ms per token (all Chromium
-processes; native: its process) and the browser/native ratios.
+and thread count (bench/generation.py's native loop), times greedy generation in five
+browser loops: transformers.js `model.generate` (what the page ran before workers/greedy.js);
+`greedy`, the page's loop (workers/greedy.js with its output-bytes check); `steps`,
+transformers.js's per-step input bookkeeping with a plain argmax; `forward`, a loop over
+`model.forward` with its own inputs and a plain argmax; `session`, a loop calling the
+onnxruntime-web session directly. Per loop: tokens/s (median, quartiles), the share of
+time inside `session.run`, CPU ms per token (all Chromium processes; native: its process)
+and the browser/native ratios.
 
 Subjects (all TEST FIXTURES, never model evidence): `fixture` (tiny-chat), `qwen3` (the Qwen3
-stand-in, q8), `scaled` (a random-weight Llama with real matrix work: hidden 512, 8 layers,
-~25 M parameters, the fixture's tokenizer; built on demand into build/bench-models/scaled by
-`--build-scaled`, which needs torch + optimum-onnx, e.g. under build/fixture-venv).
+stand-in, q8 by default, `--dtype q4|fp32`), `scaled` (a random-weight Llama with real matrix
+work: hidden 512, 8 layers, ~25 M parameters, the fixture's tokenizer; built on demand into
+build/bench-models/scaled by `--build-scaled`, which needs torch + optimum-onnx, e.g. under
+build/fixture-venv).
 
 Usage: .venv/bin/python bench/wasm_loops.py fixture [--threads 1] [--runs 8] [--warmup 4]
        [--new-tokens 64] [--js-flags=--no-liftoff]
@@ -35,7 +39,7 @@ import generation as gen  # bench/generation.py: native loop, CPU, spread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
-LOOPS = ("generate", "steps", "forward", "session")
+LOOPS = ("generate", "greedy", "steps", "forward", "session")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>wasm loops</title><script>'
     "window.probe = { worker: new Worker('./wasm_loops_worker.js', { type: 'module' }),"
@@ -46,16 +50,24 @@ PAGE = (
 )
 
 
-def subject_files(name: str) -> tuple[dict[str, Any], dict[str, Path], str]:
+STANDIN_DTYPES = {
+    "q8": "onnx/model_quantized.onnx",
+    "q4": "onnx/model_q4.onnx",
+    "fp32": "onnx/model.onnx",
+}
+"""The Qwen3 stand-in's dtypes this loads (--dtype; q8 is the catalogue's WASM default)."""
+
+
+def subject_files(name: str, dtype: str) -> tuple[dict[str, Any], dict[str, Path], str]:
     """The load request, the model folder's files (served name -> file), the ONNX file."""
     if name == "qwen3":
         meta = json.loads((gen.STANDINS / "qwen3" / "standin.json").read_text(encoding="utf-8"))
-        folder, onnx = gen.STANDINS / "qwen3", "onnx/model_quantized.onnx"
+        folder, onnx = gen.STANDINS / "qwen3", STANDIN_DTYPES[dtype]
         files = {p.name: p for p in folder.glob("*.json") if p.name not in {"standin.json"}}
         package = ROOT / "node_modules" / meta["tokenizer_package"] / "models"
         files.update({p.name: p for p in package.iterdir()})
         request = {
-            "dtype": "q8",
+            "dtype": dtype,
             "prompt": "What is 2 + 2?",
             "template": {"enable_thinking": False},
         }
@@ -65,6 +77,8 @@ def subject_files(name: str) -> tuple[dict[str, Any], dict[str, Path], str]:
         files = {p.name: p for p in folder.glob("*.json")}
         request = {"dtype": "fp32", "prompt": gen.long_reply()["messages"][0]["content"]}
     files[onnx] = folder / onnx
+    if (folder / f"{onnx}_data").is_file():  # external data (the stand-in's fp32 file)
+        files[f"{onnx}_data"] = folder / f"{onnx}_data"
     return {"type": "load", "model_id": f"probe/{name}", **request}, files, onnx
 
 
@@ -86,6 +100,8 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
     for path in (gen.SITE / "transformers").iterdir():
         place(path, root / "transformers" / path.name)
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
+    for module in ("greedy.js", "output_bytes.js"):
+        place(gen.SITE / module, root / module)
     (root / "index.html").write_text(PAGE, encoding="utf-8")
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)
@@ -100,7 +116,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from pyapp.cli.serve import serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
 
-    load, files, onnx = subject_files(args.subject)
+    load, files, onnx = subject_files(args.subject, args.dtype)
     folder = site_folder(args.subject, files)
     server, url = serve_in_thread(Path(folder.name))
     flags = [f"--js-flags={args.js_flags}"] if args.js_flags else []
@@ -150,9 +166,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(args: argparse.Namespace, before: str, measured: dict[str, Any]) -> None:
     runs = measured["runs"]
+    dtype = f" ({args.dtype})" if args.subject == "qwen3" else ""
     print(
-        f"== {args.subject} (TEST FIXTURE, not model evidence), {measured['load']['threads']}"
-        f" thread(s), {args.new_tokens} new tokens, {args.runs} rounds after {args.warmup}"
+        f"== {args.subject}{dtype} (TEST FIXTURE, not model evidence),"
+        f" {measured['load']['threads']} thread(s), {args.new_tokens} new tokens,"
+        f" {args.runs} rounds after {args.warmup}"
     )
     if args.js_flags:
         print(f"DIAGNOSTIC: Chromium ran with --js-flags={args.js_flags} (users' browsers do not)")
@@ -174,7 +192,7 @@ def report(args: argparse.Namespace, before: str, measured: dict[str, Any]) -> N
                 line += f"  paired ratio {statistics.median(paired):.3f}"
                 line += f"  CPU ratio {native_cpu / cpu:.3f}" if cpu and native_cpu else ""
         print(line)
-    for loop in ("steps", "forward"):
+    for loop in ("greedy", "steps", "forward"):
         same = runs[loop][-1]["ids"] == runs["session"][-1]["ids"]
         print(f"  {loop} and session loops chose the same tokens: {same}")
 
@@ -207,6 +225,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("subject", choices=("fixture", "qwen3", "scaled"))
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=sorted(STANDIN_DTYPES), default="q8", help="qwen3 only")
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=4)
     parser.add_argument("--new-tokens", type=int, default=64)

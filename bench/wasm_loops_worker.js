@@ -1,15 +1,20 @@
 // bench/wasm_loops.py's module worker (a diagnostic, never part of the site): loads a model
 // through transformers.js like the page's model worker does, then times one greedy generation
-// per request in one of three loops, to tell where browser decoding time goes:
-//   "generate": transformers.js model.generate (greedy), as the page's worker calls it;
-//   "forward":  a loop over transformers.js model.forward with a plain argmax;
+// per request in one of five loops, to tell where browser decoding time goes:
+//   "generate": transformers.js model.generate (greedy), as the page's worker called it before;
+//   "greedy":   the page's loop (workers/greedy.js) with its output-bytes check;
+//   "steps":    transformers.js's per-step input bookkeeping with a plain argmax;
+//   "forward":  a loop over transformers.js model.forward with its own inputs, plain argmax;
 //   "session":  a loop calling the onnxruntime-web session directly (ORT tensors, argmax).
 // Replies {ok, ms, run_ms (inside session.run), tokens, ids} or {ok: false, error}.
 import { AutoModelForCausalLM, AutoTokenizer, env } from "./transformers/transformers.min.js";
+import { greedyGenerate } from "./greedy.js";
+import { byteCeiling, overCap } from "./output_bytes.js";
 
 let model = null;
 let prompt = null; // {input_ids, attention_mask} of the templated prompt
 let session = null;
+let tokenizer = null;
 
 const argmaxLast = (logits) => {
   const vocab = logits.dims.at(-1);
@@ -29,7 +34,7 @@ async function load(request) {
   env.allowLocalModels = true;
   env.localModelPath = "/models/";
   const started = performance.now();
-  const tokenizer = await AutoTokenizer.from_pretrained(request.model_id);
+  tokenizer = await AutoTokenizer.from_pretrained(request.model_id);
   model = await AutoModelForCausalLM.from_pretrained(request.model_id, { device: "wasm", dtype: request.dtype });
   session = model.sessions.model;
   const messages = [{ role: "user", content: request.prompt }];
@@ -60,6 +65,17 @@ async function forwardLoop(tokens) {
     length += 1;
   }
   return ids;
+}
+
+// The page's loop (workers/greedy.js) with its per-token output-bytes check
+// (workers/output_bytes.js: a decode only once the ceiling could pass the cap; here the
+// protocol's per-call cap, 1,024 bytes), without the page's worker around it.
+async function greedyLoop(tokens) {
+  const utf8 = new TextEncoder();
+  const bytes = (ids) => utf8.encode(tokenizer.decode(ids, { skip_special_tokens: true })).length;
+  const over = overCap(1024, byteCeiling(tokenizer._tokenizer), bytes);
+  const hooks = { beforeStep: async () => {}, onToken: () => {}, shouldStop: over };
+  return greedyGenerate(model, { ...prompt }, tokens, hooks);
 }
 
 // transformers.js's own per-step input bookkeeping (prepare_inputs_for_generation and
@@ -104,7 +120,7 @@ async function sessionLoop(tokens) {
   return ids;
 }
 
-const LOOPS = { generate: generateLoop, steps: stepsLoop, forward: forwardLoop, session: sessionLoop };
+const LOOPS = { generate: generateLoop, greedy: greedyLoop, steps: stepsLoop, forward: forwardLoop, session: sessionLoop };
 
 self.onmessage = async ({ data: request }) => {
   try {

@@ -31,6 +31,7 @@ import {
   env,
 } from "./transformers/transformers.min.js";
 import { greedyGenerate } from "./greedy.js";
+import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkRequest } from "./model_check.js";
 import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
@@ -446,10 +447,9 @@ async function generate(request, job) {
 
   const interrupted = new StopReason(() => job.interrupt?.reason);
   const pastDeadline = new StopReason(() => (performance.now() >= deadline ? "timeout" : null));
-  const overBytes = new StopReason((generated) => {
-    const text = tokenizer.decode(generated, { skip_special_tokens: true });
-    return utf8.encode(text).length > caps.max_output_bytes ? "bytes" : null;
-  });
+  const decodeBytes = (generated) => utf8.encode(tokenizer.decode(generated, { skip_special_tokens: true })).length;
+  const over = overCap(caps.max_output_bytes, byteCeiling(tokenizer._tokenizer), decodeBytes);
+  const overBytes = new StopReason((generated) => (over(generated) ? "bytes" : null));
 
   let firstTokenAt = null;
   const debug = request.debug ?? {};

@@ -1,5 +1,6 @@
 """The page's greedy loop (workers/greedy.js) chooses the tokens transformers.js's own
-`model.generate({do_sample: false})` chooses (issue 15: the worker decodes without generate's
+`model.generate({do_sample: false})` chooses, and its output-bytes cap (workers/output_bytes.js)
+stops where decoding after every token would (issue 15: the worker decodes without generate's
 generic per-step work, and must not change what is measured).
 
 A module worker of its own (tests/browser/greedy_parity_worker.js) loads each model through the
@@ -84,7 +85,8 @@ def served() -> Iterator[str]:
         root = Path(name)
         for path in (SITE / "transformers").iterdir():
             place(path, root / "transformers" / path.name)
-        place(SITE / "greedy.js", root / "greedy.js")
+        for module in ("greedy.js", "output_bytes.js"):
+            place(SITE / module, root / module)
         place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
         (root / "index.html").write_text(PAGE, encoding="utf-8")
         for model, dtype, _ in subjects():
@@ -128,9 +130,8 @@ def test_greedy_loop_chooses_generates_tokens(
         # The penalty changed what was generated at least once, so the processor path ran.
         assert changed_by_penalty, f"{name}: a 1.8 repetition penalty changed no token"
         # shouldStop ends the loop after the token it returns true for, as a stopping criterion.
-        cut = call(
-            page, {"prompt": PROMPTS[0], "template": template, "tokens": 24, "stop_after": 5}
-        )
+        request = {"type": "compare", "prompt": PROMPTS[0], "template": template, "tokens": 24}
+        cut = call(page, {**request, "stop_after": 5})
         assert cut["ok"], cut.get("error")
         kept = min(5, len(cut["reference"]))
         assert cut["greedy"] == cut["reference"][:kept]
@@ -140,9 +141,26 @@ def test_greedy_loop_chooses_generates_tokens(
 
 
 def compare(page: Page, prompt: str, template: dict[str, Any], penalty: float | None) -> Any:
-    message = {"prompt": prompt, "template": template, "tokens": 24, "stop_after": None}
+    message = {"type": "compare", "prompt": prompt, "template": template, "tokens": 24}
+    message["stop_after"] = None
     reply = call(page, {**message, "repetition_penalty": penalty})
     assert reply["ok"], reply.get("error")
     assert reply["greedy"] == reply["reference"], (prompt, penalty)
     assert 1 <= len(reply["greedy"]) <= 24
     return reply
+
+
+@pytest.mark.parametrize(("name", "dtype", "template"), subjects(), ids=lambda v: str(v))
+def test_output_bytes_ceiling_never_changes_the_bytes_stop(
+    browser: Browser, served: str, name: str, dtype: str, template: dict[str, Any]
+) -> None:
+    page = probe(browser, served, name, dtype)
+    try:
+        checked = call(page, {"type": "ceiling", "sequences": 150, "seed": 20261201})
+        assert checked["ok"], checked.get("error")
+        assert checked["has_ceiling"], f"{name}: its decoder is ByteLevel, a ceiling applies"
+        assert checked["checked"] == 150 and checked["below_exact"] == 0
+        assert checked["decisions"] > 1000 and checked["mismatches"] == 0
+        assert checked["skipped"] > 0  # the ceiling did save decodes
+    finally:
+        page.close()
