@@ -39,7 +39,7 @@ import generation as gen  # bench/generation.py: native loop, CPU, spread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
-LOOPS = ("generate", "greedy", "steps", "forward", "session")
+LOOPS = ("greedy", "steps", "forward", "session", "generate")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>wasm loops</title><script>'
     "window.probe = { worker: new Worker('./wasm_loops_worker.js', { type: 'module' }),"
