@@ -422,19 +422,16 @@ async function generate(request, job) {
   const deadline = received + caps.timeout_ms;
   const messages = request.messages ?? [{ role: "user", content: request.prompt }];
 
-  // Count the prompt with the model's own tokenizer and chat template BEFORE generating.
-  const inputs = tokenizer.apply_chat_template(messages, {
-    ...templateOptions,
-    add_generation_prompt: true,
-    return_dict: true,
-  });
-  const inputTokens = inputs.input_ids.dims.at(-1);
-  // The input as the model sees it (chat template applied), recorded with its SHA-256.
+  // The input as the model sees it: the chat template rendered ONCE, recorded (with its
+  // SHA-256) and tokenized — what apply_chat_template({tokenize: true}) does, without rendering
+  // twice — and counted with the model's own tokenizer BEFORE generating.
   const templated = tokenizer.apply_chat_template(messages, {
     ...templateOptions,
     add_generation_prompt: true,
     tokenize: false,
   });
+  const inputs = tokenizer(templated, { add_special_tokens: false, return_tensor: true });
+  const inputTokens = inputs.input_ids.dims.at(-1);
   const input = { text: templated, sha256: await sha256Hex(templated) };
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
