@@ -8,7 +8,9 @@ each chosen in the page like a user would (the stand-in through the local hub st
   worker) with the page's thread count (all cores when cross-origin isolated; --threads N
   forces N): the first generation after load (cold: V8 first runs onnxruntime-web's
   WebAssembly with its baseline compiler and tiers hot functions up later), then --warmup
-  generations, then --runs measured ones;
+  generations (40: after 10, V8's background threads still spent ~0.2-0.9 ms CPU per token
+  compiling for the fixture, after 40 ~0.05), then --runs measured ones, with Chromium's CPU
+  per token by thread (how much is V8's background work);
 * the same greedy loop natively with onnxruntime on the same ONNX file (same dtype), the
   SAME number of intra-op threads, graph optimisation ALL on both sides, past key values fed
   step by step as transformers.js does. Native runs are INTERLEAVED with the browser's (one
@@ -23,7 +25,7 @@ each chosen in the page like a user would (the stand-in through the local hub st
   model worker -> back to Python, minus the model worker's own time (`model_generate`
   requests of one new token, median of many), next to the JS-only overhead.
 
-Usage: .venv/bin/python bench/generation.py [--runs 7] [--warmup 10] [--new-tokens 64]
+Usage: .venv/bin/python bench/generation.py [--runs 7] [--warmup 40] [--new-tokens 64]
        [--calls 50] [--threads N] [--js-flags=--no-liftoff (diagnostic)]
 """
 
@@ -245,10 +247,9 @@ class NativeSide:
             self.process = None
 
 
-def chromium_cpu_seconds() -> float | None:
-    """CPU seconds (user + system) used so far by every Chromium process this bench started
-    (descendants of this process, Linux /proc); None where /proc cannot tell. CPU time is
-    what the browser's side cost, whatever else the shared machine was running."""
+def chromium_processes() -> dict[int, int] | None:
+    """CPU ticks (user + system) used so far by every Chromium process this bench started
+    (descendants of this process, Linux /proc), by pid; None where /proc cannot tell."""
     proc = Path("/proc")
     if not (proc / "self" / "stat").is_file():
         return None
@@ -263,15 +264,46 @@ def chromium_cpu_seconds() -> float | None:
         fields = text.rsplit(")", 1)[1].split()
         name = text[text.index("(") + 1 : text.rindex(")")]
         table[int(entry.name)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
-    ticks, todo, seen = 0, [os.getpid()], set()
+    found: dict[int, int] = {}
+    todo, seen = [os.getpid()], set()
     while todo:
         parent = todo.pop()
         for pid, (ppid, name, cpu) in table.items():
             if ppid == parent and pid not in seen:
                 seen.add(pid)
                 todo.append(pid)
-                ticks += cpu if "chrom" in name.lower() else 0
-    return ticks / os.sysconf("SC_CLK_TCK")
+                if "chrom" in name.lower():
+                    found[pid] = cpu
+    return found
+
+
+def chromium_cpu_seconds() -> float | None:
+    """CPU seconds used so far by every Chromium process this bench started; None where /proc
+    cannot tell. CPU time is what the browser's side cost, whatever else the shared machine
+    was running."""
+    found = chromium_processes()
+    return None if found is None else sum(found.values()) / os.sysconf("SC_CLK_TCK")
+
+
+def chromium_threads() -> dict[str, int]:
+    """CPU ticks used so far by the threads of this bench's Chromium processes, summed by
+    thread name (`DedicatedWorker`: the page's workers; `ThreadPoolForeg`: V8's background
+    work such as garbage collection and optimising compiles; ...); empty without /proc."""
+    ticks: dict[str, int] = {}
+    for pid in chromium_processes() or {}:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                text = (task / "stat").read_text()
+            except OSError:
+                continue
+            fields = text.rsplit(")", 1)[1].split()
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            ticks[name] = ticks.get(name, 0) + int(fields[11]) + int(fields[12])
+    return ticks
 
 
 # ---- browser -------------------------------------------------------------------------------
@@ -386,9 +418,23 @@ def load_average() -> str:
     return f"{one:.1f} (1 min) / {five:.1f} (5 min)"
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One subject's interleaved runs."""
+
+    cold: dict[str, Any]
+    """The first browser generation after load."""
+    browser: list[dict[str, Any]]
+    """The measured browser generations."""
+    native: list[list[dict[str, float]]]
+    """Each native loop's measured runs."""
+    threads: dict[str, float]
+    """Chromium CPU ms per browser token over the measured rounds, by thread name."""
+
+
 def interleaved(
     page: Any, chosen: Subject, natives: list[NativeSide], args: argparse.Namespace
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[list[dict[str, float]]]]:
+) -> Measured:
     """The first browser generation after load (cold), then warm-up, then `args.runs` rounds
     of one browser generation followed by one run of each native loop, so every side sees
     the same machine load."""
@@ -399,13 +445,18 @@ def interleaved(
             native.run(args.new_tokens)
     browser_runs: list[dict[str, Any]] = []
     native_runs: list[list[dict[str, float]]] = [[] for _ in natives]
+    before = chromium_threads()
     for _ in range(args.runs):
         browser_runs.append(browser_generate(page, chosen, args.new_tokens))
         for native, runs in zip(natives, native_runs, strict=True):
             reply = native.run(args.new_tokens)
             if reply is not None:
                 runs.append(reply)
-    return cold, browser_runs, native_runs
+    after = chromium_threads()
+    tokens = sum(int(run["tokens"]) for run in browser_runs) or 1
+    per_token = 1e3 / os.sysconf("SC_CLK_TCK") / tokens
+    threads = {name: (after[name] - before.get(name, 0)) * per_token for name in after}
+    return Measured(cold, browser_runs, native_runs, threads)
 
 
 def print_native(
@@ -450,11 +501,12 @@ def compare(name: str, args: argparse.Namespace, calls: int) -> None:
         natives = [NativeSide(model, threads)]
         natives += [NativeSide(model, threads, spinning=False)] if threads > 1 else []
         try:
-            cold, browser_runs, native_runs = interleaved(page, chosen, natives, args)
+            measured = interleaved(page, chosen, natives, args)
         finally:
             for native in natives:
                 native.close()
         py, js = bridge_overheads(page, calls)
+    cold, browser_runs, native_runs = measured.cold, measured.browser, measured.native
     web = [run["rate"] for run in browser_runs]
     finishes = sorted({run["finish"] for run in browser_runs})
     print(f"== {name} ({chosen.key}, dtype {dtype}; evidence: {versions['evidence']})")
@@ -472,6 +524,10 @@ def compare(name: str, args: argparse.Namespace, calls: int) -> None:
         f" tokens after {args.warmup} warm-up generations; finish {', '.join(finishes)})"
     )
     print(f"  CPU per token              {shown(cpu_ms_per_token(browser_runs))}")
+    busiest = sorted(measured.threads.items(), key=lambda item: -item[1])[:4]
+    if busiest:
+        shares = ", ".join(f"{name} {ms:.3f}" for name, ms in busiest)
+        print(f"    by Chromium thread (ms/token): {shares}")
     labels = [f"{threads} thread(s), onnxruntime defaults", f"{threads} threads, spinning off"]
     for label, native, runs in zip(labels, natives, native_runs, strict=False):
         print_native(label, native, runs, browser_runs)
@@ -491,7 +547,7 @@ def compare(name: str, args: argparse.Namespace, calls: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=10, help="warm-up generations per side")
+    parser.add_argument("--warmup", type=int, default=40, help="warm-up generations per side")
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument(
