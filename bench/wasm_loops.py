@@ -129,7 +129,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             page = browser.new_page()
             page.goto(url + "index.html")
             call = lambda m: page.evaluate("(m) => window.probe.call(m)", m)  # noqa: E731
-            loaded = call({**load, "threads": args.threads})
+            extra = json.loads(args.session_options) if args.session_options else None
+            loaded = call({**load, "threads": args.threads, "session_options": extra})
             if not loaded["ok"]:
                 raise SystemExit(f"load failed: {loaded['error']}")
             model = [
@@ -231,6 +232,11 @@ def main() -> int:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--js-flags", default=None, help="diagnostic V8 flags, e.g. --no-liftoff")
     parser.add_argument("--build-scaled", action="store_true", help="build the scaled model")
+    parser.add_argument(
+        "--session-options",
+        default=None,
+        help='diagnostic: onnxruntime-web session options (JSON), e.g. {"enableMemPattern": false}',
+    )
     args = parser.parse_args()
     if args.build_scaled:
         build_scaled()

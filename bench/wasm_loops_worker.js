@@ -35,7 +35,9 @@ async function load(request) {
   env.localModelPath = "/models/";
   const started = performance.now();
   tokenizer = await AutoTokenizer.from_pretrained(request.model_id);
-  model = await AutoModelForCausalLM.from_pretrained(request.model_id, { device: "wasm", dtype: request.dtype });
+  const options = { device: "wasm", dtype: request.dtype };
+  if (request.session_options) options.session_options = request.session_options; // diagnostic
+  model = await AutoModelForCausalLM.from_pretrained(request.model_id, options);
   session = model.sessions.model;
   const messages = [{ role: "user", content: request.prompt }];
   prompt = tokenizer.apply_chat_template(messages, { ...request.template, add_generation_prompt: true, return_dict: true });
