@@ -69,9 +69,8 @@ function busyWait(ms) {
   }
 }
 
-// ---- stopping criteria -------------------------------------------------------------------
+// ---- stop reasons ------------------------------------------------------------------------
 
-// Stops when `check()` returns a reason; remembers the first reason.
 // A reason to stop generating, checked after every generated token; once it has a reason it
 // keeps it (the first one seen).
 class StopReason {
