@@ -247,6 +247,16 @@ class NativeSide:
             self.process = None
 
 
+def read_stat(path: Path) -> tuple[str, list[str]] | None:
+    """A /proc stat file: the process or thread name and the fields after it (ppid at 1,
+    utime and stime at 11 and 12); None when it is gone."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    return text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+
+
 def chromium_processes() -> dict[int, int] | None:
     """CPU ticks (user + system) used so far by every Chromium process this bench started
     (descendants of this process, Linux /proc), by pid; None where /proc cannot tell."""
@@ -255,15 +265,10 @@ def chromium_processes() -> dict[int, int] | None:
         return None
     table: dict[int, tuple[int, str, int]] = {}
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = text.rsplit(")", 1)[1].split()
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        table[int(entry.name)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
+        stat = read_stat(entry / "stat") if entry.name.isdigit() else None
+        if stat is not None:
+            name, fields = stat
+            table[int(entry.name)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
     found: dict[int, int] = {}
     todo, seen = [os.getpid()], set()
     while todo:
@@ -296,13 +301,10 @@ def chromium_threads() -> dict[str, int]:
         except OSError:
             continue
         for task in tasks:
-            try:
-                text = (task / "stat").read_text()
-            except OSError:
-                continue
-            fields = text.rsplit(")", 1)[1].split()
-            name = text[text.index("(") + 1 : text.rindex(")")]
-            ticks[name] = ticks.get(name, 0) + int(fields[11]) + int(fields[12])
+            stat = read_stat(task / "stat")
+            if stat is not None:
+                name, fields = stat
+                ticks[name] = ticks.get(name, 0) + int(fields[11]) + int(fields[12])
     return ticks
 
 

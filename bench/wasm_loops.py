@@ -35,7 +35,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import generation as gen  # bench/generation.py: native loop, CPU, spread
+
+from pyapp.cli.serve import place, serve_in_thread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
@@ -82,15 +85,6 @@ def subject_files(name: str, dtype: str) -> tuple[dict[str, Any], dict[str, Path
     return {"type": "load", "model_id": f"probe/{name}", **request}, files, onnx
 
 
-def place(source: Path, target: Path) -> None:
-    """`source` at `target`: a hard link where possible (the server refuses symlinks out)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
 def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirectory[str]:
     """A served folder under build/: the site's transformers.js + ORT files, the worker, the
     model's files."""
@@ -112,8 +106,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Load in Chromium, then rounds of every browser loop followed by one native run."""
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT))
-    from pyapp.cli.serve import serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     load, files, onnx = subject_files(args.subject, args.dtype)

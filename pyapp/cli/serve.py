@@ -32,6 +32,7 @@ import functools
 import ipaddress
 import os
 import selectors
+import shutil
 import socket
 import socketserver
 import sys
@@ -281,6 +282,17 @@ def serve(directory: Path, host: str, port: int) -> None:
         print("\nstopped.", flush=True)
     finally:
         server.server_close()
+
+
+def place(source: Path, target: Path) -> None:
+    """Put `source` at `target` in a folder assembled for serving (tests, bench): a hard link
+    where possible, else a copy — never a symlink, which the server refuses to follow out of
+    its root."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[BoundedServer, str]:

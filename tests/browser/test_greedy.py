@@ -12,10 +12,9 @@ models are TEST FIXTURES (random weights), never model evidence.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import pytest
 from browser_helpers import ROOT, SITE, missing
 from playwright.sync_api import Browser, Page
 
-from pyapp.cli.serve import serve_in_thread
+from pyapp.cli.serve import place, serve_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -50,15 +49,6 @@ def subjects() -> list[tuple[str, str, dict[str, Any]]]:
         if name and name not in {n for n, _, _ in out}:
             out.append((name, entry["dtypes"]["wasm"][0], entry.get("chat_template_options", {})))
     return out
-
-
-def place(source: Path, target: Path) -> None:
-    """`source` at `target`: a hard link where possible (the server refuses symlinks out)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
 
 
 def model_files(name: str, dtype: str) -> dict[str, Path]:
@@ -113,31 +103,43 @@ def call(page: Page, message: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-@pytest.mark.parametrize(("name", "dtype", "template"), subjects(), ids=lambda v: str(v))
-def test_greedy_loop_chooses_generates_tokens(
-    browser: Browser, served: str, name: str, dtype: str, template: dict[str, Any]
-) -> None:
+@dataclass(frozen=True)
+class Loaded:
+    """A probe page whose worker holds one model."""
+
+    page: Page
+    name: str
+    template: dict[str, Any]
+    """The catalogue entry's chat-template options."""
+
+
+@pytest.fixture(scope="module", params=subjects(), ids=lambda v: f"{v[0]}-{v[1]}")
+def loaded(request: pytest.FixtureRequest, browser: Browser, served: str) -> Iterator[Loaded]:
+    name, dtype, template = request.param
     page = probe(browser, served, name, dtype)
-    try:
-        changed_by_penalty = False
-        for prompt in PROMPTS:
-            plain = compare(page, prompt, template, None)
-            # A repetition penalty in the model's generation config runs generate's logits
-            # processors: the loop must apply them the same way.
-            penalised = compare(page, prompt, template, 1.8)
-            changed_by_penalty |= penalised["greedy"] != plain["greedy"]
-        assert plain["logits_type"] == "float32"
-        # The penalty changed what was generated at least once, so the processor path ran.
-        assert changed_by_penalty, f"{name}: a 1.8 repetition penalty changed no token"
-        # shouldStop ends the loop after the token it returns true for, as a stopping criterion.
-        request = {"type": "compare", "prompt": PROMPTS[0], "template": template, "tokens": 24}
-        cut = call(page, {**request, "stop_after": 5})
-        assert cut["ok"], cut.get("error")
-        kept = min(5, len(cut["reference"]))
-        assert cut["greedy"] == cut["reference"][:kept]
-        assert cut["steps"] == kept and cut["token_indices"] == list(range(kept))
-    finally:
-        page.close()
+    yield Loaded(page, name, template)
+    page.close()
+
+
+def test_greedy_loop_chooses_generates_tokens(loaded: Loaded) -> None:
+    page, template = loaded.page, loaded.template
+    changed_by_penalty = False
+    for prompt in PROMPTS:
+        plain = compare(page, prompt, template, None)
+        # A repetition penalty in the model's generation config runs generate's logits
+        # processors: the loop must apply them the same way.
+        penalised = compare(page, prompt, template, 1.8)
+        changed_by_penalty |= penalised["greedy"] != plain["greedy"]
+    assert plain["logits_type"] == "float32"
+    # The penalty changed what was generated at least once, so the processor path ran.
+    assert changed_by_penalty, f"{loaded.name}: a 1.8 repetition penalty changed no token"
+    # shouldStop ends the loop after the token it returns true for, as a stopping criterion.
+    request = {"type": "compare", "prompt": PROMPTS[0], "template": template, "tokens": 24}
+    cut = call(page, {**request, "stop_after": 5})
+    assert cut["ok"], cut.get("error")
+    kept = min(5, len(cut["reference"]))
+    assert cut["greedy"] == cut["reference"][:kept]
+    assert cut["steps"] == kept and cut["token_indices"] == list(range(kept))
 
 
 def compare(page: Page, prompt: str, template: dict[str, Any], penalty: float | None) -> Any:
@@ -150,17 +152,10 @@ def compare(page: Page, prompt: str, template: dict[str, Any], penalty: float | 
     return reply
 
 
-@pytest.mark.parametrize(("name", "dtype", "template"), subjects(), ids=lambda v: str(v))
-def test_output_bytes_ceiling_never_changes_the_bytes_stop(
-    browser: Browser, served: str, name: str, dtype: str, template: dict[str, Any]
-) -> None:
-    page = probe(browser, served, name, dtype)
-    try:
-        checked = call(page, {"type": "ceiling", "sequences": 150, "seed": 20261201})
-        assert checked["ok"], checked.get("error")
-        assert checked["has_ceiling"], f"{name}: its decoder is ByteLevel, a ceiling applies"
-        assert checked["checked"] == 150 and checked["below_exact"] == 0
-        assert checked["decisions"] > 1000 and checked["mismatches"] == 0
-        assert checked["skipped"] > 0  # the ceiling did save decodes
-    finally:
-        page.close()
+def test_output_bytes_ceiling_never_changes_the_bytes_stop(loaded: Loaded) -> None:
+    checked = call(loaded.page, {"type": "ceiling", "sequences": 150, "seed": 20261201})
+    assert checked["ok"], checked.get("error")
+    assert checked["has_ceiling"], f"{loaded.name}: its decoder is ByteLevel, a ceiling applies"
+    assert checked["checked"] == 150 and checked["below_exact"] == 0
+    assert checked["decisions"] > 1000 and checked["mismatches"] == 0
+    assert checked["skipped"] > 0  # the ceiling did save decodes
