@@ -25,6 +25,7 @@ from pyapp.conditions.model import (
     ScriptedAdapter,
     ScriptedReply,
     WasmInfo,
+    finish_for,
     identity_difference,
 )
 from pyapp.conditions.run import run_chain
@@ -63,7 +64,7 @@ class FlakyAdapter(ScriptedAdapter):
             return replace(
                 await super().generate(prompt, caps),
                 text="",
-                finish_reason=None,
+                finish_reason=finish_for(self.code),  # as the page's client writes it
                 output_tokens=None,
                 failure=ModelFailure(self.code, f"injected {self.code}"),
             )

@@ -44,24 +44,27 @@ from pyapp.browser import model_messages as channel
 from pyapp.browser.messages import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.conditions.model import (
+    NO_GENERATION_CODES,
     WHOLE_TASK_CAPS,
     Caps,
     Completion,
-    FinishReason,
     ModelFailure,
     ModelProvenance,
+    finish_for,
     input_hash_matches,
 )
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json
 
-__all__ = ["ReplyError", "parse_reply"]  # re-exported: the reply checks live with the records
+__all__ = [  # re-exported: reply checks live with the records, finish_for with Completion
+    "NO_GENERATION_CODES",
+    "ReplyError",
+    "finish_for",
+    "parse_reply",
+]
 
 Transport = Callable[[str], "str | Awaitable[str]"]
 """Sends one request JSON to the main thread; returns (or resolves to) the reply JSON."""
-
-NO_GENERATION_CODES = frozenset({"not_loaded", "input_budget", "busy", "bad_request"})
-"""Failures that mean no token was generated: the completion's finish reason is null."""
 
 
 @dataclass(frozen=True)
@@ -84,17 +87,6 @@ class CallTiming:
 def generate_request(request_id: int, prompt: str, caps: Caps) -> dict[str, JSON]:
     """The `generate` request of the model channel."""
     return channel.request(channel.Generate(caps=caps, prompt=prompt), request_id)
-
-
-def finish_for(code: str) -> FinishReason | None:
-    """The finish reason a failure code implies (null: nothing was generated)."""
-    if code in NO_GENERATION_CODES:
-        return None
-    if code == "timeout":
-        return "timeout"
-    if code == "cancelled":
-        return "cancelled"
-    return "error"
 
 
 def failed(code: str, message: str) -> Completion:

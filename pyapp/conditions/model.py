@@ -109,6 +109,22 @@ class ModelFailure:
     """Human-readable explanation."""
 
 
+NO_GENERATION_CODES = frozenset({"not_loaded", "input_budget", "busy", "bad_request"})
+"""Failures that mean no token was generated: the completion's finish reason is null."""
+
+
+def finish_for(code: str) -> FinishReason | None:
+    """The finish reason a failure code implies (null: nothing was generated); the model
+    worker and its client write every failed Completion with it."""
+    if code in NO_GENERATION_CODES:
+        return None
+    if code == "timeout":
+        return "timeout"
+    if code == "cancelled":
+        return "cancelled"
+    return "error"
+
+
 @dataclass(frozen=True)
 class Completion:
     """One generation as the adapter reports it: raw text, token use, finish, timing."""

@@ -47,6 +47,7 @@ from pyapp.conditions.run import (
     whole_task_prompt,
 )
 from pyapp.records.base import JSON, RecordError, to_json
+from pyapp.records.consistency import Mismatch, completion_mismatches, model_mismatches
 from pyapp.records.evidence import FIXTURE_SOURCES
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
@@ -64,17 +65,6 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 PROTOCOL_BUDGET = budget_of(interpreter.DEFAULT_LIMITS)
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """One thing in the trace that does not re-derive."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -135,9 +125,9 @@ def _check_trial(trial: Trial, where: str, ctx: _Context) -> list[Mismatch]:
             found.append(Mismatch(where, "program_text is not the task's reference program"))
         derived = _rederive_program(trial, task, trial.program_text)
     elif trial.condition in ("model-only", "model-program"):
-        derived = _rederive_whole_task(trial, task, where, found)
+        derived = _rederive_whole_task(trial, task, where, found, ctx.legacy)
     else:
-        derived = _rederive_chain(trial, task, where, found)
+        derived = _rederive_chain(trial, task, where, found, ctx.legacy)
     for key, value in derived.items():
         recorded = to_json(getattr(trial, key))
         if recorded != value:
@@ -213,7 +203,7 @@ def _check_prompt(
 
 
 def _rederive_whole_task(
-    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch]
+    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch], legacy: bool
 ) -> dict[str, JSON]:
     _check_prompt(trial.prompt, whole_task_prompt(task, trial.condition), where, found)
     completion = trial.completion
@@ -222,6 +212,8 @@ def _rederive_whole_task(
         return {}
     if not input_hash_matches(completion):
         found.append(Mismatch(f"{where}.completion", "input_sha256 is not the input's hash"))
+    if not legacy:
+        found.extend(completion_mismatches(completion, trial.caps, f"{where}.completion"))
     verdict = judge_whole_task(trial.condition, task.registers, completion)
     return {
         "program_text": verdict.program_text,
@@ -249,7 +241,7 @@ def _check_call_caps(trial: Trial, where: str, found: list[Mismatch]) -> None:
 
 
 def _rederive_chain(
-    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch]
+    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch], legacy: bool
 ) -> dict[str, JSON]:
     route = trial.chain
     if route is None:
@@ -304,6 +296,8 @@ def _rederive_chain(
             found.append(Mismatch(at, "token reservations do not add up"))
         if not input_hash_matches(call.completion):
             found.append(Mismatch(f"{at}.completion", "input_sha256 is not the input's hash"))
+        if not legacy:
+            found.extend(completion_mismatches(call.completion, call.caps, f"{at}.completion"))
         verdict = judge_call(call.op, step.left, step.right, call.completion)
         derived_call = (verdict.parsed, verdict.local_expected, verdict.local_correct)
         if (call.parsed, call.local_expected, call.local_correct) != derived_call:
@@ -458,6 +452,8 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
         )
     if model is None:
         return
+    if not legacy:
+        found.extend(model_mismatches(model))
     if model.source in FIXTURE_SOURCES and model.evidence != "fixture":
         found.append(
             Mismatch(
