@@ -22,6 +22,7 @@ from pyapp.browser import bridge
 from pyapp.browser.bridge import handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
+from pyapp.conditions.model import ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce
@@ -306,3 +307,214 @@ def test_a_trace_1_freeze_after_more_trials_than_there_are_is_named(trace_1) -> 
     """Not "missing keys ['sequence']" (the upgrade numbers it after every trial)."""
     found = reproduce(edited(trace_1, lambda d: d["freezes"][0].update(after_trials=999)))
     assert [m.where for m in found] == ["$.freezes[0].after_trials"]
+
+
+# ---- what the writer of a completion or a model record guarantees -------------------------
+
+
+def first(document: dict[str, Any], condition: str) -> int:
+    """The index of the first observed trial of `condition` (each one made model calls)."""
+    return next(i for i, t in enumerate(document["trials"]) if t["condition"] == condition)
+
+
+def whole_task(document: dict[str, Any]) -> tuple[int, str]:
+    """The last model-only trial (`7`, finish `eos`, 1 output token), held out: no frozen
+    profile hashes its token counts; and its completion's path."""
+    i = max(i for i, t in enumerate(document["trials"]) if t["condition"] == "model-only")
+    completion = document["trials"][i]["completion"]
+    assert (completion["finish_reason"], completion["output_tokens"]) == ("eos", 1)
+    return i, f"$.trials[{i}].completion"
+
+
+def on_completion(document: dict[str, Any], i: int, **fields: Any) -> dict[str, Any]:
+    """The document with fields of trial i's completion edited (and the trial's own token
+    counts, which are the completion's, kept in step with them)."""
+
+    def change(d: dict[str, Any]) -> None:
+        d["trials"][i]["completion"].update(fields)
+        for name in ("input_tokens", "output_tokens"):
+            if name in fields:
+                d["trials"][i][name] = fields[name]
+
+    return edited(document, change)
+
+
+def test_a_null_finish_beside_generated_text_is_one_mismatch_naming_the_rule(
+    capsys, tmp_path, document
+) -> None:
+    """The issue's example: finish null is legal only when no generation ran."""
+    i, at = whole_task(document)
+    nulled = on_completion(document, i, finish_reason=None)
+    status, out, err = cli(capsys, "reproduce", write(tmp_path, nulled))
+    assert status == 1 and err == ""
+    (mismatch,) = [line for line in out.splitlines() if line.startswith("MISMATCH")]
+    assert mismatch == (
+        f"MISMATCH {at}.finish_reason: is null, but the completion records text, "
+        "output_tokens, no failure (null only when no generation ran: then failure says why, "
+        "text is empty, output_tokens and output_token_ids null)"
+    )
+    reply = opened(nulled)
+    assert reply["ok"] and not reply["result"]["ok"]
+    assert reply["result"]["trace_mismatches"] == [mismatch.removeprefix("MISMATCH ")]
+
+
+def test_a_completion_that_generated_nothing_is_legal_with_finish_null() -> None:
+    """An input over the cap: finish null, failure input_budget, nothing generated."""
+    over = FlakyAdapter(lambda n: False)
+    over._replies = lambda prompt, caps: ScriptedReply("7", input_tokens=caps.max_input_tokens + 1)
+    sweep = Sweep(
+        params=SMALL, conditions=("model-only", "controlled-chain"), model=over.provenance
+    )
+    assert run(run_phase(sweep, "measure", over)) == "finished"
+    trace = to_json(sweep.trace())
+    completions = [t["completion"] or t["chain"]["calls"][0]["completion"] for t in trace["trials"]]
+    assert {(c["finish_reason"], c["failure"]["code"]) for c in completions} == {
+        (None, "input_budget")
+    }
+    assert reproduce(trace) == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        (
+            {"finish_reason": "length"},
+            "output_tokens",
+            "is 1, but finish_reason 'length' stops at the call's max_new_tokens: expected 256",
+        ),
+        (
+            {"output_tokens": None},
+            "output_tokens",
+            "is null, but finish_reason 'eos' ended a generation, which counts its output "
+            "tokens (null only when none ran or it broke down)",
+        ),
+        (
+            {"output_token_ids": [5, 6]},
+            "output_tokens",
+            "is 1, but output_token_ids holds 2 ids",
+        ),
+        (
+            {"input_tokens": 1025},
+            "input_tokens",
+            "is 1025, over the call's max_input_tokens 1024, but the completion does not fail "
+            "input_budget (over the cap nothing is generated)",
+        ),
+    ],
+    ids=["length-not-the-cap", "eos-uncounted", "ids", "over-input"],
+)
+def test_a_contradictory_whole_task_completion_is_one_mismatch(
+    document, fields, field, message
+) -> None:
+    """Edits the judge reads the same way: the verdict still re-derives, so the one
+    mismatch is the broken rule."""
+    i, at = whole_task(document)
+    found = [str(m) for m in reproduce(on_completion(document, i, **fields))]
+    assert found == [f"{at}.{field}: {message}"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        (
+            {"finish_reason": None, "text": "", "output_tokens": None},
+            "finish_reason",
+            "is null, but the completion records no failure (null only when no generation "
+            "ran: then failure says why, text is empty, output_tokens and output_token_ids null)",
+        ),
+        (
+            {"failure": {"code": "not_loaded", "message": "x"}},
+            "finish_reason",
+            "is \"eos\", but failure 'not_loaded' gives null (null only for bad_request, busy, "
+            "input_budget, not_loaded; timeout and cancelled their own; any other failure error)",
+        ),
+        (
+            {"finish_reason": "timeout", "failure": {"code": "cancelled", "message": "x"}},
+            "finish_reason",
+            'is "timeout", but failure \'cancelled\' gives "cancelled" (null only for '
+            "bad_request, busy, input_budget, not_loaded; timeout and cancelled their own; any "
+            "other failure error)",
+        ),
+        (
+            {"finish_reason": "cancelled"},
+            "failure",
+            "is null, but finish_reason 'cancelled' records failure 'cancelled'",
+        ),
+        (
+            {
+                "finish_reason": None,
+                "text": "",
+                "output_tokens": None,
+                "failure": {"code": "input_budget", "message": "x"},
+            },
+            "input_tokens",
+            "is 100, within the call's max_input_tokens 1024, but the completion fails "
+            "input_budget",
+        ),
+    ],
+    ids=[
+        "finish-null-no-failure",
+        "eos-with-failure",
+        "timeout-cancelled",
+        "cancelled-no-failure",
+        "budget-within-cap",
+    ],
+)
+def test_a_finish_and_failure_that_contradict_are_named_at_the_completion(
+    document, fields, field, message
+) -> None:
+    """The judge then reads a failure, so the trial's verdict is re-derived differently
+    too; at the completion itself exactly one line names the broken rule."""
+    i, at = whole_task(document)
+    found = reproduce(on_completion(document, i, **fields))
+    assert [str(m) for m in found if m.where.startswith(at)] == [f"{at}.{field}: {message}"]
+    assert all(m.where.startswith(f"$.trials[{i}]") or m.where == "$.summary" for m in found)
+
+
+def test_a_chain_call_finished_at_length_below_its_cap_is_named(document) -> None:
+    i = first(document, "controlled-chain")
+    at = f"$.trials[{i}].chain.calls[0].completion"
+    call = document["trials"][i]["chain"]["calls"][0]
+    assert call["completion"]["finish_reason"] == "eos" and call["caps"]["max_new_tokens"] == 32
+    lengthened = edited(
+        document,
+        lambda d: d["trials"][i]["chain"]["calls"][0]["completion"].update(finish_reason="length"),
+    )
+    assert [str(m) for m in reproduce(lengthened)] == [
+        f"{at}.output_tokens: is {call['completion']['output_tokens']}, but finish_reason "
+        "'length' stops at the call's max_new_tokens: expected 32"
+    ]
+
+
+def test_a_null_backend_actual_beside_a_successful_load_is_named(document) -> None:
+    """Not only "mixed identities" on every trial (the identity hashes the backend)."""
+    nulled = edited(document, lambda d: d["model"].update(backend_actual=None))
+    found = reproduce(nulled)
+    identity = [m for m in found if m.where.endswith(".model_identity")]
+    frozen = [m for m in found if m.where == "$.freezes" and "recorded hash" in m.message]
+    assert identity and all("mixed identities" in m.message for m in identity)
+    assert [str(m) for m in found if m not in identity + frozen] == [
+        "$.model.backend_actual: is null, but the last load ($.model.loads[0]) succeeded "
+        "(null only when the last load failed)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"backend_actual": None}, "backend_actual: is null, but the load succeeded"),
+        ({"error_code": "load_failed"}, "error_code: is 'load_failed', but the load succeeded"),
+        (
+            {"ok": False, "error_code": None, "backend_actual": None},
+            "error_code: is null, but the load failed and must say why",
+        ),
+        (
+            {"ok": False, "error_code": "load_failed"},
+            "backend_actual: is 'scripted', but the load failed: no backend runs the model",
+        ),
+    ],
+    ids=["ok-no-backend", "ok-with-error", "failed-unexplained", "failed-with-backend"],
+)
+def test_a_load_record_that_contradicts_itself_is_named(document, fields, message) -> None:
+    changed = edited(document, lambda d: d["model"]["loads"][0].update(fields))
+    found = [str(m) for m in reproduce(changed) if m.where.startswith("$.model.loads")]
+    assert [m.split(" (")[0] for m in found] == [f"$.model.loads[0].{message}"]

@@ -491,6 +491,10 @@ class ScriptedAdapter:
         if reply.failure is None and input_tokens > caps.max_input_tokens:
             return over_input_budget(input_tokens, caps, prompt)
         output_tokens = reply.output_tokens if reply.output_tokens is not None else len(reply.text)
+        failure = reply.failure
+        if failure is None and reply.finish_reason in ("timeout", "cancelled"):
+            # as the model worker writes it: a deadline or a Cancel is that failure
+            failure = ModelFailure(reply.finish_reason, f"generation ended: {reply.finish_reason}")
         return Completion(
             text=reply.text,
             finish_reason=reply.finish_reason,
@@ -499,7 +503,7 @@ class ScriptedAdapter:
             output_token_ids=None,
             generation_ms=reply.generation_ms,
             time_to_first_token_ms=None,
-            failure=reply.failure,
+            failure=failure,
             input_text=prompt,
             input_sha256=text_sha256(prompt),
         )

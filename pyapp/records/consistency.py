@@ -50,33 +50,27 @@ class Mismatch:
 
 
 def _no_generation(completion: Completion, where: str) -> list[Mismatch]:
-    """Finish null: nothing was generated, and the failure says why."""
-    failure = completion.failure
-    if failure is None:
-        return [
-            Mismatch(
-                f"{where}.finish_reason",
-                "is null, but failure is null too (null only when no generation ran, and "
-                "then failure says why)",
-            )
-        ]
-    found: list[Mismatch] = []
-    generated = {
-        "text": completion.text != "",
-        "output_tokens": completion.output_tokens is not None,
-        "output_token_ids": completion.output_token_ids is not None,
-    }
-    for name, present in generated.items():
-        if present:
-            found.append(
-                Mismatch(
-                    f"{where}.finish_reason",
-                    f"is null, but the completion records {name} (null only when no "
-                    f"generation ran, e.g. failure input_budget): expected {name} "
-                    f"{'empty' if name == 'text' else 'null'}",
-                )
-            )
-    return found
+    """Finish null: nothing was generated, and the failure says why (one line for all)."""
+    recorded = [
+        name
+        for name, present in (
+            ("text", completion.text != ""),
+            ("output_tokens", completion.output_tokens is not None),
+            ("output_token_ids", completion.output_token_ids is not None),
+            ("no failure", completion.failure is None),
+        )
+        if present
+    ]
+    if not recorded:
+        return []
+    return [
+        Mismatch(
+            f"{where}.finish_reason",
+            f"is null, but the completion records {', '.join(recorded)} (null only when no "
+            "generation ran: then failure says why, text is empty, output_tokens and "
+            "output_token_ids null)",
+        )
+    ]
 
 
 def _finish_and_failure(completion: Completion, where: str) -> list[Mismatch]:
