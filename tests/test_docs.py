@@ -359,3 +359,17 @@ def test_relative_links_in_the_documents_resolve() -> None:
             assert re.search(rf"^(?:async )?def {name}\(", source, re.M), (
                 f"{doc.name}: {path} has no test {name}"
             )
+
+
+def test_the_codes_of_no_generation_are_the_specs() -> None:
+    """docs/specification.md §10 "Consistency" lists the codes a null finish allows."""
+    text = " ".join(spec_text().split())
+    found = re.search(r"`pyapp\.conditions\.model\.NO_GENERATION_CODES`: (.*?)\)", text)
+    assert found is not None
+    assert re.findall(r"`([a-z_]+)`", found.group(1)) == sorted(model.NO_GENERATION_CODES)
+    assert all(model.finish_for(code) is None for code in model.NO_GENERATION_CODES)
+    assert [model.finish_for(c) for c in ("timeout", "cancelled", "worker_error")] == [
+        "timeout",
+        "cancelled",
+        "error",
+    ]

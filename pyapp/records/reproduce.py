@@ -6,7 +6,8 @@ reply with the judges that made the verdicts (`judge_whole_task`, `judge_call`),
 every recorded budget against the protocol's, every evidence label against the model's
 source, every trial's load against the model's loads and the sweep's one identity, the
 timeline (held-out trials after their condition's freeze, a freeze naming only earlier
-trials), every interruption, and recounts the summary. Each disagreement is reported as a
+trials), every interruption, the consistency of each completion and of the model's loads
+with what their writer guarantees (`pyapp.records.consistency`), and recounts the summary. Each disagreement is reported as a
 `Mismatch`; an empty list means every derivable number in the trace was re-derived exactly.
 
 A trace/1 document is upgraded first (`pyapp.records.trace.upgrade`); what trace/1 did not
