@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 from asyncrun import run
 from test_integrity import FlakyAdapter, as_trace_1
+from test_session import Page, known_model
+from test_session import call as page_call
+from test_session import document as page_document
 
 from pyapp.browser import bridge
 from pyapp.browser.bridge import handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.model import ScriptedReply
+from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce
@@ -518,3 +521,34 @@ def test_a_load_record_that_contradicts_itself_is_named(document, fields, messag
     changed = edited(document, lambda d: d["model"]["loads"][0].update(fields))
     found = [str(m) for m in reproduce(changed) if m.where.startswith("$.model.loads")]
     assert [m.split(" (")[0] for m in found] == [f"$.model.loads[0].{message}"]
+
+
+def test_a_partial_that_generated_text_beside_a_null_finish_is_named(document) -> None:
+    """An interruption's `partial` (`not_loaded`: finish null, nothing generated) keeps the
+    rules too; with text put back it is named at its completion."""
+    partial = document["interruptions"][0]["partial"]
+    assert partial["completion"]["finish_reason"] is None
+    assert partial["completion"]["failure"]["code"] == "not_loaded"
+    texted = edited(
+        document, lambda d: d["interruptions"][0]["partial"]["completion"].update(text="7")
+    )
+    assert [str(m) for m in reproduce(texted)] == [
+        "$.interruptions[0].partial.completion.finish_reason: is null, but the completion "
+        "records text (null only when no generation ran: then failure says why, text is "
+        "empty, output_tokens and output_token_ids null)"
+    ]
+
+
+def test_a_journal_completion_is_held_to_the_same_rules() -> None:
+    """The Journal's free prompts are never scored, but their completions are the same
+    writer's: a `length` finish short of the recorded caps is named."""
+    page = Page(ScriptedAdapter(known_model))
+    assert page_call(page, "journal_generate", prompt="What is 2 + 2?")["ok"]
+    page_call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    trace = page_document(page, "sweep_trace", "trace")
+    assert reproduce(trace) == [] and trace["journal"][0]["completion"]["output_tokens"] == 1
+    cut = edited(trace, lambda d: d["journal"][0]["completion"].update(finish_reason="length"))
+    assert [str(m) for m in reproduce(cut)] == [
+        "$.journal[0].completion.output_tokens: is 1, but finish_reason 'length' stops at the "
+        "call's max_new_tokens: expected 256"
+    ]

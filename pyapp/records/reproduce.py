@@ -7,8 +7,9 @@ every recorded budget against the protocol's, every evidence label against the m
 source, every trial's load against the model's loads and the sweep's one identity, the
 timeline (held-out trials after their condition's freeze, a freeze naming only earlier
 trials), every interruption, the consistency of each completion and of the model's loads
-with what their writer guarantees (`pyapp.records.consistency`), and recounts the summary. Each disagreement is reported as a
-`Mismatch`; an empty list means every derivable number in the trace was re-derived exactly.
+with what their writer guarantees (`pyapp.records.consistency`), and recounts the summary.
+Each disagreement is reported as a `Mismatch`; an empty list means every derivable number in
+the trace was re-derived exactly.
 
 A trace/1 document is upgraded first (`pyapp.records.trace.upgrade`); what trace/1 did not
 record (timestamps, loads, identities, route limits) is not checked for it.
@@ -376,6 +377,11 @@ def reproduce(document: JSON) -> list[Mismatch]:
             _check_model_trial(trial, where, trial_ctx, found)
 
     _check_interruptions(trace, ctx, upgraded, found)
+    if not legacy:
+        for i, entry in enumerate(trace.journal):
+            found.extend(
+                completion_mismatches(entry.completion, entry.caps, f"$.journal[{i}].completion")
+            )
     if not _check_timeline(trace, legacy, found):
         return found
     if trace.freezes:
