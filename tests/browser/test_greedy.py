@@ -29,7 +29,12 @@ pytestmark = pytest.mark.browser
 STANDINS = ROOT / "tests" / "fixtures" / "standins"
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
 CATALOGUE = json.loads((ROOT / "site" / "models.json").read_text(encoding="utf-8"))
-ONNX_FILES = {"fp32": "model.onnx", "q4": "model_q4.onnx", "q8": "model_quantized.onnx"}
+ONNX_FILES = {
+    "fp32": "model.onnx",
+    "fp16": "model_fp16.onnx",
+    "q4": "model_q4.onnx",
+    "q8": "model_quantized.onnx",
+}
 PROMPTS = ("What is 2 + 2?", "Compute 17 * 23 - 5 and answer with the number only.")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>greedy parity</title><script>'
@@ -42,13 +47,16 @@ PAGE = (
 
 
 def subjects() -> list[tuple[str, str, dict[str, Any]]]:
-    """(name, dtype, chat-template options): the fixture, then each stand-in once."""
+    """(name, dtype, chat-template options): the fixture, each stand-in once at its entry's
+    first WASM dtype, and the Qwen3 stand-in's fp16 file (float16 logits, as WebGPU's q4f16
+    entries give: the loop must choose on them as generate() does)."""
     out: list[tuple[str, str, dict[str, Any]]] = [("tiny-chat", "fp32", {})]
     for entry in CATALOGUE["models"]:
         name = entry.get("standin")
         if name and name not in {n for n, _, _ in out}:
             out.append((name, entry["dtypes"]["wasm"][0], entry.get("chat_template_options", {})))
-    return out
+    qwen3 = next(options for name, _, options in out if name == "qwen3")
+    return [*out, ("qwen3", "fp16", qwen3)]
 
 
 def model_files(name: str, dtype: str) -> dict[str, Path]:
@@ -81,7 +89,8 @@ def served() -> Iterator[str]:
         (root / "index.html").write_text(PAGE, encoding="utf-8")
         for model, dtype, _ in subjects():
             for served_name, path in model_files(model, dtype).items():
-                place(path, root / "models" / "probe" / model / served_name)
+                if not (root / "models" / "probe" / model / served_name).exists():
+                    place(path, root / "models" / "probe" / model / served_name)
         server, url = serve_in_thread(root)
         try:
             yield url
@@ -109,6 +118,7 @@ class Loaded:
 
     page: Page
     name: str
+    dtype: str
     template: dict[str, Any]
     """The catalogue entry's chat-template options."""
 
@@ -117,7 +127,7 @@ class Loaded:
 def loaded(request: pytest.FixtureRequest, browser: Browser, served: str) -> Iterator[Loaded]:
     name, dtype, template = request.param
     page = probe(browser, served, name, dtype)
-    yield Loaded(page, name, template)
+    yield Loaded(page, name, dtype, template)
     page.close()
 
 
@@ -130,7 +140,7 @@ def test_greedy_loop_chooses_generates_tokens(loaded: Loaded) -> None:
         # processors: the loop must apply them the same way.
         penalised = compare(page, prompt, template, 1.8)
         changed_by_penalty |= penalised["greedy"] != plain["greedy"]
-    assert plain["logits_type"] == "float32"
+    assert plain["logits_type"] == ("float16" if loaded.dtype == "fp16" else "float32")
     # The penalty changed what was generated at least once, so the processor path ran.
     assert changed_by_penalty, f"{loaded.name}: a 1.8 repetition penalty changed no token"
     # shouldStop ends the loop after the token it returns true for, as a stopping criterion.
