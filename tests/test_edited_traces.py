@@ -315,6 +315,13 @@ def test_a_trace_1_freeze_after_more_trials_than_there_are_is_named(trace_1) -> 
 # ---- what the writer of a completion or a model record guarantees -------------------------
 
 
+NO_GENERATION = (
+    "(null only when no generation ran: then failure says why, text is empty, output_tokens, "
+    "output_token_ids, generation_ms and time_to_first_token_ms null)"
+)
+"""The rule a null finish_reason breaks, as `reproduce` words it."""
+
+
 def first(document: dict[str, Any], condition: str) -> int:
     """The index of the first observed trial of `condition` (each one made model calls)."""
     return next(i for i, t in enumerate(document["trials"]) if t["condition"] == condition)
@@ -353,8 +360,7 @@ def test_a_null_finish_beside_generated_text_is_one_mismatch_naming_the_rule(
     (mismatch,) = [line for line in out.splitlines() if line.startswith("MISMATCH")]
     assert mismatch == (
         f"MISMATCH {at}.finish_reason: is null, but the completion records text, "
-        "output_tokens, no failure (null only when no generation ran: then failure says why, "
-        "text is empty, output_tokens and output_token_ids null)"
+        f"output_tokens, generation_ms, no failure {NO_GENERATION}"
     )
     reply = opened(nulled)
     assert reply["ok"] and not reply["result"]["ok"]
@@ -419,10 +425,9 @@ def test_a_contradictory_whole_task_completion_is_one_mismatch(
     ("fields", "field", "message"),
     [
         (
-            {"finish_reason": None, "text": "", "output_tokens": None},
+            {"finish_reason": None, "text": "", "output_tokens": None, "generation_ms": None},
             "finish_reason",
-            "is null, but the completion records no failure (null only when no generation "
-            "ran: then failure says why, text is empty, output_tokens and output_token_ids null)",
+            f"is null, but the completion records no failure {NO_GENERATION}",
         ),
         (
             {"failure": {"code": "not_loaded", "message": "x"}},
@@ -447,6 +452,7 @@ def test_a_contradictory_whole_task_completion_is_one_mismatch(
                 "finish_reason": None,
                 "text": "",
                 "output_tokens": None,
+                "generation_ms": None,
                 "failure": {"code": "input_budget", "message": "x"},
             },
             "input_tokens",
@@ -534,8 +540,7 @@ def test_a_partial_that_generated_text_beside_a_null_finish_is_named(document) -
     )
     assert [str(m) for m in reproduce(texted)] == [
         "$.interruptions[0].partial.completion.finish_reason: is null, but the completion "
-        "records text (null only when no generation ran: then failure says why, text is "
-        "empty, output_tokens and output_token_ids null)"
+        f"records text {NO_GENERATION}"
     ]
 
 

@@ -61,11 +61,13 @@ class FlakyAdapter(ScriptedAdapter):
         self.count += 1
         if self.broken(self.count):
             self.calls.append((prompt, caps))
+            finish = finish_for(self.code)  # as the page's client writes it
             return replace(
                 await super().generate(prompt, caps),
                 text="",
-                finish_reason=finish_for(self.code),  # as the page's client writes it
+                finish_reason=finish,
                 output_tokens=None,
+                generation_ms=None if finish is None else 1.0,
                 failure=ModelFailure(self.code, f"injected {self.code}"),
             )
         return await super().generate(prompt, caps)

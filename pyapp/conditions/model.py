@@ -501,7 +501,7 @@ class ScriptedAdapter:
             input_tokens=input_tokens,
             output_tokens=output_tokens if reply.finish_reason is not None else None,
             output_token_ids=None,
-            generation_ms=reply.generation_ms,
+            generation_ms=reply.generation_ms if reply.finish_reason is not None else None,
             time_to_first_token_ms=None,
             failure=failure,
             input_text=prompt,

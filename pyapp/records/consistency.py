@@ -7,7 +7,8 @@ other and with the caps of its call; `reproduce` reports each disagreement as on
 `Mismatch` naming the JSON path and the rule (docs/specification.md §5, "Consistency"):
 
     finish null        only when no generation ran: failure says why, with a code of
-                       NO_GENERATION_CODES; text "", output_tokens and output_token_ids null
+                       NO_GENERATION_CODES; text "", output_tokens, output_token_ids,
+                       generation_ms and time_to_first_token_ms null
     eos/length/bytes   a generation that ended normally: failure null, output_tokens counted
     timeout/cancelled  failure with that code
     failure code C     finish_reason is finish_for(C) (input_budget ... null, timeout, cancelled,
@@ -34,6 +35,9 @@ from pyapp.conditions.model import (
     finish_for,
 )
 
+NOTHING_MEASURED = "output_tokens, output_token_ids, generation_ms and time_to_first_token_ms"
+"""What a completion that generated nothing leaves null."""
+
 ENDED_NORMALLY = ("eos", "length", "bytes")
 """Finish reasons of a generation that stopped by itself or at a cap: never a failure."""
 
@@ -57,6 +61,8 @@ def _no_generation(completion: Completion, where: str) -> list[Mismatch]:
             ("text", completion.text != ""),
             ("output_tokens", completion.output_tokens is not None),
             ("output_token_ids", completion.output_token_ids is not None),
+            ("generation_ms", completion.generation_ms is not None),
+            ("time_to_first_token_ms", completion.time_to_first_token_ms is not None),
             ("no failure", completion.failure is None),
         )
         if present
@@ -67,8 +73,7 @@ def _no_generation(completion: Completion, where: str) -> list[Mismatch]:
         Mismatch(
             f"{where}.finish_reason",
             f"is null, but the completion records {', '.join(recorded)} (null only when no "
-            "generation ran: then failure says why, text is empty, output_tokens and "
-            "output_token_ids null)",
+            f"generation ran: then failure says why, text is empty, {NOTHING_MEASURED} null)",
         )
     ]
 
