@@ -12,6 +12,8 @@
 // Logits processors the generation config asks for (e.g. a repetition penalty) run exactly as
 // generate() runs them; with none, the argmax reads the logits in place. A browser test checks
 // that this loop and model.generate choose the same tokens (tests/browser/test_greedy.py).
+// The underscore methods used here are transformers.js internals of the pinned version: an
+// upgrade of @huggingface/transformers must keep that test green.
 //
 // `hooks`: `beforeStep()` is awaited before every forward pass (interrupts, test delays);
 // `onToken(index)` after each generated token is appended; `shouldStop(generated)` after

@@ -15,7 +15,8 @@
 // (tests/browser/test_greedy.py).
 
 // `tokenizer` is the @huggingface/tokenizers Tokenizer inside transformers.js's tokenizer
-// (`tokenizer._tokenizer`). Returns (id) => ceiling in bytes, or null when the decoder is not
+// (`tokenizer._tokenizer`, an internal of the pinned version: the browser test above checks it
+// is there and ByteLevel for every stand-in). Returns (id) => ceiling in bytes, or null when the decoder is not
 // ByteLevel (then nothing is skipped).
 export function byteCeiling(tokenizer) {
   const vocab = tokenizer?.model?.vocab;
