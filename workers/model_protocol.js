@@ -910,7 +910,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     ]
    },
    "backend_requested": {
-    "description": "The backend the user chose (`scripted` for a scripted test adapter).",
+    "description": "The backend the user chose (`scripted` for a scripted test adapter, `synthetic` for a synthetic validation model).",
     "enum": [
      "webgpu",
      "wasm",

@@ -198,7 +198,8 @@ class ModelLoad:
     error_message: str | None
     """The failure in words; null on success."""
     backend_requested: Backend
-    """The backend the user chose (`scripted` for a scripted test adapter)."""
+    """The backend the user chose (`scripted` for a scripted test adapter, `synthetic` for a
+    synthetic validation model)."""
     backend_actual: Backend | None
     """The backend that runs the model (never silently different); null if none."""
     download_bytes: int | None
@@ -431,8 +432,8 @@ def native_provenance(
                 ok=True,
                 error_code=None,
                 error_message=None,
-                backend_requested="scripted",
-                backend_actual="scripted",
+                backend_requested=kind,
+                backend_actual=kind,
                 download_bytes=0,
                 download_ms=None,
                 setup_ms=None,
