@@ -507,6 +507,19 @@ def test_a_null_backend_actual_beside_a_successful_load_is_named(document) -> No
     ]
 
 
+def test_a_backend_other_than_the_last_loads_is_named(document) -> None:
+    """The model record's backend is the one its last successful load runs on."""
+    moved = edited(document, lambda d: d["model"].update(backend_actual="wasm"))
+    found = reproduce(moved)
+    identity = [m for m in found if m.where.endswith(".model_identity")]
+    frozen = [m for m in found if m.where == "$.freezes" and "recorded hash" in m.message]
+    assert identity and all("mixed identities" in m.message for m in identity)
+    assert [str(m) for m in found if m not in identity + frozen] == [
+        "$.model.backend_actual: is 'wasm', but the last load ($.model.loads[0]) succeeded "
+        "on 'scripted' (the backend never changes silently)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

@@ -19,7 +19,8 @@ other and with the caps of its call; `reproduce` reports each disagreement as on
     output_token_ids   as many as output_tokens
 
 A model record: a successful load names its `backend_actual` and no error; a failed one its
-`error_code` and no backend; a model whose last load succeeded records `backend_actual`.
+`error_code` and no backend; a model whose last load succeeded records that load's
+`backend_actual`.
 """
 
 from __future__ import annotations
@@ -192,12 +193,17 @@ def model_mismatches(model: ModelProvenance) -> list[Mismatch]:
                     f"is {load.backend_actual!r}, but the load failed: no backend runs the model",
                 )
             )
-    if model.backend_actual is None and model.loads and model.loads[-1].ok:
+    last = model.loads[-1] if model.loads else None
+    if last is not None and last.ok and model.backend_actual != last.backend_actual:
+        detail = (
+            "is null" if model.backend_actual is None else f"is {model.backend_actual!r}"
+        ) + f", but the last load ($.model.loads[{len(model.loads) - 1}]) succeeded"
         found.append(
             Mismatch(
                 "$.model.backend_actual",
-                f"is null, but the last load ($.model.loads[{len(model.loads) - 1}]) succeeded "
-                "(null only when the last load failed)",
+                f"{detail} on {last.backend_actual!r} (the backend never changes silently)"
+                if model.backend_actual is not None
+                else f"{detail} (null only when the last load failed)",
             )
         )
     return found
