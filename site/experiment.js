@@ -670,7 +670,7 @@ class Experiment {
     const { trials, correct, failed } = this.summary ?? { trials: 0, correct: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows are the ${CONTROL_LABEL}.`;
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {

@@ -17,7 +17,7 @@ export function verdictOf(trial) {
 
 // `label`: the run's evidence label when it is not model evidence (dom.js notEvidenceLabel).
 function conditionLabel(condition, label) {
-  if (condition === "supplied-program") return `supplied program (${CONTROL_LABEL})`;
+  if (condition === "supplied-program") return CONTROL_LABEL;
   return label ? `${condition} (${label})` : condition;
 }
 

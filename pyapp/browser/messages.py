@@ -35,8 +35,8 @@ from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
 """Shown beside every number that came from a test fixture (`EVIDENCE_LABELS`)."""
-CONTROL_LABEL = "control — not model evidence"
-"""Shown beside every supplied-program (control) row."""
+CONTROL_LABEL = EVIDENCE_LABELS["control"]
+"""Shown beside every supplied-program (control) row (`EVIDENCE_LABELS`)."""
 REQUEST_TIMEOUT_MS = 120_000
 """How long the page waits for Python's reply to one request by default (site/app.js); a sweep
 run or a generation passes its own, longer deadline."""

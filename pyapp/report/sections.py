@@ -426,7 +426,7 @@ def trials(trace: Trace) -> Markup:
     s = trace.summary
     caption = (
         f"{s.trials} trials: {s.correct} correct, {s.incorrect} incorrect, {s.failed} failed; "
-        f"{s.model_evidence_trials} model-evidence trials. Supplied-program rows are the "
+        f"{s.model_evidence_trials} model-evidence trials. Supplied-program rows: "
         f"{CONTROL_LABEL}."
     )
     head = [
