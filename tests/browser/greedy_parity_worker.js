@@ -10,17 +10,38 @@ import { byteCeiling, overCap } from "./output_bytes.js";
 let tokenizer = null;
 let model = null;
 
-async function load({ model_id, dtype }) {
+// Every onnxruntime output tensor the model's session hands back that lives on the GPU, so a
+// test can see whether the loop disposed of each one (a disposed tensor's location is "none").
+const gpuOutputs = [];
+
+async function load({ model_id, dtype, device = "wasm" }) {
   const base = new URL("./transformers/", self.location.href).href;
-  const flavour = "ort-wasm-simd-threaded"; // the page's WASM build
+  // The page's builds: the asyncify one only for WebGPU.
+  const flavour = device === "webgpu" ? "ort-wasm-simd-threaded.asyncify" : "ort-wasm-simd-threaded";
   env.backends.onnx.wasm.wasmPaths = { mjs: `${base}${flavour}.mjs`, wasm: `${base}${flavour}.wasm` };
   env.backends.onnx.wasm.numThreads = 1;
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   env.localModelPath = "/models/";
   tokenizer = await AutoTokenizer.from_pretrained(model_id);
-  model = await AutoModelForCausalLM.from_pretrained(model_id, { device: "wasm", dtype });
+  model = await AutoModelForCausalLM.from_pretrained(model_id, { device, dtype });
+  const session = model.sessions.model;
+  const run = session.run.bind(session);
+  session.run = async (...args) => {
+    const outputs = await run(...args);
+    for (const tensor of Object.values(outputs)) if (tensor?.location === "gpu-buffer") gpuOutputs.push(tensor);
+    return outputs;
+  };
   return {};
+}
+
+// How many GPU outputs the generations since the last call left undisposed (and how many
+// there were); forgets them.
+function gpuLeft() {
+  const left = gpuOutputs.filter((tensor) => tensor.location !== "none").length;
+  const seen = gpuOutputs.length;
+  gpuOutputs.length = 0;
+  return { gpu_outputs: seen, gpu_undisposed: left };
 }
 
 async function compare({ prompt, template, tokens, stop_after, repetition_penalty }) {
@@ -28,8 +49,10 @@ async function compare({ prompt, template, tokens, stop_after, repetition_penalt
   const messages = [{ role: "user", content: prompt }];
   const inputs = tokenizer.apply_chat_template(messages, { ...template, add_generation_prompt: true, return_dict: true });
   const promptLength = inputs.input_ids.dims.at(-1);
+  gpuLeft();
   const out = await model.generate({ ...inputs, max_new_tokens: tokens, do_sample: false });
   const reference = out.tolist()[0].slice(promptLength).map(Number);
+  const generateGpu = gpuLeft();
   const seen = { steps: 0, tokens: [] };
   const hooks = {
     beforeStep: async () => {
@@ -39,8 +62,18 @@ async function compare({ prompt, template, tokens, stop_after, repetition_penalt
     shouldStop: (generated) => stop_after !== null && generated.length >= stop_after,
   };
   const greedy = await greedyGenerate(model, inputs, tokens, hooks);
-  const logits = await model.forward(inputs);
-  return { reference, greedy, steps: seen.steps, token_indices: seen.tokens, logits_type: logits.logits.type };
+  const greedyGpu = gpuLeft();
+  const logits = (await model.forward(inputs)).logits;
+  gpuLeft(); // this forward's own outputs are not the loop's
+  return {
+    reference,
+    greedy,
+    steps: seen.steps,
+    token_indices: seen.tokens,
+    logits_type: logits.type,
+    generate_gpu: generateGpu,
+    greedy_gpu: greedyGpu,
+  };
 }
 
 // Random id sequences (a seeded generator): half the ids anywhere in the vocabulary, half

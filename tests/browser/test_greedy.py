@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import ROOT, SITE, missing
-from playwright.sync_api import Browser, Page
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, missing
+from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.cli.serve import place, serve_in_thread
 
@@ -35,6 +35,9 @@ ONNX_FILES = {
     "q4": "model_q4.onnx",
     "q8": "model_quantized.onnx",
 }
+WEBGPU = ("qwen3", "q4", {"enable_thinking": False})
+"""What runs on WebGPU (SwiftShader, Chromium's software adapter): the stand-in the page's own
+WebGPU test loads."""
 PROMPTS = ("What is 2 + 2?", "Compute 17 * 23 - 5 and answer with the number only.")
 PAGE = (
     '<!doctype html><meta charset="utf-8"><title>greedy parity</title><script>'
@@ -87,7 +90,7 @@ def served() -> Iterator[str]:
             place(SITE / module, root / module)
         place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
         (root / "index.html").write_text(PAGE, encoding="utf-8")
-        for model, dtype, _ in subjects():
+        for model, dtype, _ in [*subjects(), WEBGPU]:
             for served_name, path in model_files(model, dtype).items():
                 if not (root / "models" / "probe" / model / served_name).exists():
                     place(path, root / "models" / "probe" / model / served_name)
@@ -169,3 +172,32 @@ def test_output_bytes_ceiling_never_changes_the_bytes_stop(loaded: Loaded) -> No
     assert checked["checked"] == 150 and checked["below_exact"] == 0
     assert checked["decisions"] > 1000 and checked["mismatches"] == 0
     assert checked["skipped"] > 0  # the ceiling did save decodes
+
+
+def test_greedy_loop_on_webgpu_chooses_generates_tokens_and_frees_the_gpu(
+    browser_type: BrowserType, served: str
+) -> None:
+    """On WebGPU the key/value cache stays on the GPU between steps: the loop must free every
+    GPU tensor it was handed, as generate() does (a leak would grow with every call)."""
+    gpu = browser_type.launch(
+        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--enable-unsafe-webgpu"]
+    )
+    try:
+        page = gpu.new_page()
+        page.goto(served + "index.html")
+        adapter = "async () => Boolean(navigator.gpu && (await navigator.gpu.requestAdapter()))"
+        if not page.evaluate(adapter):
+            pytest.skip("no WebGPU adapter even with --enable-unsafe-webgpu")
+        name, dtype, template = WEBGPU
+        load = {"type": "load", "model_id": f"probe/{name}", "dtype": dtype, "device": "webgpu"}
+        loaded = call(page, load)
+        assert loaded["ok"], loaded.get("error")
+        message = {"type": "compare", "prompt": PROMPTS[0], "template": template, "tokens": 4}
+        reply = call(page, {**message, "stop_after": None})
+        assert reply["ok"], reply.get("error")
+        assert reply["greedy"] == reply["reference"] and len(reply["greedy"]) >= 1
+        assert reply["greedy_gpu"]["gpu_outputs"] > 0  # the cache did live on the GPU
+        assert reply["generate_gpu"]["gpu_undisposed"] == 0
+        assert reply["greedy_gpu"]["gpu_undisposed"] == 0
+    finally:
+        gpu.close()
