@@ -185,6 +185,19 @@ def test_the_report_of_a_fixture_run_holds_the_run(fixture_run: Path, fixture_re
     )
     assert calibration.count("n=") == cells > 0
     assert "Test fixture — not model evidence." in calibration
+    # Points of several series fall on the same spot here: their "n=" labels must not print
+    # over each other (a label is ~36 px wide, a line 11 px high).
+    labels = [
+        (float(x), float(y))
+        for x, y in re.findall(r'<text x="([-\d.]+)" y="([-\d.]+)"[^>]*>n=', calibration)
+    ]
+    assert len(labels) == cells
+    assert not [
+        (a, b)
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+        if abs(a[0] - b[0]) < 36 and abs(a[1] - b[1]) < 11
+    ]
 
 
 def test_the_report_makes_no_request(fixture_report: Any) -> None:

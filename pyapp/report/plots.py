@@ -196,6 +196,7 @@ def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     )
     series = _series(doc)
     entries = []
+    placed: list[tuple[float, float]] = []
     for i, (label, key, cells) in enumerate(series):
         colour, shape = COLOURS.get(key, "#444"), SHAPES[i % len(SHAPES)]
         entries.append(Entry(label, colour, shape))
@@ -215,9 +216,22 @@ def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
             )
             y = f.sy(cell.observed_rate)
             group.append(marker(shape, x, y, colour, text))
-            group.append(_text(x + 8, y - 6, f"n={cell.n}", 10))
+            group.append(_text(x + 8, _label_y(x + 8, y, placed), f"n={cell.n}", 10))
         parts.append(el("g", {"data-series": key}, *group))
     return _svg(title, [*parts, *_legend(entries)])
+
+
+def _label_y(x: float, y: float, placed: list[tuple[float, float]]) -> float:
+    """The baseline of a point's "n=" label: just above the point, or the nearest line above
+    or below it that no label already placed there uses (points of several series often fall
+    on the same spot, and their labels would print over each other). Records the spot."""
+    offsets = [-6.0] + [sign * step * 11.0 - 6.0 for step in range(1, 9) for sign in (1, -1)]
+    for offset in offsets:
+        spot = y + offset
+        if all(abs(px - x) >= 36 or abs(py - spot) >= 11 for px, py in placed):
+            break
+    placed.append((x, spot))
+    return spot
 
 
 def nice_max(value: float) -> float:
