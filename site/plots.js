@@ -114,6 +114,7 @@ export function calibrationPlot(doc, { label = null } = {}) {
     }
   }
   const entries = [];
+  const placed = [];
   series.forEach((s, i) => {
     const colour = COLOURS[s.key] ?? "#444";
     const shape = SHAPES[i % SHAPES.length];
@@ -134,12 +135,30 @@ export function calibrationPlot(doc, { label = null } = {}) {
       const point = marker(shape, x + offset, sy(cell.observed_rate), colour, text);
       point.setAttribute("class", "cell");
       group.append(point);
-      group.append(el("text", { x: x + offset + 8, y: sy(cell.observed_rate) - 6, "font-size": 10 }, `n=${cell.n}`));
+      const labelX = x + offset + 8;
+      const labelY = labelLine(labelX, sy(cell.observed_rate), placed);
+      group.append(el("text", { x: labelX, y: labelY, "font-size": 10 }, `n=${cell.n}`));
     }
     svg.append(group);
   });
   legend(svg, entries);
   return svg;
+}
+
+// The baseline of a point's "n=" label: just above the point, or the nearest line above or
+// below it that no label already placed there uses (points of several series often fall on
+// the same spot, and their labels would print over each other). Records the spot. (The
+// report's pyapp/report/plots.py places them by the same rule.)
+function labelLine(x, y, placed) {
+  const offsets = [-6];
+  for (let step = 1; step <= 8; step++) offsets.push(step * 11 - 6, -step * 11 - 6);
+  let spot = y - 6;
+  for (const offset of offsets) {
+    spot = y + offset;
+    if (placed.every(([px, py]) => Math.abs(px - x) >= 36 || Math.abs(py - spot) >= 11)) break;
+  }
+  placed.push([x, spot]);
+  return spot;
 }
 
 function niceMax(value) {

@@ -237,6 +237,19 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
         text = page.inner_text(plot) or page.eval_on_selector(plot, "e => e.textContent")
         assert all(word in text for word in words), text
     assert page.eval_on_selector_all("#plot-calibration .cell", "c => c.length") >= 1
+    # Several series share a spot here; their "n=" labels must not print over each other.
+    labels = page.eval_on_selector_all(
+        "#plot-calibration text",
+        "ts => ts.filter(t => t.textContent.startsWith('n='))"
+        ".map(t => [Number(t.getAttribute('x')), Number(t.getAttribute('y'))])",
+    )
+    assert len(labels) == page.eval_on_selector_all("#plot-calibration .cell", "c => c.length")
+    assert not [
+        (a, b)
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+        if abs(a[0] - b[0]) < 36 and abs(a[1] - b[1]) < 11
+    ]
     assert page.eval_on_selector_all("#plot-cost .task", "c => c.length") == 8
 
     trace = download_json(page, "Download sweep trace JSON")
