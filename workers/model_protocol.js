@@ -402,29 +402,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "result": {
     "$ref": "#/$defs/Completion"
    }
-  },
-  "oneOf": [
-   {
-    "properties": {
-     "ok": {
-      "const": true
-     }
-    },
-    "required": [
-     "result"
-    ]
-   },
-   {
-    "properties": {
-     "ok": {
-      "const": false
-     }
-    },
-    "required": [
-     "error"
-    ]
-   }
-  ]
+  }
  },
  "Interrupt": {
   "type": "object",
@@ -470,29 +448,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "result": {
     "$ref": "#/$defs/InterruptResult"
    }
-  },
-  "oneOf": [
-   {
-    "properties": {
-     "ok": {
-      "const": true
-     }
-    },
-    "required": [
-     "result"
-    ]
-   },
-   {
-    "properties": {
-     "ok": {
-      "const": false
-     }
-    },
-    "required": [
-     "error"
-    ]
-   }
-  ]
+  }
  },
  "InterruptResult": {
   "type": "object",
@@ -598,29 +554,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "result": {
     "$ref": "#/$defs/LoadResult"
    }
-  },
-  "oneOf": [
-   {
-    "properties": {
-     "ok": {
-      "const": true
-     }
-    },
-    "required": [
-     "result"
-    ]
-   },
-   {
-    "properties": {
-     "ok": {
-      "const": false
-     }
-    },
-    "required": [
-     "error"
-    ]
-   }
-  ]
+  }
  },
  "LoadResult": {
   "type": "object",
@@ -1280,7 +1214,29 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "id",
    "ok"
   ],
-  "additionalProperties": false
+  "additionalProperties": false,
+  "oneOf": [
+   {
+    "properties": {
+     "ok": {
+      "const": true
+     }
+    },
+    "required": [
+     "result"
+    ]
+   },
+   {
+    "properties": {
+     "ok": {
+      "const": false
+     }
+    },
+    "required": [
+     "error"
+    ]
+   }
+  ]
  },
  "ModelSpec": {
   "type": "object",
@@ -1473,29 +1429,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "result": {
     "$ref": "#/$defs/ModelProvenance"
    }
-  },
-  "oneOf": [
-   {
-    "properties": {
-     "ok": {
-      "const": true
-     }
-    },
-    "required": [
-     "result"
-    ]
-   },
-   {
-    "properties": {
-     "ok": {
-      "const": false
-     }
-    },
-    "required": [
-     "error"
-    ]
-   }
-  ]
+  }
  },
  "ReplyTiming": {
   "type": "object",

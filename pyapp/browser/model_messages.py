@@ -459,16 +459,13 @@ def _tagged(record: type[ModelMessage], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reply_def(kind: str) -> dict[str, Any]:
-    """The reply to a request type: the envelope, with that type's result record."""
+    """The reply to a request type: the envelope (ok with a result, or an error), with that
+    type's result record."""
     result = RESULTS[kind].__name__
     return {
         "description": f"The reply to `{kind}`.",
         "allOf": [{"$ref": "#/$defs/ModelReply"}],
         "properties": {"type": {"const": kind}, "result": {"$ref": f"#/$defs/{result}"}},
-        "oneOf": [
-            {"properties": {"ok": {"const": True}}, "required": ["result"]},
-            {"properties": {"ok": {"const": False}}, "required": ["error"]},
-        ],
     }
 
 
@@ -482,6 +479,11 @@ def messages_schema() -> dict[str, JSON]:
         defs[message.__name__] = _tagged(message, defs)
     replies = {f"{r.__name__}Reply": _reply_def(r.TYPE) for r in REQUESTS}
     defs["ModelReply"]["properties"]["error"]["anyOf"][0] = {"$ref": "#/$defs/ModelError"}
+    # Every reply: ok with its result, or not ok with an error (once, on the envelope).
+    defs["ModelReply"]["oneOf"] = [
+        {"properties": {"ok": {"const": True}}, "required": ["result"]},
+        {"properties": {"ok": {"const": False}}, "required": ["error"]},
+    ]
     defs["ModelError"] = {
         **defs.pop("ErrorBody"),
         "properties": {
