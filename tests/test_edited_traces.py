@@ -494,29 +494,32 @@ def test_a_chain_call_finished_at_length_below_its_cap_is_named(document) -> Non
     ]
 
 
-def test_a_null_backend_actual_beside_a_successful_load_is_named(document) -> None:
-    """Not only "mixed identities" on every trial (the identity hashes the backend)."""
-    nulled = edited(document, lambda d: d["model"].update(backend_actual=None))
-    found = reproduce(nulled)
+@pytest.mark.parametrize(
+    ("backend", "rule"),
+    [
+        (
+            None,
+            "is null, but the last load ($.model.loads[0]) succeeded "
+            "(null only when the last load failed)",
+        ),
+        (
+            "wasm",
+            "is 'wasm', but the last load ($.model.loads[0]) succeeded on 'scripted' "
+            "(the backend never changes silently)",
+        ),
+    ],
+    ids=["null", "other"],
+)
+def test_a_backend_other_than_the_last_successful_loads_is_named(document, backend, rule) -> None:
+    """The model record's backend is the one its last successful load runs on; named in one
+    line, not only as "mixed identities" on every trial (the identity hashes the backend)."""
+    changed = edited(document, lambda d: d["model"].update(backend_actual=backend))
+    found = reproduce(changed)
     identity = [m for m in found if m.where.endswith(".model_identity")]
     frozen = [m for m in found if m.where == "$.freezes" and "recorded hash" in m.message]
     assert identity and all("mixed identities" in m.message for m in identity)
     assert [str(m) for m in found if m not in identity + frozen] == [
-        "$.model.backend_actual: is null, but the last load ($.model.loads[0]) succeeded "
-        "(null only when the last load failed)"
-    ]
-
-
-def test_a_backend_other_than_the_last_loads_is_named(document) -> None:
-    """The model record's backend is the one its last successful load runs on."""
-    moved = edited(document, lambda d: d["model"].update(backend_actual="wasm"))
-    found = reproduce(moved)
-    identity = [m for m in found if m.where.endswith(".model_identity")]
-    frozen = [m for m in found if m.where == "$.freezes" and "recorded hash" in m.message]
-    assert identity and all("mixed identities" in m.message for m in identity)
-    assert [str(m) for m in found if m not in identity + frozen] == [
-        "$.model.backend_actual: is 'wasm', but the last load ($.model.loads[0]) succeeded "
-        "on 'scripted' (the backend never changes silently)"
+        f"$.model.backend_actual: {rule}"
     ]
 
 
