@@ -8,7 +8,7 @@
 //   "session":  a loop calling the onnxruntime-web session directly (ORT tensors, argmax).
 // Replies {ok, ms, run_ms (inside session.run), tokens, ids} or {ok: false, error}.
 import { AutoModelForCausalLM, AutoTokenizer, env } from "./transformers/transformers.min.js";
-import { greedyGenerate } from "./greedy.js";
+import { argmaxRow, greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 
 let model = null;
@@ -16,14 +16,8 @@ let prompt = null; // {input_ids, attention_mask} of the templated prompt
 let session = null;
 let tokenizer = null;
 
-const argmaxLast = (logits) => {
-  const vocab = logits.dims.at(-1);
-  const data = logits.data;
-  const offset = (logits.dims.at(-2) - 1) * vocab;
-  let best = 0;
-  for (let k = 1; k < vocab; k++) if (data[offset + k] > data[offset + best]) best = k;
-  return best;
-};
+// The last position's argmax, by the page's own rule (workers/greedy.js).
+const argmaxLast = (logits) => argmaxRow(logits.data, logits.dims.at(-2) - 1, logits.dims.at(-1));
 
 async function load(request) {
   const base = new URL("./transformers/", self.location.href).href;
