@@ -38,19 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import generation as gen  # bench/generation.py: native loop, CPU, spread
 
-from pyapp.cli.serve import place, serve_in_thread
+from pyapp.cli.serve import place, probe_page, serve_in_thread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
 LOOPS = ("greedy", "steps", "forward", "session", "generate")
-PAGE = (
-    '<!doctype html><meta charset="utf-8"><title>wasm loops</title><script>'
-    "window.probe = { worker: new Worker('./wasm_loops_worker.js', { type: 'module' }),"
-    " call(m) { return new Promise((done) => {"
-    " this.worker.onmessage = ({ data }) => done(data);"
-    " this.worker.onerror = (e) => done({ ok: false, error: `worker error: ${e.message}` });"
-    " this.worker.postMessage(m); }); } };</script>"
-)
 
 
 STANDIN_DTYPES = {
@@ -96,7 +88,9 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
     for module in ("greedy.js", "output_bytes.js"):
         place(gen.SITE / module, root / module)
-    (root / "index.html").write_text(PAGE, encoding="utf-8")
+    (root / "index.html").write_text(
+        probe_page("wasm_loops_worker.js", "wasm loops"), encoding="utf-8"
+    )
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)
     return folder

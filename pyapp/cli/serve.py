@@ -295,6 +295,20 @@ def place(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
+def probe_page(worker: str, title: str) -> str:
+    """An index.html for an assembled folder (tests, bench) that starts the module worker
+    `worker` and gives the page `window.probe.call(message)`: post one message, resolve with
+    the worker's next reply (or `{ok: false, error}` when the worker fails)."""
+    return (
+        f'<!doctype html><meta charset="utf-8"><title>{title}</title><script>'
+        f"window.probe = {{ worker: new Worker('./{worker}', {{ type: 'module' }}),"
+        " call(m) { return new Promise((done) => {"
+        " this.worker.onmessage = ({ data }) => done(data);"
+        " this.worker.onerror = (e) => done({ ok: false, error: `worker error: ${e.message}` });"
+        " this.worker.postMessage(m); }); } };</script>"
+    )
+
+
 def serve_in_thread(directory: Path, host: str = "127.0.0.1") -> tuple[BoundedServer, str]:
     """Start a server on a free port in a daemon thread (tests, bench); returns (server, url)."""
     server = make_server(directory, host, 0)

@@ -22,7 +22,7 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, missing
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.cli.serve import place, serve_in_thread
+from pyapp.cli.serve import place, probe_page, serve_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -39,14 +39,6 @@ WEBGPU = ("qwen3", "q4", {"enable_thinking": False})
 """What runs on WebGPU (SwiftShader, Chromium's software adapter): the stand-in the page's own
 WebGPU test loads."""
 PROMPTS = ("What is 2 + 2?", "Compute 17 * 23 - 5 and answer with the number only.")
-PAGE = (
-    '<!doctype html><meta charset="utf-8"><title>greedy parity</title><script>'
-    "window.probe = { worker: new Worker('./greedy_parity_worker.js', { type: 'module' }),"
-    " call(m) { return new Promise((done) => {"
-    " this.worker.onmessage = ({ data }) => done(data);"
-    " this.worker.onerror = (e) => done({ ok: false, error: `worker error: ${e.message}` });"
-    " this.worker.postMessage(m); }); } };</script>"
-)
 
 
 def subjects() -> list[tuple[str, str, dict[str, Any]]]:
@@ -89,7 +81,9 @@ def served() -> Iterator[str]:
         for module in ("greedy.js", "output_bytes.js"):
             place(SITE / module, root / module)
         place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
-        (root / "index.html").write_text(PAGE, encoding="utf-8")
+        (root / "index.html").write_text(
+            probe_page("greedy_parity_worker.js", "greedy parity"), encoding="utf-8"
+        )
         for model, dtype, _ in [*subjects(), WEBGPU]:
             for served_name, path in model_files(model, dtype).items():
                 if not (root / "models" / "probe" / model / served_name).exists():
