@@ -24,9 +24,20 @@ Hierarchy::
         ├── RequestError                pyapp.browser.messages: a page request refused
         │                               (bad_request, unknown_type, bad_params, no_sweep, ...)
         ├── FilesError                  pyapp.sweep.files: a file in --out is not a sweep's
+        ├── SpecError                   pyapp.synthetic.spec: a synthetic model specification
+        │                               refused (bad_synthetic_spec)
+        ├── RunInputError               pyapp.report.run_folder: a run folder or document
+        │                               that cannot be read as a run (bad_run_input)
+        ├── LedgerError                 pyapp.experiment.ledger: a ledger file that is not a
+        │                               ledger (bad_ledger)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)
             ├── SetupError              nothing ran (exit 2)
+            ├── Paused                  three infrastructure failures in a row (exit 3)
             └── Interrupted             Ctrl-C / SIGTERM (130) or --timeout (1)
+
+``tests/test_error_tree.py`` walks every exception class defined in ``interpreter`` and
+``pyapp`` and checks that it derives from ``LabError``, sits in this drawing under its
+real parent, and sets a ``code``.
 
 Only the ``code`` is stable; messages are for people.
 """

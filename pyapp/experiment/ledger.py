@@ -22,6 +22,7 @@ from typing import Any
 
 from pyapp.conditions.model import ModelProvenance, identity_sha256
 from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.errors import LabError
 from pyapp.records.base import to_json
 from pyapp.records.trace import Trace
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
@@ -29,8 +30,11 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
 LEDGER_SCHEMA = "sweep-ledger/1"
 
 
-class LedgerError(ValueError):
-    """The ledger file exists but is not a ledger."""
+class LedgerError(LabError, ValueError):
+    """The ledger file exists but is not a ledger (code `bad_ledger`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_ledger", message)
 
 
 def task_set_sha256(params: TaskParams, generator_version: str = GENERATOR_VERSION) -> str:

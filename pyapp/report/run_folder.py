@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import RecordError
@@ -23,8 +23,12 @@ from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
 
 
-class RunInputError(ValueError):
-    """A run folder, a file in it or a document cannot be read as a run (a one-line message)."""
+class RunInputError(LabError, ValueError):
+    """A run folder, a file in it or a document cannot be read as a run (a one-line message;
+    code `bad_run_input`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_run_input", message)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from interpreter.lab_error import LabError
+
 Structure = Literal["independent", "size-dependent", "correlated", "cancelling"]
 STRUCTURES: tuple[Structure, ...] = get_args(Structure)
 STRUCTURE_NOTES: dict[Structure, str] = {
@@ -44,10 +46,11 @@ STRUCTURE_NOTES: dict[Structure, str] = {
 """Each structure in one line (the page's catalogue group "synthetic (validation)")."""
 
 
-class SpecError(ValueError):
+class SpecError(LabError, ValueError):
     """A synthetic model specification that cannot be used (code `bad_synthetic_spec`)."""
 
-    code = "bad_synthetic_spec"
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_synthetic_spec", message)
 
 
 @dataclass(frozen=True)
