@@ -1,9 +1,11 @@
 """The register-tree language of Composition Lab: parse, validate limits, execute.
 
 A program is one JSON tree, ``{"op": "mul", "args": [{"ref": "a"}, {"ref": "b"}]}``,
-validated once into a typed ``Program``, executed in IEEE binary64 within the
-safe-integer domain and cross-checked in exact integers. Every failure is a
-``ProgramError`` with a stable ``code`` (the table is in ``interpreter.errors``);
+validated once into a typed ``Program`` (``parse``, ``program``, ``limits``), executed in
+IEEE binary64 within the safe-integer domain and cross-checked in exact integers
+(``executor``). Every failure is a
+``ProgramError`` with a stable ``code`` (the table is in ``interpreter.errors``; its base,
+``LabError``, is in ``lab_error`` so that ``pyapp`` shares it);
 ``run`` never raises.
 
     parse_program(text, limits) -> Program        text -> validated program

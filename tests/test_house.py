@@ -263,3 +263,31 @@ def test_pyapp_modules_import_no_cycle() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def undocumented_modules(package: Path) -> list[str]:
+    """Modules and sub-packages of `package` that its `__init__` docstring does not name."""
+    tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree) or ""
+    members = [p.stem for p in package.glob("*.py") if p.stem not in {"__init__", "__main__"}]
+    members += [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
+    return sorted(m for m in members if not re.search(rf"\b{re.escape(m)}\b", doc))
+
+
+PACKAGES = sorted(
+    [ROOT / "interpreter", ROOT / "pyapp"]
+    + [p.parent for p in (ROOT / "pyapp").glob("*/__init__.py")]
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_package_docstrings_name_their_modules(package: Path) -> None:
+    """A newcomer reading a package's docstring sees every room in it."""
+    assert undocumented_modules(package) == []
+
+
+def test_the_docstring_check_finds_an_unnamed_module(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text('"""Holds ``alpha``."""\n')
+    for name in ("alpha.py", "beta.py", "__main__.py"):
+        (tmp_path / name).write_text("")
+    assert undocumented_modules(tmp_path) == ["beta"]

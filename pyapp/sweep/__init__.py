@@ -9,5 +9,6 @@ runfile    run.json
 progress   the progress bar / lines on stderr
 signals    Ctrl-C and SIGTERM
 checks     schemas and exact re-derivation at the end
-errors     SweepError, SetupError, Interrupted
+errors     SweepError, SetupError, Paused, Interrupted
+panel      the Models panel driven as a user drives it (tests, benches, screenshots)
 """
