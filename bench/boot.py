@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pyapp.cli.serve import serve_in_thread  # noqa: E402  (after the path tweak)
+from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
 from pyapp.sweep.chromium import CHROMIUM_ARGS  # noqa: E402
 
 SITE = ROOT / "build" / "site"

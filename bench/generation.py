@@ -321,7 +321,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from pyapp.cli.serve import serve_hub_in_thread, serve_in_thread
+    from pyapp.host.serve import serve_hub_in_thread, serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import load_from_catalogue
 

@@ -61,7 +61,7 @@ def boot_fixture(page: Any, url: str) -> dict[str, Any]:
 def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
-    from pyapp.cli.serve import serve_in_thread
+    from pyapp.host.serve import serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():

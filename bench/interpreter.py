@@ -116,7 +116,7 @@ def bench_tree(repeats: int) -> None:
 
 
 def bench_throughput(targets: list[int]) -> None:
-    from pyapp.conditions.interpret import run_trial
+    from pyapp.conditions.interpret import run_control_trial
     from pyapp.tasks.taskset import TaskParams, generate
 
     def scaled(target: int) -> TaskParams:
@@ -135,7 +135,7 @@ def bench_throughput(targets: list[int]) -> None:
         start = time.perf_counter()
         tasks = generate(scaled(target))
         generated = time.perf_counter()
-        correct = sum(run_trial(task).correct for task in tasks)
+        correct = sum(run_control_trial(task).correct for task in tasks)
         end = time.perf_counter()
         assert correct == len(tasks)
         per_task[target] = (end - start) / len(tasks)

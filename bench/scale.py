@@ -82,7 +82,7 @@ Samples = list[dict[str, float]]
 def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], Samples, float]:
     from playwright.sync_api import sync_playwright
 
-    from pyapp.cli.serve import serve_in_thread
+    from pyapp.host.serve import serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
 
     if not (SITE / "index.html").is_file():

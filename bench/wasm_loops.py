@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import generation as gen  # bench/generation.py: native loop, CPU, spread
 
-from pyapp.cli.serve import place, probe_page, serve_in_thread
+from pyapp.host.serve import place, probe_page, serve_in_thread
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"

@@ -4,12 +4,14 @@ success and cost on unseen compositions?
 The same package runs natively (CLI, tests, offline reproduction) and in the browser
 (Pyodide in a worker, reached through `pyapp.browser.bridge`).
 
-Its rooms (docs/architecture.md draws them and the direction of their imports): `tasks`
-(the task set of a seed), `conditions` (running and judging a condition), `records` (the
-trace and its re-derivation), `predict` (profiles, predictions, scores), `experiment`
-(measure -> freeze -> held-out), `browser` (the page's messages and session), `synthetic`
-(validation models and `simulate`), `report` (a run as one HTML file), `sweep` (headless
-sweeps in the real page), `cli` (the command line); `errors` draws the one error tree.
+Its rooms, from the bottom up (docs/architecture.md draws them; tests/test_house.py holds
+the direction of their imports): `errors` (the one error tree), `tasks` (the task set of a
+seed), `records` (record types, the model contract, prompts), `conditions` (running and
+judging a condition), `predict` (profiles, predictions, scores), `verify` (re-deriving a
+trace offline), `experiment` (measure -> freeze -> held-out), `synthetic` (validation
+models and `simulate`), `report` (a run as one HTML file), `browser` (the page's messages
+and session), `host` (files and the static server), `sweep` (headless sweeps in the real
+page), `cli` (the command line).
 """
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@
 A ~100k-parameter Llama (hidden 64, 2 layers) with a byte-level BPE tokenizer trained
 from scratch on the fixture's own texts and a ChatML chat template. It is trained from a
 fixed random init to MEMORISE a handful of exact prompt -> reply pairs (the prompts are
-rendered by this repo's own `pyapp.conditions.prompts`), then exported to ONNX for transformers.js
+rendered by this repo's own `pyapp.records.prompts`), then exported to ONNX for transformers.js
 (`text-generation-with-past`, optimum-onnx). It is a test fixture, not model evidence.
 
 The script makes its own virtualenv (build/fixture-venv, ignored by git) from
@@ -117,7 +117,7 @@ def memorised_pairs() -> list[dict[str, Any]]:
     """The prompt -> reply pairs, rendered by the repo's own pyapp (stdlib only)."""
     sys.path.insert(0, str(ROOT))
     import interpreter
-    from pyapp.conditions import prompts
+    from pyapp.records import prompts
     from pyapp.tasks import taskset as tasks
 
     by_id = tasks.tasks_by_id(tasks.generate())
@@ -579,7 +579,7 @@ and token counts. No result obtained with it may appear as a measurement of a mo
   `dtype: "q8"`); it is kept only when it reproduces every reply too.
 - `replies.json`: the machine-readable table (`name`, `messages`, `reply`, `finish`,
   `prompt_tokens`, `reply_tokens` without eos, `output_ids` = reply ids + eos).
-- Prompts are rendered by this repo's `pyapp.conditions.prompts`;
+- Prompts are rendered by this repo's `pyapp.records.prompts`;
   `tests/test_fixture_model.py` fails when they change, and the fixture must then be rebuilt.
 
 ## Rebuild

@@ -184,7 +184,7 @@ def tokenizer_folder(standin: Standin) -> Path:
 def reference_prompts() -> list[dict[str, Any]]:
     """A free prompt, a chain step and a task prompt, rendered by the repo's pyapp."""
     sys.path.insert(0, str(ROOT))
-    from pyapp.conditions import prompts
+    from pyapp.records import prompts
     from pyapp.tasks import taskset as tasks
 
     by_id = tasks.tasks_by_id(tasks.generate())

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
 
-from pyapp.cli.serve import serve_in_thread
+from pyapp.host.serve import serve_in_thread
 from pyapp.sweep.chromium import CHROMIUM_ARGS
 from pyapp.sweep.panel import load_from_catalogue
 

@@ -2,13 +2,13 @@
 // the File API and handed to the page's own Python: nothing is uploaded, nothing is fetched.
 //
 // Open a trace: a trace.json (and optionally its predictions.json), dropped or picked. Python
-// re-derives it (`trace_open`: pyapp.report.viewer.open_run — the code of `python -m pyapp
+// re-derives it (`trace_open`: pyapp.browser.viewer.open_run — the code of `python -m pyapp
 // reproduce` and `score`); this panel says "re-derived exactly" or lists every mismatch, and
 // step 4 shows the run as the live run is shown (the experiment's own renderers), with its
 // provenance, interruptions and journal under the viewing banner.
 //
 // Compare runs: several predictions.json files. Python lays them side by side
-// (`compare_runs`: pyapp.report.viewer.compare_runs — the code of `python -m pyapp compare`),
+// (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
 // and each run's two plots are drawn beside the others by plots.js.
 
 import { calibrationPlot, costPlot } from "./plots.js";

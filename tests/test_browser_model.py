@@ -21,8 +21,8 @@ from pyapp.browser.model import (
     parse_reply,
     timing_from_reply,
 )
-from pyapp.conditions.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
 from pyapp.records.base import RecordError, to_json
+from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
 
 CAPS = Caps(max_input_tokens=64, max_new_tokens=8, max_output_bytes=100, timeout_ms=1000)
 
@@ -324,7 +324,7 @@ def test_the_chat_templated_input_must_carry_its_own_hash() -> None:
 
 
 def test_the_input_hash_counts_a_lone_surrogate_as_the_browser_does() -> None:
-    from pyapp.conditions.model import text_sha256
+    from pyapp.records.model import text_sha256
 
     # TextEncoder turns a lone surrogate into U+FFFD (EF BF BD)
     assert text_sha256("a\ud800b") == hashlib.sha256(b"a\xef\xbf\xbdb").hexdigest()

@@ -12,7 +12,6 @@ from tracecheck import assert_valid_trace
 
 import interpreter
 from pyapp.conditions import run as run_module
-from pyapp.conditions.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
 from pyapp.conditions.run import (
     CancelToken,
     RouteLimits,
@@ -23,8 +22,9 @@ from pyapp.conditions.run import (
 )
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce
+from pyapp.records.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
 from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.verify.reproduce import reproduce
 
 TASKS = {t.id: t for t in generate()}
 
@@ -407,8 +407,8 @@ def test_cancelled_sweep_keeps_finished_trials():
 
 
 def test_caps_are_the_design_numbers():
-    from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
     from pyapp.conditions.run import DEFAULT_ROUTE_LIMITS
+    from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
 
     assert Caps(1024, 256, 16384, 60_000) == WHOLE_TASK_CAPS
     assert Caps(512, 32, 1024, 15_000) == CHAIN_CALL_CAPS

@@ -22,13 +22,12 @@ import pytest
 import interpreter
 from pyapp.browser import messages, model_messages
 from pyapp.cli import main as cli_main
-from pyapp.cli import serve
-from pyapp.conditions import model, prompts
 from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
 from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
 from pyapp.experiment.phases import PAUSE_AFTER
+from pyapp.host import serve
 from pyapp.predict import metrics
-from pyapp.records import documents
+from pyapp.records import documents, model, prompts
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import TRACE_2_FIELDS, budget_of
 from pyapp.tasks import taskset as tasks
@@ -364,7 +363,7 @@ def test_relative_links_in_the_documents_resolve() -> None:
 def test_the_codes_of_no_generation_are_the_specs() -> None:
     """docs/specification.md §10 "Consistency" lists the codes a null finish allows."""
     text = " ".join(spec_text().split())
-    found = re.search(r"`pyapp\.conditions\.model\.NO_GENERATION_CODES`: (.*?)\)", text)
+    found = re.search(r"`pyapp\.records\.model\.NO_GENERATION_CODES`: (.*?)\)", text)
     assert found is not None
     assert re.findall(r"`([a-z_]+)`", found.group(1)) == sorted(model.NO_GENERATION_CODES)
     assert all(model.finish_for(code) is None for code in model.NO_GENERATION_CODES)

@@ -23,15 +23,15 @@ from test_session import document as page_document
 
 from pyapp.browser import bridge
 from pyapp.browser.bridge import handle
+from pyapp.browser.viewer import open_run
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce
+from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.trace import TRACE_2_FIELDS
-from pyapp.report.viewer import open_run
 from pyapp.tasks.taskset import TaskParams
+from pyapp.verify.reproduce import reproduce
 
 SMALL = TaskParams(primitives_per_op=1, probe_pairs=1)
 CONDITIONS = ("supplied-program", "model-only", "controlled-chain")

@@ -13,16 +13,16 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.browser.messages import FIXTURE_LABEL, constants, js_module
-from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, native_provenance
+from pyapp.browser.viewer import open_run
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
-from pyapp.records.reproduce import reproduce
+from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance
 from pyapp.records.trace import Evidence
 from pyapp.report import sections
-from pyapp.report.viewer import open_run
 from pyapp.synthetic.simulate import run_seed
 from pyapp.synthetic.spec import parse_spec
 from pyapp.tasks.taskset import TaskParams
+from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = TaskParams(primitives_per_op=1, probe_pairs=1, recurrence_steps=(2,), determinants=1)

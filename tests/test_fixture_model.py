@@ -3,7 +3,7 @@
 Stdlib + pyapp only: no torch, onnxruntime or tokenizers here. The fixture is rebuilt with
 `python3 scripts/build_fixture.py` (never by CI); these tests fail when its files drift from
 the sha256 recorded in FIXTURE.md, or when the prompts it memorised are no longer what
-`pyapp.conditions.prompts` renders (a prompt revision forces a rebuild).
+`pyapp.records.prompts` renders (a prompt revision forces a rebuild).
 """
 
 from __future__ import annotations

@@ -33,11 +33,11 @@ from pyapp.browser.bridge import HANDLERS, handle
 from pyapp.browser.messages import FAILURE_CODES
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.model import ScriptedAdapter
 from pyapp.conditions.run import parse_integer
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
+from pyapp.records.model import ScriptedAdapter
 from pyapp.tasks.taskset import TaskParams
 
 LONG = os.environ.get("FUZZ_LONG") == "1"

@@ -20,13 +20,13 @@ import interpreter
 from pyapp.browser.bridge import handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.conditions.run import parse_integer
 from pyapp.errors import LabError, ParamsError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_NESTING
+from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.tasks.rng import SplitMix64
 from pyapp.tasks.taskset import MAX_COUNT, MAX_TASKS, TaskParams, generate
 

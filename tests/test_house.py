@@ -256,7 +256,7 @@ def test_the_scans_find_a_long_function(
 def test_pyapp_modules_import_no_cycle() -> None:
     graph = import_graph()
     assert "pyapp.records.trace" in graph and "pyapp.conditions.run" in graph
-    assert "pyapp.conditions.model" in graph["pyapp.conditions.run"]
+    assert "pyapp.records.model" in graph["pyapp.conditions.run"]
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
@@ -291,3 +291,98 @@ def test_the_docstring_check_finds_an_unnamed_module(tmp_path: Path) -> None:
     for name in ("alpha.py", "beta.py", "__main__.py"):
         (tmp_path / name).write_text("")
     assert undocumented_modules(tmp_path) == ["beta"]
+
+
+# --------------------------------------------------------------------------- the layers
+
+LAYERS = (
+    "errors",
+    "tasks",
+    "records",
+    "conditions",
+    "predict",
+    "verify",
+    "experiment",
+    "synthetic",
+    "report",
+    "browser",
+    "host",
+    "sweep",
+    "cli",
+    "__main__",
+)
+"""`pyapp`'s packages from the bottom up, the allowed direction written once (and drawn in
+docs/architecture.md): a package imports only from packages below it (and from itself, the
+interpreter and `pyapp`'s own `__version__`). Imports made inside functions count."""
+
+IMPORTS_ALLOWED_IN_FUNCTIONS = ("playwright", "sympy")
+"""Optional heavy dependencies, imported only where used: Playwright (only the headless
+sweep drives a browser) and sympy (about 6 MB in the page, loaded on request). Nothing else,
+of the project or not, is imported inside a function."""
+
+
+def package_of(module: str) -> str:
+    """`pyapp.records.trace` -> `records`; `pyapp.errors` -> `errors`; `pyapp` -> ``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """`importer -> imported` for every module edge that goes up or sideways the layers."""
+    found = []
+    for source, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            low, high = package_of(target), package_of(source)
+            if low == high or low == "" or low not in LAYERS:
+                continue
+            if high not in LAYERS or LAYERS.index(low) > LAYERS.index(high):
+                found.append(f"{source} -> {target}")
+    return found
+
+
+def test_every_pyapp_package_is_in_a_layer() -> None:
+    packages = {package_of(module) for module in import_graph()} - {""}
+    assert packages <= set(LAYERS), f"packages without a layer: {packages - set(LAYERS)}"
+
+
+def test_imports_point_down_the_layers() -> None:
+    graph = import_graph()
+    assert "pyapp.verify.reproduce" in graph["pyapp.cli.main"]  # in-function imports counted
+    assert layer_violations(graph) == []
+
+
+def test_the_layer_check_finds_an_import_upwards() -> None:
+    graph = {"pyapp.records.trace": {"pyapp.conditions.model", "pyapp.errors", "pyapp"}}
+    assert layer_violations(graph) == ["pyapp.records.trace -> pyapp.conditions.model"]
+
+
+def imports_in_functions(path: Path) -> list[str]:
+    """`path:line module` for each import made inside a function and not on the allowed list."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or "."]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] not in IMPORTS_ALLOWED_IN_FUNCTIONS:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    return found
+
+
+def test_imports_inside_functions_only_for_optional_heavy_dependencies() -> None:
+    found = [line for p in python_files("pyapp", "interpreter") for line in imports_in_functions(p)]
+    assert found == []
+
+
+def test_the_function_import_scan_finds_one() -> None:
+    with sample_file(
+        "late.py", "def f():\n    import sympy\n    from pyapp.records import trace\n"
+    ) as path:
+        assert [line.split(" ")[1] for line in imports_in_functions(path)] == ["pyapp.records"]

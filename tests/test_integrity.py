@@ -18,7 +18,11 @@ from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import main as cli_main
 from pyapp.conditions.failures import kind_of
-from pyapp.conditions.model import (
+from pyapp.conditions.run import run_chain
+from pyapp.experiment.phases import PAUSE_AFTER, ProtocolError, Sweep, freeze, run_phase
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.records.model import (
     DEFAULT_ROUTE_LIMITS,
     ModelFailure,
     ModelLoad,
@@ -28,13 +32,9 @@ from pyapp.conditions.model import (
     finish_for,
     identity_difference,
 )
-from pyapp.conditions.run import run_chain
-from pyapp.experiment.phases import PAUSE_AFTER, ProtocolError, Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace, read_trace
 from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 TASKS = {t.id: t for t in generate()}
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
@@ -346,7 +346,7 @@ def test_an_unpinned_revision_is_named_in_the_predictions() -> None:
 def as_trace_1(document: dict) -> dict:
     """The document as trace/1 wrote it (none of trace/2's fields; chains on chain-step/1)."""
     import interpreter
-    from pyapp.conditions import prompts
+    from pyapp.records import prompts
     from pyapp.records.trace import budget_of
 
     old = copy.deepcopy(document)
@@ -580,7 +580,7 @@ def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -
 
 def test_a_hub_download_of_a_test_fixture_relabelled_model_is_a_mismatch(finished_document):
     """The config.json hash the model worker recorded betrays a fixture served as a hub model."""
-    from pyapp.conditions.model import TEST_FIXTURE_CONFIGS
+    from pyapp.records.model import TEST_FIXTURE_CONFIGS
 
     def as_hub(config: str | None) -> list[str]:
         document = copy.deepcopy(finished_document)
@@ -600,7 +600,7 @@ def test_the_fixture_configs_are_the_committed_fixtures_and_the_catalogues():
     import hashlib
     from pathlib import Path
 
-    from pyapp.conditions.model import TEST_FIXTURE_CONFIGS
+    from pyapp.records.model import TEST_FIXTURE_CONFIGS
 
     root = Path(__file__).resolve().parent
     files = [root / "fixtures" / "tiny-chat" / "config.json"]

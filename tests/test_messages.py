@@ -13,8 +13,8 @@ from test_predict import known_model
 
 from pyapp.browser import bridge, messages
 from pyapp.browser.session import Context
-from pyapp.conditions.model import Caps, ScriptedAdapter
 from pyapp.records.base import field_docs, from_json, to_json
+from pyapp.records.model import Caps, ScriptedAdapter
 from pyapp.records.trace import NO_TRIALS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ from test_browser_model import LOAD as LOAD_RECORD
 
 from pyapp.browser import model_messages as mm
 from pyapp.cli.main import model_channel_files
-from pyapp.conditions.model import Caps
 from pyapp.records.base import RecordError, field_docs
+from pyapp.records.model import Caps
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = ROOT / "workers"

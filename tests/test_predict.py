@@ -10,7 +10,6 @@ from promptread import chain_operands, chain_value, read_registers
 from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import EXPORTS
-from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.conditions.run import CancelToken
 from pyapp.experiment.phases import (
     ProtocolError,
@@ -22,8 +21,9 @@ from pyapp.experiment.phases import (
 )
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.tasks.taskset import TaskParams
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 def validate_predictions(document):

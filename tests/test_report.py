@@ -22,8 +22,8 @@ from test_session import Page, call, document
 
 from pyapp.browser import bridge
 from pyapp.browser.session import Session
-from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.base import to_json
+from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.report.markup import el, escape
 from pyapp.report.plots import nice_max
 
@@ -314,8 +314,8 @@ def test_markup_helpers_refuse_names_that_are_data() -> None:
 
 
 def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
+    from pyapp.browser.viewer import open_run
     from pyapp.report.run_folder import RunInputError
-    from pyapp.report.viewer import open_run
 
     trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
     predictions = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
@@ -339,8 +339,8 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
 
 
 def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: Path) -> None:
+    from pyapp.browser.viewer import compare_runs
     from pyapp.report.run_folder import RunInputError
-    from pyapp.report.viewer import compare_runs
 
     for name in ("A", "B"):
         (tmp_path / name).mkdir()

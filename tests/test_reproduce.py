@@ -4,7 +4,7 @@ import pytest
 
 from pyapp.conditions.interpret import run_supplied
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce
+from pyapp.verify.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")

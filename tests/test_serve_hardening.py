@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.cli.serve import BoundedServer, make_server, serve_hub_in_thread, server_url
+from pyapp.host.serve import BoundedServer, make_server, serve_hub_in_thread, server_url
 
 DEADLINE_S = 60
 

@@ -12,11 +12,11 @@ from tracecheck import assert_valid_trace
 from pyapp.browser import bridge
 from pyapp.browser.messages import parse_request
 from pyapp.browser.session import Context, Session, resumed_trace
-from pyapp.conditions.model import ScriptedAdapter, ScriptedReply
 from pyapp.experiment.ledger import record_trace
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.trace import read_trace
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 class Page:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pyapp.conditions import prompts
+from pyapp.records import prompts
 from pyapp.tasks import taskset
 
 ROOT = Path(__file__).resolve().parents[1]

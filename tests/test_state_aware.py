@@ -12,11 +12,11 @@ from pyapp.cli.main import main
 from pyapp.predict import state_aware
 from pyapp.predict.predictor import read_predictions
 from pyapp.records.base import from_json, to_json
-from pyapp.records.reproduce import reproduce_predictions
 from pyapp.records.trace import Trace
 from pyapp.synthetic.simulate import run_seed
 from pyapp.synthetic.spec import SyntheticSpec
 from pyapp.tasks.taskset import PRESETS, TaskParams, generate, preset_params
+from pyapp.verify.reproduce import reproduce_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 

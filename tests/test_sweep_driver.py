@@ -22,7 +22,7 @@ from test_predict import known_model
 
 from pyapp.browser import bridge
 from pyapp.browser.session import Context, Session
-from pyapp.conditions.model import ModelFailure, ScriptedAdapter, ScriptedReply
+from pyapp.records.model import ModelFailure, ScriptedAdapter, ScriptedReply
 from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import Interrupted, Paused
 from pyapp.sweep.files import read_sweep

@@ -9,11 +9,11 @@ from test_predict import known_model
 
 from pyapp.browser import bridge
 from pyapp.browser.session import Context, Session
-from pyapp.conditions.model import ScriptedAdapter
-from pyapp.records.reproduce import reproduce
+from pyapp.records.model import ScriptedAdapter
 from pyapp.sweep.errors import SweepError
 from pyapp.sweep.files import TRACE, TRIALS, TrialsFile, read_sweep, stored_texts, write_checkpoint
 from pyapp.sweep.runfile import RunFile, RunRecord, typed
+from pyapp.verify.reproduce import reproduce
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import main
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.synthetic.simulate import run_seed
 from pyapp.synthetic.spec import SpecError, SyntheticSpec, parse_spec
 from pyapp.tasks.taskset import TaskParams
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 def simulate(spec, params=None, conditions=("model-only", "model-program", "controlled-chain")):

@@ -14,11 +14,11 @@ from pyapp.browser import bridge
 from pyapp.browser.messages import constants
 from pyapp.browser.session import Session
 from pyapp.records.base import to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import EVIDENCE_NOTES
 from pyapp.synthetic.simulate import run_seed
 from pyapp.synthetic.spec import STRUCTURES, parse_spec
 from pyapp.tasks.taskset import preset_params
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
 MOMENTS = ("started_at", "ended_at")

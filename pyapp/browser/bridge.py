@@ -22,11 +22,16 @@ from typing import Any, TypeVar
 from pyapp import __version__
 from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
+from pyapp.browser.model import handle_model_generate
 from pyapp.browser.session import Context, Session, browser_info, task_params
+from pyapp.browser.viewer import compare_runs, open_run
+from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
 from pyapp.records.trace import TaskRecord
+from pyapp.report.run_folder import RunInputError
+from pyapp.tasks.sympy_oracle import check
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
@@ -49,7 +54,6 @@ def _tasks(request: m.TasksRequest, ctx: Context) -> m.TaskSet:
 
 
 def _run_supplied(request: m.RunSupplied, ctx: Context) -> m.SuppliedRun:
-    from pyapp.conditions.interpret import run_supplied
 
     browser = browser_info(request.environment)
     return m.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
@@ -85,7 +89,6 @@ async def _sympy_load(request: m.SympyLoad, ctx: Context) -> m.SympyLoaded:
 
 
 async def _sympy_check(request: m.SympyCheck, ctx: Context) -> m.SympyChecked:
-    from pyapp.tasks.sympy_oracle import check
 
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)
@@ -98,7 +101,6 @@ def _memory(request: m.Memory, ctx: Context) -> m.WorkerMemory:
 
 
 async def _model_generate(request: m.ModelGenerate, ctx: Context) -> m.Generated:
-    from pyapp.browser.model import handle_model_generate
 
     adapter = _runtime(ctx, "model_adapter")()
     try:
@@ -132,8 +134,6 @@ def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
 
 
 def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
-    from pyapp.report.run_folder import RunInputError
-    from pyapp.report.viewer import open_run
 
     docs = _documents(
         {"the trace": request.trace_json, "the predictions": request.predictions_json}
@@ -145,8 +145,6 @@ def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
 
 
 def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
-    from pyapp.report.run_folder import RunInputError
-    from pyapp.report.viewer import compare_runs
 
     docs = _documents({run.name: run.predictions_json for run in request.runs})
     try:

@@ -25,12 +25,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pyapp.conditions.model import Completion, ModelProvenance
+from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
 from pyapp.errors import LabError
 from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Completion, ModelProvenance
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
+from pyapp.synthetic.spec import STRUCTURE_NOTES
+from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
@@ -911,10 +914,6 @@ def messages_schema() -> dict[str, JSON]:
 
 def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
-    from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
-    from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
-    from pyapp.synthetic.spec import STRUCTURE_NOTES
-    from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
     return {
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],

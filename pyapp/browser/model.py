@@ -43,7 +43,9 @@ from typing import Any
 from pyapp.browser import model_messages as channel
 from pyapp.browser.messages import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
-from pyapp.conditions.model import (
+from pyapp.errors import RecordError, ReplyError
+from pyapp.records.base import JSON, from_json
+from pyapp.records.model import (
     NO_GENERATION_CODES,
     WHOLE_TASK_CAPS,
     Caps,
@@ -53,8 +55,6 @@ from pyapp.conditions.model import (
     finish_for,
     input_hash_matches,
 )
-from pyapp.errors import RecordError, ReplyError
-from pyapp.records.base import JSON, from_json
 
 __all__ = [  # re-exported: reply checks live with the records, finish_for with Completion
     "NO_GENERATION_CODES",
@@ -152,7 +152,7 @@ def parse_provenance(data: JSON) -> ModelProvenance:
 
 
 class BrowserModelAdapter:
-    """A `pyapp.conditions.model.ModelAdapter` whose model runs in the browser's model worker."""
+    """A `pyapp.records.model.ModelAdapter` whose model runs in the browser's model worker."""
 
     def __init__(
         self, transport: Transport, clock: Callable[[], float] = time.perf_counter

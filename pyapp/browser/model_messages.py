@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pyapp.browser.messages import ErrorBody
-from pyapp.conditions.model import (
+from pyapp.errors import RecordError, ReplyError
+from pyapp.records.base import JSON, from_json, json_schema, to_json
+from pyapp.records.model import (
     AdapterInfo,
     Caps,
     Completion,
@@ -46,8 +48,6 @@ from pyapp.conditions.model import (
     ModelProvenance,
     WasmInfo,
 )
-from pyapp.errors import RecordError, ReplyError
-from pyapp.records.base import JSON, from_json, json_schema, to_json
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/model-messages.schema.json"
 

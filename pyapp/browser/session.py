@@ -60,8 +60,6 @@ from pyapp.browser.messages import (
     TrialStart,
     event,
 )
-from pyapp.conditions import clock
-from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
 from pyapp.experiment.ledger import ledger_task_ids
 from pyapp.experiment.phases import (
@@ -74,8 +72,11 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
-from pyapp.predict.predictor import FrozenProfile, predict, score_trace
+from pyapp.predict.predictor import FrozenProfile, heldout_tasks, predict, score_trace
+from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
+from pyapp.records.params import task_params as params_from_json
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     BrowserInfo,
@@ -119,17 +120,12 @@ SessionError = RequestError
 
 
 def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
-    """TaskParams from a request's `seed` and optional `params` (defaults elsewhere)."""
-    merged = to_json(TaskParams())
-    assert isinstance(merged, dict)
-    merged.update(params or {})
-    if seed is not None:
-        merged["seed"] = seed
+    """TaskParams from a request's `seed` and optional `params` (`pyapp.records.params`),
+    refused as a request error."""
     try:
-        result: TaskParams = from_json(TaskParams, merged)
+        return params_from_json(seed, params)
     except RecordError as error:
         raise RequestError("bad_params", str(error)) from None
-    return result
 
 
 def browser_info(environment: dict[str, JSON] | None) -> BrowserInfo | None:
@@ -467,7 +463,6 @@ def _loads(text: object, name: str) -> JSON:
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
     """Per frozen profile, what it predicts for each held-out task of its condition."""
-    from pyapp.predict.predictor import heldout_tasks
 
     return tuple(
         HeldoutPredictions(

@@ -1,3 +1,3 @@
-"""The command line (``python -m pyapp``): its commands (``main``), what they share with the
-sweep (``common``: paths, usage errors, atomic writes, ``--param``), ``simulate``
-(synthetic models over many seeds, natively) and the static server (``serve``)."""
+"""The command line (``python -m pyapp``): its commands (``main``) and ``simulate``
+(synthetic models over many seeds, natively). What it shares with the sweep (paths, atomic
+writes, the static server) is in ``pyapp.host``, below both."""

@@ -29,15 +29,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.cli.common import (
+from pyapp.browser import model_messages
+from pyapp.browser.messages import js_module, markdown_tables, messages_schema
+from pyapp.cli.simulate import add_parser as add_simulate
+from pyapp.conditions.interpret import run_supplied
+from pyapp.errors import InputError, LabError, RecordError, UsageError
+from pyapp.host.files import (
     EXPORTS,
     REPO_ROOT,
     task_params_of,
     write_atomically,
 )
-from pyapp.errors import InputError, LabError, UsageError
+from pyapp.host.serve import serve
+from pyapp.predict import compare
+from pyapp.predict.predictor import predictions_schema, read_predictions, score_trace
+from pyapp.records import trace as trace_module
+from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
+from pyapp.records.trace import read_trace, trace_schema
+from pyapp.report import RunInputError, build_report
+from pyapp.sweep import main as sweep_main
+from pyapp.sweep.runfile import run_schema
 from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, generate
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 if TYPE_CHECKING:
     from pyapp.records.trace import Trace
@@ -108,8 +122,6 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pyapp.conditions.interpret import run_supplied
-    from pyapp.records import trace as trace_module
 
     if args.condition != "supplied-program":
         print(
@@ -130,15 +142,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from pyapp.records.reproduce import reproduce
 
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
     mismatches = reproduce(document)
     if predictions is not None:
-        from pyapp.records.reproduce import reproduce_predictions
-
         mismatches += reproduce_predictions(document, predictions)
     if mismatches:
         for mismatch in mismatches:
@@ -161,8 +170,6 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from pyapp.predict.predictor import score_trace
-    from pyapp.records.base import to_json
 
     out = check_output(args.out, "--out") if args.out else None
     trace = valid_trace(read_trace_document(args.trace), args.trace)
@@ -223,9 +230,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pyapp.errors import RecordError
-    from pyapp.predict import compare
-    from pyapp.predict.predictor import read_predictions
 
     outputs = [
         check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
@@ -259,7 +263,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pyapp.report import RunInputError, build_report
 
     try:
         text, verification = build_report(Path(args.run_dir))
@@ -280,16 +283,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     # Imported here: playwright is needed by `sweep` only, never by the other commands.
-    from pyapp.sweep import main as sweep_main
 
     return sweep_main.main(args, ["python -m pyapp", *(args.argv or [])])
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-    from pyapp.browser.messages import messages_schema
-    from pyapp.predict.predictor import predictions_schema
-    from pyapp.records.trace import trace_schema
-    from pyapp.sweep.runfile import run_schema
 
     return {
         "trace.schema.json": trace_schema(),
@@ -301,7 +299,6 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 def generated() -> dict[Path, str]:
     """Every generated file: the schemas in exports/ and the page's protocol constants."""
-    from pyapp.browser.messages import js_module
 
     files = {
         EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
@@ -316,7 +313,6 @@ def generated() -> dict[Path, str]:
 
 def model_channel_files() -> dict[Path, str]:
     """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
-    from pyapp.browser import model_messages
 
     models = REPO_ROOT / "docs" / "models.md"
     tables = model_messages.markdown_tables()
@@ -333,7 +329,6 @@ def model_channel_files() -> dict[Path, str]:
 def with_generated_block(text: str, tables: str | None = None, marker: str = "messages") -> str:
     """docs text with its generated message tables (between the `marker` comments, by default
     the page ⇄ Python tables) brought up to date."""
-    from pyapp.browser.messages import markdown_tables
 
     start = text.index(f"<!-- {marker}:begin")
     head_end = text.index("\n", start) + 1
@@ -360,7 +355,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from pyapp.cli.serve import serve
 
     try:
         serve(Path(args.dir), args.host, args.port)
@@ -513,8 +507,6 @@ def parser() -> argparse.ArgumentParser:
     _sweep_options(p)
     p.set_defaults(func=cmd_sweep)
 
-    from pyapp.cli.simulate import add_parser as add_simulate
-
     add_simulate(sub)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
@@ -551,8 +543,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def valid_trace(document: Any, path: str) -> Trace:
     """The `Trace` record of a trace document, or an InputError naming the file."""
-    from pyapp.errors import RecordError
-    from pyapp.records.trace import read_trace
 
     try:
         return read_trace(document)

@@ -18,11 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.cli.common import UsageError, task_params_of, write_atomically
+from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.host.files import UsageError, task_params_of, write_atomically
 from pyapp.records.base import to_json
-from pyapp.records.trace import Condition
+from pyapp.records.trace import Condition, dumps
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
 from pyapp.synthetic.spec import SpecError, parse_spec
+from pyapp.tasks.taskset import PRESETS
 
 MAX_SEEDS = 100_000
 
@@ -41,7 +43,6 @@ def parse_seeds(text: str) -> range:
 
 
 def parse_conditions(text: str | None) -> tuple[Condition, ...]:
-    from pyapp.conditions.run import MODEL_CONDITIONS
 
     if text is None:
         return MODEL_CONDITIONS
@@ -71,7 +72,6 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from pyapp.records.trace import dumps
 
     try:
         spec = parse_spec(args.model)
@@ -112,7 +112,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pyapp.tasks.taskset import PRESETS
 
     p = sub.add_parser(
         "simulate",

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import interpreter
-from pyapp.conditions.clock import elapsed_ms, now_ns
 from pyapp.records.base import ProgramJSON
+from pyapp.records.clock import elapsed_ms, now_ns
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
@@ -117,8 +117,10 @@ def judged_timings(
     )
 
 
-def run_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMITS) -> Trial:
-    """Render the reference program as text, parse it, execute it once, verify it."""
+def run_control_trial(task: Task, limits: interpreter.Limits = interpreter.DEFAULT_LIMITS) -> Trial:
+    """The supplied-program control trial of `task` (never model evidence): render the
+    reference program as text, parse it, execute it once, verify it. (`run.run_trial` runs
+    a model condition.)"""
     started_at = utc_now()
     start = now_ns()
     text = interpreter.canonical_program_text(task.program)
@@ -144,5 +146,5 @@ def run_supplied(params: TaskParams | None = None, browser: BrowserInfo | None =
     """Run the supplied-program control over the whole task set of `params`."""
     p = params or TaskParams()
     tasks = generate(p)
-    trials = tuple(replace(run_trial(t), sequence=i) for i, t in enumerate(tasks, start=1))
+    trials = tuple(replace(run_control_trial(t), sequence=i) for i, t in enumerate(tasks, start=1))
     return make_trace(p, tasks, trials, (CONDITION,), None, browser)

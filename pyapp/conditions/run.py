@@ -30,10 +30,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import interpreter
-from pyapp.conditions import prompts
-from pyapp.conditions.clock import elapsed_ms, now_ns
 from pyapp.conditions.interpret import interpret, judged_timings
-from pyapp.conditions.model import (
+from pyapp.errors import Cancelled
+from pyapp.records import prompts
+from pyapp.records.base import ProgramJSON
+from pyapp.records.clock import elapsed_ms, now_ns
+from pyapp.records.model import (
     CHAIN_CALL_CAPS,
     DEFAULT_ROUTE_LIMITS,
     WHOLE_TASK_CAPS,
@@ -42,9 +44,7 @@ from pyapp.conditions.model import (
     ModelAdapter,
     RouteLimits,
 )
-from pyapp.conditions.prompts import RenderedPrompt
-from pyapp.errors import Cancelled
-from pyapp.records.base import ProgramJSON
+from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.trace import (
     ChainCall,
     ChainRoute,

@@ -2,7 +2,7 @@
 page keeps its own in IndexedDB).
 
 A sweep whose held-out tasks were observed in an earlier run with the same model identity
-(`pyapp.conditions.model.identity_sha256`) and the same task set (seed, task parameters,
+(`pyapp.records.model.identity_sha256`) and the same task set (seed, task parameters,
 generator version) is exploratory: the sweep CLI reads this file before it starts a sweep
 and passes what it holds as `previously_observed`, and records every held-out task its
 sweep observed. The file is JSON:
@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pyapp.conditions.model import ModelProvenance, identity_sha256
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.errors import LabError
+from pyapp.predict.predictor import heldout_tasks
 from pyapp.records.base import to_json
+from pyapp.records.model import ModelProvenance, identity_sha256
 from pyapp.records.trace import Trace
-from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
+from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
 
 LEDGER_SCHEMA = "sweep-ledger/1"
 
@@ -77,7 +78,6 @@ def observed_for(
 def ledger_task_ids(tasks: Sequence[Task], condition: str) -> frozenset[str]:
     """The tasks whose observation under `condition` a ledger records (this file, the page's
     IndexedDB one): the held-out tasks its profile predicts; none for a control condition."""
-    from pyapp.predict.predictor import heldout_tasks
 
     if condition not in MODEL_CONDITIONS:
         return frozenset()
@@ -92,7 +92,6 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
     """The ledger with every held-out model-condition task the trace observed added."""
     if trace.model is None:
         return ledger
-    from pyapp.tasks.taskset import generate
 
     tasks = generate(trace.run.task_params)
     identity = identity_sha256(trace.model)

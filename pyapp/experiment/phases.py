@@ -28,20 +28,20 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Literal
 
-from pyapp.conditions.clock import ClockInfo
 from pyapp.conditions.failures import kind_of
-from pyapp.conditions.interpret import run_trial as run_control
-from pyapp.conditions.model import (
+from pyapp.conditions.interpret import run_control_trial
+from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
+from pyapp.errors import Cancelled
+from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
+from pyapp.predict.predictor import FrozenProfile, freeze_profile
+from pyapp.records.clock import ClockInfo
+from pyapp.records.model import (
     ModelAdapter,
     ModelProvenance,
     current_load_id,
     identity_difference,
     identity_sha256,
 )
-from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
-from pyapp.errors import Cancelled
-from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
-from pyapp.predict.predictor import FrozenProfile, freeze_profile
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
@@ -266,7 +266,7 @@ async def attempt(
     """One attempt of one trial, stamped with its place in the timeline and, for a model
     condition, the load and identity it ran under (the adapter's model is bound first)."""
     if condition == "supplied-program":
-        return replace(run_control(task), sequence=sweep.next_sequence())
+        return replace(run_control_trial(task), sequence=sweep.next_sequence())
     sweep.bind(adapter.provenance)
     load_id = current_load_id(sweep.model)
     identity = identity_sha256(sweep.model)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pyapp.conditions.model import revision_note
+from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.predict import state_aware
 from pyapp.predict.metrics import (
     CalibrationCell,
@@ -41,6 +41,7 @@ from pyapp.predict.metrics import (
 )
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
+from pyapp.records.model import revision_note
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
@@ -397,7 +398,6 @@ def canonical_json(value: object) -> str:
 
 def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ...]:
     """Held-out tasks a profile under `condition` predicts (chains: routed ones only)."""
-    from pyapp.conditions.run import plan_route
 
     return tuple(
         t
@@ -456,7 +456,6 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
 
 
 def predict(frozen: FrozenProfile, task: Task) -> Prediction:
-    from pyapp.conditions.run import plan_route
 
     if frozen.profile.condition == "controlled-chain":
         route = plan_route(task)
@@ -612,7 +611,6 @@ def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult
 def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
     """The steps a prediction composes, with exact values: the route's calls for chains,
     the reference program's nodes otherwise."""
-    from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 
     if condition != "controlled-chain":
         return state_aware.program_steps(task.program, dict(task.registers))

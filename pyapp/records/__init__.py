@@ -1,4 +1,7 @@
-"""Records, schemas and reproduction: JSON helpers and record bases (``base``), the trace and
-its generated schema (``trace``), documents read under input limits (``documents``), the
-evidence labels (``evidence``), re-deriving a trace offline (``reproduce``) and the rules
-by which its fields must agree (``consistency``)."""
+"""Record types and what builds them, at the bottom of `pyapp`'s layers: JSON helpers and
+record bases (``base``), the trace and its generated schema (``trace``), the model contract's
+records and the scripted adapter (``model``: ``Caps``, ``Completion``, ``ModelAdapter``,
+provenance), the clock (``clock``), prompt rendering (``prompts``, templates in
+``prompts/``), task parameters from JSON (``params``), documents read under input limits
+(``documents``) and the evidence labels (``evidence``). Re-deriving a record is above the
+runners, in ``pyapp.verify``."""

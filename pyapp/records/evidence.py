@@ -14,7 +14,7 @@ the supplied-program `control`.
 
 from __future__ import annotations
 
-from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, ModelProvenance
+from pyapp.records.model import TEST_FIXTURE_CONFIGS, ModelProvenance
 from pyapp.records.trace import Evidence
 
 EVIDENCE_LABELS: dict[Evidence, str] = {

@@ -22,8 +22,10 @@ from typing import Literal
 
 import interpreter
 from pyapp import __version__
-from pyapp.conditions.clock import ClockInfo
-from pyapp.conditions.model import (
+from pyapp.records.base import JSON, ProgramJSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.clock import ClockInfo, measure_clock
+from pyapp.records.model import (
+    GENERATION_SETTINGS,
     Caps,
     Completion,
     GenerationSettings,
@@ -31,9 +33,8 @@ from pyapp.conditions.model import (
     RouteLimits,
     revision_note,
 )
-from pyapp.conditions.prompts import RenderedPrompt
-from pyapp.records.base import JSON, ProgramJSON, RecordError, from_json, json_schema, to_json
-from pyapp.tasks.taskset import Task, TaskLike, TaskParams
+from pyapp.records.prompts import RenderedPrompt, template_hashes
+from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskLike, TaskParams
 
 SCHEMA_VERSION = "trace/2"
 LEGACY_SCHEMA_VERSIONS = ("trace/1",)
@@ -271,7 +272,7 @@ class Trial:
     """The model load it ran under (`model.loads[].load_id`); null when no model was called
     (the control, an unsupported route) or in traces upgraded from trace/1."""
     model_identity: str | None
-    """SHA-256 of the model load identity it ran under (`pyapp.conditions.model.identity_sha256`);
+    """SHA-256 of the model load identity it ran under (`pyapp.records.model.identity_sha256`);
     null when no model was involved or in traces upgraded from trace/1."""
     task_id: str
     """The task this trial attempted."""
@@ -527,8 +528,6 @@ def new_run_info(
     templates: dict[str, str],
     faults: tuple[str, ...] = (),
 ) -> RunInfo:
-    from pyapp.conditions.model import GENERATION_SETTINGS
-    from pyapp.tasks.taskset import GENERATOR_VERSION
 
     return RunInfo(
         run_id=uuid.uuid4().hex,
@@ -638,8 +637,6 @@ def make_trace(
     faults: tuple[str, ...] = (),
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now unless given)."""
-    from pyapp.conditions.clock import measure_clock
-    from pyapp.conditions.prompts import template_hashes
 
     return Trace(
         schema_version="trace/2",

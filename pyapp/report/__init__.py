@@ -6,8 +6,6 @@
     plots.py        the page's two plots as inline SVG
     markup.py       HTML building in which text from a trace is always escaped
     page.py         the document: inline styles, a CSP that forbids every load and script
-    viewer.py       what the page shows for a trace or runs a reader opens (Open a trace,
-                    Compare runs)
 
 The file needs nothing but a browser: it opens from disk, makes no request and runs no
 script. Its numbers are derived from the trace by the same code as `score` and

@@ -3,7 +3,7 @@
 A run folder holds `trace.json` (required), and may hold `predictions.json` (the page's or
 the sweep's predictions document) and `run.json` (the sweep's record). Reading it checks the
 trace against its record types; `verify` re-derives the trace from its seed and raw trials
-(`pyapp.records.reproduce`) and the predictions from the trace alone
+(`pyapp.verify.reproduce`) and the predictions from the trace alone
 (`pyapp.predict.predictor.score_trace`), and compares a supplied predictions document with
 them number for number. A report shows the derived numbers, never the supplied ones.
 """
@@ -19,8 +19,8 @@ from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import RecordError
 from pyapp.records.documents import loads_document
-from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 class RunInputError(LabError, ValueError):

@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyapp.browser.messages import CONTROL_LABEL
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
@@ -20,6 +19,7 @@ from pyapp.records.evidence import run_evidence as evidence_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
 
+CONTROL_LABEL = EVIDENCE_LABELS["control"]
 BANNERS: dict[Evidence, str] = {kind: label.upper() for kind, label in EVIDENCE_LABELS.items()}
 """The run's evidence label as its banner says it (the page's wording, in capitals)."""
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.cli.common import EXPORTS
+from pyapp.host.files import EXPORTS
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 def validate(document: Any, schema_name: str) -> list[str] | None:
@@ -24,7 +25,6 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
 
 def check_files(out: Path) -> dict[str, Any]:
     """Validate trace.json and predictions.json against exports/ and re-derive both."""
-    from pyapp.records.reproduce import reproduce, reproduce_predictions
 
     trace = json.loads((out / "trace.json").read_text("utf-8"))
     predictions = json.loads((out / "predictions.json").read_text("utf-8"))

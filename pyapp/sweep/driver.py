@@ -31,7 +31,11 @@ from pyapp.browser.messages import (
     parse_result,
     request_message,
 )
-from pyapp.cli.common import write_atomically
+from pyapp.browser.model import parse_provenance
+from pyapp.browser.session import task_params
+from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace
+from pyapp.host.files import write_atomically
 from pyapp.records.base import to_json
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
@@ -109,7 +113,6 @@ class Driver:
 
     def record_ledger(self, trace: Trace) -> None:
         """Add the held-out tasks this trace observed to the ledger file (at checkpoints)."""
-        from pyapp.experiment.ledger import LedgerError, read_ledger, record_trace
 
         if self.ledger is None:
             return
@@ -122,9 +125,6 @@ class Driver:
 
     def previously_observed(self) -> dict[str, list[str]]:
         """What the ledger holds for the loaded model's identity and this task set."""
-        from pyapp.browser.model import parse_provenance
-        from pyapp.browser.session import task_params
-        from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger
 
         if self.ledger is None:
             return {}
@@ -355,7 +355,6 @@ class Driver:
     def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> SweepState:
         """Start or resume, then one run of phase `all` (Python orders measure → freeze →
         held-out and says where it stands), then score, all in the page."""
-        from pyapp.conditions.run import ALL_CONDITIONS
 
         state: SweepState
         if stored is not None:

@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 from typing import IO
 
-from pyapp.cli.common import write_atomically
 from pyapp.errors import LabError
+from pyapp.host.files import write_atomically
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.trace import Trace, Trial, with_trials
 
@@ -108,7 +109,6 @@ def document_text(value: object) -> str:
 
 def write_checkpoint(out: Path, header_json: str, lines: list[str]) -> Trace:
     """trace.json (and predictions.json once something is frozen), atomically."""
-    from pyapp.predict.predictor import score_trace
 
     trace = assemble(header_json, lines)
     write_atomically(out / TRACE, document_text(trace))

@@ -38,13 +38,15 @@ import sys
 import time
 from contextlib import suppress
 from dataclasses import replace
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
 from pyapp.browser.messages import Hello
-from pyapp.cli.common import REPO_ROOT, UsageError
+from pyapp.host.files import REPO_ROOT, UsageError
+from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
 from pyapp.records.base import to_json
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
@@ -81,8 +83,6 @@ FIXTURE_NOTE = (
 
 def versions(page_hello: dict[str, Any] | None, browser_version: str | None) -> dict[str, Any]:
     try:
-        from importlib.metadata import version
-
         playwright_version: str | None = version("playwright")
     except Exception:
         playwright_version = None
@@ -129,7 +129,6 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
-    from pyapp.cli.serve import SiteMissingError, check_site
 
     out = Path(args.out)
     run, stored, in_flight = prepare_out(out, args.resume)
@@ -182,8 +181,6 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     status, message, code = "failed", "", 1
     try:
         with stop.installed(), sync_playwright() as playwright:
-            from pyapp.cli.serve import serve_in_thread
-
             server, site_url = serve_in_thread(site)
             servers.append(server)
             model_host = serve_model_folder(options, choice, servers)
@@ -307,7 +304,6 @@ def begin_session(
 
 def serve_model_folder(options: Options, choice: ModelChoice, servers: list[Any]) -> str | None:
     """The model host the page loads from: a local folder is served like the hub."""
-    from pyapp.cli.serve import serve_hub_in_thread
 
     model_host = options.model_host
     if options.model_folder or (model_host and Path(model_host).is_dir()):

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.cli.common import UsageError, param_overrides
+from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.host.files import UsageError, param_overrides
 from pyapp.sweep.errors import SetupError
+from pyapp.tasks.taskset import DEFAULT_SEED
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,6 @@ class Options:
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
-    from pyapp.conditions.run import ALL_CONDITIONS
 
     if text is None:
         return None
@@ -111,7 +112,6 @@ def fault_errors(text: str) -> list[str]:
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-    from pyapp.tasks.taskset import DEFAULT_SEED
 
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")

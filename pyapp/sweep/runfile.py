@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.cli.common import write_atomically
+from pyapp.host.files import write_atomically
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 from pyapp.sweep.errors import SetupError, SweepError
 

@@ -25,8 +25,9 @@ import re
 
 import interpreter
 from interpreter import Node, Op
-from pyapp.conditions.clock import ClockInfo
-from pyapp.conditions.model import (
+from pyapp.conditions.run import exact_op, plan_route, resolve_operand
+from pyapp.records.clock import ClockInfo
+from pyapp.records.model import (
     Caps,
     Completion,
     ModelProvenance,
@@ -34,7 +35,6 @@ from pyapp.conditions.model import (
     over_input_budget,
     text_sha256,
 )
-from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.synthetic.spec import SyntheticSpec, digits
 from pyapp.tasks.taskset import Task
 

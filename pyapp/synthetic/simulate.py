@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from pyapp.conditions import clock
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import PredictionsDocument, Scores, score_trace
+from pyapp.records import clock
 from pyapp.records.trace import Condition, Trace
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter
 from pyapp.synthetic.spec import SyntheticSpec

@@ -23,9 +23,9 @@ from playwright.sync_api import Browser, Page
 
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import from_json, to_json
-from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
 from pyapp.sweep.panel import load_from_catalogue
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
 

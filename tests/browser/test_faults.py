@@ -30,7 +30,7 @@ from test_experiment import SWEEP_TIMEOUT_MS, api, load_fixture, wait_experiment
 from test_sweep_cli import SMALL, assert_finished_run, built, read, sweep  # noqa: F401
 
 from pyapp.conditions.failures import kind_of
-from pyapp.records.reproduce import reproduce
+from pyapp.verify.reproduce import reproduce
 
 pytestmark = pytest.mark.browser
 

@@ -22,7 +22,7 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, missing
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.cli.serve import place, probe_page, serve_in_thread
+from pyapp.host.serve import place, probe_page, serve_in_thread
 
 pytestmark = pytest.mark.browser
 

@@ -29,7 +29,7 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.browser.model import parse_provenance
-from pyapp.cli.serve import HUB_COMMIT, serve_hub_in_thread
+from pyapp.host.serve import HUB_COMMIT, serve_hub_in_thread
 from pyapp.sweep.panel import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser

@@ -33,7 +33,7 @@ from playwright.sync_api import Browser, BrowserType, Page
 from test_models import caps, client_generate, provenance
 
 from pyapp.browser.model import parse_provenance
-from pyapp.cli.serve import serve_hub_in_thread
+from pyapp.host.serve import serve_hub_in_thread
 from pyapp.sweep.panel import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
@@ -226,7 +226,7 @@ def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     re-derives, says fixture, and records the chat-template options."""
     from test_experiment import SMALL, api, validate
 
-    from pyapp.records.reproduce import reproduce
+    from pyapp.verify.reproduce import reproduce
 
     page = hub.page
     entry = next(e for e in ENTRIES if e["standin"] == "qwen3")

@@ -28,7 +28,7 @@ from playwright.sync_api import Browser, Page
 from test_experiment import FIXTURE, SMALL, api, load_fixture, wait_experiment
 from test_integrity import as_trace_1
 
-from pyapp.records.reproduce import reproduce, reproduce_predictions
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
 

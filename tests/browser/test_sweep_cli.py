@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from browser_helpers import ROOT, SITE
 
-from pyapp.cli.serve import serve_hub_in_thread
+from pyapp.host.serve import serve_hub_in_thread
 from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trial
 from pyapp.sweep.files import FilesError, read_sweep

@@ -25,11 +25,11 @@ from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_integrity import as_trace_1
 
-from pyapp.conditions.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
 from pyapp.records.trace import EVIDENCE_NOTES
 from pyapp.tasks.taskset import TaskParams, generate, preset_params
 

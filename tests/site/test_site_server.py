@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.cli.serve import SiteMissingError, is_loopback, make_server, server_url
+from pyapp.host.serve import SiteMissingError, is_loopback, make_server, server_url
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ every recorded budget against the protocol's, every evidence label against the m
 source, every trial's load against the model's loads and the sweep's one identity, the
 timeline (held-out trials after their condition's freeze, a freeze naming only earlier
 trials), every interruption, the consistency of each completion and of the model's loads
-with what their writer guarantees (`pyapp.records.consistency`), and recounts the summary.
+with what their writer guarantees (`pyapp.verify.consistency`), and recounts the summary.
 Each disagreement is reported as a `Mismatch`; an empty list means every derivable number in
 the trace was re-derived exactly.
 
@@ -21,20 +21,8 @@ import json
 from dataclasses import dataclass, replace
 
 import interpreter
-from pyapp.conditions import prompts
 from pyapp.conditions.failures import kind_of
 from pyapp.conditions.interpret import interpret
-from pyapp.conditions.model import (
-    CHAIN_CALL_CAPS,
-    DEFAULT_ROUTE_LIMITS,
-    TEST_FIXTURE_CONFIGS,
-    WHOLE_TASK_CAPS,
-    ModelProvenance,
-    identity_sha256,
-    input_hash_matches,
-    revision_note,
-)
-from pyapp.conditions.prompts import RenderedPrompt
 from pyapp.conditions.run import (
     MODEL_CONDITIONS,
     Reservation,
@@ -48,9 +36,21 @@ from pyapp.conditions.run import (
     verify_route,
     whole_task_prompt,
 )
+from pyapp.predict.predictor import as_version, heldout_tasks, score_trace
+from pyapp.records import prompts
 from pyapp.records.base import JSON, RecordError, to_json
-from pyapp.records.consistency import Mismatch, completion_mismatches, model_mismatches
 from pyapp.records.evidence import FIXTURE_SOURCES
+from pyapp.records.model import (
+    CHAIN_CALL_CAPS,
+    DEFAULT_ROUTE_LIMITS,
+    TEST_FIXTURE_CONFIGS,
+    WHOLE_TASK_CAPS,
+    ModelProvenance,
+    identity_sha256,
+    input_hash_matches,
+    revision_note,
+)
+from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     LEGACY_SCHEMA_VERSIONS,
@@ -64,6 +64,7 @@ from pyapp.records.trace import (
     summarise,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
+from pyapp.verify.consistency import Mismatch, completion_mismatches, model_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 PROTOCOL_BUDGET = budget_of(interpreter.DEFAULT_LIMITS)
@@ -385,8 +386,6 @@ def reproduce(document: JSON) -> list[Mismatch]:
     if not _check_timeline(trace, legacy, found):
         return found
     if trace.freezes:
-        from pyapp.predict.predictor import score_trace
-
         try:
             score_trace(trace)
         except ValueError as error:
@@ -566,7 +565,6 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
     """Sequence numbers in order; each freeze names only earlier trials; every held-out
     trial of a model condition comes after its condition's freeze. False when a freeze
     names trials that do not exist (nothing can be scored then)."""
-    from pyapp.predict.predictor import heldout_tasks
 
     sequences = [t.sequence for t in trace.trials]
     if sequences != sorted(sequences):
@@ -631,7 +629,6 @@ def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) 
 
 def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> list[Mismatch]:
     """Every number of a predictions document that the trace does not re-derive."""
-    from pyapp.predict.predictor import as_version, score_trace
 
     try:
         trace = read_trace(trace_document)

@@ -1,6 +1,6 @@
 """What the CLI's commands share with the sweep package: paths, the usage error, atomic
-writes and the `--param` parser. A small module of its own, so that `pyapp.sweep` needs
-nothing from `pyapp.cli.main` (which imports the sweep only when `sweep` runs): no cycle."""
+writes and the `--param` parser. It sits below both (`pyapp.host`), so that `pyapp.sweep`
+needs nothing from `pyapp.cli`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
 from pyapp.records.documents import loads_document
+from pyapp.records.params import task_params
+from pyapp.tasks.taskset import PRESETS
 
 if TYPE_CHECKING:
     from pyapp.tasks.taskset import TaskParams
@@ -46,9 +48,6 @@ def param_overrides(
 ) -> dict[str, Any]:
     """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values, checked by the same
     code the page uses."""
-    from pyapp.browser.messages import RequestError
-    from pyapp.browser.session import task_params
-    from pyapp.tasks.taskset import PRESETS
 
     if preset is not None and preset not in PRESETS:
         raise UsageError(f"unknown --preset {preset!r}; known: {', '.join(PRESETS)}")
@@ -63,14 +62,12 @@ def param_overrides(
             raise UsageError(f"--param {key}: {error.message}") from None
     try:
         task_params(seed, overrides)
-    except RequestError as error:
-        raise UsageError(f"task parameters: {error.message}") from None
+    except RecordError as error:
+        raise UsageError(f"task parameters: {error}") from None
     return overrides
 
 
 def task_params_of(args: argparse.Namespace) -> TaskParams:
     """The task parameters a command's `--seed`, `--preset` and `--param` ask for."""
-    from pyapp.browser.session import task_params
-
     overrides = param_overrides(args.param, args.seed, getattr(args, "preset", None))
     return task_params(args.seed, overrides)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pyapp.conditions.model import (
+from pyapp.records.model import (
     NO_GENERATION_CODES,
     Caps,
     Completion,
