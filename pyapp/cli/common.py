@@ -41,6 +41,26 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def check_output_folder(path: str, option: str) -> Path:
+    """`path` as an output folder, refused (`UsageError`, exit 2) before any work when it is
+    a file (or anything but a folder), lies under a file, or cannot be created or written."""
+    if "\x00" in path:
+        raise UsageError(f"{option}: a NUL byte in the path")
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{option} {path}: not a folder")
+    folder = target
+    while not folder.exists() and folder != folder.parent:
+        if os.path.lexists(folder):  # a dangling symlink
+            raise UsageError(f"{option} {path}: {folder} is a broken link")
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
+    return target
+
+
 def param_overrides(
     items: list[str] | None, seed: int, preset: str | None = None
 ) -> dict[str, Any]:

@@ -9,7 +9,7 @@
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
-    schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
+    schema     [--check]     (re)generate exports/*.schema.json, site/lab_protocol.js, ...
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
@@ -50,8 +50,14 @@ def check_output(path: str, option: str) -> Path:
     """`path` as an output file, refused (exit 2) before any work when it is a folder,
     lies under a file, or its folder cannot be written."""
     target = Path(path)
+    if "\x00" in path:
+        raise UsageError(f"{option}: a NUL byte in the path")
     if target.is_dir():
         raise UsageError(f"{option} {path}: is a directory, not a file")
+    if os.path.lexists(target) and not target.is_symlink() and not target.is_file():
+        raise UsageError(f"{option} {path}: not a regular file (a FIFO, device or socket)")
+    if target.is_symlink() and target.exists() and not target.is_file():
+        raise UsageError(f"{option} {path}: links to something that is not a regular file")
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
@@ -69,6 +75,10 @@ def write_output(path: Path, text: str) -> None:
     except OSError as error:
         raise InputError(
             "unwritable_file", f"cannot write: {error.strerror or error}", path=str(path)
+        ) from None
+    except UnicodeEncodeError as error:  # a guard: the reader refuses lone surrogates
+        raise InputError(
+            "unwritable_file", f"cannot write: {error.reason}", path=str(path)
         ) from None
 
 
@@ -261,16 +271,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from pyapp.report import RunInputError, build_report
 
+    out = check_output(args.out, "--out")  # before any reading: a bad --out is exit 2
     try:
         text, verification = build_report(Path(args.run_dir))
-    except RunInputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    try:
-        write_atomically(Path(args.out), text)
-    except OSError as error:
-        print(f"error: cannot write {args.out}: {error}", file=sys.stderr)
-        return 2
+    except RunInputError as error:  # bad data, like `reproduce` and `score`: exit 1
+        raise InputError("bad_run_folder", str(error)) from None
+    write_output(out, text)
     if not verification.ok:
         print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
         return 1
@@ -300,14 +306,17 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 
 def generated() -> dict[Path, str]:
-    """Every generated file: the schemas in exports/ and the page's protocol constants."""
+    """Every generated file: the schemas in exports/, the page's protocol constants and the
+    fault grammar (workers/faults_grammar.js)."""
     from pyapp.browser.messages import js_module
+    from pyapp.records import faults
 
     files = {
         EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         for name, schema in schemas().items()
     }
     files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    files[REPO_ROOT / "workers" / "faults_grammar.js"] = faults.js_module()
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
     files.update(model_channel_files())

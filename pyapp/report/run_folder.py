@@ -18,7 +18,7 @@ from pyapp.errors import InputError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import RecordError
-from pyapp.records.documents import loads_document
+from pyapp.records.documents import MAX_TRIALS, check_count, read_document
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace
 
@@ -63,12 +63,14 @@ class Verification:
 
 
 def _read_json(path: Path) -> Any:
-    """A file's JSON under the input limits of `pyapp.records.documents` (deep nesting,
-    NaN, huge numbers, repeated keys are refused in one line, never a traceback)."""
+    """A file's JSON through the one bounded reader of `pyapp.records.documents` (a FIFO,
+    a device, a huge file, bad UTF-8, deep nesting, NaN, huge numbers, repeated keys, lone
+    surrogates are refused in one line, never a traceback or a hang)."""
     try:
-        return loads_document(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunInputError(f"cannot read {path}: {error}") from None
+        document = read_document(path)
+        if isinstance(document, dict):
+            check_count(document.get("trials"), "trials", MAX_TRIALS, str(path))
+        return document
     except InputError as error:
         raise RunInputError(f"cannot read {path}: {error.message}") from None
 
