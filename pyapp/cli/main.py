@@ -32,6 +32,10 @@ import interpreter
 from pyapp.cli.common import (
     EXPORTS,
     REPO_ROOT,
+    input_file,
+    input_folder,
+    output_file,
+    output_folder,
     task_params_of,
     write_atomically,
 )
@@ -423,17 +427,21 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="consent to downloading and loading the model (without it nothing downloads)",
     )
-    p.add_argument("--out", required=True, help="output folder (runs/NAME/)")
+    p.add_argument("--out", type=output_folder, required=True, help="output folder (runs/NAME/)")
     p.add_argument("--resume", action="store_true", help="continue the sweep in --out")
     p.add_argument("--model-host", help="hub-like server URL, or a folder laid out like the hub")
-    p.add_argument("--model-folder", help="one model's files, served locally as the hub")
+    p.add_argument(
+        "--model-folder", type=input_folder, help="one model's files, served locally as the hub"
+    )
     p.add_argument(
         "--chromium-flag",
         action="append",
         metavar="FLAG",
         help="extra Chromium flag, e.g. --chromium-flag=--enable-unsafe-webgpu (repeatable)",
     )
-    p.add_argument("--site", default=str(REPO_ROOT / "build" / "site"), help="built site")
+    p.add_argument(
+        "--site", type=input_folder, default=str(REPO_ROOT / "build" / "site"), help="built site"
+    )
     p.add_argument(
         "--timeout", type=float, help="stop (resumably) after this many seconds (no limit)"
     )
@@ -446,6 +454,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--ledger",
+        type=input_file,
         metavar="FILE",
         help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
         " the --out folder)",
@@ -477,8 +486,10 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("exec", help="run one register-tree program")
-    p.add_argument("program", help="file holding the program text (JSON tree)")
-    p.add_argument("--registers", required=True, help="JSON file: register name -> integer")
+    p.add_argument("program", type=input_file, help="file holding the program text (JSON tree)")
+    p.add_argument(
+        "--registers", type=input_file, required=True, help="JSON file: register name -> integer"
+    )
     p.set_defaults(func=cmd_exec)
 
     p = sub.add_parser("run", help="run a condition over a task set and write a trace")
@@ -488,28 +499,34 @@ def parser() -> argparse.ArgumentParser:
         required=True,
         choices=["supplied-program", "model-only", "model-program", "controlled-chain"],
     )
-    p.add_argument("--out", required=True, help="trace file to write")
+    p.add_argument("--out", type=output_file, required=True, help="trace file to write")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("reproduce", help="re-derive every number in a trace")
-    p.add_argument("trace")
-    p.add_argument("--predictions", help="also re-derive this predictions document")
+    p.add_argument("trace", type=input_file)
+    p.add_argument(
+        "--predictions", type=input_file, help="also re-derive this predictions document"
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("score", help="profile, predictions and scores from a trace alone")
-    p.add_argument("trace")
-    p.add_argument("--out", help="write the predictions document here")
+    p.add_argument("trace", type=input_file)
+    p.add_argument("--out", type=output_file, help="write the predictions document here")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("compare", help="describe finished runs side by side (descriptive)")
-    p.add_argument("predictions", nargs="+", help="predictions.json files of finished runs")
-    p.add_argument("--csv", help="also write the table as CSV")
-    p.add_argument("--markdown", help="also write the table as Markdown")
+    p.add_argument(
+        "predictions", type=input_file, nargs="+", help="predictions.json files of finished runs"
+    )
+    p.add_argument("--csv", type=output_file, help="also write the table as CSV")
+    p.add_argument("--markdown", type=output_file, help="also write the table as Markdown")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="a finished run as one self-contained HTML file")
-    p.add_argument("run_dir", help="run folder: trace.json [+ predictions.json, run.json]")
-    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument(
+        "run_dir", type=input_folder, help="run folder: trace.json [+ predictions.json, run.json]"
+    )
+    p.add_argument("--out", type=output_file, required=True, help="HTML file to write")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -533,7 +550,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the built static site on 127.0.0.1")
     p.add_argument("--port", type=_port, default=8000)
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--dir", default=str(REPO_ROOT / "build" / "site"))
+    p.add_argument("--dir", type=input_folder, default=str(REPO_ROOT / "build" / "site"))
     p.set_defaults(func=cmd_serve)
     return top
 

@@ -18,7 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.cli.common import UsageError, check_output_folder, task_params_of, write_atomically
+from pyapp.cli.common import (
+    UsageError,
+    check_output_folder,
+    output_folder,
+    task_params_of,
+    write_atomically,
+)
 from pyapp.errors import InputError
 from pyapp.records.base import to_json
 from pyapp.records.trace import Condition
@@ -140,7 +146,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--preset", choices=list(PRESETS), help="a named calibration set")
     p.add_argument("--conditions", metavar="C1,C2", help="default: the three model conditions")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", type=output_folder, required=True, help="output folder")
     p.add_argument(
         "--summary-only", action="store_true", help="write summary.json only, no per-seed files"
     )
