@@ -206,3 +206,30 @@ def test_simulate_checks_its_output_folder_first(tmp_path) -> None:
     done = pyapp(*base, unwritable)
     assert done.returncode in (1, 2)
     refused(done, done.returncode, "no-such-folder")
+
+
+# ---- report of a large run: summaries and a sample past a stated number ---------------------
+
+
+def test_past_the_stated_number_a_report_shows_counts_and_a_sample(tmp_path, monkeypatch) -> None:
+    """The thresholds are injected small (the bench measures a 100,000-trial run): 66
+    trials are over 20, so the report lists a sample, says so, and counts every group."""
+    from pyapp.report import build_report, sample
+
+    folder = tmp_path / "run"
+    trace = folder / "trace.json"
+    argv = ("run", "--condition", "supplied-program", "--param", "primitives_per_op=16")
+    assert pyapp(*argv, "--out", trace).returncode == 0
+    full, _ = build_report(folder)
+    monkeypatch.setattr(sample, "MAX_LISTED_ROWS", 20)
+    monkeypatch.setattr(sample, "SAMPLE_ROWS", 6)
+    small, verification = build_report(folder)
+    assert verification.ok
+    trials = len(json.loads(trace.read_text("utf-8"))["trials"])
+    assert trials == 66
+    listed_rows = small.count("data-trial-id=")
+    assert 6 <= listed_rows < 20 and full.count("data-trial-id=") == trials
+    assert f"{trials:,} trials are more than this report lists (20)" in small
+    assert "every 11th and the first of each group" in small
+    assert "Trials per group" in small and "Tasks per group" in small
+    assert len(small) < len(full) / 2
