@@ -42,7 +42,7 @@ from pyapp.errors import InputError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
-from pyapp.records.documents import read_document
+from pyapp.records.documents import loads_document, read_document
 from pyapp.records.faults import FAULT_KINDS, MAX_DIGITS, MAX_HOOKS, fault_errors, parse_hooks
 from pyapp.tasks.taskset import TaskParams
 
@@ -382,3 +382,30 @@ def test_the_document_reader_gives_text_or_one_refusal(content) -> None:
         }
         return
     json.dumps(document, ensure_ascii=False).encode("utf-8")  # every string is text
+
+
+def _decoded(text: str, fast: bool) -> Any:
+    try:
+        return ("ok", loads_document(text, "doc", fast=fast))
+    except InputError as error:
+        return ("refused", error.code)
+
+
+@FUZZ
+@given(
+    text=st.one_of(
+        raw_texts,
+        json_values.map(json.dumps),
+        st.builds(
+            lambda value, depth, number: (
+                "[" * depth + json.dumps([value, "[{"]) + number + "]" * depth
+            ),
+            json_values,
+            st.integers(0, 70),
+            st.sampled_from(["", ",1e400", ",1e99", ",-0", "," + "9" * 41, ",NaN", ",1.5e-300"]),
+        ),
+    )
+)
+def test_the_fast_decode_refuses_exactly_what_the_checked_decode_refuses(text) -> None:
+    fast, slow = _decoded(text, True), _decoded(text, False)
+    assert fast[0] == slow[0] and (fast[0] == "refused" or fast[1] == slow[1]), (fast, slow)

@@ -85,8 +85,37 @@ def check_nesting(text: str, where: str, maximum: int = MAX_NESTING) -> None:
             return  # an unterminated string: json.loads refuses the text
 
 
-def loads_document(text: str, where: str) -> JSON:
-    """Decode one JSON document under the checks of this module's table."""
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_NEEDS_HOOKS: Final = re.compile(
+    r"\d{%d,}|[eE][+-]?\d{3,}|NaN|Infinity" % (MAX_INTEGER_DIGITS + 1)  # noqa: UP031
+)
+
+
+def plain(text: str, maximum: int = MAX_NESTING) -> bool:
+    """Whether `text` may be decoded without the per-value hooks: outside its strings there
+    is no integer of more than `MAX_INTEGER_DIGITS` digits, no exponent of 3 digits or more,
+    no NaN or Infinity (so every number decodes finite and short), and its brackets nest at
+    most `maximum` deep. Every step is a C-speed pass over the text (the brackets left once
+    the strings are removed lose one level of innermost pairs per pass)."""
+    outside = _STRING.sub('""', text)
+    if _NEEDS_HOOKS.search(outside):
+        return False
+    brackets = _NOT_BRACKET.sub("", outside).replace("{", "[").replace("}", "]")
+    for _ in range(maximum):
+        if not brackets:
+            return True
+        brackets = brackets.replace("[]", "")
+    return not brackets
+
+
+def loads_document(text: str, where: str, *, fast: bool = True) -> JSON:
+    """Decode one JSON document under the checks of this module's table.
+
+    A document that is `plain` (every trace and predictions document this project writes)
+    is decoded by the C decoder with one light hook (repeated keys); any other goes through
+    the iterative nesting scan and a hook per number. Both refuse exactly the same
+    documents (`tests/test_fuzz.py` checks it); `fast=False` forces the second."""
 
     def out_of_range(message: str, value: str) -> NoReturn:
         raise InputError("number_out_of_range", message, path=where, value=value[:40])
@@ -107,24 +136,30 @@ def loads_document(text: str, where: str) -> JSON:
         out_of_range(f"{name} is not a JSON number (NaN and Infinity are refused)", name)
 
     def unique(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
-        found: dict[str, JSON] = {}
-        for key, value in pairs:
-            if key in found:
+        found: dict[str, JSON] = dict(pairs)
+        if len(found) == len(pairs):
+            return found
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
                 raise InputError(
                     "duplicate_key", f"the key {key[:64]!r} appears twice in an object", path=where
                 )
-            found[key] = value
-        return found
+            seen.add(key)
+        return found  # unreachable: a shorter dict means a repeated key
 
-    check_nesting(text, where)
     try:
-        document: JSON = json.loads(
-            text,
-            parse_int=integer,
-            parse_float=number,
-            parse_constant=constant,
-            object_pairs_hook=unique,
-        )
+        if fast and plain(text):
+            document: JSON = json.loads(text, object_pairs_hook=unique)
+        else:
+            check_nesting(text, where)
+            document = json.loads(
+                text,
+                parse_int=integer,
+                parse_float=number,
+                parse_constant=constant,
+                object_pairs_hook=unique,
+            )
     except json.JSONDecodeError as error:
         raise InputError(
             "unreadable_file",
