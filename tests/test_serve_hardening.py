@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -60,6 +61,12 @@ def test_nothing_outside_the_real_folder_is_served(site, path) -> None:
     _, url, _ = site
     status, body = raw_get(url, path)
     assert status == 404 and b"SECRET" not in body
+
+
+def test_a_fifo_in_the_site_is_a_404_not_a_blocked_worker(site) -> None:
+    _, url, root = site
+    os.mkfifo(root / "pipe.js")  # opening it to read would block until a writer came
+    assert raw_get(url, "/pipe.js")[0] == 404
 
 
 def test_files_inside_are_still_served(site) -> None:

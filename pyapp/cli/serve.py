@@ -262,6 +262,10 @@ class HardenedHandler(SimpleHTTPRequestHandler):
         if "\x00" in unquote(urlsplit(self.path).path):
             self.send_error(HTTPStatus.BAD_REQUEST, "NUL byte in the path")
             return None
+        target = self.translate_path(self.path)
+        if os.path.exists(target) and not (os.path.isfile(target) or os.path.isdir(target)):
+            self.send_error(HTTPStatus.NOT_FOUND, "Not a regular file")  # a FIFO never blocks
+            return None
         return super().send_head()
 
     def inside(self, path: str, root: str) -> str:

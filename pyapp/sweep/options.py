@@ -11,6 +11,7 @@ from typing import Any
 
 from pyapp.cli.common import UsageError, param_overrides
 from pyapp.errors import InputError
+from pyapp.records.documents import read_document
 from pyapp.records.faults import fault_errors, split_hooks
 from pyapp.sweep.errors import SetupError
 
@@ -233,9 +234,13 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
 
 def read_catalogue(site: Path) -> dict[str, Any]:
     try:
-        catalogue: dict[str, Any] = json.loads((site / "models.json").read_text("utf-8"))
-    except (OSError, ValueError) as error:
-        raise SetupError("no_catalogue", f"cannot read {site / 'models.json'}: {error}") from None
+        catalogue = read_document(site / "models.json")
+    except InputError as error:
+        raise SetupError("no_catalogue", str(error)) from None
+    if not isinstance(catalogue, dict) or not isinstance(catalogue.get("models"), list):
+        raise SetupError("no_catalogue", f"{site / 'models.json'}: not a model catalogue")
+    if not all(isinstance(entry, dict) for entry in catalogue["models"]):
+        raise SetupError("no_catalogue", f"{site / 'models.json'}: an entry is not an object")
     return catalogue
 
 
