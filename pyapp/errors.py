@@ -27,7 +27,7 @@ Hierarchy::
         ├── SpecError                   pyapp.synthetic.spec: a synthetic model specification
         │                               refused (bad_synthetic_spec)
         ├── RunInputError               pyapp.report.run_folder: a run folder or document
-        │                               that cannot be read as a run (bad_run_input)
+        │                               that cannot be read as a run (bad_run_folder)
         ├── LedgerError                 pyapp.experiment.ledger: a ledger file that is not a
         │                               ledger (bad_ledger)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)

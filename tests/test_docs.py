@@ -111,9 +111,12 @@ def expected_constants() -> dict[str, object]:
             "input.max_nesting": documents.MAX_NESTING,
             "input.max_integer_digits": documents.MAX_INTEGER_DIGITS,
             "input.max_trials": documents.MAX_TRIALS,
+            "input.max_line_bytes": documents.MAX_LINE_BYTES,
             "compare.max_runs": cli_main.MAX_COMPARED_RUNS,
             "serve.idle_timeout_s": serve.IDLE_TIMEOUT_S,
             "serve.handler_timeout_s": serve.HANDLER_TIMEOUT_S,
+            "serve.head_timeout_s": serve.HEAD_TIMEOUT_S,
+            "serve.max_head_bytes": serve.MAX_HEAD_BYTES,
             "serve.max_workers": serve.MAX_WORKERS,
             "serve.max_waiting": serve.MAX_WAITING,
         }

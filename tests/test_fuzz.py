@@ -17,6 +17,9 @@ import contextlib
 import io
 import json
 import os
+import random
+import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,12 +37,16 @@ from pyapp.browser.messages import FAILURE_CODES
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
 from pyapp.conditions.run import parse_integer
+from pyapp.errors import InputError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
+from pyapp.records.documents import loads_document, read_document
+from pyapp.records.faults import FAULT_KINDS, MAX_DIGITS, MAX_HOOKS, fault_errors, parse_hooks
 from pyapp.records.model import ScriptedAdapter
 from pyapp.tasks.taskset import TaskParams
 
+ROOT = Path(__file__).resolve().parents[1]
 LONG = os.environ.get("FUZZ_LONG") == "1"
 CI_EXAMPLES = 40
 LONG_EXAMPLES = 2_000
@@ -281,3 +288,124 @@ def test_bridge_handle_answers_every_request(kind, params, seed, raw) -> None:
 def test_the_long_run_is_selected() -> None:
     """Present so `pytest -m long` has this module's marker; the long run sets FUZZ_LONG=1."""
     assert LONG or os.environ.get("FUZZ_LONG") is None
+
+
+# ---- the fault grammar and the document reader (issue 24) ---------------------------------
+
+digits = st.sampled_from(["0", "1", "9", "²", "٣", "３", "𝟙", "١", "⁹"])
+fault_items = st.one_of(
+    st.text(max_size=12),
+    st.builds(
+        lambda kind, n: f"{kind}@{''.join(n)}",
+        st.sampled_from([*FAULT_KINDS, "Hang", "hang ", "x"]),
+        st.lists(digits, max_size=8),
+    ),
+)
+fault_values = st.lists(fault_items, max_size=4).map(",".join)
+
+
+def _hook_ok(item: str) -> bool:
+    """The grammar said again, independently of its regular expression."""
+    kind, at, n = item.partition("@")
+    ascii_number = n.isascii() and n.isdigit() and not n.startswith("0")
+    return bool(at) and kind in FAULT_KINDS and ascii_number and len(n) <= MAX_DIGITS
+
+
+@FUZZ
+@given(text=fault_values)
+def test_the_fault_grammar_refuses_exactly_what_is_off_it(text) -> None:
+    hooks = [item.strip(" \t") for item in text.split(",") if item.strip(" \t")]
+    valid = all(_hook_ok(item) for item in hooks) and len(hooks) <= MAX_HOOKS
+    assert (not fault_errors(text)) == valid
+    if valid:
+        assert [f"{kind}@{n}" for kind, n in parse_hooks(text)] == hooks
+
+
+@FUZZ
+@given(kind=st.sampled_from(list(FAULT_KINDS)), n=st.integers(1, 10**MAX_DIGITS - 1))
+def test_every_fault_in_range_round_trips(kind, n) -> None:
+    assert parse_hooks(f"{kind}@{n}") == [(kind, n)]
+
+
+def test_the_page_reads_the_fault_grammar_the_cli_checks() -> None:
+    """workers/faults.js (with the generated faults_grammar.js) against the Python grammar,
+    on the issue's strings and a few hundred generated ones."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    rng = random.Random(24)
+    pieces = ["hang", "bad_reply", "@", "1", "0", "9", "²", "٣", "３", ",", " ", "\t", "x"]
+    texts = ["hang@²", "hang@" + "9" * 5000, "hang@01", "hang@٣", "hang@３", "hang@1", ""]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(300)]
+    valid = [f"{kind}@{rng.randint(1, 999_999)}" for kind in FAULT_KINDS for _ in range(5)]
+    texts += [*valid, ", ".join(valid[:3]), " \thang@7 ,", ",".join(valid[:17])]
+    script = (
+        f"import {{ parseFaults }} from {json.dumps((ROOT / 'workers' / 'faults.js').as_uri())};"
+        "import { readFileSync } from 'node:fs';"
+        "const texts = JSON.parse(readFileSync(0, 'utf8'));"
+        "console.log(JSON.stringify(texts.map((t) => parseFaults(t).errors.length === 0)));"
+    )
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    page = json.loads(done.stdout)
+    assert page == [not fault_errors(t) for t in texts]
+    assert sum(page) >= len(valid)  # valid values are read alike too
+
+
+@FUZZ
+@given(
+    content=st.one_of(
+        st.binary(max_size=300),
+        raw_texts.map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.lists(
+            st.sampled_from(['"', "\\ud800", "\\udc00", "\\ud83d", "a", "\\\\", "\\u0041"])
+        ).map(lambda parts: ('{"k": "' + "".join(parts) + '"}').encode()),
+    )
+)
+def test_the_document_reader_gives_text_or_one_refusal(content) -> None:
+    path = write("document.json", content)
+    try:
+        document = read_document(path)
+    except InputError as error:
+        assert error.code in {
+            "unreadable_file",
+            "input_too_deep",
+            "number_out_of_range",
+            "duplicate_key",
+            "lone_surrogate",
+        }
+        return
+    json.dumps(document, ensure_ascii=False).encode("utf-8")  # every string is text
+
+
+def _decoded(text: str, fast: bool) -> Any:
+    try:
+        return ("ok", loads_document(text, "doc", fast=fast))
+    except InputError as error:
+        return ("refused", error.code)
+
+
+@FUZZ
+@given(
+    text=st.one_of(
+        raw_texts,
+        json_values.map(json.dumps),
+        st.builds(
+            lambda value, depth, number: (
+                "[" * depth + json.dumps([value, "[{"]) + number + "]" * depth
+            ),
+            json_values,
+            st.integers(0, 70),
+            st.sampled_from(["", ",1e400", ",1e99", ",-0", "," + "9" * 41, ",NaN", ",1.5e-300"]),
+        ),
+    )
+)
+def test_the_fast_decode_refuses_exactly_what_the_checked_decode_refuses(text) -> None:
+    fast, slow = _decoded(text, True), _decoded(text, False)
+    assert fast[0] == slow[0] and (fast[0] == "refused" or fast[1] == slow[1]), (fast, slow)

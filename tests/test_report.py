@@ -248,7 +248,7 @@ def test_a_hostile_trace_stays_text(tmp_path: Path) -> None:
     assert 'data-ok="false"' in text and "mismatch" in text
 
 
-def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
+def test_bad_input_is_one_line_and_status_1(tmp_path: Path) -> None:
     cases = {
         "missing": tmp_path / "nowhere",
         "empty": tmp_path / "empty",
@@ -272,7 +272,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path: Path) -> None:
     }
     for name, folder in cases.items():
         done = report(folder, tmp_path / f"{name}.html")
-        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        assert done.returncode == 1, (name, done.stdout, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and expected[name] in lines[0]
         assert not (tmp_path / f"{name}.html").exists()
@@ -284,7 +284,7 @@ def test_unwritable_output_and_a_tampered_predictions_file(
     blocked = tmp_path / "file"
     blocked.write_text("", encoding="utf-8")
     done = report(fixture_run, blocked / "r.html")
-    assert done.returncode == 2 and done.stderr.startswith("error: cannot write")
+    assert done.returncode == 2 and done.stderr.startswith("error: --out")
     assert len(done.stderr.strip().splitlines()) == 1
 
     folder = tmp_path / "tampered"

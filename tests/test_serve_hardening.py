@@ -5,7 +5,9 @@ reply, a closed socket) with a generous deadline."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -61,6 +63,12 @@ def test_nothing_outside_the_real_folder_is_served(site, path) -> None:
     assert status == 404 and b"SECRET" not in body
 
 
+def test_a_fifo_in_the_site_is_a_404_not_a_blocked_worker(site) -> None:
+    _, url, root = site
+    os.mkfifo(root / "pipe.js")  # opening it to read would block until a writer came
+    assert raw_get(url, "/pipe.js")[0] == 404
+
+
 def test_files_inside_are_still_served(site) -> None:
     _, url, _ = site
     assert raw_get(url, "/a.js") == (200, b"ok")
@@ -97,6 +105,61 @@ def test_a_slow_request_is_dropped_without_holding_the_server(site) -> None:
     with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as slow:
         slow.sendall(b"GET /a.js HTTP/1.0\r\n")  # and never the blank line
         assert raw_get(url, "/a.js") == (200, b"ok")
+
+
+def test_200_clients_holding_half_a_request_head_do_not_block_requests(site, monkeypatch) -> None:
+    """Issue 24: each slow client sends the request line and one header, never the blank
+    line, and waits. The deadlines are pushed far out (injected), so only where the half
+    heads wait decides: in a worker (the old server: 32 of them, each blocked in a read, and
+    the ordinary request times out) or in the selector thread (no worker held)."""
+    from pyapp.host.serve import HardenedHandler
+
+    server, url, _ = site
+    monkeypatch.setattr(HardenedHandler, "timeout", 600.0)
+    server.idle_timeout_s = server.head_timeout_s = 600.0
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    slow = []
+    try:
+        for _ in range(200):
+            client = socket.create_connection((host, int(port)), timeout=DEADLINE_S)
+            client.sendall(b"GET /a.js HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.append(client)
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: raw_get(url, "/a.js"), range(200)))
+        assert statuses == [(200, b"ok")] * 200
+        assert threading.active_count() < 100  # the slow clients hold no thread each
+    finally:
+        for client in slow:
+            client.close()
+
+
+def test_a_half_head_is_closed_after_the_head_deadline_and_a_whole_one_served(site) -> None:
+    server, url, _ = site
+    server.head_timeout_s = 0.2  # injected: the event waited for is the server's close
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as half:
+        half.sendall(b"GET /a.js HTTP/1.1\r\n")
+        assert half.recv(1) == b""
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as whole:
+        for byte in b"GET /a.js HTTP/1.0\r\nHost: x\r\n\r\n":  # a byte at a time
+            whole.sendall(bytes([byte]))
+        reply = b"".join(iter(lambda: whole.recv(4096), b""))
+    assert reply.startswith(b"HTTP/1.0 200") and reply.endswith(b"ok")
+
+
+def test_a_request_head_over_the_limit_is_closed(site) -> None:
+    from pyapp.host.serve import MAX_HEAD_BYTES
+
+    _, url, _ = site
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=DEADLINE_S) as big:
+        with contextlib.suppress(OSError):  # the server may close while we still send
+            big.sendall(b"GET / HTTP/1.1\r\nX: " + b"a" * MAX_HEAD_BYTES)
+        closed = b""
+        with contextlib.suppress(ConnectionResetError):  # a reset (bytes unread) closes too
+            closed = big.recv(1)
+        assert closed == b""
+    assert raw_get(url, "/a.js") == (200, b"ok")
 
 
 @pytest.fixture

@@ -13,15 +13,29 @@
 //
 // A page run with faults is a test of the instrument: the sweep records the hooks in the
 // trace (`run.faults`) and the sweep CLI in run.json.
+//
+// The grammar (kinds, pattern, limits) is written once, in pyapp/records/faults.py, and
+// generated into faults_grammar.js: the CLI refuses exactly what this page ignores.
 
-export const FAULT_KINDS = ["worker_crash", "reload_fail", "hang", "bad_reply"];
+import { FAULT_HOOK, FAULT_KINDS, FAULT_MAX_HOOKS, FAULT_MAX_TEXT } from "./faults_grammar.js";
+
+export { FAULT_KINDS };
 
 export function parseFaults(text) {
   const hooks = [];
   const errors = [];
   const at = new Map(FAULT_KINDS.map((kind) => [kind, new Set()]));
-  for (const item of String(text ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
-    const match = /^([a-z_]+)@([1-9][0-9]*)$/.exec(item);
+  const value = String(text ?? "");
+  if (value.length > FAULT_MAX_TEXT) {
+    errors.push(`fault: a value of ${value.length} characters (at most ${FAULT_MAX_TEXT})`);
+    return { hooks, errors, at: () => false };
+  }
+  const items = value.split(",").map((s) => s.replace(/^[ \t]+|[ \t]+$/g, "")).filter(Boolean);
+  if (items.length > FAULT_MAX_HOOKS) {
+    errors.push(`fault: ${items.length} hooks (at most ${FAULT_MAX_HOOKS})`);
+  }
+  for (const item of items.slice(0, FAULT_MAX_HOOKS)) {
+    const match = FAULT_HOOK.exec(item);
     if (!match || !at.has(match[1])) {
       errors.push(`fault ${JSON.stringify(item)}: expected KIND@N with KIND one of ${FAULT_KINDS.join(", ")}`);
       continue;

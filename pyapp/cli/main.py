@@ -9,7 +9,7 @@
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
-    schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
+    schema     [--check]     (re)generate exports/*.schema.json, site/lab_protocol.js, ...
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
@@ -37,12 +37,17 @@ from pyapp.errors import InputError, LabError, RecordError, UsageError
 from pyapp.host.files import (
     EXPORTS,
     REPO_ROOT,
+    input_file,
+    input_folder,
+    output_file,
+    output_folder,
     task_params_of,
     write_atomically,
 )
 from pyapp.host.serve import serve
 from pyapp.predict import compare
 from pyapp.predict.predictor import predictions_schema, read_predictions, score_trace
+from pyapp.records import faults
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
@@ -64,8 +69,14 @@ def check_output(path: str, option: str) -> Path:
     """`path` as an output file, refused (exit 2) before any work when it is a folder,
     lies under a file, or its folder cannot be written."""
     target = Path(path)
+    if "\x00" in path:
+        raise UsageError(f"{option}: a NUL byte in the path")
     if target.is_dir():
         raise UsageError(f"{option} {path}: is a directory, not a file")
+    if os.path.lexists(target) and not target.is_symlink() and not target.is_file():
+        raise UsageError(f"{option} {path}: not a regular file (a FIFO, device or socket)")
+    if target.is_symlink() and target.exists() and not target.is_file():
+        raise UsageError(f"{option} {path}: links to something that is not a regular file")
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
@@ -83,6 +94,10 @@ def write_output(path: Path, text: str) -> None:
     except OSError as error:
         raise InputError(
             "unwritable_file", f"cannot write: {error.strerror or error}", path=str(path)
+        ) from None
+    except UnicodeEncodeError as error:  # a guard: the reader refuses lone surrogates
+        raise InputError(
+            "unwritable_file", f"cannot write: {error.reason}", path=str(path)
         ) from None
 
 
@@ -264,16 +279,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
 
+    out = check_output(args.out, "--out")  # before any reading: a bad --out is exit 2
     try:
         text, verification = build_report(Path(args.run_dir))
-    except RunInputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    try:
-        write_atomically(Path(args.out), text)
-    except OSError as error:
-        print(f"error: cannot write {args.out}: {error}", file=sys.stderr)
-        return 2
+    except RunInputError as error:  # bad data, like `reproduce` and `score`: exit 1
+        raise InputError("bad_run_folder", str(error)) from None
+    write_output(out, text)
     if not verification.ok:
         print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
         return 1
@@ -298,13 +309,15 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 
 def generated() -> dict[Path, str]:
-    """Every generated file: the schemas in exports/ and the page's protocol constants."""
+    """Every generated file: the schemas in exports/, the page's protocol constants and the
+    fault grammar (workers/faults_grammar.js)."""
 
     files = {
         EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         for name, schema in schemas().items()
     }
     files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    files[REPO_ROOT / "workers" / "faults_grammar.js"] = faults.js_module()
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
     files.update(model_channel_files())
@@ -408,17 +421,21 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="consent to downloading and loading the model (without it nothing downloads)",
     )
-    p.add_argument("--out", required=True, help="output folder (runs/NAME/)")
+    p.add_argument("--out", type=output_folder, required=True, help="output folder (runs/NAME/)")
     p.add_argument("--resume", action="store_true", help="continue the sweep in --out")
     p.add_argument("--model-host", help="hub-like server URL, or a folder laid out like the hub")
-    p.add_argument("--model-folder", help="one model's files, served locally as the hub")
+    p.add_argument(
+        "--model-folder", type=input_folder, help="one model's files, served locally as the hub"
+    )
     p.add_argument(
         "--chromium-flag",
         action="append",
         metavar="FLAG",
         help="extra Chromium flag, e.g. --chromium-flag=--enable-unsafe-webgpu (repeatable)",
     )
-    p.add_argument("--site", default=str(REPO_ROOT / "build" / "site"), help="built site")
+    p.add_argument(
+        "--site", type=input_folder, default=str(REPO_ROOT / "build" / "site"), help="built site"
+    )
     p.add_argument(
         "--timeout", type=float, help="stop (resumably) after this many seconds (no limit)"
     )
@@ -431,6 +448,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--ledger",
+        type=input_file,
         metavar="FILE",
         help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
         " the --out folder)",
@@ -462,8 +480,10 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tasks)
 
     p = sub.add_parser("exec", help="run one register-tree program")
-    p.add_argument("program", help="file holding the program text (JSON tree)")
-    p.add_argument("--registers", required=True, help="JSON file: register name -> integer")
+    p.add_argument("program", type=input_file, help="file holding the program text (JSON tree)")
+    p.add_argument(
+        "--registers", type=input_file, required=True, help="JSON file: register name -> integer"
+    )
     p.set_defaults(func=cmd_exec)
 
     p = sub.add_parser("run", help="run a condition over a task set and write a trace")
@@ -473,28 +493,34 @@ def parser() -> argparse.ArgumentParser:
         required=True,
         choices=["supplied-program", "model-only", "model-program", "controlled-chain"],
     )
-    p.add_argument("--out", required=True, help="trace file to write")
+    p.add_argument("--out", type=output_file, required=True, help="trace file to write")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("reproduce", help="re-derive every number in a trace")
-    p.add_argument("trace")
-    p.add_argument("--predictions", help="also re-derive this predictions document")
+    p.add_argument("trace", type=input_file)
+    p.add_argument(
+        "--predictions", type=input_file, help="also re-derive this predictions document"
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("score", help="profile, predictions and scores from a trace alone")
-    p.add_argument("trace")
-    p.add_argument("--out", help="write the predictions document here")
+    p.add_argument("trace", type=input_file)
+    p.add_argument("--out", type=output_file, help="write the predictions document here")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("compare", help="describe finished runs side by side (descriptive)")
-    p.add_argument("predictions", nargs="+", help="predictions.json files of finished runs")
-    p.add_argument("--csv", help="also write the table as CSV")
-    p.add_argument("--markdown", help="also write the table as Markdown")
+    p.add_argument(
+        "predictions", type=input_file, nargs="+", help="predictions.json files of finished runs"
+    )
+    p.add_argument("--csv", type=output_file, help="also write the table as CSV")
+    p.add_argument("--markdown", type=output_file, help="also write the table as Markdown")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="a finished run as one self-contained HTML file")
-    p.add_argument("run_dir", help="run folder: trace.json [+ predictions.json, run.json]")
-    p.add_argument("--out", required=True, help="HTML file to write")
+    p.add_argument(
+        "run_dir", type=input_folder, help="run folder: trace.json [+ predictions.json, run.json]"
+    )
+    p.add_argument("--out", type=output_file, required=True, help="HTML file to write")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -516,7 +542,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the built static site on 127.0.0.1")
     p.add_argument("--port", type=_port, default=8000)
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--dir", default=str(REPO_ROOT / "build" / "site"))
+    p.add_argument("--dir", type=input_folder, default=str(REPO_ROOT / "build" / "site"))
     p.set_defaults(func=cmd_serve)
     return top
 

@@ -19,7 +19,14 @@ import time
 from pathlib import Path
 
 from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.host.files import UsageError, task_params_of, write_atomically
+from pyapp.errors import InputError
+from pyapp.host.files import (
+    UsageError,
+    check_output_folder,
+    output_folder,
+    task_params_of,
+    write_atomically,
+)
 from pyapp.records.base import to_json
 from pyapp.records.trace import Condition, dumps
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
@@ -81,17 +88,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.conditions)
     args.seed = seeds[0]
     params = task_params_of(args)
-    out = Path(args.out)
+    out = check_output_folder(args.out, "--out")
     done = [0]
     start = time.perf_counter()
 
     def on_seed(run: SeedRun) -> None:
         if not args.summary_only:
             folder = out / f"seed-{run.seed}"
-            folder.mkdir(parents=True, exist_ok=True)
-            write_atomically(folder / "trace.json", dumps(run.trace))
             predictions = json.dumps(to_json(run.predictions), indent=2) + "\n"
-            write_atomically(folder / "predictions.json", predictions)
+            write_files(folder, {"trace.json": dumps(run.trace), "predictions.json": predictions})
         done[0] += 1
         if done[0] % 10 == 0 or done[0] == len(seeds):
             rate = done[0] / max(time.perf_counter() - start, 1e-9)
@@ -101,14 +106,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     print(file=sys.stderr)
     summary = summarise_runs(spec, runs)
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomically(out / "summary.json", json.dumps(to_json(summary), indent=2) + "\n")
+    write_files(out, {"summary.json": json.dumps(to_json(summary), indent=2) + "\n"})
     print_summary(summary)
     print(
         f"{summary.trials} trials in {elapsed:.1f} s: {summary.trials / elapsed:.0f} trials/s "
         f"-> {out}"
     )
     return 0
+
+
+def write_files(folder: Path, texts: dict[str, str]) -> None:
+    """Write `texts` into `folder` atomically; a failure (a file in the way, permissions, a
+    full disk) is one line naming the file (`unwritable_file`, exit 1)."""
+    for name, text in texts.items():
+        try:
+            write_atomically(folder / name, text)
+        except OSError as error:
+            raise InputError(
+                "unwritable_file",
+                f"cannot write: {error.strerror or error}",
+                path=str(folder / name),
+            ) from None
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -127,7 +145,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--preset", choices=list(PRESETS), help="a named calibration set")
     p.add_argument("--conditions", metavar="C1,C2", help="default: the three model conditions")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", type=output_folder, required=True, help="output folder")
     p.add_argument(
         "--summary-only", action="store_true", help="write summary.json only, no per-seed files"
     )

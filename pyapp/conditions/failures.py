@@ -78,6 +78,10 @@ _REFUSAL = (
     "unreadable_registers_file",
     # a file, document or argument refused before any work (pyapp.errors, documents, cli)
     "unreadable_file",
+    "lone_surrogate",
+    "bad_run_folder",
+    "bad_run_file",
+    "bad_ledger",
     "input_too_large",
     "input_too_deep",
     "number_out_of_range",
@@ -89,8 +93,6 @@ _REFUSAL = (
     "usage",
     "no_site",
     "unreadable_sweep_file",
-    "bad_run_input",
-    "bad_ledger",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

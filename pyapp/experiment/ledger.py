@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.errors import LabError
+from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import heldout_tasks
 from pyapp.records.base import to_json
+from pyapp.records.documents import read_document
 from pyapp.records.model import ModelProvenance, identity_sha256
 from pyapp.records.trace import Trace
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
@@ -46,18 +48,49 @@ def task_set_sha256(params: TaskParams, generator_version: str = GENERATOR_VERSI
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: Largest ledger file read (an entry per model, task set and condition: kilobytes each).
+MAX_LEDGER_BYTES = 64 * 1024 * 1024
+#: The fields of a ledger entry and the JSON type each must have.
+ENTRY_FIELDS: dict[str, type] = {
+    "identity": str,
+    "model_id": str,
+    "revision": str,
+    "task_set": str,
+    "condition": str,
+    "task_ids": list,
+    "runs": list,
+}
+
+
+def check_entries(entries: Any, where: str) -> None:
+    """Refuse (`LedgerError`, naming the field) entries that are not objects of
+    `ENTRY_FIELDS`, or whose `task_ids` / `runs` are not lists of strings."""
+    if not isinstance(entries, list):
+        raise LedgerError(f"{where}: `entries` must be a list")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise LedgerError(f"{where}: entries[{i}] must be an object")
+        for name, kind in ENTRY_FIELDS.items():
+            value = entry.get(name)
+            if not isinstance(value, kind) or (
+                isinstance(value, list) and not all(isinstance(v, str) for v in value)
+            ):
+                wanted = "a list of strings" if kind is list else "a string"
+                raise LedgerError(f"{where}: entries[{i}].{name} must be {wanted}")
+
+
 def read_ledger(path: Path) -> dict[str, Any]:
-    """The ledger in `path`; an empty one when the file does not exist yet."""
-    if not path.exists():
+    """The ledger in `path` through the bounded reader, every entry checked before use; an
+    empty one when the file does not exist yet."""
+    if not os.path.lexists(path):
         return {"schema_version": LEDGER_SCHEMA, "entries": []}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise LedgerError(f"{path}: not readable as JSON ({error})") from None
+        data = read_document(path, MAX_LEDGER_BYTES)
+    except InputError as error:
+        raise LedgerError(f"{path}: {error.message}") from None
     if not isinstance(data, dict) or data.get("schema_version") != LEDGER_SCHEMA:
         raise LedgerError(f"{path}: not a {LEDGER_SCHEMA} ledger")
-    if not isinstance(data.get("entries"), list):
-        raise LedgerError(f"{path}: `entries` must be a list")
+    check_entries(data.get("entries"), str(path))
     return data
 
 

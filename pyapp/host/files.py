@@ -43,6 +43,57 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def _path(text: str) -> str:
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError("a NUL byte in a path")
+    return text
+
+
+def input_file(text: str) -> str:
+    """An argparse type: a file the command reads (through `pyapp.records.documents`)."""
+    return _path(text)
+
+
+def input_folder(text: str) -> str:
+    """An argparse type: a folder the command reads files from."""
+    return _path(text)
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file the command writes (checked by `check_output` first)."""
+    return _path(text)
+
+
+def output_folder(text: str) -> str:
+    """An argparse type: a folder the command writes into (`check_output_folder` first)."""
+    return _path(text)
+
+
+PATH_TYPES = (input_file, input_folder, output_file, output_folder)
+"""Every argparse type that marks a path: tests/test_cli_paths.py walks the parser for them
+and feeds each hostile files."""
+
+
+def check_output_folder(path: str, option: str) -> Path:
+    """`path` as an output folder, refused (`UsageError`, exit 2) before any work when it is
+    a file (or anything but a folder), lies under a file, or cannot be created or written."""
+    if "\x00" in path:
+        raise UsageError(f"{option}: a NUL byte in the path")
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{option} {path}: not a folder")
+    folder = target
+    while not folder.exists() and folder != folder.parent:
+        if os.path.lexists(folder):  # a dangling symlink
+            raise UsageError(f"{option} {path}: {folder} is a broken link")
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
+    return target
+
+
 def param_overrides(
     items: list[str] | None, seed: int, preset: str | None = None
 ) -> dict[str, Any]:

@@ -11,13 +11,16 @@ Static files only. Every response carries the headers the page needs:
 ``python -m pyapp serve`` calls :func:`serve`; tests call :func:`make_server` on port 0.
 
 Hardened like a careful static server (:class:`BoundedServer`): a new connection waits in
-one selector thread, holding no worker, until its request arrives or `idle_timeout_s`
-passes (then it is closed); at most `max_workers` threads answer requests and at most
-`max_waiting` connections wait (more are closed at once); a request that is slow to arrive
-once started is dropped after `HANDLER_TIMEOUT_S`. Paths are resolved to their real path
-and nothing outside the served folder's real path is served (a symlink out of it is a
-404); a NUL byte in a path is a 400; an unexpected error is one log line, never a
-traceback.
+one selector thread, holding no worker, until its whole request head (the request line and
+headers, up to the blank line) has arrived: the selector thread collects it, so a client
+that sends half a head and waits holds no thread either. A connection silent for
+`idle_timeout_s` is closed, and one whose head has started but not ended within
+`head_timeout_s` (or is over `MAX_HEAD_BYTES`) too; at most `max_workers` threads answer
+requests and at most `max_waiting` connections wait (more are closed at once); a body slow
+to arrive once the head is in is dropped after `HANDLER_TIMEOUT_S`. Paths are resolved to
+their real path and nothing outside the served folder's real path is served (a symlink out
+of it is a 404); a NUL byte in a path is a 400; an unexpected error is one log line, never
+a traceback.
 
 :func:`serve_hub_in_thread` serves local model folders laid out like the Hugging Face hub
 (``/{model_id}/resolve/{revision}/{file}``), with CORS, so the app's consented-download path
@@ -29,6 +32,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import io
 import ipaddress
 import os
 import selectors
@@ -76,7 +80,11 @@ MIME_TYPES = {
 
 #: Seconds a connection may stay silent before its request arrives (then it is closed).
 IDLE_TIMEOUT_S: Final = 30.0
-#: Seconds one socket read may wait once a request has started arriving.
+#: Seconds a request head may take to arrive once its first byte has (then it is closed).
+HEAD_TIMEOUT_S: Final = 10.0
+#: Largest request head (request line and headers) collected; a longer one is closed.
+MAX_HEAD_BYTES: Final = 64 * 1024
+#: Seconds one socket read may wait once a request's head is in (a body, a reply's write).
 HANDLER_TIMEOUT_S: Final = 10.0
 #: Most threads answering requests at once.
 MAX_WORKERS: Final = 32
@@ -85,15 +93,17 @@ MAX_WAITING: Final = 1024
 
 
 class BoundedServer(HTTPServer):
-    """An HTTP server whose idle clients hold no thread, with a capped worker pool.
+    """An HTTP server whose idle and slow clients hold no thread, with a capped worker pool.
 
     `serve_forever` accepts; each new connection is queued to one waiter thread that
-    watches every waiting socket with a selector; a socket with data goes to a worker of a
-    `ThreadPoolExecutor` of `max_workers`, one past `idle_timeout_s` is closed."""
+    watches every waiting socket with a selector and collects what arrives until the
+    request head is complete; then the connection, with the bytes collected, goes to a
+    worker of a `ThreadPoolExecutor` of `max_workers`. One past its deadline is closed."""
 
     daemon_threads = True
     request_queue_size = 256
     idle_timeout_s: float = IDLE_TIMEOUT_S
+    head_timeout_s: float = HEAD_TIMEOUT_S
     max_workers: int = MAX_WORKERS
     max_waiting: int = MAX_WAITING
 
@@ -104,6 +114,7 @@ class BoundedServer(HTTPServer):
         self._wake_read, self._wake_write = socket.socketpair()
         self._selector.register(self._wake_read, selectors.EVENT_READ, None)
         self._waiting: dict[socket.socket, tuple[Any, float]] = {}
+        self._heads: dict[socket.socket, bytearray] = {}
         self._closed = threading.Event()
         self._waiter: threading.Thread | None = None
         super().__init__(address, handler)  # binds; on failure it calls server_close
@@ -129,7 +140,28 @@ class BoundedServer(HTTPServer):
 
     def _release(self, request: socket.socket) -> Any:
         self._selector.unregister(request)
+        self._heads.pop(request, None)
         return self._waiting.pop(request)[0]
+
+    def _collect(self, request: socket.socket) -> bytes | None:
+        """Read what arrived (the selector said it would not block): the whole head once it
+        is complete, else None (still waiting; or closed: a head too long, a client gone)."""
+        head = self._heads.setdefault(request, bytearray())
+        try:
+            data = request.recv(16 * 1024)
+        except OSError:
+            data = b""
+        if not data or len(head) + len(data) > MAX_HEAD_BYTES:
+            self._release(request)
+            self.shutdown_request(request)
+            return None
+        if not head:  # its first bytes: the head must now end within head_timeout_s
+            address, end = self._waiting[request]
+            self._waiting[request] = (address, min(end, time.monotonic() + self.head_timeout_s))
+        head += data
+        if b"\r\n\r\n" in head or b"\n\n" in head:
+            return bytes(head)
+        return None
 
     def _wait_loop(self) -> None:
         try:
@@ -142,8 +174,10 @@ class BoundedServer(HTTPServer):
                         self._admit()
                     else:
                         request: Any = key.fileobj
-                        address = self._release(request)
-                        self._pool.submit(self._work, request, address)
+                        head = self._collect(request)
+                        if head is not None:
+                            address = self._release(request)
+                            self._pool.submit(self._work, request, address, head)
                 now = time.monotonic()
                 for request in [r for r, (_, end) in self._waiting.items() if end <= now]:
                     self._release(request)
@@ -153,9 +187,10 @@ class BoundedServer(HTTPServer):
             self._selector.close()
             self._wake_read.close()
 
-    def _work(self, request: socket.socket, address: Any) -> None:
+    def _work(self, request: socket.socket, address: Any, head: bytes = b"") -> None:
         try:
-            self.finish_request(request, address)
+            connection: Any = _HeadFirst(request, head)  # a socket whose head was read
+            self.finish_request(connection, address)
         except Exception:
             self.handle_error(request, address)
         finally:
@@ -180,6 +215,43 @@ class BoundedServer(HTTPServer):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+class _HeadFirst:
+    """A connection whose first bytes (the request head the waiter collected) are read
+    back before the socket's: the handler's `rfile` reads the head, then the socket."""
+
+    def __init__(self, sock: socket.socket, head: bytes) -> None:
+        self._sock = sock
+        self._head = head
+
+    def makefile(self, mode: str = "r", buffering: int | None = None, **kwargs: Any) -> Any:
+        if mode != "rb":
+            return self._sock.makefile(mode, buffering, **kwargs)  # type: ignore[call-overload]
+        return io.BufferedReader(_HeadFirstRaw(self._sock, self._head))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _HeadFirstRaw(io.RawIOBase):
+    """The bytes of `head`, then the socket's."""
+
+    def __init__(self, sock: socket.socket, head: bytes) -> None:
+        super().__init__()
+        self._sock = sock
+        self._head = memoryview(head)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head.nbytes:
+            n = min(len(buffer), self._head.nbytes)
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._sock.recv_into(buffer)
+
+
 class HardenedHandler(SimpleHTTPRequestHandler):
     """Shared by the site and the hub stand-in: NUL is a 400, nothing outside the real
     path of the served folder is served, reads time out, no directory listings."""
@@ -189,6 +261,10 @@ class HardenedHandler(SimpleHTTPRequestHandler):
     def send_head(self) -> Any:
         if "\x00" in unquote(urlsplit(self.path).path):
             self.send_error(HTTPStatus.BAD_REQUEST, "NUL byte in the path")
+            return None
+        target = self.translate_path(self.path)
+        if os.path.exists(target) and not (os.path.isfile(target) or os.path.isdir(target)):
+            self.send_error(HTTPStatus.NOT_FOUND, "Not a regular file")  # a FIFO never blocks
             return None
         return super().send_head()
 

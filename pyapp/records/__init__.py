@@ -3,5 +3,6 @@ record bases (``base``), the trace and its generated schema (``trace``), the mod
 records and the scripted adapter (``model``: ``Caps``, ``Completion``, ``ModelAdapter``,
 provenance), the clock (``clock``), prompt rendering (``prompts``, templates in
 ``prompts/``), task parameters from JSON (``params``), documents read under input limits
-(``documents``) and the evidence labels (``evidence``). Re-deriving a record is above the
+(``documents``: the one bounded reader of every input file), the fault-injection grammar
+(``faults``) and the evidence labels (``evidence``). Re-deriving a record is above the
 runners, in ``pyapp.verify``."""

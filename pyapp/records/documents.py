@@ -12,20 +12,37 @@ naming the file and the problem, never a traceback, never unbounded work:
 | a float that is not finite     | `1e400`, `NaN`, `Infinity`   | `number_out_of_range` |
 | a key repeated in an object    | —                            | `duplicate_key`       |
 | not UTF-8, not JSON, no file   | —                            | `unreadable_file`     |
+| not a regular file             | FIFO, device, folder, socket | `unreadable_file`     |
+| a lone UTF-16 surrogate        | `"\\ud800"` in a string      | `lone_surrogate`      |
+| one line of a JSON-lines file  | `MAX_LINE_BYTES`             | `input_too_large`     |
+| lines of a JSON-lines file     | `MAX_TRIALS` (by default)    | `input_too_large`     |
+
+This is the one reader for every file a command reads from a stranger: traces,
+predictions, registers, a run folder's `run.json`, the sweep's `trials.jsonl` (streamed by
+`read_lines`, bounded per line and in count), ledgers. `open_regular` is the gate: it
+checks with `os.stat` that the path is a regular file *before* opening it and opens with
+`O_NONBLOCK`, so a FIFO can neither hang the open nor be read; a device (`/dev/zero`) is
+refused before one byte is read; the size comes from `fstat` on the opened file (a
+swapped file is checked again) and the read itself stops at the limit. Text must be strict
+UTF-8. A JSON escape that decodes to a lone surrogate (`"\\ud800"`) is refused, naming
+the field, so no writer fails later with `UnicodeEncodeError`.
 
 The nesting scan is iterative and runs before `json.loads` (whose decoder recurses), so
 100,000 `[` cost one pass over the text. `check_count` bounds list lengths (trials).
+Typed validation (`from_json` into the records) follows the read, before any use.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import BinaryIO, Final, NoReturn
 
 from pyapp.errors import InputError
 from pyapp.records.base import JSON
@@ -39,6 +56,9 @@ MAX_NESTING: Final = 64
 MAX_INTEGER_DIGITS: Final = 40
 #: Most trials (and interruptions) in one trace.
 MAX_TRIALS: Final = 100_000
+#: Longest line of a JSON-lines file (`trials.jsonl`: one trial, whose replies are capped at
+#: a few KB each, is far below this).
+MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 
 _SCAN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
 
@@ -65,8 +85,37 @@ def check_nesting(text: str, where: str, maximum: int = MAX_NESTING) -> None:
             return  # an unterminated string: json.loads refuses the text
 
 
-def loads_document(text: str, where: str) -> JSON:
-    """Decode one JSON document under the checks of this module's table."""
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_NEEDS_HOOKS: Final = re.compile(
+    r"\d{%d,}|[eE][+-]?\d{3,}|NaN|Infinity" % (MAX_INTEGER_DIGITS + 1)  # noqa: UP031
+)
+
+
+def plain(text: str, maximum: int = MAX_NESTING) -> bool:
+    """Whether `text` may be decoded without the per-value hooks: outside its strings there
+    is no integer of more than `MAX_INTEGER_DIGITS` digits, no exponent of 3 digits or more,
+    no NaN or Infinity (so every number decodes finite and short), and its brackets nest at
+    most `maximum` deep. Every step is a C-speed pass over the text (the brackets left once
+    the strings are removed lose one level of innermost pairs per pass)."""
+    outside = _STRING.sub('""', text)
+    if _NEEDS_HOOKS.search(outside):
+        return False
+    brackets = _NOT_BRACKET.sub("", outside).replace("{", "[").replace("}", "]")
+    for _ in range(maximum):
+        if not brackets:
+            return True
+        brackets = brackets.replace("[]", "")
+    return not brackets
+
+
+def loads_document(text: str, where: str, *, fast: bool = True) -> JSON:
+    """Decode one JSON document under the checks of this module's table.
+
+    A document that is `plain` (every trace and predictions document this project writes)
+    is decoded by the C decoder with one light hook (repeated keys); any other goes through
+    the iterative nesting scan and a hook per number. Both refuse exactly the same
+    documents (`tests/test_fuzz.py` checks it); `fast=False` forces the second."""
 
     def out_of_range(message: str, value: str) -> NoReturn:
         raise InputError("number_out_of_range", message, path=where, value=value[:40])
@@ -87,24 +136,30 @@ def loads_document(text: str, where: str) -> JSON:
         out_of_range(f"{name} is not a JSON number (NaN and Infinity are refused)", name)
 
     def unique(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
-        found: dict[str, JSON] = {}
-        for key, value in pairs:
-            if key in found:
+        found: dict[str, JSON] = dict(pairs)
+        if len(found) == len(pairs):
+            return found
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
                 raise InputError(
                     "duplicate_key", f"the key {key[:64]!r} appears twice in an object", path=where
                 )
-            found[key] = value
-        return found
+            seen.add(key)
+        return found  # unreachable: a shorter dict means a repeated key
 
-    check_nesting(text, where)
     try:
-        return json.loads(
-            text,
-            parse_int=integer,
-            parse_float=number,
-            parse_constant=constant,
-            object_pairs_hook=unique,
-        )
+        if fast and plain(text):
+            document: JSON = json.loads(text, object_pairs_hook=unique)
+        else:
+            check_nesting(text, where)
+            document = json.loads(
+                text,
+                parse_int=integer,
+                parse_float=number,
+                parse_constant=constant,
+                object_pairs_hook=unique,
+            )
     except json.JSONDecodeError as error:
         raise InputError(
             "unreadable_file",
@@ -113,33 +168,169 @@ def loads_document(text: str, where: str) -> JSON:
         ) from None
     except RecursionError:  # unreachable below MAX_NESTING; a guard
         raise InputError("input_too_deep", "JSON nested too deeply", path=where) from None
+    if _ESCAPED_SURROGATE.search(text) or (not text.isascii() and not _is_text(text)):
+        check_surrogates(document, where)
+    return document
+
+
+_KINDS: Final = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of `mode` is, when it is not a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _too_large(
+    where: str, maximum: int, what: str = "bytes", value: int | None = None
+) -> InputError:
+    return InputError(
+        "input_too_large",
+        f"larger than {maximum} {what}" if value is None else f"{value} {what}, over {maximum}",
+        path=where,
+        limit="file_bytes" if what == "bytes" else what,
+        maximum=maximum,
+        value=value,
+    )
+
+
+def open_regular(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> BinaryIO:
+    """The regular file at `path`, opened for reading in binary; `InputError` when it is
+    missing, not a regular file (checked before opening, and again on the opened file), or
+    larger than `max_bytes`. Opened with `O_NONBLOCK`: a FIFO swapped in never blocks."""
+    where = str(path)
+    fd = -1
+    try:
+        kind = _not_regular(os.stat(path).st_mode)
+        if kind is not None:
+            raise InputError("unreadable_file", f"not a regular file: {kind}", path=where)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        opened = os.fstat(fd)
+        kind = _not_regular(opened.st_mode)
+        if kind is not None:
+            raise InputError("unreadable_file", f"not a regular file: {kind}", path=where)
+        if opened.st_size > max_bytes:
+            raise _too_large(where, max_bytes)
+        handle = os.fdopen(fd, "rb")
+        fd = -1
+        return handle
+    except OSError as error:
+        raise InputError("unreadable_file", error.strerror or str(error), path=where) from None
+    except ValueError as error:  # a NUL in the name
+        raise InputError("unreadable_file", str(error)[:200], path=where[:200]) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _decode(data: bytes, where: str, line: int | None = None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = f"line {line}, byte {error.start}" if line is not None else f"byte {error.start}"
+        raise InputError("unreadable_file", f"not UTF-8 ({at})", path=where) from None
 
 
 def read_text(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
     """The UTF-8 text of the regular file at `path`, refused (`InputError`) when it is
     missing, a folder, a pipe or device, larger than `max_bytes`, or not UTF-8."""
     where = str(path)
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise InputError("unreadable_file", "not a regular file", path=where)
-        with open(path, "rb") as handle:
+    with open_regular(path, max_bytes) as handle:
+        try:
             data = handle.read(max_bytes + 1)
-    except OSError as error:
-        raise InputError("unreadable_file", error.strerror or str(error), path=where) from None
-    except ValueError as error:  # a NUL in the name
-        raise InputError("unreadable_file", str(error), path=where[:200]) from None
-    if len(data) > max_bytes:
-        raise InputError(
-            "input_too_large",
-            f"larger than {max_bytes} bytes",
-            path=where,
-            limit="file_bytes",
-            maximum=max_bytes,
-        )
+        except OSError as error:
+            raise InputError("unreadable_file", error.strerror or str(error), path=where) from None
+    if len(data) > max_bytes:  # it grew after the check
+        raise _too_large(where, max_bytes)
+    return _decode(data, where)
+
+
+def read_lines(
+    path: str | Path,
+    max_lines: int = MAX_TRIALS,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+) -> Iterator[tuple[str | None, bool]]:
+    """The lines of a JSON-lines file, streamed: `(text, ended)` per line, `text` without
+    its newline; `ended` is false only for a last line with no newline after it (a write cut
+    short), whose text is None when it is not even UTF-8. Refused (`InputError`) like
+    `read_text`, and when a line is longer than `max_line_bytes` or there are more than
+    `max_lines` non-empty lines. Memory: one line at a time."""
+    where = str(path)
+    count = 0
+    with open_regular(path, max_bytes) as handle:
+        for number in itertools.count(1):
+            try:
+                raw = handle.readline(max_line_bytes + 1)
+            except OSError as error:
+                message = error.strerror or str(error)
+                raise InputError("unreadable_file", message, path=where) from None
+            if not raw:
+                return
+            ended = raw.endswith(b"\n")
+            if len(raw) > max_line_bytes and not (ended and len(raw) == max_line_bytes + 1):
+                raise _too_large(f"{where}:{number}", max_line_bytes, "line_bytes")
+            body = raw[:-1] if ended else raw
+            if body.strip():
+                count += 1
+                if count > max_lines:
+                    raise _too_large(where, max_lines, "lines", count)
+            if not ended:
+                try:
+                    yield body.decode("utf-8"), False
+                except UnicodeDecodeError:
+                    yield None, False
+                return
+            yield _decode(body, where, number), True
+
+
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _is_text(value: str) -> bool:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError("unreadable_file", f"not UTF-8 (byte {error.start})", path=where) from None
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_surrogates(value: JSON, where: str) -> None:
+    """Refuse a decoded document holding a lone UTF-16 surrogate in a string or a key
+    (`lone_surrogate`, naming the field): it is not text, and every writer would fail on it."""
+    stack: list[tuple[JSON, str]] = [(value, "$")]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            bad = not _is_text(item)
+        elif isinstance(item, dict):
+            bad = False
+            for key, inner in item.items():
+                if not _is_text(key):
+                    bad, at = True, f"{at} (a key)"
+                    break
+                stack.append((inner, f"{at}.{key}"))
+        elif isinstance(item, list):
+            bad = False
+            stack.extend((inner, f"{at}[{i}]") for i, inner in enumerate(item))
+        else:
+            bad = False
+        if bad:
+            raise InputError(
+                "lone_surrogate",
+                f"{at[:120].encode('utf-8', 'backslashreplace').decode()}: a string holds a "
+                "lone UTF-16 surrogate (such as \\ud800), which is not text",
+                path=where,
+            )
 
 
 def read_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> JSON:

@@ -3,6 +3,7 @@
     run_folder.py   read trace.json (+ predictions.json, run.json) and re-derive them
     sections.py     the sections: evidence banner, provenance, profiles, predictions, scores,
                     trials with raw records, interruptions, journal, tasks
+    sample.py       long lists: all rows up to a stated number, past it summaries and a sample
     plots.py        the page's two plots as inline SVG
     markup.py       HTML building in which text from a trace is always escaped
     page.py         the document: inline styles, a CSP that forbids every load and script

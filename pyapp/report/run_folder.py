@@ -18,17 +18,17 @@ from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import RecordError
-from pyapp.records.documents import loads_document
+from pyapp.records.documents import MAX_TRIALS, check_count, read_document
 from pyapp.records.trace import Trace
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 class RunInputError(LabError, ValueError):
     """A run folder, a file in it or a document cannot be read as a run (a one-line message;
-    code `bad_run_input`)."""
+    code `bad_run_folder`)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("bad_run_input", message)
+        super().__init__("bad_run_folder", message)
 
 
 @dataclass(frozen=True)
@@ -67,12 +67,14 @@ class Verification:
 
 
 def _read_json(path: Path) -> Any:
-    """A file's JSON under the input limits of `pyapp.records.documents` (deep nesting,
-    NaN, huge numbers, repeated keys are refused in one line, never a traceback)."""
+    """A file's JSON through the one bounded reader of `pyapp.records.documents` (a FIFO,
+    a device, a huge file, bad UTF-8, deep nesting, NaN, huge numbers, repeated keys, lone
+    surrogates are refused in one line, never a traceback or a hang)."""
     try:
-        return loads_document(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunInputError(f"cannot read {path}: {error}") from None
+        document = read_document(path)
+        if isinstance(document, dict):
+            check_count(document.get("trials"), "trials", MAX_TRIALS, str(path))
+        return document
     except InputError as error:
         raise RunInputError(f"cannot read {path}: {error.message}") from None
 

@@ -3,7 +3,8 @@
 They show what the page shows for a run — the evidence label, provenance, frozen profiles,
 predictions beside observations, scores, every trial with its raw record, interruptions and
 the journal — with the page's own wording for labels, so a reader moving between the page
-and a report finds the same things under the same names.
+and a report finds the same things under the same names. Past `MAX_LISTED_ROWS` trials
+(tasks, interruptions) a list shows counts per group and a sample (`pyapp.report.sample`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.evidence import run_evidence as evidence_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
+from pyapp.report.sample import Listed, listed
 
 CONTROL_LABEL = EVIDENCE_LABELS["control"]
 BANNERS: dict[Evidence, str] = {kind: label.upper() for kind, label in EVIDENCE_LABELS.items()}
@@ -421,13 +423,26 @@ def trial_row(trial: Trial, split: str) -> Markup:
     )
 
 
+def sampled_counts(shown: Listed[Any], what: str, headers: Sequence[str]) -> list[Markup]:
+    """When `shown` is a sample: the sentence saying so and the table of counts per group."""
+    if not shown.sampled:
+        return []
+    rows = ([*key, count] for key, count in shown.counts)  # type: ignore[misc]
+    return [
+        el("p", {"class": "sampled"}, shown.note(what, "in trace.json")),
+        table([*headers, what.capitalize()], rows, caption=f"{what.capitalize()} per group"),
+    ]
+
+
 def trials(trace: Trace) -> Markup:
     split = {t.id: t.split for t in trace.tasks}
     s = trace.summary
+    shown = listed(trace.trials, lambda t: (t.condition, verdict(t)[0], t.outcome))
     caption = (
         f"{s.trials} trials: {s.correct} correct, {s.incorrect} incorrect, {s.failed} failed; "
         f"{s.model_evidence_trials} model-evidence trials. Supplied-program rows: "
         f"{CONTROL_LABEL}."
+        + (f" Sampled: {len(shown.rows):,} of {shown.total:,} rows." if shown.sampled else "")
     )
     head = [
         "Task",
@@ -440,38 +455,50 @@ def trials(trace: Trace) -> Markup:
         "Total ms",
         "Raw record",
     ]
-    return el(
-        "table",
-        {"class": "results"},
-        el("caption", None, caption),
-        el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
-        el("tbody", None, [trial_row(t, split.get(t.task_id, "—")) for t in trace.trials]),
+    return join(
+        sampled_counts(shown, "trials", ["Condition", "Verdict", "Outcome"]),
+        el(
+            "table",
+            {"class": "results"},
+            el("caption", None, caption),
+            el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
+            el("tbody", None, [trial_row(t, split.get(t.task_id, "—")) for t in shown.rows]),
+        ),
     )
 
 
 def tasks(trace: Trace) -> Markup:
-    return table(
-        ["Task", "Family", "Split", "Registers", "Reference program", "Answer"],
-        (
-            [
-                t.id,
-                t.family,
-                t.split,
-                " ".join(f"{k}={v}" for k, v in t.registers.items()),
-                json.dumps(t.program, separators=(",", ":")),
-                t.answer,
-            ]
-            for t in trace.tasks
+    shown = listed(trace.tasks, lambda t: (t.family, t.split))
+    caption = f"The {len(trace.tasks)} tasks of seed {trace.run.seed}" + (
+        f" (sampled: {len(shown.rows):,} rows)" if shown.sampled else ""
+    )
+    return join(
+        sampled_counts(shown, "tasks", ["Family", "Split"]),
+        table(
+            ["Task", "Family", "Split", "Registers", "Reference program", "Answer"],
+            (
+                [
+                    t.id,
+                    t.family,
+                    t.split,
+                    " ".join(f"{k}={v}" for k, v in t.registers.items()),
+                    json.dumps(t.program, separators=(",", ":")),
+                    t.answer,
+                ]
+                for t in shown.rows
+            ),
+            caption=caption,
+            cls="tasks",
+            row_header=True,
         ),
-        caption=f"The {len(trace.tasks)} tasks of seed {trace.run.seed}",
-        cls="tasks",
-        row_header=True,
     )
 
 
 def interruptions_and_journal(trace: Trace) -> Markup:
     parts: list[object] = [el("h2", None, "Interruptions")]
     if trace.interruptions:
+        shown = listed(trace.interruptions, lambda i: (i.reason,))
+        parts.extend(sampled_counts(shown, "interruptions", ["Reason"]))
         parts.append(
             table(
                 ["Trial", "At", "Reason", "Partial record"],
@@ -482,7 +509,7 @@ def interruptions_and_journal(trace: Trace) -> Markup:
                         i.reason,
                         "none" if i.partial is None else outcome_text(i.partial),
                     ]
-                    for i in trace.interruptions
+                    for i in shown.rows
                 ),
                 caption="Trials cut short: never scored, attempted again",
                 row_header=True,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
 from pyapp.host.files import EXPORTS
+from pyapp.records.documents import read_document
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
@@ -17,7 +17,7 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
         jsonschema: Any = importlib.import_module("jsonschema")
     except ImportError:
         return None
-    schema = json.loads((EXPORTS / schema_name).read_text("utf-8"))
+    schema = read_document(EXPORTS / schema_name)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(document), key=str)
     return [f"{list(e.absolute_path)}: {e.message}" for e in errors[:10]]
@@ -26,8 +26,8 @@ def validate(document: Any, schema_name: str) -> list[str] | None:
 def check_files(out: Path) -> dict[str, Any]:
     """Validate trace.json and predictions.json against exports/ and re-derive both."""
 
-    trace = json.loads((out / "trace.json").read_text("utf-8"))
-    predictions = json.loads((out / "predictions.json").read_text("utf-8"))
+    trace = read_document(out / "trace.json")
+    predictions = read_document(out / "predictions.json")
     checks: dict[str, Any] = {}
     trace_errors = validate(trace, "trace.schema.json")
     if trace_errors is None:

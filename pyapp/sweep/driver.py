@@ -37,6 +37,7 @@ from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace
 from pyapp.host.files import write_atomically
 from pyapp.records.base import to_json
+from pyapp.records.documents import read_document
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
@@ -323,7 +324,9 @@ class Driver:
         # The provenance, as a user gets it: the panel's "Download load diagnostics JSON".
         with page.expect_download(timeout=30_000) as download:
             page.click("#model-diagnostics")
-        diagnostics = json.loads(Path(download.value.path()).read_text("utf-8"))
+        diagnostics = read_document(download.value.path())
+        if not isinstance(diagnostics, dict):
+            raise SweepError("load_failed", "the load diagnostics are not a JSON object")
         self.provenance = diagnostics.get("provenance")
         return {
             "status": status,

@@ -7,19 +7,32 @@
                    end, Ctrl-C / --timeout) from trials.jsonl
     predictions.json  once something is frozen, written at the same checkpoints
 
-Nothing here grows with the trials already done: appending a trial is one write.
+Nothing here grows with the trials already done: appending a trial is one write. Every
+read goes through the bounded reader (`pyapp.records.documents`): trials.jsonl is streamed a
+line at a time, each line at most `MAX_LINE_BYTES` and a JSON object under the document
+limits, at most `MAX_TRIALS` lines; a FIFO, a device or a folder in their place is refused
+before it is opened.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from pyapp.errors import LabError
+from pyapp.errors import InputError, LabError
 from pyapp.host.files import write_atomically
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.documents import (
+    MAX_TRIALS,
+    check_count,
+    loads_document,
+    read_document,
+    read_lines,
+)
 from pyapp.records.trace import Trace, Trial, with_trials
 
 TRIALS = "trials.jsonl"
@@ -39,24 +52,33 @@ class TrialsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.count = len(self.lines())
+        self.count = sum(1 for _ in self.texts())
         self._handle: IO[str] | None = None
 
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """(where, text) of every complete trial line, streamed (a last line torn by a crash
+        is left out); the reader's limits hold, the JSON is not decoded yet."""
+        if not os.path.lexists(self.path):
+            return
+        for number, (text, ended) in enumerate(read_lines(self.path), start=1):
+            if text is None or not text.strip():
+                continue
+            if not ended:  # no newline after it: the write may have been cut short
+                try:
+                    json.loads(text)
+                except (ValueError, RecursionError):
+                    continue
+            yield f"{self.path}:{number}", text
+
     def lines(self) -> list[str]:
-        """Every complete trial line (a last line torn by a crash is left out)."""
-        try:
-            text = self.path.read_text("utf-8")
-        except FileNotFoundError:
-            return []
-        lines = text.split("\n")
-        complete, tail = lines[:-1], lines[-1]
-        if tail:  # no newline after it: the write was cut short
-            try:
-                json.loads(tail)
-            except ValueError:
-                return [line for line in complete if line]
-            complete.append(tail)
-        return [line for line in complete if line]
+        """Every complete trial line, each checked to be one JSON object under the document
+        limits (`InputError` naming the file and the line)."""
+        kept = []
+        for where, text in self.texts():
+            if not isinstance(loads_document(text, where), dict):
+                raise InputError("unreadable_file", "a trial line is not a JSON object", path=where)
+            kept.append(text)
+        return kept
 
     def append(self, text: str) -> None:
         if "\n" in text:
@@ -73,10 +95,9 @@ class TrialsFile:
         if not self.path.exists():
             return
         kept = self.lines()
-        text = self.path.read_text("utf-8")
-        wanted = "".join(line + "\n" for line in kept)
-        if text != wanted:
-            write_atomically(self.path, wanted)
+        size = sum(len(line.encode("utf-8")) + 1 for line in kept)
+        if self.path.stat().st_size != size:  # kept lines are a prefix: only a tail differs
+            write_atomically(self.path, "".join(line + "\n" for line in kept))
 
     def close(self) -> None:
         if self._handle is not None:
@@ -122,15 +143,15 @@ def stored_texts(out: Path) -> dict[str, JSON] | None:
     header and trials.jsonl (or, for a folder written before trials.jsonl, trace.json's
     trials). None when there is no trace.json."""
     path = out / TRACE
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
-    try:
-        trace = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as error:
-        raise FilesError(f"cannot read {path}: {error}") from None
+    trace = read_document(path)
     if not isinstance(trace, dict):
         raise FilesError(f"{path} is not a trace")
-    if (out / TRIALS).exists():
+    check_count(trace.get("trials"), "trials", MAX_TRIALS, str(path))
+    if not isinstance(trace.get("trials", []), list):
+        raise FilesError(f"{path}: `trials` is not a list")
+    if os.path.lexists(out / TRIALS):
         lines: list[str] = TrialsFile(out / TRIALS).lines()
     else:
         lines = [json.dumps(t, ensure_ascii=False) for t in trace.get("trials", [])]

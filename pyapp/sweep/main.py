@@ -32,7 +32,7 @@ Errors: ``pyapp.sweep.errors`` (SweepError → exit 1, SetupError → 2, Interru
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import platform
 import sys
 import time
@@ -45,9 +45,12 @@ from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
 from pyapp.browser.messages import Hello
-from pyapp.host.files import REPO_ROOT, UsageError
+from pyapp.errors import InputError
+from pyapp.experiment.ledger import LedgerError, read_ledger
+from pyapp.host.files import REPO_ROOT, UsageError, check_output_folder
 from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
 from pyapp.records.base import to_json
+from pyapp.records.documents import read_document
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
     CHROMIUM_ARGS,
@@ -99,6 +102,8 @@ def versions(page_hello: dict[str, Any] | None, browser_version: str | None) -> 
 def prepare_out(out: Path, resume: bool) -> tuple[RunFile, dict[str, Any] | None, str | None]:
     """(run.json, the stored texts to resume from or None, the trial in flight)."""
     run_path = out / "run.json"
+    if os.path.lexists(out) and not out.is_dir():
+        raise SetupError("out_in_use", f"--out {out}: not a folder")
     if not resume:
         if run_path.exists() or (out / TRACE).exists() or (out / TRIALS).exists():
             raise SetupError(
@@ -106,13 +111,13 @@ def prepare_out(out: Path, resume: bool) -> tuple[RunFile, dict[str, Any] | None
                 f"{out} already holds a sweep: continue it with --resume, or choose another --out",
             )
         return RunFile(run_path), None, None
-    if not run_path.exists():
+    if not os.path.lexists(run_path):
         raise SetupError("nothing_to_resume", f"--resume: {run_path} does not exist")
-    run = RunFile.load(run_path)
+    run = RunFile.load(run_path)  # bad data in any of the files: exit 1, before any browser
     try:
         stored = stored_texts(out)
     except FilesError as error:
-        raise SetupError("nothing_to_resume", error.message) from None
+        raise InputError("unreadable_sweep_file", error.message) from None
     in_flight = run.data.get("in_flight")
     return run, stored, in_flight if isinstance(in_flight, str) else None
 
@@ -130,7 +135,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
 
-    out = Path(args.out)
+    out = check_output_folder(args.out, "--out")
     run, stored, in_flight = prepare_out(out, args.resume)
     if args.resume:
         if run.data.get("status") == "done":
@@ -139,9 +144,17 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
                 " nothing to resume"
             )
             return 0
-        options = options_for_resume(args, run.data["options"])
+        options = options_for_resume(args, run.data.get("options"), str(out / "run.json"))
     else:
         options = options_from_args(args)
+    # the ledger of held-out tasks observed across sweeps: beside the runs unless --ledger;
+    # read and checked now, like every input file, before anything slow starts
+    chosen = getattr(args, "ledger", None)
+    ledger = Path(chosen) if chosen else out.resolve().parent / "ledger.json"
+    try:
+        read_ledger(ledger)
+    except LedgerError as error:
+        raise InputError("bad_ledger", f"{error} (choose another with --ledger)") from None
     try:
         site = check_site(Path(args.site))
     except SiteMissingError as error:
@@ -172,9 +185,6 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     run.save()
 
-    # the ledger of held-out tasks observed across sweeps: beside the runs unless --ledger
-    chosen = getattr(args, "ledger", None)
-    ledger = Path(chosen) if chosen else out.resolve().parent / "ledger.json"
     run.data["ledger"] = str(ledger)
     servers: list[Any] = []
     driver: Driver | None = None
@@ -419,8 +429,8 @@ def _drive(
 
 
 def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
-    trace = json.loads((out / "trace.json").read_text("utf-8"))
-    predictions = json.loads((out / "predictions.json").read_text("utf-8"))
+    trace, predictions = read_document(out / TRACE), read_document(out / "predictions.json")
+    assert isinstance(trace, dict) and isinstance(predictions, dict)
     checks = check_files(out)
     run.data["checks"] = checks
     # The page knows best what was loaded: a model served from a folder or a local host whose

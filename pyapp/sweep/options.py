@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.errors import InputError
 from pyapp.host.files import UsageError, param_overrides
+from pyapp.records.documents import read_document
+from pyapp.records.faults import fault_errors, split_hooks
 from pyapp.sweep.errors import SetupError
-from pyapp.tasks.taskset import DEFAULT_SEED
+from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
 
 
 @dataclass(frozen=True)
@@ -93,22 +96,9 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
     return result
 
 
-FAULT_KINDS = ("worker_crash", "reload_fail", "hang", "bad_reply")
-"""The page's fault-injection hooks (workers/faults.js, docs/sweep.md#fault-injection)."""
-
-
 def fault_hooks(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def fault_errors(text: str) -> list[str]:
-    """What is wrong with a `fault=KIND@N,...` value (the grammar workers/faults.js reads)."""
-    errors = []
-    for item in fault_hooks(text):
-        kind, at, n = item.partition("@")
-        if not at or kind not in FAULT_KINDS or not n.isdigit() or int(n) < 1:
-            errors.append(f"{item!r}: expected KIND@N, KIND one of {', '.join(FAULT_KINDS)}")
-    return errors
+    """The hooks of a `fault=` value as recorded (pyapp/records/faults.py)."""
+    return split_hooks(text)
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
@@ -131,8 +121,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
     )
 
 
-def options_for_resume(args: argparse.Namespace, recorded: dict[str, Any]) -> Options:
-    """The recorded options; an explicit option that disagrees with them is refused."""
+def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> Options:
+    """The recorded options (checked: `recorded_options_of`); an explicit option that
+    disagrees with them is refused."""
+    stored = recorded_options_of(recorded, where).to_json()
     given: dict[str, Any] = {
         "model": args.model,
         "backend": args.backend,
@@ -143,31 +135,111 @@ def options_for_resume(args: argparse.Namespace, recorded: dict[str, Any]) -> Op
         "conditions": parse_conditions(args.conditions),
     }
     for key, value in given.items():
-        if value is not None and value != recorded.get(key):
+        if value is not None and value != stored.get(key):
             raise UsageError(
                 f"--resume: --{key.replace('_', '-')} {value!r} differs from the sweep's "
-                f"recorded {recorded.get(key)!r} (omit it to continue the recorded sweep)"
+                f"recorded {stored.get(key)!r} (omit it to continue the recorded sweep)"
             )
+    recorded_options = recorded_options_of(recorded, where)
     return Options(
-        model=recorded["model"],
-        backend=recorded["backend"],
-        dtype=recorded.get("dtype"),
-        revision=recorded.get("revision"),
-        seed=int(recorded["seed"]),
-        params=dict(recorded.get("params") or {}),
-        conditions=recorded.get("conditions"),
-        model_host=args.model_host or recorded.get("model_host"),
-        model_folder=args.model_folder or recorded.get("model_folder"),
-        chromium_flags=list(args.chromium_flag or recorded.get("chromium_flags") or []),
-        page_params=parse_page_params(args.page_param) or dict(recorded.get("page_params") or {}),
+        model=recorded_options.model,
+        backend=recorded_options.backend,
+        dtype=recorded_options.dtype,
+        revision=recorded_options.revision,
+        seed=recorded_options.seed,
+        params=recorded_options.params,
+        conditions=recorded_options.conditions,
+        model_host=args.model_host or recorded_options.model_host,
+        model_folder=args.model_folder or recorded_options.model_folder,
+        chromium_flags=list(args.chromium_flag or recorded_options.chromium_flags),
+        page_params=parse_page_params(args.page_param) or recorded_options.page_params,
+    )
+
+
+def bad_recorded(where: str, name: str, problem: str) -> InputError:
+    """run.json's recorded option `name` cannot be used (exit 1: bad data)."""
+    return InputError("bad_run_file", f"options.{name} {problem}", path=where)
+
+
+def _text(recorded: dict[str, Any], name: str, where: str, optional: bool = True) -> str | None:
+    value = recorded.get(name)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 4096 or "\x00" in value:
+        raise bad_recorded(where, name, f"must be a non-empty string, not {str(value)[:40]!r}")
+    return value
+
+
+def _texts(value: Any, name: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad_recorded(where, name, "must be a list of strings")
+    return list(value)
+
+
+def recorded_options_of(recorded: Any, where: str) -> Options:
+    """The options run.json recorded, each checked as the command line checks it: the
+    seed, the task parameters, the conditions and the fault hooks (`bad_run_file`)."""
+
+    if not isinstance(recorded, dict):
+        raise InputError("bad_run_file", "options is not an object", path=where)
+    model, backend = _text(recorded, "model", where, False), recorded.get("backend")
+    if backend not in ("webgpu", "wasm"):
+        raise bad_recorded(where, "backend", f"must be webgpu or wasm, not {str(backend)[:20]!r}")
+    seed = recorded.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
+        raise bad_recorded(
+            where, "seed", f"must be an integer 0 <= seed < 2**64, not {str(seed)[:30]!r}"
+        )
+    params = recorded.get("params") or {}
+    if not isinstance(params, dict):
+        raise bad_recorded(where, "params", "must be an object of task parameters")
+    items = [f"{key}={json.dumps(value)}" for key, value in params.items()]
+    try:
+        checked = param_overrides(items, seed)
+    except UsageError as error:
+        raise bad_recorded(where, "params", f"refused: {error.message}") from None
+    conditions = recorded.get("conditions")
+    try:
+        chosen = (
+            None
+            if conditions is None
+            else parse_conditions(",".join(_texts(conditions, "conditions", where)))
+        )
+    except UsageError as error:
+        raise bad_recorded(where, "conditions", error.message) from None
+    page_params = recorded.get("page_params") or {}
+    if not isinstance(page_params, dict) or not all(
+        isinstance(v, str) for v in page_params.values()
+    ):
+        raise bad_recorded(where, "page_params", "must be an object of strings")
+    bad = fault_errors(page_params.get("fault", ""))
+    if bad:
+        raise bad_recorded(where, "page_params.fault", bad[0])
+    assert model is not None
+    return Options(
+        model=model,
+        backend=backend,
+        dtype=_text(recorded, "dtype", where),
+        revision=_text(recorded, "revision", where),
+        seed=seed,
+        params=checked,
+        conditions=chosen,
+        model_host=_text(recorded, "model_host", where),
+        model_folder=_text(recorded, "model_folder", where),
+        chromium_flags=_texts(recorded.get("chromium_flags") or [], "chromium_flags", where),
+        page_params=dict(page_params),
     )
 
 
 def read_catalogue(site: Path) -> dict[str, Any]:
     try:
-        catalogue: dict[str, Any] = json.loads((site / "models.json").read_text("utf-8"))
-    except (OSError, ValueError) as error:
-        raise SetupError("no_catalogue", f"cannot read {site / 'models.json'}: {error}") from None
+        catalogue = read_document(site / "models.json")
+    except InputError as error:
+        raise SetupError("no_catalogue", str(error)) from None
+    if not isinstance(catalogue, dict) or not isinstance(catalogue.get("models"), list):
+        raise SetupError("no_catalogue", f"{site / 'models.json'}: not a model catalogue")
+    if not all(isinstance(entry, dict) for entry in catalogue["models"]):
+        raise SetupError("no_catalogue", f"{site / 'models.json'}: an entry is not an object")
     return catalogue
 
 

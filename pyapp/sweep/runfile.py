@@ -14,11 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from pyapp.errors import InputError
 from pyapp.host.files import write_atomically
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
-from pyapp.sweep.errors import SetupError, SweepError
+from pyapp.records.documents import read_document
+from pyapp.sweep.errors import SweepError
 
 RUN_SCHEMA = "sweep-run/1"
+MAX_RUN_BYTES = 16 * 1024 * 1024
+"""Largest run.json read (one holds a few sessions' command lines and messages)."""
 SCHEMA_ID = "https://composition-lab.invalid/schemas/sweep-run.schema.json"
 
 
@@ -151,7 +155,11 @@ def _defaults(record: type) -> dict[str, JSON]:
 def typed(data: dict[str, Any]) -> RunRecord:
     """The record of run.json's data (fields with defaults may be absent)."""
     filled = {**_defaults(RunRecord), **data}
-    filled["sessions"] = [{**_defaults(RunSession), **s} for s in data.get("sessions", [])]
+    sessions = data.get("sessions", [])
+    if isinstance(sessions, list):  # anything else: from_json names it
+        filled["sessions"] = [
+            {**_defaults(RunSession), **s} if isinstance(s, dict) else s for s in sessions
+        ]
     record: RunRecord = from_json(RunRecord, filled)
     return record
 
@@ -173,16 +181,15 @@ class RunFile:
 
     @classmethod
     def load(cls, path: Path) -> RunFile:
-        try:
-            data = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError) as error:
-            raise SetupError("nothing_to_resume", f"cannot read {path}: {error}") from None
+        """run.json through the bounded reader, checked against `RunRecord` (bad data: an
+        `InputError`, exit 1)."""
+        data = read_document(path, MAX_RUN_BYTES)
         if not isinstance(data, dict) or data.get("schema_version") != RUN_SCHEMA:
-            raise SetupError("nothing_to_resume", f"{path} is not a sweep's run.json")
+            raise InputError("bad_run_file", "not a sweep's run.json", path=str(path))
         try:
             record = typed(data)
         except RecordError as error:
-            raise SetupError("nothing_to_resume", f"{path}: {error}") from None
+            raise InputError("bad_run_file", str(error), path=str(path)) from None
         document = to_json(record)
         assert isinstance(document, dict)
         return cls(path, document)

@@ -1,0 +1,100 @@
+"""Report scale bench (issue 24): `python -m pyapp report` of a 100,000-trial run.
+
+Makes a run folder whose trace holds `--trials` trials (default 99,999: the supplied-program
+control over `primitives_per_op` = (trials - 18) / 3 tasks per op, the most a trace may
+hold is 100,000) unless `--folder` names one, then runs the report command in a subprocess
+and prints its wall time, its peak memory (the child's maximum resident set) and the size of
+the HTML it wrote, each beside its goal (under 60 s, under 1 GiB, under 20 MB) as a ratio.
+Past `pyapp.report.sample.MAX_LISTED_ROWS` rows the report lists counts and a sample.
+
+Prints figures; asserts nothing. Making the trace takes minutes on a busy 2-core machine.
+
+Usage: .venv/bin/python bench/report_scale.py [--trials 99999] [--folder DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_S, GOAL_BYTES, GOAL_HTML = 60.0, 1024**3, 20 * 1000**2
+OTHER_TASKS = 18  # compositions (6) and encoding probes (12) of the default parameters
+
+
+def make_folder(folder: Path, trials: int) -> None:
+    per_op = max(1, (trials - OTHER_TASKS) // 3)
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyapp",
+            "run",
+            "--condition",
+            "supplied-program",
+            "--param",
+            f"primitives_per_op={per_op}",
+            "--out",
+            str(folder / "trace.json"),
+        ],
+        cwd=ROOT,
+        check=True,
+    )
+    print(f"made {folder / 'trace.json'} in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def measure(folder: Path, out: Path) -> tuple[float, int, int, int]:
+    """(wall s, peak bytes of the report process, HTML bytes, exit status)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "report", str(folder), "--out", str(out)], cwd=ROOT
+    )
+    wall = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if peak_kib <= before:
+        print("(an earlier child used more memory: the peak below is a lower bound)")
+    return wall, peak_kib * 1024, out.stat().st_size if out.exists() else 0, done.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trials", type=int, default=99_999)
+    parser.add_argument("--folder", type=Path, help="an existing run folder (trace.json)")
+    parser.add_argument("--keep", action="store_true", help="keep the folder made")
+    args = parser.parse_args()
+    made = None
+    folder = args.folder
+    if folder is None:
+        made = Path(tempfile.mkdtemp(prefix="report-scale-"))
+        folder = made / "run"
+        make_folder(folder, args.trials)
+    try:
+        wall, peak, html, status = measure(folder, folder.parent / "report.html")
+        trace_mb = (folder / "trace.json").stat().st_size / 1e6
+        print(f"report of {folder} (trace.json {trace_mb:.0f} MB), exit status {status}")
+        print(
+            f"  wall time    {wall:8.1f} s    goal < {GOAL_S:.0f} s     ratio {wall / GOAL_S:.2f}"
+        )
+        print(
+            f"  peak memory  {peak / 1024**2:8.0f} MiB  goal < 1024 MiB  ratio "
+            f"{peak / GOAL_BYTES:.2f}"
+        )
+        print(
+            f"  HTML         {html / 1e6:8.1f} MB   goal < 20 MB     ratio {html / GOAL_HTML:.2f}"
+        )
+    finally:
+        if made is not None and not args.keep:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
