@@ -20,8 +20,8 @@ from pyapp.records.reproduce import reproduce
 from pyapp.records.trace import Evidence
 from pyapp.report import sections
 from pyapp.report.viewer import open_run
+from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import parse_spec
 from pyapp.tasks.taskset import TaskParams
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,8 @@ from pyapp.browser.session import Session
 from pyapp.records.base import to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import EVIDENCE_NOTES
+from pyapp.synthetic.language import STRUCTURES, parse_spec
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import STRUCTURES, parse_spec
 from pyapp.tasks.taskset import preset_params
 
 CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]

@@ -913,7 +913,7 @@ def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
     from pyapp.conditions.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
     from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
-    from pyapp.synthetic.spec import STRUCTURE_NOTES
+    from pyapp.synthetic.language import structure_notes
     from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
     return {
@@ -931,7 +931,7 @@ def constants() -> dict[str, JSON]:
         "CONTROL_LABEL": CONTROL_LABEL,
         "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
-        "SYNTHETIC_MODELS": dict(STRUCTURE_NOTES),
+        "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }

@@ -89,7 +89,8 @@ from pyapp.records.trace import (
     with_trials,
 )
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
-from pyapp.synthetic.spec import SpecError, SyntheticSpec, parse_spec
+from pyapp.synthetic.language import parse_spec, written_name
+from pyapp.synthetic.spec import SpecError, SyntheticSpec
 from pyapp.tasks.taskset import Task, TaskParams
 
 Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
@@ -228,7 +229,9 @@ class Session:
             raise SessionError("bad_synthetic_spec", str(error)) from None
         self.synthetic = spec
         return SyntheticChosen(
-            spec=spec.name, provenance=synthetic_provenance(spec), note=EVIDENCE_NOTES["synthetic"]
+            spec=written_name(spec),
+            provenance=synthetic_provenance(spec),
+            note=EVIDENCE_NOTES["synthetic"],
         )
 
     def start(self, request: SweepStart, ctx: Context) -> SweepState:

@@ -290,12 +290,14 @@ def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
     from pyapp.sweep.runfile import run_schema
+    from pyapp.synthetic.language import synthetic_model_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
+        "synthetic-model.schema.json": synthetic_model_schema(),
     }
 
 

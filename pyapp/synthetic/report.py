@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 
 from pyapp.predict.metrics import CalibrationCell
+from pyapp.synthetic.language import written_name
 from pyapp.synthetic.validation import Cell, Coverage, StructureResult
 
 EXPECTATIONS: dict[str, str] = {
@@ -230,7 +231,8 @@ def render_markdown(
     lines.append("|---|---|---|---|---|---|")
     for r in results:
         lines.append(
-            f"| {r.spec.structure} | `{r.spec.name}` | {r.preset} | {r.seeds} | {r.trials} | "
+            f"| {r.spec.structure} | `{written_name(r.spec)}` | {r.preset} | {r.seeds} | "
+            f"{r.trials} | "
             f"{r.seconds:.1f} |"
         )
     lines += ["", "## Checks of the expectations", ""]
