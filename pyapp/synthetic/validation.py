@@ -347,6 +347,8 @@ class StructureResult:
     spec: SyntheticSpec
     preset: str
     seeds: int
+    mc_seeds: int
+    """Seeds with a Monte Carlo truth (the first ones)."""
     trials: int
     seconds: float
     cells: tuple[Cell, ...]
@@ -391,6 +393,7 @@ def validate_structure(
         spec=spec,
         preset=preset,
         seeds=len(runs),
+        mc_seeds=min(mc_seeds, len(runs)),
         trials=sum(len(r.trace.trials) for r in runs),
         seconds=clock() - start,
         cells=cells,
