@@ -145,5 +145,5 @@ def test_the_committed_report_has_the_structure_of_a_quick_regeneration(tmp_path
     fresh = report_skeleton((tmp_path / "validation.md").read_text(encoding="utf-8"))
     committed = report_skeleton((ROOT / "docs" / "validation.md").read_text(encoding="utf-8"))
     assert committed == fresh
-    figures = sorted(p.name for p in (tmp_path / "validation").iterdir())
-    assert figures == sorted(p.name for p in (ROOT / "docs" / "validation").iterdir())
+    figures = sorted(p.name for p in (tmp_path / "validation").glob("*.svg"))
+    assert figures == sorted(p.name for p in (ROOT / "docs" / "validation").glob("*.svg"))
