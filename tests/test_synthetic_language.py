@@ -251,3 +251,14 @@ def test_structures_draw_from_their_own_streams():
 def test_direct_construction_passes_the_same_validator():
     with pytest.raises(SpecError, match=r"cost\.call_ms"):
         SyntheticSpec("x", cost=CostModel(call_ms=math.inf))
+
+
+def test_the_shipped_files_are_package_data():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "synthetic/structures/*.toml" in project["tool"]["setuptools"]["package-data"]["pyapp"]
+    files = sorted(p.stem for p in (root / "pyapp" / "synthetic" / "structures").glob("*.toml"))
+    assert files == sorted(STRUCTURES)

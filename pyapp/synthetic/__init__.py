@@ -1,6 +1,11 @@
 """Synthetic validation models: model adapters whose error structure is known by
-construction (``spec``), answering every condition as a model would (``adapter``), and the
-native driver that runs the page's protocol over many seeds with them (``simulate``).
+construction. ``spec`` holds the records (error sources composed as data) and the step rule;
+``language`` reads structure files (TOML or JSON) and the ``NAME:key=value`` shorthand of the
+shipped structures (``structures/*.toml``) through one validator; ``adapter`` answers every
+condition as a model would; ``simulate`` runs the page's protocol natively over many seeds.
+The validation of the instrument: ``validation`` (measurements, Monte Carlo truths, the
+same-prior product), ``checks`` (intervals over seeds, verdicts, power), ``expectations``
+(stated before the numbers), ``report`` and ``figures`` (docs/validation.md, generated whole).
 
 Their output is labelled ``evidence: "synthetic"`` everywhere: it validates the instrument
 and is never model evidence."""
