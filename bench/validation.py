@@ -77,7 +77,6 @@ def options_of(args: argparse.Namespace) -> dict[str, object]:
         "margin, mean p − observed": MARGIN_P,
         "margin and effect, Brier difference": MARGIN_BRIER,
         "conditions": "model-only, model-program, controlled-chain",
-        "quick": args.quick,
     }
 
 
