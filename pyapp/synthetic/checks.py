@@ -161,6 +161,20 @@ def make_check(
     )
 
 
+def outcome(c: Check) -> str:
+    """`holds`; `contradicted` (the interval lies wholly on the wrong side of zero, or wholly
+    outside the margin); `inconclusive` (neither: too few seeds to decide); `report`."""
+    if c.holds is None:
+        return "report"
+    if c.holds:
+        return "holds"
+    if c.kind == "direction":
+        wrong = c.high <= 0 if c.effect > 0 else c.low >= 0
+    else:
+        wrong = c.low >= c.effect or c.high <= -c.effect
+    return "contradicted" if wrong else "inconclusive"
+
+
 def per_seed(points: Sequence[Point], value: Callable[[Point], float]) -> dict[int, float]:
     """Seed → mean of `value` over that seed's points."""
     by_seed: dict[int, list[float]] = {}

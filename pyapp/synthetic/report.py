@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pyapp.synthetic.checks import Check, all_checks
+from pyapp.synthetic.checks import STATE_INFORMATIVE, Check, all_checks, outcome
 from pyapp.synthetic.expectations import (
     COST_EXPECTATION,
     EXPECTATIONS,
@@ -65,9 +65,8 @@ def coverage_table(rows: Sequence[Coverage]) -> list[str]:
 
 
 def _verdict(c: Check) -> str:
-    if c.holds is None:
-        return "report"
-    return "holds" if c.holds else "**does not hold**"
+    found = outcome(c)
+    return found if found in ("holds", "report") else f"**{found}**"
 
 
 def checks_table(checks: Sequence[Check]) -> list[str]:
@@ -89,11 +88,14 @@ def checks_table(checks: Sequence[Check]) -> list[str]:
 def findings(checks: Sequence[Check]) -> list[str]:
     """The findings, each sentence templated from the checks' numbers."""
     claims = [c for c in checks if c.holds is not None]
-    failed = [c for c in claims if not c.holds]
+    verdicts = [outcome(c) for c in claims]
     weak = [c for c in claims if (c.power or 0.0) < 0.8]
     lines = [
-        f"- {len(claims) - len(failed)} of {len(claims)} stated expectations hold; "
-        f"{len(failed)} do not; {len(checks) - len(claims)} rows are reported without a claim.",
+        f"- Of {len(claims)} stated expectations {verdicts.count('holds')} hold, "
+        f"{verdicts.count('contradicted')} are contradicted (the interval lies on the other "
+        f"side of zero or outside the margin) and {verdicts.count('inconclusive')} are "
+        f"inconclusive (the interval is too wide to decide); {len(checks) - len(claims)} rows "
+        "are reported without a claim.",
         f"- {len(claims) - len(weak)} of {len(claims)} checks reach 80% power with the seeds "
         f"run; {len(weak)} do not (listed under *Power*).",
     ]
@@ -104,15 +106,51 @@ def findings(checks: Sequence[Check]) -> list[str]:
         lines.append(
             f"- Under `{c.structure}` ({c.preset}) the product {side} {c.statistic.split(':')[0]}"
             f" by {abs(c.estimate):.3f} [{_s(c.low)}, {_s(c.high)}] (expected "
-            f"{_s(c.expected)}): the expectation {'holds' if c.holds else 'does not hold'}."
+            f"{_s(c.expected)}): {outcome(c)}."
         )
-    for c in failed:
-        if c.kind == "direction" and "mean p − observed" in c.statistic:
+    lines += _state_findings(checks)
+    for c in claims:
+        found = outcome(c)
+        if found == "holds" or (c.kind == "direction" and "mean p − observed" in c.statistic):
             continue
-        lines.append(
-            f"- Not as expected: `{c.structure}` ({c.preset}), {c.statistic}: {c.claim}; "
-            f"estimate {_s(c.estimate)} [{_s(c.low)}, {_s(c.high)}]."
+        why = (
+            f"power {_f(c.power, 2)}, {c.seeds_for_80 or 'over a million'} seeds needed"
+            if found == "inconclusive"
+            else "the interval excludes the expectation"
         )
+        lines.append(
+            f"- {found.capitalize()}: `{c.structure}` ({c.preset}), {c.statistic}: {c.claim}; "
+            f"estimate {_s(c.estimate)} [{_s(c.low)}, {_s(c.high)}] ({why})."
+        )
+    return lines
+
+
+def _state_findings(checks: Sequence[Check]) -> list[str]:
+    """One sentence per preset on the gain from state where state carries no information,
+    and one where it does."""
+    lines = []
+    for preset in dict.fromkeys(c.preset for c in checks):
+        for informative in (False, True):
+            rows = [
+                c
+                for c in checks
+                if c.preset == preset
+                and "gain from state" in c.statistic
+                and (c.structure in STATE_INFORMATIVE) == informative
+            ]
+            if not rows:
+                continue
+            low, high = min(c.estimate for c in rows), max(c.estimate for c in rows)
+            verdicts = [outcome(c) for c in rows]
+            where = "carries information" if informative else "carries no information"
+            lines.append(
+                f"- Gain from state ({preset}) where state {where}: from {_s(low)} to {_s(high)} "
+                f"Brier over {len(rows)} structure × condition rows ({verdicts.count('holds')} "
+                f"hold, {verdicts.count('contradicted')} contradicted, "
+                f"{verdicts.count('inconclusive')} inconclusive, {verdicts.count('report')} "
+                "reported without a claim); a negative gain means the state-aware predictor "
+                "scores worse than the product with the same prior."
+            )
     return lines
 
 
