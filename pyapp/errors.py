@@ -24,8 +24,8 @@ Hierarchy::
         ├── RequestError                pyapp.browser.messages: a page request refused
         │                               (bad_request, unknown_type, bad_params, no_sweep, ...)
         ├── FilesError                  pyapp.sweep.files: a file in --out is not a sweep's
-        ├── SpecError                   pyapp.synthetic.spec: a synthetic model specification
-        │                               refused (bad_synthetic_spec)
+        ├── SpecError                   pyapp.records.synthetic_spec: a synthetic model
+        │                               specification refused (bad_synthetic_spec)
         ├── RunInputError               pyapp.report.run_folder: a run folder or document
         │                               that cannot be read as a run (bad_run_folder)
         ├── LedgerError                 pyapp.experiment.ledger: a ledger file that is not a

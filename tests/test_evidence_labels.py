@@ -19,8 +19,8 @@ from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance
 from pyapp.records.trace import Evidence
 from pyapp.report import sections
+from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import parse_spec
 from pyapp.tasks.taskset import TaskParams
 from pyapp.verify.reproduce import reproduce
 

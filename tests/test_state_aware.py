@@ -13,8 +13,8 @@ from pyapp.predict import state_aware
 from pyapp.predict.predictor import read_predictions
 from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trace
+from pyapp.synthetic.language import shipped
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import SyntheticSpec
 from pyapp.tasks.taskset import PRESETS, TaskParams, generate, preset_params
 from pyapp.verify.reproduce import reproduce_predictions
 
@@ -73,7 +73,7 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
     ],
 )
 def test_both_predictors_side_by_side_and_older_documents_still_read(version, absent):
-    run = in_thread(run_seed, SyntheticSpec("size-dependent"), TaskParams(seed=2), ("model-only",))
+    run = in_thread(run_seed, shipped("size-dependent"), TaskParams(seed=2), ("model-only",))
     document = to_json(run.predictions)
     assert document["schema_version"] == "predictions/3"
     result = document["conditions"][0]
@@ -96,7 +96,7 @@ def test_both_predictors_side_by_side_and_older_documents_still_read(version, ab
 
 
 def test_a_trace_without_operand_digits_reads_as_uniform():
-    run = in_thread(run_seed, SyntheticSpec("independent"), TaskParams(seed=2), ("model-only",))
+    run = in_thread(run_seed, shipped("independent"), TaskParams(seed=2), ("model-only",))
     document = to_json(run.trace)
     del document["run"]["task_params"]["operand_digits"]
     trace = from_json(Trace, document)

@@ -9,8 +9,9 @@ from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import main
 from pyapp.records.base import to_json
+from pyapp.records.synthetic_spec import SpecError
+from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import SpecError, SyntheticSpec, parse_spec
 from pyapp.tasks.taskset import TaskParams
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
@@ -58,9 +59,9 @@ def test_simulated_documents_re_derive():
 
 
 def test_perfect_and_hopeless_models():
-    perfect = simulate(SyntheticSpec("independent", p_add=0, p_sub=0, p_mul=0))
+    perfect = simulate(parse_spec("independent:p_add=0,p_sub=0,p_mul=0"))
     assert all(t.correct for t in perfect.trace.trials if t.chain is None or t.chain.calls)
-    hopeless = simulate(SyntheticSpec("independent", p_add=1, p_sub=1, p_mul=1))
+    hopeless = simulate(parse_spec("independent:p_add=1,p_sub=1,p_mul=1"))
     chains = [t.chain for t in trials(hopeless, "controlled-chain").values() if t.chain.calls]
     assert chains and all(c.local_correct is False for ch in chains for c in ch.calls)
     for trial in trials(hopeless, "model-only").values():
@@ -76,26 +77,24 @@ def test_perfect_and_hopeless_models():
 
 
 def test_cancelling_makes_the_final_answer_right_with_a_step_wrong():
-    spec = SyntheticSpec("cancelling", p_add=0, p_sub=0, p_mul=1, cancel=1)
+    spec = parse_spec("cancelling:p_add=0,p_sub=0,p_mul=1,cancel=1")
     chain = trials(simulate(spec), "controlled-chain")["recurrence-1"]
     calls = chain.chain.calls
     assert [c.local_correct for c in calls] == [False, False, False, False]
     assert chain.chain.final_correct is True and chain.chain.all_steps_correct is False
-    independent = trials(
-        simulate(SyntheticSpec("independent", p_mul=1, p_add=0)), "controlled-chain"
-    )
+    independent = trials(simulate(parse_spec("independent:p_mul=1,p_add=0")), "controlled-chain")
     assert independent["recurrence-1"].correct is False
 
 
 def test_correlated_steps_share_one_draw():
-    spec = SyntheticSpec("correlated", p_add=0.5, p_sub=0.5, p_mul=0.5, rho=1.0)
+    spec = parse_spec("correlated:p_add=0.5,p_sub=0.5,p_mul=0.5,rho=1.0")
     run = simulate(spec, TaskParams(seed=11, recurrence_steps=(3, 3, 3, 3, 3, 3)))
     for trial in trials(run, "controlled-chain").values():
         if not trial.chain.calls:
             continue  # an unsupported route: no call made
         verdicts = {c.local_correct for c in trial.chain.calls}
         assert len(verdicts) == 1, trial.task_id  # all right or all wrong
-    independent = simulate(SyntheticSpec("independent", p_add=0.5, p_sub=0.5, p_mul=0.5))
+    independent = simulate(parse_spec("independent:p_add=0.5,p_sub=0.5,p_mul=0.5"))
     mixed = [
         t
         for t in trials(independent, "controlled-chain").values()
@@ -113,7 +112,7 @@ def test_size_dependent_error_grows_with_digits_and_costs_follow_the_cost_model(
     run = simulate(spec)
     chain = trials(run, "controlled-chain")["recurrence-2"]
     expected = sum(
-        spec.call_ms + spec.step_ms + spec.digit_ms * len(str(abs(c.parsed)))
+        spec.cost.call_ms + spec.cost.step_ms + spec.cost.digit_ms * len(str(abs(c.parsed)))
         for c in chain.chain.calls
     )
     assert chain.timings.generation_ms == pytest.approx(expected)

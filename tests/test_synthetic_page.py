@@ -15,8 +15,8 @@ from pyapp.browser.messages import constants
 from pyapp.browser.session import Session
 from pyapp.records.base import to_json
 from pyapp.records.trace import EVIDENCE_NOTES
+from pyapp.synthetic.language import STRUCTURES, parse_spec
 from pyapp.synthetic.simulate import run_seed
-from pyapp.synthetic.spec import STRUCTURES, parse_spec
 from pyapp.tasks.taskset import preset_params
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 

@@ -83,6 +83,20 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "Cancellation": {
+  "type": "object",
+  "description": "Errors that cancel: the step after a wrong one compensates.",
+  "properties": {
+   "cancel": {
+    "description": "P(the step after a wrong one returns the exact-track value).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "cancel"
+  ],
+  "additionalProperties": false
+ },
  "Caps": {
   "type": "object",
   "description": "Budgets for one generation; they travel in each request to the model worker.",
@@ -109,6 +123,20 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "max_new_tokens",
    "max_output_bytes",
    "timeout_ms"
+  ],
+  "additionalProperties": false
+ },
+ "CarryEffect": {
+  "type": "object",
+  "description": "Add and sub steps go wrong at their carries and borrows.",
+  "properties": {
+   "p_carry": {
+    "description": "P(one carry or borrow is dropped); a step with c carries survives with (1 − p)^c.",
+    "type": "number"
+   }
+  },
+  "required": [
+   "p_carry"
   ],
   "additionalProperties": false
  },
@@ -263,6 +291,85 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "Correlation": {
+  "type": "object",
+  "description": "Within-trial correlation of step errors.",
+  "properties": {
+   "rho": {
+    "description": "P(all steps of a trial share one latent uniform draw).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "rho"
+  ],
+  "additionalProperties": false
+ },
+ "CostModel": {
+  "type": "object",
+  "description": "The synthetic clock, in milliseconds.",
+  "properties": {
+   "call_ms": {
+    "description": "Milliseconds per generation call.",
+    "type": "number"
+   },
+   "step_ms": {
+    "description": "Milliseconds per step computed (or tree node written).",
+    "type": "number"
+   },
+   "digit_ms": {
+    "description": "Milliseconds per digit of a computed step's output.",
+    "type": "number"
+   }
+  },
+  "required": [
+   "call_ms",
+   "step_ms",
+   "digit_ms"
+  ],
+  "additionalProperties": false
+ },
+ "DepthEffect": {
+  "type": "object",
+  "description": "Late steps of one generation go wrong: the failure of composition itself.",
+  "properties": {
+   "from_step": {
+    "description": "k: the k-th and every later step computed within one generation is affected.",
+    "type": "integer"
+   },
+   "p_deep": {
+    "description": "P(an affected step is wrong).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "from_step",
+   "p_deep"
+  ],
+  "additionalProperties": false
+ },
+ "EncodingEffect": {
+  "type": "object",
+  "description": "Steps of tasks rendered in one encoding go wrong more often (assumption A4).",
+  "properties": {
+   "affected": {
+    "description": "The encoding that hurts.",
+    "enum": [
+     "json",
+     "prose"
+    ]
+   },
+   "p_encoding": {
+    "description": "P(a step of a task in that encoding is wrong), on top of the other sources.",
+    "type": "number"
+   }
+  },
+  "required": [
+   "affected",
+   "p_encoding"
+  ],
+  "additionalProperties": false
+ },
  "FileFetched": {
   "type": "object",
   "description": "One model file fetched over the network API during a load.",
@@ -297,6 +404,20 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   "required": [
    "type",
    "id"
+  ],
+  "additionalProperties": false
+ },
+ "FormatEffect": {
+  "type": "object",
+  "description": "Whole replies that cannot be parsed.",
+  "properties": {
+   "p_unparseable": {
+    "description": "P(a generation's reply is prose instead of an integer or a program).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "p_unparseable"
   ],
   "additionalProperties": false
  },
@@ -1117,6 +1238,17 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
       "type": "null"
      }
     ]
+   },
+   "synthetic": {
+    "description": "The whole specification of a synthetic model (source `synthetic`: every error source and the cost model, `pyapp.records.synthetic_spec`); null for any other model and in traces written before it was recorded.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/SyntheticSpec"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [
@@ -1346,6 +1478,44 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "OpRates": {
+  "type": "object",
+  "description": "Base probability that a step of each op is wrong.",
+  "properties": {
+   "p_add": {
+    "description": "P(an add step is wrong) (at `pivot_digits` when `size` is on).",
+    "type": "number"
+   },
+   "p_sub": {
+    "description": "P(a sub step is wrong).",
+    "type": "number"
+   },
+   "p_mul": {
+    "description": "P(a mul step is wrong).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "p_add",
+   "p_sub",
+   "p_mul"
+  ],
+  "additionalProperties": false
+ },
+ "ProgramEffect": {
+  "type": "object",
+  "description": "A written program that deviates from the reference.",
+  "properties": {
+   "p_deviate": {
+    "description": "P(a written node's op is corrupted), on top of the step rule (model-program only).",
+    "type": "number"
+   }
+  },
+  "required": [
+   "p_deviate"
+  ],
+  "additionalProperties": false
+ },
  "Progress": {
   "type": "object",
   "description": "One file of a load progressed (transformers.js's progress callback, per file).",
@@ -1457,6 +1627,25 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "SizeEffect": {
+  "type": "object",
+  "description": "The base rate's log-odds grow with the larger operand's digit count.",
+  "properties": {
+   "slope": {
+    "description": "Increase of the log-odds of a wrong step per digit of the larger operand.",
+    "type": "number"
+   },
+   "pivot_digits": {
+    "description": "The digit count at which P(wrong) equals the base rate.",
+    "type": "number"
+   }
+  },
+  "required": [
+   "slope",
+   "pivot_digits"
+  ],
+  "additionalProperties": false
+ },
  "StateChanged": {
   "type": "object",
   "description": "The client's model state changed (the Models panel redraws).",
@@ -1525,6 +1714,124 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   "required": [
    "type",
    "state"
+  ],
+  "additionalProperties": false
+ },
+ "SyntheticSpec": {
+  "type": "object",
+  "description": "A synthetic model: its name, seed, error sources and cost model (see the module).",
+  "properties": {
+   "structure": {
+    "description": "The structure's name (a shipped one, `pyapp/synthetic/structures/NAME.toml`, or the name a file gives itself); lower-case letters, digits and `-`.",
+    "type": "string"
+   },
+   "note": {
+    "description": "What the structure is, in one line.",
+    "type": "string"
+   },
+   "seed": {
+    "description": "Model seed: part of the specification, so of its random stream.",
+    "type": "integer"
+   },
+   "rates": {
+    "description": "Base P(step wrong) per op.",
+    "$ref": "#/$defs/OpRates"
+   },
+   "size": {
+    "description": "Operand-size effect; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/SizeEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "carry": {
+    "description": "Carries and borrows; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/CarryEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "depth": {
+    "description": "Position within one generation; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/DepthEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "encoding": {
+    "description": "Encoding effect; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/EncodingEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "format": {
+    "description": "Unparseable replies; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/FormatEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "program": {
+    "description": "Written programs that deviate from the reference; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/ProgramEffect"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "correlation": {
+    "description": "Within-trial correlation; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/Correlation"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "cancellation": {
+    "description": "Cancelling errors; null: off.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/Cancellation"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "cost": {
+    "description": "The cost model.",
+    "$ref": "#/$defs/CostModel"
+   }
+  },
+  "required": [
+   "structure"
   ],
   "additionalProperties": false
  },

@@ -32,7 +32,7 @@ from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_jso
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Completion, ModelProvenance
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
-from pyapp.synthetic.spec import STRUCTURE_NOTES
+from pyapp.synthetic.language import structure_notes
 from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
@@ -188,7 +188,7 @@ class SyntheticChosen:
     """`synthetic_select`: the synthetic model sweeps now use (all null: the loaded model)."""
 
     spec: str | None
-    """The spec as `pyapp.synthetic.spec` writes it (`NAME` or `NAME:key=value,...`)."""
+    """The spec as `pyapp.records.synthetic_spec` writes it (`NAME` or `NAME:key=value,...`)."""
     provenance: ModelProvenance | None
     """Its provenance (source, backend and evidence `synthetic`)."""
     note: str | None
@@ -930,7 +930,7 @@ def constants() -> dict[str, JSON]:
         "CONTROL_LABEL": CONTROL_LABEL,
         "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
-        "SYNTHETIC_MODELS": dict(STRUCTURE_NOTES),
+        "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
     }

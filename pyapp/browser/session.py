@@ -77,6 +77,7 @@ from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.records.params import task_params as params_from_json
+from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     BrowserInfo,
@@ -90,7 +91,7 @@ from pyapp.records.trace import (
     with_trials,
 )
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
-from pyapp.synthetic.spec import SpecError, SyntheticSpec, parse_spec
+from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 
 Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
@@ -224,7 +225,9 @@ class Session:
             raise SessionError("bad_synthetic_spec", str(error)) from None
         self.synthetic = spec
         return SyntheticChosen(
-            spec=spec.name, provenance=synthetic_provenance(spec), note=EVIDENCE_NOTES["synthetic"]
+            spec=written_name(spec),
+            provenance=synthetic_provenance(spec),
+            note=EVIDENCE_NOTES["synthetic"],
         )
 
     def start(self, request: SweepStart, ctx: Context) -> SweepState:

@@ -55,6 +55,7 @@ from pyapp.records.trace import read_trace, trace_schema
 from pyapp.report import RunInputError, build_report
 from pyapp.sweep import main as sweep_main
 from pyapp.sweep.runfile import run_schema
+from pyapp.synthetic.language import synthetic_model_schema
 from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, generate
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
@@ -305,6 +306,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "predictions.schema.json": predictions_schema(),
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
+        "synthetic-model.schema.json": synthetic_model_schema(),
     }
 
 

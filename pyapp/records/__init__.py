@@ -2,7 +2,8 @@
 record bases (``base``), the trace and its generated schema (``trace``), the model contract's
 records and the scripted adapter (``model``: ``Caps``, ``Completion``, ``ModelAdapter``,
 provenance), the clock (``clock``), prompt rendering (``prompts``, templates in
-``prompts/``), task parameters from JSON (``params``), documents read under input limits
+``prompts/``), task parameters from JSON (``params``), a synthetic model's specification
+(``synthetic_spec``), documents read under input limits
 (``documents``: the one bounded reader of every input file), the fault-injection grammar
 (``faults``) and the evidence labels (``evidence``). Re-deriving a record is above the
 runners, in ``pyapp.verify``."""

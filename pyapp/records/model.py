@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
+from pyapp.records.synthetic_spec import SyntheticSpec
+
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
 Backend = Literal["webgpu", "wasm", "scripted", "synthetic"]
 
@@ -278,6 +280,10 @@ class ModelProvenance:
     """SHA-256 of the `config.json` the last load used, as the model worker hashed it; null
     when none was seen (natively, or traces written before it was recorded). `reproduce`
     refuses `model` evidence whose config is a test fixture's (`TEST_FIXTURE_CONFIGS`)."""
+    synthetic: SyntheticSpec | None = field(default=None, metadata={"optional_on_read": True})
+    """The whole specification of a synthetic model (source `synthetic`: every error source
+    and the cost model, `pyapp.records.synthetic_spec`); null for any other model and in traces
+    written before it was recorded."""
 
 
 IDENTITY_FIELDS = (

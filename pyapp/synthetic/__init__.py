@@ -1,7 +1,12 @@
 """Synthetic validation models: model adapters whose error structure is known by
-construction (``spec``), answering every condition as a model would (``adapter``), and the
-native driver that runs the page's protocol over many seeds with them (``simulate``), the
-validation over many seeds (``validation``) and its report (``report``).
+construction. Their records (error sources composed as data) and step rule are in
+``pyapp.records.synthetic_spec``, below the model records that carry them;
+``language`` reads structure files (TOML or JSON) and the ``NAME:key=value`` shorthand of the
+shipped structures (``structures/*.toml``) through one validator; ``adapter`` answers every
+condition as a model would; ``simulate`` runs the page's protocol natively over many seeds.
+The validation of the instrument: ``validation`` (measurements, Monte Carlo truths, the
+same-prior product), ``checks`` (intervals over seeds, verdicts, power), ``expectations``
+(stated before the numbers), ``report`` and ``figures`` (docs/validation.md, generated whole).
 
 Their output is labelled ``evidence: "synthetic"`` everywhere: it validates the instrument
 and is never model evidence."""

@@ -6,19 +6,23 @@ prompt: the adapter still reads the operands of a chain call from the prompt it 
 so a wrong routed value reaches it as it would reach a model. It answers:
 
 - model-only: one decimal integer, the reference tree computed step by step with the step
-  rule of its specification (`pyapp.synthetic.spec`), each wrong step a seeded perturbation
+  rule of its specification (`pyapp.records.synthetic_spec`), each wrong step a seeded perturbation
   (± one unit in one seeded decimal place of the step's value);
 - model-program: one register tree, each operation node written right or, when its step is
   wrong, corrupted to a specific other op (add→sub, sub→add, mul→add);
 - controlled-chain: one integer per call, the step rule applied to the call's operands.
 
-Every draw is a hash of (model seed, task seed, trial id, purpose, step index): the same
-trial always gets the same answer, whatever ran before it. Costs come from the spec's cost
+With the `format` source a whole reply is prose instead (`UNPARSEABLE`), once per generation.
+
+Every draw is a hash of (the specification's SHA-256, task seed, trial id, purpose, step
+index): the same trial always gets the same answer, whatever ran before it, and two
+structures (or two seeds of one) never share a draw. Costs come from the spec's cost
 model through a virtual clock (`VirtualClock`) that only the adapter advances.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -35,7 +39,8 @@ from pyapp.records.model import (
     over_input_budget,
     text_sha256,
 )
-from pyapp.synthetic.spec import SyntheticSpec, digits
+from pyapp.records.synthetic_spec import SyntheticSpec, digits
+from pyapp.synthetic.language import written_name
 from pyapp.tasks.taskset import Task
 
 CORRUPTED_OP = {"add": "sub", "sub": "add", "mul": "add"}
@@ -53,6 +58,8 @@ _REGISTER = {
     for name in ("a", "b")
 }
 _OPS = {"+": "add", "-": "sub", "*": "mul"}
+UNPARSEABLE = "I am not sure how to answer that."
+"""A reply of the `format` source: neither an integer nor a program."""
 
 
 class VirtualClock:
@@ -69,7 +76,9 @@ class VirtualClock:
 
 
 def synthetic_provenance(spec: SyntheticSpec) -> ModelProvenance:
-    return native_provenance(f"synthetic/{spec.structure}", spec.name, "synthetic")
+    """Its provenance: the written name as revision, the whole specification in `synthetic`."""
+    provenance = native_provenance(f"synthetic/{spec.structure}", written_name(spec), "synthetic")
+    return dataclasses.replace(provenance, synthetic=spec)
 
 
 def _tokens(text: str) -> int:
@@ -84,6 +93,7 @@ class SyntheticAdapter:
         self.clock = VirtualClock()
         self._provenance = synthetic_provenance(spec)
         self._task_seed = task_seed
+        self._stream = spec.sha256[:32]
         self._trial = ""
         self._task: Task | None = None
         self._condition = ""
@@ -116,13 +126,18 @@ class SyntheticAdapter:
             self._exact_route.append(exact_op(planned.op, left, right))
 
     def _uniform(self, purpose: str, index: int) -> float:
-        key = f"{self.spec.seed}|{self._task_seed}|{self._trial}|{purpose}|{index}"
+        key = f"{self._stream}|{self._task_seed}|{self._trial}|{purpose}|{index}"
         digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
         return int.from_bytes(digest, "big") / 2.0**64
 
-    def _wrong(self, op: str, left: int, right: int, index: int) -> bool:
+    def _wrong(self, op: str, left: int, right: int, index: int, position: int = 1) -> bool:
+        """Whether step `index` of the trial (the `position`-th of its generation) is wrong."""
         draw = self._shared if self._shared is not None else self._uniform("step", index)
-        return draw < self.spec.error_probability(op, left, right)
+        encoding = self._task.encoding if self._task is not None else "json"
+        return draw < self.spec.error_probability(op, left, right, encoding, position)
+
+    def _unparseable(self, call: int) -> bool:
+        return self._uniform("format", call) < self.spec.unparseable
 
     def _perturb(self, value: int, index: int) -> int:
         place = int(self._uniform("place", index) * digits(value))
@@ -133,13 +148,15 @@ class SyntheticAdapter:
         return self._uniform("cancel", index) < self.spec.compensation
 
     def _step_cost(self, value: int) -> float:
-        return self.spec.step_ms + self.spec.digit_ms * digits(value)
+        return self.spec.cost.step_ms + self.spec.cost.digit_ms * digits(value)
 
     # ---- the three conditions ------------------------------------------------------
 
     def _answer_integer(self, task: Task) -> tuple[str, float]:
         """The reference tree computed step by step; returns the reply and its cost."""
-        cost = self.spec.call_ms
+        cost = self.spec.cost.call_ms
+        if self._unparseable(0):
+            return UNPARSEABLE, cost
         counter = [0]
 
         def evaluate(node: Node) -> tuple[int, int]:  # (model's value, exact value)
@@ -154,7 +171,7 @@ class SyntheticAdapter:
             off_track = (left, right) != (exact_left, exact_right)
             if off_track and self._compensates(index):
                 value = exact
-            elif self._wrong(node.op, left, right, index):
+            elif self._wrong(node.op, left, right, index, index + 1):
                 value = self._perturb(value, index)
             nonlocal cost
             cost += self._step_cost(value)
@@ -165,7 +182,9 @@ class SyntheticAdapter:
 
     def _write_program(self, task: Task) -> tuple[str, float]:
         """The reference tree written node by node, a wrong node's op corrupted."""
-        cost = self.spec.call_ms
+        cost = self.spec.cost.call_ms
+        if self._unparseable(0):
+            return UNPARSEABLE, cost
         counter = [0]
 
         def write(node: Node) -> tuple[Node, int]:  # (written node, exact value)
@@ -175,10 +194,11 @@ class SyntheticAdapter:
             index = counter[0]
             counter[0] += 1
             op = node.op
-            if self._wrong(op, exact_left, exact_right, index):
+            deviates = self._uniform("deviate", index) < self.spec.deviation
+            if deviates or self._wrong(op, exact_left, exact_right, index, index + 1):
                 op = CORRUPTED_OP[op]
             nonlocal cost
-            cost += self.spec.step_ms
+            cost += self.spec.cost.step_ms
             return Op(op, (left, right)), exact_op(node.op, exact_left, exact_right)
 
         written, _ = write(task.program)
@@ -188,10 +208,12 @@ class SyntheticAdapter:
         """One chain call: the step rule on the operands in the prompt."""
         operands = _read_chain_step(prompt)
         if operands is None:
-            return "I cannot read this step.", self.spec.call_ms
+            return "I cannot read this step.", self.spec.cost.call_ms
         op, left, right = operands
         index = self._call
         self._call += 1
+        if self._unparseable(index):
+            return UNPARSEABLE, self.spec.cost.call_ms
         value = exact_op(op, left, right)
         exact_route = self._exact_route[index] if index < len(self._exact_route) else value
         if self._off_track and self._compensates(index):
@@ -199,7 +221,7 @@ class SyntheticAdapter:
         elif self._wrong(op, left, right, index):
             value = self._perturb(value, index)
         self._off_track = value != exact_route
-        return str(value), self.spec.call_ms + self._step_cost(value)
+        return str(value), self.spec.cost.call_ms + self._step_cost(value)
 
     async def generate(self, prompt: str, caps: Caps) -> Completion:
         task = self._task

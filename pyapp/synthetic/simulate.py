@@ -18,9 +18,10 @@ from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import PredictionsDocument, Scores, score_trace
 from pyapp.records import clock
+from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.trace import Condition, Trace
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter
-from pyapp.synthetic.spec import SyntheticSpec
+from pyapp.synthetic.language import written_name
 from pyapp.tasks.taskset import TaskParams
 
 
@@ -118,7 +119,9 @@ class SimulationSummary:
     evidence: str
     """Always `synthetic`: never model evidence."""
     model: str
-    """The synthetic model spec, as written."""
+    """The synthetic model spec, as written (`pyapp.synthetic.language.written_name`)."""
+    specification: SyntheticSpec
+    """The whole specification (every error source and the cost model)."""
     seeds: tuple[int, ...]
     """The task seeds run."""
     trials: int
@@ -165,7 +168,8 @@ def summarise_runs(spec: SyntheticSpec, runs: Sequence[SeedRun]) -> SimulationSu
     return SimulationSummary(
         kind="composition-lab-simulation-summary",
         evidence="synthetic",
-        model=spec.name,
+        model=written_name(spec),
+        specification=spec,
         seeds=tuple(r.seed for r in runs),
         trials=sum(len(r.trace.trials) for r in runs),
         conditions=tuple(conditions),

@@ -11,6 +11,14 @@ Then, per structure, condition, predictor and target (final or all-step correctn
   the predictor's miscalibration E(p − q)² and the irreducible part E q(1 − q);
 - mean signed and relative cost error;
 - coverage of the profile's 95% Wilson intervals over repetitions (seeds).
+
+Besides the two predictors of `predictions.json`, a third is scored here only:
+`product-shrunk`, the product of per-op rates estimated under the state-aware predictor's
+own prior on its bias term (logistic MAP, N(0, 2.5²), no state features), so that the
+state-aware predictor's gain splits into shrinkage (product → product-shrunk) and state
+(product-shrunk → state-aware). Each product point also carries `expected`: the product's
+expected prediction E[Π p̂_op] given the true probe success rates, from the structure alone
+(binomial sampling of each op's profile trials), so its plug-in bias is known per point.
 """
 
 from __future__ import annotations
@@ -19,16 +27,18 @@ import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from pyapp.conditions.run import run_trial
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells, wilson_interval
-from pyapp.predict.predictor import ConditionResult, Prediction
+from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction
+from pyapp.predict.state_aware import FEATURES, fit_logistic
+from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.simulate import SeedRun, run_seeds
-from pyapp.synthetic.spec import SyntheticSpec
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
-PREDICTORS = ("product", "state-aware")
+PREDICTORS = ("product", "product-shrunk", "state-aware")
 MC_SEED_BASE = 1_000_000
 """Model seeds of the Monte Carlo draws (the protocol runs use the spec's own seed)."""
 
@@ -45,6 +55,10 @@ class Point:
     """Monte Carlo estimate of P(outcome); null outside the Monte Carlo subset."""
     predicted_cost: float | None
     observed_cost: float | None
+    expected: float | None = None
+    """The product's expected prediction given the true probe rates (product points)."""
+    ideal: float | None = None
+    """Π r̄_op over the task's ops at the true probe rates r̄ (no sampling; product points)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,10 @@ class Cell:
     irreducible: float | None
     """E q(1 − q): the Brier of a predictor that knew q."""
     mean_truth: float | None
+    mean_expected: float | None
+    """Mean expected prediction E[p] given the true probe rates (product only)."""
+    plug_in_bias: float | None
+    """Mean of E[p] − Π r̄ᵏ: the plug-in product's own upward bias (product only)."""
     cost_signed_error_ms: float | None
     cost_relative_error: float | None
     curve: tuple[CalibrationCell, ...]
@@ -135,6 +153,7 @@ def _points(
     predictions: Sequence[Prediction],
     target: str,
     truth: dict[tuple[str, str], tuple[float, float | None]] | None,
+    expected: dict[str, tuple[float, float]] | None = None,
 ) -> list[Point]:
     by_task = {p.task_id: p for p in predictions}
     condition = result.frozen.profile.condition
@@ -148,7 +167,10 @@ def _points(
         if truth is not None:
             final, steps = truth[(condition, o.task_id)]
             q = final if target == "final" else steps
-        points.append(Point(run.seed, o.task_id, p.probability, outcome, q, p.cost_ms, o.cost_ms))
+        e, ideal = expected[o.task_id] if expected and o.task_id in expected else (None, None)
+        points.append(
+            Point(run.seed, o.task_id, p.probability, outcome, q, p.cost_ms, o.cost_ms, e, ideal)
+        )
     return points
 
 
@@ -178,6 +200,12 @@ def cell_of(key: tuple[str, str, str, str, str], points: Sequence[Point], bins: 
         miscalibration=mis,
         irreducible=irr,
         mean_truth=_mean([p.truth or 0.0 for p in known]) if known else None,
+        mean_expected=_mean([p.expected for p in points if p.expected is not None])
+        if any(p.expected is not None for p in points)
+        else None,
+        plug_in_bias=_mean([p.expected - p.ideal for p in points if p.expected and p.ideal])
+        if any(p.expected and p.ideal for p in points)
+        else None,
         cost_signed_error_ms=_mean([a - b for a, b in paired]) if paired else None,
         cost_relative_error=_mean(relative) if relative else None,
         curve=calibration_cells(probabilities, outcomes, bins),
@@ -246,6 +274,72 @@ def coverage(spec: SyntheticSpec, preset: str, runs: Sequence[SeedRun]) -> list[
     return found
 
 
+@cache
+def shrunk_rate(trials: int, successes: int) -> float:
+    """An op's success rate under the state-aware prior on its bias alone (logistic MAP)."""
+    bias_only = (1.0,) + (0.0,) * (len(FEATURES) - 1)
+    rows = [(bias_only, True)] * successes + [(bias_only, False)] * (trials - successes)
+    beta = fit_logistic(rows)[0]
+    return 1.0 / (1.0 + math.exp(-beta))
+
+
+def shrunk_predictions(result: ConditionResult) -> list[Prediction]:
+    """The product predictor with each op's rate shrunk by the state-aware prior."""
+    ops: dict[str, OpProfile] = {m.op: m for m in result.frozen.profile.ops}
+    out = []
+    for p in result.predictions:
+        if p.probability is None or any(not ops[op].trials for op in p.ops):
+            out.append(replace(p, probability=None))
+            continue
+        probability = 1.0
+        for op in p.ops:
+            probability *= shrunk_rate(ops[op].trials, ops[op].successes)
+        out.append(replace(p, probability=probability))
+    return out
+
+
+def probe_success(spec: SyntheticSpec, condition: str, task: Task) -> float:
+    """Exact P(a single-step profile probe is right) in `condition`."""
+    a, b = task.registers["a"], task.registers["b"]
+    right = (1.0 - spec.unparseable) * (
+        1.0 - spec.error_probability(task.family, a, b, task.encoding, 1)
+    )
+    return right * (1.0 - spec.deviation) if condition == "model-program" else right
+
+
+def _moment(trials: int, rate: float, power: int) -> float:
+    """E[(X/n)^k] for X ~ Binomial(n, rate)."""
+    return math.fsum(
+        math.comb(trials, x) * rate**x * (1 - rate) ** (trials - x) * (x / trials) ** power
+        for x in range(trials + 1)
+    )
+
+
+def expected_products(
+    spec: SyntheticSpec, run: SeedRun, result: ConditionResult
+) -> dict[str, tuple[float, float]]:
+    """Held-out task id → (E[product prediction], Π r̄ᵏ) given the true probe rates r̄ of
+    this seed's profile (each op's trials binomial at the mean true rate of its probes)."""
+    tasks = {t.id: t for t in generate(run.trace.run.task_params)}
+    condition = result.frozen.profile.condition
+    ids = [i.split("/", 1)[1] for i in result.frozen.profile.trial_ids]
+    rates: dict[str, tuple[int, float]] = {}
+    for measured in result.frozen.profile.ops:
+        mine = [tasks[i] for i in ids if tasks[i].family == measured.op]
+        if mine and measured.trials:
+            true = _mean([probe_success(spec, condition, t) for t in mine])
+            rates[measured.op] = (measured.trials, true)
+    found = {}
+    for p in result.predictions:
+        if p.probability is None or any(op not in rates for op in p.ops):
+            continue
+        counts = {op: p.ops.count(op) for op in set(p.ops)}
+        expected = math.prod(_moment(*rates[op], k) for op, k in counts.items())
+        ideal = math.prod(rates[op][1] ** k for op, k in counts.items())
+        found[p.task_id] = (expected, ideal)
+    return found
+
+
 @dataclass(frozen=True)
 class StructureResult:
     """Everything measured for one structure under one preset."""
@@ -253,10 +347,14 @@ class StructureResult:
     spec: SyntheticSpec
     preset: str
     seeds: int
+    mc_seeds: int
+    """Seeds with a Monte Carlo truth (the first ones)."""
     trials: int
     seconds: float
     cells: tuple[Cell, ...]
     coverage: tuple[Coverage, ...]
+    points: dict[tuple[str, str, str, str, str], list[Point]]
+    """Every scored point by (structure, preset, condition, predictor, target)."""
 
 
 def validate_structure(
@@ -276,22 +374,29 @@ def validate_structure(
         for result in run.predictions.conditions:
             condition = result.frozen.profile.condition
             targets = ("final", "all_steps") if condition == "controlled-chain" else ("final",)
-            sides: list[tuple[str, Sequence[Prediction]]] = [("product", result.predictions)]
+            sides: list[tuple[str, Sequence[Prediction]]] = [
+                ("product", result.predictions),
+                ("product-shrunk", shrunk_predictions(result)),
+            ]
             if result.state_aware is not None:
                 sides.append(("state-aware", result.state_aware.predictions))
+            expected = expected_products(spec, run, result)
             for predictor, predictions in sides:
+                mine = expected if predictor == "product" else None
                 for target in targets:
                     key = (spec.structure, preset, condition, predictor, target)
                     groups.setdefault(key, []).extend(
-                        _points(run, result, predictions, target, truth)
+                        _points(run, result, predictions, target, truth, mine)
                     )
     cells = tuple(cell_of(key, points) for key, points in groups.items() if points)
     return StructureResult(
         spec=spec,
         preset=preset,
         seeds=len(runs),
+        mc_seeds=min(mc_seeds, len(runs)),
         trials=sum(len(r.trace.trials) for r in runs),
         seconds=clock() - start,
         cells=cells,
         coverage=tuple(coverage(spec, preset, runs)),
+        points={key: points for key, points in groups.items() if points},
     )

@@ -22,7 +22,7 @@ from test_accessibility import audit
 from test_experiment import download_json, wait_experiment
 
 from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.synthetic.spec import STRUCTURES
+from pyapp.synthetic.language import STRUCTURES
 
 pytestmark = pytest.mark.browser
 
