@@ -9,6 +9,7 @@
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
+    matrix     PLAN --out DIR [--engine local|ray]             a study: many sweeps/simulations
     schema     [--check]                (re)generate exports/*.schema.json and site/lab_protocol.js
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -287,6 +288,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.browser.messages import messages_schema
+    from pyapp.matrix.plan import plan_schema
+    from pyapp.matrix.state import state_schema
     from pyapp.predict.predictor import predictions_schema
     from pyapp.records.trace import trace_schema
     from pyapp.sweep.runfile import run_schema
@@ -296,6 +299,8 @@ def schemas() -> dict[str, dict[str, Any]]:
         "predictions.schema.json": predictions_schema(),
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
+        "matrix-plan.schema.json": plan_schema(),
+        "matrix-state.schema.json": state_schema(),
     }
 
 
@@ -516,6 +521,9 @@ def parser() -> argparse.ArgumentParser:
     from pyapp.cli.simulate import add_parser as add_simulate
 
     add_simulate(sub)
+    from pyapp.matrix.cli import add_parser as add_matrix
+
+    add_matrix(sub)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")
