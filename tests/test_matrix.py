@@ -197,3 +197,63 @@ def test_plan_schema_accepts_the_examples() -> None:
     assert len(examples) >= 3
     for path in examples:
         jsonschema.validate(tomllib.loads(path.read_text(encoding="utf-8")), schema)
+
+
+def test_dry_run_of_browser_models_names_what_each_sweep_loads(tmp_path: Path) -> None:
+    """Stand-ins via a folder, hub ids with revision and dtype: the sweep's own options."""
+    folder = ROOT / "tests" / "fixtures" / "standins" / "llama"
+    plan = write_plan(
+        tmp_path,
+        "[axes]\nmodels = [\n"
+        f'  {{ id = "smollm2-135m", folder = "{folder}" }},\n'
+        '  { id = "HuggingFaceTB/SmolLM2-360M-Instruct", revision = "abc123", dtype = "q4" },\n'
+        ']\nseeds = [5]\nbackends = ["wasm", "webgpu"]\n'
+        '[options]\nconsent = true\ntimeout_s = 60\npage_params = { model_step_delay_ms = "5" }\n'
+        '[[exclude]]\nmodel = "smollm2-135m"\nbackend = "webgpu"\n',
+    )
+    result = matrix(str(plan), "--out", str(tmp_path / "out"), "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("[would run]") == 3
+    lines = [ln.strip() for ln in result.stdout.splitlines() if ln.strip().startswith("python")]
+    assert any(
+        "--model smollm2-135m --backend wasm --seed 5" in ln and f"--model-folder {folder}" in ln
+        for ln in lines
+    ), lines
+    assert any(
+        "--revision abc123" in ln
+        and "--dtype q4" in ln
+        and "--backend webgpu" in ln
+        and "--timeout 60.0" in ln
+        and "--page-param=model_step_delay_ms=5" in ln
+        and "--consent" in ln
+        for ln in lines
+    ), lines
+
+
+def test_ray_engine_without_ray_says_how_to_install(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('no ray here')\n", encoding="utf-8")
+    plan = write_plan(tmp_path, SYNTHETIC_PLAN)
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyapp",
+            "matrix",
+            str(plan),
+            "--out",
+            str(tmp_path / "o"),
+            "--engine",
+            "ray",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "pip install '.[cluster]'" in result.stderr
+    assert not (tmp_path / "o").exists()
