@@ -164,6 +164,12 @@ def test_local_matrix_finishes_reproduces_and_never_reruns(tmp_path: Path) -> No
     assert all(s["attempts"] == 1 for s in cell_states(out).values())
     assert len(read(out / "matrix.json")["sessions"]) == 2
 
+    grown = write_plan(tmp_path, SYNTHETIC_PLAN.replace("last = 2", "last = 3"), "grown.toml")
+    third = matrix(str(grown), "--out", str(out))  # a seed added: only its cells run
+    assert third.returncode == 0, third.stderr
+    assert "6 done already, 3 to run" in third.stderr
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+
 
 def test_interrupted_matrix_reruns_only_unfinished_cells(tmp_path: Path) -> None:
     plan, out = write_plan(tmp_path, SYNTHETIC_PLAN), tmp_path / "out"

@@ -9,8 +9,11 @@ the progress line, and at the end writes `DIR/summary.json` and `DIR/report.html
 Ctrl-C (or SIGTERM) once: the stop file `DIR/.stop` is created; no further cell starts and
 each running cell receives SIGINT — the sweep's own clean stop at the end of its trial —
 and the command waits for them, records them `interrupted` and says how to continue (the
-same command again). Twice: it stops at once (the cells' processes die with it; their
-files stay consistent and the next invocation resumes them).
+same command again). Twice: the stop file says `now` and each running cell gets a second
+SIGINT (the sweep's own "stop now": the trial in flight is recorded as interrupted); the
+command records those cells `interrupted` and ends. Killed outright, the command takes its
+cells' processes with it (`PR_SET_PDEATHSIG`); their files stay consistent and the next
+invocation resumes them.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ class StopSignal:
 
     def handler(self, signum: int, frame: FrameType | None) -> None:
         if self.stopping:
+            self.stop_file.write_text("now\n", encoding="utf-8")  # running cells: stop at once
             raise KeyboardInterrupt
         self.stopping = True
         self.stop_file.touch()

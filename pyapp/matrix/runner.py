@@ -272,7 +272,17 @@ def _wait(
             continue
         if signals_sent == 0 and stop.exists():
             signals_sent += _interrupt(process)
+        elif signals_sent == 1 and _stop_now(stop):
+            signals_sent += _interrupt(process)  # the sweep's second Ctrl-C: stop at once
         _kill_worker_hook(hooks, cell, folder)
+
+
+def _stop_now(stop: Path) -> bool:
+    """The stop file says `now` (a second Ctrl-C of the matrix command)."""
+    try:
+        return stop.read_text(encoding="utf-8").strip() == "now"
+    except OSError:
+        return False
 
 
 def _interrupt(process: subprocess.Popen[bytes]) -> int:
