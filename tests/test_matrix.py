@@ -155,6 +155,7 @@ def test_local_matrix_finishes_reproduces_and_never_reruns(tmp_path: Path) -> No
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "synthetic cells are NOT model evidence" in report
     assert report.count("<svg") == 3  # one calibration plot per model
+    assert "<script" not in report
 
     mtimes = {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("trace.json")}
     again = matrix(str(plan), "--out", str(out))

@@ -5,12 +5,12 @@ Each finished cell's predictions document is read through the records reader
 holds the evidence label and, per condition, the scores of both predictors (the product and
 the state-aware one) with a descriptive 95% interval of each Brier score.
 
-Pooling follows the rule of `pyapp.predict.compare`: runs whose task sets differ are not
-mixed. Cells are pooled only when everything but the seed is the same — model, backend,
-task parameters, condition set, generator and prompt versions — and their evidence label is
-the same (fixture, synthetic and model cells are never pooled together; the seeds pooled are
-named). A pooled score is `pyapp.predict.predictor.score` over the cells' predictions and
-observations together, each task id prefixed by its cell.
+Pooling follows the rule of `pyapp.predict.compare` (`incompatibilities`): runs whose task
+sets differ are not mixed. Cells are pooled only when everything but the seed is the same
+— model, backend, task parameters, condition set, generator and prompt versions — and their
+evidence label is the same (fixture, synthetic and model cells are never pooled together;
+the seeds pooled are named). A pooled score is `pyapp.predict.predictor.score` over the
+cells' predictions and observations together, each task id prefixed by its cell.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from pyapp.cli.common import write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import MatrixRecord
+from pyapp.predict.compare import incompatibilities
 from pyapp.predict.metrics import Z_95
 from pyapp.predict.predictor import (
     ConditionResult,
@@ -214,6 +215,13 @@ def _prefixed(
     return predictions, observations
 
 
+def poolable(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> bool:
+    """`compare`'s rule: runs whose task sets differ are not mixed — here the seed is the one
+    difference allowed (it is what pooling pools over)."""
+    problems = incompatibilities(names, docs)
+    return all(problem.startswith("seed differ") for problem in problems)
+
+
 def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[PooledRow]:
     """Pool cells of the same task key, evidence, condition and frozen versions."""
     groups: dict[str, list[tuple[Cell, ConditionResult, str]]] = {}
@@ -231,8 +239,10 @@ def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[Poole
             )
             groups.setdefault(key, []).append((cell, result, doc.evidence))
     rows: list[PooledRow] = []
+    documents = dict((cell.name, doc) for cell, doc in found)
     for members in groups.values():
-        if len(members) < 2:
+        names = list(dict.fromkeys(cell.name for cell, _, _ in members))
+        if len(members) < 2 or not poolable(names, [documents[n] for n in names]):
             continue
         cell0, result0, evidence = members[0]
         chain = result0.frozen.profile.condition == "controlled-chain"
