@@ -60,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("plan", help="the plan, a TOML file")
     p.add_argument("--out", required=True, help="output folder (a shared filesystem on a cluster)")
     p.add_argument("--engine", choices=["local", "ray"], default="local", help="where cells run")
-    p.add_argument("--jobs", type=_jobs, help="local engine: cells at once (one per two cores)")
+    p.add_argument("--jobs", type=_jobs, help="local engine: cells at once (default: one per core)")
     p.add_argument("--address", help="ray engine: the cluster's address (default: a local one)")
     p.add_argument("--dry-run", action="store_true", help="print the cells and what would run")
     p.set_defaults(func=cmd_matrix)
