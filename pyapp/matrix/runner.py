@@ -181,10 +181,13 @@ def _json(value: JSON) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+"""Loaded here, never between fork and exec (loading a library there can deadlock)."""
+
+
 def _die_with_parent() -> None:
     """In the child, before exec: SIGKILL it when the thread that started it dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def run_cell(job: Job) -> Attempt:
