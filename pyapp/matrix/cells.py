@@ -150,6 +150,11 @@ def resolve_models(plan: Plan, plan_path: Path) -> list[_Model]:
             if not folder.is_dir():
                 raise _bad(plan_path, f"{key}.folder", f"{folder} is not a folder")
             entry = ModelEntry(entry.id, entry.revision, entry.dtype, str(folder), entry.host)
+        if entry.host is not None and "://" not in entry.host:  # a folder laid out like the hub
+            host = (plan_path.parent / entry.host).resolve()
+            if not host.is_dir():
+                raise _bad(plan_path, f"{key}.host", f"{host} is neither a URL nor a folder")
+            entry = ModelEntry(entry.id, entry.revision, entry.dtype, entry.folder, str(host))
         catalogue = catalogue if catalogue is not None else _catalogue(plan, plan_path)
         options = Options(
             entry.id,
