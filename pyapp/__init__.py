@@ -11,7 +11,7 @@ judging a condition), `predict` (profiles, predictions, scores), `verify` (re-de
 trace offline), `experiment` (measure -> freeze -> held-out), `synthetic` (validation
 models and `simulate`), `report` (a run as one HTML file), `browser` (the page's messages
 and session), `host` (files and the static server), `sweep` (headless sweeps in the real
-page), `cli` (the command line).
+page), `matrix` (a study: many sweeps and simulations as one plan), `cli` (the command line).
 """
 
 __version__ = "0.1.0"

@@ -308,6 +308,7 @@ LAYERS = (
     "browser",
     "host",
     "sweep",
+    "matrix",
     "cli",
     "__main__",
 )
@@ -315,7 +316,7 @@ LAYERS = (
 docs/architecture.md): a package imports only from packages below it (and from itself, the
 interpreter and `pyapp`'s own `__version__`). Imports made inside functions count."""
 
-IMPORTS_ALLOWED_IN_FUNCTIONS = ("playwright", "sympy")
+IMPORTS_ALLOWED_IN_FUNCTIONS = ("playwright", "sympy", "ray")
 """Optional heavy dependencies, imported only where used: Playwright (only the headless
 sweep drives a browser) and sympy (about 6 MB in the page, loaded on request). Nothing else,
 of the project or not, is imported inside a function."""

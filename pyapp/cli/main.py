@@ -9,7 +9,8 @@
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
-    schema     [--check]     (re)generate exports/*.schema.json, site/lab_protocol.js, ...
+    matrix     PLAN --out DIR [--engine local|ray]             a study: many sweeps/simulations
+    schema     [--check]                (re)generate exports/*.schema.json, site/*.js, ...
     serve      [--port N] [--dir build/site]                   serve the built static site
 
 Exit status: 0 success; 1 a reported failure (a program error, mismatches in a trace, a
@@ -45,6 +46,9 @@ from pyapp.host.files import (
     write_atomically,
 )
 from pyapp.host.serve import serve
+from pyapp.matrix.cli import add_parser as add_matrix
+from pyapp.matrix.plan import plan_schema
+from pyapp.matrix.state import state_schema
 from pyapp.predict import compare
 from pyapp.predict.predictor import predictions_schema, read_predictions, score_trace
 from pyapp.records import faults
@@ -307,6 +311,8 @@ def schemas() -> dict[str, dict[str, Any]]:
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
         "synthetic-model.schema.json": synthetic_model_schema(),
+        "matrix-plan.schema.json": plan_schema(),
+        "matrix-state.schema.json": state_schema(),
     }
 
 
@@ -536,6 +542,8 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sweep)
 
     add_simulate(sub)
+
+    add_matrix(sub)
 
     p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
     p.add_argument("--check", action="store_true", help="only report drift (exit 1)")

@@ -93,6 +93,8 @@ _REFUSAL = (
     "usage",
     "no_site",
     "unreadable_sweep_file",
+    "bad_plan",
+    "bad_matrix",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

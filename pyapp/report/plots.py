@@ -183,6 +183,14 @@ def _series(doc: PredictionsDocument) -> list[tuple[str, str, tuple[CalibrationC
 
 def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     """Mean predicted probability (x) against observed rate (y) per non-empty cell."""
+    return calibration_series_svg(_series(doc), label)
+
+
+def calibration_series_svg(
+    series: Sequence[tuple[str, str, Sequence[CalibrationCell]]], label: str | None
+) -> Markup:
+    """The calibration plot of any series: (legend label, colour key, calibration cells);
+    the matrix report draws every cell's points of one model this way."""
     title = "Calibration: predicted probability vs observed outcome"
     f = Frame(1.0, 1.0)
     parts = _frame(
@@ -194,7 +202,6 @@ def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
         ("predicted probability (product of primitive rates)", "observed rate"),
         lambda v: f"{v:.1f}",
     )
-    series = _series(doc)
     entries = []
     placed: list[tuple[float, float]] = []
     for i, (label, key, cells) in enumerate(series):

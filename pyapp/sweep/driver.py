@@ -9,6 +9,7 @@ called as `window.__sweep.*`)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sys
 import time
@@ -117,10 +118,13 @@ class Driver:
 
         if self.ledger is None:
             return
-        try:
-            write_atomically(
-                self.ledger, document_text(record_trace(read_ledger(self.ledger), trace))
-            )
+        try:  # a ledger shared by sweeps running at once (a matrix): one writer at a time
+            self.ledger.parent.mkdir(parents=True, exist_ok=True)
+            with open(f"{self.ledger}.lock", "a", encoding="utf-8") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                write_atomically(
+                    self.ledger, document_text(record_trace(read_ledger(self.ledger), trace))
+                )
         except (LedgerError, OSError) as error:
             raise SweepError("ledger_failed", f"the ledger {self.ledger}: {error}") from None
 

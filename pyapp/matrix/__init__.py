@@ -1,0 +1,17 @@
+"""Matrix runs: many models × seeds × presets as one plan (`python -m pyapp matrix`).
+
+    plan.py         the PLAN (TOML) as typed records; generates exports/matrix-plan.schema.json
+    cells.py        the plan's cells: the cross product less exclusions, checked, named
+    runner.py       one attempt at one cell: `python -m pyapp simulate|sweep` as a subprocess
+                    in DIR/cells/NAME/ (resume through the sweep's own --resume); the only
+                    code the engines share
+    engines.py      local (a thread pool of --jobs cell processes) and ray (a Ray task per cell)
+    coordinator.py  the command: check, run the unfinished cells, record, Ctrl-C
+    state.py        DIR/matrix.json: every cell's state, attempts, timings, errors (atomic)
+    progress.py     the progress line: done / running / failed / waiting, ETA
+    summary.py      DIR/summary.json: a row per cell, pooled rows where pooling is allowed
+    report.py       DIR/report.html
+    cli.py          the command line of `matrix`
+
+See docs/scale.md.
+"""

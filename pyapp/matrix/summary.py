@@ -1,0 +1,309 @@
+"""`DIR/summary.json`: a row per cell, and pooled numbers only where pooling is allowed.
+
+Each finished cell's predictions document is read through the records reader
+(`pyapp.predict.predictor.read_predictions`, which also upgrades older versions); its row
+holds the evidence label and, per condition, the scores of both predictors (the product and
+the state-aware one) with a descriptive 95% interval of each Brier score.
+
+Pooling follows the rule of `pyapp.predict.compare` (`incompatibilities`): runs whose task
+sets differ are not mixed. Cells are pooled only when everything but the seed is the same
+— model, backend, task parameters, condition set, generator and prompt versions — and their
+evidence label is the same (fixture, synthetic and model cells are never pooled together;
+the seeds pooled are named). A pooled score is `pyapp.predict.predictor.score` over the
+cells' predictions and observations together, each task id prefixed by its cell.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pyapp.host.files import write_atomically
+from pyapp.matrix.cells import Cell
+from pyapp.matrix.state import MatrixRecord
+from pyapp.predict.compare import incompatibilities
+from pyapp.predict.metrics import Z_95
+from pyapp.predict.predictor import (
+    ConditionResult,
+    Observation,
+    Prediction,
+    PredictionsDocument,
+    Scores,
+    read_predictions,
+    score,
+)
+from pyapp.records.base import JSON, to_json
+from pyapp.records.documents import read_document
+
+SUMMARY_SCHEMA = "matrix-summary/1"
+NOTE = (
+    "Descriptive. Intervals of Brier scores are normal approximations over the scored "
+    "observations (descriptive, not tests). Pooled rows combine only cells that differ in "
+    "their seed alone and share one evidence label; fixture and synthetic cells are never "
+    "model evidence."
+)
+
+
+@dataclass(frozen=True)
+class PredictorScores:
+    """One predictor's scores over one set of held-out observations."""
+
+    n: int
+    """Scored observations."""
+    brier_final_proxy: float | None
+    """Brier score against final correctness (naive proxy)."""
+    brier_final_interval: tuple[float, float] | None
+    """Descriptive 95% interval of it (normal approximation; null below two observations)."""
+    brier_all_steps: float | None
+    """Controlled chains: Brier score against all-step correctness."""
+    brier_all_steps_interval: tuple[float, float] | None
+    """Descriptive 95% interval of it."""
+    cost_mae_ms: float | None
+    """Mean absolute cost error, milliseconds."""
+
+
+@dataclass(frozen=True)
+class ConditionScores:
+    """Both predictors under one condition of one cell."""
+
+    condition: str
+    """The condition."""
+    exploratory: bool
+    """The frozen profile is exploratory (held-out tasks were seen before the freeze)."""
+    product: PredictorScores
+    """The product of primitive rates."""
+    state_aware: PredictorScores | None
+    """The state-aware predictor (null in documents older than it)."""
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One cell of the matrix."""
+
+    cell: Cell
+    """The cell."""
+    status: str
+    """Where it stands (`matrix.json`)."""
+    evidence: str | None
+    """The evidence label of its predictions (`model`, `fixture`, `synthetic`); null until
+    it has predictions."""
+    predictions: str | None
+    """Its predictions document, relative to the matrix folder."""
+    conditions: tuple[ConditionScores, ...]
+    """Scores per condition."""
+
+
+@dataclass(frozen=True)
+class PooledRow:
+    """Scores over cells that differ in their seed alone."""
+
+    model: str
+    """The model's canonical identity."""
+    backend: str
+    """Backend (`native` for synthetic cells)."""
+    preset: str
+    """The task parameter set."""
+    evidence: str
+    """The one evidence label of every pooled cell."""
+    condition: str
+    """The condition."""
+    seeds: tuple[int, ...]
+    """The seeds pooled."""
+    cells: tuple[str, ...]
+    """The cells pooled."""
+    product: PredictorScores
+    """The product predictor over every pooled observation."""
+    state_aware: PredictorScores | None
+    """The state-aware predictor over the same observations (null when a cell lacks it)."""
+
+
+@dataclass(frozen=True)
+class MatrixSummary:
+    """summary.json of a matrix."""
+
+    schema_version: str
+    """`matrix-summary/1`."""
+    kind: str
+    """`composition-lab-matrix-summary`."""
+    name: str | None
+    """The plan's name."""
+    note: str
+    """What the numbers are and are not."""
+    cells: tuple[CellRow, ...]
+    """A row per cell of the plan."""
+    pooled: tuple[PooledRow, ...]
+    """Pooled rows (only cells of the same task parameters and evidence)."""
+
+
+def brier_interval(
+    probabilities: Sequence[float], outcomes: Sequence[bool]
+) -> tuple[float, float] | None:
+    """Descriptive 95% interval of a Brier score: mean ± z·sd/√n of the squared errors."""
+    n = len(probabilities)
+    if n < 2:
+        return None
+    errors = [(p - float(o)) ** 2 for p, o in zip(probabilities, outcomes, strict=True)]
+    mean = math.fsum(errors) / n
+    sd = math.sqrt(math.fsum((e - mean) ** 2 for e in errors) / (n - 1))
+    half = Z_95 * sd / math.sqrt(n)
+    return round(max(0.0, mean - half), 6), round(min(1.0, mean + half), 6)
+
+
+def predictor_scores(
+    predictions: Sequence[Prediction], observations: Sequence[Observation], chain: bool
+) -> PredictorScores:
+    scores: Scores = score(predictions, observations, chain)
+    by_task = {p.task_id: p for p in predictions}
+    pairs = [
+        (by_task[o.task_id].probability, o)
+        for o in observations
+        if o.task_id in by_task and by_task[o.task_id].probability is not None
+    ]
+    final = brier_interval([p or 0.0 for p, _ in pairs], [o.final_correct for _, o in pairs])
+    steps = (
+        [(p or 0.0, bool(o.all_steps_correct)) for p, o in pairs if o.all_steps_correct is not None]
+        if chain
+        else []
+    )
+    return PredictorScores(
+        n=scores.n,
+        brier_final_proxy=scores.brier_final_proxy,
+        brier_final_interval=final,
+        brier_all_steps=scores.brier_all_steps,
+        brier_all_steps_interval=brier_interval([p for p, _ in steps], [s for _, s in steps])
+        if chain
+        else None,
+        cost_mae_ms=scores.cost.mean_absolute_error_ms,
+    )
+
+
+def predictions_path(cell: Cell) -> str:
+    """Where a cell's predictions document is, relative to the matrix folder."""
+    inner = f"seed-{cell.seed}/predictions.json" if cell.kind == "synthetic" else "predictions.json"
+    return f"cells/{cell.name}/{inner}"
+
+
+def read_cell(out: Path, cell: Cell) -> PredictionsDocument | None:
+    path = out / predictions_path(cell)
+    return read_predictions(read_document(path)) if path.exists() else None
+
+
+def condition_scores(result: ConditionResult) -> ConditionScores:
+    chain = result.frozen.profile.condition == "controlled-chain"
+    aware = result.state_aware
+    return ConditionScores(
+        condition=result.frozen.profile.condition,
+        exploratory=result.frozen.exploratory,
+        product=predictor_scores(result.predictions, result.observations, chain),
+        state_aware=None
+        if aware is None
+        else predictor_scores(aware.predictions, result.observations, chain),
+    )
+
+
+def _prefixed(
+    cell: str, result: ConditionResult, state_aware: bool
+) -> tuple[list[Prediction], list[Observation]]:
+    source = (
+        result.state_aware.predictions if state_aware and result.state_aware else result.predictions
+    )
+    predictions = [replace(p, task_id=f"{cell}/{p.task_id}") for p in source]
+    observations = [replace(o, task_id=f"{cell}/{o.task_id}") for o in result.observations]
+    return predictions, observations
+
+
+def poolable(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> bool:
+    """`compare`'s rule: runs whose task sets differ are not mixed — here the seed is the one
+    difference allowed (it is what pooling pools over)."""
+    problems = incompatibilities(names, docs)
+    return all(problem.startswith("seed differ") for problem in problems)
+
+
+def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[PooledRow]:
+    """Pool cells of the same task key, evidence, condition and frozen versions."""
+    groups: dict[str, list[tuple[Cell, ConditionResult, str]]] = {}
+    for cell, doc in found:
+        for result in doc.conditions:
+            f = result.frozen
+            key = json.dumps(
+                [
+                    cell.task_key,
+                    doc.evidence,
+                    f.profile.condition,
+                    f.generator_version,
+                    sorted(f.prompt_templates.items()),
+                ]
+            )
+            groups.setdefault(key, []).append((cell, result, doc.evidence))
+    rows: list[PooledRow] = []
+    documents = dict((cell.name, doc) for cell, doc in found)
+    for members in groups.values():
+        names = list(dict.fromkeys(cell.name for cell, _, _ in members))
+        if len(members) < 2 or not poolable(names, [documents[n] for n in names]):
+            continue
+        cell0, result0, evidence = members[0]
+        chain = result0.frozen.profile.condition == "controlled-chain"
+        scored = {}
+        for aware in (False, True):
+            if aware and any(r.state_aware is None for _, r, _ in members):
+                continue
+            predictions: list[Prediction] = []
+            observations: list[Observation] = []
+            for cell, result, _ in members:
+                p, o = _prefixed(cell.name, result, aware)
+                predictions += p
+                observations += o
+            scored[aware] = predictor_scores(predictions, observations, chain)
+        rows.append(
+            PooledRow(
+                cell0.model_key,
+                cell0.backend,
+                cell0.preset,
+                evidence,
+                result0.frozen.profile.condition,
+                tuple(sorted(c.seed for c, _, _ in members)),
+                tuple(c.name for c, _, _ in members),
+                scored[False],
+                scored.get(True),
+            )
+        )
+    return rows
+
+
+def build_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
+    rows: list[CellRow] = []
+    found: list[tuple[Cell, PredictionsDocument]] = []
+    for state in record.cells:
+        if not state.in_plan:
+            continue
+        cell = state.cell
+        doc = read_cell(out, cell) if state.status == "done" else None
+        if doc is not None:
+            found.append((cell, doc))
+        rows.append(
+            CellRow(
+                cell,
+                state.status,
+                doc.evidence if doc else None,
+                predictions_path(cell) if doc else None,
+                tuple(condition_scores(r) for r in doc.conditions) if doc else (),
+            )
+        )
+    return MatrixSummary(
+        SUMMARY_SCHEMA,
+        "composition-lab-matrix-summary",
+        record.name,
+        NOTE,
+        tuple(rows),
+        tuple(pooled_rows(found)),
+    )
+
+
+def write_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
+    summary = build_summary(out, record)
+    text: JSON = to_json(summary)
+    write_atomically(out / "summary.json", json.dumps(text, indent=2, allow_nan=False) + "\n")
+    return summary
