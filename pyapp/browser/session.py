@@ -408,6 +408,7 @@ class Session:
         )
         self.journal.append(entry)
         if self.sweep is not None:
+            entry = self.sweep.stamp(entry)  # the sweep's copy joins its hash chain
             self.sweep.journal.append(entry)
         return entry
 

@@ -130,11 +130,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from pyapp.records.reproduce import reproduce
+    from pyapp.records.reproduce import limitations, reproduce
 
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
+    for line in limitations(document):
+        print(f"note: {line}")
     mismatches = reproduce(document)
     if predictions is not None:
         from pyapp.records.reproduce import reproduce_predictions

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import interpreter
 from pyapp.conditions.clock import elapsed_ms, now_ns
 from pyapp.records.base import ProgramJSON
+from pyapp.records.chain import genesis, sha256_of
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
@@ -25,6 +26,7 @@ from pyapp.records.trace import (
     make_trace,
     new_trial,
     utc_now,
+    with_trials,
 )
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
@@ -144,5 +146,10 @@ def run_supplied(params: TaskParams | None = None, browser: BrowserInfo | None =
     """Run the supplied-program control over the whole task set of `params`."""
     p = params or TaskParams()
     tasks = generate(p)
-    trials = tuple(replace(run_trial(t), sequence=i) for i, t in enumerate(tasks, start=1))
-    return make_trace(p, tasks, trials, (CONDITION,), None, browser)
+    trace = make_trace(p, tasks, (), (CONDITION,), None, browser)
+    head = genesis(trace.run.run_id, trace.run.created_at)
+    trials = []
+    for sequence, task in enumerate(tasks, start=1):  # one hash chain (trace/3)
+        trials.append(replace(run_trial(task), sequence=sequence, prev_sha256=head))
+        head = sha256_of(trials[-1])
+    return with_trials(trace, tuple(trials))

@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -41,23 +41,47 @@ from pyapp.predict.metrics import (
 )
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
+from pyapp.records.frozen import TaskSetIdentity, task_set_identity
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
-SCHEMA_VERSION: Literal["predictions/3"] = "predictions/3"
-OLDER_VERSIONS = ("predictions/1", "predictions/2")
+SCHEMA_VERSION: Literal["predictions/4"] = "predictions/4"
+OLDER_VERSIONS = ("predictions/1", "predictions/2", "predictions/3")
 """Still read (`read_predictions` upgrades them) and re-derived (`as_version`):
 predictions/1 has neither the revision note, the interruption counts nor the
-state-aware predictor; predictions/2 has no state-aware predictor."""
+state-aware predictor; predictions/2 has no state-aware predictor; predictions/3 has no
+task-set identity, chain head or frozen state-aware fit in its frozen profiles."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
+ADDED_IN_4 = {"optional_on_read": True}
+"""Fields predictions/4 added: absent from older documents (read as null)."""
 
-ASSUMPTIONS = (
+ASSUMPTIONS_3 = (
     "Matching inputs: each step of a composition sees operands like those of the profile's "
     "single-primitive probes (unverified).",
     "Independent step errors: whether one step is right does not depend on the others "
     "(unverified).",
     "Stationary costs: a primitive costs the same inside a composition as alone (unverified).",
 )
+"""The product predictor's assumptions, as predictions/1–3 listed them."""
+ASSUMPTIONS = (
+    "Matching inputs (product predictor): each step of a composition sees operands like "
+    "those of the profile's single-primitive probes (unverified).",
+    "Independent step errors (product predictor): whether one step is right does not depend "
+    "on the others (unverified).",
+    "Stationary costs (product predictor): a primitive costs the same inside a composition "
+    "as alone (unverified).",
+    "State dependence (state-aware predictor): a step's success depends on its state only "
+    "through the stated features (operand and result digits, a negative operand), by a "
+    "logistic curve per op under the stated prior (unverified).",
+    "Independent step errors given the state (state-aware predictor): the product of the "
+    "steps' probabilities along the exact intermediates is P(all steps right) (unverified).",
+    "No extrapolation (state-aware predictor): outside the profile's feature range a step is "
+    "predicted as at the nearest edge, which says nothing about larger operands "
+    "(unverified).",
+    "Linear stationary costs (state-aware predictor): a step's cost is linear in the "
+    "features, floored at zero, and the same inside a composition as alone (unverified).",
+)
+"""Both frozen predictors' assumptions (predictions/4)."""
 INTERPRETATION = (
     "The product of primitive success rates predicts all-step correctness under the "
     "assumptions above. Used as the probability of a correct final answer it is a naive "
@@ -170,7 +194,15 @@ class FrozenProfile:
     exploratory_reason: str | None
     """Which held-out observations came first; null when confirmatory."""
     sha256: str
-    """SHA-256 of the canonical JSON of every field above (this one excluded)."""
+    """SHA-256 of the canonical JSON of every other field (the ones below only when set)."""
+    chain_head: str | None = field(default=None, metadata=ADDED_IN_4)
+    """The trace's chain head at the freeze (the freeze record's `prev_sha256`); null in
+    documents older than predictions/4 or derived from traces older than trace/3."""
+    task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_4)
+    """The task set frozen with the profile: seed, canonical parameters, generator version
+    (the preset a person chose is only a label); null as `chain_head`."""
+    state_aware: StateAwareModel | None = field(default=None, metadata=ADDED_IN_4)
+    """The state-aware predictor's fit as frozen; null as `chain_head`."""
 
 
 @dataclass(frozen=True)
@@ -289,7 +321,7 @@ class ConditionResult:
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/3"]
+    schema_version: Literal["predictions/4"]
     """Version of this schema (older versions are upgraded on reading)."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
@@ -303,6 +335,9 @@ class PredictionsDocument:
     """What the numbers do and do not mean."""
     conditions: tuple[ConditionResult, ...]
     """One entry per frozen profile."""
+    task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_4)
+    """The trace's task set (seed, canonical parameters, generator version); null only in
+    documents older than predictions/4."""
 
 
 # ---- profile and freeze ---------------------------------------------------------------
@@ -431,7 +466,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
     if earlier_sessions:
         reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
-    content = {
+    content: dict[str, object] = {
         "profile": profile,
         "model_id": trace.model.model_id,
         "model_revision": trace.model.revision,
@@ -446,10 +481,33 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         "exploratory": bool(reasons),
         "exploratory_reason": "; ".join(reasons) or None,
     }
+    if record.prev_sha256 is not None:  # trace/3: the chain head, task set and both fits
+        content["chain_head"] = record.prev_sha256
+        content["task_set"] = record.task_set
+        content["state_aware"] = record.state_aware
     # No template options hash as before the field existed (older documents still verify).
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
     digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
+
+
+def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
+    """The state-aware fit from the profile trials before `record` (what was frozen)."""
+    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    mine = profile_trials(trace.trials[: record.after_trials], by_id, record.condition)
+    return state_aware.fit(mine, by_id, {t.trial_id: trial_cost_ms(t) for t in mine})
+
+
+def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
+    """A new freeze record completed: the task set and the state-aware fit it freezes, and
+    the hash of the profile (which covers both and the chain head)."""
+    record = replace(
+        record,
+        task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
+        state_aware=refit_state_aware(trace, record),
+    )
+    frozen = freeze_profile(trace, record)
+    return replace(record, profile_sha256=frozen.sha256), frozen
 
 
 # ---- predict, observe, score ----------------------------------------------------------
@@ -573,6 +631,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         assumptions=ASSUMPTIONS,
         interpretation=INTERPRETATION,
         conditions=tuple(results),
+        task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
     )
 
 
@@ -648,9 +707,9 @@ def state_aware_result(
     tasks: dict[str, Task],
     observations: Sequence[Observation],
 ) -> StateAwareResult:
-    """The state-aware predictor frozen by `record`: fitted on the same profile trials."""
-    mine = profile_trials(trace.trials[: record.after_trials], tasks, record.condition)
-    model = state_aware.fit(mine, tasks, {t.trial_id: trial_cost_ms(t) for t in mine})
+    """The state-aware predictor frozen by `record`: its frozen fit (trace/3), or, for an
+    older trace, fitted now on the same profile trials."""
+    model = record.state_aware or refit_state_aware(trace, record)
     heldout = heldout_tasks(tuple(tasks.values()), record.condition)
     predictions = tuple(predict_state_aware(model, t, record.condition) for t in heldout)
     chain = record.condition == "controlled-chain"
@@ -662,14 +721,31 @@ def as_version(document: JSON, version: str) -> JSON:
     dropped = {
         "predictions/1": ("state_aware", "revision_note", "interrupted"),
         "predictions/2": ("state_aware",),
+        "predictions/3": (),
     }.get(version)
     if dropped is None:
         return document
-    older = dict(document, schema_version=version)
+    older = dict(document, schema_version=version, assumptions=list(ASSUMPTIONS_3))
+    older.pop("task_set", None)
     older["conditions"] = [
-        {k: v for k, v in c.items() if k not in dropped} for c in document["conditions"]
+        _condition_as_3({k: v for k, v in c.items() if k not in dropped})
+        for c in document["conditions"]
     ]
     return older
+
+
+def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
+    """A predictions/4 condition entry without what predictions/3 did not hold."""
+    frozen = {
+        k: v
+        for k, v in condition["frozen"].items()
+        if k not in ("chain_head", "task_set", "state_aware")
+    }
+    out = dict(condition, frozen=frozen)
+    if isinstance(out.get("state_aware"), dict):
+        model = {k: v for k, v in out["state_aware"]["model"].items() if k != "version"}
+        out["state_aware"] = dict(out["state_aware"], model=model)
+    return out
 
 
 def read_predictions(document: JSON) -> PredictionsDocument:
