@@ -119,7 +119,9 @@ export function renderPredictions(shownPredictions, predictionsDoc, label) {
       const th = h("th", p.task_id, { scope: "row" });
       row.append(th);
       row.insertCell().textContent = p.ops.join(" → ") || "—";
-      row.insertCell().textContent = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
+      const product = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
+      const stateAware = p.state_aware_probability ?? null;
+      row.insertCell().textContent = stateAware === null ? product : `${product} · ${fmt(stateAware, 4)}`;
       row.insertCell().textContent = fmt(p.cost_ms, 1);
       row.insertCell().textContent = `${fmt(p.input_tokens, 1)} / ${fmt(p.output_tokens, 1)}`;
       for (let i = 0; i < 4; i++) row.insertCell();

@@ -274,6 +274,8 @@ class HeldoutPredictions:
     """The profile's condition."""
     predictions: tuple[Prediction, ...]
     """One prediction per held-out task (exports/predictions.schema.json's Prediction)."""
+    state_aware: tuple[Prediction, ...] = ()
+    """The frozen state-aware predictor's prediction for the same tasks, in the same order."""
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,9 @@ class FreezeDone:
     """The sweep's header now (it records the freezes), as Python wrote it."""
     state: SweepState
     """The sweep's state now."""
+    receipt_json: str | None = None
+    """The freeze receipt (`pyapp.predict.receipt`) as Python's JSON text, shown and offered
+    for download before any held-out trial runs."""
 
 
 @dataclass(frozen=True)
@@ -727,6 +732,9 @@ class Frozen(Message):
     predictions: tuple[HeldoutPredictions, ...] = ()
     """Per frozen condition, what the profile predicts for each held-out task (as
     `sweep_freeze` answers), so the page shows them before the first held-out result."""
+    receipt_json: str | None = None
+    """The freeze receipt (`pyapp.predict.receipt`) as Python's JSON text: the page renders
+    it before the first held-out trial starts; the sweep CLI writes it to receipt.json."""
 
 
 EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)

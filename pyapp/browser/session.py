@@ -290,7 +290,9 @@ class Session:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
                 frozen = Frozen(
-                    header_json=self.header_json(), predictions=_predicted(sweep, profiles)
+                    header_json=self.header_json(),
+                    predictions=_predicted(sweep, profiles),
+                    receipt_json=receipt_json(sweep),
                 )
                 await _maybe(ctx.notify(event(frozen)))
 
@@ -367,6 +369,7 @@ class Session:
             predictions=_predicted(sweep, profiles),
             header_json=self.header_json(),
             state=self.state(),
+            receipt_json=receipt_json(sweep),
         )
 
     def predictions(self) -> PredictionsText:
@@ -467,18 +470,32 @@ def _loads(text: object, name: str) -> JSON:
 
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
-    """Per frozen profile, what it predicts for each held-out task of its condition."""
-    from pyapp.predict.predictor import heldout_tasks
+    """Per frozen profile, what both predictors say for each held-out task of its condition
+    (the state-aware one from its frozen fit)."""
+    from pyapp.predict.predictor import heldout_tasks, predict_state_aware
 
-    return tuple(
-        HeldoutPredictions(
-            condition=p.profile.condition,
-            predictions=tuple(
-                predict(p, t) for t in heldout_tasks(sweep.tasks, p.profile.condition)
-            ),
+    shown = []
+    for p in profiles:
+        condition = p.profile.condition
+        tasks = heldout_tasks(sweep.tasks, condition)
+        fit = p.state_aware
+        shown.append(
+            HeldoutPredictions(
+                condition=condition,
+                predictions=tuple(predict(p, t) for t in tasks),
+                state_aware=()
+                if fit is None
+                else tuple(predict_state_aware(fit, t, condition) for t in tasks),
+            )
         )
-        for p in profiles
-    )
+    return tuple(shown)
+
+
+def receipt_json(sweep: Sweep) -> str:
+    """The freeze receipt of the sweep as it stands (just after a freeze), as JSON text."""
+    from pyapp.predict.receipt import make_receipt
+
+    return document_text(make_receipt(sweep.trace()))
 
 
 async def _maybe(value: Awaitable[None] | None) -> None:

@@ -3,7 +3,7 @@
     tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
     exec       PROGRAM.json --registers REGS.json              run one program safely
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
-    reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
+    reproduce  TRACE.json [--predictions P.json] [--receipt R.json]  re-derive a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
@@ -138,6 +138,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for line in limitations(document):
         print(f"note: {line}")
     mismatches = reproduce(document)
+    if args.receipt:
+        mismatches += receipt_check(args.receipt, document)
     if predictions is not None:
         from pyapp.records.reproduce import reproduce_predictions
 
@@ -151,7 +153,25 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
     if args.predictions:
         print(f"ok: every number in {args.predictions} re-derived exactly")
+    if args.receipt:
+        print(
+            f"ok: the freezes and every record before them are those of {args.receipt}, and "
+            "every held-out trial came after it"
+        )
     return 0
+
+
+def receipt_check(path: str, document: object) -> list[Any]:
+    """The mismatches between a trace and a freeze receipt (exit 1 on an unreadable one)."""
+    from pyapp.predict.receipt import read_receipt, receipt_mismatches
+    from pyapp.records.base import RecordError
+    from pyapp.records.trace import read_trace
+
+    try:
+        receipt = read_receipt(read_document(path))
+    except RecordError as error:
+        raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
+    return list(receipt_mismatches(read_trace(document), receipt))
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -248,7 +268,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ]
     if len(set(names)) != len(names):
         names = [str(p) for p in args.predictions]
+    differ = compare.parameter_differences(names, docs)
+    if differ is not None and not args.describe_anyway:
+        print(
+            f"error: refused to pool: {differ}; these are different task sets "
+            "(--describe-anyway lays them side by side all the same)",
+            file=sys.stderr,
+        )
+        return 1
     problems = compare.incompatibilities(names, docs)
+    if differ is not None:
+        problems.insert(0, f"DESCRIBED ANYWAY, NOT POOLED: {differ}")
+        print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
+    seeds = compare.seed_note(names, docs)
+    if seeds is not None and differ is None:
+        problems.append(seeds)
     all_rows = compare.rows(names, docs)
     print(compare.to_text(all_rows, problems), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
@@ -290,12 +324,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def schemas() -> dict[str, dict[str, Any]]:
     from pyapp.browser.messages import messages_schema
     from pyapp.predict.predictor import predictions_schema
+    from pyapp.predict.receipt import receipt_schema
     from pyapp.records.trace import trace_schema
     from pyapp.sweep.runfile import run_schema
 
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
+        "receipt.schema.json": receipt_schema(),
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
     }
@@ -487,6 +523,9 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce", help="re-derive every number in a trace")
     p.add_argument("trace")
     p.add_argument("--predictions", help="also re-derive this predictions document")
+    p.add_argument(
+        "--receipt", help="also check the trace against this freeze receipt (receipt.json)"
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("score", help="profile, predictions and scores from a trace alone")
@@ -498,6 +537,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("predictions", nargs="+", help="predictions.json files of finished runs")
     p.add_argument("--csv", help="also write the table as CSV")
     p.add_argument("--markdown", help="also write the table as Markdown")
+    p.add_argument(
+        "--describe-anyway",
+        action="store_true",
+        help="lay runs whose task parameters differ side by side (never pooled; said first)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="a finished run as one self-contained HTML file")

@@ -22,9 +22,10 @@ from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
 from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict.receipt import read_receipt, receipt_mismatches
 from pyapp.records.base import from_json, to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
-from pyapp.records.trace import Trace
+from pyapp.records.trace import Trace, read_trace
 from pyapp.sweep.panel import load_from_catalogue
 
 pytestmark = pytest.mark.browser
@@ -195,6 +196,8 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
         "#predictions-table tbody tr", "rows => rows.map(r => r.dataset.observed)"
     )
     assert pending == ["false"] * 8  # 6 whole-task held-out + 2 routed recurrences
+    assert page.is_visible("#receipt-view")  # the receipt, at the freeze (issue 23, section 3)
+    assert re.fullmatch(r"[0-9a-f]{4}(-[0-9a-f]{4}){4}", page.inner_text("#receipt-fingerprint"))
 
     # Record, at each held-out trial_start, what the predictions table showed for it.
     page.evaluate(
@@ -287,6 +290,21 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
         arg=previous,
         timeout=30_000,
     )
+    # What the page showed when the first held-out trial started (issue 23, section 3): the
+    # freeze receipt and both predictors' probabilities, with no extra click.
+    page.evaluate(
+        """() => {
+             window.__atHeldout = null;
+             window.lab.experiment.onEvent((e) => {
+               if (e.type !== 'trial_start' || e.phase !== 'heldout' || window.__atHeldout) return;
+               const view = document.querySelector('#receipt-view');
+               const row = document.querySelector('#predictions-table tbody tr');
+               window.__atHeldout = {shown: !view.hidden,
+                 fingerprint: document.querySelector('#receipt-fingerprint').textContent,
+                 probability: row && row.cells[3].textContent};
+             });
+           }"""
+    )
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 3"
@@ -335,6 +353,15 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     predictions = download_json(page, "Download predictions JSON")
     validate(predictions, "predictions.schema.json")
     assert reproduce_predictions(trace, predictions) == []
+    at_heldout = page.evaluate("() => window.__atHeldout")
+    assert at_heldout["shown"] and re.fullmatch(
+        r"[0-9a-f]{4}(-[0-9a-f]{4}){4}", at_heldout["fingerprint"]
+    )
+    assert " · " in at_heldout["probability"]  # product · state-aware
+    receipt = download_json(page, "Download receipt JSON")
+    validate(receipt, "receipt.schema.json")
+    assert receipt["fingerprint"] == at_heldout["fingerprint"]
+    assert receipt_mismatches(read_trace(trace), read_receipt(receipt)) == []
     for result in predictions["conditions"]:
         frozen = result["frozen"]
         condition = frozen["profile"]["condition"]

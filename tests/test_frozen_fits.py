@@ -1,0 +1,84 @@
+"""Both predictors are frozen, with the task set (issue 23 §4, §5).
+
+The state-aware fit (coefficients, prior, clamp ranges, version) and the task-set identity
+(seed, canonical parameters, generator version) are part of each freeze record and of the
+profile hash; `score` uses the frozen fit, `reproduce` re-fits it and names any difference.
+Traces come from a scripted adapter (a TEST FIXTURE, never model evidence)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from asyncrun import run
+from test_integrity import answer
+
+from pyapp.conditions.model import ScriptedAdapter
+from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.predict import predictor, state_aware
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.records.reproduce import reproduce
+from pyapp.records.trace import read_trace
+from pyapp.tasks.taskset import TaskParams
+
+
+@pytest.fixture(scope="module")
+def finished() -> dict[str, Any]:
+    model = ScriptedAdapter(answer)
+    sweep = Sweep(params=TaskParams(), conditions=("model-only",), model=model.provenance)
+    assert run(run_phase(sweep, "measure", model)) == "finished"
+    freeze(sweep)
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
+    return to_json(sweep.trace())
+
+
+def test_score_uses_the_frozen_fit_and_reproduce_names_a_refit_that_differs(
+    finished, monkeypatch
+) -> None:
+    trace = read_trace(finished)
+    frozen = trace.freezes[0].state_aware
+    assert frozen is not None and frozen.version == "state-aware/1"
+    real_fit = state_aware.fit
+
+    def changed_fit(*args: Any) -> state_aware.StateAwareModel:  # the fitting code changed
+        fitted = real_fit(*args)
+        return replace(fitted, prior=fitted.prior + " (changed)")
+
+    monkeypatch.setattr(state_aware, "fit", changed_fit)
+    result = score_trace(trace).conditions[0]
+    assert result.state_aware is not None and result.state_aware.model == frozen
+    assert result.frozen.state_aware == frozen
+    found = [m.where for m in reproduce(finished)]
+    assert found == ["$.freezes[0].state_aware"]
+
+
+def test_an_edited_frozen_fit_or_task_set_is_named(finished) -> None:
+    fit = copy.deepcopy(finished)
+    fit["freezes"][0]["state_aware"]["ops"][0]["coefficients"][0] += 1.0
+    wheres = {m.where for m in reproduce(fit)}
+    assert {"$.freezes[0].state_aware", "$.freezes"} <= wheres  # the refit; the profile hash
+    task_set = copy.deepcopy(finished)
+    task_set["freezes"][0]["task_set"]["task_params"]["determinants"] = 3
+    wheres = {m.where for m in reproduce(task_set)}
+    assert {"$.freezes[0].task_set", "$.freezes"} <= wheres
+
+
+def test_the_predictions_carry_the_task_set_and_both_fits(finished) -> None:
+    trace = read_trace(finished)
+    document = score_trace(trace)
+    assert document.task_set is not None and document.task_set.task_params == TaskParams()
+    frozen = document.conditions[0].frozen
+    assert frozen.task_set == document.task_set == trace.freezes[0].task_set
+    assert frozen.chain_head == trace.freezes[0].prev_sha256
+    # the preset's name is a label only: the identity is the parameters themselves
+    other = replace(TaskParams(), determinants=3)
+    from pyapp.records.frozen import task_set_identity
+
+    assert task_set_identity(other, "tasks/1").params_sha256 != document.task_set.params_sha256
+    same_params_other_seed = task_set_identity(replace(TaskParams(), seed=7), "tasks/1")
+    assert same_params_other_seed.params_sha256 == document.task_set.params_sha256
+    assert same_params_other_seed.sha256 != document.task_set.sha256
+    assert any("state-aware predictor" in a for a in predictor.ASSUMPTIONS)
