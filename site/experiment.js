@@ -323,12 +323,14 @@ class Experiment {
     return true;
   }
 
-  async trialDone({ trial_json: text, heldout_observed, summary }) {
+  async trialDone({ trial_json: text, heldout_observed, summary, header_json: headerJson = null }) {
     const trial = JSON.parse(text);
     const seq = this.trials.size;
     this.trials.add(trial, text);
     this.summary = summary;
-    await this.persist({ in_flight: null }, { trials: [{ seq, trial_id: trial.trial_id, json: text }] });
+    // a reload's load record joined the hash chain before this trial: its header comes along
+    if (headerJson) this.useHeader(headerJson);
+    await this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id: trial.trial_id, json: text }] });
     if (heldout_observed) await this.noteObserved(trial);
     this.progress.done += 1;
     this.results.add(this.rowOf(trial));

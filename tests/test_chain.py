@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -164,3 +165,40 @@ def test_a_trace_3_document_stripped_of_its_chain_is_refused(finished) -> None:
     stripped["schema_version"] = "trace/3"
     found = [str(m) for m in reproduce(stripped)]
     assert "$: a trace/3 document whose records carry no chain" in found
+
+
+class ReloadingAdapter(ScriptedAdapter):
+    """A scripted model whose worker was reloaded during its `at`-th generation: a new load
+    record appears in its provenance (as the page's model client adds one)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(answer)
+        self.count, self.at = 0, at
+
+    async def generate(self, prompt, caps):  # type: ignore[no-untyped-def]
+        self.count += 1
+        if self.count == self.at:
+            loads = self._provenance.loads
+            load = replace(loads[-1], load_id=len(loads) + 1, reason="reload-after-terminate")
+            self._provenance = replace(self._provenance, loads=(*loads, load))
+        return await super().generate(prompt, caps)
+
+
+def test_a_reload_joins_the_chain_and_a_resumed_page_keeps_it() -> None:
+    """The load record is chained before the next trial, and that trial's event carries the
+    header, so a page (or sweep folder) that crashes right after it resumes a whole chain."""
+    from test_session import Page, call
+    from test_session import document as page_document
+
+    page = Page(ReloadingAdapter(at=3))
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    page.cancel_after = 5
+    call(page, "sweep_run", phase="measure")
+    carried = [e for e in page.events if e["type"] == "trial_done" and e.get("header_json")]
+    assert len(carried) == 1  # the trial after the reload
+    stored = page.stored()  # what survives a crash now
+    again = Page(ScriptedAdapter(answer))
+    assert call(again, "sweep_resume", **stored)["ok"]
+    document = page_document(again, "sweep_trace", "trace")
+    assert [load["load_id"] for load in document["model"]["loads"]] == [1, 2]
+    assert reproduce(document) == []

@@ -42,7 +42,7 @@ class Page:
     def context(self):
         def notify(event):
             self.events.append(event)
-            if "header_json" in event:
+            if event.get("header_json"):  # a trial_done carries one only after a reload
                 self.header_json = event["header_json"]
             if event["type"] == "trial_done":
                 assert set(event) >= {"trial_id", "index", "total", "phase", "trial_json"}

@@ -706,6 +706,10 @@ class TrialDone(Message):
     observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
     summary: Summary
     """The sweep's counts with this trial (the page's caption shows them as they are)."""
+    header_json: str | None = None
+    """The sweep's header when it changed with this trial (a reload's load record joined the
+    hash chain before it), as Python wrote it; null otherwise. Stored with the trial, so a
+    resumed sweep has every record the trial's chain link names."""
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,9 @@ class Session:
         self.synthetic: SyntheticSpec | None = None
         """The synthetic model sweeps use instead of the loaded model (`synthetic_select`)."""
         self._synthetic: SyntheticAdapter | None = None
+        self._header_loads = -1
+        """How many load records the last header sent held: a trial after a reload carries
+        the header again (the load joined the hash chain before it)."""
 
     # ---- helpers ---------------------------------------------------------------------
 
@@ -323,6 +326,9 @@ class Session:
                     trial_json=json_text(trial),
                     heldout_observed=trial.task_id in ledgered[trial.condition],
                     summary=counts[0],
+                    header_json=self.header_json()
+                    if len(sweep.model.loads) != self._header_loads
+                    else None,
                 )
                 await _maybe(ctx.notify(event(finished)))
 
@@ -380,7 +386,9 @@ class Session:
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
-        return json_text(self._sweep().header())
+        sweep = self._sweep()
+        self._header_loads = len(sweep.model.loads)
+        return json_text(sweep.header())
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt

@@ -160,6 +160,8 @@ class Driver:
         elif kind == "trial_done":
             text = event["trial_json"]
             self.trials.append(text)  # Python's text, untouched: 1.0 stays 1.0
+            if event.get("header_json"):  # a reload's load record joined the chain before it:
+                self.checkpoint(event["header_json"])  # on disk before a crash can lose it
             self.run.data["in_flight"] = None
             self.run.data["trials"] = self.trials.count
             self.run.save()
