@@ -111,13 +111,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pyapp.conditions.interpret import run_supplied
     from pyapp.records import trace as trace_module
 
-    if args.condition != "supplied-program":
-        print(
-            f"error: condition {args.condition!r} needs a model; in this version only the "
-            "supplied-program control runs from the command line",
-            file=sys.stderr,
-        )
-        return 2
     out = check_output(args.out, "--out")
     trace = run_supplied(task_params_of(args))
     write_output(out, trace_module.dumps(trace))
@@ -510,12 +503,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--registers", required=True, help="JSON file: register name -> integer")
     p.set_defaults(func=cmd_exec)
 
-    p = sub.add_parser("run", help="run a condition over a task set and write a trace")
+    p = sub.add_parser(
+        "run",
+        help="run the supplied-program control over a task set and write a trace (model "
+        "conditions run in the page, or headless with `sweep`)",
+    )
     seeded(p)
     p.add_argument(
         "--condition",
-        required=True,
-        choices=["supplied-program", "model-only", "model-program", "controlled-chain"],
+        default="supplied-program",
+        choices=["supplied-program"],  # the only one the command line runs without a browser
+        help="supplied-program (the default): model conditions run with `python -m pyapp sweep`",
     )
     p.add_argument("--out", required=True, help="trace file to write")
     p.set_defaults(func=cmd_run)

@@ -22,7 +22,7 @@ from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
 from pyapp.predict.predictor import PredictionsDocument
-from pyapp.predict.receipt import read_receipt, receipt_mismatches
+from pyapp.predict.receipt import Receipt, read_receipt, receipt_mismatches
 from pyapp.records.base import from_json, to_json
 from pyapp.records.reproduce import reproduce, reproduce_predictions
 from pyapp.records.trace import Trace, read_trace
@@ -89,7 +89,10 @@ def download_json(page: Page, button: str) -> Any:
         page.get_by_role("button", name=button, exact=True).click()
     text = Path(info.value.path()).read_text(encoding="utf-8")
     document = json.loads(text)
-    record = Trace if document.get("kind") == "composition-lab-trace" else PredictionsDocument
+    record = {
+        "composition-lab-trace": Trace,
+        "composition-lab-receipt": Receipt,
+    }.get(document.get("kind"), PredictionsDocument)
     retyped = json.dumps(to_json(from_json(record, document)), indent=2, ensure_ascii=False)
     assert retyped + "\n" == text
     return document
