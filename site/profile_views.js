@@ -149,12 +149,12 @@ export function fillObservation(rows, trial) {
 }
 
 // Per condition: held-out attempts a Cancel, an infrastructure failure or a closed page cut
-// short (never scored, attempted again), and whether their cut-off output was shown.
+// short (never scored, attempted again). Their cut-off output is kept raw, never shown.
 function interruptedCell(cut) {
   if (!cut) return "—";
   return (
     `${cut.total} (cancelled ${cut.cancelled}, infrastructure ${cut.infrastructure}, page closed ${cut.page_closed}; ` +
-    `attempted again ${cut.attempted_again}; cut-off output shown before the retry: ${cut.output_shown})`
+    `attempted again ${cut.attempted_again})`
   );
 }
 

@@ -82,3 +82,20 @@ def test_the_predictions_carry_the_task_set_and_both_fits(finished) -> None:
     assert same_params_other_seed.params_sha256 == document.task_set.params_sha256
     assert same_params_other_seed.sha256 != document.task_set.sha256
     assert any("state-aware predictor" in a for a in predictor.ASSUMPTIONS)
+
+
+def test_labels_that_were_not_measurements_are_gone(finished) -> None:
+    """Issue 23 §8: `verification_ms` of a whole-task trial was two back-to-back clock reads
+    (now null); `interrupted.output_shown` was always 0 (dropped; older documents read)."""
+    trace = read_trace(finished)
+    assert all(t.timings.verification_ms is None for t in trace.trials)
+    interrupted = to_json(score_trace(trace).conditions[0].interrupted)
+    assert "output_shown" not in interrupted
+    old = copy.deepcopy(finished)
+    old["interruptions"] = [{"trial_id": "model-only/recurrence-1", "sequence": 999,
+                             "at": "2030-01-01T00:00:00.000+00:00", "reason": "page-closed",
+                             "code": None, "message": None, "output_shown": False,
+                             "partial": None}]  # fmt: skip
+    from tracecheck import as_trace_2
+
+    assert read_trace(as_trace_2(old)).interruptions[0].trial_id == "model-only/recurrence-1"

@@ -491,7 +491,6 @@ REPRODUCERS = {
             "reason": "page-closed",
             "code": None,
             "message": None,
-            "output_shown": False,
             "partial": None,
         }
     ),

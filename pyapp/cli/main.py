@@ -210,7 +210,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(
                 f"  held-out attempts interrupted and attempted again: {cut.total} "
                 f"(cancelled {cut.cancelled}, infrastructure {cut.infrastructure}, "
-                f"page closed {cut.page_closed}; cut-off output shown {cut.output_shown})"
+                f"page closed {cut.page_closed}; attempted again {cut.attempted_again})"
             )
         for op in frozen.profile.ops:
             print(

@@ -106,15 +106,16 @@ def judged_timings(
 ) -> Timings:
     """A whole-task trial's phases, taken right after its verdict: construction from
     `start` to `built` (clock.now_ns values), the measured generation, parse and execution,
-    verification from now, total from `start`."""
-    verify_start = now_ns()
+    total from `start`. Verification is null: for a whole-task trial it is one integer
+    equality (`new_trial`), not a phase the clock can time (trace/3; before, two
+    back-to-back clock reads were recorded here)."""
     end = now_ns()
     return Timings(
         construction_ms=elapsed_ms(start, built),
         generation_ms=generation_ms,
         parse_ms=parse_ms,
         execution_ms=execution_ms,
-        verification_ms=elapsed_ms(verify_start, end),
+        verification_ms=None,
         total_ms=elapsed_ms(start, end),
     )
 

@@ -236,7 +236,6 @@ def record_interruption(sweep: Sweep, trial_id: str) -> None:
         reason="page-closed",
         code=None,
         message=None,
-        output_shown=False,
         partial=None,
         **sweep.link(),
     )
@@ -256,7 +255,6 @@ def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
         reason="cancelled" if kind_of(code) == "cancelled" else "infrastructure",
         code=code,
         message=trial.failure.message,
-        output_shown=False,
         partial=trial,
         prev_sha256=trial.prev_sha256,
     )

@@ -278,8 +278,6 @@ class InterruptedAttempts:
     """Of those, in flight when the page closed."""
     attempted_again: int
     """Of those, whose task was attempted again and observed afterwards."""
-    output_shown: int
-    """Of those, whose cut-off output was shown to the user before the retry."""
 
 
 @dataclass(frozen=True)
@@ -605,7 +603,6 @@ def interrupted_attempts(
         infrastructure=sum(1 for i in mine if i.reason == "infrastructure"),
         page_closed=sum(1 for i in mine if i.reason == "page-closed"),
         attempted_again=sum(1 for i in mine if observed.get(i.trial_id, -1) > i.sequence),
-        output_shown=sum(1 for i in mine if i.output_shown),
     )
 
 
@@ -742,6 +739,8 @@ def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
         if k not in ("chain_head", "task_set", "state_aware")
     }
     out = dict(condition, frozen=frozen)
+    if isinstance(out.get("interrupted"), dict):  # never shown: predictions/1–3 said 0
+        out["interrupted"] = {**out["interrupted"], "output_shown": 0}
     if isinstance(out.get("state_aware"), dict):
         model = {k: v for k, v in out["state_aware"]["model"].items() if k != "version"}
         out["state_aware"] = dict(out["state_aware"], model=model)
@@ -761,6 +760,8 @@ def read_predictions(document: JSON) -> PredictionsDocument:
                 entry.setdefault("revision_note", f"not recorded ({version})")
                 entry.setdefault("interrupted", None)
                 entry.setdefault("state_aware", None)
+                if isinstance(entry.get("interrupted"), dict):
+                    entry["interrupted"].pop("output_shown", None)  # always 0: dropped
                 if isinstance(entry.get("frozen"), dict):
                     entry["frozen"].setdefault("model_chat_template_options", {})
     upgraded: PredictionsDocument = from_json(PredictionsDocument, document)

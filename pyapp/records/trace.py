@@ -183,8 +183,11 @@ class Timings:
     """Parsing the program or answer text; null when nothing was parsed."""
     execution_ms: float | None
     """Interpreter execution; null when nothing was executed."""
-    verification_ms: float
-    """Comparing the result with the exact expected answer."""
+    verification_ms: float | None
+    """Controlled chains: the route's verification (each call's local check on its actual
+    operands, the final check). Null for whole-task and control trials, whose verification
+    is one integer equality, not timed (documents older than trace/3 recorded two
+    back-to-back clock reads there)."""
     total_ms: float
     """Whole trial, end to end (not the sum of the phases: it includes the glue)."""
 
@@ -434,9 +437,6 @@ class Interruption:
     """The failure code that made it an interruption; null for `page-closed`."""
     message: str | None
     """That failure in words; null for `page-closed`."""
-    output_shown: bool
-    """Whether the cut-off output was shown to the user before the retry (the page and the
-    CLI never show it, so this is false unless a future view does)."""
     partial: Trial | None
     """What the interrupted attempt produced (raw, never scored); null when nothing survived."""
     prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
@@ -783,7 +783,7 @@ def upgrade(document: JSON) -> JSON:
     ):
         return document
     if document.get("schema_version") == "trace/2":
-        return {**document, "schema_version": SCHEMA_VERSION}
+        return _without_output_shown({**document, "schema_version": SCHEMA_VERSION})
     doc = json.loads(json.dumps(document))
     doc["schema_version"] = SCHEMA_VERSION
     if isinstance(doc.get("run"), dict):
@@ -826,9 +826,19 @@ def upgrade(document: JSON) -> JSON:
             interruption.setdefault("sequence", sequence)
             interruption.setdefault("code", "cancelled" if cancelled else None)
             interruption.setdefault("message", None)
-            interruption.setdefault("output_shown", False)
             upgrade_trial(interruption.get("partial"), sequence)
-    return doc
+    return _without_output_shown(doc)
+
+
+def _without_output_shown(document: dict[str, JSON]) -> dict[str, JSON]:
+    """trace/1–2 interruptions said `output_shown: false` (never shown); trace/3 drops it."""
+    interruptions = document.get("interruptions")
+    if isinstance(interruptions, list):
+        document["interruptions"] = [
+            {k: v for k, v in i.items() if k != "output_shown"} if isinstance(i, dict) else i
+            for i in interruptions
+        ]
+    return document
 
 
 def _field(document: dict[str, JSON], name: str) -> list[JSON]:
