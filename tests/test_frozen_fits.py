@@ -99,3 +99,30 @@ def test_labels_that_were_not_measurements_are_gone(finished) -> None:
     from tracecheck import as_trace_2
 
     assert read_trace(as_trace_2(old)).interruptions[0].trial_id == "model-only/recurrence-1"
+
+
+def test_parameters_the_chain_cannot_run_are_refused_naming_the_parameter(capsys) -> None:
+    """Issue 23 §6: with recurrence_steps [2, 4] `recurrence-2` needs 8 calls, over a route's
+    6: it used to be predicted and scored as the model's `route_call_budget` failure. The
+    sweep (page and CLI alike) refuses such parameters at its start when the chain runs."""
+    from test_session import Page, call
+
+    from pyapp.cli.main import main
+    from pyapp.experiment.phases import ProtocolError
+
+    page = Page(ScriptedAdapter(answer))
+    params = {"recurrence_steps": [2, 4]}
+    refused = call(page, "sweep_start", seed=1729, params=params, conditions=["controlled-chain"])
+    assert not refused["ok"] and refused["error"]["code"] == "bad_params"
+    assert refused["error"]["message"].startswith("recurrence_steps: a recurrence of 4 updates")
+    fine = call(page, "sweep_start", seed=1729, params=params, conditions=["model-only"])
+    assert fine["ok"]  # whole-task conditions run any recurrence the generator makes
+    with pytest.raises(ProtocolError, match="recurrence_steps"):
+        Sweep(
+            params=TaskParams(recurrence_steps=(2, 4)),
+            conditions=("controlled-chain",),
+            model=ScriptedAdapter(answer).provenance,
+        )
+    argv = ["simulate", "--model", "independent", "--seeds", "1..1", "--out", "/nonexistent"]
+    status = main([*argv, "--param", "recurrence_steps=[2,4]", "--conditions", "controlled-chain"])
+    assert status == 2 and "recurrence_steps" in capsys.readouterr().err

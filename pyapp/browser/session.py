@@ -62,7 +62,12 @@ from pyapp.browser.messages import (
 )
 from pyapp.conditions import clock
 from pyapp.conditions.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
-from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
+from pyapp.conditions.run import (
+    ALL_CONDITIONS,
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+)
 from pyapp.experiment.ledger import ledger_task_ids
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
@@ -242,6 +247,9 @@ class Session:
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
+        problem = chain_capacity_problem(params) if "controlled-chain" in ordered else None
+        if problem is not None:  # refused before the sweep starts, naming the parameter
+            raise SessionError("bad_params", problem.message)
         self.sweep = Sweep(
             params=params,
             conditions=ordered,

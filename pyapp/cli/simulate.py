@@ -81,6 +81,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.conditions)
     args.seed = seeds[0]
     params = task_params_of(args)
+    from pyapp.conditions.run import chain_capacity_problem
+
+    problem = chain_capacity_problem(params) if "controlled-chain" in conditions else None
+    if problem is not None:
+        raise UsageError(problem.message)
     out = Path(args.out)
     done = [0]
     start = time.perf_counter()

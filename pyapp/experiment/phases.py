@@ -43,7 +43,12 @@ from pyapp.conditions.model import (
     identity_difference,
     identity_sha256,
 )
-from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
+from pyapp.conditions.run import (
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+    run_trial,
+)
 from pyapp.errors import Cancelled
 from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
 from pyapp.predict.predictor import FrozenProfile, seal_freeze
@@ -98,6 +103,11 @@ class Sweep:
     appended: no walk per trial)."""
 
     def __post_init__(self) -> None:
+        problem = (
+            chain_capacity_problem(self.params) if "controlled-chain" in self.conditions else None
+        )
+        if problem is not None:  # protocol capacity is never the model's failure: refused
+            raise ProtocolError("bad_params", problem.message)
         self.model = replace(self.model, loads=self._stamped_loads(self.model.loads))
         self.journal = [e if e.sequence is not None else self.stamp(e) for e in self.journal]
 

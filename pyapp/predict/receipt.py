@@ -232,15 +232,15 @@ def _check_freeze(
     if record is None:
         differs(where, f"the trace has no freeze of {frozen.condition} at {frozen.sequence}")
         return
-    if record.profile_sha256 != frozen.profile_sha256:
-        differs(f"{where}.profile_sha256", "is not the trace's frozen profile")
-    elif freeze_profile(trace, record).sha256 != frozen.profile_sha256:
-        differs(f"{where}.profile_sha256", "the trials no longer give this profile")
     if record.state_aware != frozen.state_aware:
         differs(f"{where}.state_aware", "is not the trace's frozen state-aware fit")
     try:
+        if record.profile_sha256 != frozen.profile_sha256:
+            differs(f"{where}.profile_sha256", "is not the trace's frozen profile")
+        elif freeze_profile(trace, record).sha256 != frozen.profile_sha256:
+            differs(f"{where}.profile_sha256", "the trials no longer give this profile")
         derived = predictions_sha256(trace, record)
-    except ValueError as error:
+    except (KeyError, ValueError, OverflowError, ZeroDivisionError) as error:
         differs(f"{where}.predictions_sha256", f"cannot be re-derived: {error}")
         return
     if derived != frozen.predictions_sha256:

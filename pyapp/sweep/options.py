@@ -116,6 +116,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
     seed = DEFAULT_SEED if args.seed is None else args.seed
+    check_chain_capacity(param_overrides(args.param, seed), parse_conditions(args.conditions), seed)
     return Options(
         model=args.model,
         backend=args.backend or "webgpu",
@@ -129,6 +130,19 @@ def options_from_args(args: argparse.Namespace) -> Options:
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
     )
+
+
+def check_chain_capacity(params: dict[str, Any], conditions: list[str] | None, seed: int) -> None:
+    """Refuse (exit 2, naming the parameter) task parameters whose chain routes cannot fit a
+    route's call budget when the controlled chain is among the conditions (all by default)."""
+    from pyapp.browser.session import task_params
+    from pyapp.conditions.run import chain_capacity_problem
+
+    if conditions is not None and "controlled-chain" not in conditions:
+        return
+    problem = chain_capacity_problem(task_params(seed, params))
+    if problem is not None:
+        raise UsageError(f"--param {problem.message}")
 
 
 def options_for_resume(args: argparse.Namespace, recorded: dict[str, Any]) -> Options:
