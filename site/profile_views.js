@@ -56,10 +56,10 @@ export function renderFreeze(predictionsDoc, label = null) {
     );
     article.append(
       table(
-        ["Op", "Trials", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
+        ["Op", "Trials (distinct states)", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
         f.profile.ops.map((o) => [
           o.op,
-          o.trials,
+          o.distinct_states == null ? String(o.trials) : `${o.trials} (${o.distinct_states})`,
           o.successes,
           fmt(o.rate),
           `[${fmt(o.wilson_low)}, ${fmt(o.wilson_high)}]`,

@@ -202,3 +202,27 @@ def test_a_reload_joins_the_chain_and_a_resumed_page_keeps_it() -> None:
     document = page_document(again, "sweep_trace", "trace")
     assert [load["load_id"] for load in document["model"]["loads"]] == [1, 2]
     assert reproduce(document) == []
+
+
+def test_a_trace_2_written_by_the_code_before_trace_3_reproduces_with_its_notes(
+    tmp_path, capsys
+) -> None:
+    """tests/fixtures/trace-2.json and predictions-3.json were written by the code of commit
+    4f2b49a (before trace/3; a scripted adapter, a TEST FIXTURE): they reproduce exactly,
+    with a line for each check they cannot support."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    status = main(
+        [
+            "reproduce",
+            str(fixtures / "trace-2.json"),
+            "--predictions",
+            str(fixtures / "predictions-3.json"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "note: chain absent (recorded before trace/3)" in out
+    assert "note: frozen state-aware fit and task set absent" in out
+    assert "every number in" in out

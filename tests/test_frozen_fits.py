@@ -126,3 +126,10 @@ def test_parameters_the_chain_cannot_run_are_refused_naming_the_parameter(capsys
     argv = ["simulate", "--model", "independent", "--seeds", "1..1", "--out", "/nonexistent"]
     status = main([*argv, "--param", "recurrence_steps=[2,4]", "--conditions", "controlled-chain"])
     assert status == 2 and "recurrence_steps" in capsys.readouterr().err
+
+
+def test_each_op_shows_its_distinct_states_beside_n(finished) -> None:
+    """Issue 23 §8: four of an op's six default profile trials are two encoding pairs that
+    share their state: 6 trials, 4 distinct states."""
+    ops = score_trace(read_trace(finished)).conditions[0].frozen.profile.ops
+    assert [(op.trials, op.distinct_states) for op in ops] == [(6, 4)] * 3

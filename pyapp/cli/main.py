@@ -213,8 +213,9 @@ def cmd_score(args: argparse.Namespace) -> int:
                 f"page closed {cut.page_closed}; attempted again {cut.attempted_again})"
             )
         for op in frozen.profile.ops:
+            states = "" if op.distinct_states is None else f" ({op.distinct_states} states)"
             print(
-                f"  {op.op}: {op.successes}/{op.trials} rate {_fmt(op.rate)} "
+                f"  {op.op}: {op.successes}/{op.trials}{states} rate {_fmt(op.rate)} "
                 f"[{op.wilson_low:.3f}, {op.wilson_high:.3f}] cost {_fmt(op.mean_cost_ms, 1)} ms"
             )
         observed = {o.task_id: o for o in result.observations}

@@ -112,6 +112,11 @@ class OpProfile:
     """Mean prompt tokens over trials that reported them."""
     mean_output_tokens: float | None
     """Mean generated tokens over trials that reported them."""
+    distinct_states: int | None = field(default=None, metadata=ADDED_IN_4)
+    """How many distinct operand states (register values) those trials measured: the two
+    encodings of a probe pair are one state, so by default 6 trials are 4 states
+    (predictor.md says what that does to the Wilson interval); null in documents older
+    than predictions/4."""
 
 
 @dataclass(frozen=True)
@@ -380,6 +385,9 @@ def build_profile(
                 mean_cost_ms=_mean([trial_cost_ms(t) for t in of_op]),
                 mean_input_tokens=_mean([t.input_tokens for t in of_op]),
                 mean_output_tokens=_mean([t.output_tokens for t in of_op]),
+                distinct_states=len(
+                    {tuple(sorted(tasks[t.task_id].registers.items())) for t in of_op}
+                ),
             )
         )
     return Profile(
@@ -485,8 +493,16 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         content["state_aware"] = record.state_aware
     # No template options hash as before the field existed (older documents still verify).
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
+    if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
+        hashed["profile"] = _without_distinct_states(to_json(profile))
     digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
+
+
+def _without_distinct_states(profile: JSON) -> JSON:
+    """A profile's JSON as predictions/1–3 held it (no `distinct_states` per op)."""
+    ops = [{k: v for k, v in op.items() if k != "distinct_states"} for op in profile["ops"]]
+    return {**profile, "ops": ops}
 
 
 def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
@@ -738,6 +754,7 @@ def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
         for k, v in condition["frozen"].items()
         if k not in ("chain_head", "task_set", "state_aware")
     }
+    frozen["profile"] = _without_distinct_states(frozen["profile"])
     out = dict(condition, frozen=frozen)
     if isinstance(out.get("interrupted"), dict):  # never shown: predictions/1–3 said 0
         out["interrupted"] = {**out["interrupted"], "output_shown": 0}
