@@ -226,3 +226,27 @@ def test_a_trace_2_written_by_the_code_before_trace_3_reproduces_with_its_notes(
     assert "note: chain absent (recorded before trace/3)" in out
     assert "note: frozen state-aware fit and task set absent" in out
     assert "every number in" in out
+
+
+def test_a_page_reloaded_mid_sweep_keeps_every_chained_load() -> None:
+    """A reloaded page's model client numbers its loads from 1 again: the sweep keeps the
+    loads it chained and adds the new one under the next free number."""
+    from test_session import Page, call
+    from test_session import document as page_document
+
+    first = Page(ReloadingAdapter(at=2))
+    call(first, "sweep_start", seed=1729, conditions=["model-only"])
+    first.cancel_after = 3
+    call(first, "sweep_run", phase="measure")
+    later = ScriptedAdapter(answer)
+    fresh = later.provenance.loads[0]
+    later._provenance = replace(later.provenance, loads=(replace(fresh, setup_ms=999.5),))
+    again = Page(later)
+    assert call(again, "sweep_resume", **first.stored())["ok"]
+    assert call(again, "sweep_run", phase="measure")["ok"]
+    document = page_document(again, "sweep_trace", "trace")
+    loads = document["model"]["loads"]
+    assert [load["load_id"] for load in loads] == [1, 2, 3] and loads[2]["setup_ms"] == 999.5
+    assert reproduce(document) == []
+    later_trials = [t for t in document["trials"] if t["sequence"] > loads[2]["sequence"]]
+    assert later_trials and {t["load_id"] for t in later_trials} == {3}

@@ -168,10 +168,20 @@ class Sweep:
         return stamped
 
     def _stamped_loads(self, loads: tuple[ModelLoad, ...]) -> tuple[ModelLoad, ...]:
-        """The loads with those new to the sweep stamped (a load the sweep took already
-        keeps its place in the chain)."""
-        known = {load.load_id: load for load in self.model.loads if load.sequence is not None}
-        return tuple(known.get(load.load_id) or self.stamp(load) for load in loads)
+        """Every load the sweep took (each keeps its place in the chain), then those of
+        `loads` new to it, stamped. A page reloaded mid-sweep numbers its loads from 1 again:
+        a load is new unless one the sweep took records the same load (every field but its
+        number and chain link), and a new load whose number is taken gets the next free one."""
+        kept = [load for load in self.model.loads if load.sequence is not None]
+        seen = {_load_content(load) for load in kept}
+        for load in loads:
+            if _load_content(load) in seen:
+                continue
+            ids = {k.load_id for k in kept}
+            number = load.load_id if load.load_id not in ids else max(ids) + 1
+            kept.append(self.stamp(replace(load, load_id=number)))
+            seen.add(_load_content(load))
+        return tuple(kept)
 
     def bind(self, loaded: ModelProvenance) -> None:
         """Take the loaded model's provenance (new load records) if it is the sweep's
@@ -222,6 +232,21 @@ class Sweep:
         self.clock = trace.environment.clock
         run = replace(trace.run, run_id=self.run_id, created_at=self.created_at)
         return replace(trace, run=run)
+
+
+def _load_content(load: ModelLoad) -> tuple[object, ...]:
+    """A load record without its number and its place in the chain."""
+    return (
+        load.reason,
+        load.ok,
+        load.error_code,
+        load.error_message,
+        load.backend_requested,
+        load.backend_actual,
+        load.download_bytes,
+        load.download_ms,
+        load.setup_ms,
+    )
 
 
 def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
