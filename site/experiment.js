@@ -48,6 +48,7 @@ import { CONTROL_LABEL, EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
+import { renderReceipt } from "./receipt_view.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -86,6 +87,12 @@ class Trials {
   }
 }
 
+// Both frozen predictors' probabilities for one condition: each product prediction with the
+// state-aware one beside it (`state_aware_probability`; null where there is none).
+function withStateAware({ predictions, state_aware: stateAware }) {
+  return predictions.map((p, i) => ({ ...p, state_aware_probability: stateAware?.[i]?.probability ?? null }));
+}
+
 export function setupExperiment({ request, models, environment, currentSeed, currentParams }) {
   const controller = new Experiment({ request, models, environment, currentSeed, currentParams });
   controller.wire();
@@ -112,6 +119,7 @@ class Experiment {
     this.store = new SweepStore();
     this.listeners = new Set();
     this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
+    this.receiptJson = null; // the latest freeze receipt (Python's JSON text), shown at the freeze
     this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
     this.header = null; // the sweep's header (the trace without its trials), parsed
     this.headerJson = null; // ... and as Python wrote it
@@ -308,19 +316,21 @@ class Experiment {
       // profiles: the header changed.
       this.useHeader(event.header_json);
       await this.persist({ in_flight: null }, { header: true });
-      if (event.type === "frozen") this.showFrozen(event.predictions ?? []);
+      if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
     this.renderProgress();
     this.emit(event, json);
     return true;
   }
 
-  async trialDone({ trial_json: text, heldout_observed, summary }) {
+  async trialDone({ trial_json: text, heldout_observed, summary, header_json: headerJson = null }) {
     const trial = JSON.parse(text);
     const seq = this.trials.size;
     this.trials.add(trial, text);
     this.summary = summary;
-    await this.persist({ in_flight: null }, { trials: [{ seq, trial_id: trial.trial_id, json: text }] });
+    // a reload's load record joined the hash chain before this trial: its header comes along
+    if (headerJson) this.useHeader(headerJson);
+    await this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id: trial.trial_id, json: text }] });
     if (heldout_observed) await this.noteObserved(trial);
     this.progress.done += 1;
     this.results.add(this.rowOf(trial));
@@ -360,6 +370,8 @@ class Experiment {
       }
       this.predictionsDoc = null;
       this.shownPredictions = new Map();
+      this.receiptJson = null;
+      renderReceipt(null);
       this.lastCancelled = false;
       this.record = null;
       this.trials = new Trials();
@@ -405,7 +417,9 @@ class Experiment {
   async doFreeze() {
     const result = await this.request("sweep_freeze");
     this.useState(result.state);
-    this.shownPredictions = new Map(result.predictions.map((p) => [p.condition, p.predictions]));
+    this.shownPredictions = new Map(result.predictions.map((p) => [p.condition, withStateAware(p)]));
+    this.receiptJson = result.receipt_json ?? null;
+    renderReceipt(this.receiptJson);
     this.useHeader(result.header_json);
     await this.loadPredictions(true);
     await this.persist({}, { header: true });
@@ -415,8 +429,11 @@ class Experiment {
 
   // Python froze the profiles inside a run of phase "all": its predictions go on the page now,
   // before the first held-out result (Python is busy: the full view follows the run).
-  showFrozen(predictions) {
-    this.shownPredictions = new Map(predictions.map((p) => [p.condition, p.predictions]));
+  // The freeze receipt is drawn here too, before Python starts the first held-out trial.
+  showFrozen(predictions, receiptJson = null) {
+    this.shownPredictions = new Map(predictions.map((p) => [p.condition, withStateAware(p)]));
+    this.receiptJson = receiptJson;
+    renderReceipt(receiptJson);
     this.predictionRows = renderPredictions(this.shownPredictions, null, this.notEvidence());
     this.status("Frozen; running held-out…");
   }
@@ -688,7 +705,9 @@ class Experiment {
     $("#sweep-results-caption").textContent = this.resultsCaption();
     renderFreeze(this.predictionsDoc, this.notEvidence());
     if (!this.shownPredictions.size && this.predictionsDoc) {
-      this.shownPredictions = new Map(this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, c.predictions]));
+      this.shownPredictions = new Map(
+        this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
+      );
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
     renderScores(this.predictionsDoc, this.notEvidence());
@@ -850,6 +869,7 @@ class Experiment {
     $("#sweep-cancel").addEventListener("click", () => this.cancel());
     on("#download-sweep-trace", () => this.download("trace"));
     on("#download-predictions", () => this.download("predictions"));
+    on("#download-receipt", () => this.receiptJson && downloadJson(this.receiptJson, `receipt-${this.header.run.run_id}.json`));
     on("#clear-stored", () => this.clearStored());
     on("#clear-ledger", () => this.clearLedger());
     on("#resume-accept", () => this.acceptResume());

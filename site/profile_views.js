@@ -56,10 +56,10 @@ export function renderFreeze(predictionsDoc, label = null) {
     );
     article.append(
       table(
-        ["Op", "Trials", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
+        ["Op", "Trials (distinct states)", "Successes", "Rate", "95% Wilson", "Mean cost ms (gen + exec)", "Mean tokens in / out"],
         f.profile.ops.map((o) => [
           o.op,
-          o.trials,
+          o.distinct_states == null ? String(o.trials) : `${o.trials} (${o.distinct_states})`,
           o.successes,
           fmt(o.rate),
           `[${fmt(o.wilson_low)}, ${fmt(o.wilson_high)}]`,
@@ -119,7 +119,9 @@ export function renderPredictions(shownPredictions, predictionsDoc, label) {
       const th = h("th", p.task_id, { scope: "row" });
       row.append(th);
       row.insertCell().textContent = p.ops.join(" → ") || "—";
-      row.insertCell().textContent = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
+      const product = p.probability === null ? `— (${p.note})` : fmt(p.probability, 4);
+      const stateAware = p.state_aware_probability ?? null;
+      row.insertCell().textContent = stateAware === null ? product : `${product} · ${fmt(stateAware, 4)}`;
       row.insertCell().textContent = fmt(p.cost_ms, 1);
       row.insertCell().textContent = `${fmt(p.input_tokens, 1)} / ${fmt(p.output_tokens, 1)}`;
       for (let i = 0; i < 4; i++) row.insertCell();
@@ -147,12 +149,12 @@ export function fillObservation(rows, trial) {
 }
 
 // Per condition: held-out attempts a Cancel, an infrastructure failure or a closed page cut
-// short (never scored, attempted again), and whether their cut-off output was shown.
+// short (never scored, attempted again). Their cut-off output is kept raw, never shown.
 function interruptedCell(cut) {
   if (!cut) return "—";
   return (
     `${cut.total} (cancelled ${cut.cancelled}, infrastructure ${cut.infrastructure}, page closed ${cut.page_closed}; ` +
-    `attempted again ${cut.attempted_again}; cut-off output shown before the retry: ${cut.output_shown})`
+    `attempted again ${cut.attempted_again})`
   );
 }
 

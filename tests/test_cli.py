@@ -111,9 +111,14 @@ def test_run_then_reproduce(tmp_path):
     assert "MISMATCH $.trials[5].result" in done.stdout
 
 
-def test_run_without_a_model_refuses_model_conditions(tmp_path):
+def test_run_offers_only_the_condition_it_can_run(tmp_path):
+    """Issue 23 §8: `run` offered model conditions that always exited 2; it offers the one it
+    runs (its help names `sweep` for the model conditions)."""
+    helped = pyapp("run", "--help")
+    assert "{supplied-program}" in helped.stdout and "sweep" in helped.stdout
+    assert "model-only" not in helped.stdout.replace("\n", " ")
     done = pyapp("run", "--condition", "model-only", "--out", str(tmp_path / "t.json"))
-    assert done.returncode == 2 and "needs a model" in done.stderr
+    assert done.returncode == 2 and "invalid choice: 'model-only'" in done.stderr
     assert not (tmp_path / "t.json").exists()
 
 

@@ -16,9 +16,10 @@ from pyapp.tasks.taskset import TaskParams
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def finished_run(folder: Path, seed: int) -> Path:
+def finished_run(folder: Path, seed: int, **params: object) -> Path:
     model = ScriptedAdapter(known_model)
-    sweep = Sweep(params=TaskParams(seed=seed), conditions=("model-only",), model=model.provenance)
+    task_params = TaskParams(seed=seed, **params)  # type: ignore[arg-type]
+    sweep = Sweep(params=task_params, conditions=("model-only",), model=model.provenance)
     run(run_phase(sweep, "measure", model))
     freeze(sweep)
     run(run_phase(sweep, "heldout", model))
@@ -45,11 +46,12 @@ def runs(tmp_path_factory):
         finished_run(base / "A", 1729),
         finished_run(base / "B", 1729),
         finished_run(base / "C", 7),
+        finished_run(base / "D", 1729, recurrence_steps=(2, 4)),
     )
 
 
 def test_compare_two_runs_side_by_side(runs, tmp_path):
-    a, b, _ = runs
+    a, b, *_ = runs
     done = compare(a, b, "--csv", tmp_path / "t.csv", "--markdown", tmp_path / "t.md")
     assert done.returncode == 0, done.stderr
     assert "not a confirmatory model comparison" in done.stdout
@@ -64,11 +66,24 @@ def test_compare_two_runs_side_by_side(runs, tmp_path):
     assert "| run | model |" in markdown and "not a confirmatory" in markdown
 
 
-def test_mismatched_seeds_are_flagged(runs):
-    a, _, c = runs
+def test_different_seeds_under_the_same_parameters_are_pooled_with_seeds_named(runs):
+    a, _, c, _ = runs
     done = compare(a, c)
     assert done.returncode == 0
-    assert "WARNING: seed differ between runs (A: 1729; C: 7)" in done.stdout
+    assert "pooled under the same task parameters (seeds A: 1729; C: 7)" in done.stdout
+
+
+def test_runs_whose_task_parameters_differ_are_refused_unless_described_anyway(runs):
+    """Issue 23 §5: seed 1729 under other parameters is another task set under the same ids."""
+    a, _, _, d = runs
+    refused = compare(a, d)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "refused to pool: task parameters differ between runs" in refused.stderr
+    assert "recurrence_steps=[2, 3]" in refused.stderr
+    assert "recurrence_steps=[2, 4]" in refused.stderr
+    described = compare(a, d, "--describe-anyway")
+    assert described.returncode == 0
+    assert described.stdout.splitlines()[0].startswith("DESCRIBED ANYWAY (--describe-anyway)")
 
 
 def test_unreadable_run_is_a_clear_error(tmp_path):

@@ -20,6 +20,7 @@ from test_integrity import FlakyAdapter, as_trace_1
 from test_session import Page, known_model
 from test_session import call as page_call
 from test_session import document as page_document
+from tracecheck import rechained
 
 from pyapp.browser import bridge
 from pyapp.browser.bridge import handle
@@ -66,9 +67,14 @@ def trace_1(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def edited(document: dict[str, Any], change: Any) -> dict[str, Any]:
+    """The document changed by `change`, its hash chain recomputed as a forger would (the
+    chain's own checks are in tests/test_chain.py): each test sees the check it is about."""
     copied = copy.deepcopy(document)
     change(copied)
-    return copied
+    try:
+        return rechained(copied)
+    except Exception:  # not readable as a trace: refused by name where it is read
+        return copied
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -199,7 +205,8 @@ def test_an_empty_trial_list_reproduces_or_names_the_freeze(capsys, tmp_path, do
 
     no_trials = edited(document, lambda d: d.update(trials=[]))
     wheres = {m.where for m in reproduce(no_trials)}
-    assert wheres == {"$.freezes[0].after_trials"}  # nothing is scored past that
+    gaps = {w for w in wheres if w.endswith(".sequence")}  # the chain: trials are missing
+    assert gaps and wheres - gaps == {"$.freezes[0].after_trials"}  # nothing scored past
     assert opened(no_trials)["ok"]
 
 
@@ -220,11 +227,21 @@ def test_an_empty_trial_list_reproduces_or_names_the_freeze(capsys, tmp_path, do
             f"({', '.join(TRACE_2_FIELDS)})",
         ),
         (
-            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/3")),
-            "$.schema_version: expected one of ['trace/2'], got 'trace/3'",
+            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/2")),
+            "$.schema_version: says 'trace/2', but its records carry trace/3's hash chain "
+            "(prev_sha256): a trace/3 document says 'trace/3'",
+        ),
+        (
+            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/4")),
+            "$.schema_version: expected one of ['trace/3'], got 'trace/4'",
         ),
     ],
-    ids=["trace-2-body-says-trace-1", "trace-1-body-says-trace-2", "trace-3"],
+    ids=[
+        "trace-3-body-says-trace-1",
+        "trace-1-body-says-trace-2",
+        "chained-says-trace-2",
+        "trace-4",
+    ],
 )
 def test_a_schema_version_the_body_contradicts_is_one_line(
     capsys, tmp_path, document, trace_1, relabel, problem
@@ -256,7 +273,7 @@ def test_report_and_open_a_trace_read_a_trace_1_document(capsys, tmp_path, trace
     reply = opened(trace_1)
     assert reply["ok"] and reply["result"]["ok"], reply
     header = json.loads(reply["result"]["header_json"])
-    assert header["schema_version"] == "trace/2" and header["revision_note"] is None
+    assert header["schema_version"] == "trace/3" and header["revision_note"] is None
     trials = [json.loads(text) for text in reply["result"]["trials_json"]]
     assert [t["sequence"] for t in trials] == sorted(t["sequence"] for t in trials)
     assert open_run(trace_1).ok
@@ -488,10 +505,13 @@ def test_a_chain_call_finished_at_length_below_its_cap_is_named(document) -> Non
         document,
         lambda d: d["trials"][i]["chain"]["calls"][0]["completion"].update(finish_reason="length"),
     )
-    assert [str(m) for m in reproduce(lengthened)] == [
+    found = [str(m) for m in reproduce(lengthened)]
+    # a profile trial: the chain head the freeze committed to is not this trace's any more
+    assert found[0] == (
         f"{at}.output_tokens: is {call['completion']['output_tokens']}, but finish_reason "
         "'length' stops at the call's max_new_tokens: expected 32"
-    ]
+    )
+    assert all(m.startswith("$.freezes: freeze of ") for m in found[1:])
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from asyncrun import run
 from promptread import chain_value
-from tracecheck import assert_valid_trace
+from tracecheck import as_trace_2, assert_valid_trace
 
 from pyapp.cli.main import main as cli_main
 from pyapp.conditions.failures import kind_of
@@ -349,7 +349,7 @@ def as_trace_1(document: dict) -> dict:
     from pyapp.records import prompts
     from pyapp.records.trace import budget_of
 
-    old = copy.deepcopy(document)
+    old = as_trace_2(document)
     old["schema_version"] = "trace/1"
     del old["revision_note"]
     for key in ("generation", "faults"):
@@ -376,7 +376,7 @@ def as_trace_1(document: dict) -> dict:
 def test_a_trace_1_document_is_still_read_and_reproduced(finished_document) -> None:
     old = as_trace_1(finished_document)
     trace = read_trace(old)
-    assert trace.schema_version == "trace/2" and trace.trials[0].started_at is None
+    assert trace.schema_version == "trace/3" and trace.trials[0].started_at is None
     assert [t.sequence for t in trace.trials] == sorted(t.sequence for t in trace.trials)
     # the freeze hashes still re-derive: the profile does not depend on the new fields
     assert reproduce(old) == []
@@ -385,16 +385,19 @@ def test_a_trace_1_document_is_still_read_and_reproduced(finished_document) -> N
 # ---- 9. reproduce trusts nothing it can recompute (each reproducer: a mismatch, exit 1) --
 
 
-def test_a_trace_1_sweep_continued_under_trace_2_reproduces(finished_document) -> None:
-    """Its trace/1 trials come first and keep what trace/1 recorded; the trials since are
-    trace/2's; an untimed trial after a timed one is no upgrade but a mismatch."""
+def test_a_trace_1_sweep_continued_under_trace_3_reproduces(finished_document) -> None:
+    """Its trace/1 trials come first and keep what trace/1 recorded; the records since are
+    trace/3's (chained after the old ones); an untimed trial after a timed one is no upgrade
+    but a mismatch."""
     old = as_trace_1(finished_document)
     kept = len(old["trials"]) - 3  # three held-out trials still to run
     old["trials"] = old["trials"][:kept]
     sweep = Sweep.from_trace(read_trace(old))
     assert run(run_phase(sweep, "heldout", ScriptedAdapter(answer))) == "finished"
     document = to_json(sweep.trace())
-    assert document["schema_version"] == "trace/2"
+    assert document["schema_version"] == "trace/3"
+    assert document["trials"][kept - 1].get("prev_sha256") is None
+    assert document["trials"][kept]["prev_sha256"] is not None
     assert [t["trial_id"] for t in document["trials"]] == [
         t["trial_id"] for t in finished_document["trials"]
     ]
@@ -488,7 +491,6 @@ REPRODUCERS = {
             "reason": "page-closed",
             "code": None,
             "message": None,
-            "output_shown": False,
             "partial": None,
         }
     ),

@@ -10,7 +10,7 @@ from asyncrun import in_thread
 
 from pyapp.cli.main import main
 from pyapp.predict import state_aware
-from pyapp.predict.predictor import read_predictions
+from pyapp.predict.predictor import ASSUMPTIONS_3, read_predictions
 from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trace
 from pyapp.synthetic.language import shipped
@@ -68,6 +68,7 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
 @pytest.mark.parametrize(
     ("version", "absent"),
     [
+        ("predictions/3", ()),
         ("predictions/2", ("state_aware",)),
         ("predictions/1", ("state_aware", "revision_note", "interrupted")),
     ],
@@ -75,7 +76,10 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
 def test_both_predictors_side_by_side_and_older_documents_still_read(version, absent):
     run = in_thread(run_seed, shipped("size-dependent"), TaskParams(seed=2), ("model-only",))
     document = to_json(run.predictions)
-    assert document["schema_version"] == "predictions/3"
+    assert document["schema_version"] == "predictions/4"
+    frozen = document["conditions"][0]["frozen"]
+    assert frozen["state_aware"] == document["conditions"][0]["state_aware"]["model"]
+    assert frozen["task_set"] == document["task_set"] and frozen["chain_head"]
     result = document["conditions"][0]
     assert [p["task_id"] for p in result["predictions"]] == [
         p["task_id"] for p in result["state_aware"]["predictions"]
@@ -84,11 +88,22 @@ def test_both_predictors_side_by_side_and_older_documents_still_read(version, ab
 
     old = json.loads(json.dumps(document))  # as that version wrote it
     old["schema_version"] = version
+    old["assumptions"] = list(ASSUMPTIONS_3)
+    del old["task_set"]
     for condition in old["conditions"]:
         for key in absent:
             del condition[key]
+        for key in ("chain_head", "task_set", "state_aware"):
+            del condition["frozen"][key]
+        if condition.get("interrupted"):
+            condition["interrupted"]["output_shown"] = 0  # always 0 before predictions/4
+        for op in condition["frozen"]["profile"]["ops"]:
+            del op["distinct_states"]
+        if "state_aware" in condition:
+            del condition["state_aware"]["model"]["version"]
     parsed = read_predictions(old)
-    assert parsed.conditions[0].state_aware is None
+    assert (parsed.conditions[0].state_aware is None) == ("state_aware" in absent)
+    assert parsed.task_set is None and parsed.conditions[0].frozen.state_aware is None
     trace = to_json(run.trace)
     assert reproduce_predictions(trace, old) == []
     old["conditions"][0]["scores"]["n"] = 5

@@ -1025,6 +1025,28 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "compilation_ms": {
     "description": "Shader/graph compilation cannot be isolated from setup: always null.",
     "type": "null"
+   },
+   "sequence": {
+    "description": "Position in the sweep's timeline (trace/3: stamped when the sweep takes the load); absent where the worker reports it and in documents older than trace/3.",
+    "anyOf": [
+     {
+      "type": "integer"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "prev_sha256": {
+    "description": "The trace's hash chain (`pyapp.records.chain`): SHA-256 of the canonical record before this one; absent where the worker reports it and before trace/3.",
+    "anyOf": [
+     {
+      "type": "string"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [

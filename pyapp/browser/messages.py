@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
@@ -63,6 +63,11 @@ FAILURE_CODES: dict[str, str] = {
     " its buttons, said in the message",
 }
 """Error codes a reply can carry (`error.code`), each with what it means."""
+
+
+ADDED = {"optional_on_read": True}
+"""A field added to a message after it was first written: a sender that does not know it
+may leave it out (it reads as its default)."""
 
 
 class Message:
@@ -277,6 +282,8 @@ class HeldoutPredictions:
     """The profile's condition."""
     predictions: tuple[Prediction, ...]
     """One prediction per held-out task (exports/predictions.schema.json's Prediction)."""
+    state_aware: tuple[Prediction, ...] = field(default=(), metadata=ADDED)
+    """The frozen state-aware predictor's prediction for the same tasks, in the same order."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +298,9 @@ class FreezeDone:
     """The sweep's header now (it records the freezes), as Python wrote it."""
     state: SweepState
     """The sweep's state now."""
+    receipt_json: str | None = field(default=None, metadata=ADDED)
+    """The freeze receipt (`pyapp.verify.receipt`) as Python's JSON text, shown and offered
+    for download before any held-out trial runs."""
 
 
 @dataclass(frozen=True)
@@ -704,6 +714,10 @@ class TrialDone(Message):
     observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
     summary: Summary
     """The sweep's counts with this trial (the page's caption shows them as they are)."""
+    header_json: str | None = field(default=None, metadata=ADDED)
+    """The sweep's header when it changed with this trial (a reload's load record joined the
+    hash chain before it), as Python wrote it; null otherwise. Stored with the trial, so a
+    resumed sweep has every record the trial's chain link names."""
 
 
 @dataclass(frozen=True)
@@ -730,6 +744,9 @@ class Frozen(Message):
     predictions: tuple[HeldoutPredictions, ...] = ()
     """Per frozen condition, what the profile predicts for each held-out task (as
     `sweep_freeze` answers), so the page shows them before the first held-out result."""
+    receipt_json: str | None = field(default=None, metadata=ADDED)
+    """The freeze receipt (`pyapp.verify.receipt`) as Python's JSON text: the page renders
+    it before the first held-out trial starts; the sweep CLI writes it to receipt.json."""
 
 
 EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)

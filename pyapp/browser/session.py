@@ -60,7 +60,12 @@ from pyapp.browser.messages import (
     TrialStart,
     event,
 )
-from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS, CancelToken
+from pyapp.conditions.run import (
+    ALL_CONDITIONS,
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+)
 from pyapp.experiment.ledger import ledger_task_ids
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
@@ -72,7 +77,13 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
-from pyapp.predict.predictor import FrozenProfile, heldout_tasks, predict, score_trace
+from pyapp.predict.predictor import (
+    FrozenProfile,
+    heldout_tasks,
+    predict,
+    predict_state_aware,
+    score_trace,
+)
 from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
@@ -93,6 +104,7 @@ from pyapp.records.trace import (
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
+from pyapp.verify.receipt import make_receipt
 
 Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
 
@@ -151,6 +163,9 @@ class Session:
         self.synthetic: SyntheticSpec | None = None
         """The synthetic model sweeps use instead of the loaded model (`synthetic_select`)."""
         self._synthetic: SyntheticAdapter | None = None
+        self._header_loads = -1
+        """How many load records the last header sent held: a trial after a reload carries
+        the header again (the load joined the hash chain before it)."""
 
     # ---- helpers ---------------------------------------------------------------------
 
@@ -238,6 +253,9 @@ class Session:
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
+        problem = chain_capacity_problem(params) if "controlled-chain" in ordered else None
+        if problem is not None:  # refused before the sweep starts, naming the parameter
+            raise SessionError("bad_params", problem.message)
         self.sweep = Sweep(
             params=params,
             conditions=ordered,
@@ -289,7 +307,9 @@ class Session:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
                 frozen = Frozen(
-                    header_json=self.header_json(), predictions=_predicted(sweep, profiles)
+                    header_json=self.header_json(),
+                    predictions=_predicted(sweep, profiles),
+                    receipt_json=receipt_json(sweep),
                 )
                 await _maybe(ctx.notify(event(frozen)))
 
@@ -320,6 +340,9 @@ class Session:
                     trial_json=json_text(trial),
                     heldout_observed=trial.task_id in ledgered[trial.condition],
                     summary=counts[0],
+                    header_json=self.header_json()
+                    if len(sweep.model.loads) != self._header_loads
+                    else None,
                 )
                 await _maybe(ctx.notify(event(finished)))
 
@@ -366,6 +389,7 @@ class Session:
             predictions=_predicted(sweep, profiles),
             header_json=self.header_json(),
             state=self.state(),
+            receipt_json=receipt_json(sweep),
         )
 
     def predictions(self) -> PredictionsText:
@@ -376,7 +400,9 @@ class Session:
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
-        return json_text(self._sweep().header())
+        sweep = self._sweep()
+        self._header_loads = len(sweep.model.loads)
+        return json_text(sweep.header())
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
@@ -407,6 +433,7 @@ class Session:
         )
         self.journal.append(entry)
         if self.sweep is not None:
+            entry = self.sweep.stamp(entry)  # the sweep's copy joins its hash chain
             self.sweep.journal.append(entry)
         return entry
 
@@ -465,17 +492,30 @@ def _loads(text: object, name: str) -> JSON:
 
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
-    """Per frozen profile, what it predicts for each held-out task of its condition."""
+    """Per frozen profile, what both predictors say for each held-out task of its condition
+    (the state-aware one from its frozen fit)."""
 
-    return tuple(
-        HeldoutPredictions(
-            condition=p.profile.condition,
-            predictions=tuple(
-                predict(p, t) for t in heldout_tasks(sweep.tasks, p.profile.condition)
-            ),
+    shown = []
+    for p in profiles:
+        condition = p.profile.condition
+        tasks = heldout_tasks(sweep.tasks, condition)
+        fit = p.state_aware
+        shown.append(
+            HeldoutPredictions(
+                condition=condition,
+                predictions=tuple(predict(p, t) for t in tasks),
+                state_aware=()
+                if fit is None
+                else tuple(predict_state_aware(fit, t, condition) for t in tasks),
+            )
         )
-        for p in profiles
-    )
+    return tuple(shown)
+
+
+def receipt_json(sweep: Sweep) -> str:
+    """The freeze receipt of the sweep as it stands (just after a freeze), as JSON text."""
+
+    return document_text(make_receipt(sweep.trace()))
 
 
 async def _maybe(value: Awaitable[None] | None) -> None:

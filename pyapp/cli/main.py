@@ -3,7 +3,7 @@
     tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
     exec       PROGRAM.json --registers REGS.json              run one program safely
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
-    reproduce  TRACE.json [--predictions P.json]               re-derive everything in a trace
+    reproduce  TRACE.json [--predictions P.json] [--receipt R.json]  re-derive a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
@@ -61,7 +61,8 @@ from pyapp.sweep import main as sweep_main
 from pyapp.sweep.runfile import run_schema
 from pyapp.synthetic.language import synthetic_model_schema
 from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, generate
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify.receipt import read_receipt, receipt_mismatches, receipt_schema
+from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
 
 if TYPE_CHECKING:
     from pyapp.records.trace import Trace
@@ -143,13 +144,6 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
 
-    if args.condition != "supplied-program":
-        print(
-            f"error: condition {args.condition!r} needs a model; in this version only the "
-            "supplied-program control runs from the command line",
-            file=sys.stderr,
-        )
-        return 2
     out = check_output(args.out, "--out")
     trace = run_supplied(task_params_of(args))
     write_output(out, trace_module.dumps(trace))
@@ -166,7 +160,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
+    for line in limitations(document):
+        print(f"note: {line}")
     mismatches = reproduce(document)
+    if args.receipt:
+        mismatches += receipt_check(args.receipt, document)
     if predictions is not None:
         mismatches += reproduce_predictions(document, predictions)
     if mismatches:
@@ -178,7 +176,22 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
     if args.predictions:
         print(f"ok: every number in {args.predictions} re-derived exactly")
+    if args.receipt:
+        print(
+            f"ok: the freezes and every record before them are those of {args.receipt}, and "
+            "every held-out trial came after it"
+        )
     return 0
+
+
+def receipt_check(path: str, document: object) -> list[Any]:
+    """The mismatches between a trace and a freeze receipt (exit 1 on an unreadable one)."""
+
+    try:
+        receipt = read_receipt(read_document(path))
+    except RecordError as error:
+        raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
+    return list(receipt_mismatches(read_trace(document), receipt))
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -222,11 +235,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(
                 f"  held-out attempts interrupted and attempted again: {cut.total} "
                 f"(cancelled {cut.cancelled}, infrastructure {cut.infrastructure}, "
-                f"page closed {cut.page_closed}; cut-off output shown {cut.output_shown})"
+                f"page closed {cut.page_closed}; attempted again {cut.attempted_again})"
             )
         for op in frozen.profile.ops:
+            states = "" if op.distinct_states is None else f" ({op.distinct_states} states)"
             print(
-                f"  {op.op}: {op.successes}/{op.trials} rate {_fmt(op.rate)} "
+                f"  {op.op}: {op.successes}/{op.trials}{states} rate {_fmt(op.rate)} "
                 f"[{op.wilson_low:.3f}, {op.wilson_high:.3f}] cost {_fmt(op.mean_cost_ms, 1)} ms"
             )
         observed = {o.task_id: o for o in result.observations}
@@ -270,7 +284,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ]
     if len(set(names)) != len(names):
         names = [str(p) for p in args.predictions]
+    differ = compare.parameter_differences(names, docs)
+    if differ is not None and not args.describe_anyway:
+        print(
+            f"error: refused to pool: {differ}; these are different task sets "
+            "(--describe-anyway lays them side by side all the same)",
+            file=sys.stderr,
+        )
+        return 1
     problems = compare.incompatibilities(names, docs)
+    if differ is not None:
+        problems.insert(0, f"DESCRIBED ANYWAY, NOT POOLED: {differ}")
+        print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
+    seeds = compare.seed_note(names, docs)
+    if seeds is not None and differ is None:
+        problems.append(seeds)
     all_rows = compare.rows(names, docs)
     print(compare.to_text(all_rows, problems), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
@@ -308,6 +336,7 @@ def schemas() -> dict[str, dict[str, Any]]:
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
+        "receipt.schema.json": receipt_schema(),
         "messages.schema.json": messages_schema(),
         "sweep-run.schema.json": run_schema(),
         "synthetic-model.schema.json": synthetic_model_schema(),
@@ -494,12 +523,17 @@ def parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_exec)
 
-    p = sub.add_parser("run", help="run a condition over a task set and write a trace")
+    p = sub.add_parser(
+        "run",
+        help="run the supplied-program control over a task set and write a trace (model "
+        "conditions run in the page, or headless with `sweep`)",
+    )
     seeded(p)
     p.add_argument(
         "--condition",
-        required=True,
-        choices=["supplied-program", "model-only", "model-program", "controlled-chain"],
+        default="supplied-program",
+        choices=["supplied-program"],  # the only one the command line runs without a browser
+        help="supplied-program (the default): model conditions run with `python -m pyapp sweep`",
     )
     p.add_argument("--out", type=output_file, required=True, help="trace file to write")
     p.set_defaults(func=cmd_run)
@@ -508,6 +542,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("trace", type=input_file)
     p.add_argument(
         "--predictions", type=input_file, help="also re-derive this predictions document"
+    )
+    p.add_argument(
+        "--receipt",
+        type=input_file,
+        help="also check the trace against this freeze receipt (receipt.json)",
     )
     p.set_defaults(func=cmd_reproduce)
 
@@ -522,6 +561,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--csv", type=output_file, help="also write the table as CSV")
     p.add_argument("--markdown", type=output_file, help="also write the table as Markdown")
+    p.add_argument(
+        "--describe-anyway",
+        action="store_true",
+        help="lay runs whose task parameters differ side by side (never pooled; said first)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="a finished run as one self-contained HTML file")

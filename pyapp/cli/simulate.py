@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.conditions.run import MODEL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import (
     UsageError,
@@ -104,6 +104,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.conditions)
     args.seed = seeds[0]
     params = task_params_of(args)
+    problem = chain_capacity_problem(params) if "controlled-chain" in conditions else None
+    if problem is not None:
+        raise UsageError(problem.message)
     out = check_output_folder(args.out, "--out")
     done = [0]
     start = time.perf_counter()

@@ -87,6 +87,7 @@ _REFUSAL = (
     "number_out_of_range",
     "bad_trace",
     "bad_predictions",
+    "bad_receipt",
     "bad_record",
     "unwritable_file",
     "cannot_bind",

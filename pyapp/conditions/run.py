@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import interpreter
 from pyapp.conditions.interpret import interpret, judged_timings
-from pyapp.errors import Cancelled
+from pyapp.errors import Cancelled, ParamsError
 from pyapp.records import prompts
 from pyapp.records.base import ProgramJSON
 from pyapp.records.clock import elapsed_ms, now_ns
@@ -57,7 +57,7 @@ from pyapp.records.trace import (
     new_trial,
     utc_now,
 )
-from pyapp.tasks.taskset import Task, TaskLike
+from pyapp.tasks.taskset import Task, TaskLike, TaskParams
 
 MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
@@ -294,6 +294,27 @@ def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Fail
             value=len(plan),
         )
     return None
+
+
+def chain_capacity_problem(
+    params: TaskParams, limits: RouteLimits = DEFAULT_ROUTE_LIMITS
+) -> ParamsError | None:
+    """Why the controlled chain cannot run these task parameters (a recurrence whose route
+    needs more calls than a route allows), naming the parameter; None when it can. Protocol
+    capacity is never the model's failure: a sweep with the chain refuses such parameters at
+    its start (`pyapp.experiment.phases.Sweep`)."""
+    too_long = [steps for steps in params.recurrence_steps if 2 * steps > limits.max_calls]
+    if not too_long:
+        return None
+    worst = max(too_long)
+    return ParamsError(
+        f"recurrence_steps: a recurrence of {worst} updates needs {2 * worst} chain calls, "
+        f"over the route's limit of {limits.max_calls}; the controlled chain runs at most "
+        f"{limits.max_calls // 2} updates (leave out controlled-chain, or use fewer steps)",
+        limit="recurrence_steps",
+        maximum=limits.max_calls // 2,
+        value=worst,
+    )
 
 
 def route_timeout(stage: str, limits: RouteLimits, deadline_ns: int) -> Failure:

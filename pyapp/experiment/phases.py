@@ -16,7 +16,11 @@ observation: it is kept raw under `interruptions` and attempted again at once; a
 `PAUSE_AFTER` consecutive ones the sweep pauses (resumable) instead of looping. A sweep is
 bound to the model identity it started with (`identity_difference`): every trial records
 the load it ran under, and a load of another identity is refused (`model_changed`).
-Trials, interruptions and freezes share one sequence counter (the timeline).
+Trials, interruptions, freezes, journal entries and model loads share one sequence counter
+(the timeline) and form one hash chain (`pyapp.records.chain`): the sweep stamps each record
+with its `sequence` and the hash of the record before it as it is appended, so a resumed
+sweep continues the chain from its persisted records. Loads and journal entries made
+before the sweep started are chained at its start (loads first).
 """
 
 from __future__ import annotations
@@ -26,17 +30,24 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pyapp.conditions.failures import kind_of
 from pyapp.conditions.interpret import run_control_trial
-from pyapp.conditions.run import MODEL_CONDITIONS, CancelToken, run_trial
+from pyapp.conditions.run import (
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+    run_trial,
+)
 from pyapp.errors import Cancelled
 from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
-from pyapp.predict.predictor import FrozenProfile, freeze_profile
+from pyapp.predict.predictor import FrozenProfile, seal_freeze
+from pyapp.records import chain
 from pyapp.records.clock import ClockInfo
 from pyapp.records.model import (
     ModelAdapter,
+    ModelLoad,
     ModelProvenance,
     current_load_id,
     identity_difference,
@@ -54,6 +65,7 @@ from pyapp.records.trace import (
 )
 from pyapp.tasks.taskset import Task, TaskParams, generate
 
+_R = TypeVar("_R")
 Phase = Literal["measure", "heldout"]
 PhaseEnd = Literal["finished", "cancelled", "paused"]
 PAUSE_AFTER = 3
@@ -86,6 +98,18 @@ class Sweep:
     paused: Interruption | None = None
     """The interruption that paused the sweep (the last of `PAUSE_AFTER` in a row); null
     while it is not paused."""
+    _chain: tuple[int, str] | None = field(default=None, repr=False, compare=False)
+    """The latest sequence number and chain head (computed once, then kept as records are
+    appended: no walk per trial)."""
+
+    def __post_init__(self) -> None:
+        problem = (
+            chain_capacity_problem(self.params) if "controlled-chain" in self.conditions else None
+        )
+        if problem is not None:  # protocol capacity is never the model's failure: refused
+            raise ProtocolError("bad_params", problem.message)
+        self.model = replace(self.model, loads=self._stamped_loads(self.model.loads))
+        self.journal = [e if e.sequence is not None else self.stamp(e) for e in self.journal]
 
     @classmethod
     def from_trace(cls, trace: Trace) -> Sweep:
@@ -117,15 +141,47 @@ class Sweep:
     def observed(self) -> set[str]:
         return {t.trial_id for t in self.trials}
 
+    def _head(self) -> tuple[int, str]:
+        if self._chain is None:
+            self._chain = chain.head(self, self.run_id, self.created_at)
+        return self._chain
+
     def next_sequence(self) -> int:
-        """The next number of the timeline shared by trials, interruptions and freezes (each
-        list is in timeline order, so its last entry is its latest: no walk)."""
-        lasts = [
-            events[-1].sequence
-            for events in (self.trials, self.freezes, self.interruptions)
-            if events
-        ]
-        return max(lasts, default=0) + 1
+        """The next number of the timeline shared by every record of the sweep."""
+        return self._head()[0] + 1
+
+    def link(self) -> dict[str, Any]:
+        """The next record's `sequence` and `prev_sha256` (the chain head)."""
+        sequence, head = self._head()
+        return {"sequence": sequence + 1, "prev_sha256": head}
+
+    def appended(self, record: object) -> None:
+        """The chain moves on: `record` (stamped with `link()`) is now the latest."""
+        sequence = getattr(record, "sequence", None)
+        assert isinstance(sequence, int)
+        self._chain = (sequence, chain.sha256_of(record))
+
+    def stamp(self, record: _R) -> _R:
+        """`record` with its place in the chain; the chain moves on to it."""
+        stamped = replace(record, **self.link())  # type: ignore[type-var]
+        self.appended(stamped)
+        return stamped
+
+    def _stamped_loads(self, loads: tuple[ModelLoad, ...]) -> tuple[ModelLoad, ...]:
+        """Every load the sweep took (each keeps its place in the chain), then those of
+        `loads` new to it, stamped. A page reloaded mid-sweep numbers its loads from 1 again:
+        a load is new unless one the sweep took records the same load (every field but its
+        number and chain link), and a new load whose number is taken gets the next free one."""
+        kept = [load for load in self.model.loads if load.sequence is not None]
+        seen = {_load_content(load) for load in kept}
+        for load in loads:
+            if _load_content(load) in seen:
+                continue
+            ids = {k.load_id for k in kept}
+            number = load.load_id if load.load_id not in ids else max(ids) + 1
+            kept.append(self.stamp(replace(load, load_id=number)))
+            seen.add(_load_content(load))
+        return tuple(kept)
 
     def bind(self, loaded: ModelProvenance) -> None:
         """Take the loaded model's provenance (new load records) if it is the sweep's
@@ -135,7 +191,7 @@ class Sweep:
         if loaded.backend_actual is None:
             # no model is loaded right now (a reload failed or is under way): nothing to
             # compare; the load records are kept and the generation fails as `not_loaded`
-            self.model = replace(self.model, loads=loaded.loads)
+            self.model = replace(self.model, loads=self._stamped_loads(loaded.loads))
             return
         differ = identity_difference(self.model, loaded)
         if differ:
@@ -147,7 +203,8 @@ class Sweep:
                 "a new sweep for this one.",
             )
         served = loaded.revision_served or self.model.revision_served
-        self.model = replace(loaded, revision_served=served)
+        loads = self._stamped_loads(loaded.loads)
+        self.model = replace(loaded, revision_served=served, loads=loads)
 
     def trace(self) -> Trace:
         """The whole trace document (every trial: built on demand, never per trial)."""
@@ -177,6 +234,21 @@ class Sweep:
         return replace(trace, run=run)
 
 
+def _load_content(load: ModelLoad) -> tuple[object, ...]:
+    """A load record without its number and its place in the chain."""
+    return (
+        load.reason,
+        load.ok,
+        load.error_code,
+        load.error_message,
+        load.backend_requested,
+        load.backend_actual,
+        load.download_bytes,
+        load.download_ms,
+        load.setup_ms,
+    )
+
+
 def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
     """The (condition, task) pairs of a phase that have not been observed yet."""
     done = sweep.observed()
@@ -193,18 +265,17 @@ def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
 
 def record_interruption(sweep: Sweep, trial_id: str) -> None:
     """The trial that was in flight when the page closed: never observed, re-attempted."""
-    sweep.interruptions.append(
-        Interruption(
-            trial_id=trial_id,
-            sequence=sweep.next_sequence(),
-            at=_now(),
-            reason="page-closed",
-            code=None,
-            message=None,
-            output_shown=False,
-            partial=None,
-        )
+    interruption = Interruption(
+        trial_id=trial_id,
+        at=_now(),
+        reason="page-closed",
+        code=None,
+        message=None,
+        partial=None,
+        **sweep.link(),
     )
+    sweep.interruptions.append(interruption)
+    sweep.appended(interruption)
 
 
 def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
@@ -219,10 +290,11 @@ def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
         reason="cancelled" if kind_of(code) == "cancelled" else "infrastructure",
         code=code,
         message=trial.failure.message,
-        output_shown=False,
         partial=trial,
+        prev_sha256=trial.prev_sha256,
     )
     sweep.interruptions.append(interruption)
+    sweep.appended(interruption)
     return interruption
 
 
@@ -232,16 +304,19 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
     for condition in sweep.conditions:
         if condition not in MODEL_CONDITIONS or condition in sweep.frozen_conditions():
             continue
+        link = sweep.link()
         record = FreezeRecord(
             condition=condition,
-            sequence=sweep.next_sequence(),
+            sequence=link["sequence"],
             after_trials=len(sweep.trials),
             frozen_at=_now(),
             previously_observed=sweep.previously_observed.get(condition, ()),
             profile_sha256="",
+            prev_sha256=link["prev_sha256"],
         )
-        profile = freeze_profile(sweep.trace(), record)
-        sweep.freezes.append(replace(record, profile_sha256=profile.sha256))
+        sealed, profile = seal_freeze(sweep.trace(), record)
+        sweep.freezes.append(sealed)
+        sweep.appended(sealed)
         frozen.append(profile)
     return frozen
 
@@ -266,12 +341,12 @@ async def attempt(
     """One attempt of one trial, stamped with its place in the timeline and, for a model
     condition, the load and identity it ran under (the adapter's model is bound first)."""
     if condition == "supplied-program":
-        return replace(run_control_trial(task), sequence=sweep.next_sequence())
+        return replace(run_control_trial(task), **sweep.link())
     sweep.bind(adapter.provenance)
     load_id = current_load_id(sweep.model)
     identity = identity_sha256(sweep.model)
     trial = await run_trial(task, condition, adapter, cancel)
-    return replace(trial, sequence=sweep.next_sequence(), load_id=load_id, model_identity=identity)
+    return replace(trial, load_id=load_id, model_identity=identity, **sweep.link())
 
 
 async def run_phase(
@@ -326,6 +401,7 @@ async def run_phase(
             continue
         in_a_row = 0
         sweep.trials.append(trial)
+        sweep.appended(trial)
         observed.add(trial.trial_id)
         index += 1
         await _maybe(on_trial and on_trial(trial, index, len(pending)))

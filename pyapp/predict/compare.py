@@ -1,18 +1,26 @@
 """Side-by-side description of finished runs (`python -m pyapp compare A.json B.json ...`).
 
 Descriptive only: it lays the runs' numbers next to each other. It is not a confirmatory
-model comparison — no test, no ranking, no claim that one profile is better. Runs whose
-seeds, generator versions or prompt versions differ are flagged, never silently mixed.
+model comparison — no test, no ranking, no claim that one profile is better.
+
+Runs are pooled only when their task sets are alike: the same canonical task parameters
+(every count and range; `params_sha256` of the predictions' task-set identity) and generator
+version. Runs whose parameters differ are refused (`parameter_differences`) unless the
+caller asks to describe them anyway, and then the first line says so. Runs of different
+seeds under the same parameters are pooled, their seeds named (`seed_note`). Prompt versions
+that differ are flagged.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyapp.predict.predictor import PredictionsDocument
+from pyapp.records.chain import canonical
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
@@ -35,14 +43,62 @@ def _f(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+UNRECORDED = "not recorded (predictions/3 or older)"
+
+
+def _params(doc: PredictionsDocument) -> dict[str, object] | None:
+    """A run's canonical task parameters without the seed; None when not recorded."""
+    if doc.task_set is None:
+        return None
+
+    value = canonical(doc.task_set.task_params)
+    assert isinstance(value, dict)
+    return {k: v for k, v in value.items() if k != "seed"}
+
+
+def parameter_differences(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:
+    """Why the runs' task sets cannot be pooled (parameters that differ, named), or None."""
+    params = [_params(doc) for doc in docs]
+    first = params[0]
+    if all(p == first for p in params):
+        return None
+    if any(p is None for p in params):
+        shown = "; ".join(
+            f"{n}: {'recorded' if p is not None else UNRECORDED}"
+            for n, p in zip(names, params, strict=True)
+        )
+        return f"task parameters are recorded for some runs only ({shown})"
+    present = [p for p in params if p is not None]
+    keys = sorted({k for p in present for k in p if any(q.get(k) != p.get(k) for q in present)})
+    shown = "; ".join(
+        f"{n}: " + ", ".join(f"{k}={json.dumps((p or {}).get(k))}" for k in keys)
+        for n, p in zip(names, params, strict=True)
+    )
+    return f"task parameters differ between runs ({shown})"
+
+
+def seed_note(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:
+    """The seeds pooled, named, when they differ."""
+    seeds = [
+        str(doc.task_set.seed)
+        if doc.task_set is not None
+        else (str(doc.conditions[0].frozen.seed) if doc.conditions else "?")
+        for doc in docs
+    ]
+    if len(set(seeds)) <= 1:
+        return None
+    shown = "; ".join(f"{n}: {seed}" for n, seed in zip(names, seeds, strict=True))
+    return f"runs of different seeds pooled under the same task parameters (seeds {shown})"
+
+
 def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
-    """What differs between runs in ways that make their numbers incomparable."""
+    """What differs between runs, besides their task parameters, in ways that make their
+    numbers incomparable."""
     problems: list[str] = []
     keys: dict[str, dict[str, str]] = {}
     for name, doc in zip(names, docs, strict=True):
         for result in doc.conditions:
             f = result.frozen
-            keys.setdefault("seed", {})[name] = str(f.seed)
             keys.setdefault("generator version", {})[name] = f.generator_version
             prompt_key = ",".join(f"{k}={v[:12]}" for k, v in sorted(f.prompt_templates.items()))
             keys.setdefault("prompt versions", {})[name] = prompt_key

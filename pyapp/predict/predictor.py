@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -41,24 +41,48 @@ from pyapp.predict.metrics import (
 )
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
+from pyapp.records.frozen import TaskSetIdentity, task_set_identity
 from pyapp.records.model import revision_note
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
-SCHEMA_VERSION: Literal["predictions/3"] = "predictions/3"
-OLDER_VERSIONS = ("predictions/1", "predictions/2")
+SCHEMA_VERSION: Literal["predictions/4"] = "predictions/4"
+OLDER_VERSIONS = ("predictions/1", "predictions/2", "predictions/3")
 """Still read (`read_predictions` upgrades them) and re-derived (`as_version`):
 predictions/1 has neither the revision note, the interruption counts nor the
-state-aware predictor; predictions/2 has no state-aware predictor."""
+state-aware predictor; predictions/2 has no state-aware predictor; predictions/3 has no
+task-set identity, chain head or frozen state-aware fit in its frozen profiles."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/predictions.schema.json"
+ADDED_IN_4 = {"optional_on_read": True}
+"""Fields predictions/4 added: absent from older documents (read as null)."""
 
-ASSUMPTIONS = (
+ASSUMPTIONS_3 = (
     "Matching inputs: each step of a composition sees operands like those of the profile's "
     "single-primitive probes (unverified).",
     "Independent step errors: whether one step is right does not depend on the others "
     "(unverified).",
     "Stationary costs: a primitive costs the same inside a composition as alone (unverified).",
 )
+"""The product predictor's assumptions, as predictions/1–3 listed them."""
+ASSUMPTIONS = (
+    "Matching inputs (product predictor): each step of a composition sees operands like "
+    "those of the profile's single-primitive probes (unverified).",
+    "Independent step errors (product predictor): whether one step is right does not depend "
+    "on the others (unverified).",
+    "Stationary costs (product predictor): a primitive costs the same inside a composition "
+    "as alone (unverified).",
+    "State dependence (state-aware predictor): a step's success depends on its state only "
+    "through the stated features (operand and result digits, a negative operand), by a "
+    "logistic curve per op under the stated prior (unverified).",
+    "Independent step errors given the state (state-aware predictor): the product of the "
+    "steps' probabilities along the exact intermediates is P(all steps right) (unverified).",
+    "No extrapolation (state-aware predictor): outside the profile's feature range a step is "
+    "predicted as at the nearest edge, which says nothing about larger operands "
+    "(unverified).",
+    "Linear stationary costs (state-aware predictor): a step's cost is linear in the "
+    "features, floored at zero, and the same inside a composition as alone (unverified).",
+)
+"""Both frozen predictors' assumptions (predictions/4)."""
 INTERPRETATION = (
     "The product of primitive success rates predicts all-step correctness under the "
     "assumptions above. Used as the probability of a correct final answer it is a naive "
@@ -89,6 +113,11 @@ class OpProfile:
     """Mean prompt tokens over trials that reported them."""
     mean_output_tokens: float | None
     """Mean generated tokens over trials that reported them."""
+    distinct_states: int | None = field(default=None, metadata=ADDED_IN_4)
+    """How many distinct operand states (register values) those trials measured: the two
+    encodings of a probe pair are one state, so by default 6 trials are 4 states
+    (predictor.md says what that does to the Wilson interval); null in documents older
+    than predictions/4."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +200,15 @@ class FrozenProfile:
     exploratory_reason: str | None
     """Which held-out observations came first; null when confirmatory."""
     sha256: str
-    """SHA-256 of the canonical JSON of every field above (this one excluded)."""
+    """SHA-256 of the canonical JSON of every other field (the ones below only when set)."""
+    chain_head: str | None = field(default=None, metadata=ADDED_IN_4)
+    """The trace's chain head at the freeze (the freeze record's `prev_sha256`); null in
+    documents older than predictions/4 or derived from traces older than trace/3."""
+    task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_4)
+    """The task set frozen with the profile: seed, canonical parameters, generator version
+    (the preset a person chose is only a label); null as `chain_head`."""
+    state_aware: StateAwareModel | None = field(default=None, metadata=ADDED_IN_4)
+    """The state-aware predictor's fit as frozen; null as `chain_head`."""
 
 
 @dataclass(frozen=True)
@@ -247,8 +284,6 @@ class InterruptedAttempts:
     """Of those, in flight when the page closed."""
     attempted_again: int
     """Of those, whose task was attempted again and observed afterwards."""
-    output_shown: int
-    """Of those, whose cut-off output was shown to the user before the retry."""
 
 
 @dataclass(frozen=True)
@@ -290,7 +325,7 @@ class ConditionResult:
 class PredictionsDocument:
     """Frozen profiles, predictions, observations and scores derived from one trace."""
 
-    schema_version: Literal["predictions/3"]
+    schema_version: Literal["predictions/4"]
     """Version of this schema (older versions are upgraded on reading)."""
     kind: Literal["composition-lab-predictions"]
     """Document kind."""
@@ -304,6 +339,9 @@ class PredictionsDocument:
     """What the numbers do and do not mean."""
     conditions: tuple[ConditionResult, ...]
     """One entry per frozen profile."""
+    task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_4)
+    """The trace's task set (seed, canonical parameters, generator version); null only in
+    documents older than predictions/4."""
 
 
 # ---- profile and freeze ---------------------------------------------------------------
@@ -348,6 +386,9 @@ def build_profile(
                 mean_cost_ms=_mean([trial_cost_ms(t) for t in of_op]),
                 mean_input_tokens=_mean([t.input_tokens for t in of_op]),
                 mean_output_tokens=_mean([t.output_tokens for t in of_op]),
+                distinct_states=len(
+                    {tuple(sorted(tasks[t.task_id].registers.items())) for t in of_op}
+                ),
             )
         )
     return Profile(
@@ -431,7 +472,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
     if earlier_sessions:
         reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
-    content = {
+    content: dict[str, object] = {
         "profile": profile,
         "model_id": trace.model.model_id,
         "model_revision": trace.model.revision,
@@ -446,10 +487,41 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         "exploratory": bool(reasons),
         "exploratory_reason": "; ".join(reasons) or None,
     }
+    if record.prev_sha256 is not None:  # trace/3: the chain head, task set and both fits
+        content["chain_head"] = record.prev_sha256
+        content["task_set"] = record.task_set
+        content["state_aware"] = record.state_aware
     # No template options hash as before the field existed (older documents still verify).
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
+    if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
+        hashed["profile"] = _without_distinct_states(to_json(profile))
     digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
+
+
+def _without_distinct_states(profile: JSON) -> JSON:
+    """A profile's JSON as predictions/1–3 held it (no `distinct_states` per op)."""
+    ops = [{k: v for k, v in op.items() if k != "distinct_states"} for op in profile["ops"]]
+    return {**profile, "ops": ops}
+
+
+def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
+    """The state-aware fit from the profile trials before `record` (what was frozen)."""
+    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    mine = profile_trials(trace.trials[: record.after_trials], by_id, record.condition)
+    return state_aware.fit(mine, by_id, {t.trial_id: trial_cost_ms(t) for t in mine})
+
+
+def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
+    """A new freeze record completed: the task set and the state-aware fit it freezes, and
+    the hash of the profile (which covers both and the chain head)."""
+    record = replace(
+        record,
+        task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
+        state_aware=refit_state_aware(trace, record),
+    )
+    frozen = freeze_profile(trace, record)
+    return replace(record, profile_sha256=frozen.sha256), frozen
 
 
 # ---- predict, observe, score ----------------------------------------------------------
@@ -546,7 +618,6 @@ def interrupted_attempts(
         infrastructure=sum(1 for i in mine if i.reason == "infrastructure"),
         page_closed=sum(1 for i in mine if i.reason == "page-closed"),
         attempted_again=sum(1 for i in mine if observed.get(i.trial_id, -1) > i.sequence),
-        output_shown=sum(1 for i in mine if i.output_shown),
     )
 
 
@@ -572,6 +643,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         assumptions=ASSUMPTIONS,
         interpretation=INTERPRETATION,
         conditions=tuple(results),
+        task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
     )
 
 
@@ -646,9 +718,9 @@ def state_aware_result(
     tasks: dict[str, Task],
     observations: Sequence[Observation],
 ) -> StateAwareResult:
-    """The state-aware predictor frozen by `record`: fitted on the same profile trials."""
-    mine = profile_trials(trace.trials[: record.after_trials], tasks, record.condition)
-    model = state_aware.fit(mine, tasks, {t.trial_id: trial_cost_ms(t) for t in mine})
+    """The state-aware predictor frozen by `record`: its frozen fit (trace/3), or, for an
+    older trace, fitted now on the same profile trials."""
+    model = record.state_aware or refit_state_aware(trace, record)
     heldout = heldout_tasks(tuple(tasks.values()), record.condition)
     predictions = tuple(predict_state_aware(model, t, record.condition) for t in heldout)
     chain = record.condition == "controlled-chain"
@@ -660,14 +732,34 @@ def as_version(document: JSON, version: str) -> JSON:
     dropped = {
         "predictions/1": ("state_aware", "revision_note", "interrupted"),
         "predictions/2": ("state_aware",),
+        "predictions/3": (),
     }.get(version)
     if dropped is None:
         return document
-    older = dict(document, schema_version=version)
+    older = dict(document, schema_version=version, assumptions=list(ASSUMPTIONS_3))
+    older.pop("task_set", None)
     older["conditions"] = [
-        {k: v for k, v in c.items() if k not in dropped} for c in document["conditions"]
+        _condition_as_3({k: v for k, v in c.items() if k not in dropped})
+        for c in document["conditions"]
     ]
     return older
+
+
+def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
+    """A predictions/4 condition entry without what predictions/3 did not hold."""
+    frozen = {
+        k: v
+        for k, v in condition["frozen"].items()
+        if k not in ("chain_head", "task_set", "state_aware")
+    }
+    frozen["profile"] = _without_distinct_states(frozen["profile"])
+    out = dict(condition, frozen=frozen)
+    if isinstance(out.get("interrupted"), dict):  # never shown: predictions/1–3 said 0
+        out["interrupted"] = {**out["interrupted"], "output_shown": 0}
+    if isinstance(out.get("state_aware"), dict):
+        model = {k: v for k, v in out["state_aware"]["model"].items() if k != "version"}
+        out["state_aware"] = dict(out["state_aware"], model=model)
+    return out
 
 
 def read_predictions(document: JSON) -> PredictionsDocument:
@@ -683,6 +775,8 @@ def read_predictions(document: JSON) -> PredictionsDocument:
                 entry.setdefault("revision_note", f"not recorded ({version})")
                 entry.setdefault("interrupted", None)
                 entry.setdefault("state_aware", None)
+                if isinstance(entry.get("interrupted"), dict):
+                    entry["interrupted"].pop("output_shown", None)  # always 0: dropped
                 if isinstance(entry.get("frozen"), dict):
                     entry["frozen"].setdefault("model_chat_template_options", {})
     upgraded: PredictionsDocument = from_json(PredictionsDocument, document)

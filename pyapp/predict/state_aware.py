@@ -37,10 +37,12 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from interpreter import Node, Op
 from pyapp.records.base import to_json
+from pyapp.records.frozen import STATE_AWARE_VERSION
+from pyapp.records.frozen import OpStateModel as OpStateModel  # re-exported
+from pyapp.records.frozen import StateAwareModel as StateAwareModel  # re-exported
 from pyapp.records.trace import Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task
 
@@ -76,41 +78,6 @@ def features(step: Step) -> tuple[float, ...]:
         float(r - _DIGIT_CENTRE),
         1.0 if step.left < 0 or step.right < 0 else 0.0,
     )
-
-
-@dataclass(frozen=True)
-class OpStateModel:
-    """One primitive's fitted success and cost as functions of state."""
-
-    op: Literal["add", "sub", "mul"]
-    """The primitive."""
-    trials: int
-    """Profile trials the fit used."""
-    successes: int
-    """Of which right."""
-    coefficients: tuple[float, ...]
-    """Logistic coefficients, in the order of `features`; null fit → all zero (p = ½)."""
-    cost_coefficients: tuple[float, ...] | None
-    """Cost regression coefficients (ms), in the order of `features`; null with no costs."""
-    feature_low: tuple[float, ...]
-    """Smallest value of each feature among the profile trials (empty with no trials)."""
-    feature_high: tuple[float, ...]
-    """Largest value of each feature among the profile trials: a step's features are
-    clamped into [low, high] before use, so the fit is never extrapolated."""
-
-
-@dataclass(frozen=True)
-class StateAwareModel:
-    """The state-aware predictor as frozen: features, prior and per-op fits."""
-
-    features: tuple[str, ...]
-    """Names of the state features, in coefficient order."""
-    prior: str
-    """The stated prior and estimator."""
-    ops: tuple[OpStateModel, ...]
-    """add, sub, mul in that order."""
-    sha256: str
-    """SHA-256 of the canonical JSON of the fields above."""
 
 
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
@@ -235,7 +202,7 @@ def fit(
     content = {"features": FEATURES, "prior": PRIOR, "ops": tuple(ops)}
     canonical = json.dumps(to_json(content), sort_keys=True, separators=(",", ":"))
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return StateAwareModel(FEATURES, PRIOR, tuple(ops), digest)
+    return StateAwareModel(FEATURES, PRIOR, tuple(ops), digest, STATE_AWARE_VERSION)
 
 
 def program_steps(program: Node, registers: dict[str, int]) -> list[Step]:

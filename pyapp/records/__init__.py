@@ -5,5 +5,6 @@ provenance), the clock (``clock``), prompt rendering (``prompts``, templates in
 ``prompts/``), task parameters from JSON (``params``), a synthetic model's specification
 (``synthetic_spec``), documents read under input limits
 (``documents``: the one bounded reader of every input file), the fault-injection grammar
-(``faults``) and the evidence labels (``evidence``). Re-deriving a record is above the
-runners, in ``pyapp.verify``."""
+(``faults``), the evidence labels (``evidence``), the hash chain over a sweep's records
+(``chain``) and what a freeze commits to besides the profile (``frozen``). Re-deriving a
+record is above the runners, in ``pyapp.verify``."""

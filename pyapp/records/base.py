@@ -268,3 +268,14 @@ def json_schema(root: type, *, schema_id: str, title: str) -> dict[str, JSON]:
         **top,
         "$defs": dict(sorted(defs.items())),
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class Mismatch:
+    """One thing in a record that does not re-derive (reproduce, the chain, a receipt)."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"

@@ -212,6 +212,12 @@ class ModelLoad:
     """Wall time from request to ready (download included)."""
     compilation_ms: None
     """Shader/graph compilation cannot be isolated from setup: always null."""
+    sequence: int | None = field(default=None, metadata={"optional_on_read": True})
+    """Position in the sweep's timeline (trace/3: stamped when the sweep takes the load);
+    absent where the worker reports it and in documents older than trace/3."""
+    prev_sha256: str | None = field(default=None, metadata={"optional_on_read": True})
+    """The trace's hash chain (`pyapp.records.chain`): SHA-256 of the canonical record
+    before this one; absent where the worker reports it and before trace/3."""
 
 
 TEST_FIXTURE_CONFIGS: frozenset[str] = frozenset(

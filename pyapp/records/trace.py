@@ -16,7 +16,7 @@ import json
 import platform
 import sys
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -24,6 +24,7 @@ import interpreter
 from pyapp import __version__
 from pyapp.records.base import JSON, ProgramJSON, RecordError, from_json, json_schema, to_json
 from pyapp.records.clock import ClockInfo, measure_clock
+from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
 from pyapp.records.model import (
     GENERATION_SETTINGS,
     Caps,
@@ -36,14 +37,18 @@ from pyapp.records.model import (
 from pyapp.records.prompts import RenderedPrompt, template_hashes
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskLike, TaskParams
 
-SCHEMA_VERSION = "trace/2"
-LEGACY_SCHEMA_VERSIONS = ("trace/1",)
+SCHEMA_VERSION = "trace/3"
+LEGACY_SCHEMA_VERSIONS = ("trace/1", "trace/2")
 """Older trace versions `upgrade` can still read (their new fields filled as unknown)."""
 SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
 Evidence = Literal["control", "fixture", "synthetic", "model"]
 Stage = Literal["construction", "generation", "parse", "execution", "verification", "route"]
+
+ADDED_IN_TRACE_3 = {"optional_on_read": True}
+"""Fields trace/3 added: absent from older documents (read as null); `reproduce` requires
+them in a trace/3 document."""
 
 EVIDENCE_NOTES: dict[Evidence, str] = {
     "control": (
@@ -179,8 +184,11 @@ class Timings:
     """Parsing the program or answer text; null when nothing was parsed."""
     execution_ms: float | None
     """Interpreter execution; null when nothing was executed."""
-    verification_ms: float
-    """Comparing the result with the exact expected answer."""
+    verification_ms: float | None
+    """Controlled chains: the route's verification (each call's local check on its actual
+    operands, the final check). Null for whole-task and control trials, whose verification
+    is one integer equality, not timed (documents older than trace/3 recorded two
+    back-to-back clock reads there)."""
     total_ms: float
     """Whole trial, end to end (not the sum of the phases: it includes the glue)."""
 
@@ -318,6 +326,10 @@ class Trial:
     90 s, the per-call caps); null for whole-task conditions."""
     timings: Timings
     """Per-phase wall times."""
+    prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The hash chain (`pyapp.records.chain`): SHA-256 of the canonical JSON of the record
+    just before this one in the timeline (or of the chain's genesis); null only in documents
+    older than trace/3."""
 
 
 @dataclass(frozen=True)
@@ -393,6 +405,16 @@ class FreezeRecord:
     condition in earlier sessions (these make the profile exploratory)."""
     profile_sha256: str
     """SHA-256 of the frozen profile (see `pyapp.predict.predictor.freeze_profile`)."""
+    prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The chain head at the moment of freezing: SHA-256 of the canonical record before this
+    one (the profile hash covers it too); null only in documents older than trace/3."""
+    task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The task set frozen with the profile (seed, canonical parameters, generator
+    version); null only in documents older than trace/3."""
+    state_aware: StateAwareModel | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The state-aware predictor's fit as frozen (coefficients, prior, clamp ranges,
+    version): `score` uses it, `reproduce` re-fits and compares; null only in documents
+    older than trace/3."""
 
 
 @dataclass(frozen=True)
@@ -416,11 +438,11 @@ class Interruption:
     """The failure code that made it an interruption; null for `page-closed`."""
     message: str | None
     """That failure in words; null for `page-closed`."""
-    output_shown: bool
-    """Whether the cut-off output was shown to the user before the retry (the page and the
-    CLI never show it, so this is false unless a future view does)."""
     partial: Trial | None
     """What the interrupted attempt produced (raw, never scored); null when nothing survived."""
+    prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The hash chain: SHA-256 of the canonical record before this one; null only in
+    documents older than trace/3."""
 
 
 @dataclass(frozen=True)
@@ -436,6 +458,12 @@ class JournalEntry:
     """Budgets of the generation."""
     completion: Completion
     """What the model answered."""
+    sequence: int | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """Position in the run's timeline (shared with trials, freezes, interruptions and loads);
+    null only in documents older than trace/3."""
+    prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The hash chain: SHA-256 of the canonical record before this one; null only in
+    documents older than trace/3."""
 
 
 @dataclass(frozen=True)
@@ -458,7 +486,7 @@ class Summary:
 class Trace:
     """A Composition Lab trace: the raw observations of one run."""
 
-    schema_version: Literal["trace/2"]
+    schema_version: Literal["trace/3"]
     """Version of this schema."""
     kind: Literal["composition-lab-trace"]
     """Document kind."""
@@ -639,7 +667,7 @@ def make_trace(
     """A trace document from a run's trials (the clock is measured now unless given)."""
 
     return Trace(
-        schema_version="trace/2",
+        schema_version="trace/3",
         kind="composition-lab-trace",
         run=new_run_info(params, conditions, template_hashes(), faults),
         environment=environment(clock or measure_clock(), browser),
@@ -689,26 +717,41 @@ how `version_problem` tells a hand-edited `schema_version` from the document's b
 
 def version_problem(document: JSON) -> str | None:
     """Why a document's `schema_version` does not fit its body: `trace/1` on a document that
-    records trace/2's fields (a value other than the null or `[]` the upgrade fills in), or
-    `trace/2` on one that has none of them. None when they agree, or when the document is
-    not a trace at all (that is reported where it does not fit the records)."""
+    records trace/2's fields (a value other than the null or `[]` the upgrade fills in),
+    `trace/2` or `trace/3` on one that has none of them, or `trace/2` on one whose records
+    carry trace/3's hash chain. None when they agree, or when the document is not a trace at
+    all (that is reported where it does not fit the records)."""
     if not isinstance(document, dict) or not isinstance(document.get("run"), dict):
         return None
     found = {name: value for name in TRACE_2_FIELDS for value in _field(document, name)}
     present = [name for name in TRACE_2_FIELDS if name in found]
     recorded = [name for name in present if found[name] not in (None, [])]
     version = document.get("schema_version")
-    if version in LEGACY_SCHEMA_VERSIONS and recorded:
+    if version == "trace/1" and recorded:
         return (
             f"says {version!r}, but the document records trace/2's {', '.join(recorded)} "
-            f"({version} never recorded them): a trace/2 document says {SCHEMA_VERSION!r}"
+            f"({version} never recorded them): a newer document says its own version"
         )
-    if version == SCHEMA_VERSION and not present:
+    if version in ("trace/2", SCHEMA_VERSION) and not present:
         return (
-            f"says {SCHEMA_VERSION!r}, but the document has none of trace/2's fields "
+            f"says {version!r}, but the document has none of trace/2's fields "
             f"({', '.join(TRACE_2_FIELDS)}): a trace/1 document says 'trace/1'"
         )
+    if version == "trace/2" and _chained(document):
+        return (
+            "says 'trace/2', but its records carry trace/3's hash chain (prev_sha256): "
+            f"a trace/3 document says {SCHEMA_VERSION!r}"
+        )
     return None
+
+
+def _chained(document: dict[str, JSON]) -> bool:
+    """Whether any trial, freeze or interruption of a document carries a chain link."""
+    for name in ("trials", "freezes", "interruptions", "journal"):
+        for record in _as_list(document.get(name)):
+            if isinstance(record, dict) and record.get("prev_sha256") is not None:
+                return True
+    return False
 
 
 def _completions_of_trace_1(node: JSON) -> None:
@@ -725,15 +768,19 @@ def _completions_of_trace_1(node: JSON) -> None:
 
 
 def upgrade(document: JSON) -> JSON:
-    """A trace/1 document as trace/2: what trace/1 did not record is filled as unknown
-    (timestamps, load ids, identities, generation settings: null; no faults). Sequence
+    """An older document as trace/3. trace/2: only the version changes (what trace/3 added,
+    the hash chain, the frozen task set and state-aware fit, reads as null: `reproduce` says
+    the chain is absent). trace/1: what it did not record is filled as unknown
+    (timestamps, load ids, identities, generation settings: null; no faults); sequence
     numbers follow the recorded order: trials in order, each freeze after the trials it
     names, interruptions last (trace/1 did not record when they happened). Anything else
-    is returned unchanged (and refused later if it is not a trace/2 document)."""
+    is returned unchanged (and refused later if it is not a trace/3 document)."""
     if not isinstance(document, dict) or document.get("schema_version") not in (
         LEGACY_SCHEMA_VERSIONS
     ):
         return document
+    if document.get("schema_version") == "trace/2":
+        return _without_output_shown({**document, "schema_version": SCHEMA_VERSION})
     doc = json.loads(json.dumps(document))
     doc["schema_version"] = SCHEMA_VERSION
     if isinstance(doc.get("run"), dict):
@@ -776,9 +823,19 @@ def upgrade(document: JSON) -> JSON:
             interruption.setdefault("sequence", sequence)
             interruption.setdefault("code", "cancelled" if cancelled else None)
             interruption.setdefault("message", None)
-            interruption.setdefault("output_shown", False)
             upgrade_trial(interruption.get("partial"), sequence)
-    return doc
+    return _without_output_shown(doc)
+
+
+def _without_output_shown(document: dict[str, JSON]) -> dict[str, JSON]:
+    """trace/1–2 interruptions said `output_shown: false` (never shown); trace/3 drops it."""
+    interruptions = document.get("interruptions")
+    if isinstance(interruptions, list):
+        document["interruptions"] = [
+            {k: v for k, v in i.items() if k != "output_shown"} if isinstance(i, dict) else i
+            for i in interruptions
+        ]
+    return document
 
 
 def _field(document: dict[str, JSON], name: str) -> list[JSON]:
@@ -806,7 +863,8 @@ def _freeze_position(record: dict[str, JSON], trials: int) -> int:
 
 
 VOLATILE_RUN_KEYS = ("run_id", "created_at")
-VOLATILE_TRIAL_KEYS = ("timings", "started_at", "ended_at")
+VOLATILE_TRIAL_KEYS = ("timings", "started_at", "ended_at", "prev_sha256")
+"""`prev_sha256` hashes the record before, timings included."""
 
 
 def strip_volatile(trace: dict[str, JSON]) -> dict[str, JSON]:

@@ -43,10 +43,12 @@ from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
     PREDICTIONS,
+    RECEIPT,
     TRIALS,
     TrialsFile,
     document_text,
     write_checkpoint,
+    write_receipt,
 )
 from pyapp.sweep.options import ModelChoice, Options
 from pyapp.sweep.progress import Progress, say
@@ -105,13 +107,15 @@ class Driver:
 
     # -- files --
 
-    def checkpoint(self, header_json: str | None = None) -> None:
+    def checkpoint(self, header_json: str | None = None) -> Trace | None:
         """trace.json (and predictions.json once frozen) from the header and trials.jsonl."""
         if header_json is not None:
             self.header_json = header_json
-        if self.header_json is not None:
-            trace = write_checkpoint(self.out, self.header_json, self.trials.lines())
-            self.record_ledger(trace)
+        if self.header_json is None:
+            return None
+        trace = write_checkpoint(self.out, self.header_json, self.trials.lines())
+        self.record_ledger(trace)
+        return trace
 
     def record_ledger(self, trace: Trace) -> None:
         """Add the held-out tasks this trace observed to the ledger file (at checkpoints)."""
@@ -161,6 +165,8 @@ class Driver:
         elif kind == "trial_done":
             text = event["trial_json"]
             self.trials.append(text)  # Python's text, untouched: 1.0 stays 1.0
+            if event.get("header_json"):  # a reload's load record joined the chain before it:
+                self.checkpoint(event["header_json"])  # on disk before a crash can lose it
             self.run.data["in_flight"] = None
             self.run.data["trials"] = self.trials.count
             self.run.save()
@@ -171,9 +177,16 @@ class Driver:
         elif kind == "frozen":
             # Python froze the profiles inside the run: a checkpoint (trace.json with the
             # freezes, predictions.json) before the first held-out trial starts
-            self.checkpoint(event["header_json"])
+            trace = self.checkpoint(event["header_json"])
             if self.progress:
                 self.progress.note("froze " + ", ".join(frozen_names(event["header_json"])))
+            if trace is not None and event.get("receipt_json"):
+                fingerprint = write_receipt(self.out, event["receipt_json"], trace)
+                print(
+                    f"freeze receipt {self.out / RECEIPT}: fingerprint {fingerprint} "
+                    "(keep it elsewhere before the held-out results)",
+                    flush=True,
+                )
         if kind == "trial_interrupted":
             # kept raw under `interruptions` (a Cancel or an infrastructure failure) and
             # attempted again: no longer in flight

@@ -6,6 +6,8 @@
     trace.json     header + every trial, written atomically at checkpoints (start, freeze,
                    end, Ctrl-C / --timeout) from trials.jsonl
     predictions.json  once something is frozen, written at the same checkpoints
+    receipt.json   the freeze receipt (pyapp.verify.receipt), written once at the freeze,
+                   before the first held-out trial starts
 
 Nothing here grows with the trials already done: appending a trial is one write. Every
 read goes through the bounded reader (`pyapp.records.documents`): trials.jsonl is streamed a
@@ -34,10 +36,12 @@ from pyapp.records.documents import (
     read_lines,
 )
 from pyapp.records.trace import Trace, Trial, with_trials
+from pyapp.verify.receipt import read_receipt, receipt_mismatches
 
 TRIALS = "trials.jsonl"
 TRACE = "trace.json"
 PREDICTIONS = "predictions.json"
+RECEIPT = "receipt.json"
 
 
 class FilesError(LabError):
@@ -136,6 +140,21 @@ def write_checkpoint(out: Path, header_json: str, lines: list[str]) -> Trace:
     if trace.freezes:
         write_atomically(out / PREDICTIONS, document_text(score_trace(trace)))
     return trace
+
+
+def write_receipt(out: Path, receipt_json: str, trace: Trace) -> str:
+    """receipt.json from the page's receipt text, checked here against the checkpoint's
+    trace; its fingerprint."""
+
+    try:
+        receipt = read_receipt(json.loads(receipt_json))
+    except (ValueError, RecordError) as error:
+        raise FilesError(f"the page's receipt is not a receipt: {error}") from None
+    problems = receipt_mismatches(trace, receipt)
+    if problems:
+        raise FilesError(f"the page's receipt does not fit the trace: {problems[0]}")
+    write_atomically(out / RECEIPT, receipt_json)
+    return receipt.fingerprint
 
 
 def stored_texts(out: Path) -> dict[str, JSON] | None:

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.conditions.run import ALL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import UsageError, param_overrides
 from pyapp.records.documents import read_document
 from pyapp.records.faults import fault_errors, split_hooks
+from pyapp.records.params import task_params
 from pyapp.sweep.errors import SetupError
 from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
 
@@ -106,6 +107,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
     seed = DEFAULT_SEED if args.seed is None else args.seed
+    check_chain_capacity(param_overrides(args.param, seed), parse_conditions(args.conditions), seed)
     return Options(
         model=args.model,
         backend=args.backend or "webgpu",
@@ -119,6 +121,16 @@ def options_from_args(args: argparse.Namespace) -> Options:
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
     )
+
+
+def check_chain_capacity(params: dict[str, Any], conditions: list[str] | None, seed: int) -> None:
+    """Refuse (exit 2, naming the parameter) task parameters whose chain routes cannot fit a
+    route's call budget when the controlled chain is among the conditions (all by default)."""
+    if conditions is not None and "controlled-chain" not in conditions:
+        return
+    problem = chain_capacity_problem(task_params(seed, params))
+    if problem is not None:
+        raise UsageError(f"--param {problem.message}")
 
 
 def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> Options:

@@ -1,4 +1,5 @@
 """Re-deriving a record offline, above the runners and the predictors it re-runs:
 ``reproduce`` (regenerates the tasks, re-runs the interpreter and the judges on the recorded
-completions, re-derives the profile, predictions and scores) and ``consistency`` (the rules
-by which a trace's fields must agree with each other)."""
+completions, re-derives the profile, predictions and scores), ``consistency`` (the rules by
+which a trace's fields must agree with each other) and ``receipt`` (freeze receipts: made
+at the freeze, checked against a trace later)."""

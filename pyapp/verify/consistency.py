@@ -26,8 +26,8 @@ A model record: a successful load names its `backend_actual` and no error; a fai
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from pyapp.records.base import Mismatch as Mismatch  # re-exported for reproduce
 from pyapp.records.model import (
     NO_GENERATION_CODES,
     Caps,
@@ -41,17 +41,6 @@ NOTHING_MEASURED = "output_tokens, output_token_ids, generation_ms and time_to_f
 
 ENDED_NORMALLY = ("eos", "length", "bytes")
 """Finish reasons of a generation that stopped by itself or at a cap: never a failure."""
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """One thing in the trace that does not re-derive."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
 
 
 def _no_generation(completion: Completion, where: str) -> list[Mismatch]:

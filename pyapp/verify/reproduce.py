@@ -11,8 +11,14 @@ with what their writer guarantees (`pyapp.verify.consistency`), and recounts the
 Each disagreement is reported as a `Mismatch`; an empty list means every derivable number in
 the trace was re-derived exactly.
 
-A trace/1 document is upgraded first (`pyapp.records.trace.upgrade`); what trace/1 did not
-record (timestamps, loads, identities, route limits) is not checked for it.
+A trace/3 document's hash chain is re-walked (`pyapp.records.chain`): the first broken link
+(a record deleted, inserted, reordered or edited) and every sequence gap is a mismatch; each
+freeze's task set and state-aware fit are compared with the ones the trials give.
+
+An older document is upgraded first (`pyapp.records.trace.upgrade`); what its version did
+not record is not checked, and `limitations` says so in a line per check (trace/1: no
+timestamps, loads, identities, route limits; trace/1 and trace/2: no chain, no frozen task
+set or state-aware fit).
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ from pyapp.conditions.run import (
     verify_route,
     whole_task_prompt,
 )
-from pyapp.predict.predictor import as_version, heldout_tasks, score_trace
+from pyapp.predict.predictor import as_version, heldout_tasks, refit_state_aware, score_trace
 from pyapp.records import prompts
 from pyapp.records.base import JSON, RecordError, to_json
+from pyapp.records.chain import chain_mismatches
 from pyapp.records.evidence import FIXTURE_SOURCES
+from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import (
     CHAIN_CALL_CAPS,
     DEFAULT_ROUTE_LIMITS,
@@ -53,7 +61,7 @@ from pyapp.records.model import (
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
-    LEGACY_SCHEMA_VERSIONS,
+    SCHEMA_VERSION,
     Failure,
     TaskRecord,
     Trace,
@@ -334,11 +342,34 @@ def _rederive_chain(
     }
 
 
+def limitations(document: JSON) -> list[str]:
+    """One line per check an older document cannot support (empty for a whole trace/3)."""
+    try:
+        trace = read_trace(document)
+    except RecordError:
+        return []
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    lines = []
+    if version == "trace/1":
+        lines.append(
+            "trace/1: timestamps, model loads, identities and route limits were not recorded: "
+            "not checked"
+        )
+    _, note = chain_mismatches(trace, required=version == SCHEMA_VERSION)
+    if note is not None:
+        lines.append(note)
+    if any(f.state_aware is None for f in trace.freezes):
+        lines.append(
+            "frozen state-aware fit and task set absent (recorded before trace/3): the "
+            "state-aware predictor is fitted at scoring time, not frozen"
+        )
+    return lines
+
+
 def reproduce(document: JSON) -> list[Mismatch]:
     """Every mismatch between a trace document and what its seed and observations give."""
-    legacy = isinstance(document, dict) and document.get("schema_version") in (
-        LEGACY_SCHEMA_VERSIONS
-    )
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    legacy = version == "trace/1"
     try:
         trace = read_trace(document)
     except RecordError as error:
@@ -378,6 +409,8 @@ def reproduce(document: JSON) -> list[Mismatch]:
             _check_model_trial(trial, where, trial_ctx, found)
 
     _check_interruptions(trace, ctx, upgraded, found)
+    found.extend(chain_mismatches(trace, required=version == SCHEMA_VERSION)[0])
+    _check_frozen_fits(trace, found)
     if not legacy:
         for i, entry in enumerate(trace.journal):
             found.extend(
@@ -399,6 +432,38 @@ def reproduce(document: JSON) -> list[Mismatch]:
             )
         )
     return found
+
+
+def _check_frozen_fits(trace: Trace, found: list[Mismatch]) -> None:
+    """Each freeze's task set is the run's, and its state-aware fit is what the trials before
+    it give (re-fitted here); a chained (trace/3) freeze records both."""
+
+    identity = task_set_identity(trace.run.task_params, trace.run.generator_version)
+    for i, record in enumerate(trace.freezes):
+        where = f"$.freezes[{i}]"
+        if not 0 <= record.after_trials <= len(trace.trials):
+            continue  # named by the timeline check
+        if record.state_aware is None or record.task_set is None:
+            if record.prev_sha256 is not None:
+                found.append(
+                    Mismatch(where, "a trace/3 freeze records its task set and state-aware fit")
+                )
+            continue
+        if record.task_set != identity:
+            found.append(Mismatch(f"{where}.task_set", "is not the run's task set"))
+        try:
+            refit = refit_state_aware(trace, record)
+        except (KeyError, ValueError, OverflowError, ZeroDivisionError):
+            continue  # a trial naming no task, or numbers out of range: named elsewhere
+        if refit != record.state_aware:
+            found.append(
+                Mismatch(
+                    f"{where}.state_aware",
+                    f"the frozen fit ({record.state_aware.sha256[:12]}…, "
+                    f"{record.state_aware.version}) differs from the re-fit "
+                    f"({refit.sha256[:12]}…, {refit.version})",
+                )
+            )
 
 
 def _check_templates(trace: Trace, found: list[Mismatch]) -> None:

@@ -23,8 +23,9 @@ from playwright.sync_api import Browser, Page
 
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import from_json, to_json
-from pyapp.records.trace import Trace
+from pyapp.records.trace import Trace, read_trace
 from pyapp.sweep.panel import load_from_catalogue
+from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
@@ -88,7 +89,10 @@ def download_json(page: Page, button: str) -> Any:
         page.get_by_role("button", name=button, exact=True).click()
     text = Path(info.value.path()).read_text(encoding="utf-8")
     document = json.loads(text)
-    record = Trace if document.get("kind") == "composition-lab-trace" else PredictionsDocument
+    record = {
+        "composition-lab-trace": Trace,
+        "composition-lab-receipt": Receipt,
+    }.get(document.get("kind"), PredictionsDocument)
     retyped = json.dumps(to_json(from_json(record, document)), indent=2, ensure_ascii=False)
     assert retyped + "\n" == text
     return document
@@ -195,6 +199,8 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
         "#predictions-table tbody tr", "rows => rows.map(r => r.dataset.observed)"
     )
     assert pending == ["false"] * 8  # 6 whole-task held-out + 2 routed recurrences
+    assert page.is_visible("#receipt-view")  # the receipt, at the freeze (issue 23, section 3)
+    assert re.fullmatch(r"[0-9a-f]{4}(-[0-9a-f]{4}){4}", page.inner_text("#receipt-fingerprint"))
 
     # Record, at each held-out trial_start, what the predictions table showed for it.
     page.evaluate(
@@ -287,6 +293,21 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
         arg=previous,
         timeout=30_000,
     )
+    # What the page showed when the first held-out trial started (issue 23, section 3): the
+    # freeze receipt and both predictors' probabilities, with no extra click.
+    page.evaluate(
+        """() => {
+             window.__atHeldout = null;
+             window.lab.experiment.onEvent((e) => {
+               if (e.type !== 'trial_start' || e.phase !== 'heldout' || window.__atHeldout) return;
+               const view = document.querySelector('#receipt-view');
+               const row = document.querySelector('#predictions-table tbody tr');
+               window.__atHeldout = {shown: !view.hidden,
+                 fingerprint: document.querySelector('#receipt-fingerprint').textContent,
+                 probability: row && row.cells[3].textContent};
+             });
+           }"""
+    )
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 3"
@@ -335,6 +356,15 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     predictions = download_json(page, "Download predictions JSON")
     validate(predictions, "predictions.schema.json")
     assert reproduce_predictions(trace, predictions) == []
+    at_heldout = page.evaluate("() => window.__atHeldout")
+    assert at_heldout["shown"] and re.fullmatch(
+        r"[0-9a-f]{4}(-[0-9a-f]{4}){4}", at_heldout["fingerprint"]
+    )
+    assert " · " in at_heldout["probability"]  # product · state-aware
+    receipt = download_json(page, "Download receipt JSON")
+    validate(receipt, "receipt.schema.json")
+    assert receipt["fingerprint"] == at_heldout["fingerprint"]
+    assert receipt_mismatches(read_trace(trace), read_receipt(receipt)) == []
     for result in predictions["conditions"]:
         frozen = result["frozen"]
         condition = frozen["profile"]["condition"]

@@ -139,6 +139,16 @@ def test_full_fixture_sweep_on_wasm(wasm_run: tuple[Path, Any, float]) -> None:
         "controlled-chain",
     ]
     assert trace["model"]["backend_actual"] == "wasm"
+    # the freeze receipt (issue 23 section 3): written at the freeze, fingerprint printed,
+    # and the finished trace checks against it
+    receipt = read(out / "receipt.json")
+    schema = read(ROOT / "exports" / "receipt.schema.json")
+    jsonschema.Draft202012Validator(schema).validate(receipt)
+    assert f"fingerprint {receipt['fingerprint']}" in result.stdout
+    checked = pyapp_command(
+        "reproduce", str(out / "trace.json"), "--receipt", str(out / "receipt.json")
+    )
+    assert checked.returncode == 0 and "every held-out trial came after it" in checked.stdout
     run = read(out / "run.json")
     assert run["trials"] == run["total"] == len(trace["trials"])
     assert len(run["sessions"]) == 1 and run["sessions"][0]["timings_s"]["sweep"] > 0

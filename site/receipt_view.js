@@ -1,0 +1,35 @@
+// The freeze receipt (pyapp/verify/receipt.py): drawn at the freeze, before the first
+// held-out trial starts, with its fingerprint and a download. Python makes the receipt; this
+// file only shows it.
+
+import { dl } from "./dom.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+// Show a receipt (Python's JSON text), or hide the view (null).
+export function renderReceipt(receiptJson) {
+  const view = $("#receipt-view");
+  if (!receiptJson) {
+    view.hidden = true;
+    return null;
+  }
+  const receipt = JSON.parse(receiptJson);
+  $("#receipt-fingerprint").textContent = receipt.fingerprint;
+  const freezes = receipt.freezes
+    .map((f) => `${f.condition}: profile ${f.profile_sha256.slice(0, 12)}…, predictions ${f.predictions_sha256.slice(0, 12)}…` +
+      `${f.state_aware ? `, state-aware fit ${f.state_aware.sha256.slice(0, 12)}…` : ""}`)
+    .join("; ");
+  $("#receipt-summary").replaceChildren(
+    dl([
+      ["Run", receipt.run_id],
+      ["Model", `${receipt.model.model_id} @ ${receipt.model.revision} (${receipt.model.dtype}, ${receipt.model.backend ?? "no backend"})`],
+      ["Task set", `seed ${receipt.task_set.seed}, parameters ${receipt.task_set.params_sha256.slice(0, 12)}…, ${receipt.task_set.generator_version}`],
+      ["Frozen", freezes],
+      ["Chain head", `${receipt.chain_head} (record ${receipt.chain_sequence})`],
+      ["At", receipt.at],
+    ]),
+  );
+  view.hidden = false;
+  view.dataset.fingerprint = receipt.fingerprint;
+  return receipt;
+}
