@@ -74,6 +74,7 @@ PROVENANCE: dict[str, Any] = {
     "flops": None,
     "loads": [LOAD],
     "config_sha256": "ac08f6c43634e14258f8834da0c45ea882226099d17be6f21e78e4094d620ab3",
+    "synthetic": None,
 }
 
 
@@ -238,6 +239,8 @@ def test_provenance_round_trips_and_is_strict() -> None:
     assert to_json(provenance) == {**PROVENANCE, "loads": unchained}
     older = {k: v for k, v in PROVENANCE.items() if k != "config_sha256"}  # traces before it
     assert parse_provenance(older).config_sha256 is None
+    without = {k: v for k, v in PROVENANCE.items() if k != "synthetic"}  # what the page sends
+    assert parse_provenance(without).synthetic is None
     with pytest.raises(RecordError):
         parse_provenance({**PROVENANCE, "flops": 0})
     with pytest.raises(RecordError):

@@ -10,8 +10,8 @@ file (TOML or JSON, `pyapp.synthetic.language`; schema `exports/synthetic-model.
 A bad shorthand or a missing file is bad usage (exit 2); a file whose content is refused is
 bad data (exit 1); either way one line names the file or the key.
 
-Writes `DIR/seed-N/trace.json` and `DIR/seed-N/predictions.json` per seed (each
-re-derivable by `python -m pyapp reproduce`; `--summary-only` skips them) and
+Writes `DIR/seed-N/trace.json` and `DIR/seed-N/predictions.json` per seed (compact JSON,
+each re-derivable by `python -m pyapp reproduce`; `--summary-only` skips them) and
 `DIR/summary.json` across seeds, and prints the summary and the trials per second.
 Everything it writes is labelled `synthetic`: never model evidence.
 """
@@ -35,7 +35,7 @@ from pyapp.host.files import (
 )
 from pyapp.records.base import to_json
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
-from pyapp.records.trace import Condition, dumps
+from pyapp.records.trace import Condition
 from pyapp.synthetic.language import is_file_argument, parse_spec, read_spec_file
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
 from pyapp.tasks.taskset import PRESETS
@@ -85,6 +85,12 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def compact(record: object) -> str:
+    """A record as one line of JSON: the C encoder (an `indent` forces Python's, several
+    times slower); per-seed files are many and read by programs, not people."""
+    return json.dumps(to_json(record), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def model_of(text: str) -> SyntheticSpec:
     """`--model`: a structure file, or a shipped structure's shorthand."""
     if is_file_argument(text):
@@ -98,7 +104,6 @@ def model_of(text: str) -> SyntheticSpec:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-
     spec = model_of(args.model)
     seeds = parse_seeds(args.seeds)
     conditions = parse_conditions(args.conditions)
@@ -114,8 +119,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     def on_seed(run: SeedRun) -> None:
         if not args.summary_only:
             folder = out / f"seed-{run.seed}"
-            predictions = json.dumps(to_json(run.predictions), indent=2) + "\n"
-            write_files(folder, {"trace.json": dumps(run.trace), "predictions.json": predictions})
+            write_files(
+                folder,
+                {"trace.json": compact(run.trace), "predictions.json": compact(run.predictions)},
+            )
         done[0] += 1
         if done[0] % 10 == 0 or done[0] == len(seeds):
             rate = done[0] / max(time.perf_counter() - start, 1e-9)

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from pyapp.errors import UsageError
+from pyapp.host.files import check_output_folder, input_file, output_folder
 from pyapp.matrix.coordinator import Invocation, run
 from pyapp.matrix.runner import HOOKS_VARIABLE
 
@@ -43,8 +44,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise UsageError("--address is for --engine ray")
     if args.engine == "ray" and args.jobs:
         raise UsageError("--jobs is for --engine local (Ray places cells by their resources)")
+    out = Path(args.out) if args.dry_run else check_output_folder(args.out, "--out")
     invocation = Invocation(
-        Path(args.plan), Path(args.out), args.engine, args.jobs, args.address, args.dry_run, hooks
+        Path(args.plan), out, args.engine, args.jobs, args.address, args.dry_run, hooks
     )
     return run(invocation)
 
@@ -57,8 +59,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ": each cell one `simulate` (synthetic) or `sweep` (browser) run in DIR/cells/NAME/; "
         "DIR/matrix.json, summary.json and report.html (see docs/scale.md).",
     )
-    p.add_argument("plan", help="the plan, a TOML file")
-    p.add_argument("--out", required=True, help="output folder (a shared filesystem on a cluster)")
+    p.add_argument("plan", type=input_file, help="the plan, a TOML file")
+    p.add_argument(
+        "--out",
+        type=output_folder,
+        required=True,
+        help="output folder (a shared filesystem on a cluster)",
+    )
     p.add_argument("--engine", choices=["local", "ray"], default="local", help="where cells run")
     p.add_argument("--jobs", type=_jobs, help="local engine: cells at once (default: one per core)")
     p.add_argument("--address", help="ray engine: the cluster's address (default: a local one)")

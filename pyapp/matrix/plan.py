@@ -37,6 +37,7 @@ from typing import Literal
 
 from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json, json_schema
+from pyapp.records.documents import read_text
 
 PLAN_SCHEMA: Literal["matrix-plan/1"] = "matrix-plan/1"
 SCHEMA_ID = "https://composition-lab.invalid/schemas/matrix-plan.schema.json"
@@ -165,16 +166,10 @@ def _key(path: str) -> str:
 
 def read_plan(path: Path) -> Plan:
     """The plan in `path`; an `InputError` naming the file and the key when it cannot be."""
+    text = read_text(path, MAX_PLAN_BYTES)  # a regular file, bounded, UTF-8 (one reader)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_PLAN_BYTES + 1)
-    except OSError as error:
-        raise InputError("bad_plan", f"cannot read: {error.strerror}", path=str(path)) from None
-    if len(raw) > MAX_PLAN_BYTES:
-        raise InputError("bad_plan", f"larger than {MAX_PLAN_BYTES} bytes", path=str(path))
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise InputError("bad_plan", f"not TOML: {error}", path=str(path)) from None
     try:
         plan: Plan = from_json(Plan, data)

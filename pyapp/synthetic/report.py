@@ -201,6 +201,16 @@ def power_lines(checks: Sequence[Check]) -> list[str]:
     return lines
 
 
+def _specification(r: StructureResult) -> str:
+    """Every value of the specification: `seed 0; rates: p_add=0.05, ...; cost: ...`."""
+    parts = [f"seed {r.spec.seed}"]
+    for section, values in r.spec.as_data().items():
+        if isinstance(values, dict):
+            inner = ", ".join(f"{k}={v}" for k, v in values.items())
+            parts.append(f"{section}: {inner}")
+    return "; ".join(parts)
+
+
 def render_markdown(
     results: Sequence[StructureResult],
     command: str,
@@ -231,7 +241,7 @@ def render_markdown(
         "Structures (`pyapp/synthetic/structures/*.toml`, each recorded whole in its",
         "traces as `model.synthetic`):",
         "",
-        "| structure | spec | sources | SHA-256 |",
+        "| structure | spec | SHA-256 | the whole specification |",
         "|---|---|---|---|",
     ]
     seen: dict[str, StructureResult] = {}
@@ -239,8 +249,7 @@ def render_markdown(
         seen.setdefault(r.spec.structure, r)
     for name, r in seen.items():
         lines.append(
-            f"| {name} | `{written_name(r.spec)}` | {', '.join(r.spec.sources)} | "
-            f"`{r.spec.sha256[:16]}` |"
+            f"| {name} | `{written_name(r.spec)}` | `{r.spec.sha256[:16]}` | {_specification(r)} |"
         )
     lines += [
         "",
