@@ -288,7 +288,8 @@ class Experiment {
   }
 
   rowOf(trial) {
-    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split });
+    const corrected = this.viewing?.corrections?.get(trial.trial_id) ?? null;
+    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split, corrected });
   }
 
   // ---- the function Python calls after each step of a run ---------------------------------
@@ -702,7 +703,7 @@ class Experiment {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
-  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson }) {
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, corrections = [] }) {
     this.requireIdle("open a trace");
     this.viewing ??= {
       live: {
@@ -718,7 +719,9 @@ class Experiment {
         data: this.section.dataset.state,
       },
     };
-    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence) });
+    const corrected = new Map();
+    for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
+    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected });
     this.state = null;
     this.useHeader(headerJson);
     this.useTrials(trialsJson);

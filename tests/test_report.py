@@ -333,7 +333,14 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
     trace["trials"][3]["result"] = 12345  # a tampered observation
     tampered = to_json(open_run(trace, predictions))
     assert not tampered["ok"] and tampered["trace_mismatches"]
-    assert all("trials[3]" in m for m in tampered["trace_mismatches"])
+    # named by trial and field (issue 25), shown and scored as re-derived, recorded beside
+    named = trace["trials"][3]["trial_id"]
+    assert all(m.startswith(f"{named}") for m in tampered["trace_mismatches"] if "summary" not in m)
+    assert any(
+        m.startswith(f"{named} · result: recorded 12345") for m in tampered["trace_mismatches"]
+    )
+    assert json.loads(tampered["trials_json"][3])["result"] != 12345
+    assert {c["field"] for c in tampered["corrections"]} >= {"result"}
     with pytest.raises(RunInputError, match="is not a trace"):
         open_run({"schema_version": "trace/1"})
 

@@ -330,6 +330,21 @@ class JournalKept:
 
 
 @dataclass(frozen=True)
+class CorrectedField:
+    """A recorded trial field that re-derivation contradicts: the page shows the re-derived
+    value, with the recorded one beside it."""
+
+    trial_id: str
+    """The trial (`model-only/recurrence-1`)."""
+    field: str
+    """The trial's field (`correct`, `outcome`, ...)."""
+    recorded_json: str
+    """The recorded value, as JSON text."""
+    rederived_json: str
+    """The re-derived value, as JSON text."""
+
+
+@dataclass(frozen=True)
 class OpenedTrace:
     """`trace_open`: what `reproduce` and `score` say of a trace opened from disk, and the
     texts the page draws it from."""
@@ -351,7 +366,13 @@ class OpenedTrace:
     header_json: str
     """The trace without its trials, as Python's text."""
     trials_json: tuple[str, ...]
-    """Each trial as Python's text."""
+    """Each trial as Python's text, every derivable field as re-derived (never a recorded
+    verdict that re-derivation contradicts)."""
+    corrections: tuple[CorrectedField, ...] = ()
+    """Each recorded trial field that differs from its re-derived value."""
+    predictions_other_run: str | None = None
+    """One plain line when the opened predictions document is of another run (run ids or
+    models differ); its numbers are then not compared one by one."""
 
 
 @dataclass(frozen=True)
@@ -400,6 +421,7 @@ RESULTS: tuple[type, ...] = (
     TraceText,
     PredictionsText,
     JournalKept,
+    CorrectedField,
     OpenedTrace,
     ComparedRuns,
 )

@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pyapp.browser.messages import ComparedRuns, OpenedTrace
+from pyapp.browser.messages import ComparedRuns, CorrectedField, OpenedTrace
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
-from pyapp.records.trace import upgrade
-from pyapp.report.run_folder import RunInputError, read_trace, verify_documents
+from pyapp.report.run_folder import RunInputError, other_run, read_trace, verify_documents
 from pyapp.report.sections import run_evidence
 
 
@@ -31,34 +30,48 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
 
     Result: `pyapp.browser.messages.OpenedTrace` — the run's label (`control`, `fixture`,
     `synthetic` or `model`: `pyapp.records.evidence.run_evidence`; the page words it from
-    `EVIDENCE_LABELS`), every mismatch, the derived predictions document, and the header and
-    trials as Python's text (what the page's renderers draw a live run from)."""
+    `EVIDENCE_LABELS`), every mismatch (named by trial and field), each recorded field that
+    re-derivation contradicts, the predictions document derived from the trace *as
+    re-derived*, and the header and trials as re-derived (what the page draws)."""
     trace = read_trace(trace_json)
-    document = upgrade(trace_json)  # what the page draws: a trace/1 document as trace/2
     v = verify_documents(trace, trace_json, predictions_json)
+    document = v.rederived_json  # a trace/1 document as trace/2, every verdict re-derived
     lines = []
     if v.trace_mismatches:
         lines.append(f"{len(v.trace_mismatches)} mismatch(es): the trace does not re-derive")
     else:
         lines.append(f"re-derived exactly: {len(trace.tasks)} tasks and {len(trace.trials)} trials")
+    if v.corrections:
+        lines.append(
+            f"{len(v.corrections)} recorded trial field(s) contradicted: shown and scored as "
+            "re-derived"
+        )
     if v.derive_error:
         lines.append(f"the predictions cannot be derived: {v.derive_error}")
+    other = None
     if v.predictions_mismatches is not None:
-        lines.append(
-            f"predictions: {len(v.predictions_mismatches)} mismatch(es)"
-            if v.predictions_mismatches
-            else "every number in the predictions document re-derived exactly"
-        )
+        other = other_run(trace, predictions_json)
+        if other is not None:
+            lines.append(other)
+        elif v.predictions_mismatches:
+            lines.append(f"predictions: {len(v.predictions_mismatches)} mismatch(es)")
+        else:
+            lines.append("every number in the predictions document re-derived exactly")
     return OpenedTrace(
         evidence=run_evidence(trace),
         ok=v.ok,
         trace_mismatches=tuple(v.trace_mismatches),
-        predictions_mismatches=v.predictions_mismatches,
+        predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,
         predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
         summary="; ".join(lines),
         header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
         trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
+        corrections=tuple(
+            CorrectedField(c.trial_id, c.field, json.dumps(c.recorded), json.dumps(c.rederived))
+            for c in v.corrections
+        ),
+        predictions_other_run=other,
     )
 
 
