@@ -48,6 +48,7 @@ import { CONTROL_LABEL, EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
+import { Eta, etaText } from "./eta.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -126,7 +127,8 @@ class Experiment {
     this.cancelFlag = false;
     this.lastError = null;
     this.lastCancelled = false;
-    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null };
+    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
+    this.waitingFor = null; // a resumed sweep's model id, until a model is loaded
     this.offered = null; // the stored record the resume prompt offers
     this.viewing = null; // an opened trace being shown: {name, evidence, label, live: the live sweep's copy}
     // Once the page is going away (reload, tab closed), later events are the teardown's doing
@@ -300,6 +302,7 @@ class Experiment {
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
+      this.progress.eta?.started(event.phase, event.condition, performance.now());
       await this.persist({ in_flight: event.trial_id });
     } else if (event.type === "trial_done") {
       await this.trialDone(event);
@@ -316,8 +319,9 @@ class Experiment {
     return true;
   }
 
-  async trialDone({ trial_json: text, heldout_observed, summary }) {
+  async trialDone({ trial_json: text, heldout_observed, summary, phase }) {
     const trial = JSON.parse(text);
+    this.progress.eta?.finished(phase, trial.condition, performance.now());
     const seq = this.trials.size;
     this.trials.add(trial, text);
     this.summary = summary;
@@ -364,8 +368,7 @@ class Experiment {
       this.lastCancelled = false;
       this.record = null;
       this.trials = new Trials();
-      this.progress.done = 0;
-      this.progress.total = this.state.measure_left + this.state.heldout_left;
+      this.countFromState();
       await this.persist({ phase: null }, { header: true });
       this.clearTables();
       this.renderAll();
@@ -375,16 +378,26 @@ class Experiment {
     });
   }
 
+  // The counter is the sweep's (trials observed / all its trials); the ETA covers the phases
+  // this run does, estimated per phase and condition (site/eta.js).
   startProgress(phase) {
     const s = this.state;
     const p = this.progress;
-    p.done = 0;
-    p.total = phase === "measure" ? s.measure_left : phase === "heldout" ? s.heldout_left : s.measure_left + s.heldout_left;
+    this.countFromState();
+    const phases = phase === "all" ? ["measure", "heldout"] : [phase];
+    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)));
     p.started = performance.now();
     p.current = "";
     clearInterval(p.timer);
     p.timer = setInterval(() => this.renderProgress(), 500);
     this.renderProgress();
+  }
+
+  // The counter from Python's state: observed trials of all the sweep's trials.
+  countFromState() {
+    const s = this.state;
+    this.progress.done = s ? s.trials : 0;
+    this.progress.total = s ? s.trials + s.measure_left + s.heldout_left : 0;
   }
 
   stopProgress() {
@@ -520,6 +533,8 @@ class Experiment {
       this.hideResumePrompt();
       const interrupted = inFlight && this.header.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
       const s = this.state;
+      this.countFromState();
+      this.renderProgress();
       this.status(`Resumed sweep ${s.run_id.slice(0, 8)}: ${s.trials} trials kept; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`);
       this.setData(this.derivedState());
       return s;
@@ -631,8 +646,21 @@ class Experiment {
     }
     const elapsed = (performance.now() - p.started) / 1000;
     $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
-    const left = p.total - p.done;
-    $("#sweep-eta").textContent = p.done > 0 ? `ETA ${((elapsed / p.done) * left).toFixed(0)} s` : "ETA —";
+    $("#sweep-eta").textContent = p.eta ? etaText(p.eta.estimate(performance.now())) : "";
+  }
+
+  // A resumed sweep waited for its model: once it is loaded the status says what to do now.
+  modelArrived() {
+    const m = this.model();
+    if (!this.waitingFor || !m.loaded || this.busy || !this.state) return;
+    const matches = m.model_id === this.waitingFor;
+    const s = this.state;
+    this.status(
+      `${m.model_id} loaded: press Run to continue sweep ${s.run_id.slice(0, 8)} ` +
+        `(${s.trials} / ${s.trials + s.measure_left + s.heldout_left} trials observed)` +
+        `${matches ? "" : `; note: the sweep was recorded with ${this.waitingFor}`}.`,
+    );
+    this.waitingFor = null;
   }
 
   refreshControls() {
@@ -789,6 +817,7 @@ class Experiment {
     if (chosen.phase && this.model().loaded) {
       await this.run(chosen.phase).catch(() => {});
     } else if (chosen.phase) {
+      this.waitingFor = chosen.model_id;
       this.status(`${$("#experiment-status").textContent} Load ${chosen.model_id} and press Run to continue.`);
     }
   }
@@ -867,7 +896,10 @@ class Experiment {
         (error) => ($("#journal-status").textContent = `Journal generation failed: ${error.message}`),
       );
     });
-    this.models.subscribe(() => this.refreshControls());
+    this.models.subscribe(() => {
+      this.refreshControls();
+      this.modelArrived();
+    });
     this.refreshControls();
   }
 

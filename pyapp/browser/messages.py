@@ -210,6 +210,19 @@ class PauseCause:
 
 
 @dataclass(frozen=True)
+class PlanLeft:
+    """Trials not observed yet of one phase and condition (the page's ETA estimates each
+    group from its own measured trials: site/eta.js)."""
+
+    phase: Literal["measure", "heldout"]
+    """The phase."""
+    condition: str
+    """The condition."""
+    trials: int
+    """Trials of that phase and condition not observed yet."""
+
+
+@dataclass(frozen=True)
 class SweepState:
     """`sweep_start`, `sweep_resume`, `sweep_state`: a sweep's state as Python decides it; the
     page draws it as it is."""
@@ -250,6 +263,9 @@ class SweepState:
     """The run's id."""
     summary: Summary
     """Counts over the trials observed (the page's caption shows them as they are)."""
+    left: tuple[PlanLeft, ...] = ()
+    """What `measure_left` and `heldout_left` hold, per phase and condition (non-zero
+    groups only, in plan order)."""
 
 
 @dataclass(frozen=True)
