@@ -1,10 +1,14 @@
 // Small DOM helpers the experiment's renderers share. No state here.
 
-import { EVIDENCE_LABELS } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, EVIDENCE_MEANINGS } from "./lab_protocol.js";
 
 // The words for a kind of evidence (EVIDENCE_LABELS: pyapp/records/evidence.py, generated into
 // lab_protocol.js). A kind the table does not know is never model evidence.
 export const evidenceLabel = (evidence) => EVIDENCE_LABELS[evidence] ?? `unknown evidence ${JSON.stringify(evidence)} — not model evidence`;
+
+// What the numbers of a run of this evidence are (a synthetic run is a validation, a fixture
+// run a pipeline check: EVIDENCE_MEANINGS, pyapp/records/evidence.py).
+export const meaningOf = (evidence) => EVIDENCE_MEANINGS[evidence] ?? "not a measurement of a model";
 
 // The label set beside every number of a run of this evidence, or null for model evidence.
 export const notEvidenceLabel = (evidence) => (evidence === "model" ? null : evidenceLabel(evidence));

@@ -42,13 +42,14 @@
 // freeze with a `frozen` event carrying the predictions, which the page shows at once — before
 // the first held-out result.
 
-import { downloadJson, evidenceLabel, notEvidenceLabel } from "./dom.js";
+import { downloadJson, evidenceLabel, meaningOf, notEvidenceLabel } from "./dom.js";
 import { SweepStore } from "./store.js";
 import { CONTROL_LABEL, EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
 import { Eta, etaText } from "./eta.js";
+import { fileName } from "./runs_panel.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -93,12 +94,21 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
   return {
     api: controller.api(),
     sessionEvent: (json) => controller.sessionEvent(json),
+    // site/runs_panel.js: the runs IndexedDB holds
+    store: controller.store,
+    liveRunId: () => controller.header?.run.run_id ?? null,
+    busy: () => Boolean(controller.busy),
+    onStoredChange: (callback) => controller.storedListeners.add(callback),
     cancelRequested: () => controller.cancelFlag,
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     showOpened: (opened) => controller.showOpened(opened),
     closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
-    ready: () => controller.offerResume().catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
+    ready: () =>
+      controller
+        .offerResume()
+        .then(() => controller.storedChanged())
+        .catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
   };
 }
 
@@ -112,6 +122,7 @@ class Experiment {
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.listeners = new Set();
+    this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
     this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
     this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
     this.header = null; // the sweep's header (the trace without its trials), parsed
@@ -204,6 +215,15 @@ class Experiment {
     }
   }
 
+  // The stored runs changed (a sweep started, ended a run, froze, was resumed or deleted); with
+  // no live sweep, the status says what is stored instead of "No sweep yet".
+  async storedChanged() {
+    for (const callback of this.storedListeners) callback();
+    if (this.state || this.viewing) return;
+    const count = (await this.store.sweeps()).length;
+    if (count) this.status(`No sweep in this page yet. ${count} run(s) are stored in this browser: see "Runs stored in this browser" in step 4.`);
+  }
+
   emit(event, text) {
     for (const callback of this.listeners) {
       try {
@@ -240,6 +260,8 @@ class Experiment {
       revision: model?.revision ?? null,
       evidence: model?.evidence ?? null,
       seed: this.header.run.seed,
+      task_params: this.header.run.task_params, // the runs panel names the calibration preset
+      created_at: this.header.run.created_at,
       trials: this.trials.size,
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
@@ -374,6 +396,7 @@ class Experiment {
       this.renderAll();
       const s = this.state;
       this.status(`Sweep ${s.run_id.slice(0, 8)} started: seed ${s.seed}, ${s.conditions.join(", ")}; ${s.measure_left} profile trials to measure.`);
+      this.storedChanged();
       return s;
     });
   }
@@ -463,6 +486,7 @@ class Experiment {
         throw error;
       }
       this.stopProgress();
+      this.storedChanged();
       const s = this.state;
       const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
@@ -535,6 +559,7 @@ class Experiment {
       const s = this.state;
       this.countFromState();
       this.renderProgress();
+      this.storedChanged();
       this.status(`Resumed sweep ${s.run_id.slice(0, 8)}: ${s.trials} trials kept; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`);
       this.setData(this.derivedState());
       return s;
@@ -664,6 +689,15 @@ class Experiment {
   }
 
   refreshControls() {
+    const focused = document.activeElement; // kept: a button disabled below must not drop focus to <body>
+    this.drawControls();
+    if (focused instanceof HTMLButtonElement && focused.disabled && this.section.contains(focused)) {
+      const cancel = $("#sweep-cancel");
+      (cancel.disabled ? $("#experiment-status") : cancel).focus();
+    }
+  }
+
+  drawControls() {
     const m = this.model();
     const loaded = m.loaded;
     const idle = !this.busy;
@@ -688,7 +722,8 @@ class Experiment {
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
     evidence.hidden = !label;
-    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is a pipeline check, not a measurement of a model.` : "";
+    const kind = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? m.evidence);
+    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is ${meaningOf(kind)}.` : "";
     $("#experiment-hint").textContent = loaded
       ? `Model: ${m.model_id}${m.evidence !== "model" ? ` (${evidenceLabel(m.evidence)})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
@@ -696,10 +731,10 @@ class Experiment {
 
   resultsCaption() {
     if (!this.header) return "No trials yet.";
-    const { trials, correct, failed } = this.summary ?? { trials: 0, correct: 0, failed: 0 };
+    const { trials, correct, incorrect, failed } = this.summary ?? { trials: 0, correct: 0, incorrect: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {
@@ -780,8 +815,9 @@ class Experiment {
   // ---- downloads, resume prompt, clear -----------------------------------------------------
 
   // Python's text, saved as it is: 1.0 stays 1.0.
+  // Its name says the evidence kind: trace-fixture-<run id>.json.
   async download(kind) {
-    downloadJson(await this.text(kind), `${kind}-${this.header.run.run_id}.json`);
+    downloadJson(await this.text(kind), fileName(kind, this.header.model?.evidence, this.header.run.run_id));
   }
 
   async offerResume() {
@@ -826,6 +862,7 @@ class Experiment {
     if (!this.offered) return;
     await this.store.deleteSweep(this.offered.run_id);
     $("#stored-status").textContent = `Discarded stored sweep ${this.offered.run_id.slice(0, 8)}.`;
+    this.storedChanged();
     await this.offerResume();
   }
 
@@ -837,6 +874,7 @@ class Experiment {
     this.record = null;
     this.hideResumePrompt();
     const kept = (await this.store.ledger()).length;
+    this.storedChanged();
     $("#stored-status").textContent =
       `Deleted ${counts.sweeps} stored sweep(s) from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}. ` +
       `The ledger of observed held-out tasks (${kept} entr${kept === 1 ? "y" : "ies"}) is kept.`;

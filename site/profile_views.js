@@ -3,7 +3,7 @@
 // decision is recomputed here.
 
 import { calibrationPlot, costPlot } from "./plots.js";
-import { dl, fmt, h, notEvidenceLabel, table, yesNo } from "./dom.js";
+import { dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -167,7 +167,7 @@ export function renderScores(predictionsDoc, label) {
     return;
   }
   view.replaceChildren();
-  if (label) view.append(h("p", `Scores of a run labelled ${label}: a pipeline check.`, { class: "fixture-label" }));
+  if (label) view.append(h("p", `Scores of a run labelled ${label}: ${meaningOf(predictionsDoc.evidence)}.`, { class: "fixture-label" }));
   view.append(
     table(
       ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],
@@ -187,7 +187,10 @@ export function renderScores(predictionsDoc, label) {
       "scores-table",
     ),
   );
-  view.append(h("p", predictionsDoc.interpretation, { class: "muted" }));
+  // the interpretation says "under the assumptions above": they are listed right above it
+  const assumptions = h("ul", null, { class: "assumptions muted", "aria-label": "Assumptions of the prediction" });
+  for (const text of predictionsDoc.assumptions ?? []) assumptions.append(h("li", text));
+  view.append(h("p", "The prediction's assumptions:", { class: "muted" }), assumptions, h("p", predictionsDoc.interpretation, { class: "muted" }));
   const doc = { ...predictionsDoc, conditions: scored };
   $("#plot-calibration").replaceChildren(calibrationPlot(doc, { label }));
   $("#plot-cost").replaceChildren(costPlot(doc, { label }));

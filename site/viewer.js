@@ -221,6 +221,10 @@ export function setupViewer({ request, experiment }) {
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  dropZone($("#open-drop"), $("#open-files"), (files) => open(files).catch((error) => (status.textContent = error.message)));
-  dropZone($("#compare-drop"), $("#compare-files"), (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message)));
+  const opening = (files) => open(files).catch((error) => (status.textContent = error.message));
+  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message));
+  dropZone($("#open-drop"), $("#open-files"), opening);
+  dropZone($("#compare-drop"), $("#compare-files"), comparing);
+  // site/runs_panel.js shows and compares stored runs through the same paths
+  return { open: opening, compare: comparing };
 }

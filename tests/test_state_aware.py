@@ -68,8 +68,9 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
 @pytest.mark.parametrize(
     ("version", "absent"),
     [
-        ("predictions/2", ("state_aware",)),
-        ("predictions/1", ("state_aware", "revision_note", "interrupted")),
+        # `skill` (issue 25) is newer than both
+        ("predictions/2", ("state_aware", "skill")),
+        ("predictions/1", ("state_aware", "revision_note", "interrupted", "skill")),
     ],
 )
 def test_both_predictors_side_by_side_and_older_documents_still_read(version, absent):

@@ -155,6 +155,17 @@ def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
         raise RequestError("bad_request", str(error)) from None
 
 
+def _run_report(request: m.RunReport, ctx: Context) -> m.ReportHtml:
+    from pyapp.report.run_folder import RunInputError
+    from pyapp.report.viewer import report_of
+
+    docs = _documents({"the trace": request.trace_json})
+    try:
+        return report_of(docs["the trace"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
 def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> m.SyntheticChosen:
     return session().select_synthetic(request)
 
@@ -215,6 +226,7 @@ HANDLERS: dict[type[m.Request], Handler] = {
     m.JournalGenerate: _journal_generate,
     m.TraceOpen: _trace_open,
     m.CompareRuns: _compare_runs,
+    m.RunReport: _run_report,
 }
 """The one handler table: request record → handler(record, context) → that request's
 `RESULT` record (each handler's annotations say so; `handle_async` checks what it returns)."""

@@ -29,7 +29,7 @@ from pyapp.conditions.model import Completion, ModelProvenance
 from pyapp.errors import LabError
 from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
-from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
@@ -392,6 +392,16 @@ class OpenedTrace:
 
 
 @dataclass(frozen=True)
+class ReportHtml:
+    """`run_report`: a run's report, as `python -m pyapp report` writes it."""
+
+    html: str
+    """The report: one HTML document (no script, nothing loaded)."""
+    name: str
+    """The file name to save it under (`report-<evidence>-<run id>.html`)."""
+
+
+@dataclass(frozen=True)
 class ComparedRuns:
     """`compare_runs`: the table of `python -m pyapp compare` (descriptive, not a ranking)."""
 
@@ -439,6 +449,7 @@ RESULTS: tuple[type, ...] = (
     JournalKept,
     CorrectedField,
     OpenedTrace,
+    ReportHtml,
     ComparedRuns,
 )
 """Every result record (each request names its own as `RESULT`)."""
@@ -650,6 +661,17 @@ class TraceOpen(Request):
 
 
 @dataclass(frozen=True)
+class RunReport(Request):
+    """The report of a run the page holds (a sweep stored in this browser), written by the
+    page's own Python with the code of `python -m pyapp report`."""
+
+    TYPE: ClassVar[str] = "run_report"
+    RESULT: ClassVar[type] = ReportHtml
+    trace_json: str
+    """The run's trace as text."""
+
+
+@dataclass(frozen=True)
 class OpenedRun:
     """One finished run to compare: its predictions document as read from disk."""
 
@@ -688,6 +710,7 @@ REQUESTS: tuple[type[Request], ...] = (
     SweepPredictions,
     JournalGenerate,
     TraceOpen,
+    RunReport,
     CompareRuns,
 )
 """Every request the page may send, in the order the docs list them."""
@@ -969,6 +992,7 @@ def constants() -> dict[str, JSON]:
         "CONTROL_LABEL": CONTROL_LABEL,
         "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
+        "EVIDENCE_MEANINGS": dict(EVIDENCE_MEANINGS),
         "SYNTHETIC_MODELS": dict(STRUCTURE_NOTES),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},

@@ -632,13 +632,14 @@ def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) 
 
 def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> list[Mismatch]:
     """Every number of a predictions document that the trace does not re-derive."""
-    from pyapp.predict.predictor import as_version, score_trace
+    from pyapp.predict.predictor import as_version, score_trace, without_absent_fields
 
     try:
         trace = read_trace(trace_document)
         derived = to_json(score_trace(trace))
         if isinstance(predictions_document, dict):  # an older document: its version's fields
             derived = as_version(derived, str(predictions_document.get("schema_version")))
+            derived = without_absent_fields(derived, predictions_document)
     except (RecordError, ValueError) as error:
         return [Mismatch("trace", f"cannot score the trace: {error}")]
     found: list[Mismatch] = []

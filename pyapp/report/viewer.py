@@ -15,13 +15,22 @@ unreadable document raises `RunInputError` (one line).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import ComparedRuns, CorrectedField, OpenedTrace
+from pyapp.browser.messages import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
-from pyapp.report.run_folder import RunInputError, other_run, read_trace, verify_documents
+from pyapp.report.page import render
+from pyapp.report.run_folder import (
+    RunFolder,
+    RunInputError,
+    other_run,
+    read_trace,
+    verify,
+    verify_documents,
+)
 from pyapp.report.sections import run_evidence
 
 
@@ -72,6 +81,17 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
             for c in v.corrections
         ),
         predictions_other_run=other,
+    )
+
+
+def report_of(trace_json: Any) -> ReportHtml:
+    """The report of a run the page holds, as `python -m pyapp report` writes it (the folder
+    is named after the run; the numbers are derived from the trace, never taken from it)."""
+    trace = read_trace(trace_json)
+    folder = RunFolder(Path(f"run-{trace.run.run_id[:8]}"), trace, trace_json, None, None)
+    evidence = run_evidence(trace)
+    return ReportHtml(
+        html=render(folder, verify(folder)), name=f"report-{evidence}-{trace.run.run_id}.html"
     )
 
 
