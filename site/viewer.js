@@ -11,7 +11,7 @@
 // (`compare_runs`: pyapp.report.viewer.compare_runs — the code of `python -m pyapp compare`),
 // and each run's two plots are drawn beside the others by plots.js.
 
-import { calibrationPlot, costPlot } from "./plots.js";
+import { calibrationDomain, calibrationPlot, costDomain, costPlot } from "./plots.js";
 import { dl, evidenceLabel, h, notEvidenceLabel, table } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -206,17 +206,30 @@ export function setupViewer({ request, experiment }) {
     }
     const view = $("#compare-view");
     const warnings = result.problems.map((p) => h("p", `Warning: ${p}`, { class: "incorrect" }));
+    // the compact summary leads: one row per run and condition, the run column fixed
+    const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
+    lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
+    const all = h("details", null, { class: "compare-all" });
+    all.append(h("summary", `All rows (profiles, held-out tasks, scores): ${result.rows.length}`));
     const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
-    wrap.append(table(result.header, result.rows, "compare-table"));
+    wrap.append(table(result.header, result.rows, "compare-table fixed-first"));
+    all.append(wrap);
+    // every run's plots on the same axes
+    const parsed = docs.map((d) => JSON.parse(d.text));
+    const domains = { calibration: calibrationDomain(parsed), cost: costDomain(parsed) };
     const plots = h("div", null, { class: "compare-plots" });
-    docs.forEach((d, i) => {
-      const doc = JSON.parse(d.text);
+    parsed.forEach((doc, i) => {
       const label = notEvidenceLabel(doc.evidence);
       const figure = h("figure", null, { class: "plot" });
-      figure.append(h("figcaption", result.names[i]), calibrationPlot(doc, { label }), costPlot(doc, { label }));
+      figure.append(
+        h("figcaption", result.names[i]),
+        calibrationPlot(doc, { label, domain: domains.calibration }),
+        costPlot(doc, { label, domain: domains.cost }),
+      );
       plots.append(figure);
     });
-    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, wrap, plots);
+    const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
+    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }

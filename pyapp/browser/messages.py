@@ -419,6 +419,11 @@ class ComparedRuns:
     """The table as Markdown."""
     csv: str
     """The table as CSV."""
+    summary_header: tuple[str, ...] = ()
+    """The compact summary's columns (`pyapp.predict.compare.SUMMARY_HEADER`)."""
+    summary_rows: tuple[tuple[str, ...], ...] = ()
+    """One row per run and condition (both predictors' Brier with intervals and skill, their
+    paired difference, cost error), then the difference across runs per condition."""
 
 
 @dataclass(frozen=True)

@@ -248,10 +248,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         names = [str(p) for p in args.predictions]
     problems = compare.incompatibilities(names, docs)
     all_rows = compare.rows(names, docs)
-    print(compare.to_text(all_rows, problems), end="")
+    summary = compare.summary(names, docs)  # the compact summary leads, as on the page
+    print(compare.to_text(all_rows, problems, summary), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
-        texts.append(compare.to_markdown(all_rows, problems))
+        texts.append(compare.to_markdown(all_rows, problems, summary))
     for target, text in zip(outputs, texts, strict=True):
         write_output(target, text)
         print(f"wrote {target}")

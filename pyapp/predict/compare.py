@@ -2,7 +2,14 @@
 
 Descriptive only: it lays the runs' numbers next to each other. It is not a confirmatory
 model comparison — no test, no ranking, no claim that one profile is better. Runs whose
-seeds, generator versions or prompt versions differ are flagged, never silently mixed.
+seeds, generator versions, prompt versions or held-out tasks (task parameters) differ are
+flagged, never silently mixed; a run compared with itself is flagged too.
+
+`summary` leads: one row per run and condition (evidence, n, both predictors' Brier scores
+with 95 % intervals and skill against the profile's pooled rate, their paired difference,
+cost error), then, per condition in several runs, the difference across runs (over seeds:
+`pyapp.predict.skill.across_runs`). The page's Compare and `python -m pyapp compare` print
+the same tables from this module.
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict import skill
+from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
@@ -50,7 +58,93 @@ def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument])
         if len(set(per_run.values())) > 1:
             shown = "; ".join(f"{run}: {value}" for run, value in per_run.items())
             problems.append(f"{what} differ between runs ({shown})")
+    heldout: dict[str, dict[str, tuple[str, ...]]] = {}
+    for name, doc in zip(names, docs, strict=True):
+        for result in doc.conditions:
+            kind = str(result.frozen.profile.condition)
+            heldout.setdefault(kind, {})[name] = result.frozen.heldout_task_ids
+    for kind, tasks_of_run in heldout.items():
+        if len(set(tasks_of_run.values())) > 1:
+            sizes = "; ".join(f"{run}: {len(ids)} tasks" for run, ids in tasks_of_run.items())
+            problems.append(
+                f"held-out tasks of {kind} differ between runs (task parameters differ: "
+                f"{sizes}): their scores are not over the same tasks"
+            )
+    seen: dict[str, str] = {}
+    for name, doc in zip(names, docs, strict=True):
+        if doc.trace_run_id in seen:
+            problems.append(
+                f"{seen[doc.trace_run_id]} and {name} are the same run "
+                f"({doc.trace_run_id[:8]}): it is compared with itself"
+            )
+        seen.setdefault(doc.trace_run_id, name)
     return problems
+
+
+def _interval(i: skill.Interval | None, digits: int = 3) -> str:
+    if i is None:
+        return "—"
+    if i.low is None or i.high is None:
+        return f"{i.mean:.{digits}f} (n={i.n}: no interval)"
+    return f"{i.mean:.{digits}f} [{i.low:.{digits}f}, {i.high:.{digits}f}]"
+
+
+def skill_scores(result: ConditionResult) -> skill.SkillScores:
+    """The condition's skill scores: the document's, or derived from its own numbers (a
+    document written before they existed)."""
+    if result.skill is not None:
+        return result.skill
+    return skill_of(result.frozen, result.predictions, result.observations, result.state_aware)
+
+
+SUMMARY_HEADER = [
+    "run",
+    "evidence",
+    "condition",
+    "n",
+    "Brier, product [95%]",
+    "skill, product",
+    "Brier, state-aware [95%]",
+    "skill, state-aware",
+    "product − state-aware [95%]",
+    "cost MAE ms",
+]
+"""The compact summary's columns (both predictors against final correctness; skill against
+the profile's pooled success rate)."""
+
+
+def summary(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[list[str]]:
+    """One row per run and condition, then one `across runs` row per condition observed in
+    two or more runs (the mean of the runs' paired differences, 95 % interval over runs)."""
+    body: list[list[str]] = []
+    differences: dict[str, list[float]] = {}
+    for name, doc in zip(names, docs, strict=True):
+        for result in doc.conditions:
+            s = skill_scores(result)
+            condition = result.frozen.profile.condition
+            aware = s.state_aware
+            body.append(
+                [
+                    name,
+                    doc.evidence,
+                    condition + (" [exploratory]" if result.frozen.exploratory else ""),
+                    str(result.scores.n),
+                    _interval(s.product.brier),
+                    _f(s.product.skill),
+                    "—" if aware is None else _interval(aware.brier),
+                    "—" if aware is None else _f(aware.skill),
+                    _interval(s.difference),
+                    _f(result.scores.cost.mean_absolute_error_ms, 1),
+                ]
+            )
+            if s.difference is not None:
+                differences.setdefault(condition, []).append(s.difference.mean)
+    for kind, values in differences.items():
+        if len(values) >= 2:
+            across = skill.across_runs(values)
+            cells = ["across runs (seeds)", "—", kind, f"{len(values)} runs"]
+            body.append([*cells, "—", "—", "—", "—", _interval(across), "—"])
+    return body
 
 
 def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]:
@@ -145,25 +239,42 @@ def to_csv(all_rows: Sequence[Row]) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
+def _markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
+    return lines
+
+
+def to_markdown(
+    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+) -> str:
     header, body = table(all_rows)
     lines = [f"> {DISCLAIMER}", ""]
     lines += [f"> **Warning:** {p}" for p in problems]
     if problems:
         lines.append("")
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "---|" * len(header))
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
+    if summary_rows:
+        lines += [*_markdown_table(SUMMARY_HEADER, summary_rows), ""]
+    lines += _markdown_table(header, body)
     return "\n".join(lines) + "\n"
 
 
-def to_text(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
-    header, body = table(all_rows)
+def _text_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
     widths = [
         max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
     ]
-    lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
     for row in body:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return lines
+
+
+def to_text(
+    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+) -> str:
+    header, body = table(all_rows)
+    lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
+    if summary_rows:
+        lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows), "", "All rows:"]
+    lines += _text_table(header, body)
     return "\n".join(lines) + "\n"

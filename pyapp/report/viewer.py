@@ -124,12 +124,15 @@ def compare_runs(runs: Any) -> ComparedRuns:
     problems = compare.incompatibilities(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
+    summary = compare.summary(names, docs)
     return ComparedRuns(
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),
         header=tuple(header),
         rows=tuple(tuple(row) for row in body),
-        markdown=compare.to_markdown(all_rows, problems),
+        markdown=compare.to_markdown(all_rows, problems, summary),
         csv=compare.to_csv(all_rows),
+        summary_header=tuple(compare.SUMMARY_HEADER),
+        summary_rows=tuple(tuple(row) for row in summary),
     )

@@ -334,10 +334,49 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
     assert "not a confirmatory model comparison" in text
     assert "Warning: seed differ between runs" in text  # 1729 vs 7: flagged, never mixed
     body = page.eval_on_selector_all(
-        "#compare-view table tbody tr", "rows => rows.map(r => r.cells[0].textContent)"
+        "#compare-view table.compare-table tbody tr",
+        "rows => rows.map(r => r.cells[0].textContent)",
     )
     assert set(body) == {"A-predictions.json", "B-predictions.json"}
     assert page.locator("#compare-view figure svg").count() == 4
+
+    # Issue 25 item 7: a compact summary leads (one row per run and condition, both
+    # predictors' Brier with intervals), the full table folded below it, plots on shared axes.
+    first = page.eval_on_selector("#compare-view .table-wrap table", "t => t.className")
+    assert "compare-summary" in first
+    header = page.eval_on_selector_all(
+        "#compare-view table.compare-summary thead th", "hs => hs.map(h => h.textContent)"
+    )
+    assert header[:4] == ["run", "evidence", "condition", "n"]
+    assert "Brier, product [95%]" in header and "product − state-aware [95%]" in header
+    summary = page.eval_on_selector_all(
+        "#compare-view table.compare-summary tbody tr",
+        "rows => rows.map(r => r.cells[0].textContent)",
+    )
+    assert summary[:2] == ["A-predictions.json", "B-predictions.json"]
+    assert page.is_hidden("#compare-view table.compare-table")  # folded under "All rows"
+    ticks = page.eval_on_selector_all(
+        "#compare-view figure",
+        "fs => fs.map(f => [...f.querySelectorAll('svg text.tick')].map(t => t.textContent))",
+    )
+    assert ticks[0] == ticks[1]  # the same axes in every run's figure
+    sticky = page.eval_on_selector(
+        "#compare-view table.compare-summary tbody tr > :first-child",
+        "c => getComputedStyle(c).position",
+    )
+    assert sticky == "sticky"
+    audit(page, "two runs compared")
+
+    # the same run twice: warned
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    twice = a.parent / "A-again-predictions.json"
+    twice.write_text((a / "predictions.json").read_text("utf-8"), "utf-8")
+    page.set_input_files("#compare-files", [str(named[0]), str(twice)])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    assert "it is compared with itself" in page.inner_text("#compare-view")
 
 
 def test_compared_runs_are_labelled_what_they_are(
