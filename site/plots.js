@@ -155,7 +155,7 @@ export function calibrationPlot(doc, { label = null, domain = null } = {}) {
   const { x: xRange, y: yRange } = domain ?? calibrationDomain([doc]);
   const { sx, sy } = frame(svg, {
     title,
-    subtitle: "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); n beside each point. Axes zoomed to the cells.",
+    subtitle: "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside each; axes zoomed to the cells.",
     label,
     xLabel: "predicted probability (product of primitive rates)",
     yLabel: "observed rate",
