@@ -156,6 +156,7 @@ def report_shots(browser: Browser, page: Page, out: Path) -> None:
             timeout=TIMEOUT_MS,
         )
         shoot(page, out, "opened", "#open-trace")
+        shoot(page, out, "opened-step4", "#results-heading")
 
 
 def main() -> int:
@@ -177,6 +178,8 @@ def main() -> int:
                 load_fixture(page, args.out)
                 run_held(page, args.out)
                 shoot(page, args.out, "results", "#scores-heading")
+                shoot(page, args.out, "skill", "#scores .skill-table")
+                shoot(page, args.out, "stored", "#stored-runs-heading")
                 page.click("#sweep-results tbody button")
                 shoot(page, args.out, "record")
                 page.keyboard.press("Escape")

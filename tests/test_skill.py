@@ -107,3 +107,21 @@ def test_the_predictions_document_carries_the_skill_and_reproduce_rederives_it()
     document["conditions"][0]["skill"]["product"]["skill"] = 0.99
     found = [str(m) for m in reproduce_predictions(trace_json, document)]
     assert any("skill.product.skill" in m for m in found), found
+
+
+def test_score_prints_what_each_brier_score_means(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(scored_run()), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "score", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reference forecast: the profile's pooled success rate" in done.stdout
+    assert "product: Brier " in done.stdout and "skill " in done.stdout
+    assert "product − state-aware (paired over tasks):" in done.stdout

@@ -161,6 +161,7 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from pyapp.predict.compare import skill_lines
     from pyapp.predict.predictor import score_trace
     from pyapp.records.base import to_json
 
@@ -216,6 +217,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"Brier (all steps) {_fmt(s.brier_all_steps)}; n = {s.n}; "
             f"cost MAE {_fmt(s.cost.mean_absolute_error_ms, 1)} ms"
         )
+        for line in skill_lines(result):  # what the Brier score means (pyapp.predict.skill)
+            print(f"  {line}")
     if out is not None:
         write_output(out, written)
         print(f"\nwrote {args.out}")

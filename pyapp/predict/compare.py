@@ -97,6 +97,30 @@ def skill_scores(result: ConditionResult) -> skill.SkillScores:
     return skill_of(result.frozen, result.predictions, result.observations, result.state_aware)
 
 
+def skill_lines(result: ConditionResult) -> list[str]:
+    """What `python -m pyapp score` prints beside a condition's Brier score."""
+    s = skill_scores(result)
+    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)}"]
+    for name, p in (("product", s.product), ("state-aware", s.state_aware)):
+        if p is None:
+            continue
+        d = p.decomposition
+        parts = (
+            "—"
+            if d is None
+            else (
+                f"reliability {d.reliability:.4f}, resolution {d.resolution:.4f}, "
+                f"uncertainty {d.uncertainty:.4f}"
+            )
+        )
+        lines.append(
+            f"{name}: Brier {_interval(p.brier, 4)}; skill {_f(p.skill)} "
+            f"(reference Brier {_f(p.brier_reference, 4)}); {parts}"
+        )
+    lines.append(f"product − state-aware (paired over tasks): {_interval(s.difference, 4)}")
+    return lines
+
+
 SUMMARY_HEADER = [
     "run",
     "evidence",
