@@ -17,7 +17,9 @@ export const notEvidenceLabel = (evidence) => (evidence === "model" ? null : evi
 // (`runLabel`, null for model evidence), and never less than its own.
 export const trialLabel = (trial, runLabel) => (trial.evidence === "control" ? evidenceLabel("control") : (runLabel ?? evidenceLabel(trial.evidence)));
 
-export const fmt = (value, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : "—");
+// A value that rounds to zero is shown as 0, never -0.
+export const fmt = (value, digits = 3) =>
+  typeof value === "number" ? (Math.abs(value) < 0.5 * 10 ** -digits ? 0 : value).toFixed(digits) : "—";
 export const yesNo = (value) => (value === true ? "yes" : value === false ? "no" : "—");
 
 export function h(tag, text, attrs = {}) {

@@ -125,3 +125,12 @@ def test_score_prints_what_each_brier_score_means(tmp_path) -> None:
     assert "reference forecast: the profile's pooled success rate" in done.stdout
     assert "product: Brier " in done.stdout and "skill " in done.stdout
     assert "product − state-aware (paired over tasks):" in done.stdout
+
+
+def test_intervals_stay_in_the_range_of_what_they_bound() -> None:
+    # six tasks, one wrong at certainty: the t interval of the Brier score would reach below 0
+    s = skill.predictor_skill([0.0] * 6, [False] * 5 + [True], 0.1)
+    assert s.brier is not None and s.brier.low == 0.0 and s.brier.high is not None
+    assert s.brier.high <= 1.0
+    d = skill.paired_difference([1.0, 0.0], [0.0, 1.0], [False, False])
+    assert d is not None and d.low is not None and d.low >= -1.0

@@ -15,7 +15,6 @@ requests answer `bad_request` ("not available here").
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -26,7 +25,7 @@ from pyapp.browser.session import Context, Session, browser_info, task_params
 from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
-from pyapp.records.trace import TaskRecord
+from pyapp.records.trace import TaskRecord, python_description
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 
 BridgeError = RequestError
@@ -39,7 +38,7 @@ awaitable of it)."""
 
 def _hello(request: m.Hello, ctx: Context) -> m.Versions:
     return m.Versions(
-        python=sys.version, pyapp_version=__version__, generator_version=GENERATOR_VERSION
+        python=python_description(), pyapp_version=__version__, generator_version=GENERATOR_VERSION
     )
 
 

@@ -40,7 +40,10 @@ class Row:
 
 
 def _f(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A number to `digits` places; one that rounds to zero is shown as 0, never -0."""
+    if value is None:
+        return "—"
+    return f"{0.0 if abs(value) < 0.5 * 10**-digits else value:.{digits}f}"
 
 
 def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
@@ -85,8 +88,8 @@ def _interval(i: skill.Interval | None, digits: int = 3) -> str:
     if i is None:
         return "—"
     if i.low is None or i.high is None:
-        return f"{i.mean:.{digits}f} (n={i.n}: no interval)"
-    return f"{i.mean:.{digits}f} [{i.low:.{digits}f}, {i.high:.{digits}f}]"
+        return f"{_f(i.mean, digits)} (n={i.n}: no interval)"
+    return f"{_f(i.mean, digits)} [{_f(i.low, digits)}, {_f(i.high, digits)}]"
 
 
 def skill_scores(result: ConditionResult) -> skill.SkillScores:

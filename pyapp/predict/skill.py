@@ -16,7 +16,7 @@ frozen, before any held-out observation.
 | paired_difference | per task BS(product) − BS(state-aware), paired     | no pairs: None    |
 
 Intervals are Student-t over held-out tasks (within one run) or over runs (across runs,
-`across_runs`): descriptive, not a test.
+`across_runs`), clipped to the range the quantity can take: descriptive, not a test.
 """
 
 from __future__ import annotations
@@ -106,8 +106,12 @@ def _t95(df: int) -> float:
     return _T95[df - 1] if 1 <= df <= len(_T95) else 1.959963984540054
 
 
-def mean_interval(values: Sequence[float]) -> Interval | None:
-    """The mean and its 95 % Student-t interval (None for no values)."""
+def mean_interval(
+    values: Sequence[float], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> Interval | None:
+    """The mean and its 95 % Student-t interval (None for no values), clipped to `bounds`,
+    the range the mean can take (a Brier score is in [0, 1]: with six tasks the t interval
+    would otherwise reach below 0)."""
     n = len(values)
     if n == 0:
         return None
@@ -116,7 +120,8 @@ def mean_interval(values: Sequence[float]) -> Interval | None:
         return Interval(mean, None, None, n)
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = _t95(n - 1) * sd / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, n)
+    low, high = bounds
+    return Interval(mean, max(low, mean - half), min(high, mean + half), n)
 
 
 def squared_errors(probabilities: Sequence[float], outcomes: Sequence[bool]) -> list[float]:
@@ -150,7 +155,7 @@ def predictor_skill(
     probabilities: Sequence[float], outcomes: Sequence[bool], reference: float | None
 ) -> PredictorSkill:
     errors = squared_errors(probabilities, outcomes)
-    brier = mean_interval(errors)
+    brier = mean_interval(errors, (0.0, 1.0))
     ref = (
         None
         if reference is None or not outcomes
@@ -171,11 +176,11 @@ def paired_difference(
     mean and its 95 % paired interval."""
     a = squared_errors(product, outcomes)
     b = squared_errors(state_aware, outcomes)
-    return mean_interval([x - y for x, y in zip(a, b, strict=True)])
+    return mean_interval([x - y for x, y in zip(a, b, strict=True)], (-1.0, 1.0))
 
 
 def across_runs(differences: Sequence[float]) -> Interval | None:
     """The difference between the predictors across runs (seeds): the mean of each run's
     mean difference with a 95 % Student-t interval over runs — the same definition as within
     a run, with runs in place of tasks."""
-    return mean_interval(differences)
+    return mean_interval(differences, (-1.0, 1.0))

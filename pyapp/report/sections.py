@@ -35,8 +35,8 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
+    if isinstance(value, float):  # a value that rounds to zero is 0, never -0
+        return f"{0.0 if abs(value) < 0.5 * 10**-digits else value:.{digits}f}"
     return str(value)
 
 
