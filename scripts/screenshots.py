@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from pyapp.host.serve import serve_in_thread
 from pyapp.sweep.chromium import CHROMIUM_ARGS
@@ -68,11 +69,16 @@ def new_page(browser: Browser, url: str, missing: str | None = None) -> Iterator
 
 
 def wait_attr(page: Page, selector: str, states: str) -> str:
-    page.wait_for_function(
-        "([sel, states]) => states.includes(document.querySelector(sel).dataset.state)",
-        arg=[selector, states.split()],
-        timeout=TIMEOUT_MS,
-    )
+    try:
+        page.wait_for_function(
+            "([sel, states]) => states.includes(document.querySelector(sel).dataset.state)",
+            arg=[selector, states.split()],
+            timeout=TIMEOUT_MS,
+        )
+    except PlaywrightTimeout:
+        seen = page.get_attribute(selector, "data-state")
+        said = page.inner_text("#experiment-status") + " " + page.inner_text("#sweep-progress")
+        raise SystemExit(f"{selector} stayed {seen!r}, not {states!r}: {said}") from None
     return page.get_attribute(selector, "data-state") or ""
 
 
@@ -156,6 +162,7 @@ def report_shots(browser: Browser, page: Page, out: Path) -> None:
             timeout=TIMEOUT_MS,
         )
         shoot(page, out, "opened", "#open-trace")
+        shoot(page, out, "opened-step4", "#results-heading")
 
 
 def main() -> int:
@@ -177,6 +184,8 @@ def main() -> int:
                 load_fixture(page, args.out)
                 run_held(page, args.out)
                 shoot(page, args.out, "results", "#scores-heading")
+                shoot(page, args.out, "skill", "#scores .skill-table")
+                shoot(page, args.out, "stored", "#stored-runs-heading")
                 page.click("#sweep-results tbody button")
                 shoot(page, args.out, "record")
                 page.keyboard.press("Escape")

@@ -18,6 +18,7 @@ import { downloadJson } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
 import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
+import { setupRuns } from "./runs_panel.js";
 import { makeSend } from "./entry.js";
 import { readReply } from "./envelope.js";
 
@@ -398,7 +399,10 @@ const models = setupModels({ request });
 const experiment = setupExperiment({ request, models, environment, currentSeed, currentParams });
 
 // Open a trace and Compare runs (site/viewer.js): files from disk, re-derived by this page's Python.
-setupViewer({ request, experiment });
+const viewer = setupViewer({ request, experiment });
+
+// Runs stored in this browser (site/runs_panel.js): show, download, report, compare, delete.
+setupRuns({ request, experiment, viewer });
 
 // For tests and bench/: the same request path the buttons use, the Models panel
 // (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry

@@ -1,10 +1,14 @@
 // Small DOM helpers the experiment's renderers share. No state here.
 
-import { EVIDENCE_LABELS } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, EVIDENCE_MEANINGS } from "./lab_protocol.js";
 
 // The words for a kind of evidence (EVIDENCE_LABELS: pyapp/records/evidence.py, generated into
 // lab_protocol.js). A kind the table does not know is never model evidence.
 export const evidenceLabel = (evidence) => EVIDENCE_LABELS[evidence] ?? `unknown evidence ${JSON.stringify(evidence)} — not model evidence`;
+
+// What the numbers of a run of this evidence are (a synthetic run is a validation, a fixture
+// run a pipeline check: EVIDENCE_MEANINGS, pyapp/records/evidence.py).
+export const meaningOf = (evidence) => EVIDENCE_MEANINGS[evidence] ?? "not a measurement of a model";
 
 // The label set beside every number of a run of this evidence, or null for model evidence.
 export const notEvidenceLabel = (evidence) => (evidence === "model" ? null : evidenceLabel(evidence));
@@ -13,7 +17,9 @@ export const notEvidenceLabel = (evidence) => (evidence === "model" ? null : evi
 // (`runLabel`, null for model evidence), and never less than its own.
 export const trialLabel = (trial, runLabel) => (trial.evidence === "control" ? evidenceLabel("control") : (runLabel ?? evidenceLabel(trial.evidence)));
 
-export const fmt = (value, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : "—");
+// A value that rounds to zero is shown as 0, never -0.
+export const fmt = (value, digits = 3) =>
+  typeof value === "number" ? (Math.abs(value) < 0.5 * 10 ** -digits ? 0 : value).toFixed(digits) : "—";
 export const yesNo = (value) => (value === true ? "yes" : value === false ? "no" : "—");
 
 export function h(tag, text, attrs = {}) {

@@ -42,13 +42,15 @@
 // freeze with a `frozen` event carrying the predictions, which the page shows at once — before
 // the first held-out result.
 
-import { downloadJson, evidenceLabel, notEvidenceLabel } from "./dom.js";
+import { downloadJson, evidenceLabel, meaningOf, notEvidenceLabel } from "./dom.js";
 import { SweepStore } from "./store.js";
 import { CONTROL_LABEL, EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { addJournalEntry, fillObservation, renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
 import { renderReceipt } from "./receipt_view.js";
+import { Eta, etaText } from "./eta.js";
+import { fileName } from "./runs_panel.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -99,12 +101,21 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
   return {
     api: controller.api(),
     sessionEvent: (json) => controller.sessionEvent(json),
+    // site/runs_panel.js: the runs IndexedDB holds
+    store: controller.store,
+    liveRunId: () => controller.header?.run.run_id ?? null,
+    busy: () => Boolean(controller.busy),
+    onStoredChange: (callback) => controller.storedListeners.add(callback),
     cancelRequested: () => controller.cancelFlag,
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     showOpened: (opened) => controller.showOpened(opened),
     closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
-    ready: () => controller.offerResume().catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
+    ready: () =>
+      controller
+        .offerResume()
+        .then(() => controller.storedChanged())
+        .catch((error) => console.error("[composition-lab] reading IndexedDB failed", error)),
   };
 }
 
@@ -118,6 +129,7 @@ class Experiment {
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.listeners = new Set();
+    this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
     this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
     this.receiptJson = null; // the latest freeze receipt (Python's JSON text), shown at the freeze
     this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
@@ -134,7 +146,8 @@ class Experiment {
     this.cancelFlag = false;
     this.lastError = null;
     this.lastCancelled = false;
-    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null };
+    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
+    this.waitingFor = null; // a resumed sweep's model id, until a model is loaded
     this.offered = null; // the stored record the resume prompt offers
     this.viewing = null; // an opened trace being shown: {name, evidence, label, live: the live sweep's copy}
     // Once the page is going away (reload, tab closed), later events are the teardown's doing
@@ -210,6 +223,15 @@ class Experiment {
     }
   }
 
+  // The stored runs changed (a sweep started, ended a run, froze, was resumed or deleted); with
+  // no live sweep, the status says what is stored instead of "No sweep yet".
+  async storedChanged() {
+    for (const callback of this.storedListeners) callback();
+    if (this.state || this.viewing) return;
+    const count = (await this.store.sweeps()).length;
+    if (count) this.status(`No sweep in this page yet. ${count} run(s) are stored in this browser: see "Runs stored in this browser" in step 4.`);
+  }
+
   emit(event, text) {
     for (const callback of this.listeners) {
       try {
@@ -246,6 +268,8 @@ class Experiment {
       revision: model?.revision ?? null,
       evidence: model?.evidence ?? null,
       seed: this.header.run.seed,
+      task_params: this.header.run.task_params, // the runs panel names the calibration preset
+      created_at: this.header.run.created_at,
       trials: this.trials.size,
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
@@ -296,7 +320,8 @@ class Experiment {
   }
 
   rowOf(trial) {
-    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split });
+    const corrected = this.viewing?.corrections?.get(trial.trial_id) ?? null;
+    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split, corrected });
   }
 
   // ---- the function Python calls after each step of a run ---------------------------------
@@ -307,6 +332,7 @@ class Experiment {
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
+      this.progress.eta?.started(event.phase, event.condition, performance.now());
       await this.persist({ in_flight: event.trial_id });
     } else if (event.type === "trial_done") {
       await this.trialDone(event);
@@ -323,8 +349,9 @@ class Experiment {
     return true;
   }
 
-  async trialDone({ trial_json: text, heldout_observed, summary, header_json: headerJson = null }) {
+  async trialDone({ trial_json: text, heldout_observed, summary, phase, header_json: headerJson = null }) {
     const trial = JSON.parse(text);
+    this.progress.eta?.finished(phase, trial.condition, performance.now());
     const seq = this.trials.size;
     this.trials.add(trial, text);
     this.summary = summary;
@@ -375,27 +402,37 @@ class Experiment {
       this.lastCancelled = false;
       this.record = null;
       this.trials = new Trials();
-      this.progress.done = 0;
-      this.progress.total = this.state.measure_left + this.state.heldout_left;
+      this.countFromState();
       await this.persist({ phase: null }, { header: true });
       this.clearTables();
       this.renderAll();
       const s = this.state;
       this.status(`Sweep ${s.run_id.slice(0, 8)} started: seed ${s.seed}, ${s.conditions.join(", ")}; ${s.measure_left} profile trials to measure.`);
+      this.storedChanged();
       return s;
     });
   }
 
+  // The counter is the sweep's (trials observed / all its trials); the ETA covers the phases
+  // this run does, estimated per phase and condition (site/eta.js).
   startProgress(phase) {
     const s = this.state;
     const p = this.progress;
-    p.done = 0;
-    p.total = phase === "measure" ? s.measure_left : phase === "heldout" ? s.heldout_left : s.measure_left + s.heldout_left;
+    this.countFromState();
+    const phases = phase === "all" ? ["measure", "heldout"] : [phase];
+    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)));
     p.started = performance.now();
     p.current = "";
     clearInterval(p.timer);
     p.timer = setInterval(() => this.renderProgress(), 500);
     this.renderProgress();
+  }
+
+  // The counter from Python's state: observed trials of all the sweep's trials.
+  countFromState() {
+    const s = this.state;
+    this.progress.done = s ? s.trials : 0;
+    this.progress.total = s ? s.trials + s.measure_left + s.heldout_left : 0;
   }
 
   stopProgress() {
@@ -466,6 +503,7 @@ class Experiment {
         throw error;
       }
       this.stopProgress();
+      this.storedChanged();
       const s = this.state;
       const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
@@ -536,6 +574,9 @@ class Experiment {
       this.hideResumePrompt();
       const interrupted = inFlight && this.header.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
       const s = this.state;
+      this.countFromState();
+      this.renderProgress();
+      this.storedChanged();
       this.status(`Resumed sweep ${s.run_id.slice(0, 8)}: ${s.trials} trials kept; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`);
       this.setData(this.derivedState());
       return s;
@@ -647,11 +688,33 @@ class Experiment {
     }
     const elapsed = (performance.now() - p.started) / 1000;
     $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
-    const left = p.total - p.done;
-    $("#sweep-eta").textContent = p.done > 0 ? `ETA ${((elapsed / p.done) * left).toFixed(0)} s` : "ETA —";
+    $("#sweep-eta").textContent = p.eta ? etaText(p.eta.estimate(performance.now())) : "";
+  }
+
+  // A resumed sweep waited for its model: once it is loaded the status says what to do now.
+  modelArrived() {
+    const m = this.model();
+    if (!this.waitingFor || !m.loaded || this.busy || !this.state) return;
+    const matches = m.model_id === this.waitingFor;
+    const s = this.state;
+    this.status(
+      `${m.model_id} loaded: press Run to continue sweep ${s.run_id.slice(0, 8)} ` +
+        `(${s.trials} / ${s.trials + s.measure_left + s.heldout_left} trials observed)` +
+        `${matches ? "" : `; note: the sweep was recorded with ${this.waitingFor}`}.`,
+    );
+    this.waitingFor = null;
   }
 
   refreshControls() {
+    const focused = document.activeElement; // kept: a button disabled below must not drop focus to <body>
+    this.drawControls();
+    if (focused instanceof HTMLButtonElement && focused.disabled && this.section.contains(focused)) {
+      const cancel = $("#sweep-cancel");
+      (cancel.disabled ? $("#experiment-status") : cancel).focus();
+    }
+  }
+
+  drawControls() {
     const m = this.model();
     const loaded = m.loaded;
     const idle = !this.busy;
@@ -676,7 +739,8 @@ class Experiment {
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
     evidence.hidden = !label;
-    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is a pipeline check, not a measurement of a model.` : "";
+    const kind = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? m.evidence);
+    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is ${meaningOf(kind)}.` : "";
     $("#experiment-hint").textContent = loaded
       ? `Model: ${m.model_id}${m.evidence !== "model" ? ` (${evidenceLabel(m.evidence)})` : ""}. Seed, calibration set and conditions from step 2.`
       : "Load a model above first (the test fixture works, but is not model evidence).";
@@ -684,10 +748,10 @@ class Experiment {
 
   resultsCaption() {
     if (!this.header) return "No trials yet.";
-    const { trials, correct, failed } = this.summary ?? { trials: 0, correct: 0, failed: 0 };
+    const { trials, correct, incorrect, failed } = this.summary ?? { trials: 0, correct: 0, incorrect: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials, ${correct} correct, ${failed} failed${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {
@@ -721,7 +785,7 @@ class Experiment {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
-  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson }) {
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, corrections = [] }) {
     this.requireIdle("open a trace");
     this.viewing ??= {
       live: {
@@ -737,7 +801,9 @@ class Experiment {
         data: this.section.dataset.state,
       },
     };
-    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence) });
+    const corrected = new Map();
+    for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
+    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected });
     this.state = null;
     this.useHeader(headerJson);
     this.useTrials(trialsJson);
@@ -768,8 +834,9 @@ class Experiment {
   // ---- downloads, resume prompt, clear -----------------------------------------------------
 
   // Python's text, saved as it is: 1.0 stays 1.0.
+  // Its name says the evidence kind: trace-fixture-<run id>.json.
   async download(kind) {
-    downloadJson(await this.text(kind), `${kind}-${this.header.run.run_id}.json`);
+    downloadJson(await this.text(kind), fileName(kind, this.header.model?.evidence, this.header.run.run_id));
   }
 
   async offerResume() {
@@ -805,6 +872,7 @@ class Experiment {
     if (chosen.phase && this.model().loaded) {
       await this.run(chosen.phase).catch(() => {});
     } else if (chosen.phase) {
+      this.waitingFor = chosen.model_id;
       this.status(`${$("#experiment-status").textContent} Load ${chosen.model_id} and press Run to continue.`);
     }
   }
@@ -813,6 +881,7 @@ class Experiment {
     if (!this.offered) return;
     await this.store.deleteSweep(this.offered.run_id);
     $("#stored-status").textContent = `Discarded stored sweep ${this.offered.run_id.slice(0, 8)}.`;
+    this.storedChanged();
     await this.offerResume();
   }
 
@@ -824,6 +893,7 @@ class Experiment {
     this.record = null;
     this.hideResumePrompt();
     const kept = (await this.store.ledger()).length;
+    this.storedChanged();
     $("#stored-status").textContent =
       `Deleted ${counts.sweeps} stored sweep(s) from this browser${counts.model_cache ? ", and the cached model files" : " (no cached model files)"}. ` +
       `The ledger of observed held-out tasks (${kept} entr${kept === 1 ? "y" : "ies"}) is kept.`;
@@ -884,7 +954,10 @@ class Experiment {
         (error) => ($("#journal-status").textContent = `Journal generation failed: ${error.message}`),
       );
     });
-    this.models.subscribe(() => this.refreshControls());
+    this.models.subscribe(() => {
+      this.refreshControls();
+      this.modelArrived();
+    });
     this.refreshControls();
   }
 

@@ -96,8 +96,10 @@ function entry(panel) {
   return panel.catalogue.models.find((model) => model.key === key) ?? null;
 }
 
+// The backend the user chose, or null: none is preselected where the page found WebGPU
+// unavailable (the user chooses; the app never switches by itself).
 function backend() {
-  return document.querySelector('input[name="backend"]:checked').value;
+  return document.querySelector('input[name="backend"]:checked')?.value ?? null;
 }
 
 function hostOf(url) {
@@ -168,12 +170,15 @@ function fillDtypes(panel) {
   const synthetic = syntheticOf($("#model-choice").value);
   $("#model-backend").hidden = Boolean(synthetic);
   $("#backend-status").hidden = Boolean(synthetic);
-  $("#model-host-field").hidden = Boolean(synthetic);
+  // a bundled model is served by this site: no host to choose
+  $("#model-host-field").hidden = Boolean(synthetic) || entry(panel)?.source === "bundled-fixture";
   $("#synthetic-notice").hidden = !synthetic;
   $("#synthetic-notice").textContent = synthetic ? syntheticNotice(synthetic) : "";
   $("#model-review").textContent = synthetic ? "Use synthetic model (no download)" : "Load model…";
   const chosen = entry(panel);
-  const options = chosen ? chosen.dtypes[backend()] : backend() === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
+  const chosenBackend = backend();
+  const generic = chosenBackend === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
+  const options = chosenBackend === null ? [] : chosen ? (chosen.dtypes[chosenBackend] ?? []) : generic;
   const select = $("#model-dtype");
   select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
   $("#model-other").hidden = chosen !== null || Boolean(synthetic);
@@ -210,6 +215,10 @@ async function loadCatalogue(panel) {
   select.append(new Option("Other: type a model id", "other"));
   addSyntheticGroup(select);
   panel.webgpu = await probeWebGPU();
+  // WebGPU is preselected only where it is available; otherwise the user chooses
+  const chosenBackend = document.querySelector('input[name="backend"]:checked');
+  if (!chosenBackend && panel.webgpu.available) document.querySelector('input[name="backend"][value="webgpu"]').checked = true;
+  if (chosenBackend?.value === "webgpu" && !panel.webgpu.available) chosenBackend.checked = false;
   showWebGPU(panel.webgpu);
   fillDtypes(panel);
 }
@@ -245,7 +254,7 @@ function showWebGPU(webgpu) {
     const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
     line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
   } else {
-    line.textContent = `WebGPU is not available (${webgpu.why}). Choose WASM to run on the CPU; the app never switches by itself.`;
+    line.textContent = `WebGPU is not available (${webgpu.why}). Choose a backend: WASM runs on the CPU; nothing is preselected and the app never switches by itself.`;
   }
 }
 
@@ -296,6 +305,11 @@ function review(panel) {
   }
   const spec = currentSpec(panel);
   const chosenBackend = backend();
+  if (chosenBackend === null) {
+    panel.set("idle", "Choose a backend (WebGPU or WASM) first.");
+    $("#model-backend input").focus();
+    return;
+  }
   if (!spec.model_id) {
     panel.set("failed", "Type a model id first (org/name).");
     return;

@@ -37,11 +37,38 @@ function marker(shape, x, y, colour, title) {
   return node;
 }
 
-function frame(svg, { title, subtitle, label, xLabel, yLabel, xMax, yMax, ticks, format }) {
+// Round tick values inside [lo, hi], about `count` of them.
+export function niceTicks(lo, hi, count = 5) {
+  const raw = (hi - lo) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((f) => f * power).find((candidate) => candidate >= raw) ?? 10 * power;
+  const ticks = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9; v += step) ticks.push(Math.abs(v) < 1e-12 ? 0 : v);
+  return ticks;
+}
+
+// The axis range a set of values needs: where the points are, padded so that no point sits on
+// the frame (where the tick labels are), at least `minWidth` wide, within [floor, ceil] padded.
+export function span(values, { floor = -Infinity, ceil = Infinity, minWidth = 0 } = {}) {
+  const finite = values.filter((v) => Number.isFinite(v));
+  if (!finite.length) return [Math.max(floor, 0), Math.min(ceil, 1)];
+  let lo = Math.min(...finite);
+  let hi = Math.max(...finite);
+  if (hi - lo < minWidth) {
+    const middle = (lo + hi) / 2;
+    lo = Math.max(floor, middle - minWidth / 2);
+    hi = lo + minWidth;
+    if (hi > ceil) [lo, hi] = [ceil - minWidth, ceil];
+  }
+  const pad = (hi - lo) * 0.08;
+  return [Math.max(floor - pad, lo - pad), Math.min(ceil + pad, hi + pad)];
+}
+
+function frame(svg, { title, subtitle, label, xLabel, yLabel, x: [xMin, xMax], y: [yMin, yMax], format }) {
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
-  const sx = (v) => M.left + (v / xMax) * plotW;
-  const sy = (v) => M.top + plotH - (v / yMax) * plotH;
+  const sx = (v) => M.left + ((v - xMin) / (xMax - xMin)) * plotW;
+  const sy = (v) => M.top + plotH - ((v - yMin) / (yMax - yMin)) * plotH;
   svg.append(el("text", { x: M.left, y: 18, "font-size": 14, "font-weight": 600 }, title));
   if (subtitle) svg.append(el("text", { x: M.left, y: 34, "font-size": 11, fill: "#5f6368" }, subtitle));
   if (label) {
@@ -50,24 +77,25 @@ function frame(svg, { title, subtitle, label, xLabel, yLabel, xMax, yMax, ticks,
     svg.append(el("text", { x: M.left, y: 50, "font-size": 11, "font-weight": 700, fill: "#b06000", class: "fixture" }, text));
   }
   svg.append(el("rect", { x: M.left, y: M.top, width: plotW, height: plotH, fill: "none", stroke: "#999" }));
-  for (let i = 0; i <= ticks; i++) {
-    const xv = (xMax * i) / ticks;
-    const yv = (yMax * i) / ticks;
+  const xTicks = niceTicks(xMin, xMax);
+  const yTicks = niceTicks(yMin, yMax);
+  for (const xv of xTicks) {
     svg.append(el("line", { x1: sx(xv), x2: sx(xv), y1: M.top + plotH, y2: M.top + plotH + 4, stroke: "#666" }));
-    svg.append(el("text", { x: sx(xv), y: M.top + plotH + 16, "font-size": 11, "text-anchor": "middle" }, format(xv)));
+    svg.append(el("text", { x: sx(xv), y: M.top + plotH + 16, "font-size": 11, "text-anchor": "middle", class: "tick" }, format(xv, xTicks)));
+  }
+  for (const yv of yTicks) {
     svg.append(el("line", { x1: M.left - 4, x2: M.left, y1: sy(yv), y2: sy(yv), stroke: "#666" }));
-    svg.append(el("text", { x: M.left - 7, y: sy(yv) + 4, "font-size": 11, "text-anchor": "end" }, format(yv)));
-    if (i > 0 && i < ticks) {
-      svg.append(el("line", { x1: M.left, x2: M.left + plotW, y1: sy(yv), y2: sy(yv), stroke: "#ddd", "stroke-width": 0.5 }));
-    }
+    svg.append(el("text", { x: M.left - 7, y: sy(yv) + 4, "font-size": 11, "text-anchor": "end", class: "tick" }, format(yv, yTicks)));
+    svg.append(el("line", { x1: M.left, x2: M.left + plotW, y1: sy(yv), y2: sy(yv), stroke: "#ddd", "stroke-width": 0.5 }));
   }
   svg.append(el("text", { x: M.left + plotW / 2, y: H - 14, "font-size": 12, "text-anchor": "middle" }, xLabel));
   svg.append(
     el("text", { x: 16, y: M.top + plotH / 2, "font-size": 12, "text-anchor": "middle", transform: `rotate(-90 16 ${M.top + plotH / 2})` }, yLabel),
   );
-  // y = x
-  const top = Math.min(xMax, yMax);
-  svg.append(el("line", { x1: sx(0), y1: sy(0), x2: sx(top), y2: sy(top), stroke: "#777", "stroke-dasharray": "5 4", class: "identity" }));
+  // y = x, where it crosses the plotted range
+  const from = Math.max(xMin, yMin);
+  const to = Math.min(xMax, yMax);
+  if (to > from) svg.append(el("line", { x1: sx(from), y1: sy(from), x2: sx(to), y2: sy(to), stroke: "#777", "stroke-dasharray": "5 4", class: "identity" }));
   return { sx, sy, plotW, plotH };
 }
 
@@ -83,28 +111,21 @@ function legend(svg, entries) {
   svg.append(el("text", { x: x + 10, y: y + 4, "font-size": 11 }, "y = x (perfect)"));
 }
 
+// Tick labels with as many decimals as their step needs (0.05 apart: two).
+function tickFormat(v, ticks) {
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
+  const digits = step >= 1 ? 0 : Math.min(4, (String(Number(step.toPrecision(3))).split(".")[1] ?? "").length);
+  return v.toFixed(digits);
+}
+
+// The SVG fills the width it is given (CSS: figure.plot svg); the viewBox keeps its shape.
 function newSvg(label) {
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": label });
+  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": label, preserveAspectRatio: "xMinYMin meet" });
   svg.append(el("title", {}, label));
   return svg;
 }
 
-// Calibration: for each condition's non-empty calibration cell, the mean predicted probability
-// (x) against the observed rate (y) with its 95% Wilson interval as a vertical bar; n beside it.
-export function calibrationPlot(doc, { label = null } = {}) {
-  const title = "Calibration: predicted probability vs observed outcome";
-  const svg = newSvg(title);
-  const { sx, sy } = frame(svg, {
-    title,
-    subtitle: "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); n beside each point.",
-    label,
-    xLabel: "predicted probability (product of primitive rates)",
-    yLabel: "observed rate",
-    xMax: 1,
-    yMax: 1,
-    ticks: 5,
-    format: (v) => v.toFixed(1),
-  });
+function calibrationSeries(doc) {
   const series = [];
   for (const result of doc.conditions) {
     const condition = result.frozen.profile.condition;
@@ -113,6 +134,36 @@ export function calibrationPlot(doc, { label = null } = {}) {
       series.push({ label: "controlled-chain (all steps)", key: "controlled-chain (all steps)", cells: result.scores.calibration_all_steps });
     }
   }
+  return series;
+}
+
+// The calibration plot's axes for some documents (one, or every run compared: shared axes):
+// zoomed to where the cells and their Wilson bars are, never past [0, 1] but padded.
+export function calibrationDomain(docs) {
+  const cells = docs.flatMap((doc) => calibrationSeries(doc).flatMap((s) => s.cells.filter((c) => c.n)));
+  const x = span(cells.map((c) => c.mean_predicted), { floor: 0, ceil: 1, minWidth: 0.1 });
+  const y = span(cells.flatMap((c) => [c.observed_rate, c.wilson_low, c.wilson_high]), { floor: 0, ceil: 1, minWidth: 0.1 });
+  return { x, y };
+}
+
+// Calibration: for each condition's non-empty calibration cell, the mean predicted probability
+// (x) against the observed rate (y) with its 95% Wilson interval as a vertical bar; n beside it.
+// `domain`: shared axes ({x, y}) when several runs are drawn side by side.
+export function calibrationPlot(doc, { label = null, domain = null } = {}) {
+  const title = "Calibration: predicted probability vs observed outcome";
+  const svg = newSvg(title);
+  const { x: xRange, y: yRange } = domain ?? calibrationDomain([doc]);
+  const { sx, sy } = frame(svg, {
+    title,
+    subtitle: "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside each; axes zoomed to the cells.",
+    label,
+    xLabel: "predicted probability (product of primitive rates)",
+    yLabel: "observed rate",
+    x: xRange,
+    y: yRange,
+    format: tickFormat,
+  });
+  const series = calibrationSeries(doc);
   const entries = [];
   const placed = [];
   series.forEach((s, i) => {
@@ -161,18 +212,7 @@ function labelLine(x, y, placed) {
   return spot;
 }
 
-function niceMax(value) {
-  if (!(value > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value) return step * power;
-  return 10 * power;
-}
-
-// Cost: each held-out task's predicted cost (sum of the ops' mean generation + execution time)
-// against its observed generation + execution time, with the y = x line.
-export function costPlot(doc, { label = null } = {}) {
-  const title = "Cost: predicted vs observed time per held-out task";
-  const svg = newSvg(title);
+function costPoints(doc) {
   const points = [];
   for (const result of doc.conditions) {
     const condition = result.frozen.profile.condition;
@@ -183,17 +223,33 @@ export function costPlot(doc, { label = null } = {}) {
       points.push({ condition, task: o.task_id, predicted: p.cost_ms, observed: o.cost_ms });
     }
   }
-  const max = niceMax(Math.max(1, ...points.map((p) => Math.max(p.predicted, p.observed))));
+  return points;
+}
+
+// The cost plot's axes (one range for both, so that y = x is the diagonal), shared when
+// several runs are drawn side by side; from 0, up to where the points are.
+export function costDomain(docs) {
+  const values = docs.flatMap((doc) => costPoints(doc).flatMap((p) => [p.predicted, p.observed]));
+  const range = span([0, ...values], { floor: 0, minWidth: 1 });
+  return { x: range, y: range };
+}
+
+// Cost: each held-out task's predicted cost (sum of the ops' mean generation + execution time)
+// against its observed generation + execution time, with the y = x line.
+export function costPlot(doc, { label = null, domain = null } = {}) {
+  const title = "Cost: predicted vs observed time per held-out task";
+  const svg = newSvg(title);
+  const points = costPoints(doc);
+  const { x: xRange, y: yRange } = domain ?? costDomain([doc]);
   const { sx, sy } = frame(svg, {
     title,
     subtitle: "One point per held-out task: generation + execution wall time in ms; dashed: y = x.",
     label,
     xLabel: "predicted cost (ms): sum of primitive mean costs",
     yLabel: "observed cost (ms)",
-    xMax: max,
-    yMax: max,
-    ticks: 5,
-    format: (v) => (max >= 100 ? Math.round(v).toString() : v.toFixed(1)),
+    x: xRange,
+    y: yRange,
+    format: tickFormat,
   });
   const conditions = [...new Set(points.map((p) => p.condition))];
   const entries = conditions.map((condition, i) => ({ label: condition, colour: COLOURS[condition] ?? "#444", shape: SHAPES[i % SHAPES.length] }));

@@ -3,7 +3,7 @@
 // decision is recomputed here.
 
 import { calibrationPlot, costPlot } from "./plots.js";
-import { dl, fmt, h, notEvidenceLabel, table, yesNo } from "./dom.js";
+import { dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -158,6 +158,46 @@ function interruptedCell(cut) {
   );
 }
 
+const interval = (i, digits = 4) =>
+  !i ? "—" : i.low === null ? `${fmt(i.mean, digits)} (n=${i.n}: no interval)` : `${fmt(i.mean, digits)} [${fmt(i.low, digits)}, ${fmt(i.high, digits)}]`;
+
+// What each Brier score means (pyapp/predict/skill.py, the document's `skill`): skill against
+// the reference forecast frozen with the profile, the decomposition, and the two predictors'
+// paired difference.
+function skillTable(scored) {
+  const rows = [];
+  for (const c of scored) {
+    const s = c.skill;
+    if (!s) continue;
+    const condition = c.frozen.profile.condition;
+    for (const [name, p] of [["product", s.product], ["state-aware", s.state_aware]]) {
+      if (!p) continue;
+      const d = p.decomposition;
+      rows.push([condition, name, interval(p.brier), `${fmt(p.brier_reference, 4)} (forecast ${fmt(s.reference_probability, 3)})`, fmt(p.skill, 3), fmt(d?.reliability, 4), fmt(d?.resolution, 4), fmt(d?.uncertainty, 4)]);
+    }
+    rows.push([condition, "product − state-aware", interval(s.difference), "—", "—", "—", "—", "—"]);
+  }
+  const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Brier skill and decomposition" });
+  if (!rows.length) {
+    wrap.append(h("p", "No skill scores in this document (written before they existed).", { class: "muted" }));
+    return wrap;
+  }
+  wrap.append(
+    table(
+      ["Condition", "Predictor", "Brier, final answer [95%]", "Reference Brier (pooled profile rate)", "Brier skill", "Reliability", "Resolution", "Uncertainty"],
+      rows,
+      "skill-table",
+    ),
+    h(
+      "p",
+      "Brier skill = 1 − Brier / reference Brier: 1 is perfect, 0 no better than always forecasting the profile's pooled success rate (frozen with the profile), below 0 worse. " +
+        "Brier = reliability − resolution + uncertainty. Intervals: 95 % Student-t over held-out tasks; the difference is paired over the tasks both predictors scored (descriptive, not a test).",
+      { class: "muted" },
+    ),
+  );
+  return wrap;
+}
+
 // Scores and the two plots, from the predictions document.
 export function renderScores(predictionsDoc, label) {
   const view = $("#scores");
@@ -169,7 +209,7 @@ export function renderScores(predictionsDoc, label) {
     return;
   }
   view.replaceChildren();
-  if (label) view.append(h("p", `Scores of a run labelled ${label}: a pipeline check.`, { class: "fixture-label" }));
+  if (label) view.append(h("p", `Scores of a run labelled ${label}: ${meaningOf(predictionsDoc.evidence)}.`, { class: "fixture-label" }));
   view.append(
     table(
       ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],
@@ -189,7 +229,11 @@ export function renderScores(predictionsDoc, label) {
       "scores-table",
     ),
   );
-  view.append(h("p", predictionsDoc.interpretation, { class: "muted" }));
+  view.append(skillTable(scored));
+  // the interpretation says "under the assumptions above": they are listed right above it
+  const assumptions = h("ul", null, { class: "assumptions muted", "aria-label": "Assumptions of the prediction" });
+  for (const text of predictionsDoc.assumptions ?? []) assumptions.append(h("li", text));
+  view.append(h("p", "The prediction's assumptions:", { class: "muted" }), assumptions, h("p", predictionsDoc.interpretation, { class: "muted" }));
   const doc = { ...predictionsDoc, conditions: scored };
   $("#plot-calibration").replaceChildren(calibrationPlot(doc, { label }));
   $("#plot-cost").replaceChildren(costPlot(doc, { label }));

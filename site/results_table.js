@@ -29,8 +29,16 @@ function outcomeText(trial) {
   return `${trial.outcome}${trial.outcome === f.code ? "" : ` [halt: ${f.code}]`}${limit} — ${f.stage}`;
 }
 
+// What the trace recorded where re-derivation says otherwise (an opened trace): the row shows
+// the re-derived value, with the recorded one beside it.
+function recordedBeside(corrected) {
+  if (!corrected?.length) return "";
+  return ` (re-derived; recorded ${corrected.map((c) => `${c.field} ${c.recorded_json}`).join(", ")})`;
+}
+
 // What a row shows of a trial: a handful of strings, computed once when the trial arrives.
-export function rowOf(trial, { label, split }) {
+// `corrected`: the trial's recorded fields that re-derivation contradicts (an opened trace).
+export function rowOf(trial, { label, split, corrected = null }) {
   const [verdict, verdictClass] = verdictOf(trial);
   return {
     trial_id: trial.trial_id,
@@ -40,7 +48,7 @@ export function rowOf(trial, { label, split }) {
     cells: [
       [conditionLabel(trial.condition, label), trial.evidence === "model" && !label ? "" : "fixture-label"],
       [split ?? "", ""],
-      [verdict, verdictClass],
+      [`${verdict}${recordedBeside(corrected)}`, verdictClass],
       [outcomeText(trial), ""],
       [`${trial.input_tokens ?? "—"} / ${trial.output_tokens ?? "—"}`, "num"],
       [fmt(trial.timings.total_ms, 1), "num"],

@@ -11,7 +11,7 @@
 // (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
 // and each run's two plots are drawn beside the others by plots.js.
 
-import { calibrationPlot, costPlot } from "./plots.js";
+import { calibrationDomain, calibrationPlot, costDomain, costPlot } from "./plots.js";
 import { dl, evidenceLabel, h, notEvidenceLabel, table } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -19,17 +19,19 @@ const TRACE_KIND = "composition-lab-trace";
 const PREDICTIONS_KIND = "composition-lab-predictions";
 
 // Every file as {name, text, kind}; kind is the document's `kind` field, or null.
+// `json`: whether the file parses as JSON at all.
 async function readFiles(files) {
   const read = [];
   for (const file of files) {
     const text = await file.text();
     let kind = null;
+    let json = true;
     try {
       kind = JSON.parse(text)?.kind ?? null;
     } catch {
-      kind = null;
+      json = false;
     }
-    read.push({ name: file.name, text, kind });
+    read.push({ name: file.name, text, kind, json });
   }
   return read;
 }
@@ -51,16 +53,51 @@ function dropZone(zone, input, onFiles) {
   });
 }
 
+// Each part of the verdict with its own mark: the trace, the recorded fields it contradicts,
+// the predictions document (or the one line that says it is of another run).
+function verdictLines(result) {
+  const lines = [];
+  const traceOk = !result.trace_mismatches.length;
+  lines.push([traceOk, traceOk ? "The trace re-derived exactly from its seed and raw trials." : `The trace does not re-derive: ${result.trace_mismatches.length} mismatch(es).`]);
+  if (result.corrections.length) {
+    lines.push([false, `${result.corrections.length} recorded trial field(s) contradict re-derivation: every number is shown and scored as re-derived, the recorded value beside it.`]);
+  }
+  if (result.derive_error) lines.push([false, `The predictions cannot be derived: ${result.derive_error}`]);
+  if (result.predictions_other_run) lines.push([false, `The opened predictions.json is not this run's: ${result.predictions_other_run.replace(/^the predictions document is of another run: /, "")}.`]);
+  else if (result.predictions_mismatches) {
+    const ok = !result.predictions_mismatches.length;
+    lines.push([ok, ok ? "Every number in the opened predictions.json re-derived exactly." : `The opened predictions.json differs from the re-derived numbers: ${result.predictions_mismatches.length} mismatch(es).`]);
+  }
+  return lines;
+}
+
 function verificationView(result) {
-  const lines = [h("p", result.ok ? `✓ ${result.summary}` : `✗ ${result.summary}`, { class: result.ok ? "correct" : "incorrect" })];
+  const lines = verdictLines(result).map(([ok, text]) => h("p", `${ok ? "✓" : "✗"} ${text}`, { class: ok ? "correct" : "incorrect" }));
   const mismatches = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
-  if (result.derive_error) mismatches.push(`the predictions cannot be derived: ${result.derive_error}`);
   if (mismatches.length) {
     const list = h("ul", null, { class: "mismatches" });
     for (const m of mismatches) list.append(h("li", m));
     lines.push(list);
   }
   return lines;
+}
+
+// The verdict at the top of step 4, one line: what a reader must know before any number.
+function stepVerdict(result, name) {
+  const bad = verdictLines(result).filter(([ok]) => !ok);
+  const line = $("#viewing-verdict");
+  line.className = bad.length ? "incorrect" : "correct";
+  line.textContent = bad.length
+    ? `✗ ${name} failed re-derivation (see Open a trace): ${bad.map(([, text]) => text).join(" ")}`
+    : `✓ ${name} re-derived exactly: every number below is re-derived from its seed and raw trials.`;
+}
+
+// A failed open leaves nothing of the previous one on the page.
+function clearOpened(experiment) {
+  const view = $("#open-view");
+  view.replaceChildren();
+  view.hidden = true;
+  experiment.closeOpened();
 }
 
 // `evidence`: what Python shows the run as (trace_open); the model's own label is shown beside it.
@@ -104,6 +141,12 @@ export function setupViewer({ request, experiment }) {
     const traces = read.filter((f) => f.kind === TRACE_KIND);
     const predictions = read.filter((f) => f.kind === PREDICTIONS_KIND);
     const other = read.filter((f) => f.kind !== TRACE_KIND && f.kind !== PREDICTIONS_KIND);
+    clearOpened(experiment);
+    const broken = read.filter((f) => !f.json);
+    if (broken.length) {
+      status.textContent = `Cannot open ${broken.map((f) => f.name).join(", ")}: not valid JSON.`;
+      return;
+    }
     if (traces.length !== 1 || predictions.length > 1 || other.length) {
       status.textContent =
         `Open one trace.json, and optionally its predictions.json (got ${traces.length} trace(s), ` +
@@ -140,7 +183,9 @@ export function setupViewer({ request, experiment }) {
       headerJson: result.header_json,
       trialsJson: result.trials_json,
       predictionsJson: result.predictions_json,
+      corrections: result.corrections,
     });
+    stepVerdict(result, traces[0].name);
     status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
   }
 
@@ -161,21 +206,38 @@ export function setupViewer({ request, experiment }) {
     }
     const view = $("#compare-view");
     const warnings = result.problems.map((p) => h("p", `Warning: ${p}`, { class: "incorrect" }));
+    // the compact summary leads: one row per run and condition, the run column fixed
+    const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
+    lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
+    const all = h("details", null, { class: "compare-all" });
+    all.append(h("summary", `All rows (profiles, held-out tasks, scores): ${result.rows.length}`));
     const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
-    wrap.append(table(result.header, result.rows, "compare-table"));
+    wrap.append(table(result.header, result.rows, "compare-table fixed-first"));
+    all.append(wrap);
+    // every run's plots on the same axes
+    const parsed = docs.map((d) => JSON.parse(d.text));
+    const domains = { calibration: calibrationDomain(parsed), cost: costDomain(parsed) };
     const plots = h("div", null, { class: "compare-plots" });
-    docs.forEach((d, i) => {
-      const doc = JSON.parse(d.text);
+    parsed.forEach((doc, i) => {
       const label = notEvidenceLabel(doc.evidence);
       const figure = h("figure", null, { class: "plot" });
-      figure.append(h("figcaption", result.names[i]), calibrationPlot(doc, { label }), costPlot(doc, { label }));
+      figure.append(
+        h("figcaption", result.names[i]),
+        calibrationPlot(doc, { label, domain: domains.calibration }),
+        costPlot(doc, { label, domain: domains.cost }),
+      );
       plots.append(figure);
     });
-    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, wrap, plots);
+    const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
+    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  dropZone($("#open-drop"), $("#open-files"), (files) => open(files).catch((error) => (status.textContent = error.message)));
-  dropZone($("#compare-drop"), $("#compare-files"), (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message)));
+  const opening = (files) => open(files).catch((error) => (status.textContent = error.message));
+  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message));
+  dropZone($("#open-drop"), $("#open-files"), opening);
+  dropZone($("#compare-drop"), $("#compare-files"), comparing);
+  // site/runs_panel.js shows and compares stored runs through the same paths
+  return { open: opening, compare: comparing };
 }

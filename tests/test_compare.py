@@ -92,3 +92,28 @@ def test_unreadable_run_is_a_clear_error(tmp_path):
     done = compare(bad)
     assert done.returncode == 1 and "not a predictions document" in done.stderr
     assert str(bad) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_summary_leads_and_a_run_compared_with_itself_is_flagged(runs, tmp_path):
+    """Issue 25 item 7: one summary row per run and condition (both predictors' Brier with
+    intervals and skill, their paired difference, cost error) before every row, the difference
+    across runs over seeds, and a warning when the same run is compared with itself."""
+    from pyapp.predict import compare as module
+
+    a, b, *_ = runs
+    done = compare(a, b)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.index("Summary:") < out.index("All rows:")
+    summary = out[out.index("Summary:") : out.index("All rows:")].splitlines()
+    assert summary[1].split()[:2] == ["run", "evidence"]
+    assert sum(line.startswith(("A ", "B ")) and "model-only" in line for line in summary) == 2
+    assert any(line.startswith("across runs (seeds)") and "2 runs" in line for line in summary)
+    assert "WARNING" not in out
+
+    again = tmp_path / "again" / "predictions.json"
+    again.parent.mkdir()
+    again.write_text(a.read_text(encoding="utf-8"), encoding="utf-8")
+    done = compare(a, again)
+    assert "it is compared with itself" in done.stdout, done.stdout
+    assert module.SUMMARY_HEADER[4] == "Brier, product [95%]"

@@ -333,7 +333,14 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
     trace["trials"][3]["result"] = 12345  # a tampered observation
     tampered = to_json(open_run(trace, predictions))
     assert not tampered["ok"] and tampered["trace_mismatches"]
-    assert all("trials[3]" in m for m in tampered["trace_mismatches"])
+    # named by trial and field (issue 25), shown and scored as re-derived, recorded beside
+    named = trace["trials"][3]["trial_id"]
+    assert all(m.startswith(f"{named}") for m in tampered["trace_mismatches"] if "summary" not in m)
+    assert any(
+        m.startswith(f"{named} · result: recorded 12345") for m in tampered["trace_mismatches"]
+    )
+    assert json.loads(tampered["trials_json"][3])["result"] != 12345
+    assert {c["field"] for c in tampered["corrections"]} >= {"result"}
     with pytest.raises(RunInputError, match="is not a trace"):
         open_run({"schema_version": "trace/1"})
 
@@ -360,7 +367,9 @@ def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: 
         )
     )
     assert page["csv"] == (tmp_path / "cli.csv").read_text("utf-8")
-    assert page["problems"] == [] and "not a confirmatory" in page["disclaimer"]
+    # one document twice is one run compared with itself: said (issue 25 item 7)
+    assert [p.split(" (")[0] for p in page["problems"]] == ["A and B are the same run"]
+    assert "not a confirmatory" in page["disclaimer"]
     assert page["header"][:5] == ["run", "model", "evidence", "condition", "item"]
 
     # the page only knows file names, and every run's file is predictions.json
@@ -418,3 +427,12 @@ def test_a_synthetic_run_is_labelled_never_model_evidence(tmp_path: Path) -> Non
     assert "SYNTHETIC VALIDATION MODEL — NOT MODEL EVIDENCE" in text
     assert text.count("synthetic validation model — not model evidence") >= 3  # banner, plots
     assert "MODEL EVIDENCE</strong>" not in text.replace("NOT MODEL EVIDENCE</strong>", "")
+
+
+def test_the_report_says_what_each_brier_score_means(fixture_report) -> None:
+    """Issue 25 item 8: beside each Brier score, its skill against the pooled profile rate,
+    its decomposition, and the two predictors' paired difference."""
+    done, text = fixture_report
+    assert done.returncode == 0, done.stderr
+    assert 'class="skill"' in text and "Reference Brier (pooled profile rate)" in text
+    assert "product − state-aware" in text and "Reliability" in text

@@ -68,9 +68,10 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
 @pytest.mark.parametrize(
     ("version", "absent"),
     [
-        ("predictions/3", ()),
-        ("predictions/2", ("state_aware",)),
-        ("predictions/1", ("state_aware", "revision_note", "interrupted")),
+        # `skill` (issue 25) is newer than all three
+        ("predictions/3", ("skill",)),
+        ("predictions/2", ("state_aware", "skill")),
+        ("predictions/1", ("state_aware", "revision_note", "interrupted", "skill")),
     ],
 )
 def test_both_predictors_side_by_side_and_older_documents_still_read(version, absent):

@@ -97,3 +97,24 @@ def test_strip_volatile_makes_two_runs_of_a_seed_equal(trace):
     a, b = to_json(trace), to_json(again)
     assert a != b  # run ids and timings differ
     assert strip_volatile(a) == strip_volatile(b)
+
+
+def test_the_python_version_is_never_silently_cut() -> None:
+    """Issue 25 item 12: CPython keeps 80 characters of the compiler in `sys.version`;
+    Pyodide's is longer. The recorded string says it was cut and closes what it opened."""
+    import sys
+
+    from pyapp.records.trace import python_description
+
+    v = sys.version_info
+    cut = (
+        f"{v.major}.{v.minor}.{v.micro} (main, Sep 14 2026, 03:03:51) [Clang 23.0.0git "
+        "(https:/github.com/llvm/llvm-project e5927fecf8a6ce89e1a4eac5b8"
+    )
+    said = python_description(cut)
+    assert said.endswith(
+        "e5927fecf8a6ce89e1a4eac5b8…)] (compiler name cut by CPython at 80 characters)"
+    )
+    whole = f"{v.major}.{v.minor}.{v.micro} (main, May  9 2026, 07:35:25) [GCC 12.2.0]"
+    assert python_description(whole) == whole
+    assert python_description().startswith(f"{v.major}.{v.minor}.{v.micro}")

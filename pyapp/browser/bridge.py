@@ -15,7 +15,6 @@ requests answer `bad_request` ("not available here").
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -24,12 +23,12 @@ from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.session import Context, Session, browser_info, task_params
-from pyapp.browser.viewer import compare_runs, open_run
+from pyapp.browser.viewer import compare_runs, open_run, report_of
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
-from pyapp.records.trace import TaskRecord
+from pyapp.records.trace import TaskRecord, python_description
 from pyapp.report.run_folder import RunInputError
 from pyapp.tasks.sympy_oracle import check
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
@@ -44,7 +43,7 @@ awaitable of it)."""
 
 def _hello(request: m.Hello, ctx: Context) -> m.Versions:
     return m.Versions(
-        python=sys.version, pyapp_version=__version__, generator_version=GENERATOR_VERSION
+        python=python_description(), pyapp_version=__version__, generator_version=GENERATOR_VERSION
     )
 
 
@@ -153,6 +152,15 @@ def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
         raise RequestError("bad_request", str(error)) from None
 
 
+def _run_report(request: m.RunReport, ctx: Context) -> m.ReportHtml:
+
+    docs = _documents({"the trace": request.trace_json})
+    try:
+        return report_of(docs["the trace"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
 def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> m.SyntheticChosen:
     return session().select_synthetic(request)
 
@@ -213,6 +221,7 @@ HANDLERS: dict[type[m.Request], Handler] = {
     m.JournalGenerate: _journal_generate,
     m.TraceOpen: _trace_open,
     m.CompareRuns: _compare_runs,
+    m.RunReport: _run_report,
 }
 """The one handler table: request record → handler(record, context) → that request's
 `RESULT` record (each handler's annotations say so; `handle_async` checks what it returns)."""

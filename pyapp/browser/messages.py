@@ -29,7 +29,7 @@ from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
 from pyapp.errors import LabError
 from pyapp.predict.predictor import FrozenProfile, Prediction
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
-from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS, Completion, ModelProvenance
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 from pyapp.synthetic.language import structure_notes
@@ -218,6 +218,19 @@ class PauseCause:
 
 
 @dataclass(frozen=True)
+class PlanLeft:
+    """Trials not observed yet of one phase and condition (the page's ETA estimates each
+    group from its own measured trials: site/eta.js)."""
+
+    phase: Literal["measure", "heldout"]
+    """The phase."""
+    condition: str
+    """The condition."""
+    trials: int
+    """Trials of that phase and condition not observed yet."""
+
+
+@dataclass(frozen=True)
 class SweepState:
     """`sweep_start`, `sweep_resume`, `sweep_state`: a sweep's state as Python decides it; the
     page draws it as it is."""
@@ -258,6 +271,9 @@ class SweepState:
     """The run's id."""
     summary: Summary
     """Counts over the trials observed (the page's caption shows them as they are)."""
+    left: tuple[PlanLeft, ...] = ()
+    """What `measure_left` and `heldout_left` hold, per phase and condition (non-zero
+    groups only, in plan order)."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +359,21 @@ class JournalKept:
 
 
 @dataclass(frozen=True)
+class CorrectedField:
+    """A recorded trial field that re-derivation contradicts: the page shows the re-derived
+    value, with the recorded one beside it."""
+
+    trial_id: str
+    """The trial (`model-only/recurrence-1`)."""
+    field: str
+    """The trial's field (`correct`, `outcome`, ...)."""
+    recorded_json: str
+    """The recorded value, as JSON text."""
+    rederived_json: str
+    """The re-derived value, as JSON text."""
+
+
+@dataclass(frozen=True)
 class OpenedTrace:
     """`trace_open`: what `reproduce` and `score` say of a trace opened from disk, and the
     texts the page draws it from."""
@@ -364,7 +395,23 @@ class OpenedTrace:
     header_json: str
     """The trace without its trials, as Python's text."""
     trials_json: tuple[str, ...]
-    """Each trial as Python's text."""
+    """Each trial as Python's text, every derivable field as re-derived (never a recorded
+    verdict that re-derivation contradicts)."""
+    corrections: tuple[CorrectedField, ...] = ()
+    """Each recorded trial field that differs from its re-derived value."""
+    predictions_other_run: str | None = None
+    """One plain line when the opened predictions document is of another run (run ids or
+    models differ); its numbers are then not compared one by one."""
+
+
+@dataclass(frozen=True)
+class ReportHtml:
+    """`run_report`: a run's report, as `python -m pyapp report` writes it."""
+
+    html: str
+    """The report: one HTML document (no script, nothing loaded)."""
+    name: str
+    """The file name to save it under (`report-<evidence>-<run id>.html`)."""
 
 
 @dataclass(frozen=True)
@@ -385,6 +432,11 @@ class ComparedRuns:
     """The table as Markdown."""
     csv: str
     """The table as CSV."""
+    summary_header: tuple[str, ...] = ()
+    """The compact summary's columns (`pyapp.predict.compare.SUMMARY_HEADER`)."""
+    summary_rows: tuple[tuple[str, ...], ...] = ()
+    """One row per run and condition (both predictors' Brier with intervals and skill, their
+    paired difference, cost error), then the difference across runs per condition."""
 
 
 @dataclass(frozen=True)
@@ -413,7 +465,9 @@ RESULTS: tuple[type, ...] = (
     TraceText,
     PredictionsText,
     JournalKept,
+    CorrectedField,
     OpenedTrace,
+    ReportHtml,
     ComparedRuns,
 )
 """Every result record (each request names its own as `RESULT`)."""
@@ -625,6 +679,17 @@ class TraceOpen(Request):
 
 
 @dataclass(frozen=True)
+class RunReport(Request):
+    """The report of a run the page holds (a sweep stored in this browser), written by the
+    page's own Python with the code of `python -m pyapp report`."""
+
+    TYPE: ClassVar[str] = "run_report"
+    RESULT: ClassVar[type] = ReportHtml
+    trace_json: str
+    """The run's trace as text."""
+
+
+@dataclass(frozen=True)
 class OpenedRun:
     """One finished run to compare: its predictions document as read from disk."""
 
@@ -663,6 +728,7 @@ REQUESTS: tuple[type[Request], ...] = (
     SweepPredictions,
     JournalGenerate,
     TraceOpen,
+    RunReport,
     CompareRuns,
 )
 """Every request the page may send, in the order the docs list them."""
@@ -947,6 +1013,7 @@ def constants() -> dict[str, JSON]:
         "CONTROL_LABEL": CONTROL_LABEL,
         "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
+        "EVIDENCE_MEANINGS": dict(EVIDENCE_MEANINGS),
         "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},

@@ -44,6 +44,7 @@ from pyapp.browser.messages import (
     JournalGenerate,
     JournalKept,
     PauseCause,
+    PlanLeft,
     PredictionsText,
     RequestError,
     RunEnded,
@@ -188,8 +189,15 @@ class Session:
 
     def state(self) -> SweepState:
         sweep = self._sweep()
-        measure_left = len(plan(sweep, "measure"))
-        heldout_left = len(plan(sweep, "heldout"))
+        phases: tuple[Literal["measure", "heldout"], ...] = ("measure", "heldout")
+        plans = {phase: plan(sweep, phase) for phase in phases}
+        measure_left, heldout_left = len(plans["measure"]), len(plans["heldout"])
+        left = tuple(
+            PlanLeft(phase=phase, condition=c, trials=n)
+            for phase, pending in plans.items()
+            for c in sweep.conditions
+            if (n := sum(1 for condition, _ in pending if condition == c))
+        )
         frozen = sorted(sweep.frozen_conditions())
         model_conditions = [c for c in sweep.conditions if c in MODEL_CONDITIONS]
         all_frozen = all(c in frozen for c in model_conditions)
@@ -225,6 +233,7 @@ class Session:
             journal=len(sweep.journal),
             run_id=sweep.run_id,
             summary=summarise(tuple(sweep.trials)),
+            left=left,
         )
 
     # ---- requests --------------------------------------------------------------------

@@ -15,14 +15,22 @@ unreadable document raises `RunInputError` (one line).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import ComparedRuns, OpenedTrace
+from pyapp.browser.messages import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
-from pyapp.records.trace import upgrade
-from pyapp.report.run_folder import RunInputError, read_trace, verify_documents
+from pyapp.report.page import render
+from pyapp.report.run_folder import (
+    RunFolder,
+    RunInputError,
+    other_run,
+    read_trace,
+    verify,
+    verify_documents,
+)
 from pyapp.report.sections import run_evidence
 
 
@@ -31,34 +39,59 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
 
     Result: `pyapp.browser.messages.OpenedTrace` — the run's label (`control`, `fixture`,
     `synthetic` or `model`: `pyapp.records.evidence.run_evidence`; the page words it from
-    `EVIDENCE_LABELS`), every mismatch, the derived predictions document, and the header and
-    trials as Python's text (what the page's renderers draw a live run from)."""
+    `EVIDENCE_LABELS`), every mismatch (named by trial and field), each recorded field that
+    re-derivation contradicts, the predictions document derived from the trace *as
+    re-derived*, and the header and trials as re-derived (what the page draws)."""
     trace = read_trace(trace_json)
-    document = upgrade(trace_json)  # what the page draws: a trace/1 document as trace/2
     v = verify_documents(trace, trace_json, predictions_json)
+    document = v.rederived_json  # a trace/1 document as trace/2, every verdict re-derived
     lines = []
     if v.trace_mismatches:
         lines.append(f"{len(v.trace_mismatches)} mismatch(es): the trace does not re-derive")
     else:
         lines.append(f"re-derived exactly: {len(trace.tasks)} tasks and {len(trace.trials)} trials")
+    if v.corrections:
+        lines.append(
+            f"{len(v.corrections)} recorded trial field(s) contradicted: shown and scored as "
+            "re-derived"
+        )
     if v.derive_error:
         lines.append(f"the predictions cannot be derived: {v.derive_error}")
+    other = None
     if v.predictions_mismatches is not None:
-        lines.append(
-            f"predictions: {len(v.predictions_mismatches)} mismatch(es)"
-            if v.predictions_mismatches
-            else "every number in the predictions document re-derived exactly"
-        )
+        other = other_run(trace, predictions_json)
+        if other is not None:
+            lines.append(other)
+        elif v.predictions_mismatches:
+            lines.append(f"predictions: {len(v.predictions_mismatches)} mismatch(es)")
+        else:
+            lines.append("every number in the predictions document re-derived exactly")
     return OpenedTrace(
         evidence=run_evidence(trace),
         ok=v.ok,
         trace_mismatches=tuple(v.trace_mismatches),
-        predictions_mismatches=v.predictions_mismatches,
+        predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,
         predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
         summary="; ".join(lines),
         header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
         trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
+        corrections=tuple(
+            CorrectedField(c.trial_id, c.field, json.dumps(c.recorded), json.dumps(c.rederived))
+            for c in v.corrections
+        ),
+        predictions_other_run=other,
+    )
+
+
+def report_of(trace_json: Any) -> ReportHtml:
+    """The report of a run the page holds, as `python -m pyapp report` writes it (the folder
+    is named after the run; the numbers are derived from the trace, never taken from it)."""
+    trace = read_trace(trace_json)
+    folder = RunFolder(Path(f"run-{trace.run.run_id[:8]}"), trace, trace_json, None, None)
+    evidence = run_evidence(trace)
+    return ReportHtml(
+        html=render(folder, verify(folder)), name=f"report-{evidence}-{trace.run.run_id}.html"
     )
 
 
@@ -91,12 +124,15 @@ def compare_runs(runs: Any) -> ComparedRuns:
     problems = compare.incompatibilities(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
+    summary = compare.summary(names, docs)
     return ComparedRuns(
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),
         header=tuple(header),
         rows=tuple(tuple(row) for row in body),
-        markdown=compare.to_markdown(all_rows, problems),
+        markdown=compare.to_markdown(all_rows, problems, summary),
         csv=compare.to_csv(all_rows),
+        summary_header=tuple(compare.SUMMARY_HEADER),
+        summary_rows=tuple(tuple(row) for row in summary),
     )

@@ -50,6 +50,7 @@ from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.matrix.plan import plan_schema
 from pyapp.matrix.state import state_schema
 from pyapp.predict import compare
+from pyapp.predict.compare import skill_lines
 from pyapp.predict.predictor import predictions_schema, read_predictions, score_trace
 from pyapp.records import faults
 from pyapp.records import trace as trace_module
@@ -257,6 +258,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"Brier (all steps) {_fmt(s.brier_all_steps)}; n = {s.n}; "
             f"cost MAE {_fmt(s.cost.mean_absolute_error_ms, 1)} ms"
         )
+        for line in skill_lines(result):  # what the Brier score means (pyapp.predict.skill)
+            print(f"  {line}")
     if out is not None:
         write_output(out, written)
         print(f"\nwrote {args.out}")
@@ -300,10 +303,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if seeds is not None and differ is None:
         problems.append(seeds)
     all_rows = compare.rows(names, docs)
-    print(compare.to_text(all_rows, problems), end="")
+    summary = compare.summary(names, docs)  # the compact summary leads, as on the page
+    print(compare.to_text(all_rows, problems, summary), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
-        texts.append(compare.to_markdown(all_rows, problems))
+        texts.append(compare.to_markdown(all_rows, problems, summary))
     for target, text in zip(outputs, texts, strict=True):
         write_output(target, text)
         print(f"wrote {target}")

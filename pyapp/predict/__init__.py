@@ -1,3 +1,5 @@
 """Profiles, predictions and scoring: the product predictor and its scores (``predictor``),
 the state-aware predictor (``state_aware``), Wilson intervals and Brier scores
-(``metrics``), and laying runs side by side (``compare``)."""
+(``metrics``), what a Brier score means — skill against a reference forecast, Murphy's
+decomposition, the two predictors' paired difference with intervals (``skill``) — and
+laying runs side by side (``compare``)."""

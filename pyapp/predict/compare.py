@@ -9,6 +9,13 @@ version. Runs whose parameters differ are refused (`parameter_differences`) unle
 caller asks to describe them anyway, and then the first line says so. Runs of different
 seeds under the same parameters are pooled, their seeds named (`seed_note`). Prompt versions
 that differ are flagged.
+A run compared with itself is flagged too.
+
+`summary` leads: one row per run and condition (evidence, n, both predictors' Brier scores
+with 95 % intervals and skill against the profile's pooled rate, their paired difference,
+cost error), then, per condition in several runs, the difference across runs (over seeds:
+`pyapp.predict.skill.across_runs`). The page's Compare and `python -m pyapp compare` print
+the same tables from this module.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict import skill
+from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 from pyapp.records.chain import canonical
 
 DISCLAIMER = (
@@ -40,7 +48,10 @@ class Row:
 
 
 def _f(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A number to `digits` places; one that rounds to zero is shown as 0, never -0."""
+    if value is None:
+        return "—"
+    return f"{0.0 if abs(value) < 0.5 * 10**-digits else value:.{digits}f}"
 
 
 UNRECORDED = "not recorded (predictions/3 or older)"
@@ -106,7 +117,117 @@ def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument])
         if len(set(per_run.values())) > 1:
             shown = "; ".join(f"{run}: {value}" for run, value in per_run.items())
             problems.append(f"{what} differ between runs ({shown})")
+    heldout: dict[str, dict[str, tuple[str, ...]]] = {}
+    for name, doc in zip(names, docs, strict=True):
+        for result in doc.conditions:
+            kind = str(result.frozen.profile.condition)
+            heldout.setdefault(kind, {})[name] = result.frozen.heldout_task_ids
+    for kind, tasks_of_run in heldout.items():
+        if len(set(tasks_of_run.values())) > 1:
+            sizes = "; ".join(f"{run}: {len(ids)} tasks" for run, ids in tasks_of_run.items())
+            problems.append(
+                f"held-out tasks of {kind} differ between runs (task parameters differ: "
+                f"{sizes}): their scores are not over the same tasks"
+            )
+    seen: dict[str, str] = {}
+    for name, doc in zip(names, docs, strict=True):
+        if doc.trace_run_id in seen:
+            problems.append(
+                f"{seen[doc.trace_run_id]} and {name} are the same run "
+                f"({doc.trace_run_id[:8]}): it is compared with itself"
+            )
+        seen.setdefault(doc.trace_run_id, name)
     return problems
+
+
+def _interval(i: skill.Interval | None, digits: int = 3) -> str:
+    if i is None:
+        return "—"
+    if i.low is None or i.high is None:
+        return f"{_f(i.mean, digits)} (n={i.n}: no interval)"
+    return f"{_f(i.mean, digits)} [{_f(i.low, digits)}, {_f(i.high, digits)}]"
+
+
+def skill_scores(result: ConditionResult) -> skill.SkillScores:
+    """The condition's skill scores: the document's, or derived from its own numbers (a
+    document written before they existed)."""
+    if result.skill is not None:
+        return result.skill
+    return skill_of(result.frozen, result.predictions, result.observations, result.state_aware)
+
+
+def skill_lines(result: ConditionResult) -> list[str]:
+    """What `python -m pyapp score` prints beside a condition's Brier score."""
+    s = skill_scores(result)
+    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)}"]
+    for name, p in (("product", s.product), ("state-aware", s.state_aware)):
+        if p is None:
+            continue
+        d = p.decomposition
+        parts = (
+            "—"
+            if d is None
+            else (
+                f"reliability {d.reliability:.4f}, resolution {d.resolution:.4f}, "
+                f"uncertainty {d.uncertainty:.4f}"
+            )
+        )
+        lines.append(
+            f"{name}: Brier {_interval(p.brier, 4)}; skill {_f(p.skill)} "
+            f"(reference Brier {_f(p.brier_reference, 4)}); {parts}"
+        )
+    lines.append(f"product − state-aware (paired over tasks): {_interval(s.difference, 4)}")
+    return lines
+
+
+SUMMARY_HEADER = [
+    "run",
+    "evidence",
+    "condition",
+    "n",
+    "Brier, product [95%]",
+    "skill, product",
+    "Brier, state-aware [95%]",
+    "skill, state-aware",
+    "product − state-aware [95%]",
+    "cost MAE ms",
+]
+"""The compact summary's columns (both predictors against final correctness; skill against
+the profile's pooled success rate)."""
+
+
+def summary(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[list[str]]:
+    """One row per run and condition, then one `across runs` row per condition observed in
+    two or more runs (the mean of the runs' paired differences, 95 % interval over runs)."""
+    body: list[list[str]] = []
+    differences: dict[str, list[float]] = {}
+    for name, doc in zip(names, docs, strict=True):
+        for result in doc.conditions:
+            s = skill_scores(result)
+            condition = result.frozen.profile.condition
+            aware = s.state_aware
+            body.append(
+                [
+                    name,
+                    doc.evidence,
+                    condition + (" [exploratory]" if result.frozen.exploratory else ""),
+                    str(result.scores.n),
+                    _interval(s.product.brier),
+                    _f(s.product.skill),
+                    "—" if aware is None else _interval(aware.brier),
+                    "—" if aware is None else _f(aware.skill),
+                    _interval(s.difference),
+                    _f(result.scores.cost.mean_absolute_error_ms, 1),
+                ]
+            )
+            if s.difference is not None:
+                differences.setdefault(condition, []).append(s.difference.mean)
+    for kind, values in differences.items():
+        if len(values) >= 2:
+            across = skill.across_runs(values)
+            cells = ["across runs (seeds)", "—", kind, f"{len(values)} runs"]
+            body.append([*cells, "—", "—", "—", "—", _interval(across), "—"])
+    return body
 
 
 def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]:
@@ -201,25 +322,42 @@ def to_csv(all_rows: Sequence[Row]) -> str:
     return buffer.getvalue()
 
 
-def to_markdown(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
+def _markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
+    return lines
+
+
+def to_markdown(
+    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+) -> str:
     header, body = table(all_rows)
     lines = [f"> {DISCLAIMER}", ""]
     lines += [f"> **Warning:** {p}" for p in problems]
     if problems:
         lines.append("")
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "---|" * len(header))
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
+    if summary_rows:
+        lines += [*_markdown_table(SUMMARY_HEADER, summary_rows), ""]
+    lines += _markdown_table(header, body)
     return "\n".join(lines) + "\n"
 
 
-def to_text(all_rows: Sequence[Row], problems: Sequence[str]) -> str:
-    header, body = table(all_rows)
+def _text_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
     widths = [
         max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)
     ]
-    lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
     for row in body:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return lines
+
+
+def to_text(
+    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+) -> str:
+    header, body = table(all_rows)
+    lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
+    if summary_rows:
+        lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows), "", "All rows:"]
+    lines += _text_table(header, body)
     return "\n".join(lines) + "\n"

@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pyapp.conditions.run import exact_op, plan_route, resolve_operand
-from pyapp.predict import state_aware
+from pyapp.predict import skill, state_aware
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -39,6 +39,7 @@ from pyapp.predict.metrics import (
     cost_errors,
     wilson_interval,
 )
+from pyapp.predict.skill import SkillScores
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
 from pyapp.records.frozen import TaskSetIdentity, task_set_identity
@@ -319,6 +320,10 @@ class ConditionResult:
     state_aware: StateAwareResult | None
     """The state-aware predictor, side by side; null only in documents upgraded from
     predictions/1 or predictions/2."""
+    skill: SkillScores | None = field(default=None, metadata={"optional_on_read": True})
+    """Both predictors' Brier skill against the reference forecast frozen with the profile
+    (its pooled success rate), their decompositions and 95 % intervals, and their paired
+    difference (`pyapp.predict.skill`); null in documents written before it existed."""
 
 
 @dataclass(frozen=True)
@@ -666,6 +671,7 @@ def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult
             if trial.condition == record.condition and trial.task_id in heldout_ids
         )
         chain = record.condition == "controlled-chain"
+        aware = state_aware_result(trace, record, by_id, observations)
         results.append(
             ConditionResult(
                 frozen=frozen,
@@ -674,10 +680,61 @@ def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult
                 predictions=predictions,
                 observations=observations,
                 scores=score(predictions, observations, chain),
-                state_aware=state_aware_result(trace, record, by_id, observations),
+                state_aware=aware,
+                skill=skill_of(frozen, predictions, observations, aware),
             )
         )
     return results
+
+
+def skill_of(
+    frozen: FrozenProfile,
+    predictions: Sequence[Prediction],
+    observations: Sequence[Observation],
+    aware: StateAwareResult | None,
+) -> SkillScores:
+    """Both predictors' skill against the profile's pooled success rate, on the observations
+    each scores (those `score` pairs), and their difference on the tasks both scored."""
+    ops = frozen.profile.ops
+    reference = skill.pooled_rate([o.successes for o in ops], [o.trials for o in ops])
+    product = {p.task_id: p.probability for p in predictions if p.probability is not None}
+    other = {} if aware is None else {p.task_id: p.probability for p in aware.predictions}
+    mine = [o for o in observations if o.task_id in product]
+    theirs = [o for o in observations if other.get(o.task_id) is not None]
+    both = [o for o in mine if other.get(o.task_id) is not None]
+
+    def of(chosen: Sequence[Observation], probabilities: dict[str, float | None]) -> list[float]:
+        return [probabilities[o.task_id] or 0.0 for o in chosen]
+
+    return SkillScores(
+        reference=skill.REFERENCE,
+        reference_probability=reference,
+        product=skill.predictor_skill(
+            of(mine, dict(product)), [o.final_correct for o in mine], reference
+        ),
+        state_aware=None
+        if aware is None
+        else skill.predictor_skill(of(theirs, other), [o.final_correct for o in theirs], reference),
+        difference=skill.paired_difference(
+            of(both, dict(product)), of(both, other), [o.final_correct for o in both]
+        ),
+    )
+
+
+def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
+    """`derived` without the additive optional fields (`skill`) that `recorded` — a document
+    of the same version written before they existed — lacks, so that it still re-derives."""
+    if not isinstance(recorded, dict) or not isinstance(derived, dict):
+        return derived
+    kept = recorded.get("conditions")
+    if not isinstance(kept, list) or not all(isinstance(c, dict) for c in kept):
+        return derived
+    if all("skill" in c for c in kept):
+        return derived
+    return dict(
+        derived,
+        conditions=[{k: v for k, v in c.items() if k != "skill"} for c in derived["conditions"]],
+    )
 
 
 def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
@@ -730,9 +787,9 @@ def state_aware_result(
 def as_version(document: JSON, version: str) -> JSON:
     """A derived predictions document (JSON) as an older schema version held it."""
     dropped = {
-        "predictions/1": ("state_aware", "revision_note", "interrupted"),
-        "predictions/2": ("state_aware",),
-        "predictions/3": (),
+        "predictions/1": ("state_aware", "revision_note", "interrupted", "skill"),
+        "predictions/2": ("state_aware", "skill"),
+        "predictions/3": ("skill",),
     }.get(version)
     if dropped is None:
         return document

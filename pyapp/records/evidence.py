@@ -26,6 +26,18 @@ EVIDENCE_LABELS: dict[Evidence, str] = {
 """The label shown beside a run's numbers, per evidence kind (the report's banner is it in
 capitals)."""
 
+EVIDENCE_MEANINGS: dict[Evidence, str] = {
+    "control": "a control of the interpreter and the verifier, not a measurement of a model",
+    "fixture": "a pipeline check with a test fixture, not a measurement of a model",
+    "synthetic": (
+        "a validation against a synthetic model of known error structure: it checks the "
+        "pipeline and the predictor, not a language model"
+    ),
+    "model": "a measurement of the loaded model",
+}
+"""What the numbers of a run of each evidence kind are (the page and the report say it beside
+the label; a synthetic run is a validation, not "a pipeline check")."""
+
 FIXTURE_SOURCES = ("bundled-fixture", "scripted")
 """Model sources that are test fixtures whatever their label says."""
 

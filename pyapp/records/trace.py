@@ -637,13 +637,34 @@ def new_trial(
     )
 
 
+COMPILER_LIMIT = 80
+"""CPython's `Py_GetVersion` keeps at most this many characters of the compiler string."""
+
+
+def python_description(version: str | None = None) -> str:
+    """`sys.version`, never silently cut: CPython's own string keeps only 80 characters of
+    the compiler (`[Clang 23.0.0git (https:/github.com/llvm/llvm-project e5927f…` in
+    Pyodide, brackets left open, the single slash CPython's own); such a string is closed and
+    said to be cut, and the version numbers come whole from `sys.version_info`."""
+    text = sys.version if version is None else version
+    head, bracket, compiler = text.partition("[")
+    if bracket and not compiler.endswith("]"):
+        opened = compiler.count("(") - compiler.count(")")
+        note = f"(compiler name cut by CPython at {COMPILER_LIMIT} characters)"
+        compiler = f"{compiler}…{')' * max(opened, 0)}] {note}"
+        text = f"{head}{bracket}{compiler}"
+    info = sys.version_info
+    exact = f"{info.major}.{info.minor}.{info.micro}"
+    return text if text.startswith(exact) else f"{exact}: {text}"
+
+
 def environment(clock: ClockInfo, browser: BrowserInfo | None = None) -> Environment:
     runtime: Literal["cpython", "pyodide"] = (
         "pyodide" if sys.platform == "emscripten" else "cpython"
     )
     return Environment(
         runtime=runtime,
-        python=sys.version,
+        python=python_description(),
         platform=platform.platform(),
         pyapp_version=__version__,
         clock=clock,

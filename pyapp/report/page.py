@@ -13,6 +13,7 @@ from pyapp.report import sections
 from pyapp.report.markup import Markup, el, join
 from pyapp.report.plots import calibration_svg, cost_svg
 from pyapp.report.run_folder import RunFolder, Verification
+from pyapp.report.skill_table import skill_table
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 """Nothing loads, nothing runs: the report is text, tables and inline SVG."""
@@ -153,6 +154,7 @@ def _results(verification: Verification, not_evidence: str | None) -> Markup:
             {"id": "scores"},
             el("h2", None, "Scores"),
             sections.scores(doc.conditions, doc.interpretation, not_evidence),
+            skill_table([c for c in doc.conditions if c.observations]),
             plots,
         ),
     )

@@ -10,6 +10,7 @@ them number for number. A report shows the derived numbers, never the supplied o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from pyapp.records import trace as records
 from pyapp.records.base import RecordError
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document
 from pyapp.records.trace import Trace
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify.reproduce import Correction, rederive, reproduce, reproduce_predictions
+
+_TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 
 
 class RunInputError(LabError, ValueError):
@@ -60,6 +63,11 @@ class Verification:
     or when they cannot be derived."""
     derive_error: str | None
     """Why the predictions could not be derived, when a frozen profile exists."""
+    corrections: tuple[Correction, ...] = ()
+    """Each recorded trial field that re-derivation contradicts (the derived numbers use
+    the re-derived value)."""
+    rederived_json: Any = None
+    """The trace with every derivable trial field as re-derived (what is drawn)."""
 
     @property
     def ok(self) -> bool:
@@ -106,21 +114,68 @@ def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
     return trace
 
 
+def named(mismatch: str, trace: Trace) -> str:
+    """A mismatch as a person looks for it: `$.trials[726].correct: …` becomes
+    `model-only/recurrence-1 · correct: …` (the trial and the field, not the array index)."""
+    found = _TRIAL_PATH.match(mismatch)
+    if found is None or int(found["index"]) >= len(trace.trials):
+        return mismatch
+    trial = trace.trials[int(found["index"])]
+    rest = found["rest"].lstrip(".")
+    field = rest.split(":", 1)
+    if rest.startswith(":") or not rest:
+        return f"{trial.trial_id}{rest}"
+    return f"{trial.trial_id} · {field[0]}:{field[1]}" if len(field) == 2 else mismatch
+
+
+def other_run(trace: Trace, predictions_json: Any) -> str | None:
+    """One plain line when a predictions document is of another run than the trace (run
+    ids or models differ): its numbers are then not compared one by one."""
+    if not isinstance(predictions_json, dict):
+        return None
+    run_id = predictions_json.get("trace_run_id")
+    models = set()
+    for condition in predictions_json.get("conditions") or ():
+        frozen = condition.get("frozen") if isinstance(condition, dict) else None
+        if isinstance(frozen, dict):
+            models.add(f"{frozen.get('model_id')} @ {frozen.get('model_revision')}")
+    model = trace.model
+    ours = f"{model.model_id} @ {model.revision}" if model is not None else "no model"
+    differ = []
+    if run_id != trace.run.run_id:
+        differ.append(f"run ids differ (trace {trace.run.run_id}, predictions {run_id})")
+    if models and models != {ours}:
+        differ.append(f"models differ (trace {ours}, predictions {', '.join(sorted(models))})")
+    if not differ:
+        return None
+    return "the predictions document is of another run: " + "; ".join(differ)
+
+
 def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None) -> Verification:
-    """Re-derive a trace and its predictions; compare a predictions document with them."""
-    trace_mismatches = tuple(str(m) for m in reproduce(trace_json))
+    """Re-derive a trace and its predictions; compare a predictions document with them.
+
+    The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
+    rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
+    trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json))
+    rederived_json, corrections = rederive(trace_json)
+    rederived = read_trace(rederived_json) if corrections else trace
     derived, error = None, None
     if trace.model is not None and trace.freezes:
         try:
-            derived = score_trace(trace)
+            derived = score_trace(rederived)
         except ValueError as failure:
             error = str(failure)
     predictions_mismatches = None
     if predictions_json is not None:
-        predictions_mismatches = tuple(
-            str(m) for m in reproduce_predictions(trace_json, predictions_json)
+        elsewhere = other_run(trace, predictions_json)
+        predictions_mismatches = (
+            (elsewhere,)
+            if elsewhere is not None
+            else tuple(str(m) for m in reproduce_predictions(rederived_json, predictions_json))
         )
-    return Verification(trace_mismatches, predictions_mismatches, derived, error)
+    return Verification(
+        trace_mismatches, predictions_mismatches, derived, error, tuple(corrections), rederived_json
+    )
 
 
 def verify(folder: RunFolder) -> Verification:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.evidence import run_evidence as evidence_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
@@ -37,8 +37,8 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
+    if isinstance(value, float):  # a value that rounds to zero is 0, never -0
+        return f"{0.0 if abs(value) < 0.5 * 10**-digits else value:.{digits}f}"
     return str(value)
 
 
@@ -108,8 +108,8 @@ def banner(trace: Trace) -> Markup:
             el(
                 "p",
                 None,
-                "Every number in this report is a pipeline check of the "
-                f"{NOT_EVIDENCE_LABELS[evidence]}.",
+                f"Every number in this report is {EVIDENCE_MEANINGS[evidence]} "
+                f"({NOT_EVIDENCE_LABELS[evidence]}).",
             )
         )
     lines.append(el("p", None, EVIDENCE_NOTES[evidence]))
@@ -359,7 +359,7 @@ def scores(
                 fmt(s.cost.mean_relative_error, 3),
             ]
         )
-    note = el("p", {"class": "fixture-label"}, f"Scores of a {not_evidence}: a pipeline check.")
+    note = el("p", {"class": "fixture-label"}, f"Scores of a run labelled {not_evidence}.")
     return join(
         note if not_evidence else None,
         table(

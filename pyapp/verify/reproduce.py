@@ -42,7 +42,13 @@ from pyapp.conditions.run import (
     verify_route,
     whole_task_prompt,
 )
-from pyapp.predict.predictor import as_version, heldout_tasks, refit_state_aware, score_trace
+from pyapp.predict.predictor import (
+    as_version,
+    heldout_tasks,
+    refit_state_aware,
+    score_trace,
+    without_absent_fields,
+)
 from pyapp.records import prompts
 from pyapp.records.base import JSON, RecordError, to_json
 from pyapp.records.chain import chain_mismatches
@@ -61,6 +67,7 @@ from pyapp.records.model import (
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
+    LEGACY_SCHEMA_VERSIONS,
     SCHEMA_VERSION,
     Failure,
     TaskRecord,
@@ -70,6 +77,7 @@ from pyapp.records.trace import (
     outcome_of,
     read_trace,
     summarise,
+    upgrade,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
 from pyapp.verify.consistency import Mismatch, completion_mismatches, model_mismatches
@@ -700,8 +708,62 @@ def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> l
         derived = to_json(score_trace(trace))
         if isinstance(predictions_document, dict):  # an older document: its version's fields
             derived = as_version(derived, str(predictions_document.get("schema_version")))
+            derived = without_absent_fields(derived, predictions_document)
     except (RecordError, ValueError) as error:
         return [Mismatch("trace", f"cannot score the trace: {error}")]
     found: list[Mismatch] = []
     _differences(predictions_document, derived, "$", found)
     return found
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A recorded field of a trial that re-derivation contradicts: what a reader is shown
+    beside the re-derived value, and what no score is ever computed from."""
+
+    trial_id: str
+    """The trial, as a person looks for it (`model-only/recurrence-1`)."""
+    field: str
+    """The trial's field (`correct`, `outcome`, `result`, ...)."""
+    recorded: JSON
+    """What the trace records."""
+    rederived: JSON
+    """What the seed and the raw observations give."""
+
+
+def rederive(document: JSON) -> tuple[JSON, list[Correction]]:
+    """The trace document with every trial's derivable fields (verdict, outcome, result,
+    failure, program, steps, token counts, route) as re-derived and its summary recounted,
+    and each recorded value that differed. A trace whose tasks cannot be regenerated is
+    returned as it is (its `reproduce` mismatches say why). `RecordError` when it is not a
+    trace."""
+    trace = read_trace(document)
+    upgraded = json.loads(json.dumps(upgrade(document)))
+    if trace.run.generator_version != GENERATOR_VERSION:
+        return upgraded, []
+    legacy = isinstance(document, dict) and document.get("schema_version") in (
+        LEGACY_SCHEMA_VERSIONS
+    )
+    tasks = {task.id: task for task in (TaskRecord.of(t) for t in generate(trace.run.task_params))}
+    upgraded_count = _upgraded_trials(trace, legacy)
+    corrections: list[Correction] = []
+    for i, trial in enumerate(trace.trials):
+        task = tasks.get(trial.task_id)
+        if task is None:
+            continue
+        ignored: list[Mismatch] = []
+        where, old = f"$.trials[{i}]", legacy or i < upgraded_count
+        if trial.condition == "supplied-program":
+            derived = _rederive_program(trial, task, trial.program_text)
+        elif trial.condition in ("model-only", "model-program"):
+            derived = _rederive_whole_task(trial, task, where, ignored, old)
+        else:
+            derived = _rederive_chain(trial, task, where, ignored, old)
+        target = upgraded["trials"][i]
+        for key, value in derived.items():
+            if target.get(key) != value:
+                corrections.append(Correction(trial.trial_id, key, target.get(key), value))
+                target[key] = value
+    if corrections:
+        upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
+    return upgraded, corrections

@@ -473,9 +473,26 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         text = page.inner_text("#resume-prompt")
         assert in_flight in text and "interrupted" in text and f"{kept} trials" in text
 
-        load_fixture(page)
+        # Resume before the model is loaded (issue 25 item 5): the counter is the sweep's,
+        # and once the model is loaded the status says to press Run, not to load it.
         page.get_by_role("button", name="Resume", exact=True).click()
+        page.wait_for_function(
+            "() => document.querySelector('#experiment-status').textContent.includes('press Run')",
+            timeout=60_000,
+        )
+        assert "Load " in page.inner_text("#experiment-status")
+        assert page.inner_text("#sweep-count") == f"{kept} / 24 trials"
+        load_fixture(page)
+        page.wait_for_function(
+            "() => document.querySelector('#experiment-status').textContent.includes('loaded')",
+            timeout=60_000,
+        )
+        status = page.inner_text("#experiment-status")
+        assert "Load " not in status and f"({kept} / 24 trials observed)" in status, status
+        assert page.inner_text("#sweep-count") == f"{kept} / 24 trials"
+        page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         assert wait_experiment(page, "done") == "done"
+        assert page.inner_text("#sweep-count") == "24 / 24 trials"
         assert page.is_hidden("#resume-prompt")
         trace = api(page, "() => window.lab.experiment.trace()")
         ids = [t["trial_id"] for t in trace["trials"]]

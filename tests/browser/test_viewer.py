@@ -123,12 +123,74 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     status = opened(page, [bad])
     assert "mismatch(es): the trace does not re-derive" in status, status
     assert page.locator("#open-view ul.mismatches li").count() >= 1
-    assert "trials[0]" in page.inner_text("#open-view ul.mismatches")
+    # named as a person looks for it: the trial and the field, never `$.trials[0]`
+    listed = page.inner_text("#open-view ul.mismatches")
+    assert f"{trace['trials'][0]['trial_id']} · result" in listed and "$.trials[" not in listed
 
     page.click("#viewing-close")
     assert page.get_attribute("#experiment", "data-state") != "viewing"
     assert rows(page, "#sweep-results") == 0
     assert "Open one trace.json" in opened(page, [a / "predictions.json"])
+
+
+def brier(page: Page) -> str:
+    """The final-answer Brier score of the scores table's first row."""
+    cell: str = page.eval_on_selector(
+        "#scores table.scores-table tbody tr", "r => r.cells[2].textContent"
+    )
+    return cell
+
+
+def test_a_tampered_verdict_is_never_drawn_or_scored(
+    viewer: Booted, runs: tuple[Path, Path]
+) -> None:
+    """Issue 25 items 1-3: a held-out trial's `correct` flipped to true is shown and scored as
+    re-derived (wrong), with the recorded value beside it and the verdict at the top of step
+    4; a predictions document of another run is one plain line; a failed open clears the old
+    result and says "not valid JSON"."""
+    page = viewer.page
+    a, b = runs
+    trace = json.loads((a / "trace.json").read_text("utf-8"))
+    index, tampered = next(
+        (i, t) for i, t in enumerate(trace["trials"]) if t["trial_id"] == "model-only/recurrence-1"
+    )
+    assert tampered["correct"] is False
+    opened(page, [a / "trace.json"])
+    honest = brier(page)
+    tampered["correct"] = True
+    bad = a.parent / "flipped.json"
+    bad.write_text(json.dumps(trace), "utf-8")
+    status = opened(page, [bad])
+    assert "mismatch(es)" in status, status
+    listed = page.inner_text("#open-view ul.mismatches")
+    assert "model-only/recurrence-1 · correct: recorded true, re-derived false" in listed, listed
+    assert f"$.trials[{index}]" not in listed
+    verdict = page.inner_text("#viewing-verdict")
+    assert verdict.startswith("✗ flipped.json failed re-derivation"), verdict
+    row = page.locator('#sweep-results tr[data-trial-id="model-only/recurrence-1"]')
+    assert (
+        row.locator("td").nth(2).inner_text().startswith("wrong (re-derived; recorded correct true")
+    )
+    predicted = page.locator('#predictions-table tr[data-trial-id="model-only/recurrence-1"]')
+    assert predicted.locator("td").nth(6).inner_text() == "no"  # final correct, as re-derived
+    assert brier(page) == honest  # scored from the re-derived verdict, never the recorded one
+    audit(page, "an opened trace that fails re-derivation")
+
+    # A predictions document of another run: one plain line, not a list of mismatches.
+    status = opened(page, [a / "trace.json", b / "predictions.json"])
+    assert "of another run: run ids differ" in status, status
+    assert page.locator("#open-view ul.mismatches").count() == 0
+    assert "✓ The trace re-derived exactly" in page.inner_text("#open-view")
+    assert "✗ The opened predictions.json is not this run's" in page.inner_text("#open-view")
+
+    # A failed open clears the previous result.
+    broken = a.parent / "broken.json"
+    broken.write_text("{not json", "utf-8")
+    status = opened(page, [broken])
+    assert status == "Cannot open broken.json: not valid JSON.", status
+    assert page.is_hidden("#open-view")
+    assert page.get_attribute("#experiment", "data-state") != "viewing"
+    assert rows(page, "#sweep-results") == 0
 
 
 # Every place of the page that labels an opened run: (what, selector). Each must carry the run's
@@ -219,7 +281,9 @@ def test_a_trace_1_document_opens_and_a_contradicted_header_is_one_line(
     relabelled.write_text(json.dumps({**trace, "schema_version": "trace/1"}), "utf-8")
     status = opened(page, [relabelled])
     assert "$.schema_version: says 'trace/1'" in status and "re-derived" not in status, status
-    page.click("#viewing-close")
+    # a refused open leaves nothing of the previous run on the page (issue 25 item 3)
+    assert page.get_attribute("#experiment", "data-state") != "viewing"
+    assert page.is_hidden("#open-view")
 
 
 @pytest.mark.parametrize("kind", ["synthetic", "fixture", "stand-in relabelled model"])
@@ -270,10 +334,49 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
     assert "not a confirmatory model comparison" in text
     assert "Warning: seed differ between runs" in text  # 1729 vs 7: flagged, never mixed
     body = page.eval_on_selector_all(
-        "#compare-view table tbody tr", "rows => rows.map(r => r.cells[0].textContent)"
+        "#compare-view table.compare-table tbody tr",
+        "rows => rows.map(r => r.cells[0].textContent)",
     )
     assert set(body) == {"A-predictions.json", "B-predictions.json"}
     assert page.locator("#compare-view figure svg").count() == 4
+
+    # Issue 25 item 7: a compact summary leads (one row per run and condition, both
+    # predictors' Brier with intervals), the full table folded below it, plots on shared axes.
+    first = page.eval_on_selector("#compare-view .table-wrap table", "t => t.className")
+    assert "compare-summary" in first
+    header = page.eval_on_selector_all(
+        "#compare-view table.compare-summary thead th", "hs => hs.map(h => h.textContent)"
+    )
+    assert header[:4] == ["run", "evidence", "condition", "n"]
+    assert "Brier, product [95%]" in header and "product − state-aware [95%]" in header
+    summary = page.eval_on_selector_all(
+        "#compare-view table.compare-summary tbody tr",
+        "rows => rows.map(r => r.cells[0].textContent)",
+    )
+    assert summary[:2] == ["A-predictions.json", "B-predictions.json"]
+    assert page.is_hidden("#compare-view table.compare-table")  # folded under "All rows"
+    ticks = page.eval_on_selector_all(
+        "#compare-view figure",
+        "fs => fs.map(f => [...f.querySelectorAll('svg text.tick')].map(t => t.textContent))",
+    )
+    assert ticks[0] == ticks[1]  # the same axes in every run's figure
+    sticky = page.eval_on_selector(
+        "#compare-view table.compare-summary tbody tr > :first-child",
+        "c => getComputedStyle(c).position",
+    )
+    assert sticky == "sticky"
+    audit(page, "two runs compared")
+
+    # the same run twice: warned
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    twice = a.parent / "A-again-predictions.json"
+    twice.write_text((a / "predictions.json").read_text("utf-8"), "utf-8")
+    page.set_input_files("#compare-files", [str(named[0]), str(twice)])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    assert "it is compared with itself" in page.inner_text("#compare-view")
 
 
 def test_compared_runs_are_labelled_what_they_are(

@@ -1,0 +1,156 @@
+// "Runs stored in this browser" (step 4): every sweep IndexedDB holds (site/store.js), finished
+// or not, listed with its model, seed, calibration preset, evidence and when it was last
+// written; each can be shown (re-derived by this page's Python and drawn in step 4 as an
+// opened trace is: site/viewer.js), downloaded, reported (the code of `python -m pyapp
+// report`), compared with others (Compare runs) or deleted. Nothing leaves this browser.
+
+import { downloadJson, evidenceLabel, h } from "./dom.js";
+import { PRESETS } from "./lab_protocol.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+// The calibration preset a sweep's task parameters are (a preset's overrides all match), or
+// "custom" with its size; older status records carry no parameters ("—").
+export function presetOf(params) {
+  if (!params) return "—";
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  for (const [name, overrides] of Object.entries(PRESETS)) {
+    const keys = Object.keys(overrides);
+    if (keys.length && keys.every((key) => same(params[key], overrides[key]))) return name;
+  }
+  return params.primitives_per_op === 2 ? "design" : `custom (${params.primitives_per_op} per op)`;
+}
+
+// The file name of a download: what it is, its evidence, the run (trace-fixture-<run id>.json).
+export function fileName(kind, evidence, runId, extension = "json") {
+  return `${kind}-${evidence ?? "control"}-${runId}.${extension}`;
+}
+
+// One action button of a stored run; a failure is said in the panel's status line.
+function actionButton(text, label, work, record, note) {
+  const b = h("button", text, { type: "button", "aria-label": `${label} ${record.run_id.slice(0, 8)}` });
+  b.addEventListener("click", () =>
+    work(record).catch((error) => {
+      note.textContent = `${text} failed: ${error.message}`;
+    }),
+  );
+  return b;
+}
+
+// One row of the stored runs table: the run (with its compare box), what it is, its actions.
+function runRow(record, actions, note) {
+  const tr = h("tr");
+  tr.dataset.runId = record.run_id;
+  const box = h("input", null, { type: "checkbox", class: "compare-run", value: record.run_id, "aria-label": `Compare run ${record.run_id.slice(0, 8)}` });
+  const first = h("th", null, { scope: "row" });
+  first.append(box, ` ${record.run_id.slice(0, 8)}`);
+  tr.append(first);
+  const state = record.finished ? "finished" : `unfinished (${record.trials} trials)`;
+  const cells = [
+    `${record.model_id ?? "—"}${record.revision ? ` @ ${String(record.revision).slice(0, 12)}` : ""}`,
+    record.seed ?? "—",
+    presetOf(record.task_params),
+    record.evidence ? evidenceLabel(record.evidence) : "—",
+    record.updated_at ? record.updated_at.replace("T", " ").slice(0, 19) + " UTC" : "—",
+    state,
+  ];
+  for (const text of cells) tr.append(h("td", String(text)));
+  const td = h("td", null, { class: "actions" });
+  td.append(
+    actionButton("Show", "Show run", actions.show, record, note),
+    actionButton("Download trace", "Download trace of run", actions.download, record, note),
+    actionButton("Report", "Download the report of run", actions.report, record, note),
+    actionButton("Delete", "Delete run", actions.delete, record, note),
+  );
+  tr.append(td);
+  return tr;
+}
+
+export function setupRuns({ request, experiment, viewer }) {
+  const store = experiment.store;
+  const view = $("#stored-runs");
+  const note = $("#stored-runs-status");
+
+  // The stored sweep as one trace document (its header, every trial, Python's last counts).
+  async function traceText(record) {
+    const texts = await store.storedTexts(record.run_id);
+    if (!texts) throw new Error(`run ${record.run_id.slice(0, 8)} has no stored header`);
+    const header = JSON.parse(texts.header_json);
+    const trials = texts.trials_json.map((text) => JSON.parse(text));
+    return JSON.stringify({ ...header, trials, summary: record.summary ?? header.summary });
+  }
+
+  const asFile = (name, text) => ({ name, text: async () => text });
+
+  const actions = {
+    show: async (record) => {
+      await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))]);
+      $("#step-results").scrollIntoView();
+    },
+    download: async (record) => downloadJson(await traceText(record), fileName("trace", record.evidence, record.run_id)),
+    report: async (record) => {
+      note.textContent = `Writing the report of ${record.run_id.slice(0, 8)} in this page's Python…`;
+      const report = await request("run_report", { trace_json: await traceText(record) }, 600_000);
+      const blob = new Blob([report.html], { type: "text/html" });
+      const link = h("a", null, { href: URL.createObjectURL(blob), download: report.name });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      note.textContent = `Report of ${record.run_id.slice(0, 8)} saved as ${report.name}.`;
+    },
+    delete: async (record) => {
+      if (experiment.liveRunId() === record.run_id && experiment.busy()) throw new Error("this sweep is running: cancel it first");
+      if (!window.confirm(`Delete the stored run ${record.run_id.slice(0, 8)} (${record.model_id}, ${record.trials} trials) from this browser? The ledger of observed held-out tasks is kept.`)) return;
+      await store.deleteSweep(record.run_id);
+      note.textContent = `Deleted run ${record.run_id.slice(0, 8)} from this browser.`;
+      await refresh();
+    },
+  };
+
+  // Compare the checked runs: each one's predictions derived from its trace by this page's
+  // Python (trace_open), then laid side by side by Compare runs.
+  async function compareChecked() {
+    const checked = [...view.querySelectorAll("input.compare-run:checked")].map((box) => box.value);
+    const records = (await store.sweeps()).filter((r) => checked.includes(r.run_id));
+    if (records.length < 2) {
+      note.textContent = "Check two or more runs to compare.";
+      return;
+    }
+    const files = [];
+    for (const record of records) {
+      const opened = await request("trace_open", { trace_json: await traceText(record), predictions_json: null }, 600_000);
+      if (!opened.predictions_json) {
+        note.textContent = `Run ${record.run_id.slice(0, 8)} has no scores to compare (not frozen and observed yet).`;
+        return;
+      }
+      files.push(asFile(fileName("predictions", record.evidence, record.run_id), opened.predictions_json));
+    }
+    await viewer.compare(files);
+    $("#compare-runs").scrollIntoView();
+    note.textContent = `${records.length} stored runs compared under Compare runs.`;
+  }
+
+  async function refresh() {
+    const records = await store.sweeps();
+    if (!records.length) {
+      view.replaceChildren(h("p", "No runs stored in this browser.", { class: "muted" }));
+      return records;
+    }
+    const t = h("table", null, { id: "stored-runs-table" });
+    t.append(h("caption", `${records.length} run(s) stored in this browser, newest first`));
+    const head = t.createTHead().insertRow();
+    for (const name of ["Run (check to compare)", "Model", "Seed", "Calibration set", "Evidence", "Last written", "State", "Actions"]) head.append(h("th", name, { scope: "col" }));
+    const body = t.createTBody();
+    for (const record of records) body.append(runRow(record, actions, note));
+    const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Runs stored in this browser" });
+    wrap.append(t);
+    const compare = h("button", "Compare the checked runs", { type: "button", id: "stored-runs-compare" });
+    compare.addEventListener("click", () => compareChecked().catch((error) => (note.textContent = `Compare failed: ${error.message}`)));
+    view.replaceChildren(wrap, h("p", null, { class: "actions" }));
+    view.lastChild.append(compare);
+    return records;
+  }
+
+  experiment.onStoredChange(() => refresh().catch((error) => console.error("[composition-lab] listing stored runs failed", error)));
+  return { refresh };
+}
