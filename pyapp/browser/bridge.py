@@ -53,7 +53,6 @@ def _tasks(request: m.TasksRequest, ctx: Context) -> m.TaskSet:
 
 
 def _run_supplied(request: m.RunSupplied, ctx: Context) -> m.SuppliedRun:
-
     browser = browser_info(request.environment)
     return m.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
 
@@ -88,7 +87,6 @@ async def _sympy_load(request: m.SympyLoad, ctx: Context) -> m.SympyLoaded:
 
 
 async def _sympy_check(request: m.SympyCheck, ctx: Context) -> m.SympyChecked:
-
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)
     checked = check(generate(task_params(request.seed, request.params)))
@@ -100,7 +98,6 @@ def _memory(request: m.Memory, ctx: Context) -> m.WorkerMemory:
 
 
 async def _model_generate(request: m.ModelGenerate, ctx: Context) -> m.Generated:
-
     adapter = _runtime(ctx, "model_adapter")()
     try:
         fields = {"prompt": request.prompt, "caps": request.caps}
@@ -133,7 +130,6 @@ def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
 
 
 def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
-
     docs = _documents(
         {"the trace": request.trace_json, "the predictions": request.predictions_json}
     )
@@ -144,7 +140,6 @@ def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
 
 
 def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
-
     docs = _documents({run.name: run.predictions_json for run in request.runs})
     try:
         return compare_runs([{"name": r.name, "predictions": docs[r.name]} for r in request.runs])
@@ -153,7 +148,6 @@ def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
 
 
 def _run_report(request: m.RunReport, ctx: Context) -> m.ReportHtml:
-
     docs = _documents({"the trace": request.trace_json})
     try:
         return report_of(docs["the trace"])

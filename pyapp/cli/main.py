@@ -144,7 +144,6 @@ def cmd_exec(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-
     out = check_output(args.out, "--out")
     trace = run_supplied(task_params_of(args))
     write_output(out, trace_module.dumps(trace))
@@ -157,7 +156,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
@@ -204,7 +202,6 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-
     out = check_output(args.out, "--out") if args.out else None
     trace = valid_trace(read_trace_document(args.trace), args.trace)
     if trace.model is None or not trace.freezes:
@@ -267,7 +264,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-
     outputs = [
         check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
     ]
@@ -315,7 +311,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-
     out = check_output(args.out, "--out")  # before any reading: a bad --out is exit 2
     try:
         text, verification = build_report(Path(args.run_dir))
@@ -330,13 +325,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    # Imported here: playwright is needed by `sweep` only, never by the other commands.
-
     return sweep_main.main(args, ["python -m pyapp", *(args.argv or [])])
 
 
 def schemas() -> dict[str, dict[str, Any]]:
-
     return {
         "trace.schema.json": trace_schema(),
         "predictions.schema.json": predictions_schema(),
@@ -409,7 +401,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-
     try:
         serve(Path(args.dir), args.host, args.port)
     except OSError as error:  # the port is in use, the address is not this machine's, ...

@@ -57,7 +57,6 @@ def parse_seeds(text: str) -> range:
 
 
 def parse_conditions(text: str | None) -> tuple[Condition, ...]:
-
     if text is None:
         return MODEL_CONDITIONS
     allowed = ("supplied-program", *MODEL_CONDITIONS)
@@ -156,7 +155,6 @@ def write_files(folder: Path, texts: dict[str, str]) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-
     p = sub.add_parser(
         "simulate",
         help="run the protocol natively over many seeds with a synthetic model (validation)",

@@ -220,7 +220,6 @@ def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
 
 
 def seeds_of(plan: Plan, plan_path: Path) -> list[int]:
-
     seeds = plan.axes.seeds
     values = (
         list(range(seeds.first, seeds.last + 1)) if isinstance(seeds, SeedRange) else list(seeds)
@@ -232,7 +231,6 @@ def seeds_of(plan: Plan, plan_path: Path) -> list[int]:
 
 
 def condition_sets(plan: Plan, plan_path: Path) -> list[tuple[str, ...]]:
-
     for i, chosen in enumerate(plan.axes.conditions):
         for j, condition in enumerate(chosen):
             if condition not in ALL_CONDITIONS:

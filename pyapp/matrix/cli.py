@@ -34,7 +34,6 @@ def _jobs(text: str) -> int:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-
     hooks_text = os.environ.get(HOOKS_VARIABLE, "")
     try:
         hooks = json.loads(hooks_text) if hooks_text else {}

@@ -253,7 +253,6 @@ def drive(
 
 
 def finish(inv: Invocation, state: MatrixFile, cells: Sequence[Cell], status: str) -> int:
-
     summary = write_summary(inv.out, state.record)
     write_report(inv.out, summary)
     counts = state.counts()

@@ -533,7 +533,6 @@ def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, Froze
 
 
 def predict(frozen: FrozenProfile, task: Task) -> Prediction:
-
     if frozen.profile.condition == "controlled-chain":
         route = plan_route(task)
         ops = tuple(c.op for c in route) if route is not None else ()

@@ -55,7 +55,6 @@ def task_set_identity(params: TaskParams, generator_version: str) -> TaskSetIden
 
 
 def _canonical_params(params: TaskParams) -> dict[str, object]:
-
     value = canonical(params)
     assert isinstance(value, dict)
     return value

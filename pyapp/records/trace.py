@@ -556,7 +556,6 @@ def new_run_info(
     templates: dict[str, str],
     faults: tuple[str, ...] = (),
 ) -> RunInfo:
-
     return RunInfo(
         run_id=uuid.uuid4().hex,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -134,7 +134,6 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace, argv: list[str]) -> int:
-
     out = check_output_folder(args.out, "--out")
     run, stored, in_flight = prepare_out(out, args.resume)
     if args.resume:

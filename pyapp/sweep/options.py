@@ -70,7 +70,6 @@ class Options:
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
-
     if text is None:
         return None
     chosen = [c.strip() for c in text.split(",") if c.strip()]
@@ -103,7 +102,6 @@ def fault_hooks(text: str) -> list[str]:
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
     seed = DEFAULT_SEED if args.seed is None else args.seed
