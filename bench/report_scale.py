@@ -3,8 +3,9 @@
 Makes a run folder whose trace holds `--trials` trials (default 99,999: the supplied-program
 control over `primitives_per_op` = (trials - 18) / 3 tasks per op, the most a trace may
 hold is 100,000) unless `--folder` names one, then runs the report command in a subprocess
-and prints its wall time, its CPU time, its peak memory (the child's maximum resident set) and the size of
-the HTML it wrote, each beside its goal (under 60 s, under 1 GiB, under 20 MB) as a ratio.
+and prints its wall time and CPU time, its peak memory (the child's maximum resident set)
+and the size of the HTML it wrote, each beside its goal (under 60 s, under 1 GiB, under
+20 MB) as a ratio.
 Past `pyapp.report.sample.MAX_LISTED_ROWS` rows the report lists counts and a sample.
 
 Prints figures; asserts nothing. Making the trace takes minutes on a busy 2-core machine.
