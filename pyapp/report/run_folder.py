@@ -36,7 +36,8 @@ class RunFolder:
     trace: Trace
     """The trace, checked against its record types."""
     trace_json: Any
-    """The trace exactly as read (what `reproduce` checks)."""
+    """The trace as read, without its trials (the records in `trace` hold them): `reproduce`
+    reads its version from it, and a large trace is not held twice."""
     predictions_json: Any | None
     """predictions.json as read; null when the folder has none."""
     sweep_record: dict[str, Any] | None
@@ -80,10 +81,11 @@ def read_run_folder(path: Path) -> RunFolder:
     if not path.is_dir():
         raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
     trace_path = path / "trace.json"
-    if not trace_path.is_file():
+    if not (trace_path.exists() or trace_path.is_symlink()):
         raise RunInputError(f"{path} has no trace.json")
     trace_json = _read_json(trace_path)
     trace = read_trace(trace_json, str(trace_path))
+    trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
     predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
     sweep_record = _read_json(run_path) if run_path.exists() else None
@@ -104,7 +106,7 @@ def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
 
 def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None) -> Verification:
     """Re-derive a trace and its predictions; compare a predictions document with them."""
-    trace_mismatches = tuple(str(m) for m in reproduce(trace_json))
+    trace_mismatches = tuple(str(m) for m in reproduce(trace_json, read=trace))
     derived, error = None, None
     if trace.model is not None and trace.freezes:
         try:
@@ -114,7 +116,7 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
     predictions_mismatches = None
     if predictions_json is not None:
         predictions_mismatches = tuple(
-            str(m) for m in reproduce_predictions(trace_json, predictions_json)
+            str(m) for m in reproduce_predictions(trace_json, predictions_json, read=trace)
         )
     return Verification(trace_mismatches, predictions_mismatches, derived, error)
 
