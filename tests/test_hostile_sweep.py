@@ -218,3 +218,9 @@ def test_a_ledger_that_is_a_fifo_is_refused(tmp_path) -> None:
     os.mkfifo(tmp_path / "ledger.json")
     done = pyapp("sweep", "--model", "fixture", "--out", tmp_path / "s")
     refused(done, 1, "ledger.json", "FIFO")
+
+
+def test_a_trial_line_that_is_not_a_trial_record_is_refused_before_the_browser(folder) -> None:
+    with open(folder / "trials.jsonl", "a", encoding="utf-8") as handle:
+        handle.write('{"trial_id": 7}\n')
+    refused(resume(folder), 1, "trials.jsonl:3", "not a trial")

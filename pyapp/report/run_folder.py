@@ -43,7 +43,8 @@ class RunFolder:
     trace: Trace
     """The trace, checked against its record types."""
     trace_json: Any
-    """The trace exactly as read (what `reproduce` checks)."""
+    """The trace as read, without its trials (the records in `trace` hold them): `reproduce`
+    reads its version from it, and a large trace is not held twice."""
     predictions_json: Any | None
     """predictions.json as read; null when the folder has none."""
     sweep_record: dict[str, Any] | None
@@ -92,10 +93,11 @@ def read_run_folder(path: Path) -> RunFolder:
     if not path.is_dir():
         raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
     trace_path = path / "trace.json"
-    if not trace_path.is_file():
+    if not (trace_path.exists() or trace_path.is_symlink()):
         raise RunInputError(f"{path} has no trace.json")
     trace_json = _read_json(trace_path)
     trace = read_trace(trace_json, str(trace_path))
+    trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
     predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
     sweep_record = _read_json(run_path) if run_path.exists() else None
@@ -156,7 +158,7 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
 
     The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
     rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
-    trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json))
+    trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json, read=trace))
     rederived_json, corrections = rederive(trace_json)
     rederived = read_trace(rederived_json) if corrections else trace
     derived, error = None, None
@@ -171,7 +173,10 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
         predictions_mismatches = (
             (elsewhere,)
             if elsewhere is not None
-            else tuple(str(m) for m in reproduce_predictions(rederived_json, predictions_json))
+            else tuple(
+                str(m)
+                for m in reproduce_predictions(rederived_json, predictions_json, read=rederived)
+            )
         )
     return Verification(
         trace_mismatches, predictions_mismatches, derived, error, tuple(corrections), rederived_json

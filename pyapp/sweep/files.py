@@ -74,13 +74,21 @@ class TrialsFile:
                     continue
             yield f"{self.path}:{number}", text
 
-    def lines(self) -> list[str]:
+    def lines(self, typed: bool = False) -> list[str]:
         """Every complete trial line, each checked to be one JSON object under the document
-        limits (`InputError` naming the file and the line)."""
+        limits and, with `typed`, a `Trial` record (`InputError` naming the file and the
+        line)."""
         kept = []
         for where, text in self.texts():
-            if not isinstance(loads_document(text, where), dict):
+            value = loads_document(text, where)
+            if not isinstance(value, dict):
                 raise InputError("unreadable_file", "a trial line is not a JSON object", path=where)
+            if typed:
+                try:
+                    from_json(Trial, value)
+                except RecordError as error:
+                    message = f"not a trial: {error}"
+                    raise InputError("unreadable_sweep_file", message, path=where) from None
             kept.append(text)
         return kept
 
@@ -171,7 +179,7 @@ def stored_texts(out: Path) -> dict[str, JSON] | None:
     if not isinstance(trace.get("trials", []), list):
         raise FilesError(f"{path}: `trials` is not a list")
     if os.path.lexists(out / TRIALS):
-        lines: list[str] = TrialsFile(out / TRIALS).lines()
+        lines: list[str] = TrialsFile(out / TRIALS).lines(typed=True)
     else:
         lines = [json.dumps(t, ensure_ascii=False) for t in trace.get("trials", [])]
     return {"header_json": header_text(trace), "trials_json": list(lines)}

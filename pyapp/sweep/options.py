@@ -134,7 +134,8 @@ def check_chain_capacity(params: dict[str, Any], conditions: list[str] | None, s
 def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> Options:
     """The recorded options (checked: `recorded_options_of`); an explicit option that
     disagrees with them is refused."""
-    stored = recorded_options_of(recorded, where).to_json()
+    recorded_options = recorded_options_of(recorded, where)
+    stored = recorded_options.to_json()
     given: dict[str, Any] = {
         "model": args.model,
         "backend": args.backend,
@@ -150,7 +151,6 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
                 f"--resume: --{key.replace('_', '-')} {value!r} differs from the sweep's "
                 f"recorded {stored.get(key)!r} (omit it to continue the recorded sweep)"
             )
-    recorded_options = recorded_options_of(recorded, where)
     return Options(
         model=recorded_options.model,
         backend=recorded_options.backend,

@@ -374,12 +374,14 @@ def limitations(document: JSON) -> list[str]:
     return lines
 
 
-def reproduce(document: JSON) -> list[Mismatch]:
-    """Every mismatch between a trace document and what its seed and observations give."""
+def reproduce(document: JSON, *, read: Trace | None = None) -> list[Mismatch]:
+    """Every mismatch between a trace document and what its seed and observations give.
+    `read`: the document's records when the caller has read them already (`read_trace`),
+    so a large trace is not held twice."""
     version = document.get("schema_version") if isinstance(document, dict) else None
     legacy = version == "trace/1"
     try:
-        trace = read_trace(document)
+        trace = read_trace(document) if read is None else read
     except RecordError as error:
         return [Mismatch(error.path, f"not a valid trace: {error.message}")]
 
@@ -700,11 +702,14 @@ def _differences(recorded: JSON, derived: JSON, path: str, out: list[Mismatch]) 
         )
 
 
-def reproduce_predictions(trace_document: JSON, predictions_document: JSON) -> list[Mismatch]:
-    """Every number of a predictions document that the trace does not re-derive."""
+def reproduce_predictions(
+    trace_document: JSON, predictions_document: JSON, *, read: Trace | None = None
+) -> list[Mismatch]:
+    """Every number of a predictions document that the trace does not re-derive (`read`:
+    the trace's records, when the caller has them already)."""
 
     try:
-        trace = read_trace(trace_document)
+        trace = read_trace(trace_document) if read is None else read
         derived = to_json(score_trace(trace))
         if isinstance(predictions_document, dict):  # an older document: its version's fields
             derived = as_version(derived, str(predictions_document.get("schema_version")))
