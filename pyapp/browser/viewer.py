@@ -121,7 +121,8 @@ def compare_runs(runs: Any) -> ComparedRuns:
             raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
         names.append(run["name"])
     names = _unique(names, docs)
-    problems = compare.incompatibilities(names, docs)
+    # the page always lays them side by side; task sets that differ are said first
+    problems = compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
     summary = compare.summary(names, docs)

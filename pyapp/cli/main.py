@@ -291,13 +291,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    problems = compare.incompatibilities(names, docs)
     if differ is not None:
-        problems.insert(0, f"DESCRIBED ANYWAY, NOT POOLED: {differ}")
         print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
-    seeds = compare.seed_note(names, docs)
-    if seeds is not None and differ is None:
-        problems.append(seeds)
+    problems = compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, problems, summary), end="")

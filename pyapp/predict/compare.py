@@ -102,6 +102,19 @@ def seed_note(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str 
     return f"runs of different seeds pooled under the same task parameters (seeds {shown})"
 
 
+def described_anyway(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
+    """The notes of a comparison that lays the runs side by side whatever their task sets
+    (the page's, and the CLI's with `--describe-anyway`): a parameter difference first, as
+    `DESCRIBED ANYWAY, NOT POOLED: …`, then `incompatibilities`, then the pooled seeds."""
+    differ = parameter_differences(names, docs)
+    problems = [] if differ is None else [f"DESCRIBED ANYWAY, NOT POOLED: {differ}"]
+    problems += incompatibilities(names, docs)
+    seeds = seed_note(names, docs)
+    if seeds is not None and differ is None:
+        problems.append(seeds)
+    return problems
+
+
 def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
     """What differs between runs, besides their task parameters, in ways that make their
     numbers incomparable."""

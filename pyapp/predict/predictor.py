@@ -42,6 +42,7 @@ from pyapp.predict.metrics import (
 from pyapp.predict.skill import SkillScores
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema, to_json
+from pyapp.records.chain import sha256_of
 from pyapp.records.frozen import TaskSetIdentity, task_set_identity
 from pyapp.records.model import revision_note
 from pyapp.records.trace import Condition, Evidence, FreezeRecord, Trace, Trial
@@ -500,7 +501,9 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
     if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
         hashed["profile"] = _without_distinct_states(to_json(profile))
-    digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+    else:  # trace/3: the chain's canonical JSON (an optional field at its default is left
+        digest = sha256_of(hashed)  # out, so additive fields keep older hashes)
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
 
 

@@ -332,7 +332,8 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
     )
     text = page.inner_text("#compare-view")
     assert "not a confirmatory model comparison" in text
-    assert "Warning: seed differ between runs" in text  # 1729 vs 7: flagged, never mixed
+    # 1729 vs 7 under the same parameters: pooled, the seeds named (issue 23 §5)
+    assert "pooled under the same task parameters (seeds" in text
     body = page.eval_on_selector_all(
         "#compare-view table.compare-table tbody tr",
         "rows => rows.map(r => r.cells[0].textContent)",
