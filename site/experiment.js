@@ -228,8 +228,12 @@ class Experiment {
   async storedChanged() {
     for (const callback of this.storedListeners) callback();
     if (this.state || this.viewing) return;
-    const count = (await this.store.sweeps()).length;
-    if (count) this.status(`No sweep in this page yet. ${count} run(s) are stored in this browser: see "Runs stored in this browser" in step 4.`);
+    try {
+      const count = (await this.store.sweeps()).length;
+      if (count) this.status(`No sweep in this page yet. ${count} run(s) are stored in this browser: see "Runs stored in this browser" in step 4.`);
+    } catch (error) {
+      console.error("[composition-lab] reading IndexedDB failed", error);
+    }
   }
 
   emit(event, text) {

@@ -381,7 +381,13 @@ def test_a_null_finish_beside_generated_text_is_one_mismatch_naming_the_rule(
     )
     reply = opened(nulled)
     assert reply["ok"] and not reply["result"]["ok"]
-    assert reply["result"]["trace_mismatches"] == [mismatch.removeprefix("MISMATCH ")]
+    # the page names the trial and the field where the CLI names the JSON path (issue 25)
+    from pyapp.records.trace import read_trace
+    from pyapp.report.run_folder import named
+
+    page_line = named(mismatch.removeprefix("MISMATCH "), read_trace(nulled))
+    assert page_line.startswith(nulled["trials"][i]["trial_id"] + " · completion.finish_reason:")
+    assert reply["result"]["trace_mismatches"] == [page_line]
 
 
 def test_a_completion_that_generated_nothing_is_legal_with_finish_null() -> None:

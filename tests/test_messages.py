@@ -194,6 +194,7 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     send("sweep_resume", header_json=header, trials_json=trials)
     send("trace_open", trace_json=trace, predictions_json=predictions)
     send("compare_runs", runs=[{"name": "a", "predictions_json": predictions}] * 2)
+    assert "<!doctype html>" in send("run_report", trace_json=trace)["html"]
     assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"
     assert send("synthetic_select", spec=None) == {"spec": None, "provenance": None, "note": None}
     assert set(results) == set(messages.REQUEST_TYPES)
