@@ -78,7 +78,7 @@ RECIPE: dict[str, object] = {
     "data_version": DATA_VERSION,
     "data_seed": 0,
     "model_seed": 2026,
-    "steps": 2000,
+    "steps": 1500,
     "batch": 48,
     "learning_rate": 1.5e-3,
     "min_lr_ratio": 0.05,
