@@ -57,7 +57,9 @@ def reference_prompts() -> list[dict[str, Any]]:
     return [{"name": name, "prompt": prompt} for name, prompt in rows]
 
 
-def greedy(session: Any, config: Any, prompt_ids: list[int], eos: int) -> tuple[list[int], list[float]]:
+def greedy(
+    session: Any, config: Any, prompt_ids: list[int], eos: int
+) -> tuple[list[int], list[float]]:
     """Greedy ids and each step's top-two logit margin, past key values fed step by step."""
     import numpy as np
 
@@ -123,8 +125,10 @@ def reference_replies(out: Path, tok: Any, config: Any) -> list[dict[str, Any]]:
                 "min_margin": round(min(margins), 6),
                 "near_ties": [i for i, m in enumerate(margins) if m < NEAR_TIE],
             }
-        print(f"   {row['name']:28} fp32 {row['fp32']['reply']!r:24} q8 {row['q8']['reply']!r}",
-              flush=True)
+        print(
+            f"   {row['name']:28} fp32 {row['fp32']['reply']!r:24} q8 {row['q8']['reply']!r}",
+            flush=True,
+        )
         rows.append(row)
     return rows
 
@@ -167,7 +171,8 @@ def export(model: Any, tok: Any, out: Path) -> None:
     eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
     build_fixture._export(model, tok, out, pad, eos)
     quantize_dynamic(
-        out / "onnx" / "model.onnx", out / "onnx" / "model_quantized.onnx",
+        out / "onnx" / "model.onnx",
+        out / "onnx" / "model_quantized.onnx",
         weight_type=QuantType.QUInt8,
     )
     rows = reference_replies(out, tok, model.config)

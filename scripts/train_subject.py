@@ -35,7 +35,6 @@ and re-executes itself inside it (build_fixture.bootstrap). CI and the app never
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -119,10 +118,7 @@ def encode(tok: Any, examples: list[subject_data.Example]) -> list[tuple[list[in
     eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
     prompts = tok([build_fixture.chatml(e.prompt) for e in examples], add_special_tokens=False)
     replies = tok([e.reply for e in examples], add_special_tokens=False)
-    return [
-        (p, r + [eos])
-        for p, r in zip(prompts["input_ids"], replies["input_ids"], strict=True)
-    ]
+    return [(p, [*r, eos]) for p, r in zip(prompts["input_ids"], replies["input_ids"], strict=True)]
 
 
 # --------------------------------------------------------------------------- model
@@ -226,8 +222,11 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     pad = tok.convert_tokens_to_ids(build_fixture.PAD)
     model = new_model(tok)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"== subject: {n_params} parameters, vocab {len(tok)}, recipe "
-          f"{subject_data.recipe_digest()[:12]}", flush=True)
+    print(
+        f"== subject: {n_params} parameters, vocab {len(tok)}, recipe "
+        f"{subject_data.recipe_digest()[:12]}",
+        flush=True,
+    )
     betas = tuple(RECIPE["betas"])  # type: ignore[arg-type]
     optimizer = torch.optim.AdamW(
         model.parameters(),
@@ -261,8 +260,11 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
         done = step + 1
         if done % 10 == 0:
             rate = (time.monotonic() - began) / (done - start)
-            print(f"   step {done:5}/{steps}  loss {loss.item():.4f}  "
-                  f"lr {schedule.get_last_lr()[0]:.2e}  {rate:.2f} s/step", flush=True)
+            print(
+                f"   step {done:5}/{steps}  loss {loss.item():.4f}  "
+                f"lr {schedule.get_last_lr()[0]:.2e}  {rate:.2f} s/step",
+                flush=True,
+            )
         if done % EVAL_EVERY == 0 or done == steps:
             print_eval(done, evaluate(model, tok, evals))
         if done % CHECKPOINT_EVERY == 0 or done == steps:

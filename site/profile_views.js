@@ -4,6 +4,7 @@
 
 import { calibrationPlot, costPlot } from "./plots.js";
 import { dl, fmt, h, notEvidenceLabel, table, yesNo } from "./dom.js";
+import { EVIDENCE_LABELS } from "./lab_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -167,7 +168,9 @@ export function renderScores(predictionsDoc, label) {
     return;
   }
   view.replaceChildren();
-  if (label) view.append(h("p", `Scores of a run labelled ${label}: a pipeline check.`, { class: "fixture-label" }));
+  // The reference subject's scores are evidence about that subject; every other label's a pipeline check.
+  const check = label === EVIDENCE_LABELS["reference-subject"] ? " (evidence about it, never about a pretrained LLM)." : ": a pipeline check.";
+  if (label) view.append(h("p", `Scores of a run labelled ${label}${check}`, { class: "fixture-label" }));
   view.append(
     table(
       ["Condition", "n", "Brier, final answer (naive proxy)", "Brier, all steps", "Cost MAE ms", "Cost signed error ms", "Cost relative error", "Held-out attempts interrupted and attempted again"],

@@ -977,9 +977,10 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     }
    },
    "source": {
-    "description": "Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files).",
+    "description": "Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files; `bundled-subject`: the learned reference subject served by the site).",
     "enum": [
      "bundled-fixture",
+     "bundled-subject",
      "hub",
      "local-folder",
      "scripted",
@@ -987,11 +988,12 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     ]
    },
    "evidence": {
-    "description": "`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a synthetic validation model: neither is ever model evidence.",
+    "description": "`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a synthetic validation model: neither is ever model evidence. `reference-subject` for the locally trained reference subject (`pyapp.conditions.subject`): evidence about it, never about a pretrained LLM.",
     "enum": [
      "fixture",
      "synthetic",
-     "model"
+     "model",
+     "reference-subject"
     ]
    },
    "backend_requested": {
@@ -1112,6 +1114,27 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "anyOf": [
      {
       "type": "string"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "subject_recipe": {
+    "description": "The training recipe of the locally trained reference subject (`SUBJECT_RECIPE`: script, recipe digest, data generator version, steps, seeds, parameters) when this is it; null for any other model and in traces written before it existed.",
+    "anyOf": [
+     {
+      "type": "object",
+      "additionalProperties": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "integer"
+        }
+       ]
+      }
      },
      {
       "type": "null"
@@ -1258,6 +1281,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "description": "Where the files come from.",
     "enum": [
      "bundled-fixture",
+     "bundled-subject",
      "hub",
      "local-folder"
     ]

@@ -50,7 +50,7 @@ from pyapp.conditions.run import (
 )
 from pyapp.records.base import JSON, RecordError, to_json
 from pyapp.records.consistency import Mismatch, completion_mismatches, model_mismatches
-from pyapp.records.evidence import FIXTURE_SOURCES
+from pyapp.records.evidence import FIXTURE_SOURCES, subject_mismatches
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     LEGACY_SCHEMA_VERSIONS,
@@ -461,6 +461,7 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
         return
     if not legacy:
         found.extend(model_mismatches(model))
+    found.extend(subject_mismatches(model))
     if model.source in FIXTURE_SOURCES and model.evidence != "fixture":
         found.append(
             Mismatch(
