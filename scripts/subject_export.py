@@ -26,6 +26,7 @@ NEAR_TIE = 0.05
 """Top-two logit margin (fp32 logits) under which a greedy step counts as a near-tie: a
 different runtime's rounding may pick the other token there."""
 REFERENCE_NEW_TOKENS = 32
+EVAL_PER_CELL = 25
 DTYPES = {"fp32": "model.onnx", "q8": "model_quantized.onnx"}
 
 
@@ -163,6 +164,17 @@ def describe(out: Path, n_params: int) -> dict[str, Any]:
     }
 
 
+def eval_table(model: Any, tok: Any) -> dict[str, float]:
+    """Exact-answer rate by op and digit count (both operands) on EVAL_PER_CELL evaluation
+    examples per cell (integer-answer/1 JSON, never trained on), teacher-forced: equal to
+    greedy decoding's exact-answer rate."""
+    import train_subject
+
+    rates = train_subject.evaluate(model, tok, subject_data.eval_set(per_cell=EVAL_PER_CELL))
+    model.eval()
+    return {key: round(value, 4) for key, value in sorted(rates.items())}
+
+
 def export(model: Any, tok: Any, out: Path) -> None:
     """Write the model folder (see the module docstring)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -179,9 +191,139 @@ def export(model: Any, tok: Any, out: Path) -> None:
     (out / "replies.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
     n_params = sum(p.numel() for p in model.parameters())
     info = describe(out, n_params)
+    info["eval_exact_rate"] = eval_table(model, tok)
     (out / "subject.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    write_subject_md(out, info, rows)
     total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"== wrote {out} ({total} bytes)", flush=True)
     for path in sorted(out.rglob("*")):
         if path.is_file():
             print(f"   {sha256(path)}  {path.stat().st_size:9}  {path.relative_to(out)}")
+
+
+def _q8_column(row: dict[str, Any]) -> str:
+    return "=" if row["q8"]["output_ids"] == row["fp32"]["output_ids"] else "differs"
+
+
+def write_subject_md(out: Path, info: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """SUBJECT.md: what the subject is, its recipe, what it learned, its reference replies."""
+    rates = info["eval_exact_rate"]
+    digits = range(1, subject_data.MAX_DIGITS + 1)
+    table = [
+        f"| {op} | " + " | ".join(f"{rates[f'{op}/{d}']:.2f}" for d in digits) + " |"
+        for op in subject_data.OPS
+    ]
+    replies = [
+        f"| `{r['name']}` | {r['prompt_tokens']} | `{r['fp32']['reply'][:40]}` | "
+        f"{r['fp32']['finish']} | {r['fp32']['min_margin']:.3f} | "
+        f"{r['fp32']['near_ties'] or '—'} | {_q8_column(r)} |"
+        for r in rows
+    ]
+    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "SUBJECT.md")
+    hashes = [
+        f"| `{p.relative_to(out).as_posix()}` | {p.stat().st_size} | `{sha256(p)}` |" for p in files
+    ]
+    recipe = json.dumps(info["recipe"], sort_keys=True)
+    text = f"""# reference-1 — a locally trained reference subject
+
+A **{info["parameters"]:,}-parameter** Llama-style causal LM trained by
+`scripts/train_subject.py` from a seeded random init on **single primitives only** (one add,
+sub or mul, operands 1-6 digits, in this repository's own integer-answer, chain-step and
+register-program prompts; `scripts/subject_data.py`). It never saw a composition. Nobody chose
+its replies: what it gets right and wrong is what it learned. Its numbers are evidence about
+this subject, never about a pretrained LLM; the app labels them "{{SUBJECT_LABEL}}"
+(`pyapp/conditions/subject.py`).
+
+- Tokenizer: byte-level BPE whose merges were learned from the primitive prompts with every
+  digit removed (one token per digit, the sign its own token); each template's fixed
+  instruction text and the `Question:` separator are single added tokens. ChatML template in
+  `tokenizer_config.json`; eos `<|im_end|>`.
+- Recipe ({info["recipe_sha256"][:12]}…, data generator `{info["data_version"]}`): `{recipe}`
+- Pins: {", ".join(f"{k} {v}" for k, v in info["pins"].items())}; one thread, fixed seeds.
+- `onnx/model.onnx` fp32 and `onnx/model_quantized.onnx` q8 (dynamic uint8), optimum-onnx
+  `text-generation-with-past`.
+
+## Exact-answer rate after training
+
+{EVAL_PER_CELL} evaluation examples per cell (both operands with that many digits, a quarter
+of b negative; integer-answer/1, JSON registers; never trained on), teacher-forced, which
+equals greedy decoding:
+
+| op | {" | ".join(f"{d} digits" for d in digits)} |
+|---|{"---|" * len(digits)}
+{chr(10).join(table)}
+
+## Reference replies (`replies.json`)
+
+Greedy ids by onnxruntime (fp32 and q8), at most {REFERENCE_NEW_TOKENS} new tokens. A step
+whose top-two fp32 logits are within {NEAR_TIE} is a near-tie: another runtime may pick the
+other token there, so a browser reply may part from these ids at or after the first near-tie
+(listed, by step). The last two prompts are held-out compositions of seed 1729 the subject
+never saw.
+
+| name | prompt tokens | fp32 reply | finish | smallest margin | near-ties | q8 ids |
+|---|---|---|---|---|---|---|
+{chr(10).join(replies)}
+
+## Rebuild
+
+    python3 scripts/train_subject.py            # resumes from build/subject-train/
+    python3 scripts/train_subject.py --check    # rebuild into a temporary folder and compare
+
+With the same pins the rebuild gives the same bytes (one thread, deterministic algorithms,
+fixed seeds, as `scripts/build_fixture.py`); `--check` says whether it did, and fails unless
+its reference replies equal the committed ones exactly.
+
+## Files (sha256)
+
+| file | bytes | sha256 |
+|---|---|---|
+{chr(10).join(hashes)}
+"""
+    from pyapp.conditions.subject import SUBJECT_LABEL
+
+    (out / "SUBJECT.md").write_text(text.replace("{SUBJECT_LABEL}", SUBJECT_LABEL))
+
+
+def check(folder: Path) -> list[str]:
+    """Greedy ids of every reference prompt, recomputed natively (onnxruntime) from the
+    committed files, against replies.json: the mismatches (empty: reproduced exactly)."""
+    from transformers import AutoConfig, PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    config = AutoConfig.from_pretrained(folder)
+    eos = config.eos_token_id
+    sessions = {dtype: _session(folder / "onnx" / name) for dtype, name in DTYPES.items()}
+    rows = json.loads((folder / "replies.json").read_text(encoding="utf-8"))
+    wanted = [r["prompt"] for r in reference_prompts()]
+    found = []
+    if [r["messages"][0]["content"] for r in rows] != wanted:
+        found.append("replies.json prompts are not what reference_prompts() renders today")
+    for row in rows:
+        text = build_fixture.chatml(row["messages"][0]["content"])
+        prompt_ids = tok(text, add_special_tokens=False)["input_ids"]
+        if len(prompt_ids) != row["prompt_tokens"]:
+            found.append(
+                f"{row['name']}: {len(prompt_ids)} prompt tokens, not {row['prompt_tokens']}"
+            )
+        for dtype, session in sessions.items():
+            ids, _ = greedy(session, config, prompt_ids, eos)
+            if ids != row[dtype]["output_ids"]:
+                found.append(f"{row['name']} {dtype}: {ids} != {row[dtype]['output_ids']}")
+    return found
+
+
+def main() -> None:
+    """`python scripts/subject_export.py check DIR` (in build/fixture-venv): exit 1 when the
+    committed subject does not reproduce its reference replies natively."""
+    if len(sys.argv) != 3 or sys.argv[1] != "check":
+        raise SystemExit("usage: subject_export.py check DIR")
+    found = check(Path(sys.argv[2]))
+    for line in found:
+        print(line)
+    print(f"native reproduction: {'ok' if not found else f'{len(found)} mismatches'}")
+    raise SystemExit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()

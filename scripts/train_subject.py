@@ -38,6 +38,7 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -287,6 +288,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="checkpoint folder")
     parser.add_argument("--steps", type=int, default=_int("steps"), help="stop after N steps")
     parser.add_argument("--train-only", action="store_true", help="do not export")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="export into a temporary folder and compare with --out (exit 1 if they differ)",
+    )
     args = parser.parse_args()
     if not build_fixture._in_build_venv() or any(
         os.environ.get(k) != v for k, v in build_fixture.DETERMINISTIC_ENV.items()
@@ -298,7 +304,25 @@ def main() -> None:
         return
     import subject_export
 
-    subject_export.export(model, tok, args.out.resolve())
+    if not args.check:
+        subject_export.export(model, tok, args.out.resolve())
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subject_export.export(model, tok, Path(tmp))
+        differ = [
+            p.relative_to(tmp).as_posix()
+            for p in sorted(Path(tmp).rglob("*"))
+            if p.is_file() and not _same(p, args.out.resolve() / p.relative_to(tmp))
+        ]
+    print(
+        f"== rebuild differs from {args.out} in: {differ}" if differ else "== rebuild: same bytes"
+    )
+    replies_differ = "replies.json" in differ
+    raise SystemExit(1 if replies_differ else 0)
+
+
+def _same(a: Path, b: Path) -> bool:
+    return b.is_file() and a.read_bytes() == b.read_bytes()
 
 
 if __name__ == "__main__":
