@@ -74,6 +74,7 @@ PROVENANCE: dict[str, Any] = {
     "flops": None,
     "loads": [LOAD],
     "config_sha256": "ac08f6c43634e14258f8834da0c45ea882226099d17be6f21e78e4094d620ab3",
+    "subject_recipe": None,
 }
 
 
@@ -234,8 +235,9 @@ def test_provenance_round_trips_and_is_strict() -> None:
     assert provenance.evidence == "fixture"
     assert provenance.loads[0].setup_ms == 1256.75
     assert to_json(provenance) == PROVENANCE
-    older = {k: v for k, v in PROVENANCE.items() if k != "config_sha256"}  # traces before it
-    assert parse_provenance(older).config_sha256 is None
+    older = {k: v for k, v in PROVENANCE.items() if k not in ("config_sha256", "subject_recipe")}
+    assert parse_provenance(older).config_sha256 is None  # traces before it
+    assert parse_provenance(older).subject_recipe is None
     with pytest.raises(RecordError):
         parse_provenance({**PROVENANCE, "flops": 0})
     with pytest.raises(RecordError):

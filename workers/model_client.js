@@ -365,6 +365,8 @@ export class ModelClient {
       flops: null,
       loads: this.loads.map((record) => ({ ...record })),
       config_sha256: result?.config_sha256 ?? null,
+      // Filled in by Python (pyapp/browser/model.py parse_provenance) for the reference subject.
+      subject_recipe: null,
     };
   }
 

@@ -849,7 +849,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
      "webgpu",
      "wasm",
      "scripted",
-     "synthetic"
+     "synthetic",
+     "native"
     ]
    },
    "backend_actual": {
@@ -860,7 +861,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
        "webgpu",
        "wasm",
        "scripted",
-       "synthetic"
+       "synthetic",
+       "native"
       ]
      },
      {
@@ -1002,7 +1004,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
      "webgpu",
      "wasm",
      "scripted",
-     "synthetic"
+     "synthetic",
+     "native"
     ]
    },
    "backend_actual": {
@@ -1013,7 +1016,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
        "webgpu",
        "wasm",
        "scripted",
-       "synthetic"
+       "synthetic",
+       "native"
       ]
      },
      {

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
-Backend = Literal["webgpu", "wasm", "scripted", "synthetic"]
+Backend = Literal["webgpu", "wasm", "scripted", "synthetic", "native"]
 
 
 @dataclass(frozen=True)
