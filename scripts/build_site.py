@@ -12,6 +12,8 @@ What lands there, and where from:
                           build (WebGPU) and the plain threaded build (WASM only)
       models/fixture/tiny-chat/  <- tests/fixtures/tiny-chat (the committed TEST FIXTURE model;
                           not model evidence), served from this origin
+      models/subject/reference-1/  <- tests/fixtures/subject (the locally trained REFERENCE
+                          SUBJECT, scripts/train_subject.py), served from this origin
         pyodide-lock.json                <- GENERATED: the npm lock, with micropip, sympy, mpmath
                                             and composition-lab pointing at the wheels below
         micropip/sympy/mpmath *.whl      <- PyPI, cached in build/wheels, sha256 pinned here
@@ -50,6 +52,8 @@ TRANSFORMERS_NPM = NODE_MODULES / "@huggingface" / "transformers"
 ORT_WEB_NPM = NODE_MODULES / "onnxruntime-web"
 FIXTURE_SRC = ROOT / "tests" / "fixtures" / "tiny-chat"
 FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
+SUBJECT_SRC = ROOT / "tests" / "fixtures" / "subject"
+SUBJECT_OUT = Path("models") / "subject" / "reference-1"
 SITE_SRC = ROOT / "site"
 WORKERS_SRC = ROOT / "workers"
 WHEEL_CACHE = ROOT / "build" / "wheels"
@@ -387,13 +391,14 @@ def causal_lm_types() -> dict[str, str]:
     return found
 
 
-def copy_fixture(out: Path) -> Path | None:
-    """The committed test-fixture model into out/models/fixture/tiny-chat (None if absent)."""
-    if not (FIXTURE_SRC / "config.json").is_file():
+def copy_fixture(out: Path, src: Path = FIXTURE_SRC, dest: Path = FIXTURE_OUT) -> Path | None:
+    """A committed bundled model (by default the test fixture, tests/fixtures/tiny-chat) into
+    out/`dest` (None if absent)."""
+    if not (src / "config.json").is_file():
         return None
-    target = out / FIXTURE_OUT
+    target = out / dest
     shutil.copytree(
-        FIXTURE_SRC,
+        src,
         target,
         ignore=lambda _dir, names: [n for n in names if n.endswith(FIXTURE_SKIP)],
     )
@@ -440,6 +445,11 @@ def build(out: Path, *, pyc: bool) -> None:
         say(f"WARNING: no fixture model at {FIXTURE_SRC}: the bundled test fixture is unavailable")
     else:
         say(f"copied test-fixture model to {FIXTURE_OUT} ({human(folder_size(fixture))})")
+    subject = copy_fixture(out, SUBJECT_SRC, SUBJECT_OUT)
+    if subject is None:
+        say(f"WARNING: no reference subject at {SUBJECT_SRC}: it is unavailable until trained")
+    else:
+        say(f"copied the reference subject to {SUBJECT_OUT} ({human(folder_size(subject))})")
 
     entries: dict[str, dict[str, object]] = {}
     for wheel in PINNED_WHEELS:

@@ -747,7 +747,7 @@ class Experiment {
     evidence.textContent = label ? `This sweep is labelled "${label}": every number below is ${meaningOf(kind)}.` : "";
     $("#experiment-hint").textContent = loaded
       ? `Model: ${m.model_id}${m.evidence !== "model" ? ` (${evidenceLabel(m.evidence)})` : ""}. Seed, calibration set and conditions from step 2.`
-      : "Load a model above first (the test fixture works, but is not model evidence).";
+      : "Load a model above first: the bundled reference subject (locally trained on primitives only) is the suggested first run offline; the test fixture works too, but is not model evidence.";
   }
 
   resultsCaption() {

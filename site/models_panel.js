@@ -110,6 +110,12 @@ function hostOf(url) {
   }
 }
 
+// The bundled models served by this site: the test fixture and the locally trained reference
+// subject (tests/fixtures/subject), each named with its own evidence label.
+const SUBJECT_SOURCE = "bundled-subject";
+const isBundled = (source) => source === "bundled-fixture" || source === SUBJECT_SOURCE;
+const bundledLabel = (source) => (source === SUBJECT_SOURCE ? EVIDENCE_LABELS["reference-subject"] : FIXTURE_LABEL);
+
 // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
 // whose config.json is one of them is labelled a fixture wherever it was served from.
 function fixtureConfigs(catalogue) {
@@ -123,7 +129,7 @@ function currentSpec(panel) {
   const dtype = $("#model-dtype").value;
   const host = $("#model-host").value.trim() || catalogue.default_host;
   if (chosen) {
-    const bundled = chosen.source === "bundled-fixture";
+    const bundled = isBundled(chosen.source);
     return {
       key: chosen.key,
       label: chosen.label,
@@ -194,7 +200,7 @@ function summarise(panel) {
   const spec = currentSpec(panel);
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
-  const evidence = spec.source === "bundled-fixture" ? ` — ${FIXTURE_LABEL}` : "";
+  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec.source)}` : "";
   $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
 }
 
@@ -209,7 +215,7 @@ async function loadCatalogue(panel) {
   if (params.get("model_host")) panel.catalogue.default_host = params.get("model_host");
   const select = $("#model-choice");
   for (const model of panel.catalogue.models) {
-    const pin = model.source === "bundled-fixture" || HEX40.test(model.revision) ? "" : " — UNPINNED";
+    const pin = isBundled(model.source) || HEX40.test(model.revision) ? "" : " — UNPINNED";
     select.append(new Option(`${model.label}${pin}`, model.key));
   }
   select.append(new Option("Other: type a model id", "other"));
@@ -324,13 +330,13 @@ function review(panel) {
 
 // The consent dialog: what would be downloaded, from where, under which licence.
 function askConsent(panel, spec, chosenBackend) {
-  const bundled = spec.source === "bundled-fixture";
+  const bundled = isBundled(spec.source);
   const source = bundled
     ? `${location.host} (this site; bundled with the app)`
     : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
   detailRows($("#consent-details"), [
     ["Model", spec.model_id, bundled ? "fixture-label" : ""],
-    ["What it is", bundled ? FIXTURE_LABEL : spec.label],
+    ["What it is", bundled ? bundledLabel(spec.source) : spec.label],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
     ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
     ["From", source],
@@ -460,19 +466,22 @@ function showLoad(panel, record, result) {
   const spec = panel.client.spec ?? {};
   // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
   const isFixture = spec.source === "bundled-fixture" || panel.client.provenance().evidence === "fixture";
-  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : "";
+  // The reference subject is named as what it is, never as a pretrained model.
+  const isSubject = !isFixture && panel.client.provenance().evidence === "reference-subject";
+  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
   panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
   $("#try-generate").disabled = panel.generating;
-  panel.loadedRows = provenanceRows(spec, record, result, isFixture);
+  panel.loadedRows = provenanceRows(spec, record, result, isFixture, isSubject);
   if (panel.synthetic) return; // the synthetic model in use stays shown until a load replaces it
   detailRows($("#model-provenance"), panel.loadedRows);
   $("#model-provenance").hidden = false;
 }
 
-function provenanceRows(spec, record, result, isFixture) {
+function provenanceRows(spec, record, result, isFixture, isSubject) {
   const adapter = result.adapter;
+  const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
   return [
-    ["Model", `${spec.model_id}${isFixture ? ` (${FIXTURE_LABEL})` : ""}`, isFixture ? "fixture-label" : ""],
+    ["Model", `${spec.model_id}${tag}`, isFixture || isSubject ? "fixture-label" : ""],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
     ["dtype", result.dtype],
     ["Chat template", templateOptionsText(result.chat_template_options)],
@@ -582,7 +591,7 @@ function stateOf(panel) {
     // The client's provenance knows more than the spec: a hub download whose config.json is
     // the test fixture's is a fixture too.
     evidence: spec.source ? client.provenance().evidence : null,
-    label: spec.source && client.provenance().evidence === "fixture" ? FIXTURE_LABEL : (spec.label ?? null),
+    label: spec.source && client.provenance().evidence !== "model" ? EVIDENCE_LABELS[client.provenance().evidence] : (spec.label ?? null),
     backend: client.backend,
     provenance: client.provenance(),
     synthetic: null,

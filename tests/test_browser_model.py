@@ -75,6 +75,7 @@ PROVENANCE: dict[str, Any] = {
     "loads": [LOAD],
     "config_sha256": "ac08f6c43634e14258f8834da0c45ea882226099d17be6f21e78e4094d620ab3",
     "synthetic": None,
+    "subject_recipe": None,
 }
 
 
@@ -237,8 +238,9 @@ def test_provenance_round_trips_and_is_strict() -> None:
     # a load's place in the trace's chain is stamped by the sweep, not the worker: null here
     unchained = [{**load, "sequence": None, "prev_sha256": None} for load in PROVENANCE["loads"]]
     assert to_json(provenance) == {**PROVENANCE, "loads": unchained}
-    older = {k: v for k, v in PROVENANCE.items() if k != "config_sha256"}  # traces before it
-    assert parse_provenance(older).config_sha256 is None
+    older = {k: v for k, v in PROVENANCE.items() if k not in ("config_sha256", "subject_recipe")}
+    assert parse_provenance(older).config_sha256 is None  # traces before it
+    assert parse_provenance(older).subject_recipe is None
     without = {k: v for k, v in PROVENANCE.items() if k != "synthetic"}  # what the page sends
     assert parse_provenance(without).synthetic is None
     with pytest.raises(RecordError):

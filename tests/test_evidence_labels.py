@@ -17,6 +17,7 @@ from pyapp.browser.viewer import open_run
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance
+from pyapp.records.subject import SUBJECT_LABEL
 from pyapp.records.trace import Evidence
 from pyapp.report import sections
 from pyapp.synthetic.language import parse_spec
@@ -32,8 +33,12 @@ def test_every_evidence_kind_has_one_label_and_only_model_is_model_evidence() ->
     assert list(EVIDENCE_LABELS) == list(get_args(Evidence))
     assert EVIDENCE_LABELS["model"] == "model evidence"
     for kind, label in EVIDENCE_LABELS.items():
-        if kind != "model":
+        if kind not in ("model", "reference-subject"):
             assert label.endswith(" — not model evidence"), (kind, label)
+    # The reference subject is evidence about itself, named as what it is (issue 26).
+    assert EVIDENCE_LABELS["reference-subject"] == SUBJECT_LABEL
+    assert SUBJECT_LABEL.startswith("locally trained reference subject (")
+    assert SUBJECT_LABEL.endswith(" M parameters, trained on primitives only)")
     assert len(set(EVIDENCE_LABELS.values())) == len(EVIDENCE_LABELS)
     assert EVIDENCE_LABELS["fixture"] == FIXTURE_LABEL
 

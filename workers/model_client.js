@@ -344,8 +344,15 @@ export class ModelClient {
       dtype: spec.dtype ?? "none",
       chat_template_options: result?.chat_template_options ?? spec.chat_template_options ?? {},
       source: spec.source ?? "bundled-fixture",
-      // The bundled fixture, or any download whose config.json is the fixture's: never model evidence.
-      evidence: spec.source === "bundled-fixture" || result?.is_test_fixture === true ? "fixture" : "model",
+      // The bundled fixture, or any download whose config.json is the fixture's: never model
+      // evidence. The bundled reference subject: evidence about it, never about an LLM
+      // (Python also relabels a subject served from elsewhere by its config.json digest).
+      evidence:
+        spec.source === "bundled-fixture" || result?.is_test_fixture === true
+          ? "fixture"
+          : spec.source === "bundled-subject"
+            ? "reference-subject"
+            : "model",
       backend_requested: this.backend ?? "wasm",
       backend_actual: result ? result.backend_actual : null,
       adapter: result ? result.adapter : null,
@@ -358,6 +365,8 @@ export class ModelClient {
       flops: null,
       loads: this.loads.map((record) => ({ ...record })),
       config_sha256: result?.config_sha256 ?? null,
+      // Filled in by Python (pyapp/browser/model.py parse_provenance) for the reference subject.
+      subject_recipe: null,
     };
   }
 

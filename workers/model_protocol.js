@@ -970,7 +970,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
      "webgpu",
      "wasm",
      "scripted",
-     "synthetic"
+     "synthetic",
+     "native"
     ]
    },
    "backend_actual": {
@@ -981,7 +982,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
        "webgpu",
        "wasm",
        "scripted",
-       "synthetic"
+       "synthetic",
+       "native"
       ]
      },
      {
@@ -1120,9 +1122,10 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     }
    },
    "source": {
-    "description": "Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files).",
+    "description": "Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files; `bundled-subject`: the learned reference subject served by the site).",
     "enum": [
      "bundled-fixture",
+     "bundled-subject",
      "hub",
      "local-folder",
      "scripted",
@@ -1130,11 +1133,12 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     ]
    },
    "evidence": {
-    "description": "`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a synthetic validation model: neither is ever model evidence.",
+    "description": "`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a synthetic validation model: neither is ever model evidence. `reference-subject` for the locally trained reference subject (`pyapp.records.subject`): evidence about it, never about a pretrained LLM.",
     "enum": [
      "fixture",
      "synthetic",
-     "model"
+     "model",
+     "reference-subject"
     ]
    },
    "backend_requested": {
@@ -1143,7 +1147,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
      "webgpu",
      "wasm",
      "scripted",
-     "synthetic"
+     "synthetic",
+     "native"
     ]
    },
    "backend_actual": {
@@ -1154,7 +1159,8 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
        "webgpu",
        "wasm",
        "scripted",
-       "synthetic"
+       "synthetic",
+       "native"
       ]
      },
      {
@@ -1266,6 +1272,27 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "anyOf": [
      {
       "$ref": "#/$defs/SyntheticSpec"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "subject_recipe": {
+    "description": "The training recipe of the locally trained reference subject (`SUBJECT_RECIPE`: script, recipe digest, data generator version, steps, seeds, parameters) when this is it; null for any other model and in traces written before it existed.",
+    "anyOf": [
+     {
+      "type": "object",
+      "additionalProperties": {
+       "anyOf": [
+        {
+         "type": "string"
+        },
+        {
+         "type": "integer"
+        }
+       ]
+      }
      },
      {
       "type": "null"
@@ -1412,6 +1439,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "description": "Where the files come from.",
     "enum": [
      "bundled-fixture",
+     "bundled-subject",
      "hub",
      "local-folder"
     ]

@@ -37,7 +37,7 @@ import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyapp.browser import model_messages as channel
@@ -45,6 +45,7 @@ from pyapp.browser.messages import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json
+from pyapp.records.evidence import is_subject
 from pyapp.records.model import (
     NO_GENERATION_CODES,
     WHOLE_TASK_CAPS,
@@ -55,6 +56,7 @@ from pyapp.records.model import (
     finish_for,
     input_hash_matches,
 )
+from pyapp.records.subject import SUBJECT_RECIPE
 
 __all__ = [  # re-exported: reply checks live with the records, finish_for with Completion
     "NO_GENERATION_CODES",
@@ -146,8 +148,14 @@ def timing_from_reply(reply_json: str, round_trip_ms: float) -> CallTiming:
 
 
 def parse_provenance(data: JSON) -> ModelProvenance:
-    """Validate the provenance the main thread reports."""
+    """Validate the provenance the main thread reports. The locally trained reference subject
+    (its source or its config.json digest, wherever it was served from) is labelled
+    `reference-subject` with its recipe (`pyapp.records.subject`), never `model`."""
     provenance: ModelProvenance = from_json(ModelProvenance, data)
+    if provenance.evidence == "model" and is_subject(provenance):
+        provenance = replace(provenance, evidence="reference-subject")
+    if provenance.evidence == "reference-subject" and provenance.subject_recipe is None:
+        provenance = replace(provenance, subject_recipe=dict(SUBJECT_RECIPE))
     return provenance
 
 

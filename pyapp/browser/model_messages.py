@@ -76,7 +76,7 @@ class ModelSpec:
     """The revision asked for: a commit, a branch (`main`), or `bundled`."""
     dtype: str
     """The weights' dtype (`fp32`, `q8`, `q4`, `q4f16`, ...)."""
-    source: Literal["bundled-fixture", "hub", "local-folder"]
+    source: Literal["bundled-fixture", "bundled-subject", "hub", "local-folder"]
     """Where the files come from."""
     host: str | None
     """The hub's URL (`https://huggingface.co/`); source `hub` only, else null."""

@@ -29,12 +29,19 @@ from dataclasses import dataclass
 from pyapp.predict import skill
 from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 from pyapp.records.chain import canonical
+from pyapp.records.subject import SUBJECT_LABEL
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
     "Small cells have broad Wilson intervals; fixture and synthetic runs are not model "
-    "evidence."
+    "evidence; a reference-subject run is evidence about the locally trained reference "
+    "subject, never about a pretrained LLM."
 )
+
+
+def evidence_shown(evidence: str) -> str:
+    """The evidence column: the kind, and for the reference subject what it is."""
+    return f"{evidence}: {SUBJECT_LABEL}" if evidence == "reference-subject" else evidence
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]
         for result in doc.conditions:
             frozen = result.frozen
             model = f"{frozen.model_id}@{frozen.model_revision[:12]} ({frozen.backend})"
-            base = {"run": name, "model": model, "evidence": doc.evidence}
+            base = {"run": name, "model": model, "evidence": evidence_shown(doc.evidence)}
             condition: str = frozen.profile.condition
             if frozen.exploratory:
                 condition += " [exploratory]"

@@ -1,10 +1,10 @@
 """Record types and what builds them, at the bottom of `pyapp`'s layers: JSON helpers and
-record bases (``base``), the trace and its generated schema (``trace``), the model contract's
-records and the scripted adapter (``model``: ``Caps``, ``Completion``, ``ModelAdapter``,
-provenance), the clock (``clock``), prompt rendering (``prompts``, templates in
-``prompts/``), task parameters from JSON (``params``), a synthetic model's specification
-(``synthetic_spec``), documents read under input limits
-(``documents``: the one bounded reader of every input file), the fault-injection grammar
-(``faults``), the evidence labels (``evidence``), the hash chain over a sweep's records
-(``chain``) and what a freeze commits to besides the profile (``frozen``). Re-deriving a
-record is above the runners, in ``pyapp.verify``."""
+record bases (``base``), the trace and its generated schema (``trace``), the model
+contract's records and the scripted adapter (``model``: ``Caps``, ``Completion``,
+``ModelAdapter``, provenance), the clock (``clock``), prompt rendering (``prompts``,
+templates in ``prompts/``), task parameters from JSON (``params``), the reference subject's
+identity (``subject``), a synthetic model's specification (``synthetic_spec``), documents
+read under input limits (``documents``: the one bounded reader of every input file), the
+fault-injection grammar (``faults``), the evidence labels (``evidence``), the hash chain
+over a sweep's records (``chain``) and what a freeze commits to besides the profile
+(``frozen``). Re-deriving a record is above the runners, in ``pyapp.verify``."""

@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 from pyapp.records.synthetic_spec import SyntheticSpec
 
 FinishReason = Literal["eos", "length", "bytes", "timeout", "cancelled", "error"]
-Backend = Literal["webgpu", "wasm", "scripted", "synthetic"]
+Backend = Literal["webgpu", "wasm", "scripted", "synthetic", "native"]
 
 
 @dataclass(frozen=True)
@@ -254,11 +254,16 @@ class ModelProvenance:
     """Options passed to the model's own chat template with every prompt, from the catalogue
     entry (e.g. Qwen3's `enable_thinking: false`); `{}` when none. Part of the measurement
     condition: a frozen profile's identity includes them."""
-    source: Literal["bundled-fixture", "hub", "local-folder", "scripted", "synthetic"]
-    """Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files)."""
-    evidence: Literal["fixture", "synthetic", "model"]
+    source: Literal[
+        "bundled-fixture", "bundled-subject", "hub", "local-folder", "scripted", "synthetic"
+    ]
+    """Where the files came from (`synthetic`: a specification in `pyapp.synthetic`, no files;
+    `bundled-subject`: the learned reference subject served by the site)."""
+    evidence: Literal["fixture", "synthetic", "model", "reference-subject"]
     """`fixture` for the bundled test fixture or a scripted adapter, `synthetic` for a
-    synthetic validation model: neither is ever model evidence."""
+    synthetic validation model: neither is ever model evidence. `reference-subject` for the
+    locally trained reference subject (`pyapp.records.subject`): evidence about it, never
+    about a pretrained LLM."""
     backend_requested: Backend
     """The backend the user chose."""
     backend_actual: Backend | None
@@ -290,6 +295,12 @@ class ModelProvenance:
     """The whole specification of a synthetic model (source `synthetic`: every error source
     and the cost model, `pyapp.records.synthetic_spec`); null for any other model and in traces
     written before it was recorded."""
+    subject_recipe: dict[str, str | int] | None = field(
+        default=None, metadata={"optional_on_read": True}
+    )
+    """The training recipe of the locally trained reference subject (`SUBJECT_RECIPE`:
+    script, recipe digest, data generator version, steps, seeds, parameters) when this is it;
+    null for any other model and in traces written before it existed."""
 
 
 IDENTITY_FIELDS = (

@@ -43,7 +43,7 @@ LEGACY_SCHEMA_VERSIONS = ("trace/1", "trace/2")
 SCHEMA_ID = "https://composition-lab.invalid/exports/trace.schema.json"
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
-Evidence = Literal["control", "fixture", "synthetic", "model"]
+Evidence = Literal["control", "fixture", "synthetic", "model", "reference-subject"]
 Stage = Literal["construction", "generation", "parse", "execution", "verification", "route"]
 
 ADDED_IN_TRACE_3 = {"optional_on_read": True}
@@ -61,6 +61,11 @@ EVIDENCE_NOTES: dict[Evidence, str] = {
         "(pyapp.synthetic); it validates the instrument and is not model evidence."
     ),
     "model": "Model evidence: output of the loaded model under this condition.",
+    "reference-subject": (
+        "Locally trained reference subject: output of the small model scripts/"
+        "train_subject.py trained on single primitives only (pyapp.records.subject); "
+        "evidence about this subject, never about a pretrained LLM."
+    ),
 }
 
 

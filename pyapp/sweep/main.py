@@ -51,6 +51,7 @@ from pyapp.host.files import REPO_ROOT, UsageError, check_output_folder
 from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
+from pyapp.records.subject import SUBJECT_LABEL
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
     CHROMIUM_ARGS,
@@ -82,6 +83,20 @@ FIXTURE_NOTE = (
     "The model is the bundled test fixture (tests/fixtures/tiny-chat, ~100k parameters): "
     "this sweep tests the pipeline, not a model. Nothing in it is model evidence."
 )
+SUBJECT_NOTE = (
+    f"The model is the {SUBJECT_LABEL} (tests/fixtures/subject): evidence about this "
+    "subject, never about a pretrained LLM."
+)
+
+
+def run_evidence_fields(fixture: bool, subject: bool) -> dict[str, str]:
+    """run.json's `evidence` and `evidence_note`: the fixture, the reference subject (named
+    as what it is, never a pretrained LLM) or a model."""
+    if fixture:
+        return {"evidence": "fixture", "evidence_note": FIXTURE_NOTE}
+    if subject:
+        return {"evidence": "reference-subject", "evidence_note": SUBJECT_NOTE}
+    return {"evidence": "model", "evidence_note": "model evidence (check the trace)"}
 
 
 def versions(page_hello: dict[str, Any] | None, browser_version: str | None) -> dict[str, Any]:
@@ -241,7 +256,7 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
 
 def no_consent(options: Options, choice: ModelChoice) -> SetupError:
     """What loading needs the user's consent for: model, revision, size, source, licence."""
-    if choice.fixture:
+    if choice.fixture or choice.subject:
         source = "this site (bundled with the app)"
     else:
         source = options.model_host or options.model_folder or "https://huggingface.co/"
@@ -286,8 +301,7 @@ def begin_session(
         "schema_version": RUN_SCHEMA,
         "kind": "composition-lab-sweep-run",
         "status": "running",
-        "evidence": "fixture" if choice.fixture else "model",
-        "evidence_note": FIXTURE_NOTE if choice.fixture else "model evidence (check the trace)",
+        **run_evidence_fields(choice.fixture, choice.subject),
         "command": argv,
         "started_at": started,
         "ended_at": None,
@@ -434,9 +448,10 @@ def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
     run.data["checks"] = checks
     # The page knows best what was loaded: a model served from a folder or a local host whose
     # files are the test fixture's is labelled a fixture in the trace, and so is the run.
-    fixture = choice.fixture or (trace.get("model") or {}).get("evidence") == "fixture"
-    run.data["evidence"] = "fixture" if fixture else "model"
-    run.data["evidence_note"] = FIXTURE_NOTE if fixture else "model evidence (check the trace)"
+    recorded = (trace.get("model") or {}).get("evidence")
+    fixture = choice.fixture or recorded == "fixture"
+    subject = not fixture and (choice.subject or recorded == "reference-subject")
+    run.data.update(run_evidence_fields(fixture, subject))
     run.save()
     summary = trace.get("summary", {})
     banner = f"  *** {FIXTURE_BANNER} ***" if fixture else ""

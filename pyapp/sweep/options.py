@@ -35,6 +35,9 @@ class ModelChoice:
     """Approximate download for the chosen dtype, from the catalogue; None when unknown."""
     licence: str
     """Licence as the catalogue states it."""
+    subject: bool = False
+    """The bundled locally trained reference subject (`pyapp.records.subject`): its
+    sweep is evidence about that subject, never about a pretrained LLM."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +263,8 @@ def choose_model(options: Options, catalogue: dict[str, Any]) -> ModelChoice:
         if wanted not in (entry["key"], entry["model_id"]):
             continue
         fixture = entry.get("source") == "bundled-fixture"
-        if options.revision not in (None, entry["revision"]) and not fixture:
+        subject = entry.get("source") == "bundled-subject"
+        if options.revision not in (None, entry["revision"]) and not (fixture or subject):
             break  # another revision of a catalogue model: load it as "other"
         dtypes = entry.get("dtypes", {}).get(options.backend) or [None]
         dtype = options.dtype or dtypes[0]
@@ -271,6 +275,7 @@ def choose_model(options: Options, catalogue: dict[str, Any]) -> ModelChoice:
             fixture=fixture,
             download_mb=(entry.get("download_mb") or {}).get(dtype),
             licence=entry.get("licence", "unknown"),
+            subject=subject,
         )
     if "/" not in wanted:
         keys = ", ".join(e["key"] for e in catalogue.get("models", []))

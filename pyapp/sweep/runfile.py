@@ -100,8 +100,9 @@ class RunRecord:
     """Document kind."""
     status: Literal["running", "done", "interrupted", "paused", "failed"]
     """`running` also when the process was killed outright."""
-    evidence: Literal["model", "fixture"]
-    """Whether the sweep is model evidence."""
+    evidence: Literal["model", "fixture", "reference-subject"]
+    """Whether the sweep is model evidence (`reference-subject`: evidence about the locally
+    trained reference subject, never about a pretrained LLM)."""
     evidence_note: str
     """In words."""
     command: tuple[str, ...]

@@ -52,7 +52,7 @@ from pyapp.predict.predictor import (
 from pyapp.records import prompts
 from pyapp.records.base import JSON, RecordError, to_json
 from pyapp.records.chain import chain_mismatches
-from pyapp.records.evidence import FIXTURE_SOURCES
+from pyapp.records.evidence import FIXTURE_SOURCES, subject_mismatches
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import (
     CHAIN_CALL_CAPS,
@@ -535,6 +535,7 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
         return
     if not legacy:
         found.extend(model_mismatches(model))
+    found.extend(subject_mismatches(model))
     if model.source in FIXTURE_SOURCES and model.evidence != "fixture":
         found.append(
             Mismatch(

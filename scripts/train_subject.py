@@ -1,0 +1,329 @@
+"""Train the learned REFERENCE SUBJECT (tests/fixtures/subject), resumably, then export it.
+
+    python3 scripts/train_subject.py [--out DIR] [--work DIR] [--steps N]
+
+A small Llama-style causal LM (`RECIPE` in scripts/subject_data.py: hidden 160, 4 layers)
+with its own tokenizer and a ChatML chat template, trained from a seeded random init on
+SINGLE PRIMITIVES ONLY (one add, sub or mul, operands 1-6 digits, in the project's own
+integer-answer, chain-step and register-program prompts; `scripts/subject_data.py`). It
+never sees a composition. Unlike the tiny-chat fixture its replies were chosen by nobody:
+what it gets right and wrong is what it learned.
+
+Tokenizer (a documented choice): byte-level BPE whose merges are learned from the primitive
+prompts with every digit removed, so every digit is one token and a sign is its own token;
+the fixed instruction text of each template (the part before the registers) and the
+`Question:` separator are single added tokens, so a prompt is about 25-45 tokens.
+
+Training: AdamW, linear warm-up then cosine decay, fixed step count and batch (the recipe),
+one thread, deterministic algorithms, no dropout; batch `step` is a pure function of the
+step (subject_data.batch), so a run may stop at any time and resume from the last
+checkpoint in `--work` (build/subject-train, ignored by git) and give the same weights as an
+uninterrupted run. Progress (step, loss, exact-answer accuracy on held-out-of-training
+examples by op and digit count) goes to stdout.
+
+Export (scripts/subject_export.py): optimum-onnx `text-generation-with-past`, fp32 and q8
+(dynamic uint8) in the onnx-community layout, then the greedy ids of the reference prompts by
+onnxruntime (past key values fed step by step, as transformers.js does) go to replies.json,
+with the top-two logit margins (near-ties listed). Determinism: with the same pins the
+rebuild is byte-identical (one thread, fixed seeds, as scripts/build_fixture.py);
+`--check` rebuilds into a temporary folder and compares replies.json with the committed one.
+
+The script makes the tiny fixture's venv (build/fixture-venv, scripts/fixture-requirements.txt)
+and re-executes itself inside it (build_fixture.bootstrap). CI and the app never run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_fixture  # noqa: E402  (venv bootstrap, deterministic settings, ChatML)
+import subject_data  # noqa: E402  (the recipe and the training stream, stdlib only)
+from subject_data import RECIPE  # noqa: E402
+
+DEFAULT_OUT = ROOT / "tests" / "fixtures" / "subject"
+DEFAULT_WORK = ROOT / "build" / "subject-train"
+CHECKPOINT_EVERY = 50
+EVAL_EVERY = 200
+
+
+def _int(key: str) -> int:
+    return int(RECIPE[key])  # type: ignore[call-overload]
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+def template_pieces() -> list[str]:
+    """The fixed instruction text of each primitive template as one added token each: the
+    part before the registers, and the `Question:` separator."""
+    from pyapp.records import prompts
+
+    pieces = []
+    for template_id in (prompts.INTEGER_ANSWER, prompts.CHAIN_STEP, prompts.REGISTER_PROGRAM):
+        source = prompts.load_template(template_id).source.strip("\n")
+        pieces.append(source.split("$registers")[0])
+    pieces.append("\n\nQuestion: ")
+    for piece in pieces:
+        others = [p for p in pieces if p != piece]
+        assert not any(piece in other for other in others), piece
+    return pieces
+
+
+def build_tokenizer() -> Any:
+    import tokenizers
+    from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = tokenizers.Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=_int("vocab_bpe"),
+        min_frequency=1,
+        special_tokens=build_fixture.SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(subject_data.tokenizer_corpus(), trainer=trainer)
+    bpe.add_tokens([AddedToken(p, normalized=False, special=False) for p in template_pieces()])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=None,
+        eos_token=build_fixture.IM_END,
+        pad_token=build_fixture.PAD,
+        unk_token=None,
+        additional_special_tokens=[build_fixture.IM_START, build_fixture.IM_END],
+        model_max_length=2048,
+        clean_up_tokenization_spaces=False,
+        chat_template=build_fixture.CHAT_TEMPLATE,
+    )
+    for digit in "0123456789-":
+        assert len(tok(digit, add_special_tokens=False)["input_ids"]) == 1
+    sample = tok("-1234567", add_special_tokens=False)["input_ids"]
+    assert len(sample) == 8, sample
+    return tok
+
+
+def encode(tok: Any, examples: list[subject_data.Example]) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids with the chat template, reply ids + eos) of each example."""
+    eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
+    prompts = tok([build_fixture.chatml(e.prompt) for e in examples], add_special_tokens=False)
+    replies = tok([e.reply for e in examples], add_special_tokens=False)
+    return [(p, [*r, eos]) for p, r in zip(prompts["input_ids"], replies["input_ids"], strict=True)]
+
+
+# --------------------------------------------------------------------------- model
+
+
+def new_model(tok: Any) -> Any:
+    import numpy as np
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    seed = _int("model_seed")
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    pad = tok.convert_tokens_to_ids(build_fixture.PAD)
+    eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=_int("hidden"),
+        intermediate_size=_int("intermediate"),
+        num_hidden_layers=_int("layers"),
+        num_attention_heads=_int("heads"),
+        num_key_value_heads=_int("heads"),
+        head_dim=_int("hidden") // _int("heads"),
+        max_position_embeddings=2048,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=True,
+        bos_token_id=pad,
+        eos_token_id=eos,
+        pad_token_id=pad,
+        use_cache=True,
+        attn_implementation="eager",
+    )
+    return LlamaForCausalLM(config)
+
+
+def tensors(pairs: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any, Any, Any]:
+    """Input ids, attention mask and labels (reply and eos only), right-padded."""
+    import torch
+
+    width = max(len(p) + len(r) for p, r in pairs)
+    ids = torch.full((len(pairs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(pairs), width), dtype=torch.long)
+    labels = torch.full((len(pairs), width), -100, dtype=torch.long)
+    for row, (prompt, reply) in enumerate(pairs):
+        seq = prompt + reply
+        ids[row, : len(seq)] = torch.tensor(seq)
+        mask[row, : len(seq)] = 1
+        labels[row, len(prompt) : len(seq)] = torch.tensor(reply)
+    return ids, mask, labels
+
+
+def lr_factor(step: int) -> float:
+    warmup, steps = _int("warmup_steps"), _int("steps")
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    floor = float(RECIPE["min_lr_ratio"])  # type: ignore[arg-type]
+    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def evaluate(model: Any, tok: Any, examples: list[subject_data.Example]) -> dict[str, Any]:
+    """Exact-answer rate by op and digit count. A teacher-forced pass whose argmax equals
+    every reply token (and eos) is exactly the case where greedy decoding gives the reply."""
+    import torch
+
+    pad = tok.convert_tokens_to_ids(build_fixture.PAD)
+    pairs = encode(tok, examples)
+    ids, mask, labels = tensors(pairs, pad)
+    model.eval()
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits
+    model.train()
+    guess = logits[:, :-1].argmax(-1)
+    gold = labels[:, 1:]
+    ok = ((guess == gold) | (gold == -100)).all(dim=1).tolist()
+    cells: dict[str, list[int]] = {}
+    for example, right in zip(examples, ok, strict=True):
+        cells.setdefault(f"{example.op}/{example.digits[0]}", []).append(int(right))
+    return {key: sum(v) / len(v) for key, v in cells.items()}
+
+
+def print_eval(step: int, rates: dict[str, Any]) -> None:
+    rows = []
+    for op in subject_data.OPS:
+        cells = [rates[f"{op}/{d}"] for d in range(1, subject_data.MAX_DIGITS + 1)]
+        rows.append(f"{op} " + " ".join(f"{c:.2f}" for c in cells))
+    print(f"   eval step {step:5} (digits 1..6)  " + "  |  ".join(rows), flush=True)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train(work: Path, steps: int) -> tuple[Any, Any]:
+    """Train to `steps` (resuming from work/checkpoint.pt), return (model, tokenizer)."""
+    import torch
+
+    build_fixture.configure_torch()
+    work.mkdir(parents=True, exist_ok=True)
+    tok = build_tokenizer()
+    pad = tok.convert_tokens_to_ids(build_fixture.PAD)
+    model = new_model(tok)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(
+        f"== subject: {n_params} parameters, vocab {len(tok)}, recipe "
+        f"{subject_data.recipe_digest()[:12]}",
+        flush=True,
+    )
+    betas = tuple(RECIPE["betas"])  # type: ignore[arg-type]
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=float(RECIPE["learning_rate"]),  # type: ignore[arg-type]
+        betas=betas,
+        weight_decay=float(RECIPE["weight_decay"]),  # type: ignore[arg-type]
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
+    checkpoint = work / "checkpoint.pt"
+    start = 0
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=False)
+        if state["recipe"] != subject_data.recipe_digest():
+            raise SystemExit(f"{checkpoint}: another recipe; delete it to start again")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        start = state["step"]
+        print(f"== resumed at step {start}", flush=True)
+    evals = subject_data.eval_set()
+    model.train()
+    began = time.monotonic()
+    for step in range(start, steps):
+        ids, mask, labels = tensors(encode(tok, subject_data.batch(step)), pad)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), float(RECIPE["grad_clip"]))  # type: ignore[arg-type]
+        optimizer.step()
+        schedule.step()
+        done = step + 1
+        if done % 10 == 0:
+            rate = (time.monotonic() - began) / (done - start)
+            print(
+                f"   step {done:5}/{steps}  loss {loss.item():.4f}  "
+                f"lr {schedule.get_last_lr()[0]:.2e}  {rate:.2f} s/step",
+                flush=True,
+            )
+        if done % EVAL_EVERY == 0 or done == steps:
+            print_eval(done, evaluate(model, tok, evals))
+        if done % CHECKPOINT_EVERY == 0 or done == steps:
+            state = {
+                "recipe": subject_data.recipe_digest(),
+                "step": done,
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+            }
+            torch.save(state, work / "checkpoint.tmp")
+            os.replace(work / "checkpoint.tmp", checkpoint)
+    model.eval()
+    return model, tok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model folder to write")
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="checkpoint folder")
+    parser.add_argument("--steps", type=int, default=_int("steps"), help="stop after N steps")
+    parser.add_argument("--train-only", action="store_true", help="do not export")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="export into a temporary folder and compare with --out (exit 1 if they differ)",
+    )
+    args = parser.parse_args()
+    if not build_fixture._in_build_venv() or any(
+        os.environ.get(k) != v for k, v in build_fixture.DETERMINISTIC_ENV.items()
+    ):
+        build_fixture.bootstrap(build_fixture.VENV, build_fixture.REQUIREMENTS, Path(__file__))
+    model, tok = train(args.work.resolve(), args.steps)
+    if args.train_only or args.steps != _int("steps"):
+        print("== not exported (--train-only or a partial --steps)", flush=True)
+        return
+    import subject_export
+
+    if not args.check:
+        subject_export.export(model, tok, args.out.resolve())
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subject_export.export(model, tok, Path(tmp))
+        differ = [
+            p.relative_to(tmp).as_posix()
+            for p in sorted(Path(tmp).rglob("*"))
+            if p.is_file() and not _same(p, args.out.resolve() / p.relative_to(tmp))
+        ]
+    print(
+        f"== rebuild differs from {args.out} in: {differ}" if differ else "== rebuild: same bytes"
+    )
+    replies_differ = "replies.json" in differ
+    raise SystemExit(1 if replies_differ else 0)
+
+
+def _same(a: Path, b: Path) -> bool:
+    return b.is_file() and a.read_bytes() == b.read_bytes()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""End to end: the locally trained reference subject in the browser (issue 26).
+
+The committed subject (tests/fixtures/subject) loads through the consent dialog as a bundled
+model, is named as what it is (never a pretrained LLM), reproduces its reference replies'
+greedy ids on WASM (fp32, the ids onnxruntime gave natively when it was built; a reply may
+part from them only at or after a listed near-tie, top-two logits within NEAR_TIE), loads and
+generates on WebGPU (SwiftShader), and a short sweep on it finishes and reproduces exactly.
+Its profile should be neither all-correct nor all-wrong on a fixed seed: the committed
+subject does not meet that (it is degenerate beyond one-digit operands), so that test is a
+strict xfail that says so and turns red once a better-trained subject passes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import (
+    ACTION_TIMEOUT_MS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    Booted,
+    guard,
+    missing,
+    open_app,
+)
+from playwright.sync_api import Browser, BrowserType, Page
+from test_models import caps, client_generate, provenance
+from test_sweep_cli import SWEEP_TIMEOUT_S, pyapp_command, read, sweep
+
+from pyapp.browser.model import parse_provenance
+from pyapp.records.subject import SUBJECT_LABEL, SUBJECT_MODEL_ID, SUBJECT_RECIPE
+from pyapp.sweep.panel import wait_catalogue, wait_models
+
+pytestmark = pytest.mark.browser
+
+SUBJECT = ROOT / "tests" / "fixtures" / "subject"
+REPLIES: list[dict[str, Any]] = (
+    json.loads((SUBJECT / "replies.json").read_text(encoding="utf-8"))
+    if (SUBJECT / "replies.json").is_file()
+    else []
+)
+MODEL_TIMEOUT_MS = 90_000
+STRATIFIED = [
+    "--param=primitives_per_op=9",
+    '--param=operand_digits="stratified"',
+    "--param=addsub_magnitude=[1, 999]",
+    "--param=mul_magnitude=[1, 999]",
+    "--param=probe_pairs=0",
+    "--param=recurrence_steps=[2]",
+    "--param=determinants=0",
+    "--param=derivatives=0",
+]
+"""A short task set: 9 primitives per op, operands stratified over 1-3 digits, one held-out
+recurrence (a controlled chain of four primitives)."""
+
+
+def agrees(got: list[int], row: dict[str, Any]) -> str | None:
+    """None when `got` is the native greedy ids, or parts from them only at or after a listed
+    near-tie; else what differs."""
+    want = row["fp32"]["output_ids"]
+    if got == want:
+        return None
+    first = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None)
+    first = min(len(got), len(want)) if first is None else first
+    ties = row["fp32"]["near_ties"]
+    if ties and first >= ties[0]:
+        return None
+    return f"{row['name']}: step {first} differs (near-ties {ties}): {got} != {want}"
+
+
+@pytest.fixture(scope="module")
+def loaded(browser: Browser, site_url: str) -> Iterator[tuple[Booted, str]]:
+    if not REPLIES:
+        missing(f"no reference subject at {SUBJECT}")
+    booted = open_app(browser, site_url)
+    page = booted.page
+    wait_catalogue(page)
+    # the subject is the catalogue's first entry: the page's suggested first run
+    assert page.input_value("#model-choice") == "subject"
+    page.check('input[name="backend"][value="wasm"]')
+    page.select_option("#model-dtype", "fp32")
+    page.get_by_role("button", name="Load model…").click()
+    dialog = page.inner_text("#consent-dialog")
+    page.get_by_role("button", name="Download and load").click()
+    state = wait_models(page, "loaded failed", MODEL_TIMEOUT_MS)
+    assert state == "loaded", page.inner_text("#model-status")
+    yield booted, dialog
+    booted.context.close()
+    assert not booted.log.offenders, booted.log.offenders
+
+
+def test_consent_and_labels_name_the_subject(loaded: tuple[Booted, str]) -> None:
+    booted, dialog = loaded
+    for words in (SUBJECT_MODEL_ID, SUBJECT_LABEL, "bundled", "MB", "WASM"):
+        assert words in dialog, (words, dialog)
+    assert SUBJECT_LABEL in booted.page.inner_text("#model-status")
+    record = parse_provenance(provenance(booted.page))
+    assert record.source == "bundled-subject" and record.evidence == "reference-subject"
+    assert record.subject_recipe == SUBJECT_RECIPE
+    assert booted.log.requested("/models/subject/reference-1/onnx/model.onnx")
+
+
+def test_reference_replies_on_wasm_are_the_native_greedy_ids(loaded: tuple[Booted, str]) -> None:
+    page = loaded[0].page
+    problems = []
+    for row in REPLIES:
+        answer = client_generate(
+            page, messages=row["messages"], caps=caps(max_new_tokens=row["max_new_tokens"])
+        )
+        assert answer["ok"], answer
+        result = answer["result"]
+        assert result["input_tokens"] == row["prompt_tokens"], row["name"]
+        problem = agrees(result["output_token_ids"], row)
+        if problem:
+            problems.append(problem)
+    assert not problems, problems
+
+
+def test_webgpu_on_the_software_adapter_loads_and_generates(
+    browser_type: BrowserType, site_url: str
+) -> None:
+    if not REPLIES:
+        missing(f"no reference subject at {SUBJECT}")
+    gpu_browser = browser_type.launch(
+        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--enable-unsafe-webgpu"]
+    )
+    try:
+        context = gpu_browser.new_context()
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        log = guard(context)
+        page: Page = context.new_page()
+        page.goto(site_url, timeout=30_000)
+        wait_catalogue(page)
+        if "WebGPU is not available" in page.inner_text("#backend-status"):
+            pytest.skip("no WebGPU adapter: " + page.inner_text("#backend-status"))
+        page.select_option("#model-choice", "subject")
+        page.check('input[name="backend"][value="webgpu"]')
+        page.get_by_role("button", name="Load model…").click()
+        page.get_by_role("button", name="Download and load").click()
+        assert wait_models(page, "loaded failed", 180_000) == "loaded", page.inner_text(
+            "#model-status"
+        )
+        row = REPLIES[0]
+        answer = client_generate(
+            page, 180_000, messages=row["messages"], caps=caps(max_new_tokens=3, timeout_ms=150_000)
+        )
+        assert answer["ok"], answer
+        got = answer["result"]["output_token_ids"]
+        assert 1 <= len(got) <= 3
+        assert (
+            agrees(
+                got,
+                {
+                    **row,
+                    "fp32": {**row["fp32"], "output_ids": row["fp32"]["output_ids"][: len(got)]},
+                },
+            )
+            is None
+        )
+        record = parse_provenance(provenance(page))
+        assert (record.backend_actual, record.evidence) == ("webgpu", "reference-subject")
+        assert not log.offenders
+    finally:
+        gpu_browser.close()
+
+
+@pytest.fixture(scope="module")
+def subject_run(site_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    if not REPLIES:
+        missing(f"no reference subject at {SUBJECT}")
+    out = tmp_path_factory.mktemp("runs") / "subject"
+    result = sweep("--model", "subject", "--backend", "wasm", "--dtype", "fp32", "--seed", "1729",
+                   "--consent", "--conditions", "model-only,controlled-chain", *STRATIFIED,
+                   "--out", str(out), timeout=SWEEP_TIMEOUT_S)  # fmt: skip
+    return out, result
+
+
+def test_a_short_sweep_finishes_and_reproduces(subject_run: tuple[Path, Any]) -> None:
+    out, result = subject_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reproduce: ok" in result.stdout and "re-derived exactly" in result.stdout
+    trace, predictions, run = (
+        read(out / n) for n in ("trace.json", "predictions.json", "run.json")
+    )
+    again = pyapp_command(
+        "reproduce", str(out / "trace.json"), "--predictions", str(out / "predictions.json")
+    )
+    assert again.returncode == 0, again.stdout
+    assert run["evidence"] == "reference-subject" and predictions["evidence"] == "reference-subject"
+    assert trace["model"]["evidence"] == "reference-subject"
+    assert trace["model"]["subject_recipe"] == SUBJECT_RECIPE
+    assert trace["model"]["model_id"] == SUBJECT_MODEL_ID
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the committed subject (1,500 steps) is degenerate: exact only on some 1-digit "
+    "primitives (SUBJECT.md: 0.12-0.24 at 1 digit, 0 beyond), all 27 profile trials here "
+    "are wrong; a longer recipe is needed (issue 26's bar is not met)",
+)
+def test_its_profile_is_neither_all_correct_nor_all_wrong(subject_run: tuple[Path, Any]) -> None:
+    out, result = subject_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    trace = read(out / "trace.json")
+    frozen = {f["condition"]: f["after_trials"] for f in trace["freezes"]}
+    profile = [
+        t["correct"]
+        for i, t in enumerate(trace["trials"])
+        if t["condition"] == "model-only" and i < frozen["model-only"]
+    ]
+    assert len(profile) == 27
+    assert 0 < sum(bool(c) for c in profile) < len(profile), profile
