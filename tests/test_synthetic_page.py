@@ -21,8 +21,9 @@ from pyapp.tasks.taskset import preset_params
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
-MOMENTS = ("started_at", "ended_at")
-"""The wall-clock moments of a trial: the only fields two runs of one spec may differ in."""
+MOMENTS = ("started_at", "ended_at", "prev_sha256")
+"""The wall-clock moments of a trial, and its hash-chain link (which hashes the record before
+it, moments included): the only fields two runs of one spec may differ in."""
 
 
 @pytest.fixture(autouse=True)

@@ -293,16 +293,18 @@ def test_compare_two_fixture_runs(
 ) -> None:
     (first, result, _), (second, done) = wasm_run, folder_run
     assert result.returncode == 0 and done.returncode == 0, result.stderr + done.stderr
+    files = (str(first / "predictions.json"), str(second / "predictions.json"))
+    # the folder run uses a smaller task set: refused, never pooled (issue 23 section 5)
+    refused = pyapp_command("compare", *files)
+    assert refused.returncode == 1 and "task parameters differ" in refused.stderr
     compared = pyapp_command(
-        "compare",
-        str(first / "predictions.json"),
-        str(second / "predictions.json"),
-        "--markdown",
-        str(tmp_path / "table.md"),
+        "compare", *files, "--describe-anyway", "--markdown", str(tmp_path / "table.md")
     )
     assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.startswith("DESCRIBED ANYWAY (--describe-anyway): task parameters")
     assert "not a confirmatory model comparison" in compared.stdout
-    assert "WARNING" not in compared.stdout  # same seed, generator and prompts
+    warnings = [line for line in compared.stdout.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1  # that one: same seed, generator and prompts
     lines = compared.stdout.splitlines()
     assert any(line.startswith("wasm ") and "profile add" in line for line in lines)
     assert any(line.startswith("folder ") and "model-only" in line for line in lines)

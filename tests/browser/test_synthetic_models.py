@@ -29,7 +29,7 @@ pytestmark = pytest.mark.browser
 LABEL = EVIDENCE_LABELS["synthetic"]
 SPEC = "size-dependent"
 CONDITIONS = "supplied-program,model-only,model-program,controlled-chain"
-MOMENTS = ("started_at", "ended_at")
+MOMENTS = ("started_at", "ended_at", "prev_sha256")  # the chain link hashes the moments
 
 
 @pytest.fixture(scope="module")
