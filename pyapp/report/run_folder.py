@@ -159,7 +159,7 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
     The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
     rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
     trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json, read=trace))
-    rederived_json, corrections = rederive(trace_json)
+    rederived_json, corrections = rederive(trace_json, read=trace)
     rederived = read_trace(rederived_json) if corrections else trace
     derived, error = None, None
     if trace.model is not None and trace.freezes:

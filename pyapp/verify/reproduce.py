@@ -737,22 +737,25 @@ class Correction:
     """What the seed and the raw observations give."""
 
 
-def rederive(document: JSON) -> tuple[JSON, list[Correction]]:
+def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[Correction]]:
     """The trace document with every trial's derivable fields (verdict, outcome, result,
     failure, program, steps, token counts, route) as re-derived and its summary recounted,
-    and each recorded value that differed. A trace whose tasks cannot be regenerated is
-    returned as it is (its `reproduce` mismatches say why). `RecordError` when it is not a
+    and each recorded value that differed. A trace whose tasks cannot be regenerated, or
+    whose every field re-derives, is returned upgraded but otherwise as it is (no copy of a
+    current document; `reproduce`'s mismatches say why). `read`: the document's records
+    when the caller has them already (the document may then omit its trials, as a large
+    report holds it). `RecordError` when it is not a
     trace."""
-    trace = read_trace(document)
-    upgraded = json.loads(json.dumps(upgrade(document)))
+    trace = read_trace(document) if read is None else read
     if trace.run.generator_version != GENERATOR_VERSION:
-        return upgraded, []
+        return upgrade(document), []
     legacy = isinstance(document, dict) and document.get("schema_version") in (
         LEGACY_SCHEMA_VERSIONS
     )
     tasks = {task.id: task for task in (TaskRecord.of(t) for t in generate(trace.run.task_params))}
     upgraded_count = _upgraded_trials(trace, legacy)
     corrections: list[Correction] = []
+    changed: dict[int, dict[str, JSON]] = {}
     for i, trial in enumerate(trace.trials):
         task = tasks.get(trial.task_id)
         if task is None:
@@ -765,11 +768,18 @@ def rederive(document: JSON) -> tuple[JSON, list[Correction]]:
             derived = _rederive_whole_task(trial, task, where, ignored, old)
         else:
             derived = _rederive_chain(trial, task, where, ignored, old)
-        target = upgraded["trials"][i]
+        recorded = to_json(trial)
+        assert isinstance(recorded, dict)
         for key, value in derived.items():
-            if target.get(key) != value:
-                corrections.append(Correction(trial.trial_id, key, target.get(key), value))
-                target[key] = value
-    if corrections:
-        upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
+            if recorded.get(key) != value:
+                corrections.append(Correction(trial.trial_id, key, recorded.get(key), value))
+                changed.setdefault(i, {})[key] = value
+    if not corrections:  # an older document is still returned as trace/3
+        return (upgrade(document) if "trials" in document else document), []
+    upgraded = json.loads(json.dumps(upgrade(document)))
+    if "trials" not in upgraded:
+        upgraded["trials"] = [to_json(t) for t in trace.trials]
+    for i, fields in changed.items():
+        upgraded["trials"][i].update(fields)
+    upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
     return upgraded, corrections
