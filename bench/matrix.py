@@ -85,7 +85,7 @@ def cell_seconds(out: Path) -> list[float]:
 
 def in_process_seconds(seeds: range) -> float:
     """Median seconds of one synthetic seed run in this process (no subprocess)."""
-    from pyapp.records.synthetic_spec import parse_spec
+    from pyapp.synthetic.language import parse_spec
     from pyapp.synthetic.simulate import run_seed
     from pyapp.tasks.taskset import TaskParams
 

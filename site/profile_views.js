@@ -4,7 +4,6 @@
 
 import { calibrationPlot, costPlot } from "./plots.js";
 import { dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
-import { dl, fmt, h, notEvidenceLabel, table, yesNo } from "./dom.js";
 import { EVIDENCE_LABELS } from "./lab_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);

@@ -24,8 +24,8 @@ from pyapp.records.subject import (
     SUBJECT_RECIPE,
     SUBJECT_SOURCE,
 )
-from pyapp.records.synthetic_spec import parse_spec
 from pyapp.report import sections
+from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
 from pyapp.tasks.taskset import TaskParams
 from pyapp.verify.reproduce import reproduce
