@@ -4,12 +4,12 @@ the same numbers in the predictions document, re-derived by `reproduce`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import random
 
 import pytest
+from asyncrun import run
 
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict import skill
@@ -73,7 +73,7 @@ def scored_run() -> dict[str, object]:
         freeze(sweep)
         await run_phase(sweep, "heldout", model)
 
-    asyncio.run(protocol())
+    run(protocol())  # a fresh thread: the browser tests leave a loop in this one
     trace: dict[str, object] = to_json(sweep.trace())  # type: ignore[assignment]
     return trace
 

@@ -138,7 +138,10 @@ def incompatibilities(names: Sequence[str], docs: Sequence[PredictionsDocument])
             shown = "; ".join(f"{run}: {value}" for run, value in per_run.items())
             problems.append(f"{what} differ between runs ({shown})")
     heldout: dict[str, dict[str, tuple[str, ...]]] = {}
-    for name, doc in zip(names, docs, strict=True):
+    # Runs that record their task set (predictions/4) are held to the task-parameter rule
+    # (`parameter_differences`); older runs are compared by their held-out task ids.
+    older = [(n, d) for n, d in zip(names, docs, strict=True) if d.task_set is None]
+    for name, doc in older if len(older) == len(docs) else ():
         for result in doc.conditions:
             kind = str(result.frozen.profile.condition)
             heldout.setdefault(kind, {})[name] = result.frozen.heldout_task_ids

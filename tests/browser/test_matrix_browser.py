@@ -49,8 +49,9 @@ consent = true
 site = "{site}"
 cpus_per_browser_cell = 1
 """
-HASHES = ("sha256", "profile_sha256")
-"""A frozen profile's hash covers its `frozen_at`: a clock reading."""
+HASHES = ("sha256", "profile_sha256", "prev_sha256", "chain_head", "predictions_sha256")
+"""A frozen profile's hash covers its `frozen_at`, and each record's link in the hash chain
+(trace/3) the previous record's clock readings."""
 TIMING_KEYS = ("run_id", "trace_run_id", "cost", "cost_coefficients")
 """Browser cells: a random run id, and keys whose values come from the clock (besides
 `*_ms`)."""
