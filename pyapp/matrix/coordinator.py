@@ -232,9 +232,12 @@ def drive(
             engine.submit(todo)
             progress.show(state.counts())
             while engine.outstanding():
+                finished = engine.wait(timeout=0.5)
+                # every start a worker announced before its cell finished is taken first, so
+                # a fast cell's "running" never lands after its result
                 for name in engine.started():
                     state.update(name, status="running", started_at=now())
-                for name, result in engine.wait(timeout=0.5):
+                for name, result in finished:
                     if record(state, name, result):
                         ran += 1
                         progress.finished_here += 1
