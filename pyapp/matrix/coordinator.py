@@ -23,8 +23,7 @@ import hashlib
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -39,6 +38,7 @@ from pyapp.matrix.runner import Attempt, Job, command, finished, folder_of, job_
 from pyapp.matrix.state import MatrixFile, Session, now
 from pyapp.matrix.summary import write_summary
 from pyapp.records.base import JSON
+from pyapp.sweep.signals import handling_stops
 
 
 @dataclass(frozen=True)
@@ -120,17 +120,8 @@ class StopSignal:
             file=sys.stderr,
         )
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {s: signal.signal(s, self.handler) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for signum, old in previous.items():
-                signal.signal(signum, old)
+    def installed(self) -> contextlib.AbstractContextManager[None]:
+        return handling_stops(self.handler)
 
 
 def record(state: MatrixFile, name: str, result: Attempt | BaseException) -> bool:
