@@ -70,7 +70,7 @@ def test_the_stream_is_the_recipe_and_holds_single_primitives_only(
         assert example.prompt.count("Compute") == 1 + 3 * (
             example.template_id == prompts.REGISTER_PROGRAM
         )
-        assert min(example.digits) >= 1 and max(example.digits) <= subject_data.MAX_DIGITS
+        assert min(example.digits) >= 1 and max(example.digits) <= (subject_data.MUL_MAX_DIGITS if example.op == "mul" else subject_data.MAX_DIGITS)
     # stratified by digit count: every (digits of a, digits of b) cell is well populated
     cells: dict[tuple[int, int], int] = {}
     for example in stream:
