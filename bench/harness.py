@@ -1,19 +1,14 @@
-"""Harness overhead bench (issue 5): prints figures, asserts nothing.
+"""Harness overhead bench (issues 5 and 22): prints figures, asserts nothing.
 
 One full default sweep (seed 1729, all four conditions, measure → freeze → held-out) runs in
 headless Chromium from the page's own Run button, with the tiny-chat TEST FIXTURE on WASM
-(not model evidence: this measures the pipeline). From the downloaded trace, per model trial:
-
-    harness overhead = timings.total_ms − timings.generation_ms
-    fraction         = overhead / generation_ms
-
-i.e. everything but generation — prompt construction, parsing, interpreter execution,
-verification and the glue between them — as a fraction of generation time. `generation_ms`
-is the controller's view of each model call (for chains, the sum over the calls), so the
-Python → main thread → model worker bridge counts as generation here (docs/models.md
-measures it separately: ≈ 3 ms per call). The page's own per-trial work (drawing, storing
-the trace in IndexedDB) happens inside the notify call, between trials, so it is not in
-total_ms: it is reported as the sweep's wall time minus the sum of total_ms.
+(not model evidence: this measures the pipeline). From the downloaded trace it prints the
+harness time per trial as `bench/overhead.py` defines it for every bench — the wall time from
+one trial's start to the next's (the trials' `started_at`, millisecond resolution), minus the
+model worker's own generation time for that trial — with its breakdown by stage and the
+machine's load; then that time as a fraction of the worker's generation time, by condition.
+Gaps across the freeze or an interruption (a record between two trials in the timeline) are
+left out.
 
 Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0]
 """
@@ -21,12 +16,16 @@ Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0]
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import overhead
 
 ROOT = Path(__file__).resolve().parent.parent
 # bench/interpreter.py would shadow the `interpreter` package: the repository comes first.
@@ -34,11 +33,6 @@ sys.path.insert(0, str(ROOT))
 SITE = ROOT / "build" / "site"
 CHROMIUM = "/usr/bin/chromium"
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def boot_fixture(page: Any, url: str) -> dict[str, Any]:
@@ -113,50 +107,43 @@ def main() -> None:
     options = parser.parse_args()
     trace, wall_s = run_sweep(options.seed, options.step_delay_ms)
 
-    model_trials = [
-        t
-        for t in trace["trials"]
-        if t["timings"]["generation_ms"] is not None and t["timings"]["generation_ms"] > 0
-    ]
-    rows: dict[str, list[tuple[float, float]]] = {}
-    for trial in model_trials:
-        t = trial["timings"]
-        overhead = t["total_ms"] - t["generation_ms"]
-        rows.setdefault(trial["condition"], []).append((overhead, overhead / t["generation_ms"]))
-    everything = [pair for pairs in rows.values() for pair in pairs]
-    total_ms = sum(t["timings"]["total_ms"] for t in trace["trials"])
-
-    print("Harness overhead per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
+    pairs = trial_gaps(trace["trials"])
+    print("Harness time per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
     print(
-        f"seed {trace['run']['seed']}, {len(trace['trials'])} trials "
-        f"({len(model_trials)} with generation), sweep wall time {wall_s:.1f} s"
+        f"seed {trace['run']['seed']}, {len(trace['trials'])} trials, sweep wall time "
+        f"{wall_s:.1f} s; browser: {trace['environment']['browser']['user_agent']}"
     )
-    print(f"browser: {trace['environment']['browser']['user_agent']}")
+    figures = overhead.summary(pairs, "all trials")
     print()
-    print(
-        f"{'condition':<18} {'n':>4} {'median fraction':>16} {'p90 fraction':>13} {'median ms':>10}"
-    )
-    for condition, pairs in [*rows.items(), ("all model trials", everything)]:
-        fractions = [f for _, f in pairs]
-        overheads = [o for o, _ in pairs]
-        print(
-            f"{condition:<18} {len(pairs):>4} {statistics.median(fractions):>16.4f} "
-            f"{quantile(fractions, 0.9):>13.4f} {statistics.median(overheads):>10.3f}"
+    print(f"{'condition':<18} {'n':>4} {'median ms':>10} {'median fraction of worker time':>31}")
+    by_condition: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+    for gap, trial in pairs:
+        by_condition.setdefault(trial["condition"], []).append((gap, trial))
+    for condition, rows in by_condition.items():
+        harness = [overhead.harness_ms(g, t) for g, t in rows]
+        fractions = [
+            overhead.harness_ms(g, t) / overhead.worker_ms(t)
+            for g, t in rows
+            if overhead.worker_ms(t) > 0
+        ]
+        fraction = f"{statistics.median(fractions):.4f}" if fractions else "— (no model)"
+        print(f"{condition:<18} {len(rows):>4} {statistics.median(harness):>10.2f} {fraction:>31}")
+    print(json.dumps({"harness_median_ms": round(figures.get("median_ms", 0.0), 3)}))
+
+
+def trial_gaps(trials: list[dict[str, Any]]) -> list[tuple[float, dict[str, Any]]]:
+    """(start-to-next-start ms, trial) for each trial directly followed by another trial in
+    the timeline (consecutive sequence numbers: no freeze or interruption between them)."""
+    ordered = sorted(trials, key=lambda t: t["sequence"])
+    pairs = []
+    for this, after in itertools.pairwise(ordered):
+        if after["sequence"] != this["sequence"] + 1:
+            continue
+        gap = datetime.fromisoformat(after["started_at"]) - datetime.fromisoformat(
+            this["started_at"]
         )
-    control = [
-        t["timings"]["total_ms"] for t in trace["trials"] if t["condition"] == "supplied-program"
-    ]
-    if control:
-        print(
-            "supplied-program control (no generation): "
-            f"median total {statistics.median(control):.3f} ms"
-        )
-    page_s = wall_s - total_ms / 1000
-    print(
-        f"outside trials (page: drawing, IndexedDB, freeze, events): {page_s:.1f} s of "
-        f"{wall_s:.1f} s ({page_s / len(trace['trials']) * 1000:.1f} ms per trial)"
-    )
-    print(json.dumps({"median_overhead_fraction": statistics.median([f for _, f in everything])}))
+        pairs.append((gap.total_seconds() * 1000, this))
+    return pairs
 
 
 if __name__ == "__main__":
