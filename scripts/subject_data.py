@@ -20,8 +20,9 @@ is exactly what the parsers accept (`pyapp.conditions.run.parse_integer`,
 (recurrence, determinant, derivative, any tree of more than one operation) is ever shown.
 
 Operands: the digit counts of a and b are drawn independently and uniformly from 1..6 for add
-and sub, 1..5 for mul (the presets' ranges; so 1-digit operands are as frequent as 6-digit ones), the magnitude uniformly within that
-digit count, negative one time in four (as the task generator's `signed`).
+and sub, 1..5 for mul (the presets' ranges; so 1-digit operands are as frequent as 6-digit
+ones), the magnitude uniformly within that digit count, negative one time in four (as the
+task generator's `signed`).
 
 Seeds, disjoint from the task sets by construction: the task generator draws from
 SplitMix64 streams seeded by a task seed; this generator never uses SplitMix64. Every draw

@@ -20,6 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_fixture  # noqa: E402
+import model_build  # noqa: E402
 import subject_data  # noqa: E402
 
 NEAR_TIE = 0.05
@@ -181,7 +182,7 @@ def export(model: Any, tok: Any, out: Path) -> None:
 
     pad = tok.convert_tokens_to_ids(build_fixture.PAD)
     eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
-    build_fixture._export(model, tok, out, pad, eos)
+    model_build.export_onnx(model, tok, out, pad, eos)
     quantize_dynamic(
         out / "onnx" / "model.onnx",
         out / "onnx" / "model_quantized.onnx",
