@@ -182,7 +182,12 @@ def skill_scores(result: ConditionResult) -> skill.SkillScores:
 def skill_lines(result: ConditionResult) -> list[str]:
     """What `python -m pyapp score` prints beside a condition's Brier score."""
     s = skill_scores(result)
-    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)}"]
+    how = (
+        "frozen with the profile"
+        if result.frozen.reference_probability is not None
+        else "derived from the profile: not frozen in this document"
+    )
+    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)} ({how})"]
     for name, p in (("product", s.product), ("state-aware", s.state_aware)):
         if p is None:
             continue
