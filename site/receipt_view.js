@@ -17,7 +17,8 @@ export function renderReceipt(receiptJson) {
   $("#receipt-fingerprint").textContent = receipt.fingerprint;
   const freezes = receipt.freezes
     .map((f) => `${f.condition}: profile ${f.profile_sha256.slice(0, 12)}…, predictions ${f.predictions_sha256.slice(0, 12)}…` +
-      `${f.state_aware ? `, state-aware fit ${f.state_aware.sha256.slice(0, 12)}…` : ""}`)
+      `${f.state_aware ? `, state-aware fit ${f.state_aware.sha256.slice(0, 12)}…` : ""}` +
+      `${f.reference_probability != null ? `, reference forecast ${f.reference_probability.toFixed(3)} (pooled profile rate)` : ""}`)
     .join("; ");
   $("#receipt-summary").replaceChildren(
     dl([

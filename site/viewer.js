@@ -209,6 +209,7 @@ export function setupViewer({ request, experiment }) {
     // the compact summary leads: one row per run and condition, the run column fixed
     const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
     lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
+    if (result.summary_note) lead.append(h("p", result.summary_note, { class: "muted compare-note" }));
     const all = h("details", null, { class: "compare-all" });
     all.append(h("summary", `All rows (profiles, held-out tasks, scores): ${result.rows.length}`));
     const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });

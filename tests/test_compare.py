@@ -110,6 +110,7 @@ def test_a_summary_leads_and_a_run_compared_with_itself_is_flagged(runs, tmp_pat
     assert sum(line.startswith(("A ", "B ")) and "model-only" in line for line in summary) == 2
     assert any(line.startswith("across runs (seeds)") and "2 runs" in line for line in summary)
     assert "WARNING" not in out
+    assert module.ACROSS_RUNS_DEFINITION in out  # said as the matrix and validation say it
 
     again = tmp_path / "again" / "predictions.json"
     again.parent.mkdir()

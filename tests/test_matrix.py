@@ -155,7 +155,13 @@ def test_local_matrix_finishes_reproduces_and_never_reruns(tmp_path: Path) -> No
         for c in ("model-only", "controlled-chain")
     }
     assert all(p["seeds"] == [1, 2] for p in pooled)
+    across = summary["across_seeds"]  # Compare's difference across runs (issue 25 item 8)
+    assert {(a["model"], a["condition"]) for a in across} == {
+        (p["model"], p["condition"]) for p in pooled
+    }
+    assert all(a["seeds"] == [1, 2] and a["across"]["low"] is not None for a in across)
     report = (out / "report.html").read_text(encoding="utf-8")
+    assert all(a["shown"] in report for a in across) and "across runs (seeds)" in report
     assert "synthetic cells are NOT model evidence" in report
     assert report.count("<svg") == 3  # one calibration plot per model
     assert "<script" not in report

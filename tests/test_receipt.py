@@ -19,7 +19,7 @@ from tracecheck import rechained
 
 from pyapp.cli.main import main
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import freeze_profile, refit_state_aware
+from pyapp.predict.predictor import freeze_profile, rederive_reference, refit_state_aware
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter
 from pyapp.records.trace import read_trace, summarise
@@ -72,9 +72,11 @@ def test_a_forger_who_recomputes_the_chain_is_caught_by_the_receipt(
         typed = read_trace(forged)
         for record, freeze_record in zip(forged["freezes"], typed.freezes, strict=True):
             fit = refit_state_aware(typed, freeze_record)
+            reference = rederive_reference(typed, freeze_record)
             record["state_aware"] = to_json(fit)
+            record["reference_probability"] = reference
             record["profile_sha256"] = freeze_profile(
-                typed, replace(freeze_record, state_aware=fit)
+                typed, replace(freeze_record, state_aware=fit, reference_probability=reference)
             ).sha256
     rechained(forged)
     forged["summary"] = to_json(summarise(read_trace(forged).trials))

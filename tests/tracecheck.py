@@ -26,8 +26,9 @@ def assert_valid_trace(document: Any) -> None:
 
 def as_trace_2(document: dict[str, Any]) -> dict[str, Any]:
     """A trace/3 document as trace/2 wrote it: no hash chain (`prev_sha256`, the journal's
-    and loads' `sequence`), no frozen task set or state-aware fit, and each freeze's profile
-    hash as trace/2 computed it (over the profile without the chain head and fits)."""
+    and loads' `sequence`), no frozen task set, state-aware fit or reference forecast, and
+    each freeze's profile hash as trace/2 computed it (over the profile without the chain
+    head and fits)."""
     import copy
 
     from pyapp.predict.predictor import freeze_profile
@@ -45,6 +46,7 @@ def as_trace_2(document: dict[str, Any]) -> dict[str, Any]:
     for record in old["freezes"]:
         record.pop("task_set", None)
         record.pop("state_aware", None)
+        record.pop("reference_probability", None)
     trace = read_trace(old)
     for record, typed in zip(old["freezes"], trace.freezes, strict=True):
         record["profile_sha256"] = freeze_profile(trace, typed).sha256

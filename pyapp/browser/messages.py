@@ -437,6 +437,9 @@ class ComparedRuns:
     summary_rows: tuple[tuple[str, ...], ...] = ()
     """One row per run and condition (both predictors' Brier with intervals and skill, their
     paired difference, cost error), then the difference across runs per condition."""
+    summary_note: str = ""
+    """What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`,
+    as the matrix and validation reports say it); empty when the summary has none."""
 
 
 @dataclass(frozen=True)

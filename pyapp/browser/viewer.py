@@ -136,4 +136,5 @@ def compare_runs(runs: Any) -> ComparedRuns:
         csv=compare.to_csv(all_rows),
         summary_header=tuple(compare.SUMMARY_HEADER),
         summary_rows=tuple(tuple(row) for row in summary),
+        summary_note=compare.summary_note(summary),
     )

@@ -62,7 +62,12 @@ from pyapp.sweep import main as sweep_main
 from pyapp.sweep.runfile import run_schema
 from pyapp.synthetic.language import synthetic_model_schema
 from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, generate
-from pyapp.verify.receipt import read_receipt, receipt_mismatches, receipt_schema
+from pyapp.verify.receipt import (
+    read_receipt,
+    receipt_lines,
+    receipt_mismatches,
+    receipt_schema,
+)
 from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
 
 if TYPE_CHECKING:
@@ -180,6 +185,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             f"ok: the freezes and every record before them are those of {args.receipt}, and "
             "every held-out trial came after it"
         )
+        for line in receipt_lines(read_receipt(read_document(args.receipt))):
+            print(line)
     return 0
 
 

@@ -5,7 +5,9 @@ its tables and its calibration plot).
 Sections: evidence (which kinds of cells the matrix holds; fixture and synthetic cells are
 never model evidence), a row per cell (status, evidence label, both predictors' Brier scores
 with their intervals), per model a calibration plot with every cell's points (one point per
-non-empty calibration bin of each cell, never a pooled score), and the pooled rows.
+non-empty calibration bin of each cell, never a pooled score), the pooled rows, and the
+predictors' difference across seeds (Compare's definition and words; a one-seed group says
+its interval is undefined).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from pathlib import Path
 
 from pyapp import __version__
 from pyapp.host.files import write_atomically
-from pyapp.matrix.summary import CellRow, MatrixSummary, PooledRow, PredictorScores, read_cell
+from pyapp.matrix.summary import (
+    AcrossSeedsRow,
+    CellRow,
+    MatrixSummary,
+    PooledRow,
+    PredictorScores,
+    read_cell,
+)
+from pyapp.predict.compare import ACROSS_RUNS, ACROSS_RUNS_COLUMN
 from pyapp.predict.metrics import CalibrationCell
 from pyapp.report.markup import Markup, el
 from pyapp.report.page import CSP, STYLE
@@ -115,6 +125,37 @@ def pooled_rows(rows: Sequence[PooledRow]) -> Markup:
     return table(headers, body, "Pooled over seeds; one evidence label per row")
 
 
+def across_seeds_rows(rows: Sequence[AcrossSeedsRow], note: str) -> Markup:
+    """The predictors' difference across seeds, one row per group of cells that differ in
+    their seed alone, as Compare shows it."""
+    if not rows:
+        return el("p", None, "No cell is done: no difference across seeds yet.")
+    body = [
+        [
+            r.model,
+            r.backend,
+            r.preset,
+            r.evidence,
+            r.condition,
+            ", ".join(str(s) for s in r.seeds) or "—",
+            f"{len(r.differences)} runs" if len(r.differences) != 1 else "1 run",
+            r.shown,
+        ]
+        for r in rows
+    ]
+    headers = [
+        "model",
+        "backend",
+        "preset",
+        "evidence",
+        "condition",
+        "seeds",
+        "n",
+        f"{ACROSS_RUNS}: {ACROSS_RUNS_COLUMN}",
+    ]
+    return table(headers, body, note)
+
+
 def model_plots(
     rows: Sequence[CellRow],
     documents: Mapping[str, Sequence[tuple[str, Sequence[CalibrationCell]]]],
@@ -168,6 +209,12 @@ def render(
         el("section", {"id": "cells"}, el("h2", None, "Cells"), cell_rows(summary.cells)),
         model_plots(summary.cells, series),
         el("section", {"id": "pooled"}, el("h2", None, "Pooled"), pooled_rows(summary.pooled)),
+        el(
+            "section",
+            {"id": "across-seeds"},
+            el("h2", None, "The predictors' difference across seeds"),
+            across_seeds_rows(summary.across_seeds, summary.across_seeds_note),
+        ),
         el(
             "footer",
             {"class": "muted"},

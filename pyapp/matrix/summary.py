@@ -11,6 +11,13 @@ sets differ are not mixed. Cells are pooled only when everything but the seed is
 evidence label is the same (fixture, synthetic and model cells are never pooled together;
 the seeds pooled are named). A pooled score is `pyapp.predict.predictor.score` over the
 cells' predictions and observations together, each task id prefixed by its cell.
+
+The predictors' difference across seeds (`across_seeds`) is Compare's, over the same groups
+of cells — a group of one cell included, where it says that the interval is undefined: each
+cell's paired difference (`skill.difference` of its predictions, product − state-aware over
+its held-out tasks), their mean and 95 % Student-t interval over cells
+(`pyapp.predict.skill.across_runs`), shown in Compare's words
+(`pyapp.predict.compare.across_runs_text`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,13 @@ from pathlib import Path
 from pyapp.host.files import write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import MatrixRecord
-from pyapp.predict.compare import incompatibilities
+from pyapp.predict import skill
+from pyapp.predict.compare import (
+    ACROSS_RUNS_DEFINITION,
+    across_runs_text,
+    incompatibilities,
+    run_differences,
+)
 from pyapp.predict.metrics import Z_95
 from pyapp.predict.predictor import (
     ConditionResult,
@@ -121,6 +134,35 @@ class PooledRow:
 
 
 @dataclass(frozen=True)
+class AcrossSeedsRow:
+    """The predictors' difference across the seeds of cells that differ in their seed alone
+    (a group of one cell too), as Compare says it."""
+
+    model: str
+    """The model's canonical identity."""
+    backend: str
+    """Backend (`native` for synthetic cells)."""
+    preset: str
+    """The task parameter set."""
+    evidence: str
+    """The one evidence label of every cell of the group."""
+    condition: str
+    """The condition."""
+    seeds: tuple[int, ...]
+    """The seeds whose cells have a paired difference (both predictors scored a task)."""
+    cells: tuple[str, ...]
+    """Those cells."""
+    differences: tuple[float, ...]
+    """Each cell's Brier(product) − Brier(state-aware), paired over its held-out tasks (its
+    predictions' `skill.difference`), in the order of `seeds`."""
+    across: skill.Interval | None
+    """`skill.across_runs(differences)`: the mean and its 95 % interval over seeds; no bounds
+    from one seed (the interval is undefined), null with none."""
+    shown: str
+    """The difference as Compare shows it (`across_runs_text`)."""
+
+
+@dataclass(frozen=True)
 class MatrixSummary:
     """summary.json of a matrix."""
 
@@ -136,6 +178,11 @@ class MatrixSummary:
     """A row per cell of the plan."""
     pooled: tuple[PooledRow, ...]
     """Pooled rows (only cells of the same task parameters and evidence)."""
+    across_seeds: tuple[AcrossSeedsRow, ...] = ()
+    """The predictors' difference across seeds, per group of cells that differ in their seed
+    alone (one-cell groups included)."""
+    across_seeds_note: str = ACROSS_RUNS_DEFINITION
+    """What `across_seeds` is, in Compare's words."""
 
 
 def brier_interval(
@@ -222,8 +269,11 @@ def poolable(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> bool:
     return all(problem.startswith("seed differ") for problem in problems)
 
 
-def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[PooledRow]:
-    """Pool cells of the same task key, evidence, condition and frozen versions."""
+def _groups(
+    found: Sequence[tuple[Cell, PredictionsDocument]],
+) -> list[list[tuple[Cell, ConditionResult, str]]]:
+    """Cells of the same task key, evidence, condition and frozen versions, grouped; a group
+    of several cells only when `poolable` (a group of one is always kept)."""
     groups: dict[str, list[tuple[Cell, ConditionResult, str]]] = {}
     for cell, doc in found:
         for result in doc.conditions:
@@ -238,11 +288,49 @@ def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[Poole
                 ]
             )
             groups.setdefault(key, []).append((cell, result, doc.evidence))
-    rows: list[PooledRow] = []
     documents = dict((cell.name, doc) for cell, doc in found)
+    kept = []
     for members in groups.values():
         names = list(dict.fromkeys(cell.name for cell, _, _ in members))
-        if len(members) < 2 or not poolable(names, [documents[n] for n in names]):
+        if len(members) == 1 or poolable(names, [documents[n] for n in names]):
+            kept.append(members)
+    return kept
+
+
+def across_seeds_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[AcrossSeedsRow]:
+    """Per group of cells that differ in their seed alone: the predictors' difference across
+    seeds, as Compare computes and words it."""
+    rows = []
+    for members in _groups(found):
+        cell0, result0, evidence = members[0]
+        with_difference = [
+            (cell, value)
+            for cell, result, _ in members
+            for value in run_differences([result])  # none where no task was scored by both
+        ]
+        values = [value for _, value in with_difference]
+        rows.append(
+            AcrossSeedsRow(
+                model=cell0.model_key,
+                backend=cell0.backend,
+                preset=cell0.preset,
+                evidence=evidence,
+                condition=result0.frozen.profile.condition,
+                seeds=tuple(cell.seed for cell, _ in with_difference),
+                cells=tuple(cell.name for cell, _ in with_difference),
+                differences=tuple(values),
+                across=skill.across_runs(values),
+                shown=across_runs_text(values),
+            )
+        )
+    return rows
+
+
+def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[PooledRow]:
+    """Pool cells of the same task key, evidence, condition and frozen versions."""
+    rows: list[PooledRow] = []
+    for members in _groups(found):
+        if len(members) < 2:
             continue
         cell0, result0, evidence = members[0]
         chain = result0.frozen.profile.condition == "controlled-chain"
@@ -299,6 +387,7 @@ def build_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
         NOTE,
         tuple(rows),
         tuple(pooled_rows(found)),
+        tuple(across_seeds_rows(found)),
     )
 
 

@@ -15,7 +15,9 @@ A run compared with itself is flagged too.
 with 95 % intervals and skill against the profile's pooled rate, their paired difference,
 cost error), then, per condition in several runs, the difference across runs (over seeds:
 `pyapp.predict.skill.across_runs`). The page's Compare and `python -m pyapp compare` print
-the same tables from this module.
+the same tables from this module, and the matrix's summary and report and the validation
+report say the difference across runs in the same words (`ACROSS_RUNS`,
+`ACROSS_RUNS_DEFINITION`, `run_differences`, `across_runs_text`).
 """
 
 from __future__ import annotations
@@ -179,10 +181,48 @@ def skill_scores(result: ConditionResult) -> skill.SkillScores:
     return skill_of(result.frozen, result.predictions, result.observations, result.state_aware)
 
 
+ACROSS_RUNS = "across runs (seeds)"
+"""How a difference between the predictors over several runs is labelled everywhere."""
+ACROSS_RUNS_COLUMN = "product − state-aware [95%]"
+"""Its column: Brier(product) − Brier(state-aware), as within one run."""
+ACROSS_RUNS_DEFINITION = (
+    "product − state-aware across runs (seeds): each run's Brier(product) − Brier(state-aware) "
+    "paired over its held-out tasks, then the mean of those per-run differences with a 95 % "
+    "Student-t interval over runs (negative: the product did better; descriptive, not a "
+    "test). With one run the interval is undefined."
+)
+"""What the difference across runs is, said once for Compare, the matrix and validation."""
+
+
+def run_differences(results: Sequence[ConditionResult]) -> list[float]:
+    """Each run's paired difference (product − state-aware, over its held-out tasks): the
+    values `across_runs_text` summarises; runs with no task both predictors scored add
+    none."""
+    found = [skill_scores(r).difference for r in results]
+    return [d.mean for d in found if d is not None]
+
+
+def across_runs_text(differences: Sequence[float], digits: int = 3) -> str:
+    """The difference across runs as Compare shows it (`skill.across_runs`): `mean [low,
+    high]`, or, from one run, its mean and that the interval is undefined — never an interval
+    made up from one value."""
+    across = skill.across_runs(differences)
+    if across is None:
+        return "—"
+    if across.low is None or across.high is None:
+        return f"{_f(across.mean, digits)} (1 run: interval undefined, it needs two or more seeds)"
+    return _interval(across, digits)
+
+
 def skill_lines(result: ConditionResult) -> list[str]:
     """What `python -m pyapp score` prints beside a condition's Brier score."""
     s = skill_scores(result)
-    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)}"]
+    how = (
+        "frozen with the profile"
+        if result.frozen.reference_probability is not None
+        else "derived from the profile: not frozen in this document"
+    )
+    lines = [f"reference forecast: {s.reference} = {_f(s.reference_probability)} ({how})"]
     for name, p in (("product", s.product), ("state-aware", s.state_aware)):
         if p is None:
             continue
@@ -212,7 +252,7 @@ SUMMARY_HEADER = [
     "skill, product",
     "Brier, state-aware [95%]",
     "skill, state-aware",
-    "product − state-aware [95%]",
+    ACROSS_RUNS_COLUMN,
     "cost MAE ms",
 ]
 """The compact summary's columns (both predictors against final correctness; skill against
@@ -223,7 +263,7 @@ def summary(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[l
     """One row per run and condition, then one `across runs` row per condition observed in
     two or more runs (the mean of the runs' paired differences, 95 % interval over runs)."""
     body: list[list[str]] = []
-    differences: dict[str, list[float]] = {}
+    differences: dict[str, list[ConditionResult]] = {}
     for name, doc in zip(names, docs, strict=True):
         for result in doc.conditions:
             s = skill_scores(result)
@@ -243,14 +283,18 @@ def summary(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[l
                     _f(result.scores.cost.mean_absolute_error_ms, 1),
                 ]
             )
-            if s.difference is not None:
-                differences.setdefault(condition, []).append(s.difference.mean)
-    for kind, values in differences.items():
+            differences.setdefault(condition, []).append(result)
+    for kind, results in differences.items():
+        values = run_differences(results)
         if len(values) >= 2:
-            across = skill.across_runs(values)
-            cells = ["across runs (seeds)", "—", kind, f"{len(values)} runs"]
-            body.append([*cells, "—", "—", "—", "—", _interval(across), "—"])
+            cells = [ACROSS_RUNS, "—", kind, f"{len(values)} runs"]
+            body.append([*cells, "—", "—", "—", "—", across_runs_text(values), "—"])
     return body
+
+
+def summary_note(summary_rows: Sequence[Sequence[str]]) -> str:
+    """What the summary's `across runs (seeds)` rows are; empty when it has none."""
+    return ACROSS_RUNS_DEFINITION if any(r and r[0] == ACROSS_RUNS for r in summary_rows) else ""
 
 
 def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]:
@@ -361,6 +405,8 @@ def to_markdown(
         lines.append("")
     if summary_rows:
         lines += [*_markdown_table(SUMMARY_HEADER, summary_rows), ""]
+        note = summary_note(summary_rows)
+        lines += [note, ""] if note else []
     lines += _markdown_table(header, body)
     return "\n".join(lines) + "\n"
 
@@ -381,6 +427,8 @@ def to_text(
     header, body = table(all_rows)
     lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
     if summary_rows:
-        lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows), "", "All rows:"]
+        note = summary_note(summary_rows)
+        lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows)]
+        lines += [note, "", "All rows:"] if note else ["", "All rows:"]
     lines += _text_table(header, body)
     return "\n".join(lines) + "\n"

@@ -211,6 +211,11 @@ class FrozenProfile:
     (the preset a person chose is only a label); null as `chain_head`."""
     state_aware: StateAwareModel | None = field(default=None, metadata=ADDED_IN_4)
     """The state-aware predictor's fit as frozen; null as `chain_head`."""
+    reference_probability: float | None = field(default=None, metadata=ADDED_IN_4)
+    """The reference forecast frozen with the profile: its pooled success rate (every op's
+    successes / trials), the forecast every Brier skill score is measured against; absent in
+    documents derived from freezes recorded before it was frozen (the skill scores then
+    derive it from the profile)."""
 
 
 @dataclass(frozen=True)
@@ -497,6 +502,8 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         content["chain_head"] = record.prev_sha256
         content["task_set"] = record.task_set
         content["state_aware"] = record.state_aware
+        if record.reference_probability is not None:  # hashed only where it was frozen
+            content["reference_probability"] = record.reference_probability
     # No template options hash as before the field existed (older documents still verify).
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
     if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
@@ -513,6 +520,20 @@ def _without_distinct_states(profile: JSON) -> JSON:
     return {**profile, "ops": ops}
 
 
+def reference_of(profile: Profile) -> float | None:
+    """The reference forecast of a profile: its pooled success rate (`skill.pooled_rate`)."""
+    return skill.pooled_rate([o.successes for o in profile.ops], [o.trials for o in profile.ops])
+
+
+def rederive_reference(trace: Trace, record: FreezeRecord) -> float | None:
+    """The reference forecast from the profile trials before `record` (what was frozen)."""
+    if trace.model is None:
+        raise ValueError("a profile needs a model session")
+    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    before = trace.trials[: record.after_trials]
+    return reference_of(build_profile(before, by_id, record.condition, trace.model.evidence))
+
+
 def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
     """The state-aware fit from the profile trials before `record` (what was frozen)."""
     by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
@@ -521,12 +542,14 @@ def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
 
 
 def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
-    """A new freeze record completed: the task set and the state-aware fit it freezes, and
-    the hash of the profile (which covers both and the chain head)."""
+    """A new freeze record completed: the task set, the state-aware fit and the reference
+    forecast it freezes, and the hash of the profile (which covers them and the chain
+    head)."""
     record = replace(
         record,
         task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
         state_aware=refit_state_aware(trace, record),
+        reference_probability=rederive_reference(trace, record),
     )
     frozen = freeze_profile(trace, record)
     return replace(record, profile_sha256=frozen.sha256), frozen
@@ -695,10 +718,13 @@ def skill_of(
     observations: Sequence[Observation],
     aware: StateAwareResult | None,
 ) -> SkillScores:
-    """Both predictors' skill against the profile's pooled success rate, on the observations
-    each scores (those `score` pairs), and their difference on the tasks both scored."""
-    ops = frozen.profile.ops
-    reference = skill.pooled_rate([o.successes for o in ops], [o.trials for o in ops])
+    """Both predictors' skill against the reference forecast frozen with the profile (its
+    pooled success rate; derived from the profile where a freeze predates it), on the
+    observations each scores (those `score` pairs), and their difference on the tasks both
+    scored."""
+    reference = frozen.reference_probability
+    if reference is None:
+        reference = reference_of(frozen.profile)
     product = {p.task_id: p.probability for p in predictions if p.probability is not None}
     other = {} if aware is None else {p.task_id: p.probability for p in aware.predictions}
     mine = [o for o in observations if o.task_id in product]
@@ -724,19 +750,31 @@ def skill_of(
 
 
 def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
-    """`derived` without the additive optional fields (`skill`) that `recorded` — a document
-    of the same version written before they existed — lacks, so that it still re-derives."""
+    """`derived` without the additive optional fields that `recorded` — a document of the
+    same version written before they existed — lacks, so that it still re-derives: `skill`,
+    and a frozen profile's `reference_probability` where the freeze recorded none (null)."""
     if not isinstance(recorded, dict) or not isinstance(derived, dict):
         return derived
     kept = recorded.get("conditions")
     if not isinstance(kept, list) or not all(isinstance(c, dict) for c in kept):
         return derived
-    if all("skill" in c for c in kept):
-        return derived
-    return dict(
-        derived,
-        conditions=[{k: v for k, v in c.items() if k != "skill"} for c in derived["conditions"]],
-    )
+    conditions = derived["conditions"]
+    if not all("skill" in c for c in kept):
+        conditions = [{k: v for k, v in c.items() if k != "skill"} for c in conditions]
+    trimmed = []
+    for i, condition in enumerate(conditions):
+        frozen = condition.get("frozen")
+        theirs = kept[i].get("frozen") if i < len(kept) else None
+        if (
+            isinstance(frozen, dict)
+            and isinstance(theirs, dict)
+            and "reference_probability" not in theirs
+            and frozen.get("reference_probability") is None
+        ):
+            frozen = {k: v for k, v in frozen.items() if k != "reference_probability"}
+            condition = dict(condition, frozen=frozen)
+        trimmed.append(condition)
+    return dict(derived, conditions=trimmed)
 
 
 def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
@@ -809,7 +847,7 @@ def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
     frozen = {
         k: v
         for k, v in condition["frozen"].items()
-        if k not in ("chain_head", "task_set", "state_aware")
+        if k not in ("chain_head", "task_set", "state_aware", "reference_probability")
     }
     frozen["profile"] = _without_distinct_states(frozen["profile"])
     out = dict(condition, frozen=frozen)

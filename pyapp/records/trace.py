@@ -420,6 +420,13 @@ class FreezeRecord:
     """The state-aware predictor's fit as frozen (coefficients, prior, clamp ranges,
     version): `score` uses it, `reproduce` re-fits and compares; null only in documents
     older than trace/3."""
+    reference_probability: float | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """The reference forecast of every Brier skill score: the frozen profile's pooled success
+    rate (its ops' successes / trials, `pyapp.predict.skill.pooled_rate`), one probability
+    for every held-out task. `score` uses it, `reproduce` re-derives it from the trials
+    before the freeze and names a difference; the profile hash and the receipt cover it.
+    Null in documents written before it was frozen (then derived from the profile) and when
+    the profile has no trials."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from pyapp.sweep.options import ModelChoice, Options
 from pyapp.sweep.progress import Progress, say
 from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
+from pyapp.verify.receipt import receipt_lines
 
 DRIVER_JS = Path(__file__).with_name("driver.js")
 """The driver's JavaScript, installed into the page before it loads."""
@@ -181,10 +182,12 @@ class Driver:
             if self.progress:
                 self.progress.note("froze " + ", ".join(frozen_names(event["header_json"])))
             if trace is not None and event.get("receipt_json"):
-                fingerprint = write_receipt(self.out, event["receipt_json"], trace)
+                receipt = write_receipt(self.out, event["receipt_json"], trace)
                 print(
-                    f"freeze receipt {self.out / RECEIPT}: fingerprint {fingerprint} "
+                    f"freeze receipt {self.out / RECEIPT}: fingerprint {receipt.fingerprint} "
                     "(keep it elsewhere before the held-out results)",
+                    *receipt_lines(receipt)[1:],
+                    sep="\n",
                     flush=True,
                 )
         if kind == "trial_interrupted":

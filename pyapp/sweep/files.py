@@ -36,7 +36,7 @@ from pyapp.records.documents import (
     read_lines,
 )
 from pyapp.records.trace import Trace, Trial, with_trials
-from pyapp.verify.receipt import read_receipt, receipt_mismatches
+from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 
 TRIALS = "trials.jsonl"
 TRACE = "trace.json"
@@ -150,9 +150,9 @@ def write_checkpoint(out: Path, header_json: str, lines: list[str]) -> Trace:
     return trace
 
 
-def write_receipt(out: Path, receipt_json: str, trace: Trace) -> str:
+def write_receipt(out: Path, receipt_json: str, trace: Trace) -> Receipt:
     """receipt.json from the page's receipt text, checked here against the checkpoint's
-    trace; its fingerprint."""
+    trace; the receipt."""
 
     try:
         receipt = read_receipt(json.loads(receipt_json))
@@ -162,7 +162,7 @@ def write_receipt(out: Path, receipt_json: str, trace: Trace) -> str:
     if problems:
         raise FilesError(f"the page's receipt does not fit the trace: {problems[0]}")
     write_atomically(out / RECEIPT, receipt_json)
-    return receipt.fingerprint
+    return receipt
 
 
 def stored_texts(out: Path) -> dict[str, JSON] | None:

@@ -1,16 +1,23 @@
 """The validation report, generated whole: options, expectations, checks, findings, tables.
 
-`render_markdown` writes `docs/validation.md` from `StructureResult`s and the run's options;
-nothing in it is hand-written or kept from an earlier run: the findings are sentences
-templated from the checks (`findings`). `report_skeleton` is the document's structure
-(headings and each table's row keys, no numbers), which a test compares with a quick
-regeneration. The figures are `pyapp.synthetic.figures`.
+`render_markdown` writes `docs/validation.md` from `StructureResult`s and the run's options
+(under "State versus shrinkage" also the predictors' difference across seeds, in Compare's
+words: `across_seeds_lines`); nothing in it is hand-written or kept from an earlier run: the
+findings are sentences templated from the checks (`findings`). `report_skeleton` is the
+document's structure (headings and each table's row keys, no numbers), which a test compares
+with a quick regeneration. The figures are `pyapp.synthetic.figures`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pyapp.predict.compare import (
+    ACROSS_RUNS,
+    ACROSS_RUNS_COLUMN,
+    ACROSS_RUNS_DEFINITION,
+    across_runs_text,
+)
 from pyapp.synthetic.checks import STATE_INFORMATIVE, Check, all_checks, outcome
 from pyapp.synthetic.expectations import (
     COST_EXPECTATION,
@@ -20,7 +27,7 @@ from pyapp.synthetic.expectations import (
     WILSON_EXPECTATION,
 )
 from pyapp.synthetic.language import written_name
-from pyapp.synthetic.validation import Cell, Coverage, StructureResult
+from pyapp.synthetic.validation import Cell, Coverage, StructureResult, seed_differences
 
 
 def _f(value: float | None, digits: int = 3) -> str:
@@ -183,6 +190,25 @@ def state_table(checks: Sequence[Check]) -> list[str]:
     return lines
 
 
+def across_seeds_lines(results: Sequence[StructureResult]) -> list[str]:
+    """The predictors' difference across seeds per structure, preset and condition, in
+    Compare's definition and words (against final correctness, as Compare scores it)."""
+    lines = [
+        "The two predictors of `predictions.json` as Compare and the matrix compare them, "
+        f"against final correctness: {ACROSS_RUNS_DEFINITION}",
+        "",
+    ]
+    for r in results:
+        for condition, per_seed in seed_differences(r).items():
+            values = list(per_seed.values())
+            runs = "1 run" if len(values) == 1 else f"{len(values)} runs"
+            lines.append(
+                f"- {r.spec.structure} ({r.preset}), {condition}: {ACROSS_RUNS} "
+                f"{ACROSS_RUNS_COLUMN} {across_runs_text(values)} ({runs})"
+            )
+    return lines
+
+
 def power_lines(checks: Sequence[Check]) -> list[str]:
     weak = [c for c in checks if c.holds is not None and (c.power or 0.0) < 0.8]
     if not weak:
@@ -283,6 +309,7 @@ def render_markdown(
     lines += ["", "## Checks of the expectations", "", *checks_table(checks)]
     lines += ["", "## Power", "", *power_lines(checks)]
     lines += ["", "## State versus shrinkage", "", *state_table(checks)]
+    lines += ["", *across_seeds_lines(results)]
     lines += ["", "## Scores per structure, condition, target and predictor", ""]
     lines += cells_table([c for r in results for c in r.cells])
     lines += ["", "## Coverage of the 95% Wilson intervals of the profile rates", ""]

@@ -10,7 +10,10 @@ Then, per structure, condition, predictor and target (final or all-step correctn
 - mean Brier observed vs its Monte Carlo expectation E(p − q)² + E q(1 − q), split into
   the predictor's miscalibration E(p − q)² and the irreducible part E q(1 − q);
 - mean signed and relative cost error;
-- coverage of the profile's 95% Wilson intervals over repetitions (seeds).
+- coverage of the profile's 95% Wilson intervals over repetitions (seeds);
+- the predictors' difference across seeds as Compare and the matrix show it
+  (`seed_differences`: each seed's paired Brier(product) − Brier(state-aware) against final
+  correctness, the value its predictions hold as `skill.difference`).
 
 Besides the two predictors of `predictions.json`, a third is scored here only:
 `product-shrunk`, the product of per-op rates estimated under the state-aware predictor's
@@ -30,6 +33,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from pyapp.conditions.run import run_trial
+from pyapp.predict import skill
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells, wilson_interval
 from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction
 from pyapp.predict.state_aware import FEATURES, fit_logistic
@@ -400,3 +404,29 @@ def validate_structure(
         coverage=tuple(coverage(spec, preset, runs)),
         points={key: points for key, points in groups.items() if points},
     )
+
+
+def seed_differences(r: StructureResult) -> dict[str, dict[int, float]]:
+    """Condition → seed → that seed's Brier(product) − Brier(state-aware), paired over the
+    held-out tasks both predicted, against final correctness (`skill.paired_difference` on
+    the scored points: the number each seed's predictions document holds as
+    `skill.difference`, which `pyapp.predict.compare.across_runs_text` summarises)."""
+    found: dict[str, dict[int, float]] = {}
+    for (_, _, condition, predictor, target), points in r.points.items():
+        if predictor != "product" or target != "final":
+            continue
+        key = (r.spec.structure, r.preset, condition, "state-aware", "final")
+        aware = {(p.seed, p.task_id): p.predicted for p in r.points.get(key, [])}
+        by_seed: dict[int, list[Point]] = {}
+        for p in points:
+            if (p.seed, p.task_id) in aware:
+                by_seed.setdefault(p.seed, []).append(p)
+        for seed, mine in by_seed.items():
+            difference = skill.paired_difference(
+                [p.predicted for p in mine],
+                [aware[(p.seed, p.task_id)] for p in mine],
+                [p.outcome for p in mine],
+            )
+            if difference is not None:
+                found.setdefault(condition, {})[seed] = difference.mean
+    return found

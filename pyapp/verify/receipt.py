@@ -5,7 +5,8 @@ the page shows (and offers to download) a receipt, and the sweep CLI writes `rec
 and prints its fingerprint, **before** any held-out trial runs. The receipt holds the run
 id, the model identity, the task-set identity, the prompt templates' hashes, each frozen
 profile's hash, both predictors' frozen fits (the product predictor's is the profile; the
-state-aware predictor's fit is written out), the SHA-256 of both predictors' predictions,
+state-aware predictor's fit is written out), the reference forecast of the skill scores
+(the profile's pooled success rate), the SHA-256 of both predictors' predictions,
 the chain head (the hash of the last record at the freeze) and the time. Its fingerprint
 is the first 80 bits of the SHA-256 of its canonical JSON, in five groups of four hex
 digits: short enough to paste into a lab notebook, a preregistration or a message.
@@ -13,8 +14,9 @@ digits: short enough to paste into a lab notebook, a preregistration or a messag
 `receipt_mismatches(trace, receipt)` (`python -m pyapp reproduce TRACE --receipt R`)
 checks that the trace's freezes and everything before them are what the receipt names
 (the record at the receipt's sequence hashes to its chain head; with an intact chain that
-fixes every earlier record), that the profiles, fits and predictions re-derive to its
-hashes, and that every held-out trial of a frozen condition comes after it.
+fixes every earlier record), that the profiles, fits, reference forecasts and predictions
+are the trace's and re-derive to its hashes, and that every held-out trial of a frozen
+condition comes after it.
 
 What it proves, and what not: with the receipt (or its fingerprint) published somewhere
 the trace's author cannot rewrite, changing the profile, the predictions or any record
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pyapp.predict.predictor import (
@@ -89,6 +91,10 @@ class ReceiptFreeze:
     predictions_sha256: str
     """SHA-256 of the canonical JSON of both predictors' predictions for those tasks
     (`{"product": [...], "state_aware": [...]}`)."""
+    reference_probability: float | None = field(default=None, metadata={"optional_on_read": True})
+    """The reference forecast frozen with the profile (its pooled success rate), against
+    which every Brier skill score of this condition is measured; absent in receipts of
+    freezes recorded before it was frozen."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,7 @@ def _freeze_of(trace: Trace, record: FreezeRecord) -> ReceiptFreeze:
         state_aware=record.state_aware,
         heldout_task_ids=tuple(t.id for t in heldout),
         predictions_sha256=predictions_sha256(trace, record),
+        reference_probability=record.reference_probability,
     )
 
 
@@ -190,6 +197,20 @@ def read_receipt(document: JSON) -> Receipt:
 
 def receipt_text(receipt: Receipt) -> str:
     return json.dumps(to_json(receipt), indent=2, ensure_ascii=False) + "\n"
+
+
+def receipt_lines(receipt: Receipt) -> list[str]:
+    """What the command line prints of a receipt (the page's receipt view shows the same):
+    its fingerprint, then per frozen profile its hashes and reference forecast."""
+    lines = [f"receipt {receipt.fingerprint}: run {receipt.run_id}, frozen at {receipt.at}"]
+    for f in receipt.freezes:
+        parts = [f"profile {f.profile_sha256[:12]}…", f"predictions {f.predictions_sha256[:12]}…"]
+        if f.state_aware is not None:
+            parts.append(f"state-aware fit {f.state_aware.sha256[:12]}…")
+        if f.reference_probability is not None:
+            parts.append(f"reference forecast {f.reference_probability:.3f} (pooled profile rate)")
+        lines.append(f"  {f.condition}: " + ", ".join(parts))
+    return lines
 
 
 def receipt_mismatches(trace: Trace, receipt: Receipt) -> list[Mismatch]:
@@ -233,6 +254,8 @@ def _check_freeze(
         return
     if record.state_aware != frozen.state_aware:
         differs(f"{where}.state_aware", "is not the trace's frozen state-aware fit")
+    if record.reference_probability != frozen.reference_probability:
+        differs(f"{where}.reference_probability", "is not the trace's frozen reference forecast")
     try:
         if record.profile_sha256 != frozen.profile_sha256:
             differs(f"{where}.profile_sha256", "is not the trace's frozen profile")

@@ -45,6 +45,7 @@ from pyapp.conditions.run import (
 from pyapp.predict.predictor import (
     as_version,
     heldout_tasks,
+    rederive_reference,
     refit_state_aware,
     score_trace,
     without_absent_fields,
@@ -371,6 +372,11 @@ def limitations(document: JSON) -> list[str]:
             "frozen state-aware fit and task set absent (recorded before trace/3): the "
             "state-aware predictor is fitted at scoring time, not frozen"
         )
+    elif any(f.reference_probability is None for f in trace.freezes):
+        lines.append(
+            "reference forecast not frozen (recorded before it was): the skill scores derive "
+            "it from the frozen profile (its pooled success rate)"
+        )
     return lines
 
 
@@ -445,8 +451,9 @@ def reproduce(document: JSON, *, read: Trace | None = None) -> list[Mismatch]:
 
 
 def _check_frozen_fits(trace: Trace, found: list[Mismatch]) -> None:
-    """Each freeze's task set is the run's, and its state-aware fit is what the trials before
-    it give (re-fitted here); a chained (trace/3) freeze records both."""
+    """Each freeze's task set is the run's, and its state-aware fit and reference forecast
+    are what the trials before it give (re-derived here); a chained (trace/3) freeze records
+    the task set and the fit (the reference forecast since it was frozen)."""
 
     identity = task_set_identity(trace.run.task_params, trace.run.generator_version)
     for i, record in enumerate(trace.freezes):
@@ -463,8 +470,17 @@ def _check_frozen_fits(trace: Trace, found: list[Mismatch]) -> None:
             found.append(Mismatch(f"{where}.task_set", "is not the run's task set"))
         try:
             refit = refit_state_aware(trace, record)
+            reference = rederive_reference(trace, record)
         except (KeyError, ValueError, OverflowError, ZeroDivisionError):
             continue  # a trial naming no task, or numbers out of range: named elsewhere
+        if record.reference_probability is not None and record.reference_probability != reference:
+            found.append(
+                Mismatch(
+                    f"{where}.reference_probability",
+                    f"the frozen reference forecast {record.reference_probability!r} is not the "
+                    f"frozen profile's pooled success rate, re-derived {reference!r}",
+                )
+            )
         if refit != record.state_aware:
             found.append(
                 Mismatch(

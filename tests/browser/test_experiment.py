@@ -201,6 +201,8 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
     assert pending == ["false"] * 8  # 6 whole-task held-out + 2 routed recurrences
     assert page.is_visible("#receipt-view")  # the receipt, at the freeze (issue 23, section 3)
     assert re.fullmatch(r"[0-9a-f]{4}(-[0-9a-f]{4}){4}", page.inner_text("#receipt-fingerprint"))
+    shown = page.inner_text("#receipt-summary")  # the frozen reference forecast, per profile
+    assert shown.count("(pooled profile rate)") == 2 and "reference forecast " in shown
 
     # Record, at each held-out trial_start, what the predictions table showed for it.
     page.evaluate(
@@ -365,6 +367,9 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     validate(receipt, "receipt.schema.json")
     assert receipt["fingerprint"] == at_heldout["fingerprint"]
     assert receipt_mismatches(read_trace(trace), read_receipt(receipt)) == []
+    assert [f["reference_probability"] for f in receipt["freezes"]] == [
+        c["frozen"]["reference_probability"] for c in predictions["conditions"]
+    ]
     for result in predictions["conditions"]:
         frozen = result["frozen"]
         condition = frozen["profile"]["condition"]

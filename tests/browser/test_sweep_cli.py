@@ -145,6 +145,8 @@ def test_full_fixture_sweep_on_wasm(wasm_run: tuple[Path, Any, float]) -> None:
     schema = read(ROOT / "exports" / "receipt.schema.json")
     jsonschema.Draft202012Validator(schema).validate(receipt)
     assert f"fingerprint {receipt['fingerprint']}" in result.stdout
+    for frozen in receipt["freezes"]:  # and, per profile, its frozen reference forecast
+        assert f"reference forecast {frozen['reference_probability']:.3f}" in result.stdout
     checked = pyapp_command(
         "reproduce", str(out / "trace.json"), "--receipt", str(out / "receipt.json")
     )

@@ -355,6 +355,8 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         "rows => rows.map(r => r.cells[0].textContent)",
     )
     assert summary[:2] == ["A-predictions.json", "B-predictions.json"]
+    assert "across runs (seeds)" in summary  # with its definition, as the matrix says it
+    assert "each run's Brier(product) − Brier(state-aware) paired over" in text
     assert page.is_hidden("#compare-view table.compare-table")  # folded under "All rows"
     ticks = page.eval_on_selector_all(
         "#compare-view figure",
