@@ -70,12 +70,14 @@ def test_the_stream_is_the_recipe_and_holds_single_primitives_only(
         assert example.prompt.count("Compute") == 1 + 3 * (
             example.template_id == prompts.REGISTER_PROGRAM
         )
-        assert min(example.digits) >= 1 and max(example.digits) <= (subject_data.MUL_MAX_DIGITS if example.op == "mul" else subject_data.MAX_DIGITS)
+        most = subject_data.MUL_MAX_DIGITS if example.op == "mul" else subject_data.MAX_DIGITS
+        assert min(example.digits) >= 1 and max(example.digits) <= most
     # stratified by digit count: every (digits of a, digits of b) cell is well populated
     cells: dict[tuple[int, int], int] = {}
     for example in stream:
         cells[example.digits] = cells.get(example.digits, 0) + 1
-    assert len(cells) == 36 and min(cells.values()) > len(stream) / 36 / 2
+    # (short operands weigh more from `short_operands_from_step` on; every cell keeps a share)
+    assert len(cells) == 36 and min(cells.values()) > len(stream) / 36 / 20
 
 
 def test_the_stream_is_deterministic_and_not_a_task_seed_stream() -> None:
