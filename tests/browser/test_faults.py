@@ -120,10 +120,11 @@ def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
     assert read(out / "run.json")["status"] == "done"
 
     # The CLI's ledger (tmp_path/ledger.json, beside the runs): a later sweep of the same
-    # model identity and task set has seen its held-out tasks, so it is exploratory.
+    # model and task set has seen its held-out tasks (by content), so it is exploratory.
     ledger = read(tmp_path / "ledger.json")
     (entry,) = ledger["entries"]
-    assert entry["condition"] == "model-only" and len(entry["task_ids"]) == 3
+    assert ledger["schema_version"] == "sweep-ledger/2"
+    assert entry["condition"] == "model-only" and len(entry["tasks"]) == 3
     again = tmp_path / "again"
     second = sweep(*base, "--out", str(again), "--conditions=model-only")
     assert_finished_run(again, second)
