@@ -253,3 +253,44 @@ def test_reproduce_holds_a_stall_to_its_numbers() -> None:
     stop["silent_ms"] = 4_000.0  # now inside the window: it would have been a timeout
     found = [m.where for m in reproduce(document)]
     assert "$.interruptions[0].partial.completion.hard_stop.judged" in found, found
+
+
+def test_the_bridge_and_the_reload_wait_are_recorded_apart_per_call() -> None:
+    """Through the production adapter: a round trip of 1,000 ms of which the main thread
+    spent 990 ms, 500 of them waiting for a reload: the model's time is 490 ms."""
+    from pyapp.browser.model import BrowserModelAdapter
+
+    now = [0]
+    reply = {
+        "type": "generate",
+        "id": 1,
+        "ok": True,
+        "result": {
+            "text": "7",
+            "finish_reason": "eos",
+            "input_tokens": 9,
+            "output_tokens": 1,
+            "output_token_ids": [5],
+            "generation_ms": 480.0,
+            "time_to_first_token_ms": 5.0,
+            "failure": None,
+            "input_text": None,
+            "input_sha256": None,
+        },
+        "timing": {"worker_ms": 485.0, "client_ms": 990.0, "load_wait_ms": 500.0},
+    }
+
+    def transport(request: str) -> str:
+        now[0] += 1_000_000_000  # one second of round trip, on the virtual clock
+        return json.dumps({**reply, "id": json.loads(request)["id"]})
+
+    class Adapter(BrowserModelAdapter):
+        provenance = ScriptedAdapter(answer).provenance  # type: ignore[assignment]
+
+    adapter = Adapter(transport, clock=lambda: now[0] / 1e9)
+    task = next(t for t in generate(TaskParams()) if t.split == "heldout")
+    with clock.using(lambda: now[0]):
+        trial = run(run_whole_task(task, "model-only", adapter))
+    assert trial.completion is not None
+    assert trial.completion.load_wait_ms == 500 and trial.completion.bridge_ms == 10
+    assert trial.timings.generation_ms == 490

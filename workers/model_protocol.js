@@ -301,6 +301,17 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
       "type": "null"
      }
     ]
+   },
+   "bridge_ms": {
+    "description": "The bridge's share of this call: Python's round trip less the main thread's own time (PyScript's sync channel, both ways); like `load_wait_ms`, never part of a trial's `generation_ms` or a route's budget (null: no bridge, as natively and in older documents).",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [

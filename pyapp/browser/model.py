@@ -218,7 +218,12 @@ class BrowserModelAdapter:
             return failed("bridge_error", f"the call to the main thread failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
         self.last_timing = timing_from_reply(reply_json, round_trip_ms)
-        return completion_from_reply(reply_json, request_id)
+        completion = completion_from_reply(reply_json, request_id)
+        client_ms = self.last_timing.client_ms
+        if client_ms is None:
+            return completion
+        # the sync channel's share, recorded apart from the model's time (issue 23 §1)
+        return replace(completion, bridge_ms=max(0.0, round_trip_ms - client_ms))
 
 
 Exploration = Callable[[str, Caps, Completion], object]

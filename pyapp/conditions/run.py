@@ -145,19 +145,18 @@ def generation_failure(completion: Completion) -> Failure | None:
 
 
 def load_wait_ns(completion: Completion, elapsed_ns: int) -> int:
-    """The part of a call's wall time spent waiting for a pending load or reload (the
-    client's `timing.load_wait_ms`, kept as `completion.load_wait_ms`), at most the call."""
-    wait = completion.load_wait_ms
-    if wait is None or not wait > 0:
-        return 0
-    return min(elapsed_ns, int(wait * 1e6))
+    """The part of a call's wall time that is not the model's: waiting for a pending load or
+    reload (the client's `timing.load_wait_ms`, kept as `completion.load_wait_ms`) and the
+    bridge (`completion.bridge_ms`), at most the call."""
+    waits = [w for w in (completion.load_wait_ms, completion.bridge_ms) if w is not None and w > 0]
+    return min(elapsed_ns, int(sum(waits) * 1e6))
 
 
 async def _timed_generate(
     adapter: ModelAdapter, text: str, caps: Caps, cancel: CancelToken | None
 ) -> tuple[Completion, float, int]:
     """One call: its completion, its generation time (the call's wall time less any wait for
-    a load or reload, which is never the model's cost) and that wait in ns."""
+    a load or reload and the bridge's share, never the model's cost) and those in ns."""
     if cancel is not None and cancel.cancelled:
         raise Cancelled
     start = now_ns()

@@ -193,6 +193,11 @@ class Completion:
     """Time this call waited for a pending load or reload before the model received it;
     never part of `generation_ms`, a trial's cost or a route's budget (null: no wait
     reported, as natively and in older documents)."""
+    bridge_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The bridge's share of this call: Python's round trip less the main thread's own time
+    (PyScript's sync channel, both ways); like `load_wait_ms`, never part of a trial's
+    `generation_ms` or a route's budget (null: no bridge, as natively and in older
+    documents)."""
 
 
 @dataclass(frozen=True)
