@@ -287,10 +287,12 @@ class Experiment {
     await this.persist(fields, { header: true });
   }
 
-  // Python says which trials the ledger records (trial_done.heldout_observed).
-  async noteObserved(trial) {
+  // Python says which trials the ledger records (trial_done.heldout_observed) and under what
+  // key: the held-out task's content (heldout_content), never its id, which repeats across
+  // seeds and presets. The rule is Python's (pyapp/predict/exploratory.py).
+  async noteObserved(trial, content) {
     const model = this.header.model;
-    if (model) await this.store.addObserved(model.model_id, model.revision, trial.condition, [trial.task_id]);
+    if (model) await this.store.addObserved(model.model_id, model.revision, trial.condition, [content ?? trial.task_id]);
   }
 
   // Python's state, and the counts it carries.
@@ -353,7 +355,7 @@ class Experiment {
     return true;
   }
 
-  async trialDone({ trial_json: text, heldout_observed, summary, phase, header_json: headerJson = null }) {
+  async trialDone({ trial_json: text, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null }) {
     const trial = JSON.parse(text);
     this.progress.eta?.finished(phase, trial.condition, performance.now());
     const seq = this.trials.size;
@@ -362,7 +364,7 @@ class Experiment {
     // a reload's load record joined the hash chain before this trial: its header comes along
     if (headerJson) this.useHeader(headerJson);
     await this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id: trial.trial_id, json: text }] });
-    if (heldout_observed) await this.noteObserved(trial);
+    if (heldout_observed) await this.noteObserved(trial, heldout_content);
     this.progress.done += 1;
     this.results.add(this.rowOf(trial));
     fillObservation(this.predictionRows, trial);

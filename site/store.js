@@ -15,10 +15,14 @@
 //       journal), rewritten at checkpoints (start, freeze, interruption, end of a run, journal)
 //   store "trials"   keyPath [run_id, seq]: {run_id, seq, trial_id, json}: one record per
 //       trial, `json` exactly as Python wrote it (so 1.0 stays 1.0)
-//   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<task_id>": one record
-//       per held-out task observed {key, model_id, revision, condition, task_id}. It feeds
-//       `previously_observed` of a new sweep: a profile frozen after any of its held-out
-//       tasks was observed (in any earlier sweep in this browser) is exploratory.
+//   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<content>": one record
+//       per held-out task observed {key, model_id, revision, condition, task_id}, where
+//       <content> (kept in `task_id`) is the task's content key Python names in trial_done
+//       (`heldout_content`: SHA-256 of its registers and question; records written before it
+//       hold the task id). It feeds `previously_observed` of a new sweep, and Python decides
+//       which of that sweep's held-out tasks it names (pyapp/predict/exploratory.py, the one
+//       rule, also the sweep CLI's): a profile frozen after any of them was observed is
+//       exploratory.
 //
 // Version 1 kept the whole trace in the sweep's record (rewritten after every trial) and one
 // ledger record per condition; opening the database converts those records.

@@ -236,7 +236,16 @@ def test_provenance_round_trips_and_is_strict() -> None:
     assert provenance.evidence == "fixture"
     assert provenance.loads[0].setup_ms == 1256.75
     # a load's place in the trace's chain is stamped by the sweep, not the worker: null here
-    unchained = [{**load, "sequence": None, "prev_sha256": None} for load in PROVENANCE["loads"]]
+    unchained = [
+        {
+            **load,
+            "sequence": None,
+            "prev_sha256": None,
+            "warmup_step_ms": None,
+            "stall_window_ms": None,
+        }
+        for load in PROVENANCE["loads"]
+    ]
     assert to_json(provenance) == {**PROVENANCE, "loads": unchained}
     older = {k: v for k, v in PROVENANCE.items() if k not in ("config_sha256", "subject_recipe")}
     assert parse_provenance(older).config_sha256 is None  # traces before it

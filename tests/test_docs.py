@@ -91,6 +91,10 @@ def expected_constants() -> dict[str, object]:
     expected: dict[str, object] = {
         "client.grace_ms": model_messages.GRACE_MS,
         "client.load_timeout_ms": model_messages.LOAD_TIMEOUT_MS,
+        "client.stall_floor_ms": model_messages.STALL_FLOOR_MS,
+        "client.stall_step_factor": model_messages.STALL_STEP_FACTOR,
+        "client.warmup_tokens": model_messages.WARMUP_TOKENS,
+        "client.tokens_every_ms": model_messages.TOKENS_EVERY_MS,
         "page.request_timeout_ms": messages.REQUEST_TIMEOUT_MS,
         "generator_version": tasks.GENERATOR_VERSION,
         "default_seed": tasks.DEFAULT_SEED,

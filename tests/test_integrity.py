@@ -560,21 +560,25 @@ def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
 
 
 def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -> None:
-    from pyapp.experiment.ledger import observed_for, read_ledger, record_trace
+    from pyapp.experiment.ledger import observed_for, read_ledger, record_trace, seen_in
 
     model = ScriptedAdapter(answer)
     sweep = measured_and_frozen(model, ("model-only", "controlled-chain"))
     assert run(run_phase(sweep, "heldout", model)) == "finished"
     ledger = record_trace(read_ledger(Path("/nonexistent/ledger.json")), sweep.trace())
-    seen = observed_for(ledger, model.provenance, TaskParams())
-    assert sorted(seen["model-only"]) == sorted(t.id for t in generate() if t.split == "heldout")
-    assert seen["controlled-chain"] == ["recurrence-1", "recurrence-2"]  # predicted ones only
-    # another identity or another task set: nothing was observed
-    assert observed_for(ledger, replace(model.provenance, dtype="q8"), TaskParams()) == {}
-    assert observed_for(ledger, model.provenance, TaskParams(seed=7)) == {}
-    # the next sweep of the same identity and task set is exploratory
+    keys = observed_for(ledger, model.provenance)
+    tasks = generate()
+    seen = seen_in(keys, tasks, ("model-only", "controlled-chain"))
+    assert sorted(seen["model-only"]) == sorted(t.id for t in tasks if t.split == "heldout")
+    assert seen["controlled-chain"] == ("recurrence-1", "recurrence-2")  # predicted ones only
+    # by content, per model id and revision (issue 23 §7): another dtype of the same model
+    # has seen them; another seed's held-out tasks are other tasks under the same ids
+    assert observed_for(ledger, replace(model.provenance, dtype="q8")) == keys
+    assert seen_in(keys, generate(TaskParams(seed=7)), ("model-only",)) == {}
+    assert observed_for(ledger, replace(model.provenance, revision="other")) == {}
+    # the next sweep of the same model and task set is exploratory
     again = Sweep(params=TaskParams(), conditions=("model-only",), model=model.provenance)
-    again.previously_observed = {k: tuple(v) for k, v in seen.items()}
+    again.previously_observed = dict(seen)
     assert run(run_phase(again, "measure", model)) == "finished"
     (frozen,) = freeze(again)
     assert frozen.exploratory and "earlier session" in (frozen.exploratory_reason or "")

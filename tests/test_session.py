@@ -123,9 +123,12 @@ def test_the_whole_loop_through_the_bridge():
     assert dones[-1]["summary"] == trace["summary"] == again["state"]["summary"]
     assert [e["summary"]["trials"] for e in dones] == list(range(1, len(dones) + 1))
     # ... and which trials a ledger records (the CLI's file, the page's IndexedDB)
-    ledgered = record_trace({"schema_version": "sweep-ledger/1", "entries": []}, read_trace(trace))
-    expected = {f"{e['condition']}/{i}" for e in ledgered["entries"] for i in e["task_ids"]}
-    assert {e["trial_id"] for e in dones if e["heldout_observed"]} == expected
+    # by content (pyapp.predict.exploratory): the key the page stores is the one the file holds
+    ledgered = record_trace({"schema_version": "sweep-ledger/2", "entries": []}, read_trace(trace))
+    expected = {(e["condition"], k) for e in ledgered["entries"] for k in e["tasks"]}
+    observed = {(e["condition"], e["heldout_content"]) for e in dones if e["heldout_observed"]}
+    assert observed == expected
+    assert all(e["heldout_content"] is None for e in dones if not e["heldout_observed"])
 
 
 def test_run_all_announces_the_freeze_with_its_predictions_before_heldout():

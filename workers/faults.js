@@ -7,8 +7,10 @@
 //   reload_fail@N   after the Nth generation the worker is replaced, and that reload fails
 //                   once (`load_failed`); the next generation finds no model (`not_loaded`)
 //                   and reloads again
-//   hang@N          the Nth generation never returns (the worker blocks), so the hard
-//                   deadline fires: finish `timeout`, terminate, reload
+//   hang@N          the Nth generation never returns and sends no token (the worker
+//                   blocks), so the hard deadline fires after more than the stall window
+//                   without a token: `stalled` (an infrastructure interruption, attempted
+//                   again, never the model's timeout), terminate, reload
 //   bad_reply@N     the worker's answer to the Nth generation is replaced by a malformed one
 //
 // A page run with faults is a test of the instrument: the sweep records the hooks in the

@@ -23,18 +23,48 @@
 // the model unloaded after a failed reload answers `not_loaded` and starts another reload
 // (reason `reload`), which the next generate waits for.
 //
+// A hard stop is judged by token progress (the worker's `first_token` / `tokens` events; a
+// worker blocked in a forward pass cannot send anything): a generation that reported a token
+// within the load's stall window before the hard stop was still generating, and answers the
+// model's `timeout` (ok, finish `timeout`); one silent for longer than the window stalled:
+// a failed reply `stalled` (infrastructure: the sweep keeps it as an interruption and tries
+// again). Both carry the judgement (`hard_stop`: silence, window, its derivation). The window
+// is max(STALL_FLOOR_MS, STALL_STEP_FACTOR x the slowest step of the load's warm-up, decode
+// steps when there are any) — `stallWindow` — and is recorded with every load.
+//
+// A generate that finds a (re)load pending waits for it before the worker sees the request;
+// that wait is reported apart (`timing.load_wait_ms`), never as the model's generation time.
+//
 // Fault-injection hooks (workers/faults.js, page parameter `fault`) act here, counted over the
 // generations of the page's life.
 
 import { parseFaults } from "./faults.js";
 import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./model_check.js";
-import { GRACE_MS, LOAD_TIMEOUT_MS, MODEL_ERROR, MODEL_SCHEMA_DEFS, MODEL_TYPE } from "./model_protocol.js";
+import {
+  GRACE_MS,
+  LOAD_TIMEOUT_MS,
+  MODEL_ERROR,
+  MODEL_SCHEMA_DEFS,
+  MODEL_TYPE,
+  STALL_FLOOR_MS,
+  STALL_STEP_FACTOR,
+} from "./model_protocol.js";
 
 // The load request's `model`: the ModelSpec fields the generated definition names, taken from
 // the consented catalogue entry (a field it leaves out is null, options `{}`).
 const SPEC_FIELDS = Object.keys(MODEL_SCHEMA_DEFS.ModelSpec.properties);
 const SPEC_DEFAULTS = { chat_template_options: {} };
 const modelSpec = (entry) => Object.fromEntries(SPEC_FIELDS.map((name) => [name, entry[name] ?? SPEC_DEFAULTS[name] ?? null]));
+
+// The stall window of a load from its warm-up step times (ms): the slowest decode step (the
+// steps after the first, whose time includes the warm-up prompt's prefill and lazy
+// initialisation), or the first when the warm-up made one token; never below the floor.
+export function stallWindow(steps) {
+  const measured = Array.isArray(steps) ? steps.filter((ms) => Number.isFinite(ms) && ms >= 0) : [];
+  const decode = measured.length > 1 ? measured.slice(1) : measured;
+  const stepMs = decode.length ? Math.max(...decode) : null;
+  return { stepMs, windowMs: Math.max(STALL_FLOOR_MS, stepMs === null ? 0 : STALL_STEP_FACTOR * stepMs) };
+}
 
 // A failed reply; `type` and `id` are echoed only when they are what a request carries.
 function failure(type, id, code, message) {
@@ -96,11 +126,16 @@ export class ModelClient {
   // One message from the worker: an event, or the reply to a pending request (checked
   // against that request's result record; one that does not fit fails it as `bad_reply`).
   receive(data) {
-    if (data?.type === MODEL_TYPE.PROGRESS || data?.type === MODEL_TYPE.FIRST_TOKEN) {
+    if (data?.type === MODEL_TYPE.PROGRESS || data?.type === MODEL_TYPE.FIRST_TOKEN || data?.type === MODEL_TYPE.TOKENS) {
       const wrong = checkEvent(data);
       if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
       else if (data.type === MODEL_TYPE.PROGRESS) this.emit(data);
-      else if (this.current?.id === data.id) this.current.firstToken = true; // observable by tests
+      else if (this.current?.id === data.id) {
+        // token progress: what a hard stop is judged by
+        this.current.lastTokenAt = performance.now();
+        this.current.tokens = Math.max(this.current.tokens, data.tokens ?? 1);
+        if (data.type === MODEL_TYPE.FIRST_TOKEN) this.current.firstToken = true; // observable by tests
+      }
       return;
     }
     const waiter = Number.isInteger(data?.id) ? this.pending.get(data.id) : undefined;
@@ -188,6 +223,7 @@ export class ModelClient {
     const answer = await Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
     const setupMs = performance.now() - started;
     const result = answer.ok ? answer.result : null;
+    const steps = result?.warmup_step_ms ?? null;
     const record = {
       load_id: this.loads.length + 1,
       reason,
@@ -200,6 +236,8 @@ export class ModelClient {
       download_ms: result ? result.download_ms : null,
       setup_ms: setupMs,
       compilation_ms: null,
+      warmup_step_ms: steps,
+      stall_window_ms: answer.ok ? stallWindow(steps).windowMs : null,
     };
     this.loads.push(record);
     if (answer.ok) {
@@ -248,14 +286,19 @@ export class ModelClient {
   // Generate; always resolves with a reply envelope {type, id, ok, result|error, timing}.
   async generate({ prompt, messages, caps, debug }) {
     const clientStart = performance.now();
-    const envelope = ({ worker_ms: workerMs = null, elapsed_ms: _, hard: __, ...reply }) => ({
+    let loadWaitMs = 0; // waiting for a pending (re)load: reported apart, never generation time
+    const envelope = ({ worker_ms: workerMs = null, elapsed_ms: _, ...reply }) => ({
       ...reply,
       type: MODEL_TYPE.GENERATE,
-      timing: { worker_ms: workerMs, client_ms: performance.now() - clientStart },
+      timing: { worker_ms: workerMs, client_ms: performance.now() - clientStart, load_wait_ms: loadWaitMs },
     });
     const wrong = checkRequest({ type: MODEL_TYPE.GENERATE, prompt, messages, caps, debug });
     if (wrong) return envelope(failure(MODEL_TYPE.GENERATE, null, wrong.code, wrong.message));
-    if (this.state === "loading" && this.ready) await this.ready;
+    if (this.state === "loading" && this.ready) {
+      const waitStart = performance.now();
+      await this.ready;
+      loadWaitMs = performance.now() - waitStart;
+    }
     if (this.state !== "loaded" || !this.worker) {
       const why = this.spec ? `the model is ${this.state}` : "no model has been loaded (consent first)";
       const lastLoad = this.loads.at(-1);
@@ -271,7 +314,7 @@ export class ModelClient {
     if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
     let settle;
     const stopped = new Promise((resolve) => (settle = resolve));
-    this.current = { id, stop: null, firstToken: false };
+    this.current = { id, stop: null, firstToken: false, sentAt: performance.now(), lastTokenAt: null, tokens: 0, caps };
     // Deadline: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
     // and, if nothing comes back within GRACE_MS, terminates the worker (hard).
     const softTimer = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);
@@ -304,29 +347,55 @@ export class ModelClient {
     return true;
   }
 
+  // How a hard stop past the deadline is judged: by the time since the worker's last token
+  // (or, before any, since the request was passed to it) against the load's stall window.
+  judgeHardStop(current) {
+    const { stepMs, windowMs } = stallWindow(this.lastLoaded?.warmup_step_ms ?? null); // the load that ran it
+    const silentMs = performance.now() - (current.lastTokenAt ?? current.sentAt);
+    return {
+      judged: silentMs > windowMs ? "stalled" : "timeout",
+      silent_ms: silentMs,
+      window_ms: windowMs,
+      tokens: current.tokens,
+      step_ms: stepMs,
+      floor_ms: STALL_FLOOR_MS,
+      step_factor: STALL_STEP_FACTOR,
+      deadline_ms: current.caps.timeout_ms,
+    };
+  }
+
   hardStop(id, reason, settle) {
     if (this.current?.id !== id) return;
+    const judgement = reason === "timeout" ? this.judgeHardStop(this.current) : null;
     const message =
       `the model worker did not stop within ${GRACE_MS} ms of the ${reason === "timeout" ? "deadline" : "cancel"}:` +
       " terminated; the model reloads (no new consent needed)";
-    settle({
-      type: MODEL_TYPE.GENERATE,
-      id,
-      ok: true,
-      hard: true,
-      result: {
-        text: "",
-        finish_reason: reason,
-        input_tokens: null,
-        output_tokens: null,
-        output_token_ids: null,
-        generation_ms: null,
-        time_to_first_token_ms: null,
-        failure: { code: reason, message },
-        input_text: null, // the worker was stopped before it answered
-        input_sha256: null,
-      },
-    });
+    if (judgement?.judged === "stalled") {
+      const stalled =
+        `the model worker sent no token for ${Math.round(judgement.silent_ms)} ms, longer than the stall window of ` +
+        `${Math.round(judgement.window_ms)} ms (${judgement.tokens} tokens before): an infrastructure stall, not the model's timeout; ` +
+        "terminated; the model reloads (no new consent needed)";
+      settle({ ...failure(MODEL_TYPE.GENERATE, id, MODEL_ERROR.STALLED, stalled), hard_stop: judgement });
+    } else {
+      settle({
+        type: MODEL_TYPE.GENERATE,
+        id,
+        ok: true,
+        ...(judgement ? { hard_stop: judgement } : {}),
+        result: {
+          text: "",
+          finish_reason: reason,
+          input_tokens: null,
+          output_tokens: null,
+          output_token_ids: null,
+          generation_ms: null,
+          time_to_first_token_ms: null,
+          failure: { code: reason, message },
+          input_text: null, // the worker was stopped before it answered
+          input_sha256: null,
+        },
+      });
+    }
     this.terminate(message);
     this.load(this.spec, this.backend, "reload-after-terminate");
   }

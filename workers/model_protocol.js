@@ -3,15 +3,19 @@
 // (exports/model-messages.schema.json); workers/model_check.js validates with it.
 // A test fails on drift.
 
-export const MODEL_TYPE = Object.freeze({"LOAD": "load", "GENERATE": "generate", "INTERRUPT": "interrupt", "PROVENANCE": "provenance", "PROGRESS": "progress", "FIRST_TOKEN": "first_token", "STATE": "state", "LOAD_DONE": "load_done"});
+export const MODEL_TYPE = Object.freeze({"LOAD": "load", "GENERATE": "generate", "INTERRUPT": "interrupt", "PROVENANCE": "provenance", "PROGRESS": "progress", "FIRST_TOKEN": "first_token", "TOKENS": "tokens", "STATE": "state", "LOAD_DONE": "load_done"});
 export const MODEL_REQUESTS = Object.freeze({"load": "Load", "generate": "Generate", "interrupt": "Interrupt", "provenance": "Provenance"});
-export const MODEL_EVENTS = Object.freeze({"progress": "Progress", "first_token": "FirstToken"});
+export const MODEL_EVENTS = Object.freeze({"progress": "Progress", "first_token": "FirstToken", "tokens": "Tokens"});
 export const PANEL_EVENTS = Object.freeze({"progress": "Progress", "state": "StateChanged", "load_done": "LoadDone"});
 export const GRACE_MS = 1500;
 export const LOAD_TIMEOUT_MS = 300000;
+export const STALL_FLOOR_MS = 10000;
+export const STALL_STEP_FACTOR = 20;
+export const WARMUP_TOKENS = 4;
+export const TOKENS_EVERY_MS = 100;
 export const MODEL_REPLIES = Object.freeze({"load": "LoadReply", "generate": "GenerateReply", "interrupt": "InterruptReply", "provenance": "ProvenanceReply"});
-export const MODEL_ERROR = Object.freeze({"BAD_REQUEST": "bad_request", "UNKNOWN_TYPE": "unknown_type", "BUSY": "busy", "NOT_LOADED": "not_loaded", "BACKEND_UNAVAILABLE": "backend_unavailable", "DTYPE_UNSUPPORTED": "dtype_unsupported", "ARCHITECTURE_UNSUPPORTED": "architecture_unsupported", "DOWNLOAD_FAILED": "download_failed", "LOAD_FAILED": "load_failed", "LOAD_TIMEOUT": "load_timeout", "WORKER_ERROR": "worker_error", "DEVICE_LOST": "device_lost", "OUT_OF_MEMORY": "out_of_memory", "TERMINATED": "terminated", "BAD_REPLY": "bad_reply"});
-export const MODEL_ERROR_CODES = Object.freeze({"bad_request": "not an object, a missing or ill-typed field", "unknown_type": "no such request type", "busy": "the worker already holds (or is loading) a model, or a generation is running", "not_loaded": "no model is loaded (consent first, or the reload failed)", "backend_unavailable": "WebGPU asked for where there is no adapter (nothing downloaded)", "dtype_unsupported": "an f16 dtype on an adapter without `shader-f16` (nothing downloaded)", "architecture_unsupported": "config.json names a model type transformers.js cannot run", "download_failed": "a model file could not be fetched", "load_failed": "transformers.js could not load the model", "load_timeout": "the worker did not answer a load in time (client)", "worker_error": "the worker threw or crashed", "device_lost": "the runtime lost its GPU device", "out_of_memory": "the runtime ran out of memory", "terminated": "the client terminated the worker while the request was pending", "bad_reply": "the worker answered something that is not this protocol (client)"});
+export const MODEL_ERROR = Object.freeze({"BAD_REQUEST": "bad_request", "UNKNOWN_TYPE": "unknown_type", "BUSY": "busy", "NOT_LOADED": "not_loaded", "BACKEND_UNAVAILABLE": "backend_unavailable", "DTYPE_UNSUPPORTED": "dtype_unsupported", "ARCHITECTURE_UNSUPPORTED": "architecture_unsupported", "DOWNLOAD_FAILED": "download_failed", "LOAD_FAILED": "load_failed", "LOAD_TIMEOUT": "load_timeout", "WORKER_ERROR": "worker_error", "STALLED": "stalled", "DEVICE_LOST": "device_lost", "OUT_OF_MEMORY": "out_of_memory", "TERMINATED": "terminated", "BAD_REPLY": "bad_reply"});
+export const MODEL_ERROR_CODES = Object.freeze({"bad_request": "not an object, a missing or ill-typed field", "unknown_type": "no such request type", "busy": "the worker already holds (or is loading) a model, or a generation is running", "not_loaded": "no model is loaded (consent first, or the reload failed)", "backend_unavailable": "WebGPU asked for where there is no adapter (nothing downloaded)", "dtype_unsupported": "an f16 dtype on an adapter without `shader-f16` (nothing downloaded)", "architecture_unsupported": "config.json names a model type transformers.js cannot run", "download_failed": "a model file could not be fetched", "load_failed": "transformers.js could not load the model", "load_timeout": "the worker did not answer a load in time (client)", "worker_error": "the worker threw or crashed", "stalled": "no token for longer than the stall window before the hard stop (client)", "device_lost": "the runtime lost its GPU device", "out_of_memory": "the runtime ran out of memory", "terminated": "the client terminated the worker while the request was pending", "bad_reply": "the worker answered something that is not this protocol (client)"});
 export const COMPLETION_FAILURE = Object.freeze({"INPUT_BUDGET": "input_budget", "TIMEOUT": "timeout", "CANCELLED": "cancelled", "WORKER_ERROR": "worker_error"});
 export const MODEL_SCHEMA_DEFS = Object.freeze({
  "AdapterInfo": {
@@ -275,6 +279,39 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
       "type": "null"
      }
     ]
+   },
+   "hard_stop": {
+    "description": "Set when the client terminated the worker after the deadline's grace: how it judged the silence (the model's `timeout` or an infrastructure `stalled`); null otherwise and in documents older than trace/3.",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/HardStop"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "load_wait_ms": {
+    "description": "Time this call waited for a pending load or reload before the model received it; never part of `generation_ms`, a trial's cost or a route's budget (null: no wait reported, as natively and in older documents).",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "bridge_ms": {
+    "description": "The bridge's share of this call: Python's round trip less the main thread's own time (PyScript's sync channel, both ways); like `load_wait_ms`, never part of a trial's `generation_ms` or a route's budget (null: no bridge, as natively and in older documents).",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [
@@ -524,6 +561,65 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "$ref": "#/$defs/Completion"
    }
   }
+ },
+ "HardStop": {
+  "type": "object",
+  "description": "How the client judged a generation it had to terminate (`worker.terminate()` after the grace): the model's `timeout`, or an infrastructure stall (docs/specification.md §4a).",
+  "properties": {
+   "judged": {
+    "description": "`timeout`: the worker produced a token within the stall window before the hard stop (the model was still generating: its deadline, scored); `stalled`: no token for longer than the window (the worker hung: an interruption, never scored, attempted again).",
+    "enum": [
+     "timeout",
+     "stalled"
+    ]
+   },
+   "silent_ms": {
+    "description": "Time from the last token the worker reported (or, before any, from the request being passed to the worker) to the hard stop.",
+    "type": "number"
+   },
+   "window_ms": {
+    "description": "The stall window of the load that ran it: max(`floor_ms`, `step_factor` x `step_ms`).",
+    "type": "number"
+   },
+   "tokens": {
+    "description": "Tokens the worker reported before the hard stop.",
+    "type": "integer"
+   },
+   "step_ms": {
+    "description": "The load's per-token step time measured in its warm-up (the slowest decode step; the first step when the warm-up made one token); null when the load reported none.",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "floor_ms": {
+    "description": "The stated floor of the window (`client.stall_floor_ms`).",
+    "type": "integer"
+   },
+   "step_factor": {
+    "description": "The multiple of the step time (`client.stall_step_factor`).",
+    "type": "integer"
+   },
+   "deadline_ms": {
+    "description": "The call's deadline (`caps.timeout_ms`); the hard stop came `client.grace_ms` after it.",
+    "type": "integer"
+   }
+  },
+  "required": [
+   "judged",
+   "silent_ms",
+   "window_ms",
+   "tokens",
+   "step_ms",
+   "floor_ms",
+   "step_factor",
+   "deadline_ms"
+  ],
+  "additionalProperties": false
  },
  "Interrupt": {
   "type": "object",
@@ -833,7 +929,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "type": "number"
    },
    "warmup_ms": {
-    "description": "The one-token warm-up generation.",
+    "description": "The warm-up generation (at most `WARMUP_TOKENS` tokens).",
     "type": "number"
    },
    "files": {
@@ -842,6 +938,20 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     "items": {
      "$ref": "#/$defs/FileFetched"
     }
+   },
+   "warmup_step_ms": {
+    "description": "Each warm-up token's step time (ms, in order; the first includes the warm-up prompt's prefill): what the client derives this load's stall window from.",
+    "anyOf": [
+     {
+      "type": "array",
+      "items": {
+       "type": "number"
+      }
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [
@@ -886,6 +996,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
      "load_failed",
      "load_timeout",
      "worker_error",
+     "stalled",
      "device_lost",
      "out_of_memory",
      "terminated",
@@ -1027,6 +1138,31 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "compilation_ms": {
     "description": "Shader/graph compilation cannot be isolated from setup: always null.",
     "type": "null"
+   },
+   "warmup_step_ms": {
+    "description": "The per-token step times of this load's warm-up generation (ms, in order; the first includes the warm-up prompt's prefill); null when not measured (older documents, a native adapter, a failed load).",
+    "anyOf": [
+     {
+      "type": "array",
+      "items": {
+       "type": "number"
+      }
+     },
+     {
+      "type": "null"
+     }
+    ]
+   },
+   "stall_window_ms": {
+    "description": "The stall window derived from those steps (`HardStop.window_ms`): a generation of this load silent for longer before its hard stop is an infrastructure stall.",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
    },
    "sequence": {
     "description": "Position in the sweep's timeline (trace/3: stamped when the sweep takes the load); absent where the worker reports it and in documents older than trace/3.",
@@ -1388,6 +1524,17 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
       "type": "null"
      }
     ]
+   },
+   "hard_stop": {
+    "description": "The client's generate reply after it terminated the worker past the deadline's grace: how it judged the silence (the model's `timeout`: an ok reply; `stalled`: a failed reply with code `stalled`).",
+    "anyOf": [
+     {
+      "$ref": "#/$defs/HardStop"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [
@@ -1667,8 +1814,19 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
     ]
    },
    "client_ms": {
-    "description": "The client's time from receiving the request to replying.",
+    "description": "The client's time from receiving the request to replying (`load_wait_ms` included).",
     "type": "number"
+   },
+   "load_wait_ms": {
+    "description": "Of `client_ms`, the time spent waiting for a pending load or reload before the request was passed to the worker (0 when none was pending): never the model's generation time.",
+    "anyOf": [
+     {
+      "type": "number"
+     },
+     {
+      "type": "null"
+     }
+    ]
    }
   },
   "required": [
@@ -1885,6 +2043,29 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   ],
   "additionalProperties": false
  },
+ "Tokens": {
+  "type": "object",
+  "description": "The running generation is producing tokens: sent with the first token and then at most every `TOKENS_EVERY_MS` (the client judges a hard stop by it: progress is tokens, since a worker blocked in a forward pass cannot send anything).",
+  "properties": {
+   "type": {
+    "const": "tokens"
+   },
+   "id": {
+    "description": "The generate request's id.",
+    "type": "integer"
+   },
+   "tokens": {
+    "description": "Tokens generated so far.",
+    "type": "integer"
+   }
+  },
+  "required": [
+   "type",
+   "id",
+   "tokens"
+  ],
+  "additionalProperties": false
+ },
  "WasmInfo": {
   "type": "object",
   "description": "What the WASM runtime was measured to run with (not what was asked for).",
@@ -1944,6 +2125,9 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    },
    {
     "$ref": "#/$defs/FirstToken"
+   },
+   {
+    "$ref": "#/$defs/Tokens"
    }
   ]
  },

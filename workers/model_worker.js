@@ -22,7 +22,9 @@
 // order: interrupted/deadline -> its reason; last id is EOS -> `eos`; bytes cap -> `bytes`;
 // `max_new_tokens` reached -> `length`; otherwise `error`. Test hooks in a generate's
 // `debug`: `step_delay_ms` awaits N ms before every step; `stall_ms` blocks the worker N ms
-// once (a step that never yields, to exercise terminate()).
+// once (a step that never yields, to exercise terminate()). While generating it reports
+// progress (`tokens`: with the first token, then at most every TOKENS_EVERY_MS), by which the
+// client tells a model past its deadline from a hung worker.
 
 import {
   AutoConfig,
@@ -33,7 +35,7 @@ import {
 import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkRequest } from "./model_check.js";
-import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
+import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "./model_protocol.js";
 
 let tokenizer = null;
 let model = null;
@@ -328,7 +330,9 @@ async function checkCachedConfig(spec, seen) {
   if (cached) seen.noteConfig(await configDigest(cached));
 }
 
-// Warm-up: one token, so the first measured generation does not pay for lazy init. Returns ms.
+// Warm-up: a few tokens (WARMUP_TOKENS), so the first measured generation does not pay for
+// lazy init, each step timed: the client derives this load's stall window from those step
+// times. Returns {ms, steps}.
 async function warmUp() {
   const started = performance.now();
   const warm = tokenizer.apply_chat_template([{ role: "user", content: "Hi" }], {
@@ -336,13 +340,21 @@ async function warmUp() {
     add_generation_prompt: true,
     return_dict: true,
   });
-  const idle = { beforeStep: async () => {}, onToken: () => {}, shouldStop: () => false };
-  await greedyGenerate(model, warm, 1, idle);
-  return performance.now() - started;
+  const steps = [];
+  let stepStart = 0;
+  const timed = {
+    beforeStep: async () => {
+      stepStart = performance.now();
+    },
+    onToken: () => steps.push(performance.now() - stepStart),
+    shouldStop: () => false,
+  };
+  await greedyGenerate(model, warm, WARMUP_TOKENS, timed);
+  return { ms: performance.now() - started, steps };
 }
 
 // The LoadResult record (pyapp/browser/model_messages.py).
-function loadResult({ spec, backend, adapterInfo, seen, served, started, warmupMs }) {
+function loadResult({ spec, backend, adapterInfo, seen, served, started, warmup }) {
   const onnx = env.backends.onnx;
   return {
     backend_actual: backend,
@@ -363,7 +375,8 @@ function loadResult({ spec, backend, adapterInfo, seen, served, started, warmupM
     runtime_bytes: seen.runtimeBytes,
     download_ms: seen.firstFetch !== null && seen.lastDone !== null ? seen.lastDone - seen.firstFetch : null,
     setup_ms: performance.now() - started,
-    warmup_ms: warmupMs,
+    warmup_ms: warmup.ms,
+    warmup_step_ms: warmup.steps,
     files: [...seen.files.entries()].map(([file, bytes]) => ({ file, bytes })),
   };
 }
@@ -379,9 +392,9 @@ async function load(request) {
   const options = { revision: spec.revision, progress_callback: progressReporter(request.id, seen) };
   await createSession(spec, backend, options);
   await checkCachedConfig(spec, seen);
-  const warmupMs = await warmUp();
+  const warmup = await warmUp();
   const served = await keepServedRevision(spec, seen.servedCommit);
-  return loadResult({ spec, backend, adapterInfo, seen, served, started, warmupMs });
+  return loadResult({ spec, backend, adapterInfo, seen, served, started, warmup });
 }
 
 // ---- generate ----------------------------------------------------------------------------
@@ -452,6 +465,7 @@ async function generate(request, job) {
   let stallOnce = Number(debug.stall_ms) || 0;
   const stepDelay = Number(debug.step_delay_ms) || 0;
   let yielded = -Infinity;
+  let reported = -Infinity; // when token progress was last posted
   const hooks = {
     async beforeStep() {
       if (performance.now() - yielded >= YIELD_EVERY_MS) {
@@ -465,9 +479,15 @@ async function generate(request, job) {
       }
     },
     onToken(index) {
+      const now = performance.now();
       if (index === 0) {
-        firstTokenAt = performance.now();
+        firstTokenAt = now;
         self.postMessage({ type: MODEL_TYPE.FIRST_TOKEN, id: request.id });
+      }
+      // Progress for the client's hard-stop judgement (a stall is no token for a window).
+      if (index === 0 || now - reported >= TOKENS_EVERY_MS) {
+        reported = now;
+        self.postMessage({ type: MODEL_TYPE.TOKENS, id: request.id, tokens: index + 1 });
       }
     },
     // Every reason is checked every step (none short-circuits another), as before.

@@ -580,7 +580,10 @@ class SweepStart(Request):
     environment: dict[str, JSON] | None = None
     """The browser (BrowserInfo JSON)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
-    """Held-out task ids the browser's ledger saw observed before, per condition."""
+    """What the ledgers (the page's, the sweep CLI's) hold for this model id and revision,
+    per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids
+    recorded before content keys. Python keeps those that name this sweep's held-out tasks
+    (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory."""
     faults: tuple[str, ...] | None = None
     """Fault-injection hooks the page runs with (`worker_crash@N`, ...; workers/faults.js):
     recorded in the trace's `run.faults`."""
@@ -601,7 +604,10 @@ class SweepResume(Request):
     in_flight: str | None = None
     """The trial that was in flight when the page closed (recorded as interrupted)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
-    """Held-out task ids the browser's ledger saw observed before, per condition."""
+    """What the ledgers (the page's, the sweep CLI's) hold for this model id and revision,
+    per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids
+    recorded before content keys. Python keeps those that name this sweep's held-out tasks
+    (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory."""
 
 
 @dataclass(frozen=True)
@@ -783,6 +789,10 @@ class TrialDone(Message):
     observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
     summary: Summary
     """The sweep's counts with this trial (the page's caption shows them as they are)."""
+    heldout_content: str | None = field(default=None, metadata=ADDED)
+    """When `heldout_observed`: the held-out task's content key (SHA-256 of its registers and
+    question, `pyapp.predict.exploratory.content_sha256`), which the page's ledger records
+    under the model id, revision and condition; null otherwise."""
     header_json: str | None = field(default=None, metadata=ADDED)
     """The sweep's header when it changed with this trial (a reload's load record joined the
     hash chain before it), as Python wrote it; null otherwise. Stored with the trial, so a

@@ -29,6 +29,12 @@ Failure codes carried in `Completion.failure` (finish null = no generation ran):
     worker_error    finish error   the worker threw
     bad_reply       finish error   JavaScript answered something that is not a Completion
     bridge_error    finish error   the call to the main thread raised instead of answering
+    stalled         finish error   the worker sent no token for longer than the stall window
+                                   before the hard stop (infrastructure: an interruption)
+
+A hard-stopped generation carries the client's judgement (`Completion.hard_stop`), and every
+completion the time it waited for a pending (re)load (`Completion.load_wait_ms`, from the
+reply's `timing`): never the model's generation time.
 """
 
 from __future__ import annotations
@@ -121,17 +127,23 @@ def parse_completion(data: JSON) -> Completion:
 
 
 def completion_from_reply(reply_json: str, request_id: int | None) -> Completion:
-    """The Completion a `generate` reply stands for; protocol problems become failures."""
+    """The Completion a `generate` reply stands for; protocol problems become failures. The
+    client's hard-stop judgement and load wait (the envelope's) are kept with it."""
     try:
         reply = parse_reply(reply_json, channel.Generate.TYPE, request_id)
     except ReplyError as error:
         return failed("bad_reply", str(error))
+    wait = reply.timing.load_wait_ms if reply.timing is not None else None
     if reply.error is not None:
-        return failed(reply.error.code, reply.error.message)
-    try:
-        return parse_completion(reply.result)
-    except RecordError as error:
-        return failed("bad_reply", f"the completion is malformed: {error}")
+        completion = failed(reply.error.code, reply.error.message)
+    else:
+        try:
+            completion = parse_completion(reply.result)
+        except RecordError as error:
+            completion = failed("bad_reply", f"the completion is malformed: {error}")
+    if reply.hard_stop is None and wait is None:
+        return completion
+    return replace(completion, hard_stop=reply.hard_stop, load_wait_ms=wait)
 
 
 def timing_from_reply(reply_json: str, round_trip_ms: float) -> CallTiming:
@@ -206,7 +218,12 @@ class BrowserModelAdapter:
             return failed("bridge_error", f"the call to the main thread failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
         self.last_timing = timing_from_reply(reply_json, round_trip_ms)
-        return completion_from_reply(reply_json, request_id)
+        completion = completion_from_reply(reply_json, request_id)
+        client_ms = self.last_timing.client_ms
+        if client_ms is None:
+            return completion
+        # the sync channel's share, recorded apart from the model's time (issue 23 §1)
+        return replace(completion, bridge_ms=max(0.0, round_trip_ms - client_ms))
 
 
 Exploration = Callable[[str, Caps, Completion], object]

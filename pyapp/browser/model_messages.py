@@ -44,6 +44,7 @@ from pyapp.records.model import (
     AdapterInfo,
     Caps,
     Completion,
+    HardStop,
     ModelLoad,
     ModelProvenance,
     WasmInfo,
@@ -227,9 +228,12 @@ class LoadResult:
     setup_ms: float
     """The worker's time from the request to ready, warm-up included."""
     warmup_ms: float
-    """The one-token warm-up generation."""
+    """The warm-up generation (at most `WARMUP_TOKENS` tokens)."""
     files: tuple[FileFetched, ...]
     """The model files fetched, in order."""
+    warmup_step_ms: tuple[float, ...] | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Each warm-up token's step time (ms, in order; the first includes the warm-up prompt's
+    prefill): what the client derives this load's stall window from."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,10 @@ class ReplyTiming:
     """The worker's own time from receiving the request to replying; null when it did not
     answer (terminated)."""
     client_ms: float
-    """The client's time from receiving the request to replying."""
+    """The client's time from receiving the request to replying (`load_wait_ms` included)."""
+    load_wait_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Of `client_ms`, the time spent waiting for a pending load or reload before the request
+    was passed to the worker (0 when none was pending): never the model's generation time."""
 
 
 @dataclass(frozen=True)
@@ -279,6 +286,10 @@ class ModelReply:
     """The worker's generate reply: its time from receiving the request to replying."""
     timing: ReplyTiming | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
     """The client's generate reply: the worker's and the client's time."""
+    hard_stop: HardStop | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The client's generate reply after it terminated the worker past the deadline's grace:
+    how it judged the silence (the model's `timeout`: an ok reply; `stalled`: a failed reply
+    with code `stalled`)."""
 
     def __post_init__(self) -> None:
         if self.ok and self.result is None:
@@ -316,7 +327,20 @@ class FirstToken(ModelMessage):
     """The generate request's id."""
 
 
-EVENTS: tuple[type[ModelMessage], ...] = (Progress, FirstToken)
+@dataclass(frozen=True)
+class Tokens(ModelMessage):
+    """The running generation is producing tokens: sent with the first token and then at most
+    every `TOKENS_EVERY_MS` (the client judges a hard stop by it: progress is tokens, since a
+    worker blocked in a forward pass cannot send anything)."""
+
+    TYPE: ClassVar[str] = "tokens"
+    id: int
+    """The generate request's id."""
+    tokens: int
+    """Tokens generated so far."""
+
+
+EVENTS: tuple[type[ModelMessage], ...] = (Progress, FirstToken, Tokens)
 """Every event of the channel (the worker tells the client, unasked)."""
 
 
@@ -361,6 +385,18 @@ GRACE_MS = 1_500
 LOAD_TIMEOUT_MS = 300_000
 """A load with no answer after this is a failed load, `load_timeout`
 (docs/specification.md `client.load_timeout_ms`)."""
+STALL_FLOOR_MS = 10_000
+"""The stall window is never below this (docs/specification.md `client.stall_floor_ms`): a
+slow model's prefill before its first token is not a hang."""
+STALL_STEP_FACTOR = 20
+"""The stall window is this many of the load's warm-up step times when that is above the
+floor (docs/specification.md `client.stall_step_factor`)."""
+WARMUP_TOKENS = 4
+"""The warm-up generation makes at most this many tokens, timing each step
+(docs/specification.md `client.warmup_tokens`)."""
+TOKENS_EVERY_MS = 100
+"""The model worker reports token progress (`tokens`) at most this often
+(docs/specification.md `client.tokens_every_ms`)."""
 
 ERROR_CODES: dict[str, str] = {
     "bad_request": "not an object, a missing or ill-typed field",
@@ -374,6 +410,7 @@ ERROR_CODES: dict[str, str] = {
     "load_failed": "transformers.js could not load the model",
     "load_timeout": "the worker did not answer a load in time (client)",
     "worker_error": "the worker threw or crashed",
+    "stalled": "no token for longer than the stall window before the hard stop (client)",
     "device_lost": "the runtime lost its GPU device",
     "out_of_memory": "the runtime ran out of memory",
     "terminated": "the client terminated the worker while the request was pending",
@@ -524,6 +561,10 @@ def constants() -> dict[str, JSON]:
         "PANEL_EVENTS": {e.TYPE: e.__name__ for e in PANEL_EVENTS},
         "GRACE_MS": GRACE_MS,
         "LOAD_TIMEOUT_MS": LOAD_TIMEOUT_MS,
+        "STALL_FLOOR_MS": STALL_FLOOR_MS,
+        "STALL_STEP_FACTOR": STALL_STEP_FACTOR,
+        "WARMUP_TOKENS": WARMUP_TOKENS,
+        "TOKENS_EVERY_MS": TOKENS_EVERY_MS,
         "MODEL_REPLIES": {r.TYPE: f"{r.__name__}Reply" for r in REQUESTS},
         "MODEL_ERROR": {_name(code): code for code in ERROR_CODES},
         "MODEL_ERROR_CODES": dict(ERROR_CODES),
@@ -570,7 +611,7 @@ def markdown_tables() -> str:
             f"| `{r.TYPE}` | {r.ANSWERED_BY} | {_fields(r)} | `{result.__name__}`: "
             f"{_fields(result)} | {doc} |"
         )
-    nested = (ModelSpec, ChatMessage, GenerateDebug, ReplyTiming, FileFetched)
+    nested = (ModelSpec, ChatMessage, GenerateDebug, ReplyTiming, HardStop, FileFetched)
     lines += ["", "| record | fields | what it is |", "|---|---|---|"]
     for record in nested:
         doc = " ".join((record.__doc__ or "").split())

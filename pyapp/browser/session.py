@@ -67,7 +67,7 @@ from pyapp.conditions.run import (
     CancelToken,
     chain_capacity_problem,
 )
-from pyapp.experiment.ledger import ledger_task_ids
+from pyapp.experiment.ledger import ledger_task_ids, seen_in
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
@@ -78,6 +78,7 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
+from pyapp.predict.exploratory import content_sha256
 from pyapp.predict.predictor import (
     FrozenProfile,
     heldout_tasks,
@@ -153,8 +154,13 @@ def browser_info(environment: dict[str, JSON] | None) -> BrowserInfo | None:
     return info
 
 
-def _previously(seen: dict[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
-    return {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
+def _previously(
+    seen: dict[str, tuple[str, ...]] | None, sweep: Sweep
+) -> dict[str, tuple[str, ...]]:
+    """The sweep's held-out task ids the ledgers' keys name (the one rule:
+    `pyapp.predict.exploratory`, through `pyapp.experiment.ledger.seen_in`)."""
+    keys = {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
+    return seen_in(keys, sweep.tasks, sweep.conditions)
 
 
 class Session:
@@ -269,13 +275,13 @@ class Session:
             params=params,
             conditions=ordered,
             model=adapter.provenance,
-            previously_observed=_previously(request.previously_observed),
             browser=browser,
             journal=list(self.journal),
             faults=tuple(request.faults or ()),
             # a synthetic model's timings are its cost model's, on its virtual clock
             clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
+        self.sweep.previously_observed = _previously(request.previously_observed, self.sweep)
         return self.state()
 
     def resume(self, request: SweepResume) -> SweepState:
@@ -283,7 +289,7 @@ class Session:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
             raise SessionError(error.code, error.message) from None
-        self.sweep.previously_observed = _previously(request.previously_observed)
+        self.sweep.previously_observed = _previously(request.previously_observed, self.sweep)
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
             record_interruption(self.sweep, in_flight)
@@ -312,6 +318,7 @@ class Session:
         observed_before = len(sweep.trials)
         counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
         ledgered = {c: ledger_task_ids(sweep.tasks, c) for c in sweep.conditions}
+        by_id = {t.id: t for t in sweep.tasks}
         for current in phases:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
@@ -349,6 +356,9 @@ class Session:
                     trial_json=json_text(trial),
                     heldout_observed=trial.task_id in ledgered[trial.condition],
                     summary=counts[0],
+                    heldout_content=content_sha256(by_id[trial.task_id])
+                    if trial.task_id in ledgered[trial.condition]
+                    else None,
                     header_json=self.header_json()
                     if len(sweep.model.loads) != self._header_loads
                     else None,

@@ -47,6 +47,7 @@ _INFRASTRUCTURE = (
     "busy",
     "terminated",
     "worker_error",
+    "stalled",
     "device_lost",
     "out_of_memory",
     "bad_reply",

@@ -144,14 +144,26 @@ def generation_failure(completion: Completion) -> Failure | None:
     return None
 
 
+def load_wait_ns(completion: Completion, elapsed_ns: int) -> int:
+    """The part of a call's wall time that is not the model's: waiting for a pending load or
+    reload (the client's `timing.load_wait_ms`, kept as `completion.load_wait_ms`) and the
+    bridge (`completion.bridge_ms`), at most the call."""
+    waits = [w for w in (completion.load_wait_ms, completion.bridge_ms) if w is not None and w > 0]
+    return min(elapsed_ns, int(sum(waits) * 1e6))
+
+
 async def _timed_generate(
     adapter: ModelAdapter, text: str, caps: Caps, cancel: CancelToken | None
-) -> tuple[Completion, float]:
+) -> tuple[Completion, float, int]:
+    """One call: its completion, its generation time (the call's wall time less any wait for
+    a load or reload and the bridge's share, never the model's cost) and those in ns."""
     if cancel is not None and cancel.cancelled:
         raise Cancelled
     start = now_ns()
     completion = await adapter.generate(text, caps)
-    return completion, elapsed_ms(start, now_ns())
+    elapsed = now_ns() - start
+    wait = load_wait_ns(completion, elapsed)
+    return completion, (elapsed - wait) / 1e6, wait
 
 
 # ---- whole-task conditions ------------------------------------------------------------
@@ -218,7 +230,7 @@ async def run_whole_task(
     start = now_ns()
     prompt = whole_task_prompt(task, condition)
     built = now_ns()
-    completion, generation_ms = await _timed_generate(adapter, prompt.text, caps, cancel)
+    completion, generation_ms, _ = await _timed_generate(adapter, prompt.text, caps, cancel)
     verdict = judge_whole_task(condition, task.registers, completion, limits)
     timings = judged_timings(start, built, generation_ms, verdict.parse_ms, verdict.execution_ms)
     return new_trial(
@@ -457,12 +469,16 @@ async def _run_route(
         step = call_step(planned, task.registers, state.outputs, task.encoding)
         state.construction_ns += now_ns() - built_start
         try:
-            completion, call_ms = await _timed_generate(adapter, step.prompt.text, caps, cancel)
+            completion, call_ms, wait_ns = await _timed_generate(
+                adapter, step.prompt.text, caps, cancel
+            )
         except Cancelled:
             reservation.reserve(caps, sign=-1)
             state.halt = failure("cancelled", "route", "cancelled before this call")
             break
         state.generation_ns += int(call_ms * 1e6)
+        # a wait for a (re)load is not the route's: its budget is the model's time alone
+        deadline_ns += wait_ns
         parse_start = now_ns()
         verdict = judge_call(planned.op, step.left, step.right, completion)
         state.parse_ns += now_ns() - parse_start

@@ -1,15 +1,20 @@
 """The ledger of observed held-out tasks across sweeps, kept in a file (the sweep CLI's; the
-page keeps its own in IndexedDB).
+page keeps its own in IndexedDB). Both follow the one rule of `pyapp.predict.exploratory`.
 
-A sweep whose held-out tasks were observed in an earlier run with the same model identity
-(`pyapp.records.model.identity_sha256`) and the same task set (seed, task parameters,
-generator version) is exploratory: the sweep CLI reads this file before it starts a sweep
-and passes what it holds as `previously_observed`, and records every held-out task its
-sweep observed. The file is JSON:
+A held-out task is recorded by its content (`content_sha256`: registers and question, not its
+id) under the model (id and revision: not the backend, threads or runtime versions) and the
+condition. The sweep CLI reads this file before it starts a sweep and passes what it holds
+for the model as `previously_observed` (content keys, per condition); Python turns them into
+the ids of the sweep's own held-out tasks (`previously_seen`), so a new seed or preset is
+not made exploratory by an earlier one, while the same tasks on another backend are. It
+records every held-out task its sweep observed. The file is JSON:
 
-    {"schema_version": "sweep-ledger/1",
-     "entries": [{"identity": sha256, "model_id", "revision", "task_set": sha256,
-                  "condition", "task_ids": [...], "runs": [run ids]}]}
+    {"schema_version": "sweep-ledger/2",
+     "entries": [{"model_id", "revision", "condition", "tasks": [content sha256, ...],
+                  "runs": [run ids]}]}
+
+A `sweep-ledger/1` file (entries keyed by the full load identity and the task set, with
+task ids) is read and rewritten as /2: its ids are kept as legacy keys, matched by id.
 """
 
 from __future__ import annotations
@@ -23,14 +28,16 @@ from typing import Any
 
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.errors import InputError, LabError
+from pyapp.predict.exploratory import content_sha256, keys_by_condition, previously_seen
 from pyapp.predict.predictor import heldout_tasks
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
-from pyapp.records.model import ModelProvenance, identity_sha256
+from pyapp.records.model import ModelProvenance
 from pyapp.records.trace import Trace
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
 
-LEDGER_SCHEMA = "sweep-ledger/1"
+LEDGER_SCHEMA = "sweep-ledger/2"
+LEGACY_SCHEMA = "sweep-ledger/1"
 
 
 class LedgerError(LabError, ValueError):
@@ -52,6 +59,13 @@ def task_set_sha256(params: TaskParams, generator_version: str = GENERATOR_VERSI
 MAX_LEDGER_BYTES = 64 * 1024 * 1024
 #: The fields of a ledger entry and the JSON type each must have.
 ENTRY_FIELDS: dict[str, type] = {
+    "model_id": str,
+    "revision": str,
+    "condition": str,
+    "tasks": list,
+    "runs": list,
+}
+LEGACY_FIELDS: dict[str, type] = {
     "identity": str,
     "model_id": str,
     "revision": str,
@@ -62,15 +76,15 @@ ENTRY_FIELDS: dict[str, type] = {
 }
 
 
-def check_entries(entries: Any, where: str) -> None:
-    """Refuse (`LedgerError`, naming the field) entries that are not objects of
-    `ENTRY_FIELDS`, or whose `task_ids` / `runs` are not lists of strings."""
+def check_entries(entries: Any, where: str, fields: dict[str, type] = ENTRY_FIELDS) -> None:
+    """Refuse (`LedgerError`, naming the field) entries that are not objects of `fields`
+    (`ENTRY_FIELDS`), or whose lists are not lists of strings."""
     if not isinstance(entries, list):
         raise LedgerError(f"{where}: `entries` must be a list")
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise LedgerError(f"{where}: entries[{i}] must be an object")
-        for name, kind in ENTRY_FIELDS.items():
+        for name, kind in fields.items():
             value = entry.get(name)
             if not isinstance(value, kind) or (
                 isinstance(value, list) and not all(isinstance(v, str) for v in value)
@@ -88,24 +102,66 @@ def read_ledger(path: Path) -> dict[str, Any]:
         data = read_document(path, MAX_LEDGER_BYTES)
     except InputError as error:
         raise LedgerError(f"{path}: {error.message}") from None
+    if isinstance(data, dict) and data.get("schema_version") == LEGACY_SCHEMA:
+        check_entries(data.get("entries"), str(path), LEGACY_FIELDS)
+        return upgraded(data)
     if not isinstance(data, dict) or data.get("schema_version") != LEDGER_SCHEMA:
         raise LedgerError(f"{path}: not a {LEDGER_SCHEMA} ledger")
     check_entries(data.get("entries"), str(path))
     return data
 
 
-def observed_for(
-    ledger: dict[str, Any], model: ModelProvenance, params: TaskParams
-) -> dict[str, list[str]]:
-    """Per condition, the held-out task ids earlier runs observed with this identity and
-    task set (the `previously_observed` of a new sweep)."""
-    identity, task_set = identity_sha256(model), task_set_sha256(params)
-    seen: dict[str, list[str]] = {}
-    for entry in ledger["entries"]:
-        if entry.get("identity") == identity and entry.get("task_set") == task_set:
-            ids = seen.setdefault(str(entry.get("condition")), [])
-            ids.extend(str(i) for i in entry.get("task_ids", []) if str(i) not in ids)
-    return seen
+def upgraded(legacy: dict[str, Any]) -> dict[str, Any]:
+    """A sweep-ledger/1 ledger as /2: per model id, revision and condition, its task ids kept
+    as legacy keys (matched by id: its task set is only a hash, so their content is lost)."""
+    ledger: dict[str, Any] = {"schema_version": LEDGER_SCHEMA, "entries": []}
+    for entry in legacy["entries"]:
+        _add(ledger["entries"], entry["model_id"], entry["revision"], entry["condition"],
+             entry["task_ids"], entry["runs"])  # fmt: skip
+    return ledger
+
+
+def _add(
+    entries: list[dict[str, Any]],
+    model_id: str,
+    revision: str,
+    condition: str,
+    keys: Sequence[str],
+    runs: Sequence[str],
+) -> None:
+    entry = next(
+        (
+            e
+            for e in entries
+            if (e["model_id"], e["revision"], e["condition"]) == (model_id, revision, condition)
+        ),
+        None,
+    )
+    if entry is None:
+        entry = {"model_id": model_id, "revision": revision, "condition": condition,
+                 "tasks": [], "runs": []}  # fmt: skip
+        entries.append(entry)
+    entry["tasks"] = sorted(set(entry["tasks"]) | set(keys))
+    entry["runs"] = sorted(set(entry["runs"]) | set(runs))
+
+
+def observed_for(ledger: dict[str, Any], model: ModelProvenance) -> dict[str, list[str]]:
+    """Per condition, the content keys earlier runs observed with this model (id and
+    revision): the `previously_observed` of a new sweep (`previously_seen` maps them to
+    its held-out tasks)."""
+    return keys_by_condition(ledger["entries"], model.model_id, model.revision)
+
+
+def seen_in(
+    previously: dict[str, Sequence[str]], tasks: Sequence[Task], conditions: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """Per condition, the ids of this task set's held-out tasks the keys name (the one rule,
+    `pyapp.predict.exploratory.previously_seen`); conditions with none left out."""
+    seen = {
+        c: previously_seen(previously.get(c, ()), tasks, ledger_task_ids(tasks, c))
+        for c in conditions
+    }
+    return {c: ids for c, ids in seen.items() if ids}
 
 
 def ledger_task_ids(tasks: Sequence[Task], condition: str) -> frozenset[str]:
@@ -117,44 +173,19 @@ def ledger_task_ids(tasks: Sequence[Task], condition: str) -> frozenset[str]:
     return frozenset(t.id for t in heldout_tasks(tasks, condition))
 
 
-def _key(entry: dict[str, Any]) -> tuple[Any, Any, Any]:
-    return entry.get("identity"), entry.get("task_set"), entry.get("condition")
-
-
 def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
-    """The ledger with every held-out model-condition task the trace observed added."""
+    """The ledger with every held-out model-condition task the trace observed added, by
+    content under the trace's model id and revision."""
     if trace.model is None:
         return ledger
-
-    tasks = generate(trace.run.task_params)
-    identity = identity_sha256(trace.model)
-    task_set = task_set_sha256(trace.run.task_params, trace.run.generator_version)
+    tasks = {t.id: t for t in generate(trace.run.task_params)}
     entries = [dict(e) for e in ledger["entries"]]
     for condition in trace.run.conditions:
-        heldout = ledger_task_ids(tasks, condition)
-        ids = [t.task_id for t in trace.trials if t.condition == condition and t.task_id in heldout]
+        heldout = ledger_task_ids(tuple(tasks.values()), condition)
+        ids = {t.task_id for t in trace.trials if t.condition == condition and t.task_id in heldout}
         if not ids:
             continue
-        key = (identity, task_set, condition)
-        entry = next(
-            (
-                e
-                for e in entries
-                if (e.get("identity"), e.get("task_set"), e.get("condition")) == key
-            ),
-            None,
-        )
-        if entry is None:
-            entry = {
-                "identity": identity,
-                "model_id": trace.model.model_id,
-                "revision": trace.model.revision,
-                "task_set": task_set,
-                "condition": condition,
-                "task_ids": [],
-                "runs": [],
-            }
-            entries.append(entry)
-        entry["task_ids"] = sorted(set(entry["task_ids"]) | set(ids))
-        entry["runs"] = sorted(set(entry["runs"]) | {trace.run.run_id})
+        keys = [content_sha256(tasks[i]) for i in sorted(ids)]
+        _add(entries, trace.model.model_id, trace.model.revision, condition, keys,
+             [trace.run.run_id])  # fmt: skip
     return {"schema_version": LEDGER_SCHEMA, "entries": entries}

@@ -46,6 +46,7 @@ from pyapp.predict.predictor import FrozenProfile, seal_freeze
 from pyapp.records import chain
 from pyapp.records.clock import ClockInfo
 from pyapp.records.model import (
+    HardStop,
     ModelAdapter,
     ModelLoad,
     ModelProvenance,
@@ -278,6 +279,14 @@ def record_interruption(sweep: Sweep, trial_id: str) -> None:
     sweep.appended(interruption)
 
 
+def stall_of(trial: Trial) -> HardStop | None:
+    """The client's judgement of the hard stop that ended a trial's (last) call."""
+    if trial.completion is not None:
+        return trial.completion.hard_stop
+    calls = trial.chain.calls if trial.chain is not None else ()
+    return calls[-1].completion.hard_stop if calls else None
+
+
 def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
     """Keep a trial that is not an observation (Cancel, infrastructure) under
     `interruptions`, raw and never scored; it is attempted again."""
@@ -292,6 +301,7 @@ def interrupt(sweep: Sweep, trial: Trial) -> Interruption:
         message=trial.failure.message,
         partial=trial,
         prev_sha256=trial.prev_sha256,
+        hard_stop=stall_of(trial) if code == "stalled" else None,
     )
     sweep.interruptions.append(interruption)
     sweep.appended(interruption)

@@ -31,6 +31,7 @@ from typing import Literal
 
 from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.predict import skill, state_aware
+from pyapp.predict.exploratory import journal_leaks
 from pyapp.predict.metrics import (
     CalibrationCell,
     CostErrors,
@@ -483,6 +484,13 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
     if earlier_sessions:
         reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
+    # trace/3: a journal prompt before the freeze that showed a held-out task (exploratory.py)
+    leaked = journal_leaks(
+        trace.journal, heldout, record.sequence if record.prev_sha256 is not None else None
+    )
+    if leaked:
+        shown = ", ".join(f"{i} (journal #{n})" for i, n in sorted(leaked.items()))
+        reasons.append(f"shown in a journal prompt before the freeze: {shown}")
     content: dict[str, object] = {
         "profile": profile,
         "model_id": trace.model.model_id,

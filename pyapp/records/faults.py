@@ -27,8 +27,9 @@ FAULT_KINDS: Final = {
     "with `worker_error` and reloads the same model)",
     "reload_fail": "after the Nth generation the worker is replaced, and that reload fails "
     "once (`load_failed`); the next generation finds no model (`not_loaded`) and reloads",
-    "hang": "the Nth generation never returns (the worker blocks), so the hard deadline "
-    "fires: finish `timeout`, terminate, reload",
+    "hang": "the Nth generation never returns and sends no token (the worker blocks), so "
+    "the hard deadline fires after more than the stall window without a token: `stalled` "
+    "(an infrastructure interruption, attempted again), terminate, reload",
     "bad_reply": "the worker's answer to the Nth generation is replaced by a malformed one",
 }
 """Every hook kind and what it does (docs/sweep.md#fault-injection)."""

@@ -127,6 +127,38 @@ def finish_for(code: str) -> FinishReason | None:
     return "error"
 
 
+MAY_BE_LEFT_OUT = {"optional_on_read": True}
+"""A field a later version added: absent from older documents and replies (read as its
+default), and left out of the canonical JSON the hash chain hashes while at its default."""
+
+
+@dataclass(frozen=True)
+class HardStop:
+    """How the client judged a generation it had to terminate (`worker.terminate()` after the
+    grace): the model's `timeout`, or an infrastructure stall (docs/specification.md §4a)."""
+
+    judged: Literal["timeout", "stalled"]
+    """`timeout`: the worker produced a token within the stall window before the hard stop
+    (the model was still generating: its deadline, scored); `stalled`: no token for longer
+    than the window (the worker hung: an interruption, never scored, attempted again)."""
+    silent_ms: float
+    """Time from the last token the worker reported (or, before any, from the request being
+    passed to the worker) to the hard stop."""
+    window_ms: float
+    """The stall window of the load that ran it: max(`floor_ms`, `step_factor` x `step_ms`)."""
+    tokens: int
+    """Tokens the worker reported before the hard stop."""
+    step_ms: float | None
+    """The load's per-token step time measured in its warm-up (the slowest decode step; the
+    first step when the warm-up made one token); null when the load reported none."""
+    floor_ms: int
+    """The stated floor of the window (`client.stall_floor_ms`)."""
+    step_factor: int
+    """The multiple of the step time (`client.stall_step_factor`)."""
+    deadline_ms: int
+    """The call's deadline (`caps.timeout_ms`); the hard stop came `client.grace_ms` after it."""
+
+
 @dataclass(frozen=True)
 class Completion:
     """One generation as the adapter reports it: raw text, token use, finish, timing."""
@@ -153,6 +185,19 @@ class Completion:
     scripted adapter has no template: its input is the prompt itself."""
     input_sha256: str | None
     """SHA-256 of `input_text`'s UTF-8 bytes; null with it."""
+    hard_stop: HardStop | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Set when the client terminated the worker after the deadline's grace: how it judged
+    the silence (the model's `timeout` or an infrastructure `stalled`); null otherwise and
+    in documents older than trace/3."""
+    load_wait_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """Time this call waited for a pending load or reload before the model received it;
+    never part of `generation_ms`, a trial's cost or a route's budget (null: no wait
+    reported, as natively and in older documents)."""
+    bridge_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The bridge's share of this call: Python's round trip less the main thread's own time
+    (PyScript's sync channel, both ways); like `load_wait_ms`, never part of a trial's
+    `generation_ms` or a route's budget (null: no bridge, as natively and in older
+    documents)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +257,13 @@ class ModelLoad:
     """Wall time from request to ready (download included)."""
     compilation_ms: None
     """Shader/graph compilation cannot be isolated from setup: always null."""
+    warmup_step_ms: tuple[float, ...] | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The per-token step times of this load's warm-up generation (ms, in order; the first
+    includes the warm-up prompt's prefill); null when not measured (older documents, a
+    native adapter, a failed load)."""
+    stall_window_ms: float | None = field(default=None, metadata=MAY_BE_LEFT_OUT)
+    """The stall window derived from those steps (`HardStop.window_ms`): a generation of
+    this load silent for longer before its hard stop is an infrastructure stall."""
     sequence: int | None = field(default=None, metadata={"optional_on_read": True})
     """Position in the sweep's timeline (trace/3: stamped when the sweep takes the load);
     absent where the worker reports it and in documents older than trace/3."""

@@ -30,6 +30,7 @@ from pyapp.records.model import (
     Caps,
     Completion,
     GenerationSettings,
+    HardStop,
     ModelProvenance,
     RouteLimits,
     revision_note,
@@ -184,7 +185,8 @@ class Timings:
     construction_ms: float
     """Building the prompt or the program input."""
     generation_ms: float | None
-    """Model generation wall time; null when no model was called."""
+    """Model generation wall time; null when no model was called. A wait for a pending
+    load or reload is not in it (each call's `completion.load_wait_ms` records it)."""
     parse_ms: float | None
     """Parsing the program or answer text; null when nothing was parsed."""
     execution_ms: float | None
@@ -235,7 +237,8 @@ class ChainCall:
     local_correct: bool | None
     """`parsed == local_expected`; null when nothing was parsed."""
     generation_ms: float
-    """Wall time of the call seen from the controller (bridge included)."""
+    """Wall time of the call seen from the controller (bridge included), less any wait for
+    a pending load or reload (`completion.load_wait_ms`, recorded apart since trace/3)."""
 
 
 @dataclass(frozen=True)
@@ -455,6 +458,11 @@ class Interruption:
     prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)
     """The hash chain: SHA-256 of the canonical record before this one; null only in
     documents older than trace/3."""
+    hard_stop: HardStop | None = field(default=None, metadata=ADDED_IN_TRACE_3)
+    """For code `stalled`: the client's judgement of the hard stop that ended the attempt —
+    the stall window, how it was derived (the load's warm-up step time, factor, floor) and
+    the time since the worker's last token (the same record as the partial's completion);
+    null otherwise."""
 
 
 @dataclass(frozen=True)

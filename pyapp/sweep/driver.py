@@ -35,7 +35,7 @@ from pyapp.browser.messages import (
 from pyapp.browser.model import parse_provenance
 from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace
+from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
 from pyapp.host.files import write_atomically
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
@@ -54,6 +54,7 @@ from pyapp.sweep.options import ModelChoice, Options
 from pyapp.sweep.progress import Progress, say
 from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
+from pyapp.tasks.taskset import generate
 from pyapp.verify.receipt import receipt_lines
 
 DRIVER_JS = Path(__file__).with_name("driver.js")
@@ -134,16 +135,22 @@ class Driver:
             raise SweepError("ledger_failed", f"the ledger {self.ledger}: {error}") from None
 
     def previously_observed(self) -> dict[str, list[str]]:
-        """What the ledger holds for the loaded model's identity and this task set."""
+        """What the ledger holds for the loaded model (id and revision), per condition:
+        held-out task content keys (`pyapp.predict.exploratory`)."""
 
         if self.ledger is None:
             return {}
         provenance = parse_provenance(self.provenance)
-        params = task_params(self.options.seed, self.options.params)
         try:
-            return observed_for(read_ledger(self.ledger), provenance, params)
+            return observed_for(read_ledger(self.ledger), provenance)
         except LedgerError as error:
             raise SetupError("bad_ledger", f"{error} (choose another with --ledger)") from None
+
+    def exploratory_for(self, keys: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+        """Per condition, the held-out tasks of this sweep those keys name (the one rule)."""
+        params = task_params(self.options.seed, self.options.params)
+        conditions = tuple(self.options.conditions or ALL_CONDITIONS)
+        return seen_in(keys, generate(params), conditions)
 
     # -- page events --
 
@@ -392,11 +399,12 @@ class Driver:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
             seen = self.previously_observed()
-            if seen:
+            shown = self.exploratory_for(seen)
+            if shown:
                 say(
-                    "the ledger holds held-out tasks observed in earlier runs of this model "
-                    "and task set: this sweep is exploratory for "
-                    + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(seen.items()))
+                    "the ledger holds held-out tasks of this sweep observed in earlier runs "
+                    "of this model: this sweep is exploratory for "
+                    + ", ".join(f"{c} ({len(ids)})" for c, ids in sorted(shown.items()))
                 )
             state = self.request(
                 SweepStart(

@@ -153,6 +153,37 @@ def completion_mismatches(completion: Completion, caps: Caps | None, where: str)
     found = _finish_and_failure(completion, where)
     if caps is not None:
         found += _against_caps(completion, caps, where)
+    found += hard_stop_mismatches(completion, where)
+    return found
+
+
+def hard_stop_mismatches(completion: Completion, where: str) -> list[Mismatch]:
+    """A hard stop's judgement follows its own numbers (stalled exactly when the silence
+    exceeds the window, the window never below its floor) and the completion carries it
+    (`stalled`: the failure `stalled`; `timeout`: finish `timeout`), and a `stalled`
+    failure always comes with its judgement (docs/specification.md §4a)."""
+    stop, code = completion.hard_stop, (completion.failure.code if completion.failure else None)
+    at = f"{where}.hard_stop"
+    if stop is None:
+        if code == "stalled":
+            return [Mismatch(at, "is null, but the completion failed with `stalled`")]
+        return []
+    found: list[Mismatch] = []
+    judged = "stalled" if stop.silent_ms > stop.window_ms else "timeout"
+    if stop.judged != judged:
+        found.append(
+            Mismatch(
+                f"{at}.judged",
+                f"is {stop.judged!r}, but {stop.silent_ms} ms without a token against a window "
+                f"of {stop.window_ms} ms is {judged!r}",
+            )
+        )
+    if stop.window_ms < stop.floor_ms:
+        found.append(Mismatch(f"{at}.window_ms", f"is below its floor of {stop.floor_ms} ms"))
+    wanted = "stalled" if stop.judged == "stalled" else "timeout"
+    if code != wanted:
+        detail = f"judged {stop.judged!r}, but the completion fails with {code!r}"
+        found.append(Mismatch(at, detail))
     return found
 
 

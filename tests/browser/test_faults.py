@@ -14,9 +14,13 @@ call each):
                             -> attempted again: g13
                          C: g14 the worker dies                (worker_crash@14)
                             -> attempted again after the reload: g15
-              chain      recurrence-1's first call g16 never returns (hang@16): the hard
-                         deadline fires (15 s + grace), finish `timeout` (the model's
-                         budget, scored), the worker is terminated and reloaded
+              chain      recurrence-1's first call g16 never returns and sends no token
+                         (hang@16): the hard deadline fires (15 s + grace) after more than
+                         the stall window (the fixture's window is the 10 s floor) without a
+                         token, so it is `stalled` — an infrastructure interruption, never
+                         the model's timeout —, the worker is terminated and reloaded, and
+                         recurrence-1 is attempted again (g17, after the reload; the wait
+                         is recorded apart from its generation time)
 """
 
 from __future__ import annotations
@@ -57,12 +61,20 @@ def test_each_injected_fault_ends_in_a_finished_sweep_that_reproduces(
         ("model-only/recurrence-2", "infrastructure", "not_loaded"),
         ("model-only/recurrence-2", "infrastructure", "bad_reply"),
         ("model-only/determinant-1", "infrastructure", "worker_error"),
+        ("controlled-chain/recurrence-1", "infrastructure", "stalled"),
     ]
     assert all(i["partial"] is not None for i in trace["interruptions"])
     scored = [t["failure"]["code"] for t in trace["trials"] if t["failure"] is not None]
     assert not [code for code in scored if kind_of(code) == "infrastructure"], scored
-    hung = next(t for t in trace["trials"] if t["trial_id"] == "controlled-chain/recurrence-1")
-    assert hung["chain"]["halt"]["code"] == "timeout"  # the model's deadline: scored
+    # the hang is an interruption with the client's judgement, never the model's timeout
+    stall = trace["interruptions"][-1]["hard_stop"]
+    assert stall["judged"] == "stalled" and stall["silent_ms"] > stall["window_ms"] >= 10_000
+    assert stall["tokens"] == 0 and stall["deadline_ms"] == 15_000
+    retried = next(t for t in trace["trials"] if t["trial_id"] == "controlled-chain/recurrence-1")
+    assert retried["chain"]["halt"] is None or retried["chain"]["halt"]["code"] != "timeout"
+    first = retried["chain"]["calls"][0]
+    assert first["generation_ms"] < 15_000  # the reload's wait is not the model's time
+    assert all(load.get("stall_window_ms") for load in trace["model"]["loads"] if load["ok"])
     reasons = [load["reason"] for load in trace["model"]["loads"]]
     oks = [load["ok"] for load in trace["model"]["loads"]]
     # consent; the failed reload after g11; its retry; the reload after the crash; after the hang
@@ -80,6 +92,8 @@ def test_each_injected_fault_ends_in_a_finished_sweep_that_reproduces(
     by_condition = {c["frozen"]["profile"]["condition"]: c for c in predictions["conditions"]}
     cut = by_condition["model-only"]["interrupted"]
     assert (cut["total"], cut["infrastructure"], cut["attempted_again"]) == (3, 3, 3)
+    chain = by_condition["controlled-chain"]["interrupted"]
+    assert (chain["total"], chain["infrastructure"], chain["attempted_again"]) == (1, 1, 1)
 
 
 def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
@@ -106,10 +120,11 @@ def test_three_failures_in_a_row_pause_the_cli_with_exit_3_and_resume_finishes(
     assert read(out / "run.json")["status"] == "done"
 
     # The CLI's ledger (tmp_path/ledger.json, beside the runs): a later sweep of the same
-    # model identity and task set has seen its held-out tasks, so it is exploratory.
+    # model and task set has seen its held-out tasks (by content), so it is exploratory.
     ledger = read(tmp_path / "ledger.json")
     (entry,) = ledger["entries"]
-    assert entry["condition"] == "model-only" and len(entry["task_ids"]) == 3
+    assert ledger["schema_version"] == "sweep-ledger/2"
+    assert entry["condition"] == "model-only" and len(entry["tasks"]) == 3
     again = tmp_path / "again"
     second = sweep(*base, "--out", str(again), "--conditions=model-only")
     assert_finished_run(again, second)
