@@ -18,7 +18,9 @@ pause are left out by the caller, who passes the gaps it measured.
 | stage         | what it is                                                            |
 |---------------|-----------------------------------------------------------------------|
 | construction  | `timings.construction_ms`: building the prompt or program input       |
-| bridge        | `timings.generation_ms` − worker time: Python → page → worker and back |
+| bridge        | Python → page → worker and back: `timings.generation_ms` − worker time, |
+|               | plus each call's `completion.bridge_ms` (recorded apart since trace/3)  |
+| load waits    | each call's `completion.load_wait_ms`: waiting for a (re)load           |
 | parse         | `timings.parse_ms`                                                    |
 | execution     | `timings.execution_ms` (the interpreter)                              |
 | verification  | `timings.verification_ms` (chains)                                    |
@@ -40,6 +42,7 @@ from typing import Any
 STAGES = (
     "construction",
     "bridge",
+    "load waits",
     "parse",
     "execution",
     "verification",
@@ -50,24 +53,32 @@ GOAL_MS = 5.0
 """Issue 22's target: the harness's own time per trial, median, at most 5 ms (and flat)."""
 
 
+def _completions(trial: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if trial.get("completion") is not None:
+        return [trial["completion"]]
+    if trial.get("chain") is not None:
+        return [call["completion"] for call in trial["chain"]["calls"]]
+    return []
+
+
+def _sum(completions: list[Mapping[str, Any]], key: str) -> float:
+    return sum(float(c.get(key) or 0.0) for c in completions)
+
+
 def worker_ms(trial: Mapping[str, Any]) -> float:
     """The model worker's own generation time for `trial` (ms); 0 when no model ran."""
-    completion = trial.get("completion")
-    if completion is not None:
-        return float(completion.get("generation_ms") or 0.0)
-    chain = trial.get("chain")
-    if chain is not None:
-        return sum(float(c["completion"].get("generation_ms") or 0.0) for c in chain["calls"])
-    return 0.0
+    return _sum(_completions(trial), "generation_ms")
 
 
 def breakdown(gap_ms: float, trial: Mapping[str, Any]) -> dict[str, float]:
     """The trial's harness time by stage (they sum to `harness_ms(gap_ms, trial)`)."""
     t = trial["timings"]
+    completions = _completions(trial)
     own = worker_ms(trial)
     phases = {
         "construction": float(t["construction_ms"] or 0.0),
-        "bridge": float(t["generation_ms"] or 0.0) - own,
+        "bridge": float(t["generation_ms"] or 0.0) - own + _sum(completions, "bridge_ms"),
+        "load waits": _sum(completions, "load_wait_ms"),
         "parse": float(t["parse_ms"] or 0.0),
         "execution": float(t["execution_ms"] or 0.0),
         "verification": float(t["verification_ms"] or 0.0),

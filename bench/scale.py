@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 LISTEN = """() => {
   window.__scale = { done: [], chunkLeft: 0, start: null, trial: null, phase: null };
   // What bench/overhead.py needs of a trial, kept small (the JS heap is measured too).
-  const gen = (c) => ({ generation_ms: c.generation_ms });
+  const gen = ({ generation_ms, bridge_ms, load_wait_ms }) =>
+    ({ generation_ms, bridge_ms, load_wait_ms });
   const slim = (t) => ({
     condition: t.condition,
     timings: t.timings,

@@ -30,7 +30,7 @@ def timings(**values: float | None) -> dict[str, Any]:
 WHOLE = {
     "condition": "model-only",
     "timings": timings(generation_ms=103.0, parse_ms=0.25, total_ms=105.0),
-    "completion": {"generation_ms": 100.0},
+    "completion": {"generation_ms": 100.0, "bridge_ms": 1.5, "load_wait_ms": 0.5},
     "chain": None,
 }
 CHAIN = {
@@ -65,9 +65,11 @@ def test_harness_is_the_gap_minus_the_worker_own_generation(
 
 def test_the_bridge_and_the_page_count_as_harness() -> None:
     parts = overhead.breakdown(110.0, WHOLE)
-    assert parts["bridge"] == pytest.approx(3.0)  # the controller's generation − the worker's
+    # the controller's generation − the worker's, and the bridge recorded apart (trace/3)
+    assert parts["bridge"] == pytest.approx(3.0 + 1.5)
+    assert parts["load waits"] == pytest.approx(0.5)  # a reload waited for is harness
     assert parts["between"] == pytest.approx(5.0)  # the gap − the trial's total
-    assert parts["trial glue"] == pytest.approx(105.0 - 0.5 - 3.0 - 0.25 - 100.0)
+    assert parts["trial glue"] == pytest.approx(105.0 - 0.5 - 4.5 - 0.5 - 0.25 - 100.0)
 
 
 def test_the_summary_prints_the_figure_the_goal_and_the_load(
