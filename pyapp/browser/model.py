@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyapp.browser import model_messages as channel
-from pyapp.browser.messages import Generated, GenerationTiming
+from pyapp.browser.message_results import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json

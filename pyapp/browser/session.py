@@ -37,18 +37,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pyapp.browser.message_results import PauseCause, PlanLeft, Stage
 from pyapp.browser.messages import (
     FreezeDone,
     Frozen,
     HeldoutPredictions,
     JournalGenerate,
     JournalKept,
-    PauseCause,
-    PlanLeft,
     PredictionsText,
     RequestError,
     RunEnded,
-    Stage,
     SweepResume,
     SweepRun,
     SweepStart,

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
+from pyapp.browser.message_results import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
