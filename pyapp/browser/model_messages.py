@@ -36,7 +36,7 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from pyapp.browser.messages import ErrorBody
+from pyapp.browser.message_results import ErrorBody
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.model import (
