@@ -290,7 +290,7 @@ TYPE_LITERAL = re.compile(
 
 
 def worker_sources() -> dict[str, str]:
-    names = ("model_worker.js", "model_client.js", "model_check.js")
+    names = ("model_worker.js", "load_provenance.js", "model_client.js", "model_check.js")
     sources = {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
     sources["models_panel.js"] = (ROOT / "site" / "models_panel.js").read_text(encoding="utf-8")
     return sources
