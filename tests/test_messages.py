@@ -11,7 +11,7 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.browser import bridge, messages
+from pyapp.browser import bridge, message_exports, message_results, messages
 from pyapp.browser.session import Context
 from pyapp.records.base import field_docs, from_json, to_json
 from pyapp.records.model import Caps, ScriptedAdapter
@@ -23,11 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_generated_exports_match_the_records():
     """exports/messages.schema.json and site/lab_protocol.js are generated, never edited."""
     schema = json.loads((ROOT / "exports" / "messages.schema.json").read_text(encoding="utf-8"))
-    assert schema == messages.messages_schema(), "run: python -m pyapp schema"
+    assert schema == message_exports.messages_schema(), "run: python -m pyapp schema"
     js = (ROOT / "site" / "lab_protocol.js").read_text(encoding="utf-8")
-    assert js == messages.js_module(), "run: python -m pyapp schema"
+    assert js == message_exports.js_module(), "run: python -m pyapp schema"
     hosting = (ROOT / "docs" / "hosting.md").read_text(encoding="utf-8")
-    assert messages.markdown_tables() in hosting, "run: python -m pyapp schema"
+    assert message_exports.markdown_tables() in hosting, "run: python -m pyapp schema"
     for record in (*messages.REQUESTS, *messages.EVENTS):
         assert f"| `{record.TYPE}` |" in hosting
 
@@ -38,14 +38,14 @@ def test_every_request_type_has_one_handler_that_returns_its_result_record():
     assert set(bridge.HANDLERS) == set(messages.REQUESTS)
     for request, handler in bridge.HANDLERS.items():
         assert get_type_hints(handler)["return"] is request.RESULT, request.TYPE
-        assert request.RESULT in messages.RESULTS
-    for record in messages.RESULTS:
+        assert request.RESULT in message_results.RESULTS
+    for record in message_results.RESULTS:
         documented = field_docs(record)
         assert record.__doc__ and all(f.name in documented for f in fields(record)), record
 
 
 def validator():
-    schema = messages.messages_schema()
+    schema = message_exports.messages_schema()
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -168,8 +168,9 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
         )
         assert reply["ok"], reply
         check.validate(reply)
-        reply_def = {"$ref": f"#/$defs/{messages.reply_name(messages.REQUEST_TYPES[kind])}"}
-        jsonschema.Draft202012Validator({**messages.messages_schema(), **reply_def}).validate(reply)
+        name = message_exports.reply_name(messages.REQUEST_TYPES[kind])
+        schema = {**message_exports.messages_schema(), "$ref": f"#/$defs/{name}"}
+        jsonschema.Draft202012Validator(schema).validate(reply)
         results[kind] = reply["result"]
         return reply["result"]
 

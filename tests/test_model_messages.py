@@ -18,6 +18,7 @@ import pytest
 from test_browser_model import COMPLETION, PROVENANCE
 from test_browser_model import LOAD as LOAD_RECORD
 
+from pyapp.browser import model_message_exports as exports
 from pyapp.browser import model_messages as mm
 from pyapp.cli.main import model_channel_files
 from pyapp.records.base import RecordError, field_docs
@@ -191,7 +192,7 @@ def run_node(cases: dict[str, Any]) -> Any:
 
 
 def schema_for(name: str) -> jsonschema.Draft202012Validator:
-    schema = mm.messages_schema()
+    schema = exports.messages_schema()
     return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": schema["$defs"]})
 
 
@@ -203,7 +204,7 @@ def test_generated_files_match_the_records() -> None:
         assert f"| `{record.TYPE}` |" in docs
     for code in (*mm.ERROR_CODES, *mm.COMPLETION_CODES):
         assert f"| `{code}` |" in docs
-    jsonschema.Draft202012Validator.check_schema(mm.messages_schema())
+    jsonschema.Draft202012Validator.check_schema(exports.messages_schema())
 
 
 def test_every_field_says_what_it_is() -> None:
@@ -289,14 +290,14 @@ TYPE_LITERAL = re.compile(
 
 
 def worker_sources() -> dict[str, str]:
-    names = ("model_worker.js", "model_client.js", "model_check.js")
+    names = ("model_worker.js", "load_provenance.js", "model_client.js", "model_check.js")
     sources = {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
     sources["models_panel.js"] = (ROOT / "site" / "models_panel.js").read_text(encoding="utf-8")
     return sources
 
 
 def test_the_workers_use_the_generated_names_only() -> None:
-    constants = mm.constants()
+    constants = exports.constants()
     for name, text in worker_sources().items():
         code = re.sub(r"//[^\n]*", "", text)
         for group, key in NAME_USE.findall(code):

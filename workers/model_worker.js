@@ -25,6 +25,9 @@
 // once (a step that never yields, to exercise terminate()). While generating it reports
 // progress (`tokens`: with the first token, then at most every TOKENS_EVERY_MS), by which the
 // client tells a model past its deadline from a hung worker.
+//
+// What a load records about itself (the WebGPU adapter, the WASM features, the files fetched,
+// config.json's digest, the commit the hub served) is measured by workers/load_provenance.js.
 
 import {
   AutoConfig,
@@ -34,6 +37,7 @@ import {
 } from "./transformers/transformers.min.js";
 import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
+import { checkCachedConfig, keepServedRevision, measureWasm, watchFetches, webgpuAdapter } from "./load_provenance.js";
 import { checkRequest } from "./model_check.js";
 import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "./model_protocol.js";
 
@@ -110,76 +114,10 @@ class WorkerError extends Error {
   }
 }
 
-async function webgpuAdapter() {
-  if (!("gpu" in navigator) || !navigator.gpu) return { adapter: null, why: "navigator.gpu is missing" };
-  let adapter = null;
-  try {
-    adapter = await navigator.gpu.requestAdapter();
-  } catch (error) {
-    return { adapter: null, why: `requestAdapter() failed: ${error.message}` };
-  }
-  if (!adapter) return { adapter: null, why: "navigator.gpu.requestAdapter() returned no adapter" };
-  const info = adapter.info ?? {};
-  return {
-    adapter,
-    info: {
-      vendor: info.vendor || null,
-      architecture: info.architecture || null,
-      description: info.description || null,
-      is_fallback_adapter: info.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
-      shader_f16: adapter.features.has("shader-f16"),
-    },
-  };
-}
-
 function eosIds() {
   const fromConfig = model?.generation_config?.eos_token_id ?? model?.config?.eos_token_id;
   const ids = fromConfig ?? tokenizer?.eos_token_id;
   return new Set((Array.isArray(ids) ? ids : [ids]).filter((x) => x !== undefined && x !== null).map(Number));
-}
-
-// SHA-256 (hex) of a config.json response: recorded in the provenance, and compared with the
-// test fixtures' digests.
-async function configDigest(response) {
-  const digest = await crypto.subtle.digest("SHA-256", await response.arrayBuffer());
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-// What the WASM runtime runs with, measured: SIMD by validating a tiny SIMD module (the
-// wasm-feature-detect probe), threads only where the page is cross-origin isolated.
-const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
-]);
-
-function measureWasm(threads) {
-  const isolated = self.crossOriginIsolated === true;
-  return {
-    threads: Number.isInteger(threads) ? threads : null,
-    simd: WebAssembly.validate(SIMD_PROBE),
-    cross_origin_isolated: isolated,
-    threads_allowed: isolated && typeof SharedArrayBuffer !== "undefined",
-  };
-}
-
-// The commit the hub served is kept WITH the cached files (an entry of the same Cache
-// Storage, so "Clear stored data" removes both): a later load from the cache still names it.
-const REVISION_CACHE = "transformers-cache";
-
-async function keepServedRevision(spec, commit) {
-  if (spec.source !== "hub") return { commit: null, note: null };
-  const marker = `${spec.host}${spec.model_id}/resolve/${spec.revision}/.composition-lab-revision-served`;
-  try {
-    const cache = await caches.open(REVISION_CACHE);
-    if (commit) {
-      await cache.put(marker, new Response(commit));
-      return { commit, note: "download (the hub's X-Repo-Commit header)" };
-    }
-    const kept = await cache.match(marker);
-    if (kept) return { commit: await kept.text(), note: "kept with the cached files (recorded when they were downloaded)" };
-    return { commit: null, note: "unknown: the files came from the browser cache and no download of them recorded the commit" };
-  } catch (error) {
-    return { commit, note: commit ? "download (not kept: Cache Storage failed)" : `unknown: Cache Storage failed (${error.message})` };
-  }
 }
 
 // ---- load --------------------------------------------------------------------------------
@@ -233,48 +171,6 @@ function configureRuntime(request) {
   return wasmBase;
 }
 
-// Counts what actually crosses the network API (cache hits never reach env.fetch): the model
-// files, the ORT runtime, the hub's served commit, and the config.json's digest. A model
-// whose config.json is byte for byte a test fixture's (the tiny fixture or a catalogue
-// stand-in, site/models.json) is a fixture, whatever host served it: never model evidence.
-function watchFetches(spec, wasmBase) {
-  const seen = {
-    files: new Map(), // model files fetched over the network API -> bytes
-    runtimeBytes: 0, // the ORT wasm runtime, fetched once per worker
-    firstFetch: null,
-    lastDone: null,
-    servedCommit: null, // the hub's X-Repo-Commit: which commit a branch revision resolved to
-    configFetched: false,
-    configSha256: null, // the config.json this load used (null when none was seen)
-    isTestFixture: false,
-  };
-  const fixtureConfigs = [spec.fixture_config_sha256].flat().filter((x) => typeof x === "string");
-  seen.noteConfig = (digest) => {
-    seen.configSha256 = digest;
-    if (fixtureConfigs.includes(digest)) seen.isTestFixture = true;
-  };
-  const realFetch = globalThis.fetch.bind(globalThis);
-  env.fetch = async (url, init) => {
-    seen.firstFetch ??= performance.now();
-    const response = await realFetch(url, init);
-    if ((init?.method ?? "GET") !== "GET" || !response.ok) return response;
-    const size = Number(response.headers.get("content-length")) || 0;
-    const name = String(url);
-    if (name.startsWith(wasmBase)) {
-      seen.runtimeBytes += size;
-      return response;
-    }
-    seen.files.set(name, size);
-    seen.servedCommit ??= response.headers.get("x-repo-commit");
-    if (/(^|\/)config\.json(\?|$)/.test(name) && !/_config\.json/.test(name)) {
-      seen.configFetched = true;
-      seen.noteConfig(await configDigest(response.clone()));
-    }
-    return response;
-  };
-  return seen;
-}
-
 // transformers.js's progress callback, sent on as `progress` events of the load `id`.
 function progressReporter(id, seen) {
   return (data) => {
@@ -320,14 +216,6 @@ async function createSession(spec, backend, options) {
       : MODEL_ERROR.LOAD_FAILED;
     throw new WorkerError(code, message);
   }
-}
-
-// config.json came from the browser's cache (no fetch to look at): hash the cached copy.
-async function checkCachedConfig(spec, seen) {
-  if (spec.source !== "hub" || seen.configFetched) return;
-  const url = new URL(`${spec.model_id}/resolve/${encodeURIComponent(spec.revision)}/config.json`, spec.host).href;
-  const cached = await caches.open(REVISION_CACHE).then((cache) => cache.match(url)).catch(() => undefined);
-  if (cached) seen.noteConfig(await configDigest(cached));
 }
 
 // Warm-up: a few tokens (WARMUP_TOKENS), so the first measured generation does not pay for

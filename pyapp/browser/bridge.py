@@ -19,6 +19,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from pyapp import __version__
+from pyapp.browser import message_results as r
 from pyapp.browser import messages as m
 from pyapp.browser.messages import RequestError
 from pyapp.browser.model import handle_model_generate
@@ -41,20 +42,20 @@ Handler = Callable[[Any, Context], Any]
 awaitable of it)."""
 
 
-def _hello(request: m.Hello, ctx: Context) -> m.Versions:
-    return m.Versions(
+def _hello(request: m.Hello, ctx: Context) -> r.Versions:
+    return r.Versions(
         python=python_description(), pyapp_version=__version__, generator_version=GENERATOR_VERSION
     )
 
 
-def _tasks(request: m.TasksRequest, ctx: Context) -> m.TaskSet:
+def _tasks(request: m.TasksRequest, ctx: Context) -> r.TaskSet:
     params = task_params(request.seed, request.params)
-    return m.TaskSet(seed=params.seed, tasks=tuple(TaskRecord.of(t) for t in generate(params)))
+    return r.TaskSet(seed=params.seed, tasks=tuple(TaskRecord.of(t) for t in generate(params)))
 
 
-def _run_supplied(request: m.RunSupplied, ctx: Context) -> m.SuppliedRun:
+def _run_supplied(request: m.RunSupplied, ctx: Context) -> r.SuppliedRun:
     browser = browser_info(request.environment)
-    return m.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
+    return r.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
 
 
 def _runtime(ctx: Context, name: str) -> Any:
@@ -76,28 +77,28 @@ def _typed(record: type[R], value: JSON, what: str) -> R:
     return typed
 
 
-async def _sympy_load(request: m.SympyLoad, ctx: Context) -> m.SympyLoaded:
+async def _sympy_load(request: m.SympyLoad, ctx: Context) -> r.SympyLoaded:
     try:
         loaded: JSON = await _runtime(ctx, "load_sympy")()
     except RequestError:
         raise
     except Exception as error:  # reported to the page, never swallowed
         raise RequestError("runtime_load_failed", f"loading sympy failed: {error}") from None
-    return _typed(m.SympyLoaded, loaded, "sympy_load")
+    return _typed(r.SympyLoaded, loaded, "sympy_load")
 
 
-async def _sympy_check(request: m.SympyCheck, ctx: Context) -> m.SympyChecked:
+async def _sympy_check(request: m.SympyCheck, ctx: Context) -> r.SympyChecked:
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)
     checked = check(generate(task_params(request.seed, request.params)))
-    return _typed(m.SympyChecked, to_json(checked), "sympy_check")
+    return _typed(r.SympyChecked, to_json(checked), "sympy_check")
 
 
-def _memory(request: m.Memory, ctx: Context) -> m.WorkerMemory:
-    return _typed(m.WorkerMemory, _runtime(ctx, "memory")(), "memory")
+def _memory(request: m.Memory, ctx: Context) -> r.WorkerMemory:
+    return _typed(r.WorkerMemory, _runtime(ctx, "memory")(), "memory")
 
 
-async def _model_generate(request: m.ModelGenerate, ctx: Context) -> m.Generated:
+async def _model_generate(request: m.ModelGenerate, ctx: Context) -> r.Generated:
     adapter = _runtime(ctx, "model_adapter")()
     try:
         fields = {"prompt": request.prompt, "caps": request.caps}
@@ -129,7 +130,7 @@ def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
     return parsed
 
 
-def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
+def _trace_open(request: m.TraceOpen, ctx: Context) -> r.OpenedTrace:
     docs = _documents(
         {"the trace": request.trace_json, "the predictions": request.predictions_json}
     )
@@ -139,7 +140,7 @@ def _trace_open(request: m.TraceOpen, ctx: Context) -> m.OpenedTrace:
         raise RequestError("bad_request", str(error)) from None
 
 
-def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
+def _compare_runs(request: m.CompareRuns, ctx: Context) -> r.ComparedRuns:
     docs = _documents({run.name: run.predictions_json for run in request.runs})
     try:
         return compare_runs([{"name": r.name, "predictions": docs[r.name]} for r in request.runs])
@@ -147,7 +148,7 @@ def _compare_runs(request: m.CompareRuns, ctx: Context) -> m.ComparedRuns:
         raise RequestError("bad_request", str(error)) from None
 
 
-def _run_report(request: m.RunReport, ctx: Context) -> m.ReportHtml:
+def _run_report(request: m.RunReport, ctx: Context) -> r.ReportHtml:
     docs = _documents({"the trace": request.trace_json})
     try:
         return report_of(docs["the trace"])
@@ -155,43 +156,43 @@ def _run_report(request: m.RunReport, ctx: Context) -> m.ReportHtml:
         raise RequestError("bad_request", str(error)) from None
 
 
-def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> m.SyntheticChosen:
+def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> r.SyntheticChosen:
     return session().select_synthetic(request)
 
 
-def _sweep_start(request: m.SweepStart, ctx: Context) -> m.SweepState:
+def _sweep_start(request: m.SweepStart, ctx: Context) -> r.SweepState:
     return session().start(request, ctx)
 
 
-def _sweep_resume(request: m.SweepResume, ctx: Context) -> m.SweepState:
+def _sweep_resume(request: m.SweepResume, ctx: Context) -> r.SweepState:
     return session().resume(request)
 
 
-async def _sweep_run(request: m.SweepRun, ctx: Context) -> m.RunEnded:
+async def _sweep_run(request: m.SweepRun, ctx: Context) -> r.RunEnded:
     return await session().run(request, ctx)
 
 
-def _sweep_freeze(request: m.SweepFreeze, ctx: Context) -> m.FreezeDone:
+def _sweep_freeze(request: m.SweepFreeze, ctx: Context) -> r.FreezeDone:
     return session().freeze()
 
 
-def _sweep_state(request: m.SweepStateRequest, ctx: Context) -> m.SweepState:
+def _sweep_state(request: m.SweepStateRequest, ctx: Context) -> r.SweepState:
     return session().state()
 
 
-def _sweep_header(request: m.SweepHeader, ctx: Context) -> m.HeaderText:
-    return m.HeaderText(header_json=session().header_json())
+def _sweep_header(request: m.SweepHeader, ctx: Context) -> r.HeaderText:
+    return r.HeaderText(header_json=session().header_json())
 
 
-def _sweep_trace(request: m.SweepTrace, ctx: Context) -> m.TraceText:
+def _sweep_trace(request: m.SweepTrace, ctx: Context) -> r.TraceText:
     return session().trace_text(request.split)
 
 
-def _sweep_predictions(request: m.SweepPredictions, ctx: Context) -> m.PredictionsText:
+def _sweep_predictions(request: m.SweepPredictions, ctx: Context) -> r.PredictionsText:
     return session().predictions()
 
 
-async def _journal_generate(request: m.JournalGenerate, ctx: Context) -> m.JournalKept:
+async def _journal_generate(request: m.JournalGenerate, ctx: Context) -> r.JournalKept:
     return await session().journal_generate(request, ctx)
 
 

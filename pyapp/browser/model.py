@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyapp.browser import model_messages as channel
-from pyapp.browser.messages import Generated, GenerationTiming
+from pyapp.browser.message_results import Generated, GenerationTiming
 from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.errors import RecordError, ReplyError
 from pyapp.records.base import JSON, from_json
@@ -236,7 +236,7 @@ async def handle_model_generate(
     """The page's `model_generate` request, answered through the adapter (the Python path).
 
     Fields: prompt (str), caps (optional Caps JSON; default WHOLE_TASK_CAPS).
-    Result: `pyapp.browser.messages.Generated` (completion, provenance, timing). `journal`,
+    Result: `pyapp.browser.message_results.Generated` (completion, provenance, timing). `journal`,
     when given, records the call (it is exploration, never a trial). Raises ValueError for
     a malformed request."""
     prompt = request.get("prompt")

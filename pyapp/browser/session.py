@@ -37,25 +37,27 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pyapp.browser.messages import (
+from pyapp.browser.message_results import (
     FreezeDone,
-    Frozen,
     HeldoutPredictions,
-    JournalGenerate,
     JournalKept,
     PauseCause,
     PlanLeft,
     PredictionsText,
-    RequestError,
     RunEnded,
     Stage,
+    SweepState,
+    SyntheticChosen,
+    TraceText,
+)
+from pyapp.browser.messages import (
+    Frozen,
+    JournalGenerate,
+    RequestError,
     SweepResume,
     SweepRun,
     SweepStart,
-    SweepState,
-    SyntheticChosen,
     SyntheticSelect,
-    TraceText,
     TrialDone,
     TrialInterrupted,
     TrialStart,

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.browser import model_messages
-from pyapp.browser.messages import js_module, markdown_tables, messages_schema
+from pyapp.browser import model_message_exports
+from pyapp.browser.message_exports import js_module, markdown_tables, messages_schema
 from pyapp.cli.simulate import add_parser as add_simulate
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError, LabError, RecordError, UsageError
@@ -364,13 +364,13 @@ def model_channel_files() -> dict[Path, str]:
     """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
 
     models = REPO_ROOT / "docs" / "models.md"
-    tables = model_messages.markdown_tables()
+    tables = model_message_exports.markdown_tables()
     return {
         EXPORTS / "model-messages.schema.json": json.dumps(
-            model_messages.messages_schema(), indent=2, ensure_ascii=False
+            model_message_exports.messages_schema(), indent=2, ensure_ascii=False
         )
         + "\n",
-        REPO_ROOT / "workers" / "model_protocol.js": model_messages.js_module(),
+        REPO_ROOT / "workers" / "model_protocol.js": model_message_exports.js_module(),
         models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
     }
 

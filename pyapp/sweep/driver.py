@@ -16,18 +16,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.messages import (
+from pyapp.browser.message_results import (
     HeaderText,
     PredictionsText,
+    RunEnded,
+    SweepState,
+)
+from pyapp.browser.messages import (
     Request,
     RequestError,
-    RunEnded,
     SweepHeader,
     SweepPredictions,
     SweepResume,
     SweepRun,
     SweepStart,
-    SweepState,
     parse_event,
     parse_result,
     request_message,

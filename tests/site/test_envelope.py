@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pyapp.browser import messages
+from pyapp.browser import message_exports
 from pyapp.browser.bridge import handle
 
 ENVELOPE = Path(__file__).resolve().parents[2] / "site" / "envelope.js"
@@ -45,7 +45,7 @@ def test_the_page_envelope_fits_the_schema_and_reads_pythons_replies() -> None:
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    check = jsonschema.Draft202012Validator(messages.messages_schema())
+    check = jsonschema.Draft202012Validator(message_exports.messages_schema())
     check.validate(out["ok"])
     check.validate(out["failed"])
     assert out["read"] == json.loads(hello)["result"]

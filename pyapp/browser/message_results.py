@@ -1,0 +1,414 @@
+"""The result records of the page ⇄ Python messages: what a reply's `result` holds.
+
+One frozen record per request (each request record of `pyapp.browser.messages` names its own
+as `RESULT`), the records they are made of (`SweepState`, `PauseCause`, `PlanLeft`,
+`HeldoutPredictions`, `CorrectedField`, ...), `ErrorBody` (a refused reply's `error`) and
+`ADDED`, the metadata of a field added to a message after it was first written. Every field
+has a docstring: `python -m pyapp schema` writes them into `exports/messages.schema.json`
+(`pyapp.browser.message_exports`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pyapp.predict.predictor import FrozenProfile, Prediction
+from pyapp.records.model import Completion, ModelProvenance
+from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
+
+ADDED = {"optional_on_read": True}
+"""A field added to a message after it was first written: a sender that does not know it
+may leave it out (it reads as its default)."""
+
+# ---- results: what a reply's `result` holds, one record per request (its `RESULT`) ---------
+
+
+@dataclass(frozen=True)
+class Versions:
+    """`hello`: the versions the page reports (and the sweep CLI records in run.json)."""
+
+    python: str
+    """Python's `sys.version` (Pyodide's CPython in the page)."""
+    pyapp_version: str
+    """The pyapp package's version."""
+    generator_version: str
+    """The task generator's version (`tasks/1`)."""
+
+
+@dataclass(frozen=True)
+class TaskSet:
+    """`tasks`: a seed's task set."""
+
+    seed: int
+    """The seed the tasks were generated from."""
+    tasks: tuple[TaskRecord, ...]
+    """Every task, in the generator's order (the trace's task records)."""
+
+
+@dataclass(frozen=True)
+class SuppliedRun:
+    """`run_supplied`: the supplied-program control's trace (not model evidence)."""
+
+    trace: Trace
+    """The whole trace (exports/trace.schema.json)."""
+
+
+@dataclass(frozen=True)
+class SympyLoaded:
+    """`sympy_load`: the wheels loaded and how long that took."""
+
+    packages: tuple[str, ...]
+    """The packages loaded (mpmath, sympy)."""
+    load_ms: float
+    """Milliseconds spent loading (about 0 once loaded)."""
+
+
+@dataclass(frozen=True)
+class SympyMismatch:
+    """A task whose answer sympy derives differently (a generator bug)."""
+
+    task_id: str
+    """The task."""
+    answer: int
+    """The generator's answer."""
+    sympy: int
+    """sympy's answer."""
+
+
+@dataclass(frozen=True)
+class SympyChecked:
+    """`sympy_check`: every answer of a task set re-derived by sympy."""
+
+    sympy_version: str
+    """sympy's version."""
+    checked: int
+    """Tasks checked."""
+    agreements: int
+    """Tasks whose answer sympy derives the same."""
+    mismatches: tuple[SympyMismatch, ...]
+    """The others."""
+
+
+@dataclass(frozen=True)
+class WorkerMemory:
+    """`memory`: the Python worker's memory (bench/scale.py samples it)."""
+
+    wasm_heap_bytes: int | None
+    """Pyodide's WebAssembly heap (it grows, never shrinks); null natively."""
+    python_objects: int
+    """Objects Python's collector tracks after a collection."""
+
+
+@dataclass(frozen=True)
+class GenerationTiming:
+    """Where the time of one model call went (milliseconds)."""
+
+    round_trip_ms: float
+    """Python's wall time for the whole call (out to the model worker and back)."""
+    worker_ms: float | None
+    """The model worker's own time, when it reported one."""
+    client_ms: float | None
+    """The main thread's time, when it reported one."""
+    bridge_overhead_ms: float | None
+    """Round trip minus the worker's time: what the bridge costs per call."""
+
+
+@dataclass(frozen=True)
+class Generated:
+    """`model_generate`: one generation through Python's model adapter (kept in the journal)."""
+
+    completion: Completion
+    """What the model answered (the trace's completion record)."""
+    provenance: ModelProvenance
+    """The loaded model's provenance."""
+    timing: GenerationTiming | None
+    """Where the time went; null when the call never reached the worker."""
+
+
+@dataclass(frozen=True)
+class SyntheticChosen:
+    """`synthetic_select`: the synthetic model sweeps now use (all null: the loaded model)."""
+
+    spec: str | None
+    """The spec as `pyapp.records.synthetic_spec` writes it (`NAME` or `NAME:key=value,...`)."""
+    provenance: ModelProvenance | None
+    """Its provenance (source, backend and evidence `synthetic`)."""
+    note: str | None
+    """What it is in words (the trace's evidence note for `synthetic`)."""
+
+
+Stage = Literal["idle", "measured", "frozen", "done"]
+
+
+@dataclass(frozen=True)
+class PauseCause:
+    """The interruption that paused a sweep (the last of three in a row)."""
+
+    code: str | None
+    """Its failure code (of kind `infrastructure`)."""
+    message: str | None
+    """That failure in words."""
+    trial_id: str
+    """The trial it interrupted (attempted again on resume)."""
+    in_a_row: int
+    """How many infrastructure interruptions came in a row (the pause threshold)."""
+
+
+@dataclass(frozen=True)
+class PlanLeft:
+    """Trials not observed yet of one phase and condition (the page's ETA estimates each
+    group from its own measured trials: site/eta.js)."""
+
+    phase: Literal["measure", "heldout"]
+    """The phase."""
+    condition: str
+    """The condition."""
+    trials: int
+    """Trials of that phase and condition not observed yet."""
+
+
+@dataclass(frozen=True)
+class SweepState:
+    """`sweep_start`, `sweep_resume`, `sweep_state`: a sweep's state as Python decides it; the
+    page draws it as it is."""
+
+    seed: int
+    """The sweep's seed."""
+    conditions: tuple[str, ...]
+    """Its conditions, in order."""
+    model_id: str
+    """The model it belongs to."""
+    evidence: str
+    """`model`, `fixture` or `synthetic`."""
+    trials: int
+    """Trials observed."""
+    measure_left: int
+    """Profile trials not observed yet."""
+    heldout_left: int
+    """Held-out trials not observed yet."""
+    frozen: tuple[str, ...]
+    """Conditions frozen."""
+    can_freeze: bool
+    """Whether `sweep_freeze` is allowed now."""
+    can_run_heldout: bool
+    """Whether held-out trials may run now."""
+    stage: Stage
+    """Where the protocol stands: `idle` (profile trials left), `measured`, `frozen` (every
+    model condition), `done` (nothing left); the page shows it as #experiment's data-state."""
+    interruptions: int
+    """Interrupted trials recorded."""
+    paused: PauseCause | None
+    """Why the sweep paused (three infrastructure interruptions in a row); null when not
+    paused. Another `sweep_run` resumes."""
+    unpinned: bool
+    """The model is a hub model asked for by a branch, not a commit (shown as UNPINNED)."""
+    journal: int
+    """Journal entries."""
+    run_id: str
+    """The run's id."""
+    summary: Summary
+    """Counts over the trials observed (the page's caption shows them as they are)."""
+    left: tuple[PlanLeft, ...] = ()
+    """What `measure_left` and `heldout_left` hold, per phase and condition (non-zero
+    groups only, in plan order)."""
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    """`sweep_run`: how the run ended, and the state after it."""
+
+    state: SweepState
+    """The sweep's state now (`state.paused` names the cause of a pause)."""
+    cancelled: bool
+    """Whether the page's Cancel ended it (a pause is not a cancel)."""
+    notice: str | None
+    """Why the run made no trial although some were asked for, in words (a held-out run
+    once every held-out task was observed under the frozen profile); null otherwise. The
+    page shows it as it is."""
+
+
+@dataclass(frozen=True)
+class HeldoutPredictions:
+    """What one frozen profile predicts for each held-out task of its condition."""
+
+    condition: str
+    """The profile's condition."""
+    predictions: tuple[Prediction, ...]
+    """One prediction per held-out task (exports/predictions.schema.json's Prediction)."""
+    state_aware: tuple[Prediction, ...] = field(default=(), metadata=ADDED)
+    """The frozen state-aware predictor's prediction for the same tasks, in the same order."""
+
+
+@dataclass(frozen=True)
+class FreezeDone:
+    """`sweep_freeze`: the profiles frozen now and what they predict."""
+
+    frozen: tuple[FrozenProfile, ...]
+    """Each profile frozen by this request, with its hash and provenance."""
+    predictions: tuple[HeldoutPredictions, ...]
+    """What each predicts, before any held-out observation."""
+    header_json: str
+    """The sweep's header now (it records the freezes), as Python wrote it."""
+    state: SweepState
+    """The sweep's state now."""
+    receipt_json: str | None = field(default=None, metadata=ADDED)
+    """The freeze receipt (`pyapp.verify.receipt`) as Python's JSON text, shown and offered
+    for download before any held-out trial runs."""
+
+
+@dataclass(frozen=True)
+class HeaderText:
+    """`sweep_header`: the sweep's header (the trace without its trials)."""
+
+    header_json: str
+    """As Python wrote it (compact JSON text)."""
+
+
+@dataclass(frozen=True)
+class TraceText:
+    """`sweep_trace`: the whole trace, assembled now — one text, or (`split`) as the page
+    stores it."""
+
+    trace_json: str | None
+    """As Python wrote it (indented JSON text, saved as it is); null when split."""
+    header_json: str | None
+    """Split: the header (the trace without its trials) as Python wrote it; else null."""
+    trials_json: tuple[str, ...] | None
+    """Split: one text per trial, as Python wrote it; else null."""
+
+
+@dataclass(frozen=True)
+class PredictionsText:
+    """`sweep_predictions`: the predictions document of the sweep's trace."""
+
+    predictions_json: str
+    """As Python wrote it (indented JSON text, saved as it is)."""
+
+
+@dataclass(frozen=True)
+class JournalKept:
+    """`journal_generate`: the journal entry kept (exploration, never scored)."""
+
+    entry: JournalEntry
+    """The entry (prompt, caps, completion)."""
+    journal: int
+    """Journal entries now."""
+
+
+@dataclass(frozen=True)
+class CorrectedField:
+    """A recorded trial field that re-derivation contradicts: the page shows the re-derived
+    value, with the recorded one beside it."""
+
+    trial_id: str
+    """The trial (`model-only/recurrence-1`)."""
+    field: str
+    """The trial's field (`correct`, `outcome`, ...)."""
+    recorded_json: str
+    """The recorded value, as JSON text."""
+    rederived_json: str
+    """The re-derived value, as JSON text."""
+
+
+@dataclass(frozen=True)
+class OpenedTrace:
+    """`trace_open`: what `reproduce` and `score` say of a trace opened from disk, and the
+    texts the page draws it from."""
+
+    evidence: str
+    """The run's label: `fixture`, `control` or `model`."""
+    ok: bool
+    """Whether everything re-derived exactly."""
+    trace_mismatches: tuple[str, ...]
+    """Everything in the trace that does not re-derive from its seed and raw trials."""
+    predictions_mismatches: tuple[str, ...] | None
+    """The opened predictions document against the derived one; null without one."""
+    derive_error: str | None
+    """Why the predictions could not be derived, when a frozen profile exists."""
+    predictions_json: str | None
+    """The derived predictions document as Python's JSON text; null when none derives."""
+    summary: str
+    """One line, as the CLI prints it."""
+    header_json: str
+    """The trace without its trials, as Python's text."""
+    trials_json: tuple[str, ...]
+    """Each trial as Python's text, every derivable field as re-derived (never a recorded
+    verdict that re-derivation contradicts)."""
+    corrections: tuple[CorrectedField, ...] = ()
+    """Each recorded trial field that differs from its re-derived value."""
+    predictions_other_run: str | None = None
+    """One plain line when the opened predictions document is of another run (run ids or
+    models differ); its numbers are then not compared one by one."""
+
+
+@dataclass(frozen=True)
+class ReportHtml:
+    """`run_report`: a run's report, as `python -m pyapp report` writes it."""
+
+    html: str
+    """The report: one HTML document (no script, nothing loaded)."""
+    name: str
+    """The file name to save it under (`report-<evidence>-<run id>.html`)."""
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """`compare_runs`: the table of `python -m pyapp compare` (descriptive, not a ranking)."""
+
+    disclaimer: str
+    """What the table does and does not say."""
+    problems: tuple[str, ...]
+    """Why some runs are not comparable (different seeds, prompts, ...)."""
+    names: tuple[str, ...]
+    """The runs' names as shown (made unique)."""
+    header: tuple[str, ...]
+    """The table's column names."""
+    rows: tuple[tuple[str, ...], ...]
+    """Its rows, as text cells."""
+    markdown: str
+    """The table as Markdown."""
+    csv: str
+    """The table as CSV."""
+    summary_header: tuple[str, ...] = ()
+    """The compact summary's columns (`pyapp.predict.compare.SUMMARY_HEADER`)."""
+    summary_rows: tuple[tuple[str, ...], ...] = ()
+    """One row per run and condition (both predictors' Brier with intervals and skill, their
+    paired difference, cost error), then the difference across runs per condition."""
+    summary_note: str = ""
+    """What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`,
+    as the matrix and validation reports say it); empty when the summary has none."""
+
+
+@dataclass(frozen=True)
+class ErrorBody:
+    """Why a request failed."""
+
+    code: str
+    """A stable code (FAILURE_CODES)."""
+    message: str
+    """One line for a person."""
+
+
+RESULTS: tuple[type, ...] = (
+    Versions,
+    TaskSet,
+    SuppliedRun,
+    SympyLoaded,
+    SympyChecked,
+    WorkerMemory,
+    Generated,
+    SyntheticChosen,
+    SweepState,
+    RunEnded,
+    FreezeDone,
+    HeaderText,
+    TraceText,
+    PredictionsText,
+    JournalKept,
+    CorrectedField,
+    OpenedTrace,
+    ReportHtml,
+    ComparedRuns,
+)
+"""Every result record (each request names its own as `RESULT`)."""

@@ -1,0 +1,302 @@
+// The experiment controller's state (main thread): what the page holds of the live sweep, how
+// it is stored in IndexedDB (site/store.js), and the event Python sends after each step of a
+// run (`sessionEvent`: trial_start / trial_done / trial_interrupted / frozen). The base class of
+// ExperimentView (site/experiment_view.js: progress, controls, tables, an opened trace) and of
+// Experiment (site/experiment.js: the requests, the API, the buttons). It calls methods the
+// view defines: renderAll, renderProgress, refreshControls, closeOpened, showFrozen,
+// resultsCaption and openRecord.
+
+import { notEvidenceLabel } from "./dom.js";
+import { SweepStore } from "./store.js";
+import { EVENT_TYPES } from "./lab_protocol.js";
+import { ResultsTable, rowOf } from "./results_table.js";
+import { fillObservation } from "./profile_views.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+// The trials of one sweep as the page holds them: Python's text per trial. Adding a trial is
+// constant work. The counts the caption shows are Python's (`summary` of each trial_done event
+// and of the state), never counted here.
+export class Trials {
+  constructor() {
+    this.texts = new Map(); // trial id -> JSON text
+  }
+
+  add(trial, text) {
+    this.texts.set(trial.trial_id, text);
+  }
+
+  get size() {
+    return this.texts.size;
+  }
+
+  get(trialId) {
+    const text = this.texts.get(trialId);
+    return text === undefined ? null : JSON.parse(text);
+  }
+
+  // The whole trace, assembled here (only while Python is busy: otherwise Python answers),
+  // with Python's latest counts.
+  assemble(header, summary) {
+    return { ...header, trials: [...this.texts.values()].map((text) => JSON.parse(text)), summary };
+  }
+}
+
+// Both frozen predictors' probabilities for one condition: each product prediction with the
+// state-aware one beside it (`state_aware_probability`; null where there is none).
+export function withStateAware({ predictions, state_aware: stateAware }) {
+  return predictions.map((p, i) => ({ ...p, state_aware_probability: stateAware?.[i]?.probability ?? null }));
+}
+
+export class ExperimentState {
+  constructor({ request, models, environment, currentSeed, currentParams = () => undefined }) {
+    this.request = request;
+    this.models = models;
+    this.environment = environment;
+    this.currentSeed = currentSeed;
+    this.currentParams = currentParams;
+    this.section = $("#experiment");
+    this.store = new SweepStore();
+    this.listeners = new Set();
+    this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
+    this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
+    this.receiptJson = null; // the latest freeze receipt (Python's JSON text), shown at the freeze
+    this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
+    this.header = null; // the sweep's header (the trace without its trials), parsed
+    this.headerJson = null; // ... and as Python wrote it
+    this.tasks = new Map(); // task id -> task record of the header
+    this.trials = new Trials();
+    this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
+    this.record = null; // the IndexedDB status record of the current sweep
+    this.predictionsDoc = null; // the latest predictions document (after a freeze)
+    this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
+    this.predictionRows = new Map(); // trial id -> row of the predictions table
+    this.busy = null; // the name of the request in flight ("run", "freeze", ...)
+    this.cancelFlag = false;
+    this.lastError = null;
+    this.lastCancelled = false;
+    this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
+    this.waitingFor = null; // a resumed sweep's model id, until a model is loaded
+    this.offered = null; // the stored record the resume prompt offers
+    this.viewing = null; // an opened trace being shown: {name, evidence, label, live: the live sweep's copy}
+    // Once the page is going away (reload, tab closed), later events are the teardown's doing
+    // (a generation cut off by the dying model worker): they are not stored, so the stored
+    // trial_start stays in flight and is recorded as interrupted on resume.
+    this.unloading = false;
+    window.addEventListener("pagehide", () => (this.unloading = true));
+  }
+
+  // ---- small helpers -------------------------------------------------------------------
+
+  setData(value) {
+    this.section.dataset.state = value;
+  }
+
+  // Python decides where the protocol stands (state.stage, or paused); the page shows it.
+  derivedState() {
+    return this.state?.paused ? "paused" : (this.state?.stage ?? "idle");
+  }
+
+  status(text) {
+    $("#experiment-status").textContent = text;
+  }
+
+  notice(text) {
+    const line = $("#experiment-notice");
+    line.hidden = !text;
+    line.textContent = text ?? "";
+  }
+
+  showError(error) {
+    this.lastError = error?.message ?? String(error);
+    const line = $("#experiment-error");
+    line.hidden = false;
+    line.textContent = this.lastError;
+    this.setData("error");
+  }
+
+  clearError() {
+    this.lastError = null;
+    $("#experiment-error").hidden = true;
+  }
+
+  model() {
+    return this.models.state();
+  }
+
+  // The label beside every number of the sweep shown, or null for model evidence: an opened
+  // trace's evidence is Python's decision (trace_open's `evidence`), a live sweep's its model's.
+  notEvidence() {
+    const evidence = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? this.model().evidence);
+    return evidence ? notEvidenceLabel(evidence) : null;
+  }
+
+  requireIdle(what) {
+    if (this.busy) throw new Error(`cannot ${what} while "${this.busy}" is in progress`);
+  }
+
+  requireLoaded() {
+    if (!this.model().loaded) throw new Error("load a model (with consent) in the Models panel first");
+  }
+
+  async exclusive(name, work) {
+    this.requireIdle(name);
+    this.closeOpened(); // a sweep action returns to the live sweep
+    this.busy = name;
+    this.refreshControls();
+    try {
+      return await work();
+    } finally {
+      this.busy = null;
+      this.refreshControls();
+    }
+  }
+
+  // The stored runs changed (a sweep started, ended a run, froze, was resumed or deleted); with
+  // no live sweep, the status says what is stored instead of "No sweep yet".
+  async storedChanged() {
+    for (const callback of this.storedListeners) callback();
+    if (this.state || this.viewing) return;
+    try {
+      const count = (await this.store.sweeps()).length;
+      if (count) this.status(`No sweep in this page yet. ${count} run(s) are stored in this browser: see "Runs stored in this browser" in step 4.`);
+    } catch (error) {
+      console.error("[composition-lab] reading IndexedDB failed", error);
+    }
+  }
+
+  emit(event, text) {
+    for (const callback of this.listeners) {
+      try {
+        callback(event, text);
+      } catch (error) {
+        console.error("[composition-lab] experiment listener failed", error);
+      }
+    }
+  }
+
+  // ---- persistence -----------------------------------------------------------------------
+
+  finished() {
+    return this.state?.stage === "done";
+  }
+
+  useHeader(text) {
+    this.headerJson = text;
+    this.header = JSON.parse(text);
+    this.tasks = new Map(this.header.tasks.map((task) => [task.id, task]));
+  }
+
+  // The status record (small), plus the header text or new trial records when given.
+  async persist(fields = {}, { header = false, trials = [] } = {}) {
+    if (!this.header) return;
+    const runId = this.header.run.run_id;
+    const model = this.header.model;
+    this.record = {
+      run_id: runId,
+      in_flight: null,
+      phase: this.record?.run_id === runId ? this.record.phase : null,
+      finished: this.finished(),
+      model_id: model?.model_id ?? null,
+      revision: model?.revision ?? null,
+      evidence: model?.evidence ?? null,
+      seed: this.header.run.seed,
+      task_params: this.header.run.task_params, // the runs panel names the calibration preset
+      created_at: this.header.run.created_at,
+      trials: this.trials.size,
+      summary: this.summary, // Python's counts over those trials (persisted() shows them)
+      ...fields,
+    };
+    await this.store.putSweep(this.record, { header: header ? this.headerJson : null, trials });
+  }
+
+  // A checkpoint: Python's current header, stored.
+  async checkpoint(fields = {}) {
+    this.useHeader((await this.request("sweep_header")).header_json);
+    await this.persist(fields, { header: true });
+  }
+
+  // Python says which trials the ledger records (trial_done.heldout_observed) and under what
+  // key: the held-out task's content (heldout_content), never its id, which repeats across
+  // seeds and presets. The rule is Python's (pyapp/predict/exploratory.py).
+  async noteObserved(trial, content) {
+    const model = this.header.model;
+    if (model) await this.store.addObserved(model.model_id, model.revision, trial.condition, [content ?? trial.task_id]);
+  }
+
+  // Python's state, and the counts it carries.
+  useState(state) {
+    this.state = state;
+    this.summary = state.summary;
+  }
+
+  async refresh({ withPredictions = true } = {}) {
+    this.useState(await this.request("sweep_state"));
+    this.useHeader((await this.request("sweep_header")).header_json);
+    await this.loadPredictions(withPredictions && this.state.frozen.length);
+    await this.persist({ phase: this.record?.phase ?? null }, { header: true });
+    this.renderAll();
+  }
+
+  async loadPredictions(wanted) {
+    this.predictionsDoc = wanted ? JSON.parse((await this.request("sweep_predictions")).predictions_json) : null;
+  }
+
+  // Every stored trial of a sweep (resume): one pass, one table draw.
+  useTrials(texts) {
+    this.trials = new Trials();
+    const rows = [];
+    for (const text of texts) {
+      const trial = JSON.parse(text);
+      this.trials.add(trial, text);
+      rows.push(this.rowOf(trial));
+    }
+    this.results.setAll(rows);
+  }
+
+  rowOf(trial) {
+    const corrected = this.viewing?.corrections?.get(trial.trial_id) ?? null;
+    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split, corrected });
+  }
+
+  // ---- the function Python calls after each step of a run ---------------------------------
+
+  async sessionEvent(json) {
+    if (this.unloading) return false;
+    const event = JSON.parse(json);
+    if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
+    if (event.type === "trial_start") {
+      this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
+      this.progress.eta?.started(event.phase, event.condition, performance.now());
+      await this.persist({ in_flight: event.trial_id });
+    } else if (event.type === "trial_done") {
+      await this.trialDone(event);
+    } else if (event.type === "trial_interrupted" || event.type === "frozen") {
+      // A Cancel or an infrastructure failure (event.code) cut a trial short (Python keeps it
+      // under `interruptions`, never scored, and attempts it again), or Python froze the
+      // profiles: the header changed.
+      this.useHeader(event.header_json);
+      await this.persist({ in_flight: null }, { header: true });
+      if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
+    }
+    this.renderProgress();
+    this.emit(event, json);
+    return true;
+  }
+
+  async trialDone({ trial_json: text, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null }) {
+    const trial = JSON.parse(text);
+    this.progress.eta?.finished(phase, trial.condition, performance.now());
+    const seq = this.trials.size;
+    this.trials.add(trial, text);
+    this.summary = summary;
+    // a reload's load record joined the hash chain before this trial: its header comes along
+    if (headerJson) this.useHeader(headerJson);
+    await this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id: trial.trial_id, json: text }] });
+    if (heldout_observed) await this.noteObserved(trial, heldout_content);
+    this.progress.done += 1;
+    this.results.add(this.rowOf(trial));
+    fillObservation(this.predictionRows, trial);
+    $("#sweep-results-caption").textContent = this.resultsCaption();
+  }
+}

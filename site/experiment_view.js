@@ -1,0 +1,242 @@
+// The experiment controller's drawing (main thread): the progress bar and ETA, the buttons'
+// state, the results caption and tables, the predictions shown at the freeze, a trace opened
+// from disk (site/viewer.js) drawn in place of the live sweep, and the resume prompt. Between
+// ExperimentState (site/experiment_state.js) and Experiment (site/experiment.js), which holds
+// the requests to Python and the API.
+
+import { evidenceLabel, meaningOf } from "./dom.js";
+import { CONTROL_LABEL } from "./lab_protocol.js";
+import { renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
+import { showRecord } from "./record_view.js";
+import { renderReceipt } from "./receipt_view.js";
+import { Eta, etaText } from "./eta.js";
+import { ExperimentState, withStateAware } from "./experiment_state.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+export class ExperimentView extends ExperimentState {
+  // ---- progress ------------------------------------------------------------------------
+
+  // The counter is the sweep's (trials observed / all its trials); the ETA covers the phases
+  // this run does, estimated per phase and condition (site/eta.js).
+  startProgress(phase) {
+    const s = this.state;
+    const p = this.progress;
+    this.countFromState();
+    const phases = phase === "all" ? ["measure", "heldout"] : [phase];
+    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)));
+    p.started = performance.now();
+    p.current = "";
+    clearInterval(p.timer);
+    p.timer = setInterval(() => this.renderProgress(), 500);
+    this.renderProgress();
+  }
+
+  // The counter from Python's state: observed trials of all the sweep's trials.
+  countFromState() {
+    const s = this.state;
+    this.progress.done = s ? s.trials : 0;
+    this.progress.total = s ? s.trials + s.measure_left + s.heldout_left : 0;
+  }
+
+  stopProgress() {
+    clearInterval(this.progress.timer);
+    this.progress.timer = null;
+    this.progress.current = "";
+    this.renderProgress();
+  }
+
+  // Python froze the profiles inside a run of phase "all": its predictions go on the page now,
+  // before the first held-out result (Python is busy: the full view follows the run).
+  // The freeze receipt is drawn here too, before Python starts the first held-out trial.
+  showFrozen(predictions, receiptJson = null) {
+    this.shownPredictions = new Map(predictions.map((p) => [p.condition, withStateAware(p)]));
+    this.receiptJson = receiptJson;
+    renderReceipt(receiptJson);
+    this.predictionRows = renderPredictions(this.shownPredictions, null, this.notEvidence());
+    this.status("Frozen; running held-out…");
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------
+
+  renderProgress() {
+    const p = this.progress;
+    const bar = $("#sweep-bar");
+    bar.max = Math.max(p.total, 1);
+    bar.value = p.done;
+    $("#sweep-count").textContent = `${p.done} / ${p.total} trials`;
+    $("#sweep-current").textContent = p.current ? `now: ${p.current}` : "";
+    if (!p.timer) {
+      $("#sweep-elapsed").textContent = "";
+      $("#sweep-eta").textContent = "";
+      return;
+    }
+    const elapsed = (performance.now() - p.started) / 1000;
+    $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
+    $("#sweep-eta").textContent = p.eta ? etaText(p.eta.estimate(performance.now())) : "";
+  }
+
+  // A resumed sweep waited for its model: once it is loaded the status says what to do now.
+  modelArrived() {
+    const m = this.model();
+    if (!this.waitingFor || !m.loaded || this.busy || !this.state) return;
+    const matches = m.model_id === this.waitingFor;
+    const s = this.state;
+    this.status(
+      `${m.model_id} loaded: press Run to continue sweep ${s.run_id.slice(0, 8)} ` +
+        `(${s.trials} / ${s.trials + s.measure_left + s.heldout_left} trials observed)` +
+        `${matches ? "" : `; note: the sweep was recorded with ${this.waitingFor}`}.`,
+    );
+    this.waitingFor = null;
+  }
+
+  refreshControls() {
+    const focused = document.activeElement; // kept: a button disabled below must not drop focus to <body>
+    this.drawControls();
+    if (focused instanceof HTMLButtonElement && focused.disabled && this.section.contains(focused)) {
+      const cancel = $("#sweep-cancel");
+      (cancel.disabled ? $("#experiment-status") : cancel).focus();
+    }
+  }
+
+  drawControls() {
+    const m = this.model();
+    const loaded = m.loaded;
+    const idle = !this.busy;
+    const hasSweep = Boolean(this.state);
+    $("#sweep-run-all").disabled = !(loaded && idle);
+    $("#sweep-measure").disabled = !(loaded && idle);
+    $("#sweep-freeze").disabled = !(idle && hasSweep && this.state.can_freeze);
+    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && this.state.can_run_heldout);
+    $("#sweep-new").disabled = !(loaded && idle);
+    $("#sweep-cancel").disabled = this.busy !== "run";
+    for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
+    $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
+    $("#download-sweep-trace").disabled = !(idle && this.header);
+    $("#download-predictions").disabled = !(idle && this.predictionsDoc);
+    $("#resume-accept").disabled = !idle;
+    const viewing = $("#viewing-banner");
+    viewing.hidden = !this.viewing;
+    if (this.viewing) {
+      $("#viewing-text").textContent = `Showing ${this.viewing.name}, opened from disk (${this.viewing.label}) — not the live sweep.`;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) $(id).disabled = true;
+    }
+    const evidence = $("#experiment-evidence");
+    const label = this.header || m.loaded ? this.notEvidence() : null;
+    evidence.hidden = !label;
+    const kind = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? m.evidence);
+    evidence.textContent = label ? `This sweep is labelled "${label}": every number below is ${meaningOf(kind)}.` : "";
+    $("#experiment-hint").textContent = loaded
+      ? `Model: ${m.model_id}${m.evidence !== "model" ? ` (${evidenceLabel(m.evidence)})` : ""}. Seed, calibration set and conditions from step 2.`
+      : "Load a model above first: the bundled reference subject (locally trained on primitives only) is the suggested first run offline; the test fixture works too, but is not model evidence.";
+  }
+
+  resultsCaption() {
+    if (!this.header) return "No trials yet.";
+    const { trials, correct, incorrect, failed } = this.summary ?? { trials: 0, correct: 0, incorrect: 0, failed: 0 };
+    const notEvidence = this.notEvidence();
+    const label = notEvidence ? ` — ${notEvidence}` : "";
+    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+  }
+
+  openRecord(trialId) {
+    const trial = this.trials.get(trialId);
+    if (trial) showRecord(trial, this.notEvidence());
+  }
+
+  clearTables() {
+    this.results.reset();
+    $("#predictions-table tbody").replaceChildren();
+    this.predictionRows = new Map();
+  }
+
+  renderAll() {
+    $("#sweep-results-caption").textContent = this.resultsCaption();
+    renderFreeze(this.predictionsDoc, this.notEvidence());
+    if (!this.shownPredictions.size && this.predictionsDoc) {
+      this.shownPredictions = new Map(
+        this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
+      );
+    }
+    this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
+    renderScores(this.predictionsDoc, this.notEvidence());
+    this.renderProgress();
+    this.refreshControls();
+  }
+
+  // ---- an opened trace (site/viewer.js: "Open a trace") -----------------------------------
+  // A finished run read from disk, drawn by the same renderers as the live run from the texts
+  // Python re-derived it from, under the evidence Python decided it is (`evidence`: never
+  // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
+  // and drawn again on close.
+
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, corrections = [] }) {
+    this.requireIdle("open a trace");
+    this.viewing ??= {
+      live: {
+        state: this.state,
+        header: this.header,
+        headerJson: this.headerJson,
+        tasks: this.tasks,
+        trials: this.trials,
+        summary: this.summary,
+        predictionsDoc: this.predictionsDoc,
+        shown: this.shownPredictions,
+        rows: [...this.results.rows],
+        data: this.section.dataset.state,
+      },
+    };
+    const corrected = new Map();
+    for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
+    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected });
+    this.state = null;
+    this.useHeader(headerJson);
+    this.useTrials(trialsJson);
+    this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
+    this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
+    this.shownPredictions = new Map();
+    this.renderAll();
+    this.setData("viewing");
+  }
+
+  closeOpened() {
+    const live = this.viewing?.live;
+    if (!live) return;
+    this.viewing = null;
+    this.state = live.state;
+    this.header = live.header;
+    this.headerJson = live.headerJson;
+    this.tasks = live.tasks;
+    this.trials = live.trials;
+    this.summary = live.summary;
+    this.predictionsDoc = live.predictionsDoc;
+    this.shownPredictions = live.shown;
+    this.results.setAll(live.rows);
+    this.renderAll();
+    this.setData(live.data);
+  }
+
+  // ---- the resume prompt -----------------------------------------------------------------
+
+  async offerResume() {
+    this.offered = await this.store.latestUnfinished();
+    const offered = this.offered;
+    if (!offered || (this.header && offered.run_id === this.header.run.run_id)) {
+      this.hideResumePrompt();
+      return;
+    }
+    const fixture = offered.evidence && offered.evidence !== "model" ? ` (${evidenceLabel(offered.evidence)})` : "";
+    $("#resume-text").textContent =
+      `An unfinished sweep is stored in this browser: ${offered.run_id.slice(0, 8)}, ` +
+      `${offered.model_id}${fixture}, seed ${offered.seed}, ${offered.trials} trials observed` +
+      `${offered.in_flight ? `; ${offered.in_flight} was in flight (it will be recorded as interrupted)` : ""}. ` +
+      `Resume continues with the next unobserved trial${offered.phase && offered.evidence !== "synthetic" ? ` (load ${offered.model_id} first to continue running)` : ""}` +
+      `${offered.evidence === "synthetic" ? ", with its synthetic model (nothing to load)" : ""}.`;
+    $("#resume-prompt").hidden = false;
+  }
+
+  hideResumePrompt() {
+    this.offered = null;
+    $("#resume-prompt").hidden = true;
+  }
+}
