@@ -173,12 +173,29 @@ def tensors(pairs: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any, An
 
 
 def lr_factor(step: int) -> float:
+    """Linear warm-up, then a cosine over `first_horizon_steps`; from `extended_from_step`
+    on, a second cosine from where the first had got to down to the floor at `steps` (the
+    recipe was extended while it ran; a rebuild from scratch follows the same curve)."""
     warmup, steps = _int("warmup_steps"), _int("steps")
+    horizon, extended = _int("first_horizon_steps"), _int("extended_from_step")
+    floor = float(RECIPE["min_lr_ratio"])  # type: ignore[arg-type]
     if step < warmup:
         return (step + 1) / warmup
-    progress = (step - warmup) / max(1, steps - warmup)
-    floor = float(RECIPE["min_lr_ratio"])  # type: ignore[arg-type]
-    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    def first(at: int) -> float:
+        progress = (at - warmup) / max(1, horizon - warmup)
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    if step < extended:
+        return first(step)
+    progress = (step - extended) / max(1, steps - extended)
+    return floor + (first(extended) - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def threads_at(step: int) -> int:
+    """Torch's intra-op threads for `step`: one, then `threads_after_extension` from
+    `extended_from_step` on (a fixed count at every step keeps the rebuild deterministic)."""
+    return _int("threads_after_extension") if step >= _int("extended_from_step") else 1
 
 
 def evaluate(model: Any, tok: Any, examples: list[subject_data.Example]) -> dict[str, Any]:
@@ -251,6 +268,8 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     model.train()
     began = time.monotonic()
     for step in range(start, steps):
+        if torch.get_num_threads() != threads_at(step):
+            torch.set_num_threads(threads_at(step))
         ids, mask, labels = tensors(encode(tok, subject_data.batch(step)), pad)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
