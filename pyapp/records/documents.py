@@ -34,15 +34,16 @@ Typed validation (`from_json` into the records) follows the read, before any use
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Final, NoReturn
+from typing import Any, BinaryIO, Final, NoReturn
 
 from pyapp.errors import InputError
 from pyapp.records.base import JSON
@@ -59,6 +60,9 @@ MAX_TRIALS: Final = 100_000
 #: Longest line of a JSON-lines file (`trials.jsonl`: one trial, whose replies are capped at
 #: a few KB each, is far below this).
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
+
+#: Bytes read at a time when a document is streamed (`stream_object`).
+STREAM_CHUNK_BYTES: Final = 1024 * 1024
 
 _SCAN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
 
@@ -354,3 +358,169 @@ def check_count(items: JSON, what: str, maximum: int, where: str) -> None:
             maximum=maximum,
             value=len(items),
         )
+
+
+# ---- a large document, a value at a time ---------------------------------------------------
+
+_BLANK: Final = re.compile(r"[ \t\n\r]*")
+
+
+class _Cursor:
+    """A window over a file's text: what is not decoded yet, refilled a chunk at a time."""
+
+    def __init__(self, handle: BinaryIO, max_bytes: int, chunk_bytes: int) -> None:
+        self.handle, self.max_bytes, self.chunk_bytes = handle, max_bytes, chunk_bytes
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.text, self.at, self.read, self.ended = "", 0, 0, False
+        self.largest = 0
+        """The longest the window has been (characters): what the tests bound."""
+
+    def fill(self) -> bool:
+        """One more chunk in the window; False at the end of the file."""
+        if self.ended:
+            return False
+        data = self.handle.read(self.chunk_bytes)
+        self.read += len(data)
+        if self.read > self.max_bytes:
+            raise ValueError("the file grew past its limit")
+        self.ended = not data
+        self.text = self.text[self.at :] + self.decoder.decode(data, final=self.ended)
+        self.at = 0
+        self.largest = max(self.largest, len(self.text))
+        return not self.ended
+
+    def next_char(self) -> str:
+        """The next character that is not blank ("" at the end), not consumed."""
+        while True:
+            self.at = _BLANK.match(self.text, self.at).end()  # type: ignore[union-attr]
+            if self.at < len(self.text) or not self.fill():
+                return self.text[self.at : self.at + 1]
+
+    def take(self, char: str) -> None:
+        if self.next_char() != char:
+            raise ValueError(f"expected {char!r}")
+        self.at += 1
+
+    def value(self, decoder: json.JSONDecoder, nesting: int) -> JSON:
+        """The next JSON value, under `loads_document`'s checks (`InputError`, `ValueError`
+        when it is not JSON); the window grows until the value fits in it."""
+        self.next_char()
+        while True:
+            if not self.ended and len(self.text) - self.at < self.chunk_bytes // 2:
+                self.fill()
+                continue
+            try:
+                value, end = decoder.raw_decode(self.text, self.at)
+            except json.JSONDecodeError:
+                if self.fill():
+                    continue
+                raise
+            if end == len(self.text) and self.fill():  # a number may go on in the next chunk
+                continue
+            break
+        text = self.text[self.at : end]
+        self.at = end
+        if not plain(text, nesting):
+            check_nesting(text, "", nesting)
+        if _ESCAPED_SURROGATE.search(text) or (not text.isascii() and not _is_text(text)):
+            check_surrogates(value, "")
+        return value
+
+
+def _strict_decoder() -> json.JSONDecoder:
+    """`loads_document`'s checks as decoder hooks (numbers, constants, repeated keys)."""
+
+    def integer(literal: str) -> int:
+        if len(literal.lstrip("-")) > MAX_INTEGER_DIGITS:
+            raise ValueError("an integer too long")
+        return int(literal)
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ValueError("a number that is not finite")
+        return value
+
+    def constant(name: str) -> NoReturn:
+        raise ValueError(f"{name} is not a JSON number")
+
+    def unique(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+        found: dict[str, JSON] = dict(pairs)
+        if len(found) != len(pairs):
+            raise ValueError("a repeated key")
+        return found
+
+    return json.JSONDecoder(
+        parse_int=integer, parse_float=number, parse_constant=constant, object_pairs_hook=unique
+    )
+
+
+def stream_object(
+    path: str | Path,
+    items: Mapping[str, Callable[[JSON, str], Any]],
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    chunk_bytes: int = STREAM_CHUNK_BYTES,
+) -> tuple[dict[str, Any], int] | None:
+    """A JSON object document read one top-level value at a time, and the arrays named in
+    `items` one item at a time: each item is decoded under `loads_document`'s checks and
+    handed at once to its function with where it is (`$.trials[3]`), and the object returned
+    holds the list of what the function returned in the array's place. Returns the object
+    and the longest the reading window grew (characters).
+
+    Memory: the largest top-level value outside the named arrays, one item and a chunk — a
+    100,000-trial trace is never held as text or as one JSON tree. Refused like `read_text`
+    before anything is decoded (`InputError`: not a regular file, too large). None when
+    anything else is wrong (not UTF-8, not JSON, over a JSON limit, not an object whose named
+    values are arrays): the caller then reads the file whole with `read_document`, which
+    names the refusal exactly as it always has. An exception raised by a function passes
+    through."""
+    decoder = _strict_decoder()
+    with open_regular(path, max_bytes) as handle:
+        cursor = _Cursor(handle, max_bytes, chunk_bytes)
+        try:
+            document = _stream_members(cursor, decoder, items)
+        except (InputError, ValueError, RecursionError, OSError):
+            return None  # (UnicodeDecodeError and json.JSONDecodeError are ValueErrors)
+    return document, cursor.largest
+
+
+def _stream_members(
+    cursor: _Cursor, decoder: json.JSONDecoder, items: Mapping[str, Callable[[JSON, str], Any]]
+) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    cursor.take("{")
+    if cursor.next_char() == "}":
+        cursor.at += 1
+    else:
+        while True:
+            key = cursor.value(decoder, 1)
+            if not isinstance(key, str) or key in document:
+                raise ValueError("a key that is not a string, or a repeated key")
+            cursor.take(":")
+            if key in items:
+                document[key] = _stream_items(cursor, decoder, key, items[key])
+            else:
+                document[key] = cursor.value(decoder, MAX_NESTING - 1)
+            if cursor.next_char() == "}":
+                cursor.at += 1
+                break
+            cursor.take(",")
+    if cursor.next_char() != "":
+        raise ValueError("text after the document")
+    return document
+
+
+def _stream_items(
+    cursor: _Cursor, decoder: json.JSONDecoder, key: str, each: Callable[[JSON, str], Any]
+) -> list[Any]:
+    out: list[Any] = []
+    cursor.take("[")
+    if cursor.next_char() == "]":
+        cursor.at += 1
+        return out
+    while True:
+        out.append(each(cursor.value(decoder, MAX_NESTING - 2), f"$.{key}[{len(out)}]"))
+        if cursor.next_char() == "]":
+            cursor.at += 1
+            return out
+        cursor.take(",")

@@ -11,16 +11,16 @@ them number for number. A report shows the derived numbers, never the supplied o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
-from pyapp.records.base import RecordError
-from pyapp.records.documents import MAX_TRIALS, check_count, read_document
-from pyapp.records.trace import Trace
+from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
+from pyapp.records.trace import SCHEMA_VERSION, TaskRecord, Trace, Trial, version_problem
 from pyapp.verify.reproduce import Correction, rederive, reproduce, reproduce_predictions
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
@@ -43,8 +43,8 @@ class RunFolder:
     trace: Trace
     """The trace, checked against its record types."""
     trace_json: Any
-    """The trace as read, without its trials (the records in `trace` hold them): `reproduce`
-    reads its version from it, and a large trace is not held twice."""
+    """The trace as read, without its trials and tasks (the records in `trace` hold them):
+    `reproduce` reads its version from it, and a large trace is not held twice."""
     predictions_json: Any | None
     """predictions.json as read; null when the folder has none."""
     sweep_record: dict[str, Any] | None
@@ -89,21 +89,74 @@ def _read_json(path: Path) -> Any:
 
 
 def read_run_folder(path: Path) -> RunFolder:
-    """The folder's files; `RunInputError` when the folder or a file is unreadable."""
+    """The folder's files; `RunInputError` when the folder or a file is unreadable.
+
+    trace.json is streamed (`stream_trace`): its trials and tasks become records one at a
+    time, so neither its text nor its JSON tree is ever held whole."""
     if not path.is_dir():
         raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
     trace_path = path / "trace.json"
     if not (trace_path.exists() or trace_path.is_symlink()):
         raise RunInputError(f"{path} has no trace.json")
-    trace_json = _read_json(trace_path)
-    trace = read_trace(trace_json, str(trace_path))
-    trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
+    try:
+        streamed = stream_trace(trace_path)
+    except InputError as error:
+        raise RunInputError(f"cannot read {trace_path}: {error.message}") from None
+    if streamed is not None:
+        trace, trace_json = streamed
+    else:  # an older version, or something in it is refused: read whole, as ever
+        trace_json = _read_json(trace_path)
+        trace = read_trace(trace_json, str(trace_path))
+        trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
     predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
     sweep_record = _read_json(run_path) if run_path.exists() else None
     if sweep_record is not None and not isinstance(sweep_record, dict):
         raise RunInputError(f"{run_path} is not a JSON object")
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
+
+
+def _trial(value: JSON, where: str) -> Trial:
+    trial: Trial = from_json(Trial, value, where)
+    return trial
+
+
+def _task(value: JSON, where: str) -> TaskRecord:
+    task: TaskRecord = from_json(TaskRecord, value, where)
+    return task
+
+
+def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
+    """A trace/3 document read an item at a time (`pyapp.records.documents.stream_object`):
+    each trial and each task becomes its record as it is decoded, and the document's JSON is
+    kept without them. None when it must be read whole instead — an older version (upgraded
+    as JSON first), or anything in it refused or not fitting the records (the whole read
+    names it, exactly as it always has). `InputError` when the file itself is refused (not a
+    regular file, too large)."""
+    try:
+        streamed = stream_object(path, {"trials": _trial, "tasks": _task})
+    except RecordError:
+        return None
+    if streamed is None:
+        return None
+    document = streamed[0]
+    trials, tasks = document.get("trials"), document.get("tasks")
+    if (
+        document.get("schema_version") != SCHEMA_VERSION
+        or not isinstance(trials, list)
+        or not isinstance(tasks, list)
+        or len(trials) > MAX_TRIALS
+    ):
+        return None
+    header = {**document, "trials": [], "tasks": []}
+    if version_problem(header) is not None:
+        return None
+    try:
+        trace: Trace = from_json(Trace, header)
+    except RecordError:
+        return None
+    trace_json = {key: value for key, value in document.items() if key not in ("trials", "tasks")}
+    return replace(trace, trials=tuple(trials), tasks=tuple(tasks)), trace_json
 
 
 def read_trace(trace_json: Any, where: str = "the trace") -> Trace:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import interpreter
 from pyapp.conditions.failures import kind_of
@@ -79,7 +80,7 @@ from pyapp.records.trace import (
     summarise,
     upgrade,
 )
-from pyapp.tasks.taskset import GENERATOR_VERSION, generate
+from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
 from pyapp.verify.consistency import Mismatch, completion_mismatches, model_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
@@ -503,8 +504,16 @@ def _check_templates(trace: Trace, found: list[Mismatch]) -> None:
         found.append(Mismatch("$.run.prompt_templates", f"the hash of {template_id!r} is missing"))
 
 
+@lru_cache(maxsize=2)
+def _regenerated(params: TaskParams) -> tuple[tuple[Task, ...], tuple[TaskRecord, ...]]:
+    """The task set of `params` and its records, generated once for the checks of one
+    trace (`reproduce` and `rederive` each need them; a 100,000-task set takes seconds)."""
+    tasks = generate(params)
+    return tasks, tuple(TaskRecord.of(t) for t in tasks)
+
+
 def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
-    regenerated = tuple(TaskRecord.of(t) for t in generate(trace.run.task_params))
+    regenerated = _regenerated(trace.run.task_params)[1]
     if len(regenerated) != len(trace.tasks):
         found.append(
             Mismatch(
@@ -664,7 +673,7 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
         ended = [t.ended_at for t in before if t.ended_at is not None]
         if not legacy and ended and max(ended) > record.frozen_at:
             found.append(Mismatch(f"{where}.frozen_at", "is before a trial it names ended"))
-    tasks = generate(trace.run.task_params)
+    tasks = _regenerated(trace.run.task_params)[0]
     for condition in trace.run.conditions:
         if condition not in MODEL_CONDITIONS:
             continue
@@ -743,8 +752,8 @@ def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[C
     and each recorded value that differed. A trace whose tasks cannot be regenerated, or
     whose every field re-derives, is returned upgraded but otherwise as it is (no copy of a
     current document; `reproduce`'s mismatches say why). `read`: the document's records
-    when the caller has them already (the document may then omit its trials, as a large
-    report holds it). `RecordError` when it is not a
+    when the caller has them already (the document may then omit its trials and tasks, as a
+    large report holds it). `RecordError` when it is not a
     trace."""
     trace = read_trace(document) if read is None else read
     if trace.run.generator_version != GENERATOR_VERSION:
@@ -752,7 +761,7 @@ def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[C
     legacy = isinstance(document, dict) and document.get("schema_version") in (
         LEGACY_SCHEMA_VERSIONS
     )
-    tasks = {task.id: task for task in (TaskRecord.of(t) for t in generate(trace.run.task_params))}
+    tasks = {task.id: task for task in _regenerated(trace.run.task_params)[1]}
     upgraded_count = _upgraded_trials(trace, legacy)
     corrections: list[Correction] = []
     changed: dict[int, dict[str, JSON]] = {}
@@ -779,6 +788,8 @@ def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[C
     upgraded = json.loads(json.dumps(upgrade(document)))
     if "trials" not in upgraded:
         upgraded["trials"] = [to_json(t) for t in trace.trials]
+    if "tasks" not in upgraded:
+        upgraded["tasks"] = [to_json(t) for t in trace.tasks]
     for i, fields in changed.items():
         upgraded["trials"][i].update(fields)
     upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
