@@ -209,8 +209,11 @@ def _union_reader(tp: Any) -> Reader:
     options = [(option, _reader(option)) for option in get_args(tp)]
     present = [read for option, read in options if option is not type(None)]
     single = present[0] if len(present) == 1 else None
+    nullable = len(present) < len(options)
 
     def read_union(data: JSON, path: str) -> Any:
+        if data is None and nullable:  # what trying each option in turn would give
+            return None
         if data is not None and single is not None:  # `T | None` holding a value: T's error,
             return single(data, path)  # at the path where it is (not `path`)
         errors = []

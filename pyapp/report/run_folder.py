@@ -211,8 +211,14 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
 
     The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
     rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
-    trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json, read=trace))
-    rederived_json, corrections = rederive(trace_json, read=trace)
+    changed: dict[int, dict[str, JSON]] = {}
+    found = reproduce(trace_json, read=trace, changed=changed)
+    trace_mismatches = tuple(named(str(m), trace) for m in found)
+    current = isinstance(trace_json, dict) and trace_json.get("schema_version") == SCHEMA_VERSION
+    # a trace/3 document: each trial was re-derived once, by `reproduce`
+    rederived_json, corrections = rederive(
+        trace_json, read=trace, changed=changed if current else None
+    )
     rederived = read_trace(rederived_json) if corrections else trace
     derived, error = None, None
     if trace.model is not None and trace.freezes:
