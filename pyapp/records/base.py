@@ -66,8 +66,12 @@ _PROGRAM_DEF: dict[str, JSON] = {
 
 
 def to_json(value: object) -> JSON:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind: Any = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # (the common leaves first: a trace has millions)
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, Mapping):
@@ -75,6 +79,14 @@ def to_json(value: object) -> JSON:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot convert {type(value).__name__} to JSON")
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A record class's field names, in order; None for anything else."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 def _optional_on_read(f: dataclasses.Field[Any]) -> bool:

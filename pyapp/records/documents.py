@@ -401,9 +401,12 @@ class _Cursor:
             raise ValueError(f"expected {char!r}")
         self.at += 1
 
-    def value(self, decoder: json.JSONDecoder, nesting: int) -> JSON:
+    def value(self, decoders: tuple[json.JSONDecoder, json.JSONDecoder], nesting: int) -> JSON:
         """The next JSON value, under `loads_document`'s checks (`InputError`, `ValueError`
-        when it is not JSON); the window grows until the value fits in it."""
+        when it is not JSON); the window grows until the value fits in it. As in
+        `loads_document`, a `plain` value is decoded by the C decoder alone, any other again
+        with a hook per number (`decoders`: the two)."""
+        decoder, strict = decoders
         self.next_char()
         while True:
             if not self.ended and len(self.text) - self.at < self.chunk_bytes // 2:
@@ -422,13 +425,15 @@ class _Cursor:
         self.at = end
         if not plain(text, nesting):
             check_nesting(text, "", nesting)
+            value = strict.decode(text)
         if _ESCAPED_SURROGATE.search(text) or (not text.isascii() and not _is_text(text)):
             check_surrogates(value, "")
         return value
 
 
-def _strict_decoder() -> json.JSONDecoder:
-    """`loads_document`'s checks as decoder hooks (numbers, constants, repeated keys)."""
+def _decoders() -> tuple[json.JSONDecoder, json.JSONDecoder]:
+    """`loads_document`'s two decoders: repeated keys refused, and with it numbers and
+    constants checked by hooks."""
 
     def integer(literal: str) -> int:
         if len(literal.lstrip("-")) > MAX_INTEGER_DIGITS:
@@ -450,20 +455,21 @@ def _strict_decoder() -> json.JSONDecoder:
             raise ValueError("a repeated key")
         return found
 
-    return json.JSONDecoder(
+    return json.JSONDecoder(object_pairs_hook=unique), json.JSONDecoder(
         parse_int=integer, parse_float=number, parse_constant=constant, object_pairs_hook=unique
     )
 
 
 def stream_object(
     path: str | Path,
-    items: Mapping[str, Callable[[JSON, str], Any]],
+    items: Mapping[str, Callable[[JSON, str, dict[str, Any]], Any]],
     max_bytes: int = MAX_DOCUMENT_BYTES,
-    chunk_bytes: int = STREAM_CHUNK_BYTES,
+    chunk_bytes: int | None = None,
 ) -> tuple[dict[str, Any], int] | None:
     """A JSON object document read one top-level value at a time, and the arrays named in
     `items` one item at a time: each item is decoded under `loads_document`'s checks and
-    handed at once to its function with where it is (`$.trials[3]`), and the object returned
+    handed at once to its function with where it is (`$.trials[3]`) and the members read
+    before the array (the object so far), and the object returned
     holds the list of what the function returned in the array's place. Returns the object
     and the longest the reading window grew (characters).
 
@@ -473,19 +479,21 @@ def stream_object(
     anything else is wrong (not UTF-8, not JSON, over a JSON limit, not an object whose named
     values are arrays): the caller then reads the file whole with `read_document`, which
     names the refusal exactly as it always has. An exception raised by a function passes
-    through."""
-    decoder = _strict_decoder()
+    through. `chunk_bytes`: default `STREAM_CHUNK_BYTES`."""
+    decoders = _decoders()
     with open_regular(path, max_bytes) as handle:
-        cursor = _Cursor(handle, max_bytes, chunk_bytes)
+        cursor = _Cursor(handle, max_bytes, chunk_bytes or STREAM_CHUNK_BYTES)
         try:
-            document = _stream_members(cursor, decoder, items)
+            document = _stream_members(cursor, decoders, items)
         except (InputError, ValueError, RecursionError, OSError):
             return None  # (UnicodeDecodeError and json.JSONDecodeError are ValueErrors)
     return document, cursor.largest
 
 
 def _stream_members(
-    cursor: _Cursor, decoder: json.JSONDecoder, items: Mapping[str, Callable[[JSON, str], Any]]
+    cursor: _Cursor,
+    decoder: tuple[json.JSONDecoder, json.JSONDecoder],
+    items: Mapping[str, Callable[[JSON, str, dict[str, Any]], Any]],
 ) -> dict[str, Any]:
     document: dict[str, Any] = {}
     cursor.take("{")
@@ -498,7 +506,7 @@ def _stream_members(
                 raise ValueError("a key that is not a string, or a repeated key")
             cursor.take(":")
             if key in items:
-                document[key] = _stream_items(cursor, decoder, key, items[key])
+                document[key] = _stream_items(cursor, decoder, key, items[key], document)
             else:
                 document[key] = cursor.value(decoder, MAX_NESTING - 1)
             if cursor.next_char() == "}":
@@ -511,7 +519,11 @@ def _stream_members(
 
 
 def _stream_items(
-    cursor: _Cursor, decoder: json.JSONDecoder, key: str, each: Callable[[JSON, str], Any]
+    cursor: _Cursor,
+    decoder: tuple[json.JSONDecoder, json.JSONDecoder],
+    key: str,
+    each: Callable[[JSON, str, dict[str, Any]], Any],
+    before: dict[str, Any],
 ) -> list[Any]:
     out: list[Any] = []
     cursor.take("[")
@@ -519,7 +531,7 @@ def _stream_items(
         cursor.at += 1
         return out
     while True:
-        out.append(each(cursor.value(decoder, MAX_NESTING - 2), f"$.{key}[{len(out)}]"))
+        out.append(each(cursor.value(decoder, MAX_NESTING - 2), f"$.{key}[{len(out)}]", before))
         if cursor.next_char() == "]":
             cursor.at += 1
             return out

@@ -20,8 +20,22 @@ from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import JSON, RecordError, from_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
-from pyapp.records.trace import SCHEMA_VERSION, TaskRecord, Trace, Trial, version_problem
-from pyapp.verify.reproduce import Correction, rederive, reproduce, reproduce_predictions
+from pyapp.records.trace import (
+    SCHEMA_VERSION,
+    RunInfo,
+    TaskRecord,
+    Trace,
+    Trial,
+    version_problem,
+)
+from pyapp.tasks.taskset import GENERATOR_VERSION
+from pyapp.verify.reproduce import (
+    Correction,
+    rederive,
+    regenerated_records,
+    reproduce,
+    reproduce_predictions,
+)
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 
@@ -116,14 +130,39 @@ def read_run_folder(path: Path) -> RunFolder:
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
 
 
-def _trial(value: JSON, where: str) -> Trial:
+def _trial(value: JSON, where: str, before: dict[str, Any]) -> Trial:
     trial: Trial = from_json(Trial, value, where)
     return trial
 
 
-def _task(value: JSON, where: str) -> TaskRecord:
-    task: TaskRecord = from_json(TaskRecord, value, where)
-    return task
+class _Tasks:
+    """Reads a trace's tasks, holding each that equals its regenerated one (the seed's task
+    at the same place, which `reproduce` checks it against) as that one: a 100,000-task
+    set is held once, not twice."""
+
+    def __init__(self) -> None:
+        self.regenerated: tuple[TaskRecord, ...] | None = None
+
+    def __call__(self, value: JSON, where: str, before: dict[str, Any]) -> TaskRecord:
+        task: TaskRecord = from_json(TaskRecord, value, where)
+        if self.regenerated is None:
+            self.regenerated = _regenerated(before.get("run"))
+        index = int(where[where.rindex("[") + 1 : -1])
+        if index < len(self.regenerated) and self.regenerated[index] == task:
+            return self.regenerated[index]
+        return task
+
+
+def _regenerated(run: JSON) -> tuple[TaskRecord, ...]:
+    """The task records the run's seed and parameters give; none when the run record read
+    so far does not name a generator this code has."""
+    try:
+        info: RunInfo = from_json(RunInfo, run)
+    except RecordError:
+        return ()
+    if info.generator_version != GENERATOR_VERSION:
+        return ()
+    return regenerated_records(info.task_params)
 
 
 def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
@@ -134,7 +173,7 @@ def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
     names it, exactly as it always has). `InputError` when the file itself is refused (not a
     regular file, too large)."""
     try:
-        streamed = stream_object(path, {"trials": _trial, "tasks": _task})
+        streamed = stream_object(path, {"trials": _trial, "tasks": _Tasks()})
     except RecordError:
         return None
     if streamed is None:

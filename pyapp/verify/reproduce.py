@@ -48,6 +48,7 @@ from pyapp.predict.predictor import (
     heldout_tasks,
     refit_state_aware,
     score_trace,
+    tasks_of,
     without_absent_fields,
 )
 from pyapp.records import prompts
@@ -80,7 +81,7 @@ from pyapp.records.trace import (
     summarise,
     upgrade,
 )
-from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
+from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
 from pyapp.verify.consistency import Mismatch, completion_mismatches, model_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
@@ -519,16 +520,16 @@ def _check_templates(trace: Trace, found: list[Mismatch]) -> None:
         found.append(Mismatch("$.run.prompt_templates", f"the hash of {template_id!r} is missing"))
 
 
-@lru_cache(maxsize=2)
-def _regenerated(params: TaskParams) -> tuple[tuple[Task, ...], tuple[TaskRecord, ...]]:
-    """The task set of `params` and its records, generated once for the checks of one
-    trace (`reproduce` and `rederive` each need them; a 100,000-task set takes seconds)."""
-    tasks = generate(params)
-    return tasks, tuple(TaskRecord.of(t) for t in tasks)
+@lru_cache(maxsize=1)
+def regenerated_records(params: TaskParams) -> tuple[TaskRecord, ...]:
+    """The records of the task set of `params`, generated once for the checks of one trace
+    (a 100,000-task set takes seconds, and a reader that keeps a recorded task equal to its
+    regenerated one holds it once: `pyapp.report.run_folder`)."""
+    return tuple(TaskRecord.of(t) for t in generate(params))
 
 
 def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
-    regenerated = _regenerated(trace.run.task_params)[1]
+    regenerated = regenerated_records(trace.run.task_params)
     if len(regenerated) != len(trace.tasks):
         found.append(
             Mismatch(
@@ -688,10 +689,10 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
         ended = [t.ended_at for t in before if t.ended_at is not None]
         if not legacy and ended and max(ended) > record.frozen_at:
             found.append(Mismatch(f"{where}.frozen_at", "is before a trial it names ended"))
-    tasks = _regenerated(trace.run.task_params)[0]
     for condition in trace.run.conditions:
         if condition not in MODEL_CONDITIONS:
             continue
+        tasks = tasks_of(trace.run.task_params)
         heldout = {t.id for t in heldout_tasks(tasks, condition)}
         freezes = [f for f in trace.freezes if f.condition == condition]
         for i, trial in enumerate(trace.trials):
@@ -804,7 +805,7 @@ def rederive(
 
 def _changed_fields(trace: Trace, legacy: bool) -> dict[int, dict[str, JSON]]:
     """Each trial's derivable fields that re-derivation contradicts, by trial index."""
-    tasks = {task.id: task for task in _regenerated(trace.run.task_params)[1]}
+    tasks = {task.id: task for task in regenerated_records(trace.run.task_params)}
     upgraded_count = _upgraded_trials(trace, legacy)
     changed: dict[int, dict[str, JSON]] = {}
     for i, trial in enumerate(trace.trials):
