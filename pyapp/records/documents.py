@@ -17,15 +17,17 @@ naming the file and the problem, never a traceback, never unbounded work:
 | one line of a JSON-lines file  | `MAX_LINE_BYTES`             | `input_too_large`     |
 | lines of a JSON-lines file     | `MAX_TRIALS` (by default)    | `input_too_large`     |
 
-This is the one reader for every file a command reads from a stranger: traces,
-predictions, registers, a run folder's `run.json`, the sweep's `trials.jsonl` (streamed by
-`read_lines`, bounded per line and in count), ledgers. `open_regular` is the gate: it
-checks with `os.stat` that the path is a regular file *before* opening it and opens with
-`O_NONBLOCK`, so a FIFO can neither hang the open nor be read; a device (`/dev/zero`) is
-refused before one byte is read; the size comes from `fstat` on the opened file (a
-swapped file is checked again) and the read itself stops at the limit. Text must be strict
-UTF-8. A JSON escape that decodes to a lone surrogate (`"\\ud800"`) is refused, naming
-the field, so no writer fails later with `UnicodeEncodeError`.
+This is the one reader for every file a command reads from a stranger: traces, predictions,
+registers, a run folder's `run.json`, the sweep's `trials.jsonl` (streamed by `read_lines`,
+bounded per line and in count), ledgers. A large document can be read a value at a time
+(`stream_object`: the report's `trace.json`, each trial handed over as it is decoded, under
+the same checks; anything it refuses is left to `read_document` to name). `open_regular` is
+the gate: it checks with `os.stat` that the path is a regular file *before* opening it and
+opens with `O_NONBLOCK`, so a FIFO can neither hang the open nor be read; a device
+(`/dev/zero`) is refused before one byte is read; the size comes from `fstat` on the opened
+file (a swapped file is checked again) and the read itself stops at the limit. Text must be
+strict UTF-8. A JSON escape that decodes to a lone surrogate (`"\\ud800"`) is refused,
+naming the field, so no writer fails later with `UnicodeEncodeError`.
 
 The nesting scan is iterative and runs before `json.loads` (whose decoder recurses), so
 100,000 `[` cost one pass over the text. `check_count` bounds list lengths (trials).
