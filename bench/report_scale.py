@@ -5,8 +5,10 @@ control over `primitives_per_op` = (trials - 18) / 3 tasks per op, the most a tr
 hold is 100,000) unless `--folder` names one, then runs the report command in a subprocess
 and prints its wall time and CPU time, its peak memory (the child's maximum resident set)
 and the size of the HTML it wrote, each beside its goal (under 60 s, under 1 GiB, under
-20 MB) as a ratio.
-Past `pyapp.report.sample.MAX_LISTED_ROWS` rows the report lists counts and a sample.
+20 MB) as a ratio, with the number of trials the report counted and the machine's load
+average before and after (a loaded machine's wall time is not the report's).
+Past `pyapp.report.sample.MAX_LISTED_ROWS` rows the report lists counts and a sample; the
+report reads trace.json a trial at a time (`pyapp.report.run_folder.stream_trace`).
 
 Prints figures; asserts nothing. Making the trace takes minutes on a busy 2-core machine.
 
@@ -16,7 +18,8 @@ Usage: .venv/bin/python bench/report_scale.py [--trials 99999] [--folder DIR] [-
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,20 +56,26 @@ def make_folder(folder: Path, trials: int) -> None:
 
 
 def measure(folder: Path, out: Path) -> tuple[float, float, int, int, int]:
-    """(wall s, CPU s, peak bytes of the report process, HTML bytes, exit status)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    """(wall s, CPU s, peak bytes of the report process, HTML bytes, exit status): the
+    report's own resource use (`os.wait4` on its process), whatever ran before it."""
     started = time.perf_counter()
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "pyapp", "report", str(folder), "--out", str(out)], cwd=ROOT
     )
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = usage.ru_utime + usage.ru_stime - cpu_before
-    if usage.ru_maxrss <= before:
-        print("(an earlier child used more memory: the peak below is a lower bound)")
+    child.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
     html = out.stat().st_size if out.exists() else 0
-    return wall, cpu, usage.ru_maxrss * 1024, html, done.returncode
+    return wall, cpu, usage.ru_maxrss * 1024, html, child.returncode
+
+
+def trials_of(report: Path) -> str:
+    """The number of trials the report's trial table counts ("99999 trials: ...")."""
+    if not report.exists():
+        return "?"
+    found = re.search(r"<caption>(\d+) trials: ", report.read_text(encoding="utf-8"))
+    return f"{int(found[1]):,}" if found else "?"
 
 
 def main() -> None:
@@ -82,9 +91,17 @@ def main() -> None:
         folder = made / "run"
         make_folder(folder, args.trials)
     try:
-        wall, cpu, peak, html, status = measure(folder, folder.parent / "report.html")
+        load_before = os.getloadavg()
+        out = folder.parent / "report.html"
+        wall, cpu, peak, html, status = measure(folder, out)
+        load_after = os.getloadavg()
         trace_mb = (folder / "trace.json").stat().st_size / 1e6
         print(f"report of {folder} (trace.json {trace_mb:.0f} MB), exit status {status}")
+        print(f"  trials       {trials_of(out):>8}    (the report's own count)")
+        print(
+            "  load average {:.2f} {:.2f} {:.2f} before, {:.2f} {:.2f} {:.2f} after "
+            "(1, 5, 15 min; {} CPUs)".format(*load_before, *load_after, os.cpu_count())
+        )
         print(
             f"  wall time    {wall:8.1f} s    goal < {GOAL_S:.0f} s     ratio {wall / GOAL_S:.2f}"
         )

@@ -66,8 +66,12 @@ _PROGRAM_DEF: dict[str, JSON] = {
 
 
 def to_json(value: object) -> JSON:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind: Any = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # (the common leaves first: a trace has millions)
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, Mapping):
@@ -75,6 +79,14 @@ def to_json(value: object) -> JSON:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot convert {type(value).__name__} to JSON")
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A record class's field names, in order; None for anything else."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 def _optional_on_read(f: dataclasses.Field[Any]) -> bool:
@@ -92,88 +104,206 @@ def _is_union(tp: object) -> bool:
     return get_origin(tp) in (Union, types.UnionType)
 
 
+Reader = typing.Callable[[JSON, str], Any]
+"""What reads one type from JSON: (data, path) → the value, or a `RecordError`."""
+
+_READERS: dict[Any, Reader] = {}
+
+
 def from_json(tp: Any, data: JSON, path: str = "$") -> Any:
-    """Rebuild a value of type `tp` from JSON `data`, checking types all the way down."""
+    """Rebuild a value of type `tp` from JSON `data`, checking types all the way down.
+
+    The checks for a type are worked out once (`_reader`) and kept: a 100,000-trial trace is
+    read without asking `typing` about the same types a million times."""
+    return _reader(tp)(data, path)
+
+
+def _reader(tp: Any) -> Reader:
+    """The reader of `tp`, made once (a record that holds itself reads through a forward
+    reference while its reader is being made)."""
+    try:
+        found = _READERS.get(tp)
+    except TypeError:  # an unhashable type: made every time
+        return _make_reader(tp)
+    if found is not None:
+        return found
+
+    def forward(data: JSON, path: str) -> Any:
+        return _READERS[tp](data, path)
+
+    _READERS[tp] = forward
+    try:
+        made = _make_reader(tp)
+    except BaseException:
+        del _READERS[tp]
+        raise
+    _READERS[tp] = made
+    return made
+
+
+def _read_any(data: JSON, path: str) -> Any:
+    return data
+
+
+def _read_null(data: JSON, path: str) -> None:
+    if data is not None:
+        raise RecordError(path, "expected null")
+    return None
+
+
+def _read_bool(data: JSON, path: str) -> bool:
+    if not isinstance(data, bool):
+        raise RecordError(path, "expected a boolean")
+    return data
+
+
+def _read_int(data: JSON, path: str) -> int:
+    if not isinstance(data, int) or isinstance(data, bool):
+        raise RecordError(path, "expected an integer")
+    return data
+
+
+def _read_float(data: JSON, path: str) -> float:
+    if not isinstance(data, (int, float)) or isinstance(data, bool):
+        raise RecordError(path, "expected a number")
+    return float(data)
+
+
+def _read_str(data: JSON, path: str) -> str:
+    if not isinstance(data, str):
+        raise RecordError(path, "expected a string")
+    return data
+
+
+_SIMPLE: dict[Any, Reader] = {
+    Any: _read_any,
+    object: _read_any,
+    None: _read_null,
+    type(None): _read_null,
+    bool: _read_bool,
+    int: _read_int,
+    float: _read_float,
+    str: _read_str,
+}
+
+
+def _make_reader(tp: Any) -> Reader:
     if get_origin(tp) is Annotated:
-        return from_json(get_args(tp)[0], data, path)
-    if tp is Any or tp is object:
-        return data
-    if tp is None or tp is type(None):
-        if data is not None:
-            raise RecordError(path, "expected null")
-        return None
+        return _reader(get_args(tp)[0])
+    try:
+        simple = _SIMPLE.get(tp)
+    except TypeError:  # unhashable
+        simple = None
+    if simple is not None:
+        return simple
     if _is_union(tp):
-        present = [option for option in get_args(tp) if option is not type(None)]
-        if data is not None and len(present) == 1:  # `T | None` holding a value: T's error,
-            return from_json(present[0], data, path)  # at the path where it is (not `path`)
+        return _union_reader(tp)
+    origin = get_origin(tp)
+    if origin is Literal:
+        return _literal_reader(tp)
+    if origin is tuple:
+        return _tuple_reader(tp)
+    if origin in (dict, Mapping, typing.Mapping):
+        value = _reader(get_args(tp)[1] if get_args(tp) else Any)
+
+        def read_mapping(data: JSON, path: str) -> dict[str, Any]:
+            if not isinstance(data, dict):
+                raise RecordError(path, "expected an object")
+            return {k: value(v, f"{path}.{k}") for k, v in data.items()}
+
+        return read_mapping
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _record_reader(tp)
+    raise TypeError(f"unsupported record type {tp!r}")
+
+
+def _union_reader(tp: Any) -> Reader:
+    options = [(option, _reader(option)) for option in get_args(tp)]
+    present = [read for option, read in options if option is not type(None)]
+    single = present[0] if len(present) == 1 else None
+    nullable = len(present) < len(options)
+
+    def read_union(data: JSON, path: str) -> Any:
+        if data is None and nullable:  # what trying each option in turn would give
+            return None
+        if data is not None and single is not None:  # `T | None` holding a value: T's error,
+            return single(data, path)  # at the path where it is (not `path`)
         errors = []
-        for option in get_args(tp):
+        for _, read in options:
             try:
-                return from_json(option, data, path)
+                return read(data, path)
             except RecordError as exc:
                 errors.append(exc.message)
         raise RecordError(path, "; ".join(errors))
-    if get_origin(tp) is Literal:
-        if data not in get_args(tp) or isinstance(data, bool) != any(
-            isinstance(a, bool) for a in get_args(tp)
-        ):
-            raise RecordError(path, f"expected one of {list(get_args(tp))}, got {data!r}")
+
+    return read_union
+
+
+def _literal_reader(tp: Any) -> Reader:
+    allowed = get_args(tp)
+    boolean = any(isinstance(a, bool) for a in allowed)
+
+    def read_literal(data: JSON, path: str) -> Any:
+        if data not in allowed or isinstance(data, bool) != boolean:
+            raise RecordError(path, f"expected one of {list(allowed)}, got {data!r}")
         return data
-    if tp is bool:
-        if not isinstance(data, bool):
-            raise RecordError(path, "expected a boolean")
-        return data
-    if tp is int:
-        if not isinstance(data, int) or isinstance(data, bool):
-            raise RecordError(path, "expected an integer")
-        return data
-    if tp is float:
-        if not isinstance(data, (int, float)) or isinstance(data, bool):
-            raise RecordError(path, "expected a number")
-        return float(data)
-    if tp is str:
-        if not isinstance(data, str):
-            raise RecordError(path, "expected a string")
-        return data
-    origin = get_origin(tp)
-    if origin is tuple:
+
+    return read_literal
+
+
+def _tuple_reader(tp: Any) -> Reader:
+    args = get_args(tp)
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = _reader(args[0])
+
+        def read_items(data: JSON, path: str) -> tuple[Any, ...]:
+            if not isinstance(data, list):
+                raise RecordError(path, "expected an array")
+            return tuple(item(v, f"{path}[{i}]") for i, v in enumerate(data))
+
+        return read_items
+    readers = [_reader(a) for a in args]
+
+    def read_fixed(data: JSON, path: str) -> tuple[Any, ...]:
         if not isinstance(data, list):
             raise RecordError(path, "expected an array")
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_json(args[0], v, f"{path}[{i}]") for i, v in enumerate(data))
-        if len(data) != len(args):
-            raise RecordError(path, f"expected {len(args)} items, got {len(data)}")
+        if len(data) != len(readers):
+            raise RecordError(path, f"expected {len(readers)} items, got {len(data)}")
         return tuple(
-            from_json(a, v, f"{path}[{i}]")
-            for i, (a, v) in enumerate(zip(args, data, strict=False))
+            read(v, f"{path}[{i}]") for i, (read, v) in enumerate(zip(readers, data, strict=False))
         )
-    if origin in (dict, Mapping, typing.Mapping):
-        if not isinstance(data, dict):
-            raise RecordError(path, "expected an object")
-        value_type = get_args(tp)[1] if get_args(tp) else Any
-        return {k: from_json(value_type, v, f"{path}.{k}") for k, v in data.items()}
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+
+    return read_fixed
+
+
+def _record_reader(tp: type) -> Reader:
+    declared = dataclasses.fields(tp)
+    names = {f.name for f in declared}
+    optional = [(f.name, f.default) for f in declared if _optional_on_read(f)]
+    hints = _hints(tp)
+    readers = [(name, _reader(hints[name])) for name in names]
+
+    def read_record(data: JSON, path: str) -> Any:
         if not isinstance(data, dict):
             raise RecordError(path, f"expected an object ({tp.__name__})")
-        fields = {f.name for f in dataclasses.fields(tp)}
-        extra = set(data) - fields
-        if extra:
-            raise RecordError(path, f"unexpected keys {sorted(extra)} in {tp.__name__}")
-        missing = fields - set(data)
-        for f in dataclasses.fields(tp):
-            if f.name in missing and _optional_on_read(f):
-                missing.discard(f.name)
-                data = {**data, f.name: to_json(f.default)}
-        if missing:
-            raise RecordError(path, f"missing keys {sorted(missing)} in {tp.__name__}")
-        hints = _hints(tp)
-        kwargs = {name: from_json(hints[name], data[name], f"{path}.{name}") for name in fields}
+        if len(data) != len(names) or not names.issuperset(data):
+            extra = set(data) - names
+            if extra:
+                raise RecordError(path, f"unexpected keys {sorted(extra)} in {tp.__name__}")
+            missing = names - set(data)
+            for name, default in optional:
+                if name in missing:
+                    missing.discard(name)
+                    data = {**data, name: to_json(default)}
+            if missing:
+                raise RecordError(path, f"missing keys {sorted(missing)} in {tp.__name__}")
+        kwargs = {name: read(data[name], f"{path}.{name}") for name, read in readers}
         try:
             return tp(**kwargs)
         except (TypeError, ValueError) as exc:
             raise RecordError(path, str(exc)) from None
-    raise TypeError(f"unsupported record type {tp!r}")
+
+    return read_record
 
 
 @cache

@@ -17,15 +17,17 @@ naming the file and the problem, never a traceback, never unbounded work:
 | one line of a JSON-lines file  | `MAX_LINE_BYTES`             | `input_too_large`     |
 | lines of a JSON-lines file     | `MAX_TRIALS` (by default)    | `input_too_large`     |
 
-This is the one reader for every file a command reads from a stranger: traces,
-predictions, registers, a run folder's `run.json`, the sweep's `trials.jsonl` (streamed by
-`read_lines`, bounded per line and in count), ledgers. `open_regular` is the gate: it
-checks with `os.stat` that the path is a regular file *before* opening it and opens with
-`O_NONBLOCK`, so a FIFO can neither hang the open nor be read; a device (`/dev/zero`) is
-refused before one byte is read; the size comes from `fstat` on the opened file (a
-swapped file is checked again) and the read itself stops at the limit. Text must be strict
-UTF-8. A JSON escape that decodes to a lone surrogate (`"\\ud800"`) is refused, naming
-the field, so no writer fails later with `UnicodeEncodeError`.
+This is the one reader for every file a command reads from a stranger: traces, predictions,
+registers, a run folder's `run.json`, the sweep's `trials.jsonl` (streamed by `read_lines`,
+bounded per line and in count), ledgers. A large document can be read a value at a time
+(`stream_object`: the report's `trace.json`, each trial handed over as it is decoded, under
+the same checks; anything it refuses is left to `read_document` to name). `open_regular` is
+the gate: it checks with `os.stat` that the path is a regular file *before* opening it and
+opens with `O_NONBLOCK`, so a FIFO can neither hang the open nor be read; a device
+(`/dev/zero`) is refused before one byte is read; the size comes from `fstat` on the opened
+file (a swapped file is checked again) and the read itself stops at the limit. Text must be
+strict UTF-8. A JSON escape that decodes to a lone surrogate (`"\\ud800"`) is refused,
+naming the field, so no writer fails later with `UnicodeEncodeError`.
 
 The nesting scan is iterative and runs before `json.loads` (whose decoder recurses), so
 100,000 `[` cost one pass over the text. `check_count` bounds list lengths (trials).
@@ -34,15 +36,16 @@ Typed validation (`from_json` into the records) follows the read, before any use
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Final, NoReturn
+from typing import Any, BinaryIO, Final, NoReturn
 
 from pyapp.errors import InputError
 from pyapp.records.base import JSON
@@ -59,6 +62,9 @@ MAX_TRIALS: Final = 100_000
 #: Longest line of a JSON-lines file (`trials.jsonl`: one trial, whose replies are capped at
 #: a few KB each, is far below this).
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
+
+#: Bytes read at a time when a document is streamed (`stream_object`).
+STREAM_CHUNK_BYTES: Final = 1024 * 1024
 
 _SCAN: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
 
@@ -354,3 +360,181 @@ def check_count(items: JSON, what: str, maximum: int, where: str) -> None:
             maximum=maximum,
             value=len(items),
         )
+
+
+# ---- a large document, a value at a time ---------------------------------------------------
+
+_BLANK: Final = re.compile(r"[ \t\n\r]*")
+
+
+class _Cursor:
+    """A window over a file's text: what is not decoded yet, refilled a chunk at a time."""
+
+    def __init__(self, handle: BinaryIO, max_bytes: int, chunk_bytes: int) -> None:
+        self.handle, self.max_bytes, self.chunk_bytes = handle, max_bytes, chunk_bytes
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.text, self.at, self.read, self.ended = "", 0, 0, False
+        self.largest = 0
+        """The longest the window has been (characters): what the tests bound."""
+
+    def fill(self) -> bool:
+        """One more chunk in the window; False at the end of the file."""
+        if self.ended:
+            return False
+        data = self.handle.read(self.chunk_bytes)
+        self.read += len(data)
+        if self.read > self.max_bytes:
+            raise ValueError("the file grew past its limit")
+        self.ended = not data
+        self.text = self.text[self.at :] + self.decoder.decode(data, final=self.ended)
+        self.at = 0
+        self.largest = max(self.largest, len(self.text))
+        return not self.ended
+
+    def next_char(self) -> str:
+        """The next character that is not blank ("" at the end), not consumed."""
+        while True:
+            self.at = _BLANK.match(self.text, self.at).end()  # type: ignore[union-attr]
+            if self.at < len(self.text) or not self.fill():
+                return self.text[self.at : self.at + 1]
+
+    def take(self, char: str) -> None:
+        if self.next_char() != char:
+            raise ValueError(f"expected {char!r}")
+        self.at += 1
+
+    def value(self, decoders: tuple[json.JSONDecoder, json.JSONDecoder], nesting: int) -> JSON:
+        """The next JSON value, under `loads_document`'s checks (`InputError`, `ValueError`
+        when it is not JSON); the window grows until the value fits in it. As in
+        `loads_document`, a `plain` value is decoded by the C decoder alone, any other again
+        with a hook per number (`decoders`: the two)."""
+        decoder, strict = decoders
+        self.next_char()
+        while True:
+            if not self.ended and len(self.text) - self.at < self.chunk_bytes // 2:
+                self.fill()
+                continue
+            try:
+                value, end = decoder.raw_decode(self.text, self.at)
+            except json.JSONDecodeError:
+                if self.fill():
+                    continue
+                raise
+            if end == len(self.text) and self.fill():  # a number may go on in the next chunk
+                continue
+            break
+        text = self.text[self.at : end]
+        self.at = end
+        if not plain(text, nesting):
+            check_nesting(text, "", nesting)
+            value = strict.decode(text)
+        if _ESCAPED_SURROGATE.search(text) or (not text.isascii() and not _is_text(text)):
+            check_surrogates(value, "")
+        return value
+
+
+def _decoders() -> tuple[json.JSONDecoder, json.JSONDecoder]:
+    """`loads_document`'s two decoders: repeated keys refused, and with it numbers and
+    constants checked by hooks."""
+
+    def integer(literal: str) -> int:
+        if len(literal.lstrip("-")) > MAX_INTEGER_DIGITS:
+            raise ValueError("an integer too long")
+        return int(literal)
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ValueError("a number that is not finite")
+        return value
+
+    def constant(name: str) -> NoReturn:
+        raise ValueError(f"{name} is not a JSON number")
+
+    def unique(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+        found: dict[str, JSON] = dict(pairs)
+        if len(found) != len(pairs):
+            raise ValueError("a repeated key")
+        return found
+
+    return json.JSONDecoder(object_pairs_hook=unique), json.JSONDecoder(
+        parse_int=integer, parse_float=number, parse_constant=constant, object_pairs_hook=unique
+    )
+
+
+def stream_object(
+    path: str | Path,
+    items: Mapping[str, Callable[[JSON, str, dict[str, Any]], Any]],
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    chunk_bytes: int | None = None,
+) -> tuple[dict[str, Any], int] | None:
+    """A JSON object document read one top-level value at a time, and the arrays named in
+    `items` one item at a time: each item is decoded under `loads_document`'s checks and
+    handed at once to its function with where it is (`$.trials[3]`) and the members read
+    before the array (the object so far), and the object returned
+    holds the list of what the function returned in the array's place. Returns the object
+    and the longest the reading window grew (characters).
+
+    Memory: the largest top-level value outside the named arrays, one item and a chunk — a
+    100,000-trial trace is never held as text or as one JSON tree. Refused like `read_text`
+    before anything is decoded (`InputError`: not a regular file, too large). None when
+    anything else is wrong (not UTF-8, not JSON, over a JSON limit, not an object whose named
+    values are arrays): the caller then reads the file whole with `read_document`, which
+    names the refusal exactly as it always has. An exception raised by a function passes
+    through. `chunk_bytes`: default `STREAM_CHUNK_BYTES`."""
+    decoders = _decoders()
+    with open_regular(path, max_bytes) as handle:
+        cursor = _Cursor(handle, max_bytes, chunk_bytes or STREAM_CHUNK_BYTES)
+        try:
+            document = _stream_members(cursor, decoders, items)
+        except (InputError, ValueError, RecursionError, OSError):
+            return None  # (UnicodeDecodeError and json.JSONDecodeError are ValueErrors)
+    return document, cursor.largest
+
+
+def _stream_members(
+    cursor: _Cursor,
+    decoder: tuple[json.JSONDecoder, json.JSONDecoder],
+    items: Mapping[str, Callable[[JSON, str, dict[str, Any]], Any]],
+) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    cursor.take("{")
+    if cursor.next_char() == "}":
+        cursor.at += 1
+    else:
+        while True:
+            key = cursor.value(decoder, 1)
+            if not isinstance(key, str) or key in document:
+                raise ValueError("a key that is not a string, or a repeated key")
+            cursor.take(":")
+            if key in items:
+                document[key] = _stream_items(cursor, decoder, key, items[key], document)
+            else:
+                document[key] = cursor.value(decoder, MAX_NESTING - 1)
+            if cursor.next_char() == "}":
+                cursor.at += 1
+                break
+            cursor.take(",")
+    if cursor.next_char() != "":
+        raise ValueError("text after the document")
+    return document
+
+
+def _stream_items(
+    cursor: _Cursor,
+    decoder: tuple[json.JSONDecoder, json.JSONDecoder],
+    key: str,
+    each: Callable[[JSON, str, dict[str, Any]], Any],
+    before: dict[str, Any],
+) -> list[Any]:
+    out: list[Any] = []
+    cursor.take("[")
+    if cursor.next_char() == "]":
+        cursor.at += 1
+        return out
+    while True:
+        out.append(each(cursor.value(decoder, MAX_NESTING - 2), f"$.{key}[{len(out)}]", before))
+        if cursor.next_char() == "]":
+            cursor.at += 1
+            return out
+        cursor.take(",")

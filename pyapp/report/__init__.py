@@ -1,6 +1,7 @@
 """`python -m pyapp report RUN_DIR --out report.html`: a finished run as one HTML file.
 
-    run_folder.py   read trace.json (+ predictions.json, run.json) and re-derive them
+    run_folder.py   read trace.json a trial at a time (+ predictions.json, run.json) and
+                    re-derive them
     sections.py     the sections: evidence banner, provenance, profiles, predictions, scores,
                     trials with raw records, interruptions, journal, tasks
     sample.py       long lists: all rows up to a stated number, past it summaries and a sample

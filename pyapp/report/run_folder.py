@@ -11,17 +11,31 @@ them number for number. A report shows the derived numbers, never the supplied o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
-from pyapp.records.base import RecordError
-from pyapp.records.documents import MAX_TRIALS, check_count, read_document
-from pyapp.records.trace import Trace
-from pyapp.verify.reproduce import Correction, rederive, reproduce, reproduce_predictions
+from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
+from pyapp.records.trace import (
+    SCHEMA_VERSION,
+    RunInfo,
+    TaskRecord,
+    Trace,
+    Trial,
+    version_problem,
+)
+from pyapp.tasks.taskset import GENERATOR_VERSION
+from pyapp.verify.reproduce import (
+    Correction,
+    rederive,
+    regenerated_records,
+    reproduce,
+    reproduce_predictions,
+)
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 
@@ -43,8 +57,8 @@ class RunFolder:
     trace: Trace
     """The trace, checked against its record types."""
     trace_json: Any
-    """The trace as read, without its trials (the records in `trace` hold them): `reproduce`
-    reads its version from it, and a large trace is not held twice."""
+    """The trace as read, without its trials and tasks (the records in `trace` hold them):
+    `reproduce` reads its version from it, and a large trace is not held twice."""
     predictions_json: Any | None
     """predictions.json as read; null when the folder has none."""
     sweep_record: dict[str, Any] | None
@@ -89,21 +103,99 @@ def _read_json(path: Path) -> Any:
 
 
 def read_run_folder(path: Path) -> RunFolder:
-    """The folder's files; `RunInputError` when the folder or a file is unreadable."""
+    """The folder's files; `RunInputError` when the folder or a file is unreadable.
+
+    trace.json is streamed (`stream_trace`): its trials and tasks become records one at a
+    time, so neither its text nor its JSON tree is ever held whole."""
     if not path.is_dir():
         raise RunInputError(f"{path} is not a folder (expected a run folder with trace.json)")
     trace_path = path / "trace.json"
     if not (trace_path.exists() or trace_path.is_symlink()):
         raise RunInputError(f"{path} has no trace.json")
-    trace_json = _read_json(trace_path)
-    trace = read_trace(trace_json, str(trace_path))
-    trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
+    try:
+        streamed = stream_trace(trace_path)
+    except InputError as error:
+        raise RunInputError(f"cannot read {trace_path}: {error.message}") from None
+    if streamed is not None:
+        trace, trace_json = streamed
+    else:  # an older version, or something in it is refused: read whole, as ever
+        trace_json = _read_json(trace_path)
+        trace = read_trace(trace_json, str(trace_path))
+        trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
     predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
     sweep_record = _read_json(run_path) if run_path.exists() else None
     if sweep_record is not None and not isinstance(sweep_record, dict):
         raise RunInputError(f"{run_path} is not a JSON object")
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
+
+
+def _trial(value: JSON, where: str, before: dict[str, Any]) -> Trial:
+    trial: Trial = from_json(Trial, value, where)
+    return trial
+
+
+class _Tasks:
+    """Reads a trace's tasks, holding each that equals its regenerated one (the seed's task
+    at the same place, which `reproduce` checks it against) as that one: a 100,000-task
+    set is held once, not twice."""
+
+    def __init__(self) -> None:
+        self.regenerated: tuple[TaskRecord, ...] | None = None
+
+    def __call__(self, value: JSON, where: str, before: dict[str, Any]) -> TaskRecord:
+        task: TaskRecord = from_json(TaskRecord, value, where)
+        if self.regenerated is None:
+            self.regenerated = _regenerated(before.get("run"))
+        index = int(where[where.rindex("[") + 1 : -1])
+        if index < len(self.regenerated) and self.regenerated[index] == task:
+            return self.regenerated[index]
+        return task
+
+
+def _regenerated(run: JSON) -> tuple[TaskRecord, ...]:
+    """The task records the run's seed and parameters give; none when the run record read
+    so far does not name a generator this code has."""
+    try:
+        info: RunInfo = from_json(RunInfo, run)
+    except RecordError:
+        return ()
+    if info.generator_version != GENERATOR_VERSION:
+        return ()
+    return regenerated_records(info.task_params)
+
+
+def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
+    """A trace/3 document read an item at a time (`pyapp.records.documents.stream_object`):
+    each trial and each task becomes its record as it is decoded, and the document's JSON is
+    kept without them. None when it must be read whole instead — an older version (upgraded
+    as JSON first), or anything in it refused or not fitting the records (the whole read
+    names it, exactly as it always has). `InputError` when the file itself is refused (not a
+    regular file, too large)."""
+    try:
+        streamed = stream_object(path, {"trials": _trial, "tasks": _Tasks()})
+    except RecordError:
+        return None
+    if streamed is None:
+        return None
+    document = streamed[0]
+    trials, tasks = document.get("trials"), document.get("tasks")
+    if (
+        document.get("schema_version") != SCHEMA_VERSION
+        or not isinstance(trials, list)
+        or not isinstance(tasks, list)
+        or len(trials) > MAX_TRIALS
+    ):
+        return None
+    header = {**document, "trials": [], "tasks": []}
+    if version_problem(header) is not None:
+        return None
+    try:
+        trace: Trace = from_json(Trace, header)
+    except RecordError:
+        return None
+    trace_json = {key: value for key, value in document.items() if key not in ("trials", "tasks")}
+    return replace(trace, trials=tuple(trials), tasks=tuple(tasks)), trace_json
 
 
 def read_trace(trace_json: Any, where: str = "the trace") -> Trace:
@@ -158,8 +250,14 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
 
     The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
     rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
-    trace_mismatches = tuple(named(str(m), trace) for m in reproduce(trace_json, read=trace))
-    rederived_json, corrections = rederive(trace_json, read=trace)
+    changed: dict[int, dict[str, JSON]] = {}
+    found = reproduce(trace_json, read=trace, changed=changed)
+    trace_mismatches = tuple(named(str(m), trace) for m in found)
+    current = isinstance(trace_json, dict) and trace_json.get("schema_version") == SCHEMA_VERSION
+    # a trace/3 document: each trial was re-derived once, by `reproduce`
+    rederived_json, corrections = rederive(
+        trace_json, read=trace, changed=changed if current else None
+    )
     rederived = read_trace(rederived_json) if corrections else trace
     derived, error = None, None
     if trace.model is not None and trace.freezes:

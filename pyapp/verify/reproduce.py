@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import interpreter
 from pyapp.conditions.failures import kind_of
@@ -48,6 +49,7 @@ from pyapp.predict.predictor import (
     rederive_reference,
     refit_state_aware,
     score_trace,
+    tasks_of,
     without_absent_fields,
 )
 from pyapp.records import prompts
@@ -80,7 +82,7 @@ from pyapp.records.trace import (
     summarise,
     upgrade,
 )
-from pyapp.tasks.taskset import GENERATOR_VERSION, generate
+from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
 from pyapp.verify.consistency import Mismatch, completion_mismatches, model_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
@@ -115,7 +117,10 @@ def _upgraded_trials(trace: Trace, legacy: bool) -> int:
     return count
 
 
-def _check_trial(trial: Trial, where: str, ctx: _Context) -> list[Mismatch]:
+def _check_trial(
+    trial: Trial, where: str, ctx: _Context, changed: dict[str, JSON] | None = None
+) -> list[Mismatch]:
+    """The trial's mismatches; `changed` is given each field re-derivation contradicts."""
     found: list[Mismatch] = []
     task = ctx.tasks.get(trial.task_id)
     if task is None:
@@ -151,6 +156,8 @@ def _check_trial(trial: Trial, where: str, ctx: _Context) -> list[Mismatch]:
     for key, value in derived.items():
         recorded = to_json(getattr(trial, key))
         if recorded != value:
+            if changed is not None:
+                changed[key] = value
             found.append(
                 Mismatch(
                     f"{where}.{key}",
@@ -380,10 +387,17 @@ def limitations(document: JSON) -> list[str]:
     return lines
 
 
-def reproduce(document: JSON, *, read: Trace | None = None) -> list[Mismatch]:
+def reproduce(
+    document: JSON,
+    *,
+    read: Trace | None = None,
+    changed: dict[int, dict[str, JSON]] | None = None,
+) -> list[Mismatch]:
     """Every mismatch between a trace document and what its seed and observations give.
     `read`: the document's records when the caller has read them already (`read_trace`),
-    so a large trace is not held twice."""
+    so a large trace is not held twice. `changed`: filled, by trial index, with each trial
+    field re-derivation contradicts — what `rederive` needs, so a caller that wants both
+    re-derives every trial once."""
     version = document.get("schema_version") if isinstance(document, dict) else None
     legacy = version == "trace/1"
     try:
@@ -420,7 +434,10 @@ def reproduce(document: JSON, *, read: Trace | None = None) -> list[Mismatch]:
         seen.add(trial.trial_id)
         if trial.condition not in run.conditions:
             found.append(Mismatch(where, f"condition {trial.condition!r} not listed in the run"))
-        found.extend(_check_trial(trial, where, trial_ctx))
+        fields: dict[str, JSON] = {}
+        found.extend(_check_trial(trial, where, trial_ctx, fields))
+        if fields and changed is not None:
+            changed[i] = fields
         if trial.condition in MODEL_CONDITIONS:
             _check_model_trial(trial, where, trial_ctx, found)
 
@@ -519,8 +536,16 @@ def _check_templates(trace: Trace, found: list[Mismatch]) -> None:
         found.append(Mismatch("$.run.prompt_templates", f"the hash of {template_id!r} is missing"))
 
 
+@lru_cache(maxsize=1)
+def regenerated_records(params: TaskParams) -> tuple[TaskRecord, ...]:
+    """The records of the task set of `params`, generated once for the checks of one trace
+    (a 100,000-task set takes seconds, and a reader that keeps a recorded task equal to its
+    regenerated one holds it once: `pyapp.report.run_folder`)."""
+    return tuple(TaskRecord.of(t) for t in generate(params))
+
+
 def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
-    regenerated = tuple(TaskRecord.of(t) for t in generate(trace.run.task_params))
+    regenerated = regenerated_records(trace.run.task_params)
     if len(regenerated) != len(trace.tasks):
         found.append(
             Mismatch(
@@ -680,10 +705,10 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
         ended = [t.ended_at for t in before if t.ended_at is not None]
         if not legacy and ended and max(ended) > record.frozen_at:
             found.append(Mismatch(f"{where}.frozen_at", "is before a trial it names ended"))
-    tasks = generate(trace.run.task_params)
     for condition in trace.run.conditions:
         if condition not in MODEL_CONDITIONS:
             continue
+        tasks = tasks_of(trace.run.task_params)
         heldout = {t.id for t in heldout_tasks(tasks, condition)}
         freezes = [f for f in trace.freezes if f.condition == condition]
         for i, trial in enumerate(trace.trials):
@@ -753,24 +778,51 @@ class Correction:
     """What the seed and the raw observations give."""
 
 
-def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[Correction]]:
+def rederive(
+    document: JSON,
+    *,
+    read: Trace | None = None,
+    changed: dict[int, dict[str, JSON]] | None = None,
+) -> tuple[JSON, list[Correction]]:
     """The trace document with every trial's derivable fields (verdict, outcome, result,
     failure, program, steps, token counts, route) as re-derived and its summary recounted,
     and each recorded value that differed. A trace whose tasks cannot be regenerated, or
     whose every field re-derives, is returned upgraded but otherwise as it is (no copy of a
     current document; `reproduce`'s mismatches say why). `read`: the document's records
-    when the caller has them already (the document may then omit its trials, as a large
-    report holds it). `RecordError` when it is not a
-    trace."""
+    when the caller has them already (the document may then omit its trials and tasks, as a
+    large report holds it). `changed`: what `reproduce` found re-deriving the same records
+    (its `changed`), used instead of re-deriving every trial again. `RecordError` when it is
+    not a trace."""
     trace = read_trace(document) if read is None else read
     if trace.run.generator_version != GENERATOR_VERSION:
         return upgrade(document), []
     legacy = isinstance(document, dict) and document.get("schema_version") in (
         LEGACY_SCHEMA_VERSIONS
     )
-    tasks = {task.id: task for task in (TaskRecord.of(t) for t in generate(trace.run.task_params))}
+    if changed is None:
+        changed = _changed_fields(trace, legacy)
+    corrections = [
+        Correction(trace.trials[i].trial_id, key, to_json(getattr(trace.trials[i], key)), value)
+        for i, fields in sorted(changed.items())
+        for key, value in fields.items()
+    ]
+    if not corrections:  # an older document is still returned as trace/3
+        return (upgrade(document) if "trials" in document else document), []
+    upgraded = json.loads(json.dumps(upgrade(document)))
+    if "trials" not in upgraded:
+        upgraded["trials"] = [to_json(t) for t in trace.trials]
+    if "tasks" not in upgraded:
+        upgraded["tasks"] = [to_json(t) for t in trace.tasks]
+    for i, fields in changed.items():
+        upgraded["trials"][i].update(fields)
+    upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
+    return upgraded, corrections
+
+
+def _changed_fields(trace: Trace, legacy: bool) -> dict[int, dict[str, JSON]]:
+    """Each trial's derivable fields that re-derivation contradicts, by trial index."""
+    tasks = {task.id: task for task in regenerated_records(trace.run.task_params)}
     upgraded_count = _upgraded_trials(trace, legacy)
-    corrections: list[Correction] = []
     changed: dict[int, dict[str, JSON]] = {}
     for i, trial in enumerate(trace.trials):
         task = tasks.get(trial.task_id)
@@ -784,18 +836,7 @@ def rederive(document: JSON, *, read: Trace | None = None) -> tuple[JSON, list[C
             derived = _rederive_whole_task(trial, task, where, ignored, old)
         else:
             derived = _rederive_chain(trial, task, where, ignored, old)
-        recorded = to_json(trial)
-        assert isinstance(recorded, dict)
         for key, value in derived.items():
-            if recorded.get(key) != value:
-                corrections.append(Correction(trial.trial_id, key, recorded.get(key), value))
+            if to_json(getattr(trial, key)) != value:
                 changed.setdefault(i, {})[key] = value
-    if not corrections:  # an older document is still returned as trace/3
-        return (upgrade(document) if "trials" in document else document), []
-    upgraded = json.loads(json.dumps(upgrade(document)))
-    if "trials" not in upgraded:
-        upgraded["trials"] = [to_json(t) for t in trace.trials]
-    for i, fields in changed.items():
-        upgraded["trials"][i].update(fields)
-    upgraded["summary"] = to_json(summarise(read_trace(upgraded).trials))
-    return upgraded, corrections
+    return changed
