@@ -15,7 +15,7 @@ register encodings (JSON block and prose):
 | one-operation program (2/20)     | register-program-examples/2  | `{"op": "add", "args": [...]}` |
 
 The question is the task generator's own primitive question (`Compute a + b.`); the reply
-is exactly what the parsers accept (`pyapp.conditions.run.parse_integer`,
+is exactly what the parsers accept (`pyapp.conditions.replies.parse_integer`,
 `interpreter.parse_program`), followed by the model's end-of-turn token. No composition
 (recurrence, determinant, derivative, any tree of more than one operation) is ever shown.
 

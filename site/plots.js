@@ -1,4 +1,4 @@
-// Inline SVG plots of a predictions document (pyapp.predict.predictor.PredictionsDocument). They draw
+// Inline SVG plots of a predictions document (pyapp.predict.predictions.PredictionsDocument). They draw
 // exactly the numbers the document holds: calibration cells (mean predicted probability,
 // observed rate, Wilson interval) and predicted vs observed cost per held-out task.
 // No DOM lookups here: each function returns an <svg> element.

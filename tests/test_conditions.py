@@ -11,7 +11,8 @@ from promptread import chain_operands, chain_value
 from tracecheck import assert_valid_trace
 
 import interpreter
-from pyapp.conditions import run as run_module
+from pyapp.conditions import replies as replies_module
+from pyapp.conditions import route as route_module
 from pyapp.conditions.run import (
     CancelToken,
     RouteLimits,
@@ -272,7 +273,8 @@ def test_chain_per_call_timeout_halts():
 def test_chain_route_timeout_shortens_and_then_refuses_calls(monkeypatch):
     """An injected clock: each call takes exactly 30 ms of it, the route has 70 ms."""
     clock = [0]
-    monkeypatch.setattr(run_module, "now_ns", lambda: clock[0])
+    for module in (route_module, replies_module):  # where the chain reads the clock
+        monkeypatch.setattr(module, "now_ns", lambda: clock[0])
 
     class SlowAdapter(ScriptedAdapter):
         async def generate(self, prompt, caps):

@@ -177,7 +177,7 @@ FAILURE_CALL = re.compile(
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")
 FINISH_REASON_CODES = {"timeout", "cancelled", "error"}
 """Codes a failure takes from `completion.finish_reason`
-(pyapp.conditions.run.generation_failure)."""
+(pyapp.conditions.replies.generation_failure)."""
 
 
 JS_CODE_PATTERNS = (

@@ -30,43 +30,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.browser import model_message_exports
-from pyapp.browser.message_exports import js_module, markdown_tables, messages_schema
+from pyapp.cli.arguments import port, seeded
+from pyapp.cli.schema import add_parser as add_schema
+from pyapp.cli.schema import model_channel_files as model_channel_files
+from pyapp.cli.schema import schemas as schemas
 from pyapp.cli.simulate import add_parser as add_simulate
+from pyapp.cli.sweep import add_parser as add_sweep
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError, LabError, RecordError, UsageError
+from pyapp.host.files import EXPORTS as EXPORTS
 from pyapp.host.files import (
-    EXPORTS,
     REPO_ROOT,
     input_file,
     input_folder,
     output_file,
-    output_folder,
     task_params_of,
     write_atomically,
 )
 from pyapp.host.serve import serve
 from pyapp.matrix.cli import add_parser as add_matrix
-from pyapp.matrix.plan import plan_schema
-from pyapp.matrix.state import state_schema
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
-from pyapp.predict.predictor import predictions_schema, read_predictions, score_trace
-from pyapp.records import faults
+from pyapp.predict.predictor import read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
-from pyapp.records.trace import read_trace, trace_schema
+from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
-from pyapp.sweep import main as sweep_main
-from pyapp.sweep.runfile import run_schema
-from pyapp.synthetic.language import synthetic_model_schema
-from pyapp.tasks.taskset import DEFAULT_SEED, MAX_TASKS, PRESETS, SEED_LIMIT, generate
+from pyapp.tasks.taskset import MAX_TASKS, generate
 from pyapp.verify.receipt import (
     read_receipt,
     receipt_lines,
     receipt_mismatches,
-    receipt_schema,
 )
 from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
 
@@ -327,82 +322,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    return sweep_main.main(args, ["python -m pyapp", *(args.argv or [])])
-
-
-def schemas() -> dict[str, dict[str, Any]]:
-    return {
-        "trace.schema.json": trace_schema(),
-        "predictions.schema.json": predictions_schema(),
-        "receipt.schema.json": receipt_schema(),
-        "messages.schema.json": messages_schema(),
-        "sweep-run.schema.json": run_schema(),
-        "synthetic-model.schema.json": synthetic_model_schema(),
-        "matrix-plan.schema.json": plan_schema(),
-        "matrix-state.schema.json": state_schema(),
-    }
-
-
-def generated() -> dict[Path, str]:
-    """Every generated file: the schemas in exports/, the page's protocol constants and the
-    fault grammar (workers/faults_grammar.js)."""
-
-    files = {
-        EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-        for name, schema in schemas().items()
-    }
-    files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
-    files[REPO_ROOT / "workers" / "faults_grammar.js"] = faults.js_module()
-    hosting = REPO_ROOT / "docs" / "hosting.md"
-    files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
-    files.update(model_channel_files())
-    return files
-
-
-def model_channel_files() -> dict[Path, str]:
-    """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
-
-    models = REPO_ROOT / "docs" / "models.md"
-    tables = model_message_exports.markdown_tables()
-    return {
-        EXPORTS / "model-messages.schema.json": json.dumps(
-            model_message_exports.messages_schema(), indent=2, ensure_ascii=False
-        )
-        + "\n",
-        REPO_ROOT / "workers" / "model_protocol.js": model_message_exports.js_module(),
-        models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
-    }
-
-
-def with_generated_block(text: str, tables: str | None = None, marker: str = "messages") -> str:
-    """docs text with its generated message tables (between the `marker` comments, by default
-    the page ⇄ Python tables) brought up to date."""
-
-    start = text.index(f"<!-- {marker}:begin")
-    head_end = text.index("\n", start) + 1
-    end = text.index(f"<!-- {marker}:end -->")
-    return text[:head_end] + "\n" + (tables or markdown_tables()) + "\n" + text[end:]
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    drifted = []
-    for path, text in generated().items():
-        name = path.name
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
-            continue
-        if args.check:
-            drifted.append(name)
-        else:
-            write_atomically(path, text)
-            print(f"wrote {path}")
-    if drifted:
-        print(f"schema drift: {', '.join(drifted)} (run: python -m pyapp schema)")
-        return 1
-    return 0
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         serve(Path(args.dir), args.host, args.port)
@@ -413,101 +332,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _port(text: str) -> int:
-    """An argparse type: a TCP port number 0–65535 (0 picks a free port)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a port number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
-    return port
-
-
-def _seed(text: str) -> int:
-    """An argparse type: a seed 0 <= seed < 2**64."""
-    try:
-        seed = int(text) if len(text) <= 30 else -1
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"{text[:30]!r} is not a seed (0 <= seed < 2**64)")
-    return seed
-
-
-def _sweep_options(p: argparse.ArgumentParser) -> None:
-    """The options of `python -m pyapp sweep` (docs/sweep.md)."""
-    p.add_argument("--model", help="fixture, a catalogue key or id, or any org/name hub id")
-    p.add_argument("--backend", choices=["webgpu", "wasm"], help="model backend (webgpu)")
-    p.add_argument("--dtype", help="model dtype (default: the page's first choice)")
-    p.add_argument("--revision", help="model revision (default: the catalogue's, or main)")
-    p.add_argument("--seed", type=_seed, help=f"task seed ({DEFAULT_SEED})")
-    p.add_argument(
-        "--param", action="append", metavar="KEY=VALUE", help="override a task parameter"
-    )
-    p.add_argument(
-        "--conditions",
-        metavar="C1,C2",
-        help="comma-separated subset of supplied-program,model-only,model-program,"
-        "controlled-chain (default: all)",
-    )
-    p.add_argument(
-        "--consent",
-        action="store_true",
-        help="consent to downloading and loading the model (without it nothing downloads)",
-    )
-    p.add_argument("--out", type=output_folder, required=True, help="output folder (runs/NAME/)")
-    p.add_argument("--resume", action="store_true", help="continue the sweep in --out")
-    p.add_argument("--model-host", help="hub-like server URL, or a folder laid out like the hub")
-    p.add_argument(
-        "--model-folder", type=input_folder, help="one model's files, served locally as the hub"
-    )
-    p.add_argument(
-        "--chromium-flag",
-        action="append",
-        metavar="FLAG",
-        help="extra Chromium flag, e.g. --chromium-flag=--enable-unsafe-webgpu (repeatable)",
-    )
-    p.add_argument(
-        "--site", type=input_folder, default=str(REPO_ROOT / "build" / "site"), help="built site"
-    )
-    p.add_argument(
-        "--timeout", type=float, help="stop (resumably) after this many seconds (no limit)"
-    )
-    p.add_argument(
-        "--page-param",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra query parameter for the page (test hooks, e.g. model_step_delay_ms=30,"
-        " fault=worker_crash@3)",
-    )
-    p.add_argument(
-        "--ledger",
-        type=input_file,
-        metavar="FILE",
-        help="ledger of held-out tasks observed across sweeps (default: ledger.json beside"
-        " the --out folder)",
-    )
-
-
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m pyapp", description=__doc__.split("\n")[0])
     sub = top.add_subparsers(dest="command", required=True)
-
-    def seeded(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help="task seed (1729)")
-        p.add_argument(
-            "--param",
-            action="append",
-            metavar="KEY=VALUE",
-            help="override a task parameter, e.g. primitives_per_op=100",
-        )
-        p.add_argument(
-            "--preset",
-            choices=list(PRESETS),
-            help="a named calibration set (design: 6 trials per op; calibration-60; "
-            "calibration-300, operands stratified by digit count); --param applies after it",
-        )
 
     p = sub.add_parser("tasks", help="print the task set of a seed")
     seeded(p)
@@ -573,26 +400,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=output_file, required=True, help="HTML file to write")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser(
-        "sweep",
-        help="run measure -> freeze -> held-out -> score headless, in the real page",
-        description="Serve the built site, start headless Chromium, load the model through the"
-        " page's consent dialog and run the whole protocol in the page; writes trace.json,"
-        " predictions.json and run.json into --out (see docs/sweep.md).",
-    )
-    _sweep_options(p)
-    p.set_defaults(func=cmd_sweep)
+    add_sweep(sub)
 
     add_simulate(sub)
 
     add_matrix(sub)
 
-    p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
-    p.add_argument("--check", action="store_true", help="only report drift (exit 1)")
-    p.set_defaults(func=cmd_schema)
+    add_schema(sub)
 
     p = sub.add_parser("serve", help="serve the built static site on 127.0.0.1")
-    p.add_argument("--port", type=_port, default=8000)
+    p.add_argument("--port", type=port, default=8000)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--dir", type=input_folder, default=str(REPO_ROOT / "build" / "site"))
     p.set_defaults(func=cmd_serve)

@@ -20,18 +20,41 @@ called during a route.
 
 `judge_whole_task` and `judge_call` turn a completion into a verdict; `reproduce` calls the
 same two functions, so a recorded verdict is re-derived by the code that made it.
+
+This module holds the whole-task conditions and `run_trial`, which dispatches; the
+controlled chain is `pyapp.conditions.route`, and what every model condition does with one
+call and its reply (the Cancel token, the timed call, parsing one integer) is
+`pyapp.conditions.replies`. Their names stay importable from here (`__all__`).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import interpreter
 from pyapp.conditions.interpret import interpret, judged_timings
-from pyapp.errors import Cancelled, ParamsError
+from pyapp.conditions.replies import _MAX_DIGITS as _MAX_DIGITS
+from pyapp.conditions.replies import (
+    CancelToken,
+    generation_failure,
+    parse_integer,
+    timed_generate,
+)
+from pyapp.conditions.route import (
+    Reservation,
+    call_step,
+    chain_capacity_problem,
+    chain_result,
+    exact_op,
+    judge_call,
+    plan_route,
+    resolve_operand,
+    route_call_refusal,
+    run_chain,
+    unsupported_failure,
+    verify_route,
+)
 from pyapp.records import prompts
 from pyapp.records.base import ProgramJSON
 from pyapp.records.clock import elapsed_ms, now_ns
@@ -45,125 +68,11 @@ from pyapp.records.model import (
     RouteLimits,
 )
 from pyapp.records.prompts import RenderedPrompt
-from pyapp.records.trace import (
-    ChainCall,
-    ChainRoute,
-    Condition,
-    Failure,
-    StepRecord,
-    Timings,
-    Trial,
-    budget_of,
-    new_trial,
-    utc_now,
-)
-from pyapp.tasks.taskset import Task, TaskLike, TaskParams
+from pyapp.records.trial import Condition, Failure, StepRecord, Trial, budget_of, new_trial, utc_now
+from pyapp.tasks.taskset import Task, TaskLike
 
 MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
 ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
-
-_INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
-_MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called
-
-
-class CancelToken:
-    """Set by the page's Cancel button (or a test); checked before every model call.
-
-    `poll`, when given, is asked too (the browser passes a function that reads the main
-    thread's Cancel flag, so a cancel reaches a controller that is busy awaiting calls)."""
-
-    def __init__(self, poll: Callable[[], bool] | None = None) -> None:
-        self._cancelled = False
-        self._poll = poll
-
-    def cancel(self) -> None:
-        self._cancelled = True
-
-    @property
-    def cancelled(self) -> bool:
-        if not self._cancelled and self._poll is not None and self._poll():
-            self._cancelled = True
-        return self._cancelled
-
-
-def parse_integer(text: str) -> tuple[int | None, Failure | None]:
-    """Exactly one decimal integer (optional sign, surrounding whitespace), nothing else."""
-    match = _INTEGER.fullmatch(text)
-    if match is None:
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        return None, failure(
-            "invalid_integer", "parse", f"the reply is not exactly one decimal integer: {shown!r}"
-        )
-    sign, digits = match.group(1)[:1], match.group(1).lstrip("+-")
-    significant = digits.lstrip("0") or "0"
-    if len(significant) > _MAX_DIGITS:
-        return None, failure(
-            "integer_out_of_range",
-            "parse",
-            f"{len(significant)} significant digits: beyond any safe integer",
-            limit="digits",
-            maximum=_MAX_DIGITS,
-            value=len(significant),
-        )
-    # int() of the significant digits only: a reply of 4,300 leading zeros and a 7 is 7,
-    # never Python's int-string digit-limit ValueError.
-    value = int(significant)
-    return (-value if sign == "-" else value), None
-
-
-def failure(
-    code: str,
-    stage: str,
-    message: str,
-    *,
-    limit: str | None = None,
-    maximum: int | None = None,
-    value: int | str | None = None,
-) -> Failure:
-    """A trial's failure record; a budget failure names its `limit`, `maximum` and `value`
-    (the fields every `LabError` carries, `pyapp.errors`)."""
-    return Failure(
-        code=code,
-        stage=stage,  # type: ignore[arg-type]
-        message=message,
-        path=None,
-        limit=limit,
-        maximum=maximum,
-        value=value,
-    )
-
-
-def generation_failure(completion: Completion) -> Failure | None:
-    """The failure a completion carries before any parsing: no generation, or it broke."""
-    if completion.failure is not None:
-        return failure(completion.failure.code, "generation", completion.failure.message)
-    if completion.finish_reason in ("timeout", "cancelled", "error"):
-        return failure(
-            completion.finish_reason, "generation", f"generation ended: {completion.finish_reason}"
-        )
-    return None
-
-
-def load_wait_ns(completion: Completion, elapsed_ns: int) -> int:
-    """The part of a call's wall time that is not the model's: waiting for a pending load or
-    reload (the client's `timing.load_wait_ms`, kept as `completion.load_wait_ms`) and the
-    bridge (`completion.bridge_ms`), at most the call."""
-    waits = [w for w in (completion.load_wait_ms, completion.bridge_ms) if w is not None and w > 0]
-    return min(elapsed_ns, int(sum(waits) * 1e6))
-
-
-async def _timed_generate(
-    adapter: ModelAdapter, text: str, caps: Caps, cancel: CancelToken | None
-) -> tuple[Completion, float, int]:
-    """One call: its completion, its generation time (the call's wall time less any wait for
-    a load or reload and the bridge's share, never the model's cost) and those in ns."""
-    if cancel is not None and cancel.cancelled:
-        raise Cancelled
-    start = now_ns()
-    completion = await adapter.generate(text, caps)
-    elapsed = now_ns() - start
-    wait = load_wait_ns(completion, elapsed)
-    return completion, (elapsed - wait) / 1e6, wait
 
 
 # ---- whole-task conditions ------------------------------------------------------------
@@ -230,7 +139,7 @@ async def run_whole_task(
     start = now_ns()
     prompt = whole_task_prompt(task, condition)
     built = now_ns()
-    completion, generation_ms, _ = await _timed_generate(adapter, prompt.text, caps, cancel)
+    completion, generation_ms, _ = await timed_generate(adapter, prompt.text, caps, cancel)
     verdict = judge_whole_task(condition, task.registers, completion, limits)
     timings = judged_timings(start, built, generation_ms, verdict.parse_ms, verdict.execution_ms)
     return new_trial(
@@ -253,367 +162,6 @@ async def run_whole_task(
     )
 
 
-# ---- controlled chains ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    """One primitive of a route: the op and where each operand comes from."""
-
-    op: str
-    left: str  # "register:NAME" or "call:K"
-    right: str
-
-
-def plan_route(task: TaskLike) -> tuple[PlannedCall, ...] | None:
-    """The route of a task, or None when the family has no controlled route."""
-    if task.family in ("add", "sub", "mul"):
-        return (PlannedCall(task.family, "register:a", "register:b"),)
-    if task.family == "affine_recurrence" and task.steps is not None:
-        calls: list[PlannedCall] = []
-        current = "register:x0"
-        for _ in range(task.steps):
-            calls.append(PlannedCall("mul", "register:a", current))
-            calls.append(PlannedCall("add", f"call:{len(calls) - 1}", "register:b"))
-            current = f"call:{len(calls) - 1}"
-        return tuple(calls)
-    return None
-
-
-def exact_op(op: str, left: int, right: int) -> int:
-    return {"add": left + right, "sub": left - right, "mul": left * right}[op]
-
-
-def resolve_operand(source: str, registers: Mapping[str, int], outputs: Sequence[int]) -> int:
-    kind, _, name = source.partition(":")
-    return registers[name] if kind == "register" else outputs[int(name)]
-
-
-def unsupported_failure(task: TaskLike) -> Failure:
-    return failure(
-        "unsupported", "route", f"no controlled route for {task.family}: no model call made"
-    )
-
-
-def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Failure | None:
-    if len(plan) > limits.max_calls:
-        return failure(
-            "route_call_budget",
-            "route",
-            f"the route needs {len(plan)} calls, over the limit of {limits.max_calls}",
-            limit="route_calls",
-            maximum=limits.max_calls,
-            value=len(plan),
-        )
-    return None
-
-
-def chain_capacity_problem(
-    params: TaskParams, limits: RouteLimits = DEFAULT_ROUTE_LIMITS
-) -> ParamsError | None:
-    """Why the controlled chain cannot run these task parameters (a recurrence whose route
-    needs more calls than a route allows), naming the parameter; None when it can. Protocol
-    capacity is never the model's failure: a sweep with the chain refuses such parameters at
-    its start (`pyapp.experiment.phases.Sweep`)."""
-    too_long = [steps for steps in params.recurrence_steps if 2 * steps > limits.max_calls]
-    if not too_long:
-        return None
-    worst = max(too_long)
-    return ParamsError(
-        f"recurrence_steps: a recurrence of {worst} updates needs {2 * worst} chain calls, "
-        f"over the route's limit of {limits.max_calls}; the controlled chain runs at most "
-        f"{limits.max_calls // 2} updates (leave out controlled-chain, or use fewer steps)",
-        limit="recurrence_steps",
-        maximum=limits.max_calls // 2,
-        value=worst,
-    )
-
-
-def route_timeout(stage: str, limits: RouteLimits, deadline_ns: int) -> Failure:
-    """The route's wall time ran out: `value` is the milliseconds it has taken."""
-    taken_ms = limits.timeout_ms + (now_ns() - deadline_ns) / 1e6
-    return failure(
-        "route_timeout",
-        stage,
-        f"the route's {limits.timeout_ms} ms ran out",
-        limit="route_timeout_ms",
-        maximum=limits.timeout_ms,
-        value=math.ceil(taken_ms),
-    )
-
-
-@dataclass
-class Reservation:
-    """Token caps reserved against a route's budgets before each call."""
-
-    limits: RouteLimits
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def refusal(self, caps: Caps) -> Failure | None:
-        """Why reserving `caps` now would pass the route's budgets (None: it fits)."""
-        if self.input_tokens + caps.max_input_tokens > self.limits.max_input_tokens:
-            return failure(
-                "route_input_budget",
-                "route",
-                "reserving this call's input cap "
-                f"would pass the route's {self.limits.max_input_tokens} tokens",
-                limit="route_input_tokens",
-                maximum=self.limits.max_input_tokens,
-                value=self.input_tokens + caps.max_input_tokens,
-            )
-        if self.output_tokens + caps.max_new_tokens > self.limits.max_output_tokens:
-            return failure(
-                "route_output_budget",
-                "route",
-                "reserving this call's output cap "
-                f"would pass the route's {self.limits.max_output_tokens} tokens",
-                limit="route_output_tokens",
-                maximum=self.limits.max_output_tokens,
-                value=self.output_tokens + caps.max_new_tokens,
-            )
-        return None
-
-    def reserve(self, caps: Caps, sign: int = 1) -> None:
-        self.input_tokens += sign * caps.max_input_tokens
-        self.output_tokens += sign * caps.max_new_tokens
-
-
-@dataclass(frozen=True)
-class CallStep:
-    """One call of a route before it is made: its operands and its prompt."""
-
-    left: int
-    right: int
-    prompt: RenderedPrompt
-
-
-def call_step(
-    planned: PlannedCall,
-    registers: Mapping[str, int],
-    outputs: Sequence[int],
-    encoding: str,
-    template_id: str = prompts.CHAIN_STEP,
-) -> CallStep:
-    """The operands actually routed to a call and the prompt that sends them."""
-    left = resolve_operand(planned.left, registers, outputs)
-    right = resolve_operand(planned.right, registers, outputs)
-    prompt = prompts.render_chain_step(planned.op, left, right, encoding, template_id)
-    return CallStep(left, right, prompt)
-
-
-@dataclass(frozen=True)
-class CallVerdict:
-    """What one chain call's completion gives (shared by running and reproducing)."""
-
-    parsed: int | None
-    failure: Failure | None
-    local_expected: int
-
-    @property
-    def local_correct(self) -> bool | None:
-        return None if self.parsed is None else self.parsed == self.local_expected
-
-
-def judge_call(op: str, left: int, right: int, completion: Completion) -> CallVerdict:
-    """The judge of one chain call: a failed generation, else exactly one integer; the
-    exact value of `op` on the operands actually sent, never shown to the model."""
-    problem = generation_failure(completion)
-    parsed: int | None = None
-    if problem is None:
-        parsed, problem = parse_integer(completion.text)
-    return CallVerdict(parsed, problem, exact_op(op, left, right))
-
-
-def _sum_or_none(values: Sequence[int | None]) -> int | None:
-    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
-
-
-@dataclass
-class _RouteRun:
-    """The mutable state of one route while it runs."""
-
-    calls: list[ChainCall]
-    outputs: list[int]
-    halt: Failure | None = None
-    construction_ns: int = 0
-    generation_ns: int = 0
-    parse_ns: int = 0
-
-
-async def _run_route(
-    task: Task,
-    plan: tuple[PlannedCall, ...],
-    adapter: ModelAdapter,
-    limits: RouteLimits,
-    cancel: CancelToken | None,
-    reservation: Reservation,
-    deadline_ns: int,
-) -> _RouteRun:
-    state = _RouteRun(calls=[], outputs=[], halt=route_call_refusal(plan, limits))
-    for index, planned in enumerate(plan if state.halt is None else ()):
-        if cancel is not None and cancel.cancelled:
-            state.halt = failure("cancelled", "route", "cancelled before this call")
-            break
-        caps = limits.call
-        state.halt = reservation.refusal(caps)
-        remaining_ms = (deadline_ns - now_ns()) / 1e6
-        if state.halt is None and remaining_ms <= 0:
-            state.halt = route_timeout("route", limits, deadline_ns)
-        if state.halt is not None:
-            break
-        if remaining_ms < caps.timeout_ms:
-            caps = replace(caps, timeout_ms=max(1, int(remaining_ms)))
-        reservation.reserve(caps)
-        built_start = now_ns()
-        step = call_step(planned, task.registers, state.outputs, task.encoding)
-        state.construction_ns += now_ns() - built_start
-        try:
-            completion, call_ms, wait_ns = await _timed_generate(
-                adapter, step.prompt.text, caps, cancel
-            )
-        except Cancelled:
-            reservation.reserve(caps, sign=-1)
-            state.halt = failure("cancelled", "route", "cancelled before this call")
-            break
-        state.generation_ns += int(call_ms * 1e6)
-        # a wait for a (re)load is not the route's: its budget is the model's time alone
-        deadline_ns += wait_ns
-        parse_start = now_ns()
-        verdict = judge_call(planned.op, step.left, step.right, completion)
-        state.parse_ns += now_ns() - parse_start
-        problem = verdict.failure
-        if problem is not None and problem.code == "timeout" and now_ns() >= deadline_ns:
-            problem = route_timeout("generation", limits, deadline_ns)
-        state.calls.append(
-            ChainCall(
-                index=index,
-                op=planned.op,  # type: ignore[arg-type]
-                left=step.left,
-                right=step.right,
-                left_source=planned.left,
-                right_source=planned.right,
-                prompt=step.prompt,
-                caps=caps,
-                reserved_input_tokens=reservation.input_tokens,
-                reserved_output_tokens=reservation.output_tokens,
-                completion=completion,
-                parsed=verdict.parsed,
-                local_expected=verdict.local_expected,
-                local_correct=verdict.local_correct,
-                generation_ms=call_ms,
-            )
-        )
-        if problem is not None:
-            state.halt = problem
-            break
-        assert verdict.parsed is not None
-        state.outputs.append(verdict.parsed)
-    return state
-
-
-async def run_chain(
-    task: Task,
-    adapter: ModelAdapter,
-    *,
-    limits: RouteLimits = DEFAULT_ROUTE_LIMITS,
-    cancel: CancelToken | None = None,
-) -> Trial:
-    """The controlled primitive chain for one task (see the module docstring)."""
-    started_at = utc_now()
-    start = now_ns()
-    plan = plan_route(task)
-    reservation = Reservation(limits)
-    state = await _run_route(
-        task,
-        plan or (),
-        adapter,
-        limits,
-        cancel,
-        reservation,
-        start + limits.timeout_ms * 1_000_000,
-    )
-    verify_start = now_ns()
-    calls = tuple(state.calls)
-    route = verify_route(
-        task, plan, calls, state.halt, reservation.input_tokens, reservation.output_tokens
-    )
-    end = now_ns()
-    return new_trial(
-        task,
-        "controlled-chain",
-        adapter.provenance.evidence,
-        result=chain_result(plan, state.outputs, state.halt),
-        failure=unsupported_failure(task) if plan is None else state.halt,
-        started_at=started_at,
-        caps=limits.call if plan is not None else None,
-        chain=route,
-        input_tokens=route.used_input_tokens,
-        output_tokens=route.used_output_tokens,
-        route_limits=limits,
-        timings=Timings(
-            construction_ms=state.construction_ns / 1e6,
-            generation_ms=state.generation_ns / 1e6 if calls else None,
-            parse_ms=state.parse_ns / 1e6 if calls else None,
-            execution_ms=None,
-            verification_ms=elapsed_ms(verify_start, end),
-            total_ms=elapsed_ms(start, end),
-        ),
-    )
-
-
-def chain_result(
-    plan: Sequence[PlannedCall] | None, outputs: Sequence[int], halt: Failure | None
-) -> int | None:
-    """The route's final output: the last call's, once every planned call was made."""
-    if plan is None or halt is not None or len(outputs) != len(plan):
-        return None
-    return outputs[-1]
-
-
-def verify_route(
-    task: TaskLike,
-    plan: tuple[PlannedCall, ...] | None,
-    calls: tuple[ChainCall, ...],
-    halt: Failure | None,
-    reserved_in: int,
-    reserved_out: int,
-) -> ChainRoute:
-    """After completion or halt: local and final correctness, never sent to the model."""
-    if plan is None:
-        return ChainRoute(
-            status="unsupported",
-            planned_calls=0,
-            calls=(),
-            unobserved_calls=0,
-            halt=None,
-            first_local_error=None,
-            all_steps_correct=None,
-            final_correct=None,
-            reserved_input_tokens=0,
-            reserved_output_tokens=0,
-            used_input_tokens=None,
-            used_output_tokens=None,
-        )
-    first_error = next((c.index for c in calls if c.local_correct is False), None)
-    completed = halt is None and len(calls) == len(plan)
-    final = calls[-1].parsed if completed else None
-    return ChainRoute(
-        status="completed" if completed else "halted",
-        planned_calls=len(plan),
-        calls=calls,
-        unobserved_calls=len(plan) - len(calls),
-        halt=halt,
-        first_local_error=first_error,
-        all_steps_correct=completed and all(c.local_correct for c in calls),
-        final_correct=final is not None and final == task.answer,
-        reserved_input_tokens=reserved_in,
-        reserved_output_tokens=reserved_out,
-        used_input_tokens=_sum_or_none([c.completion.input_tokens for c in calls]),
-        used_output_tokens=_sum_or_none([c.completion.output_tokens for c in calls]),
-    )
-
-
 async def run_trial(
     task: Task,
     condition: Condition,
@@ -625,17 +173,29 @@ async def run_trial(
     return await run_whole_task(task, condition, adapter, cancel=cancel)
 
 
-__all__ = [
+__all__ = [  # the runners here, and what other modules import from here under the old path
     "ALL_CONDITIONS",
     "CHAIN_CALL_CAPS",
     "DEFAULT_ROUTE_LIMITS",
     "MODEL_CONDITIONS",
     "CancelToken",
+    "Reservation",
     "RouteLimits",
+    "call_step",
+    "chain_capacity_problem",
+    "chain_result",
+    "exact_op",
+    "generation_failure",
     "judge_call",
     "judge_whole_task",
     "parse_integer",
     "plan_route",
+    "resolve_operand",
+    "route_call_refusal",
     "run_chain",
+    "run_trial",
     "run_whole_task",
+    "unsupported_failure",
+    "verify_route",
+    "whole_task_prompt",
 ]

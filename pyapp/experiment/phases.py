@@ -42,7 +42,8 @@ from pyapp.conditions.run import (
 )
 from pyapp.errors import Cancelled
 from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
-from pyapp.predict.predictor import FrozenProfile, seal_freeze
+from pyapp.predict.freeze import freeze_condition
+from pyapp.predict.predictions import FrozenProfile
 from pyapp.records import chain
 from pyapp.records.clock import ClockInfo
 from pyapp.records.model import (
@@ -315,16 +316,15 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
         if condition not in MODEL_CONDITIONS or condition in sweep.frozen_conditions():
             continue
         link = sweep.link()
-        record = FreezeRecord(
-            condition=condition,
+        frozen_at = _now()
+        sealed, profile = freeze_condition(
+            sweep.trace(),
+            condition,
             sequence=link["sequence"],
-            after_trials=len(sweep.trials),
-            frozen_at=_now(),
-            previously_observed=sweep.previously_observed.get(condition, ()),
-            profile_sha256="",
             prev_sha256=link["prev_sha256"],
+            frozen_at=frozen_at,
+            previously_observed=sweep.previously_observed.get(condition, ()),
         )
-        sealed, profile = seal_freeze(sweep.trace(), record)
         sweep.freezes.append(sealed)
         sweep.appended(sealed)
         frozen.append(profile)

@@ -1,7 +1,7 @@
 """`DIR/summary.json`: a row per cell, and pooled numbers only where pooling is allowed.
 
 Each finished cell's predictions document is read through the records reader
-(`pyapp.predict.predictor.read_predictions`, which also upgrades older versions); its row
+(`pyapp.predict.predictions.read_predictions`, which also upgrades older versions); its row
 holds the evidence label and, per condition, the scores of both predictors (the product and
 the state-aware one) with a descriptive 95% interval of each Brier score.
 

@@ -1,6 +1,11 @@
-"""Profiles, predictions and scoring: the product predictor and its scores (``predictor``),
-the state-aware predictor (``state_aware``), Wilson intervals and Brier scores
-(``metrics``), what a Brier score means — skill against a reference forecast, Murphy's
-decomposition, the two predictors' paired difference with intervals (``skill``) — and
-laying runs side by side (``compare``), and the one rule for when a profile is exploratory
-— held-out tasks keyed by content per model and condition, journal leaks (``exploratory``)."""
+"""Profiles, predictions and scoring: the predictions document's records, versions and
+schema (``predictions``), a profile built from a trace's trials (``profile``), the freeze
+computed in one place — the frozen profile and its hash, the frozen state-aware fit and
+reference forecast, sealing a freeze record, the hash of the predictions a receipt names
+(``freeze``) —, both predictors' forecast of one held-out task (``forecast``), observing
+and scoring the held-out tasks (``predictor``: ``score_trace``), the state-aware predictor
+(``state_aware``), Wilson intervals and Brier scores (``metrics``), what a Brier score
+means — skill against a reference forecast, Murphy's decomposition, the two predictors'
+paired difference with intervals (``skill``) — and laying runs side by side
+(``compare``), and the one rule for when a profile is exploratory — held-out tasks keyed by
+content per model and condition, journal leaks (``exploratory``)."""

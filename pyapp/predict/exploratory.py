@@ -18,7 +18,7 @@ means, written once:
 * **The journal.** A journal prompt sent before the freeze that contains a held-out task's
   question together with every one of its register values (each as a whole decimal number)
   has shown the model that task: `journal_leaks` (trace/3 journal entries, ordered by the
-  timeline; `pyapp.predict.predictor.freeze_profile` applies it).
+  timeline; `pyapp.predict.freeze.freeze_profile` applies it).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Record types and what builds them, at the bottom of `pyapp`'s layers: JSON helpers and
-record bases (``base``), the trace and its generated schema (``trace``), the model
+record bases (``base``), the trace document and its generated schema (``trace``), a
+trial's records and the one trial builder ``new_trial`` (``trial``), the trace's schema
+versions and the upgrade of older traces (``trace_versions``), the model
 contract's records and the scripted adapter (``model``: ``Caps``, ``Completion``,
 ``ModelAdapter``, provenance), the clock (``clock``), prompt rendering (``prompts``,
 templates in ``prompts/``), task parameters from JSON (``params``), the reference subject's

@@ -36,14 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from pyapp.predict.predictor import (
-    freeze_profile,
-    heldout_tasks,
-    predict,
-    predict_state_aware,
-    refit_state_aware,
-    tasks_of,
-)
+from pyapp.predict.freeze import freeze_profile, predictions_sha256
+from pyapp.predict.profile import heldout_tasks, tasks_of
 from pyapp.records.base import JSON, Mismatch, from_json, json_schema, to_json
 from pyapp.records.chain import links, sha256_of
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
@@ -124,20 +118,6 @@ class Receipt:
     fingerprint: str
     """The first 80 bits of the SHA-256 of the canonical JSON of every other field, as
     five groups of four hex digits."""
-
-
-def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
-    """SHA-256 of both predictors' predictions from the freeze `record`."""
-
-    frozen = freeze_profile(trace, record)
-    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition)
-    fit = record.state_aware or refit_state_aware(trace, record)
-    return sha256_of(
-        {
-            "product": [predict(frozen, task) for task in heldout],
-            "state_aware": [predict_state_aware(fit, task, record.condition) for task in heldout],
-        }
-    )
 
 
 def fingerprint_of(receipt: Receipt) -> str:

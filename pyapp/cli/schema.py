@@ -1,0 +1,102 @@
+"""`python -m pyapp schema [--check]`: every generated file, (re)written from the records
+that define it — the JSON Schemas in `exports/` (`schemas`), the page's protocol constants
+(`site/lab_protocol.js`), the fault grammar (`workers/faults_grammar.js`), the model
+channel's files (`model_channel_files`) and the generated tables of `docs/hosting.md` and
+`docs/models.md`. With `--check` it only reports drift (exit 1)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pyapp.browser import model_message_exports
+from pyapp.browser.message_exports import js_module, markdown_tables, messages_schema
+from pyapp.host.files import EXPORTS, REPO_ROOT, write_atomically
+from pyapp.matrix.plan import plan_schema
+from pyapp.matrix.state import state_schema
+from pyapp.predict.predictions import predictions_schema
+from pyapp.records import faults
+from pyapp.records.trace import trace_schema
+from pyapp.sweep.runfile import run_schema
+from pyapp.synthetic.language import synthetic_model_schema
+from pyapp.verify.receipt import receipt_schema
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    return {
+        "trace.schema.json": trace_schema(),
+        "predictions.schema.json": predictions_schema(),
+        "receipt.schema.json": receipt_schema(),
+        "messages.schema.json": messages_schema(),
+        "sweep-run.schema.json": run_schema(),
+        "synthetic-model.schema.json": synthetic_model_schema(),
+        "matrix-plan.schema.json": plan_schema(),
+        "matrix-state.schema.json": state_schema(),
+    }
+
+
+def generated() -> dict[Path, str]:
+    """Every generated file: the schemas in exports/, the page's protocol constants and the
+    fault grammar (workers/faults_grammar.js)."""
+
+    files = {
+        EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+        for name, schema in schemas().items()
+    }
+    files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    files[REPO_ROOT / "workers" / "faults_grammar.js"] = faults.js_module()
+    hosting = REPO_ROOT / "docs" / "hosting.md"
+    files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
+    files.update(model_channel_files())
+    return files
+
+
+def model_channel_files() -> dict[Path, str]:
+    """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
+
+    models = REPO_ROOT / "docs" / "models.md"
+    tables = model_message_exports.markdown_tables()
+    return {
+        EXPORTS / "model-messages.schema.json": json.dumps(
+            model_message_exports.messages_schema(), indent=2, ensure_ascii=False
+        )
+        + "\n",
+        REPO_ROOT / "workers" / "model_protocol.js": model_message_exports.js_module(),
+        models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
+    }
+
+
+def with_generated_block(text: str, tables: str | None = None, marker: str = "messages") -> str:
+    """docs text with its generated message tables (between the `marker` comments, by default
+    the page ⇄ Python tables) brought up to date."""
+
+    start = text.index(f"<!-- {marker}:begin")
+    head_end = text.index("\n", start) + 1
+    end = text.index(f"<!-- {marker}:end -->")
+    return text[:head_end] + "\n" + (tables or markdown_tables()) + "\n" + text[end:]
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    drifted = []
+    for path, text in generated().items():
+        name = path.name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        if args.check:
+            drifted.append(name)
+        else:
+            write_atomically(path, text)
+            print(f"wrote {path}")
+    if drifted:
+        print(f"schema drift: {', '.join(drifted)} (run: python -m pyapp schema)")
+        return 1
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("schema", help="generate exports/*.schema.json from the records")
+    p.add_argument("--check", action="store_true", help="only report drift (exit 1)")
+    p.set_defaults(func=cmd_schema)

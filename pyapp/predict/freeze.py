@@ -1,0 +1,169 @@
+"""The freeze, computed in one place: what a freeze record commits to and its hash.
+
+A freeze record (`pyapp.records.trace.FreezeRecord`; what it carries besides the profile:
+`pyapp.records.frozen`) is made by `freeze_condition` when the sweep freezes a condition
+(`pyapp.experiment.phases.freeze`): it is sealed (`seal_freeze`) with the task set's
+identity, the state-aware predictor's fit (`refit_state_aware`) and the reference forecast
+of the skill scores (`rederive_reference`: the profile's pooled success rate,
+`reference_of`), and with the SHA-256 of the frozen profile (`freeze_profile`), which
+covers them and the chain head. Everything that reads a freeze later recomputes it with
+the same functions: scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the
+freeze receipt (`pyapp.verify.receipt`), whose hash of both predictors' predictions is
+`predictions_sha256`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+
+from pyapp.predict import skill, state_aware
+from pyapp.predict.exploratory import journal_leaks
+from pyapp.predict.forecast import predict, predict_state_aware
+from pyapp.predict.predictions import FrozenProfile, Profile, without_distinct_states
+from pyapp.predict.profile import (
+    build_profile,
+    heldout_tasks,
+    profile_trials,
+    tasks_of,
+    trial_cost_ms,
+)
+from pyapp.predict.state_aware import StateAwareModel
+from pyapp.records.base import to_json
+from pyapp.records.chain import sha256_of
+from pyapp.records.frozen import task_set_identity
+from pyapp.records.trace import Condition, FreezeRecord, Trace
+
+
+def canonical_json(value: object) -> str:
+    return json.dumps(to_json(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
+    """The frozen profile a freeze record names, recomputed from the trials before it."""
+    if trace.model is None:
+        raise ValueError("a profile needs a model session")
+    tasks = tasks_of(trace.run.task_params)
+    by_id = {t.id: t for t in tasks}
+    before = trace.trials[: record.after_trials]
+    profile = build_profile(before, by_id, record.condition, trace.model.evidence)
+    heldout = heldout_tasks(tasks, record.condition)
+    early = sorted(
+        {t.task_id for t in before if t.condition == record.condition} & {t.id for t in heldout}
+    )
+    earlier_sessions = sorted(set(record.previously_observed) & {t.id for t in heldout})
+    reasons = []
+    if early:
+        reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
+    if earlier_sessions:
+        reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
+    # trace/3: a journal prompt before the freeze that showed a held-out task (exploratory.py)
+    leaked = journal_leaks(
+        trace.journal, heldout, record.sequence if record.prev_sha256 is not None else None
+    )
+    if leaked:
+        shown = ", ".join(f"{i} (journal #{n})" for i, n in sorted(leaked.items()))
+        reasons.append(f"shown in a journal prompt before the freeze: {shown}")
+    content: dict[str, object] = {
+        "profile": profile,
+        "model_id": trace.model.model_id,
+        "model_revision": trace.model.revision,
+        "model_dtype": trace.model.dtype,
+        "model_chat_template_options": trace.model.chat_template_options,
+        "backend": trace.model.backend_actual,
+        "seed": trace.run.seed,
+        "generator_version": trace.run.generator_version,
+        "prompt_templates": trace.run.prompt_templates,
+        "heldout_task_ids": tuple(t.id for t in heldout),
+        "frozen_at": record.frozen_at,
+        "exploratory": bool(reasons),
+        "exploratory_reason": "; ".join(reasons) or None,
+    }
+    if record.prev_sha256 is not None:  # trace/3: the chain head, task set and both fits
+        content["chain_head"] = record.prev_sha256
+        content["task_set"] = record.task_set
+        content["state_aware"] = record.state_aware
+        if record.reference_probability is not None:  # hashed only where it was frozen
+            content["reference_probability"] = record.reference_probability
+    # No template options hash as before the field existed (older documents still verify).
+    hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
+    if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
+        hashed["profile"] = without_distinct_states(to_json(profile))
+        digest = hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+    else:  # trace/3: the chain's canonical JSON (an optional field at its default is left
+        digest = sha256_of(hashed)  # out, so additive fields keep older hashes)
+    return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
+
+
+def reference_of(profile: Profile) -> float | None:
+    """The reference forecast of a profile: its pooled success rate (`skill.pooled_rate`)."""
+    return skill.pooled_rate([o.successes for o in profile.ops], [o.trials for o in profile.ops])
+
+
+def rederive_reference(trace: Trace, record: FreezeRecord) -> float | None:
+    """The reference forecast from the profile trials before `record` (what was frozen)."""
+    if trace.model is None:
+        raise ValueError("a profile needs a model session")
+    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    before = trace.trials[: record.after_trials]
+    return reference_of(build_profile(before, by_id, record.condition, trace.model.evidence))
+
+
+def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
+    """The state-aware fit from the profile trials before `record` (what was frozen)."""
+    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    mine = profile_trials(trace.trials[: record.after_trials], by_id, record.condition)
+    return state_aware.fit(mine, by_id, {t.trial_id: trial_cost_ms(t) for t in mine})
+
+
+def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
+    """A new freeze record completed: the task set, the state-aware fit and the reference
+    forecast it freezes, and the hash of the profile (which covers them and the chain
+    head)."""
+    record = replace(
+        record,
+        task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
+        state_aware=refit_state_aware(trace, record),
+        reference_probability=rederive_reference(trace, record),
+    )
+    frozen = freeze_profile(trace, record)
+    return replace(record, profile_sha256=frozen.sha256), frozen
+
+
+def freeze_condition(
+    trace: Trace,
+    condition: Condition,
+    *,
+    sequence: int,
+    prev_sha256: str | None,
+    frozen_at: str,
+    previously_observed: tuple[str, ...],
+) -> tuple[FreezeRecord, FrozenProfile]:
+    """`condition` frozen after every trial of `trace`: its freeze record at `sequence` in
+    the timeline (the chain head `prev_sha256` before it), sealed (`seal_freeze`), and the
+    profile it freezes."""
+    record = FreezeRecord(
+        condition=condition,
+        sequence=sequence,
+        after_trials=len(trace.trials),
+        frozen_at=frozen_at,
+        previously_observed=previously_observed,
+        profile_sha256="",
+        prev_sha256=prev_sha256,
+    )
+    return seal_freeze(trace, record)
+
+
+def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
+    """SHA-256 of both predictors' predictions from the freeze `record`."""
+
+    frozen = freeze_profile(trace, record)
+    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition)
+    fit = record.state_aware or refit_state_aware(trace, record)
+    return sha256_of(
+        {
+            "product": [predict(frozen, task) for task in heldout],
+            "state_aware": [predict_state_aware(fit, task, record.condition) for task in heldout],
+        }
+    )

@@ -1,0 +1,119 @@
+"""A profile from a trace's trials: per primitive, its trials, successes, rate with a 95%
+Wilson interval and mean costs, plus the paired-encoding table (`build_profile`); which
+trials are profile trials (`profile_trials`) and which tasks a profile predicts
+(`heldout_tasks`), from the task set generated once per parameters (`tasks_of`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+from pyapp.conditions.run import plan_route
+from pyapp.predict.metrics import wilson_interval
+from pyapp.predict.predictions import EncodingPair, EncodingTable, OpProfile, Profile
+from pyapp.records.trace import Condition, Evidence, Trial
+from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
+
+
+def trial_cost_ms(trial: Trial) -> float | None:
+    t = trial.timings
+    if t.generation_ms is None and t.execution_ms is None:
+        return None
+    return (t.generation_ms or 0.0) + (t.execution_ms or 0.0)
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return math.fsum(present) / len(present) if present else None
+
+
+def profile_trials(
+    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition
+) -> list[Trial]:
+    """The single-primitive probe trials of `condition` among `trials`."""
+    return [t for t in trials if t.condition == condition and tasks[t.task_id].split == "profile"]
+
+
+def build_profile(
+    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition, evidence: Evidence
+) -> Profile:
+    mine = profile_trials(trials, tasks, condition)
+    ops = []
+    for op in PRIMITIVE_OPS:
+        of_op = [t for t in mine if tasks[t.task_id].family == op]
+        successes = sum(1 for t in of_op if t.correct)
+        low, high = wilson_interval(successes, len(of_op))
+        ops.append(
+            OpProfile(
+                op=op,
+                trials=len(of_op),
+                successes=successes,
+                rate=successes / len(of_op) if of_op else None,
+                wilson_low=low,
+                wilson_high=high,
+                mean_cost_ms=_mean([trial_cost_ms(t) for t in of_op]),
+                mean_input_tokens=_mean([t.input_tokens for t in of_op]),
+                mean_output_tokens=_mean([t.output_tokens for t in of_op]),
+                distinct_states=len(
+                    {tuple(sorted(tasks[t.task_id].registers.items())) for t in of_op}
+                ),
+            )
+        )
+    return Profile(
+        condition=condition,
+        evidence=evidence,
+        ops=tuple(ops),
+        encoding=_encoding_table(mine, tasks),
+        trial_ids=tuple(t.trial_id for t in mine),
+    )
+
+
+def _encoding_table(trials: Sequence[Trial], tasks: dict[str, Task]) -> EncodingTable:
+    verdicts: dict[str, dict[str, bool]] = {}
+    for trial in trials:
+        task = tasks[trial.task_id]
+        if task.pair is not None:
+            verdicts.setdefault(task.pair, {})[task.encoding] = trial.correct
+    pairs = []
+    for task in tasks.values():
+        if task.pair is None or task.encoding != "json":
+            continue
+        seen = verdicts.get(task.pair, {})
+        j, p = seen.get("json"), seen.get("prose")
+        pairs.append(
+            EncodingPair(
+                pair=task.pair,
+                op=task.family,  # type: ignore[arg-type]
+                json_correct=j,
+                prose_correct=p,
+                agree=None if j is None or p is None else j == p,
+            )
+        )
+    complete = [pair for pair in pairs if pair.agree is not None]
+    json_seen = [pair.json_correct for pair in pairs if pair.json_correct is not None]
+    prose_seen = [pair.prose_correct for pair in pairs if pair.prose_correct is not None]
+    return EncodingTable(
+        pairs=tuple(pairs),
+        complete_pairs=len(complete),
+        agreement_rate=sum(1 for c in complete if c.agree) / len(complete) if complete else None,
+        json_rate=sum(json_seen) / len(json_seen) if json_seen else None,
+        prose_rate=sum(prose_seen) / len(prose_seen) if prose_seen else None,
+    )
+
+
+def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ...]:
+    """Held-out tasks a profile under `condition` predicts (chains: routed ones only)."""
+
+    return tuple(
+        t
+        for t in tasks
+        if t.split == "heldout" and (condition != "controlled-chain" or plan_route(t) is not None)
+    )
+
+
+@lru_cache(maxsize=4)
+def tasks_of(params: TaskParams) -> tuple[Task, ...]:
+    """The task set of `params`, generated once for the several freezes and scores of one
+    trace (tasks are frozen records; nothing here changes them)."""
+    return generate(params)
