@@ -29,13 +29,8 @@ from pyapp.records.trace import (
     version_problem,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION
-from pyapp.verify.reproduce import (
-    Correction,
-    rederive,
-    regenerated_records,
-    reproduce,
-    reproduce_predictions,
-)
+from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify.trials import Correction, rederive, regenerated_records
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 

@@ -1,5 +1,6 @@
 """Re-deriving a record offline, above the runners and the predictors it re-runs:
 ``reproduce`` (regenerates the tasks, re-runs the interpreter and the judges on the recorded
-completions, re-derives the profile, predictions and scores), ``consistency`` (the rules by
+completions, re-derives the profile, predictions and scores; one trial at a time through
+``trials``, which also gives a report the trace as re-derived), ``consistency`` (the rules by
 which a trace's fields must agree with each other) and ``receipt`` (freeze receipts: made
 at the freeze, checked against a trace later)."""
