@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +153,7 @@ def observed_for(ledger: dict[str, Any], model: ModelProvenance) -> dict[str, li
 
 
 def seen_in(
-    previously: dict[str, Sequence[str]], tasks: Sequence[Task], conditions: Sequence[str]
+    previously: Mapping[str, Sequence[str]], tasks: Sequence[Task], conditions: Sequence[str]
 ) -> dict[str, tuple[str, ...]]:
     """Per condition, the ids of this task set's held-out tasks the keys name (the one rule,
     `pyapp.predict.exploratory.previously_seen`); conditions with none left out."""

@@ -54,6 +54,45 @@ from pyapp.records.model import revision_note
 from pyapp.records.trace import FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import Task
 
+__all__ = [  # what other modules import from here (some of it re-exported)
+    "ASSUMPTIONS",
+    "ASSUMPTIONS_3",
+    "INTERPRETATION",
+    "SCHEMA_VERSION",
+    "ConditionResult",
+    "FrozenProfile",
+    "InterruptedAttempts",
+    "Observation",
+    "OpProfile",
+    "Prediction",
+    "PredictionsDocument",
+    "Scores",
+    "SkillScores",
+    "StateAwareResult",
+    "as_version",
+    "brier_score",
+    "calibration_cells",
+    "cost_errors",
+    "freeze_profile",
+    "heldout_tasks",
+    "interrupted_attempts",
+    "observe",
+    "predict",
+    "predict_state_aware",
+    "predictions_schema",
+    "read_predictions",
+    "rederive_reference",
+    "reference_of",
+    "refit_state_aware",
+    "score",
+    "score_trace",
+    "skill_of",
+    "state_aware_result",
+    "tasks_of",
+    "trial_cost_ms",
+    "without_absent_fields",
+]
+
 
 def observe(trial: Trial, before_freeze: bool) -> Observation:
     all_steps = trial.chain.all_steps_correct if trial.chain is not None else None
