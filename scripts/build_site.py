@@ -12,7 +12,7 @@ What lands there, and where from:
                           build (WebGPU) and the plain threaded build (WASM only)
       models/fixture/tiny-chat/  <- tests/fixtures/tiny-chat (the committed TEST FIXTURE model;
                           not model evidence), served from this origin
-      models/subject/reference-1/  <- tests/fixtures/subject (the locally trained REFERENCE
+      models/subject/reference-2/  <- tests/fixtures/subject (the locally trained REFERENCE
                           SUBJECT, scripts/train_subject.py), served from this origin
         pyodide-lock.json                <- GENERATED: the npm lock, with micropip, sympy, mpmath
                                             and composition-lab pointing at the wheels below
@@ -53,7 +53,7 @@ ORT_WEB_NPM = NODE_MODULES / "onnxruntime-web"
 FIXTURE_SRC = ROOT / "tests" / "fixtures" / "tiny-chat"
 FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
 SUBJECT_SRC = ROOT / "tests" / "fixtures" / "subject"
-SUBJECT_OUT = Path("models") / "subject" / "reference-1"
+SUBJECT_OUT = Path("models") / "subject" / "reference-2"
 SITE_SRC = ROOT / "site"
 WORKERS_SRC = ROOT / "workers"
 WHEEL_CACHE = ROOT / "build" / "wheels"

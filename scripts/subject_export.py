@@ -225,7 +225,7 @@ def write_subject_md(out: Path, info: dict[str, Any], rows: list[dict[str, Any]]
         f"| `{p.relative_to(out).as_posix()}` | {p.stat().st_size} | `{sha256(p)}` |" for p in files
     ]
     recipe = json.dumps(info["recipe"], sort_keys=True)
-    text = f"""# reference-1 — a locally trained reference subject
+    text = f"""# reference-2 — a locally trained reference subject
 
 A **{info["parameters"]:,}-parameter** Llama-style causal LM trained by
 `scripts/train_subject.py` from a seeded random init on **single primitives only** (one add,
@@ -240,7 +240,9 @@ this subject, never about a pretrained LLM; the app labels them "{{SUBJECT_LABEL
   instruction text and the `Question:` separator are single added tokens. ChatML template in
   `tokenizer_config.json`; eos `<|im_end|>`.
 - Recipe ({info["recipe_sha256"][:12]}…, data generator `{info["data_version"]}`): `{recipe}`
-- Pins: {", ".join(f"{k} {v}" for k, v in info["pins"].items())}; one thread, fixed seeds.
+- Pins: {", ".join(f"{k} {v}" for k, v in info["pins"].items())}; fixed seeds, deterministic
+  algorithms, one thread until step {info["recipe"]["extended_from_step"]:,}, then
+  {info["recipe"]["threads_after_extension"]} (the recipe's `threads_after_extension`).
 - `onnx/model.onnx` fp32 and `onnx/model_quantized.onnx` q8 (dynamic uint8), optimum-onnx
   `text-generation-with-past`.
 
@@ -271,9 +273,9 @@ never saw.
     python3 scripts/train_subject.py            # resumes from build/subject-train/
     python3 scripts/train_subject.py --check    # rebuild into a temporary folder and compare
 
-With the same pins the rebuild gives the same bytes (one thread, deterministic algorithms,
-fixed seeds, as `scripts/build_fixture.py`); `--check` says whether it did, and fails unless
-its reference replies equal the committed ones exactly.
+With the same pins the rebuild gives the same bytes (a fixed thread count at every step,
+deterministic algorithms, fixed seeds, as `scripts/build_fixture.py`); `--check` says
+whether it did, and fails unless its reference replies equal the committed ones exactly.
 
 ## Files (sha256)
 

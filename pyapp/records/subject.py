@@ -17,7 +17,7 @@ from typing import Final
 
 SUBJECT_SOURCE: Final = "bundled-subject"
 """The catalogue source of the bundled subject (served by the site like the fixture)."""
-SUBJECT_MODEL_ID: Final = "subject/reference-1"
+SUBJECT_MODEL_ID: Final = "subject/reference-2"
 """Its model id: the folder under the site's `models/`."""
 SUBJECT_PARAMETERS: Final = 1_335_840
 """Parameters of the committed subject (subject.json `parameters`)."""
@@ -31,9 +31,9 @@ SUBJECT_LABEL: Final = (
 """The words beside every number the subject produced."""
 SUBJECT_RECIPE: Final[dict[str, str | int]] = {
     "script": "scripts/train_subject.py",
-    "recipe_sha256": "d810c192c8607ac17090484504b082cf8767e4f661d908a3fd4efb7af54c1a3c",
-    "data_version": "subject-data/1",
-    "steps": 1500,
+    "recipe_sha256": "e847a5d1744731812bafa5ad852f74dcfe4ff9b8ed49b5d281d4fe34a32530c1",
+    "data_version": "subject-data/2",
+    "steps": 16000,
     "batch": 48,
     "data_seed": 0,
     "model_seed": 2026,

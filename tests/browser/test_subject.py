@@ -102,7 +102,7 @@ def test_consent_and_labels_name_the_subject(loaded: tuple[Booted, str]) -> None
     record = parse_provenance(provenance(booted.page))
     assert record.source == "bundled-subject" and record.evidence == "reference-subject"
     assert record.subject_recipe == SUBJECT_RECIPE
-    assert booted.log.requested("/models/subject/reference-1/onnx/model.onnx")
+    assert booted.log.requested("/models/subject/reference-2/onnx/model.onnx")
 
 
 def test_reference_replies_on_wasm_are_the_native_greedy_ids(loaded: tuple[Booted, str]) -> None:
