@@ -99,7 +99,7 @@ def check_agreement(tree: Node, values: dict[str, int]) -> bool:
     return not unsafe
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(trees(), registers)
 def test_execute_agrees_with_exact_or_refuses_exactly_outside(
     tree: Node, values: dict[str, int]
@@ -153,7 +153,7 @@ def test_explicit_boundary(op: str, a: int, b: int, safe: bool) -> None:
     assert check_agreement(tree, {"a": a, "b": b}) is safe
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(trees())
 def test_canonical_text_round_trips(tree: Node) -> None:
     text = canonical_program_text(tree)
@@ -174,7 +174,7 @@ def assert_run_result(result: dict[str, object]) -> None:
     json.dumps(result)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text())
 def test_run_never_raises_on_text(text: str) -> None:
     assert_run_result(run(text, {"a": 1, "b": 2}))
@@ -189,7 +189,7 @@ FRAGMENTS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(FRAGMENTS, max_size=80).map("".join))
 def test_run_never_raises_on_json_fragments(text: str) -> None:
     assert_run_result(run(text, {"a": 1, "b": 2}))
@@ -214,7 +214,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_run_and_program_from_json_never_crash_on_json_values(value: object) -> None:
     assert_run_result(run(json.dumps(value), {"a": 1, "b": 2}))
@@ -224,7 +224,7 @@ def test_run_and_program_from_json_never_crash_on_json_values(value: object) -> 
         assert error.code in ERROR_CODES
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(trees(), st.dictionaries(st.sampled_from(NAMES), register_values))
 def test_run_on_valid_trees_with_partial_registers(tree: Node, values: dict[str, int]) -> None:
     result = run(canonical_program_text(tree), values)
