@@ -10,14 +10,6 @@ Whole-task conditions start a fresh transcript per task; the chain starts one pe
 Nothing is ever sent back to the model: no feedback, continuation, repair or retry. The
 exact expected answer is compared only after the attempt has stopped.
 
-Chain routes exist for isolated add/sub/mul, the encoding probes and affine recurrences
-(one mul then one add per update). Determinants and derivatives have no route: they are
-recorded as `unsupported` with zero model calls. A wrong but valid integer continues; an
-invalid reply, a budget limit, a timeout or a cancellation halts the route, and the calls
-after a halt are unobserved. Before each call its caps are reserved against the route's
-budgets; a call that could exceed them is not made and halts the route. No interpreter is
-called during a route.
-
 `judge_whole_task` and `judge_call` turn a completion into a verdict; `reproduce` calls the
 same two functions, so a recorded verdict is re-derived by the code that made it.
 

@@ -90,16 +90,20 @@ def cell_rows(rows: Sequence[CellRow]) -> Markup:
     return table(headers, body, "One row per cell and condition; [95% interval, descriptive]")
 
 
+GROUP_HEADERS = ("model", "backend", "preset", "evidence", "condition")
+"""What names a group of cells that differ in their seed alone (pooled and across-seeds rows)."""
+
+
+def group_columns(r: PooledRow | AcrossSeedsRow) -> list[str]:
+    return [r.model, r.backend, r.preset, r.evidence, r.condition]
+
+
 def pooled_rows(rows: Sequence[PooledRow]) -> Markup:
     if not rows:
         return el("p", None, "No two cells differ in their seed alone: nothing is pooled.")
     body = [
         [
-            r.model,
-            r.backend,
-            r.preset,
-            r.evidence,
-            r.condition,
+            *group_columns(r),
             ", ".join(str(s) for s in r.seeds),
             r.product.n,
             brier(r.product),
@@ -110,11 +114,7 @@ def pooled_rows(rows: Sequence[PooledRow]) -> Markup:
         for r in rows
     ]
     headers = [
-        "model",
-        "backend",
-        "preset",
-        "evidence",
-        "condition",
+        *GROUP_HEADERS,
         "seeds pooled",
         "n",
         "Brier final: product",
@@ -132,11 +132,7 @@ def across_seeds_rows(rows: Sequence[AcrossSeedsRow], note: str) -> Markup:
         return el("p", None, "No cell is done: no difference across seeds yet.")
     body = [
         [
-            r.model,
-            r.backend,
-            r.preset,
-            r.evidence,
-            r.condition,
+            *group_columns(r),
             ", ".join(str(s) for s in r.seeds) or "—",
             f"{len(r.differences)} runs" if len(r.differences) != 1 else "1 run",
             r.shown,
@@ -144,11 +140,7 @@ def across_seeds_rows(rows: Sequence[AcrossSeedsRow], note: str) -> Markup:
         for r in rows
     ]
     headers = [
-        "model",
-        "backend",
-        "preset",
-        "evidence",
-        "condition",
+        *GROUP_HEADERS,
         "seeds",
         "n",
         f"{ACROSS_RUNS}: {ACROSS_RUNS_COLUMN}",
