@@ -21,7 +21,7 @@ Hierarchy::
         ├── Cancelled                   the user's Cancel, inside the controller
         ├── OracleDisagreement          generation: program and oracle differ (a bug guard)
         ├── SiteMissingError            `serve`: no built site (a FileNotFoundError)
-        ├── RequestError                pyapp.browser.messages: a page request refused
+        ├── RequestError                pyapp.protocol.messages: a page request refused
         │                               (bad_request, unknown_type, bad_params, no_sweep, ...)
         ├── FilesError                  pyapp.sweep.files: a file in --out is not a sweep's
         ├── SpecError                   pyapp.records.synthetic_spec: a synthetic model

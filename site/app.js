@@ -3,7 +3,7 @@
 // Python runs in a PyScript worker (workers/lab_worker.py, Pyodide from ./pyodide/). The worker
 // exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
 //
-// Messages: pyapp/browser/messages.py defines every request, reply and event once (one envelope,
+// Messages: pyapp/protocol/messages.py defines every request, reply and event once (one envelope,
 // one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
 // and ./lab_protocol.js (names and shared constants) are generated from it, and
 // docs/hosting.md lists them in generated tables. This file checks each request name against

@@ -1,6 +1,6 @@
 // The page's ONE entry point for drivers (the sweep CLI, tests): window.lab.send(messageJson,
 // onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page itself speaks to
-// Python (pyapp/browser/messages.py: `{type, id, ...fields}`, one of REQUEST_TYPES) and answers
+// Python (pyapp/protocol/messages.py: `{type, id, ...fields}`, one of REQUEST_TYPES) and answers
 // with the protocol's reply envelope (./envelope.js), whose `result` is the request's result
 // record exactly as Python answered it (exports/messages.schema.json). While the request is
 // handled, every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is

@@ -1,5 +1,5 @@
 // The reply envelope of the page ⇄ Python protocol, built and read in this one place
-// (pyapp/browser/messages.py `ok` / `failed` build it in Python; exports/messages.schema.json
+// (pyapp/protocol/messages.py `ok` / `failed` build it in Python; exports/messages.schema.json
 // describes it, one reply per request type with that request's result record):
 //
 //   {type, id, ok: true, result}  |  {type, id, ok: false, error: {code, message}}

@@ -10,7 +10,7 @@
 // window.lab.models.state() -> {state, loaded, model_id, revision, dtype, source, evidence,
 // label, backend, provenance, synthetic}; subscribe(listener) is told of every load and state
 // change. useSynthetic(spec | null) -> the synthetic model in use (see below), or null.
-// The client's events are PANEL_EVENTS records (pyapp/browser/model_messages.py), tagged by `type`.
+// The client's events are PANEL_EVENTS records (pyapp/protocol/model_messages.py), tagged by `type`.
 //
 // The catalogue's group "synthetic (validation)" (site/synthetic_choice.js) lists synthetic
 // models of known error structure: choosing one asks for no consent and downloads nothing —

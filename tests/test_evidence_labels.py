@@ -12,9 +12,9 @@ from typing import get_args
 import pytest
 from asyncrun import in_thread
 
-from pyapp.browser.message_exports import constants, js_module
-from pyapp.browser.messages import FIXTURE_LABEL
 from pyapp.browser.viewer import open_run
+from pyapp.protocol.exports import constants, js_module
+from pyapp.protocol.messages import FIXTURE_LABEL
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance

@@ -33,13 +33,13 @@ from test_predict import known_model
 
 import interpreter
 from pyapp.browser.bridge import HANDLERS, handle
-from pyapp.browser.messages import FAILURE_CODES
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
 from pyapp.conditions.run import parse_integer
 from pyapp.errors import InputError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
+from pyapp.protocol.messages import FAILURE_CODES
 from pyapp.records.base import to_json
 from pyapp.records.documents import loads_document, read_document
 from pyapp.records.faults import FAULT_KINDS, MAX_DIGITS, MAX_HOOKS, fault_errors, parse_hooks

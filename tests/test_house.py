@@ -305,6 +305,7 @@ LAYERS = (
     "experiment",
     "synthetic",
     "report",
+    "protocol",
     "browser",
     "host",
     "sweep",

@@ -11,8 +11,11 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.browser import bridge, message_exports, message_results, messages
+from pyapp.browser import bridge
 from pyapp.browser.session import Context
+from pyapp.protocol import exports as message_exports
+from pyapp.protocol import messages
+from pyapp.protocol import results as message_results
 from pyapp.records.base import field_docs, from_json, to_json
 from pyapp.records.model import Caps, ScriptedAdapter
 from pyapp.records.trace import NO_TRIALS

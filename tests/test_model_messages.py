@@ -1,4 +1,4 @@
-"""The model channel written once (pyapp/browser/model_messages.py): generated files match the
+"""The model channel written once (pyapp/protocol/model_messages.py): generated files match the
 records, the JavaScript validator (workers/model_check.js, run under Node) agrees with
 `jsonschema` on the same messages, and the workers use the generated names."""
 
@@ -18,9 +18,9 @@ import pytest
 from test_browser_model import COMPLETION, PROVENANCE
 from test_browser_model import LOAD as LOAD_RECORD
 
-from pyapp.browser import model_message_exports as exports
-from pyapp.browser import model_messages as mm
 from pyapp.cli.main import model_channel_files
+from pyapp.protocol import model_exports as exports
+from pyapp.protocol import model_messages as mm
 from pyapp.records.base import RecordError, field_docs
 from pyapp.records.model import Caps
 

@@ -10,9 +10,9 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp.browser import bridge
-from pyapp.browser.messages import parse_request
 from pyapp.browser.session import Context, Session, resumed_trace
 from pyapp.experiment.ledger import record_trace
+from pyapp.protocol.messages import parse_request
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.trace import read_trace

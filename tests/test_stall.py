@@ -31,11 +31,11 @@ from asyncrun import run
 from test_integrity import answer
 from test_model_messages import LOAD_RESULT, SPEC
 
-from pyapp.browser import model_messages as mm
 from pyapp.browser.model import completion_from_reply
 from pyapp.conditions.failures import kind_of
 from pyapp.conditions.run import run_chain, run_whole_task
 from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.protocol import model_messages as mm
 from pyapp.records import clock
 from pyapp.records.base import to_json
 from pyapp.records.model import Caps, ScriptedAdapter

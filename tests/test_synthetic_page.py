@@ -11,8 +11,8 @@ from asyncrun import in_thread
 from test_session import Page, call, document
 
 from pyapp.browser import bridge
-from pyapp.browser.message_exports import constants
 from pyapp.browser.session import Session
+from pyapp.protocol.exports import constants
 from pyapp.records.base import to_json
 from pyapp.records.trace import EVIDENCE_NOTES
 from pyapp.synthetic.language import STRUCTURES, parse_spec

@@ -3,7 +3,7 @@
 The page calls ONE exported function, ``handle(request_json) -> reply_json``, through
 PyScript's ``xworker.sync`` channel. Every request goes unchanged to
 ``pyapp.browser.bridge.handle_async``: the messages are the records of
-``pyapp.browser.messages`` and ``pyapp.browser.bridge.HANDLERS`` is the one handler table.
+``pyapp.protocol.messages`` and ``pyapp.browser.bridge.HANDLERS`` is the one handler table.
 The glue only builds the ``Context`` with what needs the browser runtime itself:
 
 * ``notify``: the page's ``xworker.sync.session_event(json)`` (trial_start / trial_done with

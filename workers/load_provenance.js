@@ -1,5 +1,5 @@
 // What a model load observes about itself, for its LoadResult and provenance
-// (pyapp/browser/model_messages.py; workers/model_worker.js calls these): the WebGPU adapter
+// (pyapp/protocol/model_messages.py; workers/model_worker.js calls these): the WebGPU adapter
 // (`webgpuAdapter`), the WASM runtime's measured features (`measureWasm`), every file that
 // crosses the network API and its bytes (`watchFetches`), the config.json's SHA-256 — also
 // from the browser's cache (`checkCachedConfig`) — by which a test fixture is told from a

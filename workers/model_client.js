@@ -3,7 +3,7 @@
 // the provenance. Python reaches it through PyScript's sync channel (workers/lab_worker.py ->
 // pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`).
 //
-// Its messages are the records of pyapp/browser/model_messages.py (names, codes and schema
+// Its messages are the records of pyapp/protocol/model_messages.py (names, codes and schema
 // from the generated workers/model_protocol.js; tables in docs/models.md). It answers Python's
 // `provenance` itself and passes `generate` on to the worker, adding a wait for a pending
 // (re)load, a hard deadline (terminate the worker `GRACE_MS` after caps.timeout_ms) and the

@@ -4,7 +4,7 @@
 // worker.
 //
 // The messages it answers (`load`, `generate`, `interrupt`) and sends (the replies, the events
-// `progress` and `first_token`) are the records of pyapp/browser/model_messages.py; their
+// `progress` and `first_token`) are the records of pyapp/protocol/model_messages.py; their
 // names, error codes and schema come from the generated workers/model_protocol.js, and the
 // message tables are in docs/models.md. Every request is checked against that schema before
 // anything runs (workers/model_check.js): an unknown type is answered `unknown_type`, a
@@ -241,7 +241,7 @@ async function warmUp() {
   return { ms: performance.now() - started, steps };
 }
 
-// The LoadResult record (pyapp/browser/model_messages.py).
+// The LoadResult record (pyapp/protocol/model_messages.py).
 function loadResult({ spec, backend, adapterInfo, seen, served, started, warmup }) {
   const onnx = env.backends.onnx;
   return {

@@ -1,7 +1,7 @@
 """The one entry point JavaScript calls: `handle_async(request_json, context) -> reply_json`.
 
 The page's worker glue (workers/lab_worker.py) passes JSON strings in and out; no Python lives
-in JavaScript. Every message is a record of `pyapp.browser.messages` (one envelope, one tag key
+in JavaScript. Every message is a record of `pyapp.protocol.messages` (one envelope, one tag key
 `type`); `parse_request` validates what arrives before the handler runs, and `HANDLERS` is
 the one table from request type to handler. A reply is always sent, so the page never
 hangs: a refused request carries the code of the `RequestError` raised, a bug
@@ -19,14 +19,14 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from pyapp import __version__
-from pyapp.browser import message_results as r
-from pyapp.browser import messages as m
-from pyapp.browser.messages import RequestError
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.session import Context, Session, browser_info, task_params
 from pyapp.browser.viewer import compare_runs, open_run, report_of
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError
+from pyapp.protocol import messages as m
+from pyapp.protocol import results as r
+from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
 from pyapp.records.trace import TaskRecord, python_description
@@ -235,7 +235,7 @@ def decode(request_json: object) -> JSON:
 
 
 async def handle_async(request_json: str, context: Context) -> str:
-    """A JSON request in, a JSON reply out; every request type (`pyapp.browser.messages`)."""
+    """A JSON request in, a JSON reply out; every request type (`pyapp.protocol.messages`)."""
     kind: JSON = None
     request_id: JSON = None
     try:

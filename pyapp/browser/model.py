@@ -10,7 +10,7 @@ Path of one call (measured in bench/generation.py):
 
 In the browser the transport is PyScript's synchronous channel to the main thread,
 ``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it).
-The messages are the records of `pyapp.browser.model_messages` (tables in docs/models.md):
+The messages are the records of `pyapp.protocol.model_messages` (tables in docs/models.md):
 requests are built from them (`Generate`, `Provenance`) and every reply is read into its
 envelope (`ModelReply`) and result record (`Completion`, `ModelProvenance`) with
 `pyapp.records.base.from_json`, so a malformed reply from JavaScript becomes a typed
@@ -46,10 +46,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pyapp.browser import model_messages as channel
-from pyapp.browser.message_results import Generated, GenerationTiming
-from pyapp.browser.model_messages import ModelReply, parse_reply
 from pyapp.errors import RecordError, ReplyError
+from pyapp.protocol import model_messages as channel
+from pyapp.protocol.model_messages import ModelReply, parse_reply
+from pyapp.protocol.results import Generated, GenerationTiming
 from pyapp.records.base import JSON, from_json
 from pyapp.records.evidence import is_subject
 from pyapp.records.model import (
@@ -236,7 +236,7 @@ async def handle_model_generate(
     """The page's `model_generate` request, answered through the adapter (the Python path).
 
     Fields: prompt (str), caps (optional Caps JSON; default WHOLE_TASK_CAPS).
-    Result: `pyapp.browser.message_results.Generated` (completion, provenance, timing). `journal`,
+    Result: `pyapp.protocol.results.Generated` (completion, provenance, timing). `journal`,
     when given, records the call (it is exploration, never a trial). Raises ValueError for
     a malformed request."""
     prompt = request.get("prompt")

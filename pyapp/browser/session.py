@@ -1,7 +1,7 @@
 """The browser worker's experiment session: the requests that drive a sweep.
 
 The page never re-implements the protocol: it sends the `sweep_*` and `journal_generate`
-requests (`pyapp.browser.messages`, one record each; `pyapp.browser.bridge.HANDLERS` routes
+requests (`pyapp.protocol.messages`, one record each; `pyapp.browser.bridge.HANDLERS` routes
 them here) and draws what comes back: `SweepState` says what may run next. Python orders
 the protocol (measure → freeze → held-out, `pyapp.experiment.phases`).
 
@@ -37,32 +37,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pyapp.browser.message_results import (
-    FreezeDone,
-    HeldoutPredictions,
-    JournalKept,
-    PauseCause,
-    PlanLeft,
-    PredictionsText,
-    RunEnded,
-    Stage,
-    SweepState,
-    SyntheticChosen,
-    TraceText,
-)
-from pyapp.browser.messages import (
-    Frozen,
-    JournalGenerate,
-    RequestError,
-    SweepResume,
-    SweepRun,
-    SweepStart,
-    SyntheticSelect,
-    TrialDone,
-    TrialInterrupted,
-    TrialStart,
-    event,
-)
 from pyapp.conditions.run import (
     ALL_CONDITIONS,
     MODEL_CONDITIONS,
@@ -87,6 +61,32 @@ from pyapp.predict.predictor import (
     predict,
     predict_state_aware,
     score_trace,
+)
+from pyapp.protocol.messages import (
+    Frozen,
+    JournalGenerate,
+    RequestError,
+    SweepResume,
+    SweepRun,
+    SweepStart,
+    SyntheticSelect,
+    TrialDone,
+    TrialInterrupted,
+    TrialStart,
+    event,
+)
+from pyapp.protocol.results import (
+    FreezeDone,
+    HeldoutPredictions,
+    JournalKept,
+    PauseCause,
+    PlanLeft,
+    PredictionsText,
+    RunEnded,
+    Stage,
+    SweepState,
+    SyntheticChosen,
+    TraceText,
 )
 from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json

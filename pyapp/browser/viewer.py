@@ -8,7 +8,7 @@ and scores derived from the trace, ready to draw as the live run is drawn.
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
 
-Both take plain JSON and return their reply's result record (`pyapp.browser.message_results`); an
+Both take plain JSON and return their reply's result record (`pyapp.protocol.results`); an
 unreadable document raises `RunInputError` (one line).
 """
 
@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.message_results import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
+from pyapp.protocol.results import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
 from pyapp.records.base import RecordError, from_json, to_json
 from pyapp.report.page import render
 from pyapp.report.run_folder import (
@@ -37,7 +37,7 @@ from pyapp.report.sections import run_evidence
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
     """The verification of an opened trace and the numbers derived from it.
 
-    Result: `pyapp.browser.message_results.OpenedTrace` — the run's label (`control`, `fixture`,
+    Result: `pyapp.protocol.results.OpenedTrace` — the run's label (`control`, `fixture`,
     `synthetic` or `model`: `pyapp.records.evidence.run_evidence`; the page words it from
     `EVIDENCE_LABELS`), every mismatch (named by trial and field), each recorded field that
     re-derivation contradicts, the predictions document derived from the trace *as
@@ -106,7 +106,7 @@ def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
 
 
 def compare_runs(runs: Any) -> ComparedRuns:
-    """`runs`: a list of `{name, predictions}`. Result: `pyapp.browser.message_results.ComparedRuns`
+    """`runs`: a list of `{name, predictions}`. Result: `pyapp.protocol.results.ComparedRuns`
     (disclaimer, problems, names, header, rows, markdown, csv) — the CLI's compare, for the
     page."""
     if not isinstance(runs, list) or not runs:

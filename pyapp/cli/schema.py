@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser import model_message_exports
-from pyapp.browser.message_exports import js_module, markdown_tables, messages_schema
 from pyapp.host.files import EXPORTS, REPO_ROOT, write_atomically
 from pyapp.matrix.plan import plan_schema
 from pyapp.matrix.state import state_schema
 from pyapp.predict.predictions import predictions_schema
+from pyapp.protocol import model_exports as model_message_exports
+from pyapp.protocol.exports import js_module, markdown_tables, messages_schema
 from pyapp.records import faults
 from pyapp.records.trace import trace_schema
 from pyapp.sweep.runfile import run_schema
@@ -54,7 +54,7 @@ def generated() -> dict[Path, str]:
 
 
 def model_channel_files() -> dict[Path, str]:
-    """The generated files of the model-worker channel (pyapp/browser/model_messages.py)."""
+    """The generated files of the model-worker channel (pyapp/protocol/model_messages.py)."""
 
     models = REPO_ROOT / "docs" / "models.md"
     tables = model_message_exports.markdown_tables()

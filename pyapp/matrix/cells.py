@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.browser.messages import RequestError
 from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.errors import InputError, UsageError
 from pyapp.host.files import REPO_ROOT
 from pyapp.matrix.plan import Exclusion, ModelEntry, Plan, SeedRange
+from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError

@@ -51,7 +51,7 @@ window.__sweep = {
     this.stopAsked = true;
   },
 
-  // Send one protocol request (`{type, id, ...fields}`, pyapp/browser/messages.py) through
+  // Send one protocol request (`{type, id, ...fields}`, pyapp/protocol/messages.py) through
   // window.lab.send, relaying every event to Python (`__sweepEvent`, exposed by the driver) as
   // the text Python sent; `callDone()` / `callResult()` poll it, so that Python notices Ctrl-C,
   // --timeout and a crashed page while the page works. The slot holds the reply's JSON text.

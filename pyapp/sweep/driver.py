@@ -1,6 +1,6 @@
 """One sweep session in one headless page: boot, load the model (consent), start or resume,
 then one `sweep_run` of phase `all` — Python orders measure → freeze → held-out, as for the
-page's "Run all" — all through protocol messages (pyapp/browser/messages.py) sent to the
+page's "Run all" — all through protocol messages (pyapp/protocol/messages.py) sent to the
 page's one entry point, window.lab.send. The driver follows the run through its events
 (trial_start, trial_done, trial_interrupted, frozen): each trial is appended to trials.jsonl
 as it arrives, and trace.json (with predictions.json) is written at the freeze, at the end
@@ -16,13 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.message_results import (
-    HeaderText,
-    PredictionsText,
-    RunEnded,
-    SweepState,
-)
-from pyapp.browser.messages import (
+from pyapp.browser.model import parse_provenance
+from pyapp.browser.session import task_params
+from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
+from pyapp.host.files import write_atomically
+from pyapp.protocol.messages import (
     Request,
     RequestError,
     SweepHeader,
@@ -34,11 +33,12 @@ from pyapp.browser.messages import (
     parse_result,
     request_message,
 )
-from pyapp.browser.model import parse_provenance
-from pyapp.browser.session import task_params
-from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
-from pyapp.host.files import write_atomically
+from pyapp.protocol.results import (
+    HeaderText,
+    PredictionsText,
+    RunEnded,
+    SweepState,
+)
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
 from pyapp.records.trace import Trace

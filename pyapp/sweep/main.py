@@ -2,7 +2,7 @@
 
 The command serves the built site on 127.0.0.1, starts a headless Chromium, loads the model
 through the Models panel's consent dialog (``--consent`` is the click on *Download and
-load*), and drives the page through protocol messages (pyapp/browser/messages.py) sent to
+load*), and drives the page through protocol messages (pyapp/protocol/messages.py) sent to
 its one entry point, ``window.lab.send``: measure →
 freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
 Python here only watches, writes files and checks them; it never runs a trial itself.
@@ -44,11 +44,11 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from pyapp import __version__
-from pyapp.browser.messages import Hello
 from pyapp.errors import InputError
 from pyapp.experiment.ledger import LedgerError, read_ledger
 from pyapp.host.files import REPO_ROOT, UsageError, check_output_folder
 from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
+from pyapp.protocol.messages import Hello
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
 from pyapp.records.subject import SUBJECT_LABEL

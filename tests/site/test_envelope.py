@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pyapp.browser import message_exports
 from pyapp.browser.bridge import handle
+from pyapp.protocol import exports as message_exports
 
 ENVELOPE = Path(__file__).resolve().parents[2] / "site" / "envelope.js"
 

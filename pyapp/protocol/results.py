@@ -1,11 +1,11 @@
 """The result records of the page ⇄ Python messages: what a reply's `result` holds.
 
-One frozen record per request (each request record of `pyapp.browser.messages` names its own
+One frozen record per request (each request record of `pyapp.protocol.messages` names its own
 as `RESULT`), the records they are made of (`SweepState`, `PauseCause`, `PlanLeft`,
 `HeldoutPredictions`, `CorrectedField`, ...), `ErrorBody` (a refused reply's `error`) and
 `ADDED`, the metadata of a field added to a message after it was first written. Every field
 has a docstring: `python -m pyapp schema` writes them into `exports/messages.schema.json`
-(`pyapp.browser.message_exports`).
+(`pyapp.protocol.exports`).
 """
 
 from __future__ import annotations

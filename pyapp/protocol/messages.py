@@ -14,11 +14,11 @@ Documents whose number types matter (a trial, a trace, a predictions document) t
 Python's own JSON text in `*_json` fields, which JavaScript never re-writes.
 
 This module holds the request and event records, the failure codes and the envelope; the
-result records are in `pyapp.browser.message_results` (those a request names as its `RESULT`
+result records are in `pyapp.protocol.results` (those a request names as its `RESULT`
 are imported here as well).
 From these records `python -m pyapp schema` generates `exports/messages.schema.json` and the
 page's `site/lab_protocol.js` (message names, conditions, ops, caps, default seed, labels,
-failure codes) through `pyapp.browser.message_exports`; a test fails when either drifts.
+failure codes) through `pyapp.protocol.exports`; a test fails when either drifts.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from pyapp.browser.message_results import (
+from pyapp.errors import LabError
+from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
     ErrorBody,
@@ -51,7 +52,6 @@ from pyapp.browser.message_results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.errors import LabError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import Summary

@@ -5,7 +5,7 @@ The channel (docs/models.md)::
     Python (pyapp/browser/model.py) --transport--> main thread (workers/model_client.js)
         --postMessage--> model worker (workers/model_worker.js, transformers.js)
 
-The envelope and tag key are those of `pyapp.browser.messages` (`type` both ways, an `id`
+The envelope and tag key are those of `pyapp.protocol.messages` (`type` both ways, an `id`
 pairing each reply with its request)::
 
     request  {"type": T, "id": N, ...the fields of T's request record}
@@ -25,7 +25,7 @@ shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
 `workers/model_protocol.js` (the names, codes and the schema the workers validate with,
 through `workers/model_check.js`) and the message tables of docs/models.md, written by
-`pyapp.browser.model_message_exports`; a test fails when any of them drifts. To add a
+`pyapp.protocol.model_exports`; a test fails when any of them drifts. To add a
 message: a record here, its entry in `REQUESTS` (with its result in `RESULTS`) or `EVENTS`,
 its handler in the worker or client, then `python -m pyapp schema`.
 """
@@ -36,8 +36,8 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from pyapp.browser.message_results import ErrorBody
 from pyapp.errors import RecordError, ReplyError
+from pyapp.protocol.results import ErrorBody
 from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.model import (
     AdapterInfo,
@@ -265,7 +265,7 @@ class ReplyTiming:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """The envelope of every reply on this channel (`pyapp.browser.messages.Reply`'s, plus two
+    """The envelope of every reply on this channel (`pyapp.protocol.messages.Reply`'s, plus two
     timings of a generate)."""
 
     type: str | None
