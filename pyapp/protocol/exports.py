@@ -1,7 +1,8 @@
 """The files generated from the page ⇄ Python messages (`pyapp.protocol.messages` and
 `pyapp.protocol.results`): `exports/messages.schema.json` (`messages_schema`: every
 request, every reply with its result record, every event), `site/lab_protocol.js`
-(`js_module`: the names and constants the page shares with Python, `constants`) and the
+(`js_module`: the names and constants the page shares with Python, `constants`, with the
+names of `pyapp.protocol.page` and the plot colours of `pyapp.report.plots`) and the
 message tables of docs/hosting.md (`markdown_tables`). `python -m pyapp schema` writes them; a
 test fails when any of them drifts.
 """
@@ -9,7 +10,7 @@ test fails when any of them drifts.
 from __future__ import annotations
 
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
-from pyapp.protocol import generate
+from pyapp.protocol import generate, page
 from pyapp.protocol.envelope import Channel, EventGroup, Reply
 from pyapp.protocol.generate import channel_schema
 from pyapp.protocol.messages import (
@@ -24,6 +25,7 @@ from pyapp.protocol.messages import (
 from pyapp.records.base import JSON, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+from pyapp.report import plots
 from pyapp.synthetic.language import structure_notes
 from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
@@ -76,6 +78,10 @@ def constants() -> dict[str, JSON]:
         "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
+        **page.constants(),
+        "PLOT_COLOURS": dict(plots.COLOURS),
+        "PLOT_OTHER_COLOUR": plots.OTHER_COLOUR,
+        "PLOT_SHAPES": list(plots.SHAPES),
     }
 
 
