@@ -1474,7 +1474,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
  },
  "ModelReply": {
   "type": "object",
-  "description": "The envelope of every reply on this channel (`pyapp.protocol.messages.Reply`'s, plus two timings of a generate).",
+  "description": "The envelope of every reply on this channel (`pyapp.protocol.envelope.Reply`'s, plus the timings of a generate).",
   "properties": {
    "type": {
     "description": "The request's type (null when the request had none).",

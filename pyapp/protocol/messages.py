@@ -7,6 +7,7 @@ One envelope, one tag key (`type`) both ways, an `id` pairing each reply with it
            | {"type": T, "id": N, "ok": false, "error": {"code": C, "message": str}}
     event    {"type": E, ...the fields of E's event record}   (Python → page, during sweep_run)
 
+The envelope is built and read by `pyapp.protocol.envelope` (the same for the model channel).
 A request record is a frozen dataclass; a field with a default may be left out. `parse_request`
 validates what arrives (unknown type, missing or ill-typed field: `bad_request` /
 `unknown_type`) before any handler runs. `pyapp.browser.bridge.HANDLERS` is the one handler table.
@@ -18,7 +19,8 @@ result records are in `pyapp.protocol.results` (those a request names as its `RE
 are imported here as well).
 From these records `python -m pyapp schema` generates `exports/messages.schema.json` and the
 page's `site/lab_protocol.js` (message names, conditions, ops, caps, default seed, labels,
-failure codes) through `pyapp.protocol.exports`; a test fails when either drifts.
+failure codes) through the one generator (`pyapp.protocol.generate`, fed by
+`pyapp.protocol.exports.CHANNEL`); a test fails when either drifts.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ The channel (docs/models.md)::
     Python (pyapp/browser/model.py) --transport--> main thread (workers/model_client.js)
         --postMessage--> model worker (workers/model_worker.js, transformers.js)
 
-The envelope and tag key are those of `pyapp.protocol.messages` (`type` both ways, an `id`
-pairing each reply with its request)::
+The envelope and tag key are those of `pyapp.protocol.envelope`, shared with the page ⇄ Python
+channel (`type` both ways, an `id` pairing each reply with its request)::
 
     request  {"type": T, "id": N, ...the fields of T's request record}
     reply    {"type": T, "id": N, "ok": true,  "result": T's result record, ...extras}
@@ -24,10 +24,11 @@ shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
 
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
 `workers/model_protocol.js` (the names, codes and the schema the workers validate with,
-through `workers/model_check.js`) and the message tables of docs/models.md, written by
-`pyapp.protocol.model_exports`; a test fails when any of them drifts. To add a
-message: a record here, its entry in `REQUESTS` (with its result in `RESULTS`) or `EVENTS`,
-its handler in the worker or client, then `python -m pyapp schema`.
+through `workers/model_check.js`) and the message tables of docs/models.md, written by the
+one generator (`pyapp.protocol.generate`) from `pyapp.protocol.model_exports.CHANNEL`; a test
+fails when any of them drifts. To add a message: a record here, its entry in `REQUESTS` (with
+its result in `RESULTS`) or `EVENTS`, its handler in the worker or client, then
+`python -m pyapp schema`.
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ class ReplyTiming:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """The envelope of every reply on this channel (`pyapp.protocol.messages.Reply`'s, plus two
+    """The envelope of every reply on this channel (`pyapp.protocol.envelope.Reply`'s, plus the
     timings of a generate)."""
 
     type: str | None
