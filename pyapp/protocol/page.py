@@ -178,7 +178,7 @@ LAB_API: tuple[LabMember, ...] = (
     LabMember(
         "experiment",
         "object",
-        "the state API of the Experiment section (the table below)",
+        "the Experiment section's [state API](#the-state-api-windowlabexperiment)",
     ),
     LabMember(
         "models",
@@ -188,7 +188,7 @@ LAB_API: tuple[LabMember, ...] = (
     LabMember(
         "timings",
         "object",
-        "the boot's milestones in ms since navigation (`python_ready_ms`, `first_table_ms`)",
+        "the boot's milestones, `performance.now()` values (`python_ready_ms`, `first_table_ms`)",
     ),
     LabMember("t0", "number", "`performance.now()` when site/app.js started"),
 )
