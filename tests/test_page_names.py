@@ -16,11 +16,13 @@ from test_exploratory import answer, cli_sweep
 from pyapp.cli import schema
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import ENTRY_FIELDS, LedgerEntry, ledger_schema, upgraded
+from pyapp.host.files import UsageError
 from pyapp.protocol import envelope, messages, model_messages, page
 from pyapp.protocol.exports import constants
 from pyapp.records.faults import FAULT_KINDS
 from pyapp.records.model import Caps, ScriptedAdapter
 from pyapp.report.plots import COLOURS
+from pyapp.sweep.options import parse_page_params
 from pyapp.tasks.taskset import TaskParams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,6 +116,9 @@ def test_the_sweep_cli_builds_the_address_from_the_table() -> None:
     assert page.page_query({"seed": "7", "fault": "hang@1"}) == "seed=7&fault=hang%401"
     with pytest.raises(ValueError, match="colour"):
         page.page_query({"seed": "7", "colour": "red"})
+    assert parse_page_params(["model_step_delay_ms=5"]) == {"model_step_delay_ms": "5"}
+    with pytest.raises(UsageError, match="reads no colour"):
+        parse_page_params(["colour=red"])
     main = (ROOT / "pyapp" / "sweep" / "main.py").read_text(encoding="utf-8")
     assert "urlencode" not in main and "page_query(" in main
 
