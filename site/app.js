@@ -1,7 +1,9 @@
 // Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
 //
 // Python runs in a PyScript worker (workers/lab_worker.py, Pyodide from ./pyodide/). The worker
-// exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle.
+// exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle. The
+// sync names, the URL parameters and window.lab's members are pyapp/protocol/page.py's
+// (SYNC, PARAM, LAB_API in ./lab_protocol.js; docs/page.md lists them).
 //
 // Messages: pyapp/protocol/messages.py defines every request, reply and event once (one envelope,
 // one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
@@ -12,7 +14,7 @@
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
 
-import { DEFAULT_SEED, PRESETS, REQUEST_TIMEOUT_MS, REQUEST_TYPES } from "./lab_protocol.js";
+import { DEFAULT_SEED, PARAM, PRESETS, REQUEST_TIMEOUT_MS, REQUEST_TYPES, SYNC } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
 import { downloadJson } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
@@ -24,7 +26,7 @@ import { readReply } from "./envelope.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
-  Number(new URLSearchParams(location.search).get("boot_timeout_ms")) || 60_000;
+  Number(new URLSearchParams(location.search).get(PARAM.BOOT_TIMEOUT_MS)) || 60_000;
 // Files the runtime needs; probed to name the culprit when boot fails.
 const RUNTIME_FILES = [
   "./pyscript/core.js",
@@ -83,7 +85,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
   if (!worker) throw new Error("Python is not ready");
   const id = nextId++;
   const replyJson = await withTimeout(
-    worker.sync.handle(JSON.stringify({ type, id, ...fields })),
+    worker.sync[SYNC.HANDLE](JSON.stringify({ type, id, ...fields })),
     timeoutMs,
     `waiting for Python to answer "${type}"`,
   );
@@ -151,10 +153,10 @@ async function boot() {
     const start = async () => {
       const xworker = await waitForWorkerElement();
       // Python's adapter (pyapp.browser.model) calls this through PyScript's sync channel.
-      xworker.sync.model_call = models.modelCall;
+      xworker.sync[SYNC.MODEL_CALL] = models.modelCall;
       // pyapp.browser.session's Context (workers/lab_worker.py): trial events and the Cancel flag.
-      xworker.sync.session_event = experiment.sessionEvent;
-      xworker.sync.cancel_requested = experiment.cancelRequested;
+      xworker.sync[SYNC.SESSION_EVENT] = experiment.sessionEvent;
+      xworker.sync[SYNC.CANCEL_REQUESTED] = experiment.cancelRequested;
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;
@@ -181,7 +183,7 @@ async function boot() {
 // ---- tasks -------------------------------------------------------------------------------
 
 function seedFromUrl() {
-  const raw = new URLSearchParams(location.search).get("seed");
+  const raw = new URLSearchParams(location.search).get(PARAM.SEED);
   const seed = raw === null ? DEFAULT_SEED : Number(raw);
   return Number.isSafeInteger(seed) && seed >= 0 ? seed : DEFAULT_SEED;
 }
@@ -268,7 +270,7 @@ async function loadTasks(seed) {
     renderTasks(result);
     timings.first_table_ms ??= performance.now();
     const url = new URL(location.href);
-    url.searchParams.set("seed", String(seed));
+    url.searchParams.set(PARAM.SEED, String(seed));
     history.replaceState(null, "", url);
     clearResults();
     setState("ready", `Ready. Seed ${seed}: ${result.tasks.length} tasks.`);

@@ -1,16 +1,15 @@
 // The guided flow's glue (main thread): the address holds the setup, the step list shows where
 // you are, and a tool opens when the address points into it. No experiment logic here.
 //
-//   ?seed=N                 the task seed (app.js reads and writes it)
-//   ?conditions=a,b         the checked conditions (model-only, supplied-program, model-program,
-//                           controlled-chain)
-//   ?preset=NAME            the calibration set (design, calibration-60, calibration-300)
-//   ?model=KEY              the model choice (a catalogue key, "fixture", or "other" with
-//   &model_id=ORG/NAME&revision=R  the id and revision typed in) — chosen, never loaded: loading
-//                           always waits for consent in the dialog
+// The address's parameters (the table in docs/page.md, PARAM in ./lab_protocol.js, generated
+// from pyapp/protocol/page.py): this module reads and writes `conditions`, `preset`, `model`,
+// `model_id` and `revision` (app.js the seed). The model is chosen, never loaded: loading
+// always waits for consent in the dialog.
 //
 // A link with these parameters reproduces a setup; the page rewrites them (history.replaceState)
 // whenever the setup changes. app.js imports this module, which sets itself up once.
+
+import { PARAM } from "./lab_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);
 const conditionBoxes = () => [...document.querySelectorAll('input[name="condition"]')];
@@ -25,14 +24,14 @@ function setParam(name, value) {
 // ---- conditions and calibration set -------------------------------------------------------
 
 function applyConditions(params) {
-  const wanted = params.get("conditions");
+  const wanted = params.get(PARAM.CONDITIONS);
   if (wanted === null) return;
   const chosen = new Set(wanted.split(",").map((c) => c.trim()));
   for (const box of conditionBoxes()) box.checked = chosen.has(box.value);
 }
 
 function recordConditions() {
-  setParam("conditions", conditionBoxes().filter((box) => box.checked).map((box) => box.value).join(","));
+  setParam(PARAM.CONDITIONS, conditionBoxes().filter((box) => box.checked).map((box) => box.value).join(","));
 }
 
 // Choose `value` in the select as soon as it has that option (options may arrive later).
@@ -50,27 +49,27 @@ function chooseWhenPresent(select, value, before = () => {}) {
 }
 
 function applyPreset(params) {
-  const preset = params.get("preset");
+  const preset = params.get(PARAM.PRESET);
   if (preset) chooseWhenPresent($("#preset"), preset);
 }
 
 // ---- the model choice ----------------------------------------------------------------------
 
 function applyModel(params) {
-  const key = params.get("model");
+  const key = params.get(PARAM.MODEL);
   if (!key) return;
   chooseWhenPresent($("#model-choice"), key, () => {
     if (key !== "other") return;
-    if (params.get("model_id")) $("#model-id").value = params.get("model_id");
-    if (params.get("revision")) $("#model-revision").value = params.get("revision");
+    if (params.get(PARAM.MODEL_ID)) $("#model-id").value = params.get(PARAM.MODEL_ID);
+    if (params.get(PARAM.REVISION)) $("#model-revision").value = params.get(PARAM.REVISION);
   });
 }
 
 function recordModel() {
   const key = $("#model-choice").value;
-  setParam("model", key);
-  setParam("model_id", key === "other" ? $("#model-id").value.trim() : null);
-  setParam("revision", key === "other" ? $("#model-revision").value.trim() : null);
+  setParam(PARAM.MODEL, key);
+  setParam(PARAM.MODEL_ID, key === "other" ? $("#model-id").value.trim() : null);
+  setParam(PARAM.REVISION, key === "other" ? $("#model-revision").value.trim() : null);
 }
 
 // ---- where the reader is: the current step, and tools opened by the address ---------------
@@ -104,7 +103,7 @@ export function setupGuide() {
   applyPreset(params);
   applyModel(params);
   for (const box of conditionBoxes()) box.addEventListener("change", recordConditions);
-  $("#preset").addEventListener("change", () => setParam("preset", $("#preset").value));
+  $("#preset").addEventListener("change", () => setParam(PARAM.PRESET, $("#preset").value));
   for (const id of ["#model-choice", "#model-id", "#model-revision"]) $(id).addEventListener("change", recordModel);
   const observer = new MutationObserver(markStep);
   for (const id of ["#models", "#experiment"]) observer.observe($(id), { attributes: true, attributeFilter: ["data-state"] });

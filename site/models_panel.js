@@ -24,7 +24,7 @@
 
 import { ModelClient } from "./model_client.js";
 import { MODEL_TYPE } from "./model_protocol.js";
-import { EVIDENCE_LABELS, FIXTURE_LABEL } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
 import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
 
@@ -78,10 +78,10 @@ class Panel {
     this.loadedRows = null; // the loaded model's provenance rows (shown again after a synthetic one)
     this.changeListeners = new Set(); // called on every load / state change of the client
     // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
-    this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get("fault") ?? "" });
+    this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get(PARAM.FAULT) ?? "" });
     for (const problem of this.client.faults.errors) console.error(problem);
-    const stepDelay = Number(params.get("model_step_delay_ms")) || 0;
-    this.threads = Number(params.get("model_threads")) || null; // WASM threads (bench); default: all cores
+    const stepDelay = Number(params.get(PARAM.MODEL_STEP_DELAY_MS)) || 0;
+    this.threads = Number(params.get(PARAM.MODEL_THREADS)) || null; // WASM threads (bench); default: all cores
     this.defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
   }
 
@@ -214,7 +214,7 @@ async function loadCatalogue(panel) {
   const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
   panel.architectures = known.causal_lm;
   panel.architecturesVersion = known.transformers_js;
-  if (params.get("model_host")) panel.catalogue.default_host = params.get("model_host");
+  if (params.get(PARAM.MODEL_HOST)) panel.catalogue.default_host = params.get(PARAM.MODEL_HOST);
   const select = $("#model-choice");
   for (const model of panel.catalogue.models) {
     const pin = isBundled(model.source) || HEX40.test(model.revision) ? "" : " — UNPINNED";
@@ -520,7 +520,7 @@ function downloadDiagnostics(panel) {
 function wire(panel) {
   const refill = () => fillDtypes(panel);
   const resummarise = () => summarise(panel);
-  $("#model-host").value = params.get("model_host") || "https://huggingface.co/";
+  $("#model-host").value = params.get(PARAM.MODEL_HOST) || "https://huggingface.co/";
   $("#model-choice").addEventListener("change", refill);
   for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", refill);
   $("#model-dtype").addEventListener("change", resummarise);

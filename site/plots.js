@@ -3,17 +3,15 @@
 // observed rate, Wilson interval) and predicted vs observed cost per held-out task.
 // No DOM lookups here: each function returns an <svg> element.
 
+import { PLOT_COLOURS, PLOT_OTHER_COLOUR, PLOT_SHAPES } from "./lab_protocol.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const W = 760;
 const H = 420;
 const M = { left: 70, right: 270, top: 64, bottom: 56 };
-const COLOURS = {
-  "model-only": "#1a73e8",
-  "model-program": "#b3261e",
-  "controlled-chain": "#137333",
-  "controlled-chain (all steps)": "#8e24aa",
-};
-const SHAPES = ["circle", "square", "diamond", "triangle"];
+// The series' colours and marker shapes are pyapp/report/plots.py's, generated.
+const COLOURS = PLOT_COLOURS;
+const SHAPES = PLOT_SHAPES;
 
 function el(name, attrs = {}, text = null) {
   const node = document.createElementNS(SVG, name);
@@ -167,7 +165,7 @@ export function calibrationPlot(doc, { label = null, domain = null } = {}) {
   const entries = [];
   const placed = [];
   series.forEach((s, i) => {
-    const colour = COLOURS[s.key] ?? "#444";
+    const colour = COLOURS[s.key] ?? PLOT_OTHER_COLOUR;
     const shape = SHAPES[i % SHAPES.length];
     entries.push({ label: s.label, colour, shape });
     const group = el("g", { "data-series": s.key });
@@ -252,7 +250,7 @@ export function costPlot(doc, { label = null, domain = null } = {}) {
     format: tickFormat,
   });
   const conditions = [...new Set(points.map((p) => p.condition))];
-  const entries = conditions.map((condition, i) => ({ label: condition, colour: COLOURS[condition] ?? "#444", shape: SHAPES[i % SHAPES.length] }));
+  const entries = conditions.map((condition, i) => ({ label: condition, colour: COLOURS[condition] ?? PLOT_OTHER_COLOUR, shape: SHAPES[i % SHAPES.length] }));
   for (const p of points) {
     const entry = entries.find((e) => e.label === p.condition);
     const text = `${p.condition} ${p.task}: predicted ${p.predicted.toFixed(1)} ms, observed ${p.observed.toFixed(1)} ms`;

@@ -2,22 +2,15 @@
 // parameter `fault`: comma-separated KIND@N, N counting the generations of the page's life
 // from 1 (every generate request the model client passes to a loaded worker).
 //
-//   worker_crash@N  the model worker dies during the Nth generation (the client fails it with
-//                   `worker_error` and reloads the same model)
-//   reload_fail@N   after the Nth generation the worker is replaced, and that reload fails
-//                   once (`load_failed`); the next generation finds no model (`not_loaded`)
-//                   and reloads again
-//   hang@N          the Nth generation never returns and sends no token (the worker
-//                   blocks), so the hard deadline fires after more than the stall window
-//                   without a token: `stalled` (an infrastructure interruption, attempted
-//                   again, never the model's timeout), terminate, reload
-//   bad_reply@N     the worker's answer to the Nth generation is replaced by a malformed one
+// The kinds (worker_crash, reload_fail, hang, bad_reply) and what each does are written once,
+// in pyapp/records/faults.py: generated into ./faults_grammar.js (FAULT, FAULT_MEANINGS) and
+// into docs/sweep.md's table of hooks.
 //
 // A page run with faults is a test of the instrument: the sweep records the hooks in the
 // trace (`run.faults`) and the sweep CLI in run.json.
 //
-// The grammar (kinds, pattern, limits) is written once, in pyapp/records/faults.py, and
-// generated into faults_grammar.js: the CLI refuses exactly what this page ignores.
+// The grammar (kinds, pattern, limits) comes from the same place: the CLI refuses exactly what
+// this page ignores.
 
 import { FAULT_HOOK, FAULT_KINDS, FAULT_MAX_HOOKS, FAULT_MAX_TEXT } from "./faults_grammar.js";
 

@@ -2,6 +2,8 @@
 // The fault-injection grammar (KIND@N), written once in Python; workers/faults.js reads it.
 
 export const FAULT_KINDS = ["worker_crash", "reload_fail", "hang", "bad_reply"];
+export const FAULT = Object.freeze({"WORKER_CRASH": "worker_crash", "RELOAD_FAIL": "reload_fail", "HANG": "hang", "BAD_REPLY": "bad_reply"});
+export const FAULT_MEANINGS = Object.freeze({"worker_crash": "the model worker dies during the Nth generation (the client fails it with `worker_error` and reloads the same model)", "reload_fail": "after the Nth generation the worker is replaced, and that reload fails once (`load_failed`); the next generation finds no model (`not_loaded`) and reloads", "hang": "the Nth generation never returns and sends no token (the worker blocks), so the hard deadline fires after more than the stall window without a token: `stalled` (an infrastructure interruption, attempted again), terminate, reload", "bad_reply": "the worker's answer to the Nth generation is replaced by a malformed one"});
 export const FAULT_HOOK = new RegExp("^(worker_crash|reload_fail|hang|bad_reply)@([1-9][0-9]{0,5})$");
 export const FAULT_MAX_DIGITS = 6;
 export const FAULT_MAX_HOOKS = 16;

@@ -17,6 +17,9 @@ The glue only builds the ``Context`` with what needs the browser runtime itself:
 * ``memory``: the worker's WebAssembly memory (Pyodide's heap: it grows, never shrinks) and
   the objects Python's collector tracks after a collection (``bench/scale.py`` reads both).
 
+The four ``xworker.sync`` names are ``pyapp.protocol.page``'s (``HANDLE``, ``MODEL_CALL``,
+``SESSION_EVENT``, ``CANCEL_REQUESTED``), never written here as literals.
+
 This file is plain Python so that it can be read, linted and imported under CPython.
 """
 
@@ -27,6 +30,7 @@ import time
 from typing import Any
 
 from pyapp.browser.bridge import handle_async as bridge_handle_async
+from pyapp.protocol.page import CANCEL_REQUESTED, HANDLE, MODEL_CALL, SESSION_EVENT
 from pyapp.records.base import JSON
 
 _sympy_loaded = False
@@ -52,12 +56,12 @@ def _page() -> Any:
 def _notify(event: dict[str, JSON]) -> None:
     """Hand a session event to the page (``xworker.sync.session_event``). The page stores the
     trial in IndexedDB before it answers, so the next trial starts only after that."""
-    _page().session_event(json.dumps(event))
+    getattr(_page(), SESSION_EVENT)(json.dumps(event))
 
 
 def _cancel_requested() -> bool:
     """The page's Cancel flag (``xworker.sync.cancel_requested``), polled before each call."""
-    return bool(_page().cancel_requested())
+    return bool(getattr(_page(), CANCEL_REQUESTED)())
 
 
 def _context() -> Any:
@@ -84,7 +88,9 @@ def _model_adapter() -> Any:
 
         from pyapp.browser.model import BrowserModelAdapter
 
-        _adapter = BrowserModelAdapter(lambda request_json: str(sync.model_call(request_json)))
+        _adapter = BrowserModelAdapter(
+            lambda request_json: str(getattr(sync, MODEL_CALL)(request_json))
+        )
     return _adapter
 
 
@@ -123,4 +129,4 @@ async def handle(request_json: str) -> str:
 
 
 # PyScript exposes the names listed here on the worker's ``sync`` object for the page.
-__export__ = ["handle"]
+__export__ = [HANDLE]

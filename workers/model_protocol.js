@@ -983,7 +983,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
   "description": "Why a request failed.",
   "properties": {
    "code": {
-    "description": "A stable code (ERROR_CODES).",
+    "description": "A stable code.",
     "enum": [
      "bad_request",
      "unknown_type",
@@ -1013,6 +1013,19 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    "message"
   ],
   "additionalProperties": false
+ },
+ "ModelFailedReply": {
+  "description": "A refused request's reply (type and id null: not even those read).",
+  "allOf": [
+   {
+    "$ref": "#/$defs/ModelReply"
+   }
+  ],
+  "properties": {
+   "ok": {
+    "const": false
+   }
+  }
  },
  "ModelFailure": {
   "type": "object",
@@ -1461,7 +1474,7 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
  },
  "ModelReply": {
   "type": "object",
-  "description": "The envelope of every reply on this channel (`pyapp.protocol.messages.Reply`'s, plus two timings of a generate).",
+  "description": "The envelope of every reply on this channel (`pyapp.protocol.envelope.Reply`'s, plus the timings of a generate).",
   "properties": {
    "type": {
     "description": "The request's type (null when the request had none).",
@@ -2115,6 +2128,25 @@ export const MODEL_SCHEMA_DEFS = Object.freeze({
    },
    {
     "$ref": "#/$defs/Provenance"
+   }
+  ]
+ },
+ "ModelAnyReply": {
+  "anyOf": [
+   {
+    "$ref": "#/$defs/LoadReply"
+   },
+   {
+    "$ref": "#/$defs/GenerateReply"
+   },
+   {
+    "$ref": "#/$defs/InterruptReply"
+   },
+   {
+    "$ref": "#/$defs/ProvenanceReply"
+   },
+   {
+    "$ref": "#/$defs/ModelFailedReply"
    }
   ]
  },

@@ -1,8 +1,11 @@
 """`python -m pyapp schema [--check]`: every generated file, (re)written from the records
-that define it — the JSON Schemas in `exports/` (`schemas`), the page's protocol constants
-(`site/lab_protocol.js`), the fault grammar (`workers/faults_grammar.js`), the model
-channel's files (`model_channel_files`) and the generated tables of `docs/hosting.md` and
-`docs/models.md`. With `--check` it only reports drift (exit 1)."""
+that define it — the JSON Schemas in `exports/` (`schemas`, the ledger's included), the
+page's protocol constants (`site/lab_protocol.js`: message names, sync names, URL
+parameters, the `window.lab` members, plot colours), the fault grammar
+(`workers/faults_grammar.js`), the model channel's files (`model_channel_files`), the
+condition checkboxes of `site/index.html` and the generated blocks of `docs/hosting.md`,
+`docs/models.md`, `docs/page.md` and `docs/sweep.md` (`blocks`). With `--check` it only
+reports drift (exit 1)."""
 
 from __future__ import annotations
 
@@ -11,11 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pyapp.experiment.ledger import ledger_schema
 from pyapp.host.files import EXPORTS, REPO_ROOT, write_atomically
 from pyapp.matrix.plan import plan_schema
 from pyapp.matrix.state import state_schema
 from pyapp.predict.predictions import predictions_schema
 from pyapp.protocol import model_exports as model_message_exports
+from pyapp.protocol import page
 from pyapp.protocol.exports import js_module, markdown_tables, messages_schema
 from pyapp.records import faults
 from pyapp.records.trace import trace_schema
@@ -34,6 +39,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "synthetic-model.schema.json": synthetic_model_schema(),
         "matrix-plan.schema.json": plan_schema(),
         "matrix-state.schema.json": state_schema(),
+        "ledger.schema.json": ledger_schema(),
     }
 
 
@@ -50,7 +56,23 @@ def generated() -> dict[Path, str]:
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
     files.update(model_channel_files())
+    files.update(blocks())
     return files
+
+
+def blocks() -> dict[Path, str]:
+    """The files with a generated block among hand-written text: docs/page.md's tables of
+    the page's shared names, docs/sweep.md's fault hooks and site/index.html's condition
+    checkboxes."""
+    out = {}
+    for path, marker, text, pad in (
+        (REPO_ROOT / "docs" / "page.md", "page-names", page.markdown_tables(), "\n"),
+        (REPO_ROOT / "docs" / "sweep.md", "fault-hooks", faults.markdown_table(), "\n"),
+        (REPO_ROOT / "site" / "index.html", "conditions", page.condition_checkboxes(), ""),
+    ):
+        current = path.read_text(encoding="utf-8")
+        out[path] = with_generated_block(current, text, marker, pad)
+    return out
 
 
 def model_channel_files() -> dict[Path, str]:
@@ -68,14 +90,17 @@ def model_channel_files() -> dict[Path, str]:
     }
 
 
-def with_generated_block(text: str, tables: str | None = None, marker: str = "messages") -> str:
-    """docs text with its generated message tables (between the `marker` comments, by default
-    the page ⇄ Python tables) brought up to date."""
+def with_generated_block(
+    text: str, tables: str | None = None, marker: str = "messages", pad: str = "\n"
+) -> str:
+    """A file's text with its generated block (between the `marker` comments, by default the
+    page ⇄ Python message tables of docs/hosting.md) brought up to date; `pad` around it."""
 
     start = text.index(f"<!-- {marker}:begin")
     head_end = text.index("\n", start) + 1
     end = text.index(f"<!-- {marker}:end -->")
-    return text[:head_end] + "\n" + (tables or markdown_tables()) + "\n" + text[end:]
+    end = text.rindex("\n", 0, end) + 1
+    return text[:head_end] + pad + (tables or markdown_tables()) + pad + text[end:]
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -15,22 +15,28 @@ records every held-out task its sweep observed. The file is JSON:
 
 A `sweep-ledger/1` file (entries keyed by the full load identity and the task set, with
 task ids) is read and rewritten as /2: its ids are kept as legacy keys, matched by id.
+
+The format is written once, as the records `LedgerFile` and `LedgerEntry`: the checks of
+`check_entries` (`ENTRY_FIELDS`) are derived from them, and `python -m pyapp schema`
+generates `exports/ledger.schema.json` from them (`ledger_schema`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.errors import InputError, LabError
 from pyapp.predict.exploratory import content_sha256, keys_by_condition, previously_seen
 from pyapp.predict.predictor import heldout_tasks
-from pyapp.records.base import to_json
+from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.model import ModelProvenance
 from pyapp.records.trace import Trace
@@ -38,6 +44,39 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
 
 LEDGER_SCHEMA = "sweep-ledger/2"
 LEGACY_SCHEMA = "sweep-ledger/1"
+SCHEMA_ID = "https://composition-lab.invalid/schemas/ledger.schema.json"
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """The held-out tasks observed with one model (id and revision) under one condition."""
+
+    model_id: str
+    """The model's id."""
+    revision: str
+    """The revision asked for (a commit, a branch, `bundled`)."""
+    condition: str
+    """The condition."""
+    tasks: tuple[str, ...]
+    """The observed held-out tasks' content keys (`content_sha256`; a legacy /1 ledger's task
+    ids, matched by id), sorted."""
+    runs: tuple[str, ...]
+    """The run ids that observed them, sorted."""
+
+
+@dataclass(frozen=True)
+class LedgerFile:
+    """The sweep CLI's ledger of observed held-out tasks (`--ledger`, `ledger.json`)."""
+
+    schema_version: Literal["sweep-ledger/2"]
+    """The format."""
+    entries: tuple[LedgerEntry, ...]
+    """One entry per model id, revision and condition."""
+
+
+def ledger_schema() -> dict[str, JSON]:
+    """exports/ledger.schema.json: the ledger file, from its records."""
+    return json_schema(LedgerFile, schema_id=SCHEMA_ID, title="Composition Lab sweep ledger")
 
 
 class LedgerError(LabError, ValueError):
@@ -57,13 +96,10 @@ def task_set_sha256(params: TaskParams, generator_version: str = GENERATOR_VERSI
 
 #: Largest ledger file read (an entry per model, task set and condition: kilobytes each).
 MAX_LEDGER_BYTES = 64 * 1024 * 1024
-#: The fields of a ledger entry and the JSON type each must have.
+#: The fields of a ledger entry and the JSON type each must have (from `LedgerEntry`).
 ENTRY_FIELDS: dict[str, type] = {
-    "model_id": str,
-    "revision": str,
-    "condition": str,
-    "tasks": list,
-    "runs": list,
+    f.name: list if str(f.type).startswith("tuple") else str
+    for f in dataclasses.fields(LedgerEntry)
 }
 LEGACY_FIELDS: dict[str, type] = {
     "identity": str,

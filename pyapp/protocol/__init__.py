@@ -1,6 +1,12 @@
-"""Every message the page speaks, written once: the page ⇄ Python channel (``messages``: one
-record per request and event, the failure codes and the envelope; ``results``: the record
-each reply's result holds; ``exports``: the schema, ``site/lab_protocol.js`` and the docs'
-tables generated from them) and the model channel (``model_messages``: Python <-> model
-client <-> model worker; ``model_exports``: ``workers/model_protocol.js``, its schema and
-docs/models.md's tables generated from them)."""
+"""Every message the page speaks, and every name it shares with Python, written once.
+
+The two channels share one envelope (`envelope`: building and reading requests, replies and
+events for any channel, and `Channel`, what a channel is to the generator) and one generator
+(`generate`: a channel's JSON Schema, docs tables and generated JavaScript module). The page ⇄
+Python channel: `messages` (one record per request and event, the failure codes), `results`
+(the record each reply's result holds) and `exports` (its schema, `site/lab_protocol.js` and
+docs/hosting.md's tables). The model channel: `model_messages` (Python <-> model client <->
+model worker) and `model_exports` (`workers/model_protocol.js`, its schema and docs/models.md's
+tables). `page` holds the other names the page shares: the `xworker.sync` names, the URL
+parameters, the driver API `window.lab` and the plot colours, generated into
+`site/lab_protocol.js` and the docs by `python -m pyapp schema`."""

@@ -7,6 +7,7 @@ One envelope, one tag key (`type`) both ways, an `id` pairing each reply with it
            | {"type": T, "id": N, "ok": false, "error": {"code": C, "message": str}}
     event    {"type": E, ...the fields of E's event record}   (Python → page, during sweep_run)
 
+The envelope is built and read by `pyapp.protocol.envelope` (the same for the model channel).
 A request record is a frozen dataclass; a field with a default may be left out. `parse_request`
 validates what arrives (unknown type, missing or ill-typed field: `bad_request` /
 `unknown_type`) before any handler runs. `pyapp.browser.bridge.HANDLERS` is the one handler table.
@@ -18,21 +19,21 @@ result records are in `pyapp.protocol.results` (those a request names as its `RE
 are imported here as well).
 From these records `python -m pyapp schema` generates `exports/messages.schema.json` and the
 page's `site/lab_protocol.js` (message names, conditions, ops, caps, default seed, labels,
-failure codes) through `pyapp.protocol.exports`; a test fails when either drifts.
+failure codes) through the one generator (`pyapp.protocol.generate`, fed by
+`pyapp.protocol.exports.CHANNEL`); a test fails when either drifts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import LabError
+from pyapp.protocol import envelope
 from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
-    ErrorBody,
     FreezeDone,
     Generated,
     HeaderText,
@@ -52,7 +53,7 @@ from pyapp.protocol.results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, RecordError, from_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import Summary
 
@@ -465,20 +466,16 @@ class RequestError(LabError):
 
 def parse_request(data: JSON) -> Request:
     """The request record of a decoded request; refuses an unknown type or a bad field."""
-    if not isinstance(data, dict):
-        raise RequestError("bad_request", "request must be a JSON object")
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise RequestError("bad_request", "request needs a string 'type'")
+    try:
+        kind = envelope.tag_of(data, "request")
+    except RecordError as error:
+        raise RequestError("bad_request", error.message) from None
     record = REQUEST_TYPES.get(kind)
     if record is None:
         raise RequestError("unknown_type", f"unknown request type {kind!r}")
-    fields = {k: v for k, v in data.items() if k not in ("type", "id")}
-    for f in dataclasses.fields(record):  # type: ignore[arg-type]
-        if f.name not in fields and f.default is not dataclasses.MISSING:
-            fields[f.name] = to_json(f.default)
+    assert isinstance(data, dict)
     try:
-        parsed: Request = from_json(record, fields, f"${kind}")
+        parsed: Request = envelope.read_record(record, data, request=True)
     except RecordError as error:
         raise RequestError("bad_request", f"{kind}: {error}") from None
     return parsed
@@ -492,9 +489,8 @@ def parse_event(data: JSON) -> Message:
     if not isinstance(data, dict) or data.get("type") not in EVENT_TYPES:
         raise RequestError("bad_request", f"not an event: {str(data)[:80]}")
     record = EVENT_TYPES[data["type"]]
-    fields = {k: v for k, v in data.items() if k != "type"}
     try:
-        parsed: Message = from_json(record, fields, f"${record.TYPE}")
+        parsed: Message = envelope.read_record(record, data, request=False)
     except RecordError as error:
         raise RequestError("bad_request", f"{record.TYPE}: {error}") from None
     return parsed
@@ -502,9 +498,7 @@ def parse_event(data: JSON) -> Message:
 
 def request_message(request: Request, request_id: JSON) -> dict[str, JSON]:
     """A request record as sent: `{"type": T, "id": N, ...fields}` (the sweep CLI's)."""
-    fields = to_json(request)
-    assert isinstance(fields, dict)
-    return {"type": request.TYPE, "id": request_id, **fields}
+    return envelope.outgoing(request, request_id)
 
 
 def parse_result(kind: str, result: JSON) -> object:
@@ -522,17 +516,14 @@ def parse_result(kind: str, result: JSON) -> object:
 
 def event(message: Message) -> dict[str, JSON]:
     """An event record as sent: `{"type": E, ...fields}`."""
-    fields = to_json(message)
-    assert isinstance(fields, dict)
-    return {"type": message.TYPE, **fields}
+    return envelope.outgoing(message, request=False)
 
 
 def ok(kind: JSON, request_id: JSON, result: object) -> str:
     """The reply to a request that succeeded: `result` is its request's `RESULT` record."""
-    return json.dumps({"type": kind, "id": request_id, "ok": True, "result": to_json(result)})
+    return json.dumps(envelope.ok_reply(kind, request_id, result))
 
 
 def failed(kind: JSON, request_id: JSON, code: str, message: str) -> str:
     """The reply to a request that was refused (`code`: one of FAILURE_CODES)."""
-    error = to_json(ErrorBody(code=code, message=message))
-    return json.dumps({"type": kind, "id": request_id, "ok": False, "error": error})
+    return json.dumps(envelope.failed_reply(kind, request_id, code, message))

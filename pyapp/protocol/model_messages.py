@@ -5,8 +5,8 @@ The channel (docs/models.md)::
     Python (pyapp/browser/model.py) --transport--> main thread (workers/model_client.js)
         --postMessage--> model worker (workers/model_worker.js, transformers.js)
 
-The envelope and tag key are those of `pyapp.protocol.messages` (`type` both ways, an `id`
-pairing each reply with its request)::
+The envelope and tag key are those of `pyapp.protocol.envelope`, shared with the page ⇄ Python
+channel (`type` both ways, an `id` pairing each reply with its request)::
 
     request  {"type": T, "id": N, ...the fields of T's request record}
     reply    {"type": T, "id": N, "ok": true,  "result": T's result record, ...extras}
@@ -24,10 +24,11 @@ shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
 
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
 `workers/model_protocol.js` (the names, codes and the schema the workers validate with,
-through `workers/model_check.js`) and the message tables of docs/models.md, written by
-`pyapp.protocol.model_exports`; a test fails when any of them drifts. To add a
-message: a record here, its entry in `REQUESTS` (with its result in `RESULTS`) or `EVENTS`,
-its handler in the worker or client, then `python -m pyapp schema`.
+through `workers/model_check.js`) and the message tables of docs/models.md, written by the
+one generator (`pyapp.protocol.generate`) from `pyapp.protocol.model_exports.CHANNEL`; a test
+fails when any of them drifts. To add a message: a record here, its entry in `REQUESTS` (with
+its result in `RESULTS`) or `EVENTS`, its handler in the worker or client, then
+`python -m pyapp schema`.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import RecordError, ReplyError
+from pyapp.protocol import envelope
 from pyapp.protocol.results import ErrorBody
-from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records.base import JSON, from_json
 from pyapp.records.model import (
     AdapterInfo,
     Caps,
@@ -265,7 +267,7 @@ class ReplyTiming:
 
 @dataclass(frozen=True)
 class ModelReply:
-    """The envelope of every reply on this channel (`pyapp.protocol.messages.Reply`'s, plus two
+    """The envelope of every reply on this channel (`pyapp.protocol.envelope.Reply`'s, plus the
     timings of a generate)."""
 
     type: str | None
@@ -428,8 +430,7 @@ COMPLETION_CODES: dict[str, str] = {
 
 def request(message: ModelMessage, request_id: int) -> dict[str, JSON]:
     """A request as sent: `{"type": T, "id": N, ...fields}`, fields left at null omitted."""
-    fields = {k: v for k, v in to_json(message).items() if v is not None}
-    return {"type": message.TYPE, "id": request_id, **fields}
+    return envelope.outgoing(message, request_id)
 
 
 REQUEST_TYPES: dict[str, type[ModelMessage]] = {r.TYPE: r for r in REQUESTS}
@@ -438,18 +439,14 @@ EVENT_TYPES: dict[str, type[ModelMessage]] = {e.TYPE: e for e in (*EVENTS, *PANE
 
 def parse_message(data: JSON) -> ModelMessage:
     """The request or event record of a decoded message; raises RecordError."""
-    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise RecordError("$", "a message is an object with a string 'type'")
-    kind = data["type"]
+    kind = envelope.tag_of(data)
+    assert isinstance(data, dict)
     if kind in REQUEST_TYPES:
-        record = REQUEST_TYPES[kind]
-        fields = {k: v for k, v in data.items() if k not in ("type", "id")}
+        parsed: ModelMessage = envelope.read_record(REQUEST_TYPES[kind], data, request=True)
     elif kind in EVENT_TYPES:
-        record = EVENT_TYPES[kind]
-        fields = {k: v for k, v in data.items() if k != "type"}
+        parsed = envelope.read_record(EVENT_TYPES[kind], data, request=False)
     else:
         raise RecordError("$.type", f"unknown message type {kind!r}")
-    parsed: ModelMessage = from_json(record, fields, f"${kind}")
     return parsed
 
 
@@ -460,16 +457,7 @@ def parse_reply(reply_json: str, request_type: str, request_id: int | None) -> M
         data = json.loads(reply_json)
     except (TypeError, ValueError) as error:
         raise ReplyError(f"reply is not JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise ReplyError("reply must be a JSON object")
-    if data.get("type") != request_type:
-        raise ReplyError(f"reply type {data.get('type')!r} does not answer {request_type!r}")
-    if request_id is not None and data.get("id") != request_id:
-        raise ReplyError(f"reply id {data.get('id')!r} does not answer request {request_id}")
-    if not isinstance(data.get("ok"), bool):
-        raise ReplyError("reply needs a boolean 'ok'")
-    if data["ok"] and "result" not in data:
-        raise ReplyError("ok reply without a result")
+    envelope.check_reply(data, request_type, request_id)
     try:
         reply: ModelReply = from_json(ModelReply, data)
     except RecordError as error:

@@ -26,6 +26,11 @@ COLOURS = {
     "controlled-chain": "#137333",
     "controlled-chain (all steps)": "#8e24aa",
 }
+"""Each plotted series' colour, written once: `python -m pyapp schema` generates it into
+site/lab_protocol.js (`PLOT_COLOURS`, with `PLOT_OTHER_COLOUR` and `PLOT_SHAPES`), which
+site/plots.js draws with."""
+OTHER_COLOUR = "#444"
+"""The colour of a series `COLOURS` does not name."""
 SHAPES = ("circle", "square", "diamond", "triangle")
 
 
@@ -205,7 +210,7 @@ def calibration_series_svg(
     entries = []
     placed: list[tuple[float, float]] = []
     for i, (label, key, cells) in enumerate(series):
-        colour, shape = COLOURS.get(key, "#444"), SHAPES[i % len(SHAPES)]
+        colour, shape = COLOURS.get(key, OTHER_COLOUR), SHAPES[i % len(SHAPES)]
         entries.append(Entry(label, colour, shape))
         group = []
         for cell in cells:
@@ -273,7 +278,7 @@ def cost_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     )
     conditions = list(dict.fromkeys(p[0] for p in points))
     entries = {
-        c: Entry(c, COLOURS.get(c, "#444"), SHAPES[i % len(SHAPES)])
+        c: Entry(c, COLOURS.get(c, OTHER_COLOUR), SHAPES[i % len(SHAPES)])
         for i, c in enumerate(conditions)
     }
     for condition, task, predicted_ms, observed_ms in points:

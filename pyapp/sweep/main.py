@@ -41,7 +41,7 @@ from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from pyapp import __version__
 from pyapp.errors import InputError
@@ -49,6 +49,7 @@ from pyapp.experiment.ledger import LedgerError, read_ledger
 from pyapp.host.files import REPO_ROOT, UsageError, check_output_folder
 from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
 from pyapp.protocol.messages import Hello
+from pyapp.protocol.page import page_query
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
 from pyapp.records.subject import SUBJECT_LABEL
@@ -417,7 +418,7 @@ def _drive(
         if driver.options.model_host:
             query["model_host"] = driver.options.model_host
         query.update(driver.options.page_params)
-        driver.boot(f"{site_url}?{urlencode(query)}")
+        driver.boot(f"{site_url}?{page_query(query)}")
         timings["boot"] = round(time.monotonic() - t0, 3)
         hello = driver.request(Hello())
         driver.run.data["versions"] = versions(to_json(hello), browser.version)

@@ -12,6 +12,7 @@ from typing import Any
 from pyapp.conditions.run import ALL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import UsageError, param_overrides
+from pyapp.protocol.page import URL_PARAM_NAMES, URL_PARAMS
 from pyapp.records.documents import read_document
 from pyapp.records.faults import fault_errors, split_hooks
 from pyapp.records.params import task_params
@@ -92,6 +93,10 @@ def parse_page_params(items: list[str] | None) -> dict[str, str]:
         if not sep or not key:
             raise UsageError(f"--page-param expects KEY=VALUE, got {item!r}")
         result[key] = value
+    unknown = sorted(set(result) - URL_PARAM_NAMES)
+    if unknown:
+        known = ", ".join(p.name for p in URL_PARAMS)
+        raise UsageError(f"--page-param: the page reads no {', '.join(unknown)} (it reads {known})")
     if "fault" in result:
         bad = fault_errors(result["fault"])
         if bad:
@@ -225,6 +230,9 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
         isinstance(v, str) for v in page_params.values()
     ):
         raise bad_recorded(where, "page_params", "must be an object of strings")
+    if set(page_params) - URL_PARAM_NAMES:
+        unknown = ", ".join(sorted(set(page_params) - URL_PARAM_NAMES))
+        raise bad_recorded(where, "page_params", f"names no parameter of the page: {unknown}")
     bad = fault_errors(page_params.get("fault", ""))
     if bad:
         raise bad_recorded(where, "page_params.fault", bad[0])
