@@ -29,19 +29,24 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import LabError
+from pyapp.protocol.model_messages import ChatMessage
 from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
+    DirectGenerated,
     ErrorBody,
     FreezeDone,
     Generated,
     HeaderText,
     HeldoutPredictions,
     JournalKept,
+    ModelChosen,
     OpenedTrace,
+    PageState,
     PredictionsText,
     ReportHtml,
     RunEnded,
+    StopAsked,
     SuppliedRun,
     SweepState,
     SympyChecked,
@@ -79,6 +84,7 @@ FAILURE_CODES: dict[str, str] = {
     "already_frozen": "every model condition is frozen already",
     "not_frozen": "held-out trials (or predictions) before the freeze",
     "already_observed": "a held-out task observed twice under one frozen profile",
+    "not_offered": "model_choose: the Models panel offers no such model, backend or dtype",
     "page_refused": "the page refused a driver's request (window.lab.send): a precondition of"
     " its buttons, said in the message",
 }
@@ -341,6 +347,73 @@ class CompareRuns(Request):
     """The runs, in the order to show them."""
 
 
+# ---- requests the page answers itself (site/entry.js), never Python ---------------------------
+# The page's state and the Models panel are the page's own: a driver (the sweep CLI, the
+# benches, the tests) asks the page through window.lab.send like any other request, and never
+# reads or clicks the page for them. The consent stays a person's click ("Download and load").
+
+
+@dataclass(frozen=True)
+class PageStateRequest(Request):
+    """Where the page stands: the boot, the Models panel (its choices, the consent dialog,
+    the loaded model's provenance), the Experiment section. Answered by the page."""
+
+    TYPE: ClassVar[str] = "page_state"
+    RESULT: ClassVar[type] = PageState
+
+
+@dataclass(frozen=True)
+class ModelChoose(Request):
+    """Choose a model, backend and dtype in the Models panel and press "Load model…", as a
+    person does: the consent dialog opens (the consent itself stays a click), a model
+    consented to in this session reloads, a synthetic one is used. Answered by the page;
+    `not_offered` when the panel offers no such choice."""
+
+    TYPE: ClassVar[str] = "model_choose"
+    RESULT: ClassVar[type] = ModelChosen
+    key: str
+    """The catalogue entry's key (site/models.json), `other` for a typed model id, or
+    `synthetic:NAME`."""
+    backend: Literal["webgpu", "wasm"] | None = None
+    """The backend (null: the panel's preselection)."""
+    dtype: str | None = None
+    """The dtype (null: the panel's first offer for the model and backend)."""
+    model_id: str | None = None
+    """`other`: the model id (org/name)."""
+    revision: str | None = None
+    """`other`: the revision (default `main`)."""
+    host: str | None = None
+    """The model host to download from (null: the panel's)."""
+
+
+@dataclass(frozen=True)
+class SweepStop(Request):
+    """Stop the running sweep right after the trial in flight is done (the page's Cancel,
+    issued between two trials), so no generation is cut short. Answered by the page."""
+
+    TYPE: ClassVar[str] = "sweep_stop"
+    RESULT: ClassVar[type] = StopAsked
+
+
+@dataclass(frozen=True)
+class ModelDirect(Request):
+    """One generation straight in the model worker, Python not involved (the benches'
+    measure of what the bridge costs; never part of a sweep). Answered by the page."""
+
+    TYPE: ClassVar[str] = "model_direct"
+    RESULT: ClassVar[type] = DirectGenerated
+    caps: dict[str, JSON]
+    """Budgets (the model channel's Caps JSON)."""
+    prompt: str | None = None
+    """The prompt, as one user message; exactly one of prompt and messages."""
+    messages: tuple[ChatMessage, ...] | None = None
+    """A whole chat, instead of prompt."""
+
+
+PAGE_REQUESTS: tuple[type[Request], ...] = (PageStateRequest, ModelChoose, SweepStop, ModelDirect)
+"""The requests the page answers itself (site/entry.js): no Python handler."""
+
+
 REQUESTS: tuple[type[Request], ...] = (
     Hello,
     TasksRequest,
@@ -362,6 +435,7 @@ REQUESTS: tuple[type[Request], ...] = (
     TraceOpen,
     RunReport,
     CompareRuns,
+    *PAGE_REQUESTS,
 )
 """Every request the page may send, in the order the docs list them."""
 REQUEST_TYPES: dict[str, type[Request]] = {r.TYPE: r for r in REQUESTS}
