@@ -32,7 +32,7 @@ const EXPERIMENT_ROUTES = {
 const text = (selector) => document.querySelector(selector)?.textContent ?? "";
 
 // The requests the page answers itself (PAGE_REQUEST_TYPES), given the page's parts.
-function pageRoutes({ experiment, models, stop }) {
+function pageRoutes({ experiment, models, timings, stop }) {
   return {
     page_state: () => {
       const shown = experiment.snapshot();
@@ -43,6 +43,7 @@ function pageRoutes({ experiment, models, stop }) {
         experiment: shown.data_state,
         sweep_running: Boolean(shown.busy),
         trials: shown.trials,
+        timings: { ...timings },
       };
     },
     model_choose: (m) => models.choose(m),
@@ -62,14 +63,14 @@ function pageRoutes({ experiment, models, stop }) {
   };
 }
 
-export function makeSend({ request, experiment, models }) {
+export function makeSend({ request, experiment, models, timings }) {
   // `sweep_stop`: the Cancel, as soon as the trial in flight is done (before the next one
   // starts), so no generation is cut short; the ask lasts until a sweep_run has ended.
   const stop = { asked: false };
   experiment.onEvent((event) => {
     if (stop.asked && event.type === "trial_done") experiment.cancel();
   });
-  const pageRoute = pageRoutes({ experiment, models, stop });
+  const pageRoute = pageRoutes({ experiment, models, timings, stop });
   return async function send(messageJson, onEvent = null) {
     let message;
     try {

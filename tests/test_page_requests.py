@@ -52,6 +52,7 @@ def page_state_json(**models: Any) -> dict[str, Any]:
         "experiment": "idle",
         "sweep_running": False,
         "trials": 0,
+        "timings": {"python_ready_ms": 812.5, "first_table_ms": None},
     }
 
 

@@ -69,25 +69,21 @@ ENTRY_POINT = re.compile(r"window\.lab\??\.send\b")
 DRIVER_PATHS = ("pyapp", "bench", "scripts")
 """Where the drivers live: the sweep CLI, the benches, the scripts."""
 ALLOWED: dict[str, tuple[str, ...]] = {
-    # the one window.lab.send call every driver makes (SEND)
-    "pyapp/sweep/panel.py": ("page.evaluate(SEND,",),
-    # the sweep's relay of one long request (driver.js), polled so Ctrl-C is noticed
-    "pyapp/sweep/driver.py": (
+    # the one window.lab.send call every driver makes (SEND), and the relay of one long
+    # request (driver.js: installed before the page loads, polled so Ctrl-C is noticed)
+    "pyapp/sweep/panel.py": (
+        "page.evaluate(SEND,",
+        'page.expose_binding("__sweepEvent", lambda source, text, *_: on_event(text))',
+        "page.add_init_script(path=str(RELAY_JS))",
         'page.evaluate("(m) => window.__sweep.call(m)"',
-        '"() => window.__sweep.callDone()"',
+        'page.wait_for_function("() => window.__sweep.callDone()"',
         'page.evaluate("() => window.__sweep.callResult()")',
-        "page.wait_for_function(",
-        "`window.__sweep.*`",
-    ),
-    "pyapp/sweep/main.py": (
-        'page.expose_binding("__sweepEvent", driver.on_event)',
-        "page.add_init_script(path=str(DRIVER_JS))",
     ),
     # a page of its own (pyapp/host/probe.js: one model worker, no window.lab), not the lab page
     "bench/wasm_loops.py": ('page.evaluate("(m) => window.probe.call(m)", m)',),
     "pyapp/host/serve.py": ("`window.probe.call(message)`",),
-    # a bench that fills the page's own "seconds since start" from the page's Performance API
-    "bench/boot.py": ("page.evaluate(PAINT_TIMINGS)", "PAINT_TIMINGS = "),
+    # the bare Pyodide page (site/bench/bare.html), a page of its own with no window.lab
+    "bench/boot.py": ('BARE_TIMINGS = "() => window.bareTimings"', "page.evaluate(BARE_TIMINGS)"),
 }
 """The named exceptions (file: fragments a line may hold). The consent is a click
 (`pyapp.sweep.panel.consent`) and the user-interface tests drive the page as a person does:

@@ -432,6 +432,16 @@ class ModelsState:
 
 
 @dataclass(frozen=True)
+class BootTimings:
+    """When the page got there, in ms since navigation started (bench/boot.py)."""
+
+    python_ready_ms: float | None
+    """Python answered its first request; null before."""
+    first_table_ms: float | None
+    """The first task table was drawn; null before."""
+
+
+@dataclass(frozen=True)
 class PageState:
     """`page_state`: where the page stands, read by the page itself (no Python involved)."""
 
@@ -448,6 +458,8 @@ class PageState:
     """A sweep request is being answered (start, resume, run, freeze)."""
     trials: int
     """Trials the page holds of the sweep it shows."""
+    timings: BootTimings
+    """When the boot's steps ended."""
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ page's one entry point, window.lab.send. The driver follows the run through its 
 as it arrives, and trace.json (with predictions.json) is written at the freeze, at the end
 and at Ctrl-C. The page's state and the Models panel are asked for through window.lab.send
 too (`page_state`, `model_choose`, `sweep_stop`: `pyapp.sweep.panel`); the one thing it does
-as a person would is the consent, a click on "Download and load". Its JavaScript is
-driver.js (installed into the page: the relay of one long request and its events, polled as
-`window.__sweep.*`) and panel.py's one `window.lab.send` call."""
+as a person would is the consent, a click on "Download and load". The JavaScript it runs is
+panel.py's: one window.lab.send call, and the relay of one long request and its events
+(driver.js, installed before the page loads)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ from pyapp.protocol.messages import (
     SweepStart,
     SweepStop,
     parse_event,
-    request_message,
 )
 from pyapp.protocol.results import (
     ErrorBody,
@@ -62,7 +61,7 @@ from pyapp.sweep.panel import (
     consent,
     page_state,
     refused,
-    reply_of,
+    relayed,
     send,
     wait_booted,
     wait_catalogue,
@@ -74,8 +73,6 @@ from pyapp.sweep.signals import StopFlag
 from pyapp.tasks.taskset import generate
 from pyapp.verify.receipt import receipt_lines
 
-DRIVER_JS = Path(__file__).with_name("driver.js")
-"""The driver's JavaScript, installed into the page before it loads."""
 BOOT_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = 1800.0
 POLL_MS = 500
@@ -120,7 +117,6 @@ class Driver:
         self.trials = TrialsFile(out / TRIALS)
         self.header_json: str | None = None
         """The sweep's header (the trace without its trials), as Python last wrote it."""
-        self.next_id = 1
         self.provenance: Any = None
         """The loaded model's provenance (JSON), as `page_state` reports it."""
 
@@ -256,33 +252,14 @@ class Driver:
         return Interrupted("interrupted", f"stopped by {reason}", 130)
 
     def request(self, sent: Request) -> Any:
-        """Send a protocol request record to window.lab.send and return its reply's result
-        record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout and a crashed page
-        are noticed while the page works."""
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        page, kind = self.page, sent.TYPE
-        request_id = self.next_id
-        message = request_message(sent, request_id)
-        self.next_id += 1
-        page.evaluate("(m) => window.__sweep.call(m)", json.dumps(message))
-        while True:
-            try:
-                page.wait_for_function(
-                    "() => window.__sweep.callDone()", timeout=POLL_MS, polling=100
-                )
-                break
-            except PlaywrightTimeout:
+        """Send a protocol request record to window.lab.send (through the relay) and return
+        its reply's result record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout
+        and a crashed page are noticed while the page works."""
+        try:
+            answer = relayed(self.page, sent, on_poll=self.check_stop, poll_ms=POLL_MS)
+        finally:
+            if self.callback_error is not None:
                 self.check_stop()
-            except PlaywrightError as error:
-                raise SweepError("page_failed", f"the page failed during {kind}: {error}") from None
-        slot = page.evaluate("() => window.__sweep.callResult()")
-        if self.callback_error is not None:
-            self.check_stop()
-        if "reply" not in slot:
-            raise SweepError("page_failed", f"the page failed during {kind}: {slot.get('failure')}")
-        answer = reply_of(sent, request_id, slot["reply"])
         if isinstance(answer, ErrorBody):
             raise refused(sent, answer)
         return answer

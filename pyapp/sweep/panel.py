@@ -5,9 +5,13 @@ included (`page_state`, `model_choose`, `sweep_stop`, `model_direct`, answered b
 CLI's driver, the browser tests, the benches and scripts/screenshots.py (benches must not
 import tests).
 
-`SEND` is the one line of JavaScript Python evaluates in the lab page. The one other thing a
-driver does in the page is the consent (`consent`): a person's click on "Download and load" in
-the consent dialog, never a message (the sweep CLI's `--consent` is that click).
+`SEND` is the one line of JavaScript Python evaluates in the lab page for a request. A long
+request whose events Python follows (a sweep run) goes through driver.js instead, the relay
+`install_relay` puts in the page before it loads: `relayed` sends it with one window.lab.send
+call there and polls for the reply, so that the caller notices Ctrl-C or a deadline meanwhile.
+The one other thing a driver does in the page is the consent (`consent`): a person's click on
+"Download and load" in the consent dialog, never a message (the sweep CLI's `--consent` is
+that click).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyapp.protocol.messages import (
@@ -33,6 +38,8 @@ from pyapp.sweep.errors import SweepError
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
+RELAY_JS = Path(__file__).with_name("driver.js")
+"""The relay of one long request and its events (installed before the page loads)."""
 SEND = "(m) => (window.lab?.send ? window.lab.send(m) : null)"
 """The one line of JavaScript Python evaluates in the lab page: a protocol request's JSON text
 through window.lab.send, answered with the reply's JSON text (null while the page has no entry
@@ -87,6 +94,42 @@ def send(page: Page, sent: Request) -> Any:
     if isinstance(answer, ErrorBody):
         raise refused(sent, answer)
     return answer
+
+
+def install_relay(page: Page, on_event: Callable[[str], None]) -> None:
+    """Before the page loads: driver.js, and the binding it hands each event's JSON text to
+    (as Python wrote it) while a `relayed` request is answered."""
+    page.expose_binding("__sweepEvent", lambda source, text, *_: on_event(text))
+    page.add_init_script(path=str(RELAY_JS))
+
+
+def relayed(
+    page: Page, sent: Request, *, on_poll: Callable[[], None] = lambda: None, poll_ms: int = 500
+) -> Any:
+    """Send one request through the relay (`install_relay`: its events go to `on_event`),
+    calling `on_poll` every `poll_ms` until the page answers; the result record or the
+    ErrorBody of a refusal. `page_failed` when the page fails meanwhile."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    request_id = next(_ids)
+    page.evaluate("(m) => window.__sweep.call(m)", json.dumps(request_message(sent, request_id)))
+    while True:
+        try:
+            page.wait_for_function("() => window.__sweep.callDone()", timeout=poll_ms, polling=100)
+            break
+        except PlaywrightTimeout:
+            on_poll()
+        except PlaywrightError as error:
+            raise SweepError(
+                "page_failed", f"the page failed during {sent.TYPE}: {error}"
+            ) from None
+    slot = page.evaluate("() => window.__sweep.callResult()")
+    if "reply" not in slot:
+        raise SweepError(
+            "page_failed", f"the page failed during {sent.TYPE}: {slot.get('failure')}"
+        )
+    return reply_of(sent, request_id, slot["reply"])
 
 
 def page_state(page: Page) -> PageState | None:
