@@ -2,19 +2,20 @@
 
 A fixture sweep of at least 2,000 trials (default: model-only over 2,000 profile probes and
 its held-out tasks, seed 1729) runs in the real page in headless Chromium, with the tiny-chat
-TEST FIXTURE on WASM (not model evidence: this measures the pipeline). In the page, a
-listener on the experiment's events notes the time of every trial_start and what each
-trial_done reports; per trial, the harness time as `bench/overhead.py` defines it for every
-bench: the wall time from the trial's start to the next one's, minus the model worker's own
-generation time (bridge, bookkeeping, storing and drawing all count as harness), with its
-breakdown by stage and the machine's load. Printed: the median and
-mean harness time of the first and of the last 10% of trials and their ratio (goal ≤ 1.2),
-and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
-collection) and the Python worker's memory (WebAssembly heap and the objects Python's
-collector tracks, the page's `memory` request). To sample memory between trials the sweep
-is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
-the next run continues; the first trial after each pause, and the first of the held-out
-phase (its gap holds the freeze), are left out of the timings.
+TEST FIXTURE on WASM (not model evidence: this measures the pipeline), driven through
+window.lab.send only. A listener on the run's events (relayed to Python as they happen)
+notes when every trial_start arrives in Python and what each trial_done reports; per trial,
+the harness time as `bench/overhead.py` defines it for every bench: the wall time from the
+trial's start to the next one's, minus the model worker's own generation time (bridge,
+bookkeeping, storing and drawing all count as harness), with its breakdown by stage and the
+machine's load. Printed: the median and mean harness time of the first and of the last 10%
+of trials and their ratio (goal ≤ 1.2), and, every 1,000 trials, the page's JS heap
+(Chromium's DevTools protocol, after a garbage collection) and the Python worker's memory
+(WebAssembly heap and the objects Python's collector tracks, the page's `memory` request).
+To sample memory between trials the sweep is run in chunks of 1,000: `sweep_stop` (after
+1,000 trials) makes the page cancel between two trials (no trial is cut short) and the next
+run continues; the first trial after each pause, and the first of the held-out phase (its
+gap holds the freeze), are left out of the timings.
 Memory is printed per interval and per 1,000 trials over the full chunks (the short last
 interval holds the held-out phase and what the freeze keeps once) and over the whole run.
 
@@ -38,37 +39,50 @@ from harness import CHROMIUM, ROOT, SITE, boot_fixture
 
 sys.path.insert(0, str(ROOT))
 
-LISTEN = """() => {
-  window.__scale = { done: [], chunkLeft: 0, start: null, trial: null, phase: null };
-  // What bench/overhead.py needs of a trial, kept small (the JS heap is measured too).
-  const gen = ({ generation_ms, bridge_ms, load_wait_ms }) =>
-    ({ generation_ms, bridge_ms, load_wait_ms });
-  const slim = (t) => ({
-    condition: t.condition,
-    timings: t.timings,
-    completion: t.completion ? gen(t.completion) : null,
-    chain: t.chain ? { calls: t.chain.calls.map((c) => ({ completion: gen(c.completion) })) }
-                   : null,
-  });
-  window.lab.experiment.onEvent((event) => {
-    const s = window.__scale;
-    if (event.type === "trial_start") {
-      const now = performance.now();
-      if (event.phase !== s.phase) {
-        s.phase = event.phase; // a new phase: the gap holds the freeze, not a trial's harness
-        s.start = null;
-      }
-      if (s.start !== null && s.trial !== null) s.done.push([now - s.start, s.trial]);
-      s.start = now;
-      s.trial = null;
-      return;
+
+def slim(trial: dict[str, Any]) -> dict[str, Any]:
+    """What bench/overhead.py needs of a trial, kept small."""
+
+    def gen(completion: dict[str, Any]) -> dict[str, Any]:
+        return {k: completion.get(k) for k in ("generation_ms", "bridge_ms", "load_wait_ms")}
+
+    chain = trial.get("chain")
+    return {
+        "condition": trial["condition"],
+        "timings": trial.get("timings"),
+        "completion": gen(trial["completion"]) if trial.get("completion") else None,
+        "chain": {"calls": [{"completion": gen(c["completion"])} for c in chain["calls"]]}
+        if chain
+        else None,
     }
-    if (event.type !== "trial_done") return;
-    s.trial = slim(JSON.parse(event.trial_json));
-    s.chunkLeft -= 1;
-    if (s.chunkLeft <= 0) window.lab.experiment.cancel(); // between trials: nothing cut short
-  });
-}"""
+
+
+class Listener:
+    """The run's events as the page relays them (window.lab.send's onEvent, through
+    pyapp/sweep/driver.js): the time each trial_start reached Python, and each trial done.
+    A gap is kept from one trial's start to the next's within a chunk and a phase (a new
+    phase's gap holds the freeze; a new chunk's, the memory sample)."""
+
+    def __init__(self) -> None:
+        self.done: list[list[Any]] = []
+        self.start: float | None = None
+        self.trial: dict[str, Any] | None = None
+        self.phase: str | None = None
+
+    def new_chunk(self) -> None:
+        self.start = None
+
+    def __call__(self, text: str) -> None:
+        event = json.loads(text)
+        if event["type"] == "trial_start":
+            now = time.perf_counter() * 1000
+            if event["phase"] != self.phase:
+                self.phase, self.start = event["phase"], None
+            if self.start is not None and self.trial is not None:
+                self.done.append([now - self.start, self.trial])
+            self.start, self.trial = now, None
+        elif event["type"] == "trial_done":
+            self.trial = slim(json.loads(event["trial_json"]))
 
 
 def params_for(trials: int) -> dict[str, Any]:
@@ -78,14 +92,18 @@ def params_for(trials: int) -> dict[str, Any]:
 
 
 def memory(page: Any, cdp: Any) -> dict[str, float]:
+    from pyapp.protocol.messages import Memory
+    from pyapp.sweep.panel import page_state, send
+
     cdp.send("HeapProfiler.collectGarbage")
     heap = cdp.send("Runtime.getHeapUsage")
-    python = page.evaluate("() => window.lab.request('memory')")
+    python = send(page, Memory())
+    state = page_state(page)
     return {
-        "trials": page.evaluate("() => window.lab.experiment.snapshot().trials"),
+        "trials": state.trials if state else 0,
         "js_heap_mb": heap["usedSize"] / 2**20,
-        "wasm_heap_mb": (python["wasm_heap_bytes"] or 0) / 2**20,
-        "python_objects": python["python_objects"],
+        "wasm_heap_mb": (python.wasm_heap_bytes or 0) / 2**20,
+        "python_objects": python.python_objects,
     }
 
 
@@ -96,7 +114,10 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
     from playwright.sync_api import sync_playwright
 
     from pyapp.host.serve import serve_in_thread
+    from pyapp.protocol.messages import SweepRun, SweepStart, SweepStop
+    from pyapp.protocol.results import ErrorBody, SweepState
     from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.sweep.panel import install_relay, relayed, send
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run scripts/build_site.py")
@@ -105,28 +126,30 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             page = browser.new_context().new_page()
+            listener = Listener()
+            install_relay(page, listener)
             boot_fixture(page, f"{url}?seed={seed}")
             cdp = page.context.new_cdp_session(page)
-            page.evaluate(LISTEN)
-            request = {"seed": seed, "params": params_for(trials), "conditions": ["model-only"]}
-            state = page.evaluate("(r) => window.lab.experiment.start(r)", request)
-            total = state["measure_left"] + state["heldout_left"]
+            start = SweepStart(seed=seed, params=params_for(trials), conditions=("model-only",))
+            state: SweepState = send(page, start)
+            total = state.measure_left + state.heldout_left
             print(f"{total} trials to run (model-only, seed {seed}); sampling every {chunk}")
             samples = [memory(page, cdp)]
             started = time.perf_counter()
             while True:
-                page.evaluate(
-                    "(n) => { window.__scale.chunkLeft = n; window.__scale.start = null; }", chunk
-                )
-                result = page.evaluate("() => window.lab.experiment.run('all')")
+                listener.new_chunk()
+                send(page, SweepStop(after=chunk))  # the page cancels between two trials
+                result = relayed(page, SweepRun(phase="all"))
+                if isinstance(result, ErrorBody):
+                    sys.exit(f"sweep_run failed: {result.code}: {result.message}")
                 samples.append(memory(page, cdp))
-                done = samples[-1]["trials"]
-                rate = (time.perf_counter() - started) / max(done, 1)
-                print(f"  {done}/{total} trials, {rate * 1000:.0f} ms per trial so far", flush=True)
-                if not result["cancelled"]:
+                done_now = samples[-1]["trials"]
+                rate = (time.perf_counter() - started) / max(done_now, 1)
+                print(f"  {done_now}/{total} trials, {rate * 1000:.0f} ms per trial so far")
+                if not result.cancelled:
                     break
             wall_s = time.perf_counter() - started
-            done = page.evaluate("() => window.__scale.done")
+            done = listener.done
             browser.close()
     finally:
         server.shutdown()

@@ -47,8 +47,8 @@ function pageRoutes({ experiment, models, timings, stop }) {
       };
     },
     model_choose: (m) => models.choose(m),
-    sweep_stop: () => {
-      stop.asked = true;
+    sweep_stop: (m) => {
+      stop.left = Math.max(1, m.after ?? 1);
       return { running: Boolean(experiment.snapshot().busy) };
     },
     model_direct: async (m) => {
@@ -64,11 +64,14 @@ function pageRoutes({ experiment, models, timings, stop }) {
 }
 
 export function makeSend({ request, experiment, models, timings }) {
-  // `sweep_stop`: the Cancel, as soon as the trial in flight is done (before the next one
-  // starts), so no generation is cut short; the ask lasts until a sweep_run has ended.
-  const stop = { asked: false };
+  // `sweep_stop`: the Cancel, as soon as the trial in flight (or the `after`-th trial from
+  // now) is done, before the next one starts, so no generation is cut short; the ask lasts
+  // until a sweep_run has ended.
+  const stop = { left: null };
   experiment.onEvent((event) => {
-    if (stop.asked && event.type === "trial_done") experiment.cancel();
+    if (stop.left === null || event.type !== "trial_done") return;
+    stop.left -= 1;
+    if (stop.left <= 0) experiment.cancel();
   });
   const pageRoute = pageRoutes({ experiment, models, timings, stop });
   return async function send(messageJson, onEvent = null) {
@@ -96,7 +99,7 @@ export function makeSend({ request, experiment, models, timings }) {
       return failedReply(type, id, code, String(error?.message ?? error));
     } finally {
       unsubscribe();
-      if (type === "sweep_run") stop.asked = false;
+      if (type === "sweep_run") stop.left = null;
     }
   };
 }

@@ -393,6 +393,9 @@ class SweepStop(Request):
 
     TYPE: ClassVar[str] = "sweep_stop"
     RESULT: ClassVar[type] = StopAsked
+    after: int = 1
+    """Stop once this many more trials are done (1: the trial in flight, or the next one to
+    start)."""
 
 
 @dataclass(frozen=True)
