@@ -133,11 +133,18 @@ def relayed(
 
 
 def page_state(page: Page) -> PageState | None:
-    """Where the page stands (`page_state`), or None while it has no entry point yet."""
+    """Where the page stands (`page_state`), or None while it has no entry point yet (or is
+    navigating: a reload)."""
+    from playwright.sync_api import Error as PlaywrightError
+
     try:
         state: PageState = send(page, PageStateRequest())
     except SweepError as error:
         if error.code == "no_entry_point":
+            return None
+        raise
+    except PlaywrightError as error:
+        if "context was destroyed" in str(error) or "navigat" in str(error):
             return None
         raise
     return state
