@@ -34,7 +34,8 @@ from test_models import caps, client_generate, provenance
 
 from pyapp.browser.model import parse_provenance
 from pyapp.host.serve import serve_hub_in_thread
-from pyapp.sweep.panel import wait_catalogue, wait_models
+from pyapp.protocol.messages import ModelChoose
+from pyapp.sweep.panel import consent, page_state, send, wait_catalogue, wait_models, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -117,27 +118,19 @@ def hub(browser: Browser, site_url: str) -> Iterator[Hub]:
 
 
 def consent_and_load(page: Page, key: str, backend: str, dtype: str, timeout_ms: int) -> str:
-    """Choose the entry in the panel, read the consent dialog and accept (no dialog when this
-    page already consented to the same choice); return the dialog's text ('' if none)."""
-    page.select_option("#model-choice", key)
-    page.check(f'input[name="backend"][value="{backend}"]')
-    page.select_option("#model-dtype", dtype)
-    count = page.evaluate("() => window.lab.models.client.loads.length")
-    page.get_by_role("button", name="Load model…").click()
-    page.wait_for_function(
-        "(n) => document.querySelector('#consent-dialog').open"
-        " || window.lab.models.client.loads.length > n"
-        " || window.lab.models.client.state === 'loading'",
-        arg=count,
-        timeout=30_000,
-    )
+    """Choose the entry in the panel (`model_choose`), read the consent dialog and accept (no
+    dialog when this page already consented to the same choice); return what the dialog said
+    ('' if none)."""
+    before = page_state(page)
+    assert before is not None
+    count = len(before.models.provenance.loads)
+    chosen = send(page, ModelChoose(key=key, backend=backend, dtype=dtype))  # type: ignore[arg-type]
     dialog = ""
-    if page.evaluate("() => document.querySelector('#consent-dialog').open"):
-        dialog = page.inner_text("#consent-dialog")
-        page.get_by_role("button", name="Download and load").click()
-    page.wait_for_function(  # this load's record, not the previous model's state
-        "(n) => window.lab.models.client.loads.length > n", arg=count, timeout=timeout_ms
-    )
+    if chosen.outcome == "consent":
+        dialog = chosen.models.consent_details
+        consent(page)
+    # this load's record, not the previous model's state
+    wait_page(page, lambda s: len(s.models.provenance.loads) > count, timeout_ms, "the load")
     assert wait_models(page, "loaded failed", timeout_ms) == "loaded", page.inner_text(
         "#model-status"
     )
@@ -338,7 +331,7 @@ def test_unsupported_architecture_is_refused_before_any_download(
         page.get_by_role("button", name="Download and load").click()
         # The panel still says "failed" from the refusal above until the dialog's close event
         # starts this load: wait for this load's own record, not for the state.
-        page.wait_for_function("() => window.lab.models.client.loads.length === 2", timeout=60_000)
+        wait_page(page, lambda s: len(s.models.provenance.loads) == 2, 60_000, "the second load")
         assert wait_models(page, "failed loaded", 60_000) == "failed"
         status = page.inner_text("#model-status")
         assert "architecture_unsupported" in status and "no_such_arch" in status
