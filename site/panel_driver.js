@@ -28,9 +28,10 @@ export function panelState(panel, steps) {
 
 const notOffered = (message) => Object.assign(new Error(message), { code: "not_offered" });
 
-// Choose as a person does (the model, the backend, the dtype, the host), then "Load model…":
+// Choose as a person does (the model, the backend, the dtype), then "Load model…" (the host
+// is the page's: its ?model_host):
 // {outcome: consent | reload | synthetic | refused, models: panelState}.
-export function choose(panel, steps, { key, backend = null, dtype = null, model_id = null, revision = null, host = null }) {
+export function choose(panel, steps, { key, backend = null, dtype = null, model_id = null, revision = null }) {
   if (!panel.catalogueReady) throw new Error("the catalogue is not loaded yet (page_state: models.catalogue_ready)");
   const select = $("#model-choice");
   const keys = [...select.options].map((option) => option.value);
@@ -54,7 +55,6 @@ export function choose(panel, steps, { key, backend = null, dtype = null, model_
     }
     $("#model-dtype").value = dtype;
   }
-  if (host !== null) $("#model-host").value = host;
   steps.summarise(panel);
   const outcome = steps.review(panel);
   return { outcome, models: panelState(panel, steps) };

@@ -29,24 +29,21 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import LabError
+from pyapp.protocol import results
 from pyapp.protocol.model_messages import ChatMessage
 from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
-    DirectGenerated,
     ErrorBody,
     FreezeDone,
     Generated,
     HeaderText,
     HeldoutPredictions,
     JournalKept,
-    ModelChosen,
     OpenedTrace,
-    PageState,
     PredictionsText,
     ReportHtml,
     RunEnded,
-    StopAsked,
     SuppliedRun,
     SweepState,
     SympyChecked,
@@ -347,33 +344,26 @@ class CompareRuns(Request):
     """The runs, in the order to show them."""
 
 
-# ---- requests the page answers itself (site/entry.js), never Python ---------------------------
-# The page's state and the Models panel are the page's own: a driver (the sweep CLI, the
-# benches, the tests) asks the page through window.lab.send like any other request, and never
-# reads or clicks the page for them. The consent stays a person's click ("Download and load").
+# ---- requests the page answers itself (site/entry.js), never Python: drivers ask, never probe --
 
 
 @dataclass(frozen=True)
 class PageStateRequest(Request):
-    """Where the page stands: the boot, the Models panel (its choices, the consent dialog,
-    the loaded model's provenance), the Experiment section. Answered by the page."""
+    """Where the page, its Models panel and its Experiment section stand (the page answers)."""
 
     TYPE: ClassVar[str] = "page_state"
-    RESULT: ClassVar[type] = PageState
+    RESULT: ClassVar[type] = results.PageState
 
 
 @dataclass(frozen=True)
 class ModelChoose(Request):
-    """Choose a model, backend and dtype in the Models panel and press "Load model…", as a
-    person does: the consent dialog opens (the consent itself stays a click), a model
-    consented to in this session reloads, a synthetic one is used. Answered by the page;
-    `not_offered` when the panel offers no such choice."""
+    """Choose in the Models panel and press "Load model…", as a person does (the consent
+    stays a click). Answered by the page; `not_offered`: the panel offers no such choice."""
 
     TYPE: ClassVar[str] = "model_choose"
-    RESULT: ClassVar[type] = ModelChosen
+    RESULT: ClassVar[type] = results.ModelChosen
     key: str
-    """The catalogue entry's key (site/models.json), `other` for a typed model id, or
-    `synthetic:NAME`."""
+    """A catalogue key (site/models.json), `other` (a typed model id) or `synthetic:NAME`."""
     backend: Literal["webgpu", "wasm"] | None = None
     """The backend (null: the panel's preselection)."""
     dtype: str | None = None
@@ -382,29 +372,24 @@ class ModelChoose(Request):
     """`other`: the model id (org/name)."""
     revision: str | None = None
     """`other`: the revision (default `main`)."""
-    host: str | None = None
-    """The model host to download from (null: the panel's)."""
 
 
 @dataclass(frozen=True)
 class SweepStop(Request):
-    """Stop the running sweep right after the trial in flight is done (the page's Cancel,
-    issued between two trials), so no generation is cut short. Answered by the page."""
+    """Stop the running sweep right after a trial is done (the Cancel): the page answers."""
 
     TYPE: ClassVar[str] = "sweep_stop"
-    RESULT: ClassVar[type] = StopAsked
+    RESULT: ClassVar[type] = results.StopAsked
     after: int = 1
-    """Stop once this many more trials are done (1: the trial in flight, or the next one to
-    start)."""
+    """Stop once this many more trials are done (1: the trial in flight, or the next)."""
 
 
 @dataclass(frozen=True)
 class ModelDirect(Request):
-    """One generation straight in the model worker, Python not involved (the benches'
-    measure of what the bridge costs; never part of a sweep). Answered by the page."""
+    """One generation in the model worker, Python not involved (benches). Answered by the page."""
 
     TYPE: ClassVar[str] = "model_direct"
-    RESULT: ClassVar[type] = DirectGenerated
+    RESULT: ClassVar[type] = results.DirectGenerated
     caps: dict[str, JSON]
     """Budgets (the model channel's Caps JSON)."""
     prompt: str | None = None

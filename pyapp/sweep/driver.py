@@ -293,7 +293,6 @@ class Driver:
             dtype=options.dtype,
             model_id=choice.model_id if other else None,
             revision=choice.revision if other else None,
-            host=options.model_host,
         )
         chosen: ModelChosen | ErrorBody = ask(page, sent)
         if isinstance(chosen, ErrorBody):
