@@ -34,7 +34,8 @@ from test_models import caps, client_generate, provenance
 
 from pyapp.browser.model import parse_provenance
 from pyapp.host.serve import serve_hub_in_thread
-from pyapp.protocol.messages import ModelChoose
+from pyapp.protocol.messages import ModelChoose, SweepRun, SweepStart, SweepTrace
+from pyapp.protocol.results import TraceText
 from pyapp.sweep.panel import consent, page_state, send, wait_catalogue, wait_models, wait_page
 
 pytestmark = pytest.mark.browser
@@ -217,7 +218,7 @@ def test_think_block_template_and_provenance(hub: Hub) -> None:
 def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     """A model-only and a controlled-chain trial on the Qwen3 stand-in: the trace validates,
     re-derives, says fixture, and records the chat-template options."""
-    from test_experiment import SMALL, api, validate
+    from test_experiment import SMALL, validate
 
     from pyapp.verify.reproduce import reproduce
 
@@ -225,13 +226,11 @@ def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     entry = next(e for e in ENTRIES if e["standin"] == "qwen3")
     if parse_provenance(provenance(page)).model_id != entry["model_id"]:
         consent_and_load(page, entry["key"], "wasm", entry["dtypes"]["wasm"][0], 120_000)
-    api(
-        page,
-        "(arg) => window.lab.experiment.start(arg)",
-        {"seed": 1729, "params": SMALL, "conditions": ["model-only", "controlled-chain"]},
-    )
-    api(page, "() => window.lab.experiment.run('measure')")
-    trace = api(page, "() => window.lab.experiment.trace()")
+    conditions = ("model-only", "controlled-chain")
+    send(page, SweepStart(seed=1729, params=SMALL, conditions=conditions))
+    send(page, SweepRun(phase="measure"))
+    answer: TraceText = send(page, SweepTrace())
+    trace = json.loads(answer.trace_json or "null")
     validate(trace, "trace.schema.json")
     assert reproduce(trace) == []
     assert trace["model"]["evidence"] == "fixture"
