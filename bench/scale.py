@@ -4,8 +4,8 @@ A fixture sweep of at least 2,000 trials (default: model-only over 2,000 profile
 its held-out tasks, seed 1729) runs in the real page in headless Chromium, with the tiny-chat
 TEST FIXTURE on WASM (not model evidence: this measures the pipeline), driven through
 window.lab.send only. A listener on the run's events (relayed to Python as they happen)
-notes when every trial_start arrives in Python and what each trial_done reports; per trial,
-the harness time as `bench/overhead.py` defines it for every bench: the wall time from the
+keeps what each trial_done reports; per trial (its start time as the page stamped it), the
+harness time as `bench/overhead.py` defines it for every bench: the wall time from the
 trial's start to the next one's, minus the model worker's own generation time (bridge,
 bookkeeping, storing and drawing all count as harness), with its breakdown by stage and the
 machine's load. Printed: the median and mean harness time of the first and of the last 10%
@@ -32,6 +32,7 @@ import json
 import statistics
 import sys
 import time
+from datetime import datetime
 from typing import Any
 
 import overhead
@@ -59,30 +60,39 @@ def slim(trial: dict[str, Any]) -> dict[str, Any]:
 
 class Listener:
     """The run's events as the page relays them (window.lab.send's onEvent, through
-    pyapp/sweep/driver.js): the time each trial_start reached Python, and each trial done.
-    A gap is kept from one trial's start to the next's within a chunk and a phase (a new
-    phase's gap holds the freeze; a new chunk's, the memory sample)."""
+    pyapp/sweep/driver.js): every trial done, with its chunk and phase. The gaps are taken
+    from the trials' own start times (stamped in the page), so the relay's delivery does not
+    count: from one trial's start to the next one's, within a chunk and a phase (a new phase's
+    gap holds the freeze; a new chunk's, the memory sample) and with consecutive sequence
+    numbers (nothing else between them)."""
 
     def __init__(self) -> None:
-        self.done: list[list[Any]] = []
-        self.start: float | None = None
-        self.trial: dict[str, Any] | None = None
-        self.phase: str | None = None
+        self.trials: list[tuple[int, str, dict[str, Any]]] = []
+        self.chunk = 0
 
     def new_chunk(self) -> None:
-        self.start = None
+        self.chunk += 1
 
     def __call__(self, text: str) -> None:
         event = json.loads(text)
-        if event["type"] == "trial_start":
-            now = time.perf_counter() * 1000
-            if event["phase"] != self.phase:
-                self.phase, self.start = event["phase"], None
-            if self.start is not None and self.trial is not None:
-                self.done.append([now - self.start, self.trial])
-            self.start, self.trial = now, None
-        elif event["type"] == "trial_done":
-            self.trial = slim(json.loads(event["trial_json"]))
+        if event["type"] == "trial_done":
+            trial = json.loads(event["trial_json"])
+            kept = {**slim(trial), "sequence": trial["sequence"], "started_at": trial["started_at"]}
+            self.trials.append((self.chunk, event["phase"], kept))
+
+    def gaps(self) -> list[list[Any]]:
+        """[start-to-next-start ms, trial] for each trial followed by another of its chunk."""
+        done = []
+        for (chunk, phase, this), (chunk2, phase2, after) in itertools.pairwise(self.trials):
+            if (chunk, phase) != (chunk2, phase2) or after["sequence"] != this["sequence"] + 1:
+                continue
+            if not (this["started_at"] and after["started_at"]):
+                continue
+            gap = datetime.fromisoformat(after["started_at"]) - datetime.fromisoformat(
+                this["started_at"]
+            )
+            done.append([gap.total_seconds() * 1000, this])
+        return done
 
 
 def params_for(trials: int) -> dict[str, Any]:
@@ -149,7 +159,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
                 if not result.cancelled:
                     break
             wall_s = time.perf_counter() - started
-            done = listener.done
+            done = listener.gaps()
             browser.close()
     finally:
         server.shutdown()
