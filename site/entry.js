@@ -16,7 +16,7 @@
 //   page stores, draws and persists what happens);
 // - every other request goes to Python unchanged.
 // A request the page itself refuses (a button's precondition: busy, no model loaded) answers
-// `page_refused`; a choice the Models panel does not offer, `not_offered`.
+// `page_refused`.
 
 import { failedReply, okReply } from "./envelope.js";
 import { PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";

@@ -26,16 +26,15 @@ export function panelState(panel, steps) {
   };
 }
 
-const notOffered = (message) => Object.assign(new Error(message), { code: "not_offered" });
-
 // Choose as a person does (the model, the backend, the dtype), then "Load model…" (the host
-// is the page's: its ?model_host):
-// {outcome: consent | reload | synthetic | refused, models: panelState}.
+// is the page's: its ?model_host): {outcome: consent | reload | synthetic | refused |
+// not_offered, why, models: panelState}. A choice the panel lacks presses nothing.
 export function choose(panel, steps, { key, backend = null, dtype = null, model_id = null, revision = null }) {
   if (!panel.catalogueReady) throw new Error("the catalogue is not loaded yet (page_state: models.catalogue_ready)");
   const select = $("#model-choice");
   const keys = [...select.options].map((option) => option.value);
-  if (!keys.includes(key)) throw notOffered(`no model ${JSON.stringify(key)} in the Models panel: it offers ${keys.join(", ")}`);
+  const notOffered = (why) => ({ outcome: "not_offered", why, models: panelState(panel, steps) });
+  if (!keys.includes(key)) return notOffered(`no model ${JSON.stringify(key)} in the Models panel: it offers ${keys.join(", ")}`);
   select.value = key;
   if (key === "other") {
     $("#model-id").value = model_id ?? "";
@@ -43,7 +42,7 @@ export function choose(panel, steps, { key, backend = null, dtype = null, model_
   }
   if (backend !== null) {
     const radio = document.querySelector(`input[name="backend"][value="${backend}"]`);
-    if (!radio) throw notOffered(`no backend ${JSON.stringify(backend)} in the Models panel`);
+    if (!radio) return notOffered(`no backend ${JSON.stringify(backend)} in the Models panel`);
     radio.checked = true;
   }
   steps.fillDtypes(panel);
@@ -51,11 +50,11 @@ export function choose(panel, steps, { key, backend = null, dtype = null, model_
   if (dtype !== null && !syntheticOf(key)) {
     if (!offered.includes(dtype)) {
       const model = steps.currentSpec(panel).model_id;
-      throw notOffered(`dtype ${dtype} is not offered for ${model} on ${steps.backend()}: the panel offers ${offered.join(", ") || "none"}`);
+      return notOffered(`dtype ${dtype} is not offered for ${model} on ${steps.backend()}: the panel offers ${offered.join(", ") || "none"}`);
     }
     $("#model-dtype").value = dtype;
   }
   steps.summarise(panel);
   const outcome = steps.review(panel);
-  return { outcome, models: panelState(panel, steps) };
+  return { outcome, why: null, models: panelState(panel, steps) };
 }

@@ -58,7 +58,7 @@ def page_state_json(**models: Any) -> dict[str, Any]:
 
 SAMPLE_RESULTS = {
     "page_state": page_state_json(),
-    "model_choose": {"outcome": "consent", "models": models_state(consent_open=True)},
+    "model_choose": {"outcome": "consent", "why": None, "models": models_state(consent_open=True)},
     "sweep_stop": {"running": True},
     "model_direct": {"completion": None, "worker_ms": None, "client_ms": 1.5,
                      "error": {"code": "not_loaded", "message": "no model"}},
@@ -213,7 +213,7 @@ def test_the_cli_loads_its_model_through_messages_and_one_consent_click(tmp_path
     page = ScriptedPage({
         "page_state": [page_state_json(), page_state_json(state="loaded", provenance=loaded,
                                                           status="Loaded fixture/tiny-chat")],
-        "model_choose": [{"outcome": "consent",
+        "model_choose": [{"outcome": "consent", "why": None,
                           "models": models_state(consent_open=True, consent_details=details)}],
     })  # fmt: skip
     driver.page = page
@@ -231,7 +231,7 @@ def test_a_dtype_the_panel_does_not_offer_is_a_setup_error(tmp_path) -> None:
     message = "dtype q4f16 is not offered for fixture/tiny-chat on wasm: the panel offers q8"
     driver.page = ScriptedPage({
         "page_state": [page_state_json()],
-        "model_choose": [{"code": "not_offered", "message": message}],
+        "model_choose": [{"outcome": "not_offered", "why": message, "models": models_state()}],
     })  # fmt: skip
     with pytest.raises(SetupError) as raised:
         driver.load_model()

@@ -81,7 +81,6 @@ FAILURE_CODES: dict[str, str] = {
     "already_frozen": "every model condition is frozen already",
     "not_frozen": "held-out trials (or predictions) before the freeze",
     "already_observed": "a held-out task observed twice under one frozen profile",
-    "not_offered": "model_choose: the Models panel offers no such model, backend or dtype",
     "page_refused": "the page refused a driver's request (window.lab.send): a precondition of"
     " its buttons, said in the message",
 }
@@ -358,7 +357,7 @@ class PageStateRequest(Request):
 @dataclass(frozen=True)
 class ModelChoose(Request):
     """Choose in the Models panel and press "Load model…", as a person does (the consent
-    stays a click). Answered by the page; `not_offered`: the panel offers no such choice."""
+    stays a click). Answered by the page, which presses nothing for a choice it lacks."""
 
     TYPE: ClassVar[str] = "model_choose"
     RESULT: ClassVar[type] = results.ModelChosen

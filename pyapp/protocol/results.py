@@ -466,10 +466,13 @@ class PageState:
 class ModelChosen:
     """`model_choose`: what pressing "Load model…" did."""
 
-    outcome: Literal["consent", "reload", "synthetic", "refused"]
+    outcome: Literal["consent", "reload", "synthetic", "refused", "not_offered"]
     """The consent dialog opened (consent: click "Download and load"), a model consented to
-    in this session is reloading, a synthetic model is used (no download, no consent), or
-    the panel refused before any download (`models.status` says why)."""
+    in this session is reloading, a synthetic model is used (no download, no consent), the
+    panel refused before any download (`models.status` says why), or the panel offers no
+    such model, backend or dtype and nothing was pressed (`why`)."""
+    why: str | None
+    """`not_offered`: what the panel lacks and what it offers; null otherwise."""
     models: ModelsState
     """The Models panel right after."""
 

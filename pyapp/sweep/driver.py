@@ -57,7 +57,6 @@ from pyapp.sweep.files import (
 )
 from pyapp.sweep.options import ModelChoice, Options
 from pyapp.sweep.panel import (
-    ask,
     consent,
     page_state,
     refused,
@@ -294,11 +293,11 @@ class Driver:
             model_id=choice.model_id if other else None,
             revision=choice.revision if other else None,
         )
-        chosen: ModelChosen | ErrorBody = ask(page, sent)
-        if isinstance(chosen, ErrorBody):
-            if chosen.code == "not_offered" and options.dtype:
-                raise SetupError("bad_dtype", f"--dtype {options.dtype}: {chosen.message}")
-            raise refused(sent, chosen)
+        chosen: ModelChosen = send(page, sent)
+        if chosen.outcome == "not_offered":
+            if options.dtype and options.dtype not in chosen.models.dtypes:
+                raise SetupError("bad_dtype", f"--dtype {options.dtype}: {chosen.why}")
+            raise SweepError("load_failed", f"the Models panel: {chosen.why}")
         backend_line = chosen.models.backend_status
         dialog = ""
         if chosen.outcome == "consent":

@@ -19,9 +19,8 @@ from pyapp.protocol.messages import (
     SweepStart,
     SweepStop,
 )
-from pyapp.protocol.results import DirectGenerated, ErrorBody, ModelChosen, RunEnded, StopAsked
+from pyapp.protocol.results import DirectGenerated, ModelChosen, RunEnded, StopAsked
 from pyapp.sweep.panel import (
-    ask,
     consent,
     install_relay,
     page_state,
@@ -53,16 +52,17 @@ def test_the_page_answers_its_own_requests(
     assert ready.models.state == "idle" and not ready.models.consent_open
     assert ready.models.provenance.model_id == "none" and ready.sweep_running is False
 
-    # a dtype the panel does not offer: refused before anything is downloaded
-    refused = ask(page, ModelChoose(key="fixture", backend="wasm", dtype="q4f16"))
-    assert isinstance(refused, ErrorBody) and refused.code == "not_offered"
-    assert "q4f16" in refused.message
-    nothing = ask(page, ModelChoose(key="no-such-model", backend="wasm"))
-    assert isinstance(nothing, ErrorBody) and nothing.code == "not_offered"
+    # a dtype or a model the panel does not offer: nothing is pressed, nothing downloaded
+    lacking = send(page, ModelChoose(key="fixture", backend="wasm", dtype="q4f16"))
+    assert isinstance(lacking, ModelChosen) and lacking.outcome == "not_offered"
+    assert lacking.why and "q4f16" in lacking.why and "q4f16" not in lacking.models.dtypes
+    assert not lacking.models.consent_open and lacking.models.state == "idle"
+    nothing = send(page, ModelChoose(key="no-such-model", backend="wasm"))
+    assert nothing.outcome == "not_offered" and "no-such-model" in nothing.why
 
     # choosing opens the consent dialog; the consent itself is the click
     chosen = send(page, ModelChoose(key="fixture", backend="wasm"))
-    assert isinstance(chosen, ModelChosen) and chosen.outcome == "consent"
+    assert isinstance(chosen, ModelChosen) and chosen.outcome == "consent" and chosen.why is None
     assert chosen.models.consent_open and chosen.models.choice == "fixture"
     assert chosen.models.backend == "wasm" and chosen.models.dtype in chosen.models.dtypes
     assert "Model: " in chosen.models.consent_details
