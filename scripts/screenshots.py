@@ -11,7 +11,8 @@ Every request that would leave 127.0.0.1 is refused. The running state is held b
 tests' model-worker gate (an event, not a timer), so a refresh gives the same pictures on a
 fast or a slow machine. The page's state is read through window.lab.send (`page_state`,
 `pyapp.sweep.panel`); what the pictures show is done as a person does it (clicks), and the
-gate (tests/browser/model_gate.js, a test hook) is the one other script it runs in the page.
+gate (tests/browser/model_gate.js, a test hook) and the scrolling that frames a picture are
+the only other scripts it runs in the page.
 Run it after changing the page, and commit the PNGs.
 """
 
@@ -40,6 +41,8 @@ VIEWPORT = {"width": 1280, "height": 860}
 TIMEOUT_MS = 120_000
 HOLD_AFTER = 8
 """The running screenshot is taken with this many trials done and the next one held."""
+SCROLL_TO = "(s) => document.querySelector(s).scrollIntoView()"
+"""A picture's framing: its anchor at the top of the window, as a person scrolls there."""
 HOLD_AT_TRIAL = "(n) => window.__closeGateAtTrial(n)"
 """The gate (tests/browser/model_gate.js) closes once trial `n` is done."""
 HELD = (
@@ -91,7 +94,7 @@ def wait_experiment(page: Page, states: str) -> PageState:
 
 def shoot(page: Page, out: Path, name: str, anchor: str | None = None) -> None:
     if anchor:
-        page.locator(anchor).first.scroll_into_view_if_needed()
+        page.evaluate(SCROLL_TO, anchor)
     path = out / f"{name}.png"
     page.screenshot(path=str(path), animations="disabled", caret="hide")
     print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")

@@ -82,14 +82,18 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # a page of its own (pyapp/host/probe.js: one model worker, no window.lab), not the lab page
     "bench/wasm_loops.py": ('page.evaluate("(m) => window.probe.call(m)", m)',),
     "pyapp/host/serve.py": ("`window.probe.call(message)`",),
-    # the screenshots' hold of the running state: the tests' model-worker gate (a test hook,
-    # tests/browser/model_gate.js), closed at a trial event and opened again
+    # the screenshots (pictures of the page as a person sees it): the hold of the running
+    # state, the tests' model-worker gate (a test hook, tests/browser/model_gate.js) closed at
+    # a trial event and opened again
     "scripts/screenshots.py": (
         'context.add_init_script(GATE.read_text(encoding="utf-8"))',
         'HOLD_AT_TRIAL = "(n) => window.__closeGateAtTrial(n)"',
         "\"(n) => document.querySelectorAll('#sweep-results tbody tr').length >= n\"",
         '" && Boolean(window.__gate)"',
         "page.evaluate(HOLD_AT_TRIAL, HOLD_AFTER)",
+        # a picture's framing: its anchor scrolled to the top, as a person scrolls
+        'SCROLL_TO = "(s) => document.querySelector(s).scrollIntoView()"',
+        "page.evaluate(SCROLL_TO, anchor)",
         'page.evaluate("() => window.__openGate()")',
         "page.wait_for_function(HELD, arg=HOLD_AFTER, timeout=TIMEOUT_MS)",
     ),
