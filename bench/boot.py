@@ -6,7 +6,9 @@ In one run, on this machine, in headless Debian Chromium against build/site:
   vs a bare Pyodide module worker page (site/bench/bare.html), median of N cold loads
   (each load in a fresh browser context: empty HTTP cache), and their ratio;
 * time to the first task table (seed 1729);
-* Python <-> JS round-trip latency: median of many `hello` requests through the bridge.
+* Python <-> JS round-trip latency: median of many `hello` requests through window.lab.send
+  from Python, and the same less a `page_state` (answered by the page, no Python worker):
+  the page's own JS -> Python -> JS cost.
 
 Usage: .venv/bin/python bench/boot.py [--loads 3] [--round-trips 200]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
@@ -24,46 +27,64 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
+from pyapp.protocol.messages import Hello, PageStateRequest  # noqa: E402
+from pyapp.protocol.results import BootTimings  # noqa: E402
 from pyapp.sweep.chromium import CHROMIUM_ARGS  # noqa: E402
+from pyapp.sweep.panel import send, wait_booted  # noqa: E402
 
 SITE = ROOT / "build" / "site"
 ARGS = list(CHROMIUM_ARGS)  # the flags of PLATFORM-NOTES, kept in one place
-READY = "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
+BARE_TIMINGS = "() => window.bareTimings"
+"""The bare Pyodide page (site/bench/bare.html) is a page of its own, not the lab page: it has
+no window.lab.send, only its timings."""
 
 
-def cold_load(browser: Browser, url: str, timings_js: str) -> dict[str, float]:
+def cold_load_app(browser: Browser, url: str) -> BootTimings:
+    """The lab page, booted in a fresh context: its timings, through `page_state`."""
     context = browser.new_context()
     try:
         page = context.new_page()
         page.goto(url, timeout=30_000)
-        page.wait_for_function(READY, timeout=120_000)
+        state = wait_booted(page, 120_000)
+        if state.app != "ready":
+            raise RuntimeError(f"{url}: {state.status}")
+        return state.timings
+    finally:
+        context.close()
+
+
+def cold_load_bare(browser: Browser, url: str) -> dict[str, float]:
+    """The bare Pyodide page, booted in a fresh context: its timings."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(url, timeout=30_000)
+        page.locator('#app[data-state="ready"], #app[data-state="error"]').wait_for(timeout=120_000)
         if page.get_attribute("#app", "data-state") != "ready":
             raise RuntimeError(f"{url}: {page.inner_text('#status')}")
-        timings: dict[str, float] = page.evaluate(timings_js)
+        timings: dict[str, float] = page.evaluate(BARE_TIMINGS)
         return timings
     finally:
         context.close()
 
 
-def round_trips(browser: Browser, url: str, count: int) -> list[float]:
+def round_trips(browser: Browser, url: str, count: int) -> tuple[list[float], list[float]]:
+    """`count` window.lab.send round trips from Python of `hello` (answered by Python in the
+    page's worker) and of `page_state` (answered by the page itself), interleaved (ms)."""
     context = browser.new_context()
     try:
         page = context.new_page()
         page.goto(url, timeout=30_000)
-        page.wait_for_function(READY, timeout=120_000)
-        samples: list[float] = page.evaluate(
-            """async (count) => {
-                const out = [];
-                for (let i = 0; i < count; i++) {
-                    const t = performance.now();
-                    await window.lab.request("hello");
-                    out.push(performance.now() - t);
-                }
-                return out;
-            }""",
-            count,
-        )
-        return samples
+        wait_booted(page, 120_000)
+        python, page_only = [], []
+        for _ in range(count):
+            t = time.perf_counter()
+            send(page, Hello())
+            python.append((time.perf_counter() - t) * 1e3)
+            t = time.perf_counter()
+            send(page, PageStateRequest())
+            page_only.append((time.perf_counter() - t) * 1e3)
+        return python, page_only
     finally:
         context.close()
 
@@ -84,12 +105,12 @@ def main() -> int:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         try:
             for _ in range(max(args.loads, 3)):  # interleaved, so drift hits both alike
-                app = cold_load(browser, url, "window.lab.timings")
-                app_ready.append(app["python_ready_ms"])
-                app_table.append(app["first_table_ms"])
-                bare = cold_load(browser, url + "bench/bare.html", "window.bareTimings")
+                app = cold_load_app(browser, url)
+                app_ready.append(app.python_ready_ms or 0.0)
+                app_table.append(app.first_table_ms or 0.0)
+                bare = cold_load_bare(browser, url + "bench/bare.html")
                 bare_ready.append(bare["python_ready_ms"])
-            trips = round_trips(browser, url, args.round_trips)
+            trips, page_trips = round_trips(browser, url, args.round_trips)
         finally:
             browser.close()
             server.shutdown()
@@ -105,9 +126,14 @@ def main() -> int:
     print(f"ratio app / bare (medians)        : {ratio:.2f}")
     print(f"app, first task table (seed 1729) : {fmt(app_table)}")
     trip_median = statistics.median(trips)
+    page_median = statistics.median(page_trips)
     print(
-        f"JS -> Python -> JS round trip ('hello', {len(trips)} calls): median "
+        f"window.lab.send round trip from Python ('hello', {len(trips)} calls): median "
         f"{trip_median:.3f} ms, p90 {statistics.quantiles(trips, n=10)[-1]:.3f} ms"
+    )
+    print(
+        f"  of which the page's JS -> Python -> JS (minus 'page_state', answered by the page,"
+        f" median {page_median:.3f} ms): {trip_median - page_median:.3f} ms"
     )
     return 0
 

@@ -323,7 +323,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
     sys.path.insert(0, str(ROOT))
     from pyapp.host.serve import serve_hub_in_thread, serve_in_thread
     from pyapp.sweep.chromium import CHROMIUM_ARGS
-    from pyapp.sweep.panel import load_from_catalogue
+    from pyapp.sweep.panel import load_from_catalogue, wait_booted
 
     if not (SITE / "index.html").is_file():
         raise SystemExit(f"{SITE} is not built: run python scripts/build_site.py")
@@ -339,10 +339,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
             )
             page = browser.new_page()
             page.goto(url, timeout=30_000)
-            page.wait_for_function(
-                "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)",
-                timeout=120_000,
-            )
+            wait_booted(page, 120_000)
             # how the load ended is checked by the caller, from the load record
             load_from_catalogue(page, 120_000, key=chosen.key, dtype=chosen_dtype(chosen))
             yield page
@@ -355,32 +352,62 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
             hub[0].server_close()
 
 
+def direct(page: Any, caps: dict[str, Any], **chat: Any) -> Any:
+    """One generation straight in the page's model worker, Python not involved
+    (`model_direct` through window.lab.send); its DirectGenerated record."""
+    from pyapp.protocol.messages import ModelDirect
+    from pyapp.protocol.model_messages import ChatMessage
+    from pyapp.sweep.panel import send
+
+    if chat.get("messages") is not None:
+        chat["messages"] = tuple(ChatMessage(**m) for m in chat["messages"])
+    answer = send(page, ModelDirect(caps=caps, **chat))
+    if answer.completion is None:
+        raise SystemExit(f"generation failed: {answer.error}")
+    return answer
+
+
 def browser_generate(page: Any, chosen: Subject, new_tokens: int) -> dict[str, Any]:
     """One greedy generation in the page's model worker: tokens/s of the worker's own
     generation time, the Chromium processes' CPU seconds meanwhile, the finish reason."""
-    request = {"messages": chosen.messages, "caps": {**CAPS, "max_new_tokens": new_tokens}}
     before = chromium_cpu_seconds()
-    result = page.evaluate("(r) => window.lab.models.client.generate(r)", request)["result"]
+    result = direct(page, {**CAPS, "max_new_tokens": new_tokens}, messages=chosen.messages)
     after = chromium_cpu_seconds()
+    completion = result.completion
     return {
-        "rate": result["output_tokens"] / result["generation_ms"] * 1e3,
-        "tokens": result["output_tokens"],
+        "rate": completion.output_tokens / completion.generation_ms * 1e3,
+        "tokens": completion.output_tokens,
         "cpu_s": None if before is None or after is None else after - before,
-        "finish": result["finish_reason"],
+        "finish": completion.finish_reason,
     }
 
 
 def bridge_overheads(page: Any, calls: int) -> tuple[list[float], list[float]]:
     """Per call of one new token: Python -> main -> worker -> Python minus worker time, and
     the JS-only round trip minus worker time (ms)."""
-    one = {"prompt": "Say hello.", "caps": {**CAPS, "max_new_tokens": 1}}
+    from pyapp.protocol.messages import ModelGenerate
+    from pyapp.sweep.panel import send
+
+    caps = {**CAPS, "max_new_tokens": 1}
     python_overheads, js_overheads = [], []
     for _ in range(calls):
-        result = page.evaluate("(r) => window.lab.request('model_generate', r)", one)
-        python_overheads.append(result["timing"]["bridge_overhead_ms"])
-        reply = page.evaluate("(r) => window.lab.models.client.generate(r)", one)
-        js_overheads.append(reply["timing"]["client_ms"] - reply["timing"]["worker_ms"])
+        result = send(page, ModelGenerate(prompt="Say hello.", caps=caps))
+        python_overheads.append(result.timing.bridge_overhead_ms)
+        reply = direct(page, caps, prompt="Say hello.")
+        js_overheads.append(reply.client_ms - reply.worker_ms)
     return python_overheads, js_overheads
+
+
+def loaded_provenance(page: Any) -> dict[str, Any]:
+    """The loaded model's provenance (JSON), as `page_state` reports it."""
+    from pyapp.records.base import to_json
+    from pyapp.sweep.panel import page_state
+
+    state = page_state(page)
+    if state is None:
+        raise SystemExit("the page has no window.lab.send")
+    provenance: dict[str, Any] = to_json(state.models.provenance)  # type: ignore[assignment]
+    return provenance
 
 
 DTYPE_FILES = {"fp32": "model.onnx", "q8": "model_quantized.onnx", "q4": "model_q4.onnx"}
@@ -492,7 +519,7 @@ def compare(name: str, args: argparse.Namespace, calls: int) -> None:
     dtype = chosen_dtype(chosen)
     before = load_average()
     with browser_page(chosen, args.threads, args.js_flags) as page:
-        versions = page.evaluate("() => window.lab.models.client.provenance()")
+        versions = loaded_provenance(page)
         load = versions["loads"][-1]
         if not load["ok"]:
             raise SystemExit(f"{chosen.name} load failed: {load}")

@@ -37,17 +37,16 @@ CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-cha
 
 def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     """Open the page at `url`, wait for Python, and load the tiny-chat TEST FIXTURE on WASM
-    through the Models panel's consent dialog (what a user clicks); returns the load record."""
-    from pyapp.sweep.panel import load_from_catalogue
+    (`model_choose`, then the consent dialog's click, as a user); returns the load record."""
+    from pyapp.records.base import to_json
+    from pyapp.sweep.panel import load_from_catalogue, page_state, wait_booted
 
     page.goto(url, timeout=30_000)
-    page.wait_for_function(
-        "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)",
-        timeout=120_000,
-    )
+    wait_booted(page, 120_000)
     load_from_catalogue(page, 120_000)
-    load = page.evaluate("() => window.lab.models.client.provenance().loads.at(-1)")
-    if not load["ok"]:
+    state = page_state(page)
+    load = to_json(state.models.provenance.loads[-1]) if state else None
+    if not isinstance(load, dict) or not load["ok"]:
         raise SystemExit(f"fixture load failed: {load}")
     return dict(load)
 
@@ -56,7 +55,10 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.host.serve import serve_in_thread
+    from pyapp.protocol.messages import SweepRun, SweepStart, SweepTrace
+    from pyapp.protocol.results import RunEnded, TraceText
     from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.sweep.panel import send
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run `bash scripts/lab test` or scripts/build_site.py")
@@ -79,20 +81,16 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
                 f"&model_step_delay_ms={step_delay_ms}" if step_delay_ms else ""
             )
             boot_fixture(page, url + query)
-            for condition in CONDITIONS:
-                page.check(f'input[name="condition"][value="{condition}"]')
             started = time.perf_counter()
-            page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
-            page.wait_for_function(
-                "() => ['done', 'error', 'cancelled']"
-                ".includes(document.querySelector('#experiment').dataset.state)",
-                timeout=1_800_000,
-            )
+            # Start and run all through window.lab.send: the Experiment section does what
+            # its "Run (measure, freeze, held-out)" does
+            send(page, SweepStart(seed=seed, conditions=CONDITIONS))
+            ended: RunEnded = send(page, SweepRun(phase="all"))
             wall_s = time.perf_counter() - started
-            state = page.get_attribute("#experiment", "data-state")
-            if state != "done":
-                sys.exit(f"the sweep ended in {state}: {page.inner_text('#experiment-status')}")
-            trace: dict[str, Any] = page.evaluate("() => window.lab.experiment.trace()")
+            if ended.cancelled or ended.state.stage != "done":
+                sys.exit(f"the sweep ended in {ended.state.stage}: {ended.notice}")
+            answer: TraceText = send(page, SweepTrace())
+            trace: dict[str, Any] = json.loads(answer.trace_json or "{}")
             browser.close()
     finally:
         server.shutdown()

@@ -2,19 +2,20 @@
 
 A fixture sweep of at least 2,000 trials (default: model-only over 2,000 profile probes and
 its held-out tasks, seed 1729) runs in the real page in headless Chromium, with the tiny-chat
-TEST FIXTURE on WASM (not model evidence: this measures the pipeline). In the page, a
-listener on the experiment's events notes the time of every trial_start and what each
-trial_done reports; per trial, the harness time as `bench/overhead.py` defines it for every
-bench: the wall time from the trial's start to the next one's, minus the model worker's own
-generation time (bridge, bookkeeping, storing and drawing all count as harness), with its
-breakdown by stage and the machine's load. Printed: the median and
-mean harness time of the first and of the last 10% of trials and their ratio (goal ≤ 1.2),
-and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
-collection) and the Python worker's memory (WebAssembly heap and the objects Python's
-collector tracks, the page's `memory` request). To sample memory between trials the sweep
-is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
-the next run continues; the first trial after each pause, and the first of the held-out
-phase (its gap holds the freeze), are left out of the timings.
+TEST FIXTURE on WASM (not model evidence: this measures the pipeline), driven through
+window.lab.send only. A listener on the run's events (relayed to Python as they happen)
+keeps what each trial_done reports; per trial (its start time as the page stamped it), the
+harness time as `bench/overhead.py` defines it for every bench: the wall time from the
+trial's start to the next one's, minus the model worker's own generation time (bridge,
+bookkeeping, storing and drawing all count as harness), with its breakdown by stage and the
+machine's load. Printed: the median and mean harness time of the first and of the last 10%
+of trials and their ratio (goal ≤ 1.2), and, every 1,000 trials, the page's JS heap
+(Chromium's DevTools protocol, after a garbage collection) and the Python worker's memory
+(WebAssembly heap and the objects Python's collector tracks, the page's `memory` request).
+To sample memory between trials the sweep is run in chunks of 1,000: `sweep_stop` (after
+1,000 trials) makes the page cancel between two trials (no trial is cut short) and the next
+run continues; the first trial after each pause, and the first of the held-out phase (its
+gap holds the freeze), are left out of the timings.
 Memory is printed per interval and per 1,000 trials over the full chunks (the short last
 interval holds the held-out phase and what the freeze keeps once) and over the whole run.
 
@@ -31,6 +32,7 @@ import json
 import statistics
 import sys
 import time
+from datetime import datetime
 from typing import Any
 
 import overhead
@@ -38,37 +40,59 @@ from harness import CHROMIUM, ROOT, SITE, boot_fixture
 
 sys.path.insert(0, str(ROOT))
 
-LISTEN = """() => {
-  window.__scale = { done: [], chunkLeft: 0, start: null, trial: null, phase: null };
-  // What bench/overhead.py needs of a trial, kept small (the JS heap is measured too).
-  const gen = ({ generation_ms, bridge_ms, load_wait_ms }) =>
-    ({ generation_ms, bridge_ms, load_wait_ms });
-  const slim = (t) => ({
-    condition: t.condition,
-    timings: t.timings,
-    completion: t.completion ? gen(t.completion) : null,
-    chain: t.chain ? { calls: t.chain.calls.map((c) => ({ completion: gen(c.completion) })) }
-                   : null,
-  });
-  window.lab.experiment.onEvent((event) => {
-    const s = window.__scale;
-    if (event.type === "trial_start") {
-      const now = performance.now();
-      if (event.phase !== s.phase) {
-        s.phase = event.phase; // a new phase: the gap holds the freeze, not a trial's harness
-        s.start = null;
-      }
-      if (s.start !== null && s.trial !== null) s.done.push([now - s.start, s.trial]);
-      s.start = now;
-      s.trial = null;
-      return;
+
+def slim(trial: dict[str, Any]) -> dict[str, Any]:
+    """What bench/overhead.py needs of a trial, kept small."""
+
+    def gen(completion: dict[str, Any]) -> dict[str, Any]:
+        return {k: completion.get(k) for k in ("generation_ms", "bridge_ms", "load_wait_ms")}
+
+    chain = trial.get("chain")
+    return {
+        "condition": trial["condition"],
+        "timings": trial.get("timings"),
+        "completion": gen(trial["completion"]) if trial.get("completion") else None,
+        "chain": {"calls": [{"completion": gen(c["completion"])} for c in chain["calls"]]}
+        if chain
+        else None,
     }
-    if (event.type !== "trial_done") return;
-    s.trial = slim(JSON.parse(event.trial_json));
-    s.chunkLeft -= 1;
-    if (s.chunkLeft <= 0) window.lab.experiment.cancel(); // between trials: nothing cut short
-  });
-}"""
+
+
+class Listener:
+    """The run's events as the page relays them (window.lab.send's onEvent, through
+    pyapp/sweep/driver.js): every trial done, with its chunk and phase. The gaps are taken
+    from the trials' own start times (stamped in the page), so the relay's delivery does not
+    count: from one trial's start to the next one's, within a chunk and a phase (a new phase's
+    gap holds the freeze; a new chunk's, the memory sample) and with consecutive sequence
+    numbers (nothing else between them)."""
+
+    def __init__(self) -> None:
+        self.trials: list[tuple[int, str, dict[str, Any]]] = []
+        self.chunk = 0
+
+    def new_chunk(self) -> None:
+        self.chunk += 1
+
+    def __call__(self, text: str) -> None:
+        event = json.loads(text)
+        if event["type"] == "trial_done":
+            trial = json.loads(event["trial_json"])
+            kept = {**slim(trial), "sequence": trial["sequence"], "started_at": trial["started_at"]}
+            self.trials.append((self.chunk, event["phase"], kept))
+
+    def gaps(self) -> list[list[Any]]:
+        """[start-to-next-start ms, trial] for each trial followed by another of its chunk."""
+        done = []
+        for (chunk, phase, this), (chunk2, phase2, after) in itertools.pairwise(self.trials):
+            if (chunk, phase) != (chunk2, phase2) or after["sequence"] != this["sequence"] + 1:
+                continue
+            if not (this["started_at"] and after["started_at"]):
+                continue
+            gap = datetime.fromisoformat(after["started_at"]) - datetime.fromisoformat(
+                this["started_at"]
+            )
+            done.append([gap.total_seconds() * 1000, this])
+        return done
 
 
 def params_for(trials: int) -> dict[str, Any]:
@@ -78,14 +102,18 @@ def params_for(trials: int) -> dict[str, Any]:
 
 
 def memory(page: Any, cdp: Any) -> dict[str, float]:
+    from pyapp.protocol.messages import Memory
+    from pyapp.sweep.panel import page_state, send
+
     cdp.send("HeapProfiler.collectGarbage")
     heap = cdp.send("Runtime.getHeapUsage")
-    python = page.evaluate("() => window.lab.request('memory')")
+    python = send(page, Memory())
+    state = page_state(page)
     return {
-        "trials": page.evaluate("() => window.lab.experiment.snapshot().trials"),
+        "trials": state.trials if state else 0,
         "js_heap_mb": heap["usedSize"] / 2**20,
-        "wasm_heap_mb": (python["wasm_heap_bytes"] or 0) / 2**20,
-        "python_objects": python["python_objects"],
+        "wasm_heap_mb": (python.wasm_heap_bytes or 0) / 2**20,
+        "python_objects": python.python_objects,
     }
 
 
@@ -96,7 +124,10 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
     from playwright.sync_api import sync_playwright
 
     from pyapp.host.serve import serve_in_thread
+    from pyapp.protocol.messages import SweepRun, SweepStart, SweepStop
+    from pyapp.protocol.results import ErrorBody, SweepState
     from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.sweep.panel import install_relay, relayed, send
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run scripts/build_site.py")
@@ -105,28 +136,30 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             page = browser.new_context().new_page()
+            listener = Listener()
+            install_relay(page, listener)
             boot_fixture(page, f"{url}?seed={seed}")
             cdp = page.context.new_cdp_session(page)
-            page.evaluate(LISTEN)
-            request = {"seed": seed, "params": params_for(trials), "conditions": ["model-only"]}
-            state = page.evaluate("(r) => window.lab.experiment.start(r)", request)
-            total = state["measure_left"] + state["heldout_left"]
+            start = SweepStart(seed=seed, params=params_for(trials), conditions=("model-only",))
+            state: SweepState = send(page, start)
+            total = state.measure_left + state.heldout_left
             print(f"{total} trials to run (model-only, seed {seed}); sampling every {chunk}")
             samples = [memory(page, cdp)]
             started = time.perf_counter()
             while True:
-                page.evaluate(
-                    "(n) => { window.__scale.chunkLeft = n; window.__scale.start = null; }", chunk
-                )
-                result = page.evaluate("() => window.lab.experiment.run('all')")
+                listener.new_chunk()
+                send(page, SweepStop(after=chunk))  # the page cancels between two trials
+                result = relayed(page, SweepRun(phase="all"))
+                if isinstance(result, ErrorBody):
+                    sys.exit(f"sweep_run failed: {result.code}: {result.message}")
                 samples.append(memory(page, cdp))
-                done = samples[-1]["trials"]
-                rate = (time.perf_counter() - started) / max(done, 1)
-                print(f"  {done}/{total} trials, {rate * 1000:.0f} ms per trial so far", flush=True)
-                if not result["cancelled"]:
+                done_now = samples[-1]["trials"]
+                rate = (time.perf_counter() - started) / max(done_now, 1)
+                print(f"  {done_now}/{total} trials, {rate * 1000:.0f} ms per trial so far")
+                if not result.cancelled:
                     break
             wall_s = time.perf_counter() - started
-            done = page.evaluate("() => window.__scale.done")
+            done = listener.gaps()
             browser.close()
     finally:
         server.shutdown()

@@ -35,13 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
 from pyapp.sweep.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
-from pyapp.sweep.panel import load_from_catalogue  # noqa: E402
+from pyapp.sweep.panel import load_from_catalogue, wait_booted, wait_page  # noqa: E402
 
-READY = "() => ['ready', 'error'].includes(document.querySelector('#app').dataset.state)"
-SWEEP_OVER = (
-    "() => ['done', 'error', 'cancelled']"
-    ".includes(document.querySelector('#experiment').dataset.state)"
-)
+SWEEP_OVER = ("done", "error", "cancelled")
+"""The Experiment section's states once a sweep is over (`page_state`)."""
 
 
 def cli_sweep(site: Path) -> dict[str, float]:
@@ -89,21 +86,21 @@ def page_sweep(site: Path) -> dict[str, float]:
                 page.set_default_timeout(120_000)
                 t0 = time.monotonic()
                 page.goto(url, timeout=60_000)
-                page.wait_for_function(READY, timeout=120_000)
+                wait_booted(page, 120_000)
                 boot = time.monotonic() - t0
                 t1 = time.monotonic()
                 if load_from_catalogue(page, 120_000) != "loaded":
-                    raise RuntimeError(f"fixture load failed: {page.inner_text('#model-status')}")
+                    raise RuntimeError("the fixture did not load")
                 load = time.monotonic() - t1
-                page.wait_for_function("() => !document.querySelector('#sweep-run-all').disabled")
                 t2 = time.monotonic()
-                page.click("#sweep-run-all")
-                page.wait_for_function(SWEEP_OVER, timeout=1_800_000, polling=100)
+                page.click("#sweep-run-all")  # the page's own button, as a person runs a sweep
+                over = wait_page(
+                    page, lambda s: s.experiment in SWEEP_OVER, 1_800_000, "the sweep's end"
+                )
                 sweep = time.monotonic() - t2
-                over = page.get_attribute("#experiment", "data-state")
-                if over != "done":
-                    raise RuntimeError(f"page sweep ended {over}: {page.inner_text('#status')}")
-                trials = page.evaluate("async () => (await window.lab.experiment.state()).trials")
+                if over.experiment != "done":
+                    raise RuntimeError(f"page sweep ended {over.experiment}: {over.status}")
+                trials = over.trials
             finally:
                 browser.close()
             wall = time.monotonic() - started

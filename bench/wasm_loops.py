@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import generation as gen  # bench/generation.py: native loop, CPU, spread
 
-from pyapp.host.serve import place, probe_page, serve_in_thread
+from pyapp.host.serve import place, serve_in_thread, write_probe_page
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
@@ -88,9 +88,7 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
     for module in ("greedy.js", "output_bytes.js"):
         place(gen.SITE / module, root / module)
-    (root / "index.html").write_text(
-        probe_page("wasm_loops_worker.js", "wasm loops"), encoding="utf-8"
-    )
+    write_probe_page(root, "wasm_loops_worker.js", "wasm loops")
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)
     return folder

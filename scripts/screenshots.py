@@ -9,8 +9,11 @@ a raw record, the finished run opened again ("Open a trace"), a boot failure —
 one PNG per state, plus the HTML report of the finished run (`python -m pyapp report`).
 Every request that would leave 127.0.0.1 is refused. The running state is held by the
 tests' model-worker gate (an event, not a timer), so a refresh gives the same pictures on a
-fast or a slow machine. Run it after
-changing the page, and commit the PNGs.
+fast or a slow machine. The page's state is read through window.lab.send (`page_state`,
+`pyapp.sweep.panel`); what the pictures show is done as a person does it (clicks), and the
+gate (tests/browser/model_gate.js, a test hook) and the scrolling that frames a picture are
+the only other scripts it runs in the page.
+Run it after changing the page, and commit the PNGs.
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from pyapp.host.serve import serve_in_thread
+from pyapp.protocol.results import PageState
 from pyapp.sweep.chromium import CHROMIUM_ARGS
-from pyapp.sweep.panel import load_from_catalogue
+from pyapp.sweep.panel import load_from_catalogue, page_state, wait_page
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "tests" / "browser" / "model_gate.js"
@@ -38,6 +41,15 @@ VIEWPORT = {"width": 1280, "height": 860}
 TIMEOUT_MS = 120_000
 HOLD_AFTER = 8
 """The running screenshot is taken with this many trials done and the next one held."""
+SCROLL_TO = "(s) => document.querySelector(s).scrollIntoView()"
+"""A picture's framing: its anchor at the top of the window, as a person scrolls there."""
+HOLD_AT_TRIAL = "(n) => window.__closeGateAtTrial(n)"
+"""The gate (tests/browser/model_gate.js) closes once trial `n` is done."""
+HELD = (
+    "(n) => document.querySelectorAll('#sweep-results tbody tr').length >= n"
+    " && Boolean(window.__gate)"
+)
+"""The page shows `n` result rows and the gate holds the next trial's model call."""
 
 
 def local_only(context: BrowserContext) -> None:
@@ -68,23 +80,21 @@ def new_page(browser: Browser, url: str, missing: str | None = None) -> Iterator
         context.close()
 
 
-def wait_attr(page: Page, selector: str, states: str) -> str:
-    try:
-        page.wait_for_function(
-            "([sel, states]) => states.includes(document.querySelector(sel).dataset.state)",
-            arg=[selector, states.split()],
-            timeout=TIMEOUT_MS,
-        )
-    except PlaywrightTimeout:
-        seen = page.get_attribute(selector, "data-state")
-        said = page.inner_text("#experiment-status") + " " + page.inner_text("#sweep-progress")
-        raise SystemExit(f"{selector} stayed {seen!r}, not {states!r}: {said}") from None
-    return page.get_attribute(selector, "data-state") or ""
+def wait_app(page: Page, states: str) -> str:
+    """Wait until the page's state (`page_state`'s app) is one of `states`; return it."""
+    wanted = states.split()
+    return wait_page(page, lambda s: s.app in wanted, TIMEOUT_MS, f"the page {states}").app
+
+
+def wait_experiment(page: Page, states: str) -> PageState:
+    """Wait until the Experiment section's state is one of `states`."""
+    wanted = states.split()
+    return wait_page(page, lambda s: s.experiment in wanted, TIMEOUT_MS, f"a sweep {states}")
 
 
 def shoot(page: Page, out: Path, name: str, anchor: str | None = None) -> None:
     if anchor:
-        page.evaluate("(s) => document.querySelector(s).scrollIntoView()", anchor)
+        page.evaluate(SCROLL_TO, anchor)
     path = out / f"{name}.png"
     page.screenshot(path=str(path), animations="disabled", caret="hide")
     print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
@@ -96,34 +106,26 @@ def load_fixture(page: Page, out: Path) -> None:
         load_from_catalogue(page, TIMEOUT_MS, before_consent=lambda: shoot(page, out, "consent"))
         != "loaded"
     ):
-        raise SystemExit(f"the fixture did not load: {page.inner_text('#model-status')}")
+        state = page_state(page)
+        raise SystemExit(f"the fixture did not load: {state.models.status if state else '?'}")
 
 
 def run_held(page: Page, out: Path) -> None:
     """Run every condition; hold the model after HOLD_AFTER trials for the running picture;
     then cancel, and run a fresh sweep to the end."""
-    page.evaluate(
-        """(after) => { const stop = window.lab.experiment.onEvent((e) => {
-             if (e.type === 'trial_done' && e.index === after) { stop(); window.__closeGate(); }
-           }); }""",
-        HOLD_AFTER,
-    )
+    page.evaluate(HOLD_AT_TRIAL, HOLD_AFTER)
     page.click("#sweep-run-all")
-    page.wait_for_function(
-        "(n) => document.querySelectorAll('#sweep-results tbody tr').length >= n"
-        " && Boolean(window.__gate)",
-        arg=HOLD_AFTER,
-        timeout=TIMEOUT_MS,
-    )
+    page.wait_for_function(HELD, arg=HOLD_AFTER, timeout=TIMEOUT_MS)
     shoot(page, out, "running", "#experiment")
     # The held generation's time would inflate the numbers: cancel it (an interruption, never
     # scored), open the gate, and run a fresh sweep for the results.
     page.click("#sweep-cancel")
     page.evaluate("() => window.__openGate()")
-    wait_attr(page, "#experiment", "cancelled")
+    wait_experiment(page, "cancelled")
     page.click("#sweep-new")
     page.click("#sweep-run-all")
-    if wait_attr(page, "#experiment", "done error") != "done":
+    ended = wait_experiment(page, "done error")
+    if ended.experiment != "done":
         raise SystemExit(f"the sweep failed: {page.inner_text('#experiment-error')}")
 
 
@@ -157,10 +159,7 @@ def report_shots(browser: Browser, page: Page, out: Path) -> None:
         page.set_input_files(
             "#open-files", [str(folder / "trace.json"), str(folder / "predictions.json")]
         )
-        page.wait_for_function(
-            "() => document.querySelector('#experiment').dataset.state === 'viewing'",
-            timeout=TIMEOUT_MS,
-        )
+        wait_experiment(page, "viewing")
         shoot(page, out, "opened", "#open-trace")
         shoot(page, out, "opened-step4", "#results-heading")
 
@@ -179,7 +178,7 @@ def main() -> int:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             with new_page(browser, url) as page:
-                wait_attr(page, "#app", "ready error")
+                wait_app(page, "ready error")
                 shoot(page, args.out, "ready")
                 load_fixture(page, args.out)
                 run_held(page, args.out)
@@ -191,7 +190,7 @@ def main() -> int:
                 page.keyboard.press("Escape")
                 report_shots(browser, page, args.out)
             with new_page(browser, url, missing="**/pyodide.asm.wasm") as page:
-                wait_attr(page, "#app", "error")
+                wait_app(page, "error")
                 shoot(page, args.out, "error")
             browser.close()
     finally:

@@ -409,7 +409,7 @@ setupRuns({ request, experiment, viewer });
 // For tests and bench/: the same request path the buttons use, the Models panel
 // (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry
 // point for drivers such as the sweep CLI: a protocol request in, its reply out (site/entry.js).
-const send = makeSend({ request, experiment: experiment.api });
+const send = makeSend({ request, experiment: experiment.api, models, timings });
 window.lab = { request, send, timings, t0, models, experiment: experiment.api };
 
 boot();

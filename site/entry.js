@@ -1,18 +1,25 @@
-// The page's ONE entry point for drivers (the sweep CLI, tests): window.lab.send(messageJson,
-// onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page itself speaks to
-// Python (pyapp/protocol/messages.py: `{type, id, ...fields}`, one of REQUEST_TYPES) and answers
-// with the protocol's reply envelope (./envelope.js), whose `result` is the request's result
-// record exactly as Python answered it (exports/messages.schema.json). While the request is
-// handled, every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is
-// passed to onEvent(eventJson) as the text Python wrote.
+// The page's ONE entry point for drivers (the sweep CLI, the benches, tests): window.lab.send(
+// messageJson, onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page
+// itself speaks to Python (pyapp/protocol/messages.py: `{type, id, ...fields}`, one of
+// REQUEST_TYPES) and answers with the protocol's reply envelope (./envelope.js), whose `result`
+// is the request's result record (exports/messages.schema.json). While the request is handled,
+// every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is passed to
+// onEvent(eventJson) as the text Python wrote.
 //
-// The sweep requests go through the Experiment section exactly as its buttons do (so the page
-// stores, draws and persists what happens); every other request goes to Python unchanged.
-// Cancelling is the page's Cancel button (a user's action), not a message. A request the page
-// itself refuses (a button's precondition: busy, no model loaded) answers `page_refused`.
+// Three routes, by type:
+// - PAGE_REQUEST_TYPES the page answers itself, Python not involved: `page_state` (the boot,
+//   the Models panel, the Experiment section), `model_choose` (choose and press "Load model…"
+//   as a person does; the consent stays a click in the dialog), `sweep_stop` (the Cancel,
+//   issued right after the trial in flight is done) and `model_direct` (one generation in the
+//   model worker, for the benches);
+// - the sweep requests go through the Experiment section exactly as its buttons do (so the
+//   page stores, draws and persists what happens);
+// - every other request goes to Python unchanged.
+// A request the page itself refuses (a button's precondition: busy, no model loaded) answers
+// `page_refused`.
 
 import { failedReply, okReply } from "./envelope.js";
-import { REQUEST_TYPES } from "./lab_protocol.js";
+import { PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
 
 const EXPERIMENT_ROUTES = {
   sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined }),
@@ -22,7 +29,51 @@ const EXPERIMENT_ROUTES = {
   sweep_state: (api) => api.state(),
 };
 
-export function makeSend({ request, experiment }) {
+const text = (selector) => document.querySelector(selector)?.textContent ?? "";
+
+// The requests the page answers itself (PAGE_REQUEST_TYPES), given the page's parts.
+function pageRoutes({ experiment, models, timings, stop }) {
+  return {
+    page_state: () => {
+      const shown = experiment.snapshot();
+      return {
+        app: document.querySelector("#app").dataset.state,
+        status: text("#status"),
+        models: models.panelState(),
+        experiment: shown.data_state,
+        sweep_running: Boolean(shown.busy),
+        trials: shown.trials,
+        timings: { ...timings },
+      };
+    },
+    model_choose: (m) => models.choose(m),
+    sweep_stop: (m) => {
+      stop.left = Math.max(1, m.after ?? 1);
+      return { running: Boolean(experiment.snapshot().busy) };
+    },
+    model_direct: async (m) => {
+      const reply = await models.client.generate({ prompt: m.prompt ?? undefined, messages: m.messages ?? undefined, caps: m.caps });
+      return {
+        completion: reply.ok ? reply.result : null,
+        worker_ms: reply.timing?.worker_ms ?? null,
+        client_ms: reply.timing?.client_ms ?? 0,
+        error: reply.ok ? null : reply.error,
+      };
+    },
+  };
+}
+
+export function makeSend({ request, experiment, models, timings }) {
+  // `sweep_stop`: the Cancel, as soon as the trial in flight (or the `after`-th trial from
+  // now) is done, before the next one starts, so no generation is cut short; the ask lasts
+  // until a sweep_run has ended.
+  const stop = { left: null };
+  experiment.onEvent((event) => {
+    if (stop.left === null || event.type !== "trial_done") return;
+    stop.left -= 1;
+    if (stop.left <= 0) experiment.cancel();
+  });
+  const pageRoute = pageRoutes({ experiment, models, timings, stop });
   return async function send(messageJson, onEvent = null) {
     let message;
     try {
@@ -32,7 +83,14 @@ export function makeSend({ request, experiment }) {
     }
     const { type, id = null, ...fields } = message ?? {};
     if (!REQUEST_TYPES.includes(type)) return failedReply(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
-    const unsubscribe = onEvent ? experiment.onEvent((event, text) => onEvent(text)) : () => {};
+    if (PAGE_REQUEST_TYPES.includes(type)) {
+      try {
+        return okReply(type, id, await pageRoute[type](fields));
+      } catch (error) {
+        return failedReply(type, id, error.code ?? "page_refused", String(error?.message ?? error));
+      }
+    }
+    const unsubscribe = onEvent ? experiment.onEvent((event, eventText) => onEvent(eventText)) : () => {};
     try {
       const route = EXPERIMENT_ROUTES[type];
       return okReply(type, id, route ? await route(experiment, message) : await request(type, fields));
@@ -41,6 +99,7 @@ export function makeSend({ request, experiment }) {
       return failedReply(type, id, code, String(error?.message ?? error));
     } finally {
       unsubscribe();
+      if (type === "sweep_run") stop.left = null;
     }
   };
 }

@@ -26,6 +26,7 @@ import { ModelClient } from "./model_client.js";
 import { MODEL_TYPE } from "./model_protocol.js";
 import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
+import { choose, panelState } from "./panel_driver.js";
 import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
 
 const $ = (selector) => document.querySelector(selector);
@@ -42,6 +43,7 @@ export function templateOptionsText(options) {
 export function setupModels({ request }) {
   const panel = new Panel(request);
   wire(panel);
+  const steps = { backend, currentSpec, fillDtypes, summarise, review }; // for site/panel_driver.js
   const ready = loadCatalogue(panel);
   return {
     client: panel.client,
@@ -57,6 +59,10 @@ export function setupModels({ request }) {
       panel.changeListeners.add(listener);
       return () => panel.changeListeners.delete(listener);
     },
+    // For drivers, through window.lab.send (site/entry.js): the panel as a person sees it
+    // (`page_state`'s ModelsState) and "choose, then Load model…" (`model_choose`).
+    panelState: () => panelState(panel, steps),
+    choose: (choice) => choose(panel, steps, choice),
   };
 }
 
@@ -229,6 +235,7 @@ async function loadCatalogue(panel) {
   if (chosenBackend?.value === "webgpu" && !panel.webgpu.available) chosenBackend.checked = false;
   showWebGPU(panel.webgpu);
   fillDtypes(panel);
+  panel.catalogueReady = true;
 }
 
 // ---- the WebGPU check (local: nothing is downloaded) ------------------------------------------
@@ -305,29 +312,31 @@ function refused(panel, spec, chosenBackend) {
 
 // "Load model…": refuse, reload (consented already in this session), or ask; a synthetic
 // entry is used at once (nothing to download, nothing to consent to).
+// Returns what it did: synthetic, refused, reload or consent (the dialog is open).
 function review(panel) {
   const synthetic = syntheticOf($("#model-choice").value);
   if (synthetic) {
     useSynthetic(panel, synthetic).catch(() => {}); // shown in the panel
-    return;
+    return "synthetic";
   }
   const spec = currentSpec(panel);
   const chosenBackend = backend();
   if (chosenBackend === null) {
     panel.set("idle", "Choose a backend (WebGPU or WASM) first.");
     $("#model-backend input").focus();
-    return;
+    return "refused";
   }
   if (!spec.model_id) {
     panel.set("failed", "Type a model id first (org/name).");
-    return;
+    return "refused";
   }
-  if (refused(panel, spec, chosenBackend)) return;
+  if (refused(panel, spec, chosenBackend)) return "refused";
   if (panel.consented.has(consentKey(spec, chosenBackend))) {
     startLoad(panel, spec, chosenBackend, "reload");
-    return;
+    return "reload";
   }
   askConsent(panel, spec, chosenBackend);
+  return "consent";
 }
 
 // The consent dialog: what would be downloaded, from where, under which licence.

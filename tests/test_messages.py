@@ -38,7 +38,7 @@ def test_generated_exports_match_the_records():
 def test_every_request_type_has_one_handler_that_returns_its_result_record():
     """The handler table ties each request record to its handler, and the handler's
     annotation names the request's RESULT record (what the reply's `result` holds)."""
-    assert set(bridge.HANDLERS) == set(messages.REQUESTS)
+    assert set(bridge.HANDLERS) == set(messages.REQUESTS) - set(messages.PAGE_REQUESTS)
     for request, handler in bridge.HANDLERS.items():
         assert get_type_hints(handler)["return"] is request.RESULT, request.TYPE
         assert request.RESULT in message_results.RESULTS
@@ -201,7 +201,7 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     assert "<!doctype html>" in send("run_report", trace_json=trace)["html"]
     assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"
     assert send("synthetic_select", spec=None) == {"spec": None, "provenance": None, "note": None}
-    assert set(results) == set(messages.REQUEST_TYPES)
+    assert set(results) == set(messages.REQUEST_TYPES) - {r.TYPE for r in messages.PAGE_REQUESTS}
     assert results["memory"]["wasm_heap_bytes"] is None  # natively: no WebAssembly heap
     assert results["trace_open"]["ok"] and results["sweep_run"]["state"]["stage"] == "done"
     for sent in events:

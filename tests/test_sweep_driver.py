@@ -28,6 +28,7 @@ from pyapp.sweep.errors import Interrupted, Paused
 from pyapp.sweep.files import read_sweep
 from pyapp.sweep.main import begin_session
 from pyapp.sweep.options import ModelChoice, Options
+from pyapp.sweep.panel import SEND
 from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
 
@@ -36,7 +37,8 @@ CONDITIONS = ["model-only", "controlled-chain"]
 
 
 class NativePage:
-    """The page as the driver sees it (its `window.__sweep` calls), answered by Python."""
+    """The page as the driver sees it (its `window.__sweep` calls and `sweep_stop` through
+    window.lab.send), answered by Python."""
 
     def __init__(self, adapter: ScriptedAdapter) -> None:
         self.adapter = adapter
@@ -52,7 +54,7 @@ class NativePage:
         if event["type"] == "trial_done":
             if self.on_trial_done:
                 self.on_trial_done(event)
-            if self.stop_asked:  # driver.js: the Cancel button, right after a trial is done
+            if self.stop_asked:  # site/entry.js: the Cancel, right after a trial is done
                 self.cancel = True
 
     def evaluate(self, script: str, arg: Any = None) -> Any:
@@ -66,8 +68,11 @@ class NativePage:
             self.slot = {"done": True, "reply": run(bridge.handle_async(arg, context))}
         elif "__sweep.callResult()" in script:
             return self.slot
-        elif "__sweep.stop()" in script:
+        elif script == SEND:  # a request the page answers itself (site/entry.js)
+            message = json.loads(arg)
+            assert message["type"] == "sweep_stop", message
             self.stop_asked = True
+            return json.dumps({**message, "ok": True, "result": {"running": True}})
         else:
             raise AssertionError(f"the driver ran {script!r}")
         return None

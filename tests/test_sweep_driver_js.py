@@ -1,7 +1,9 @@
-"""The sweep CLI drives the page through protocol messages only (issue 13): its JavaScript
-(pyapp/sweep/driver.js) and the JavaScript its Python evaluates touch no page global but the
-one entry point, window.lab.send (plus the driver's own window.__sweep / window.__sweepEvent).
-The DOM it reads and clicks is the UI a user sees."""
+"""Every driver talks to the page through window.lab.send only (issues 13 and 22): the sweep
+CLI's JavaScript (pyapp/sweep/driver.js) touches no page global but that entry point (plus the
+driver's own window.__sweep / window.__sweepEvent), and the Python of the sweep CLI, the
+benches and the scripts evaluates no other JavaScript in the page and names no DOM but the
+named exceptions (`ALLOWED`). The consent is a click; the user-interface tests (tests/browser)
+drive the page as a person does and are not drivers."""
 
 from __future__ import annotations
 
@@ -54,11 +56,92 @@ def test_driver_js_uses_only_the_entry_point() -> None:
     assert "window.lab.send(" in js  # it does use the entry point
 
 
-def test_driver_python_evaluates_only_the_driver() -> None:
-    """Every line of JavaScript the sweep's Python runs in the page calls window.__sweep."""
-    for path in SWEEP_PY:
-        text = path.read_text("utf-8")
-        for match in re.finditer(r"window\.[\w$.]+", text):
-            assert match.group(0).startswith(("window.__sweep.", "window.lab.send")), (
-                f"{path.name}: {match.group(0)}"
-            )
+PAGE_ACCESS = re.compile(
+    r"\b(?:page|context|frame)\s*\.\s*(?:evaluate|evaluate_handle|wait_for_function"
+    r"|add_init_script|expose_binding|expose_function|dispatch_event|eval_on_selector\w*)\("
+    r"|(?<!`)\b(?:window|globalThis)\s*\.\s*[\w$]+"
+    r"|\bdocument\s*\.\s*(?:querySelector\w*|getElement\w*|body\b)|\bdataset\."
+)
+"""What reaches into a page other than by the protocol: Playwright's ways to run JavaScript
+in it, and the page globals and DOM a script would read."""
+ENTRY_POINT = re.compile(r"window\.lab\??\.send\b")
+"""The one entry point, window.lab.send (site/entry.js): allowed everywhere."""
+DRIVER_PATHS = ("pyapp", "bench", "scripts")
+"""Where the drivers live: the sweep CLI, the benches, the scripts."""
+ALLOWED: dict[str, tuple[str, ...]] = {
+    # the one window.lab.send call every driver makes (SEND), and the relay of one long
+    # request (driver.js: installed before the page loads, polled so Ctrl-C is noticed)
+    "pyapp/sweep/panel.py": (
+        "page.evaluate(SEND,",
+        'page.expose_binding("__sweepEvent", lambda source, text, *_: on_event(text))',
+        "page.add_init_script(path=str(RELAY_JS))",
+        'page.evaluate("(m) => window.__sweep.call(m)"',
+        'page.wait_for_function("() => window.__sweep.callDone()"',
+        'page.evaluate("() => window.__sweep.callResult()")',
+    ),
+    # a page of its own (pyapp/host/probe.js: one model worker, no window.lab), not the lab page
+    "bench/wasm_loops.py": ('page.evaluate("(m) => window.probe.call(m)", m)',),
+    "pyapp/host/serve.py": ("`window.probe.call(message)`",),
+    # the screenshots (pictures of the page as a person sees it): the hold of the running
+    # state, the tests' model-worker gate (a test hook, tests/browser/model_gate.js) closed at
+    # a trial event and opened again
+    "scripts/screenshots.py": (
+        'context.add_init_script(GATE.read_text(encoding="utf-8"))',
+        'HOLD_AT_TRIAL = "(n) => window.__closeGateAtTrial(n)"',
+        "\"(n) => document.querySelectorAll('#sweep-results tbody tr').length >= n\"",
+        '" && Boolean(window.__gate)"',
+        "page.evaluate(HOLD_AT_TRIAL, HOLD_AFTER)",
+        # a picture's framing: its anchor scrolled to the top, as a person scrolls
+        'SCROLL_TO = "(s) => document.querySelector(s).scrollIntoView()"',
+        "page.evaluate(SCROLL_TO, anchor)",
+        'page.evaluate("() => window.__openGate()")',
+        "page.wait_for_function(HELD, arg=HOLD_AFTER, timeout=TIMEOUT_MS)",
+    ),
+    # the bare Pyodide page (site/bench/bare.html), a page of its own with no window.lab
+    "bench/boot.py": ('BARE_TIMINGS = "() => window.bareTimings"', "page.evaluate(BARE_TIMINGS)"),
+}
+"""The named exceptions (file: fragments a line may hold). The consent is a click
+(`pyapp.sweep.panel.consent`) and the user-interface tests drive the page as a person does:
+neither evaluates anything."""
+
+
+def page_access(path: str, text: str) -> list[str]:
+    """`path:line: text` of every line that reaches into the page other than through
+    window.lab.send or a named exception."""
+    allowed = ALLOWED.get(path, ())
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        rest = ENTRY_POINT.sub("", line)
+        if PAGE_ACCESS.search(rest) and not any(fragment in line for fragment in allowed):
+            found.append(f"{path}:{number}: {line.strip()}")
+    return found
+
+
+def test_page_access_checker_catches_what_it_must() -> None:
+    caught = [
+        'page.wait_for_function("() => window.__sweep.modelsReady()")',
+        'page.evaluate("() => window.lab.models.client.provenance()")',
+        "x = \"document.querySelector('#models').dataset.state\"",
+        "page.evaluate(\"(r) => window.lab.request('memory')\")",
+        "page.add_init_script(script=JS)",
+    ]
+    for line in caught:
+        assert page_access("bench/x.py", line), line
+    assert page_access("bench/x.py", "'(m) => window.lab.send(m)'  # the entry point") == []
+    assert page_access("pyapp/x.py", "the driver API `window.lab` (prose, a name)") == []
+    assert page_access("pyapp/sweep/panel.py", "reply = page.evaluate(SEND, text)") == []
+    assert page_access("bench/x.py", "reply = page.evaluate(SEND, text)") != []
+
+
+def test_drivers_reach_the_page_only_through_window_lab_send() -> None:
+    """The sweep CLI, the benches and the scripts talk to the page through window.lab.send
+    only: no DOM probe, no page.evaluate or wait_for_function but the named exceptions."""
+    found = []
+    for top in DRIVER_PATHS:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            found += page_access(relative, path.read_text("utf-8"))
+    assert found == []
+    for path, fragments in ALLOWED.items():  # every exception is still needed
+        text = (ROOT / path).read_text("utf-8")
+        assert all(fragment in text for fragment in fragments), path

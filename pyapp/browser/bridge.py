@@ -243,6 +243,8 @@ async def handle_async(request_json: str, context: Context) -> str:
         if isinstance(data, dict):
             kind, request_id = data.get("type"), data.get("id")
         request = m.parse_request(data)
+        if type(request) in m.PAGE_REQUESTS:  # the page's own (site/entry.js)
+            raise RequestError("unknown_type", f"{kind} is answered by the page, not Python")
         result = HANDLERS[type(request)](request, context)
         if inspect.isawaitable(result):
             result = await result

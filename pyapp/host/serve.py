@@ -32,6 +32,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import html
 import io
 import ipaddress
 import os
@@ -371,17 +372,20 @@ def place(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def probe_page(worker: str, title: str) -> str:
-    """An index.html for an assembled folder (tests, bench) that starts the module worker
-    `worker` and gives the page `window.probe.call(message)`: post one message, resolve with
-    the worker's next reply (or `{ok: false, error}` when the worker fails)."""
-    return (
-        f'<!doctype html><meta charset="utf-8"><title>{title}</title><script>'
-        f"window.probe = {{ worker: new Worker('./{worker}', {{ type: 'module' }}),"
-        " call(m) { return new Promise((done) => {"
-        " this.worker.onmessage = ({ data }) => done(data);"
-        " this.worker.onerror = (e) => done({ ok: false, error: `worker error: ${e.message}` });"
-        " this.worker.postMessage(m); }); } };</script>"
+PROBE_JS = Path(__file__).with_name("probe.js")
+"""The probe page's script: `window.probe.call(message)` for one module worker."""
+
+
+def write_probe_page(folder: Path, worker: str, title: str) -> None:
+    """An index.html (with probe.js) for an assembled folder (tests, bench): a page of its
+    own, not the lab page, that starts the module worker `worker` and gives the page
+    `window.probe.call(message)`: post one message, resolve with the worker's next reply (or
+    `{ok: false, error}` when the worker fails)."""
+    place(PROBE_JS, folder / "probe.js")
+    (folder / "index.html").write_text(
+        f'<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<script src="./probe.js" data-worker="./{html.escape(worker)}"></script>\n',
+        encoding="utf-8",
     )
 
 

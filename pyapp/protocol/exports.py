@@ -18,6 +18,7 @@ from pyapp.protocol.messages import (
     EVENTS,
     FAILURE_CODES,
     FIXTURE_LABEL,
+    PAGE_REQUESTS,
     REQUEST_TIMEOUT_MS,
     REQUESTS,
     Request,
@@ -61,6 +62,7 @@ def constants() -> dict[str, JSON]:
 
     return {
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
+        "PAGE_REQUEST_TYPES": [r.TYPE for r in PAGE_REQUESTS],
         "EVENT_TYPES": [e.TYPE for e in EVENTS],
         "ALL_CONDITIONS": list(ALL_CONDITIONS),
         "MODEL_CONDITIONS": list(MODEL_CONDITIONS),

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import LabError
-from pyapp.protocol import envelope
+from pyapp.protocol import envelope, results
+from pyapp.protocol.model_messages import ChatMessage
 from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
@@ -342,6 +343,64 @@ class CompareRuns(Request):
     """The runs, in the order to show them."""
 
 
+# ---- requests the page answers itself (site/entry.js), never Python: drivers ask, never probe --
+
+
+@dataclass(frozen=True)
+class PageStateRequest(Request):
+    """Where the page, its Models panel and its Experiment section stand (the page answers)."""
+
+    TYPE: ClassVar[str] = "page_state"
+    RESULT: ClassVar[type] = results.PageState
+
+
+@dataclass(frozen=True)
+class ModelChoose(Request):
+    """Choose in the Models panel and press "Load model…", as a person does (the consent
+    stays a click). Answered by the page, which presses nothing for a choice it lacks."""
+
+    TYPE: ClassVar[str] = "model_choose"
+    RESULT: ClassVar[type] = results.ModelChosen
+    key: str
+    """A catalogue key (site/models.json), `other` (a typed model id) or `synthetic:NAME`."""
+    backend: Literal["webgpu", "wasm"] | None = None
+    """The backend (null: the panel's preselection)."""
+    dtype: str | None = None
+    """The dtype (null: the panel's first offer for the model and backend)."""
+    model_id: str | None = None
+    """`other`: the model id (org/name)."""
+    revision: str | None = None
+    """`other`: the revision (default `main`)."""
+
+
+@dataclass(frozen=True)
+class SweepStop(Request):
+    """Stop the running sweep right after a trial is done (the Cancel): the page answers."""
+
+    TYPE: ClassVar[str] = "sweep_stop"
+    RESULT: ClassVar[type] = results.StopAsked
+    after: int = 1
+    """Stop once this many more trials are done (1: the trial in flight, or the next)."""
+
+
+@dataclass(frozen=True)
+class ModelDirect(Request):
+    """One generation in the model worker, Python not involved (benches). Answered by the page."""
+
+    TYPE: ClassVar[str] = "model_direct"
+    RESULT: ClassVar[type] = results.DirectGenerated
+    caps: dict[str, JSON]
+    """Budgets (the model channel's Caps JSON)."""
+    prompt: str | None = None
+    """The prompt, as one user message; exactly one of prompt and messages."""
+    messages: tuple[ChatMessage, ...] | None = None
+    """A whole chat, instead of prompt."""
+
+
+PAGE_REQUESTS: tuple[type[Request], ...] = (PageStateRequest, ModelChoose, SweepStop, ModelDirect)
+"""The requests the page answers itself (site/entry.js): no Python handler."""
+
+
 REQUESTS: tuple[type[Request], ...] = (
     Hello,
     TasksRequest,
@@ -363,6 +422,7 @@ REQUESTS: tuple[type[Request], ...] = (
     TraceOpen,
     RunReport,
     CompareRuns,
+    *PAGE_REQUESTS,
 )
 """Every request the page may send, in the order the docs list them."""
 REQUEST_TYPES: dict[str, type[Request]] = {r.TYPE: r for r in REQUESTS}

@@ -390,6 +390,116 @@ class ErrorBody:
     """One line for a person."""
 
 
+# ---- what the page answers itself (site/entry.js): its state, the Models panel ------------
+
+AppState = Literal["booting", "ready", "running", "done", "error"]
+ModelsPanelState = Literal["idle", "loading", "loaded", "failed", "unloaded", "generating"]
+ExperimentState = Literal[
+    "idle", "running", "measured", "frozen", "done", "cancelled", "paused", "error", "viewing"
+]
+
+
+@dataclass(frozen=True)
+class ModelsState:
+    """The Models panel as a person sees it (`page_state`)."""
+
+    state: ModelsPanelState
+    """`#models`' state: idle, loading, loaded, failed, unloaded or generating."""
+    catalogue_ready: bool
+    """The catalogue fills the model choice."""
+    backend_checked: bool
+    """The WebGPU check has answered (`backend_status` says what it found)."""
+    backend_status: str
+    """The backend line the panel shows."""
+    choice: str
+    """The catalogue key chosen (`other`: a typed model id; `synthetic:NAME`); empty before
+    the catalogue."""
+    backend: Literal["webgpu", "wasm"] | None
+    """The backend chosen; null where none is (the page preselects none without WebGPU)."""
+    dtypes: tuple[str, ...]
+    """The dtypes the panel offers for the chosen model and backend."""
+    dtype: str | None
+    """The dtype chosen; null when none is offered."""
+    consent_open: bool
+    """The consent dialog is open (its "Download and load" is the consent: a click)."""
+    consent_details: str
+    """What the consent dialog said last (`term: value` lines); empty when none was shown."""
+    status: str
+    """The panel's status line (`#model-status`): how a load went, or why it failed."""
+    provenance: ModelProvenance
+    """The loaded model's provenance, as the panel's "Download load diagnostics JSON" gives
+    it (model id `none` before any load; `loads` lists every load of the session)."""
+
+
+@dataclass(frozen=True)
+class BootTimings:
+    """When the page got there, in ms since navigation started (bench/boot.py)."""
+
+    python_ready_ms: float | None
+    """Python answered its first request; null before."""
+    first_table_ms: float | None
+    """The first task table was drawn; null before."""
+
+
+@dataclass(frozen=True)
+class PageState:
+    """`page_state`: where the page stands, read by the page itself (no Python involved)."""
+
+    app: AppState
+    """`#app`'s state: booting until Python is up (ready), running while the page works,
+    done after a control run, error when the boot failed."""
+    status: str
+    """The page's status line (`#status`): why the boot failed, on error."""
+    models: ModelsState
+    """The Models panel."""
+    experiment: ExperimentState
+    """The Experiment section's state (`#experiment`)."""
+    sweep_running: bool
+    """A sweep request is being answered (start, resume, run, freeze)."""
+    trials: int
+    """Trials the page holds of the sweep it shows."""
+    timings: BootTimings
+    """When the boot's steps ended."""
+
+
+@dataclass(frozen=True)
+class ModelChosen:
+    """`model_choose`: what pressing "Load model…" did."""
+
+    outcome: Literal["consent", "reload", "synthetic", "refused", "not_offered"]
+    """The consent dialog opened (consent: click "Download and load"), a model consented to
+    in this session is reloading, a synthetic model is used (no download, no consent), the
+    panel refused before any download (`models.status` says why), or the panel offers no
+    such model, backend or dtype and nothing was pressed (`why`)."""
+    why: str | None
+    """`not_offered`: what the panel lacks and what it offers; null otherwise."""
+    models: ModelsState
+    """The Models panel right after."""
+
+
+@dataclass(frozen=True)
+class StopAsked:
+    """`sweep_stop`: the sweep stops right after the trial in flight (the ask lasts until a
+    `sweep_run` has ended, so a run that starts after it stops after its first trial)."""
+
+    running: bool
+    """A sweep request was being answered when the stop was asked."""
+
+
+@dataclass(frozen=True)
+class DirectGenerated:
+    """`model_direct`: one generation in the model worker, Python not involved."""
+
+    completion: Completion | None
+    """What the model answered; null when the call failed (`error`)."""
+    worker_ms: float | None
+    """The model worker's own time; null when it did not answer."""
+    client_ms: float
+    """The page's time for the whole call (the worker's included)."""
+    error: ErrorBody | None
+    """Why it failed (the model channel's code and message); null when it did not."""
+
+
 RESULTS: tuple[type, ...] = (
     Versions,
     TaskSet,
@@ -410,5 +520,9 @@ RESULTS: tuple[type, ...] = (
     OpenedTrace,
     ReportHtml,
     ComparedRuns,
+    PageState,
+    ModelChosen,
+    StopAsked,
+    DirectGenerated,
 )
 """Every result record (each request names its own as `RESULT`)."""

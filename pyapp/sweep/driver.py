@@ -4,8 +4,11 @@ page's "Run all" — all through protocol messages (pyapp/protocol/messages.py) 
 page's one entry point, window.lab.send. The driver follows the run through its events
 (trial_start, trial_done, trial_interrupted, frozen): each trial is appended to trials.jsonl
 as it arrives, and trace.json (with predictions.json) is written at the freeze, at the end
-and at Ctrl-C. Every line of JavaScript it runs is in driver.js (installed into the page,
-called as `window.__sweep.*`)."""
+and at Ctrl-C. The page's state and the Models panel are asked for through window.lab.send
+too (`page_state`, `model_choose`, `sweep_stop`: `pyapp.sweep.panel`); the one thing it does
+as a person would is the consent, a click on "Download and load". The JavaScript it runs is
+panel.py's: one window.lab.send call, and the relay of one long request and its events
+(driver.js, installed before the page loads)."""
 
 from __future__ import annotations
 
@@ -22,25 +25,25 @@ from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
 from pyapp.host.files import write_atomically
 from pyapp.protocol.messages import (
+    ModelChoose,
     Request,
-    RequestError,
     SweepHeader,
     SweepPredictions,
     SweepResume,
     SweepRun,
     SweepStart,
+    SweepStop,
     parse_event,
-    parse_result,
-    request_message,
 )
 from pyapp.protocol.results import (
+    ErrorBody,
     HeaderText,
+    ModelChosen,
     PredictionsText,
     RunEnded,
     SweepState,
 )
 from pyapp.records.base import to_json
-from pyapp.records.documents import read_document
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
@@ -53,14 +56,22 @@ from pyapp.sweep.files import (
     write_receipt,
 )
 from pyapp.sweep.options import ModelChoice, Options
+from pyapp.sweep.panel import (
+    consent,
+    page_state,
+    refused,
+    relayed,
+    send,
+    wait_booted,
+    wait_catalogue,
+    wait_models,
+)
 from pyapp.sweep.progress import Progress, say
 from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
 from pyapp.tasks.taskset import generate
 from pyapp.verify.receipt import receipt_lines
 
-DRIVER_JS = Path(__file__).with_name("driver.js")
-"""The driver's JavaScript, installed into the page before it loads."""
 BOOT_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = 1800.0
 POLL_MS = 500
@@ -105,9 +116,8 @@ class Driver:
         self.trials = TrialsFile(out / TRIALS)
         self.header_json: str | None = None
         """The sweep's header (the trace without its trials), as Python last wrote it."""
-        self.next_id = 1
         self.provenance: Any = None
-        """The loaded model's provenance, from the Models panel's diagnostics download."""
+        """The loaded model's provenance (JSON), as `page_state` reports it."""
 
     # -- files --
 
@@ -223,10 +233,10 @@ class Driver:
             return
         if self.cancel_sent_at is None:
             # Stop between trials: the page cancels as soon as the current trial is done
-            # (the onEvent hook in `sweep`), so no generation is cut short and recorded.
+            # (`sweep_stop`), so no generation is cut short and recorded.
             self.cancel_sent_at = time.monotonic()
             try:
-                self.page.evaluate("() => window.__sweep.stop()")
+                send(self.page, SweepStop())
             except Exception as error:  # the page is gone: stop now
                 raise self.interrupted() from error
         elif self.stop.reason == "timeout" and (
@@ -241,47 +251,17 @@ class Driver:
         return Interrupted("interrupted", f"stopped by {reason}", 130)
 
     def request(self, sent: Request) -> Any:
-        """Send a protocol request record to window.lab.send and return its reply's result
-        record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout and a crashed page
-        are noticed while the page works."""
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        page, kind = self.page, sent.TYPE
-        message = request_message(sent, self.next_id)
-        self.next_id += 1
-        page.evaluate("(m) => window.__sweep.call(m)", json.dumps(message))
-        while True:
-            try:
-                page.wait_for_function(
-                    "() => window.__sweep.callDone()", timeout=POLL_MS, polling=100
-                )
-                break
-            except PlaywrightTimeout:
-                self.check_stop()
-            except PlaywrightError as error:
-                raise SweepError("page_failed", f"the page failed during {kind}: {error}") from None
-        slot = page.evaluate("() => window.__sweep.callResult()")
-        if self.callback_error is not None:
-            self.check_stop()
-        if "reply" not in slot:
-            raise SweepError("page_failed", f"the page failed during {kind}: {slot.get('failure')}")
-        reply = json.loads(slot["reply"])
-        if reply.get("type") != kind or reply.get("id") != message["id"]:
-            raise SweepError(
-                "page_failed",
-                f"reply mismatch: sent {kind}#{message['id']},"
-                f" got {reply.get('type')}#{reply.get('id')}",
-            )
-        if not reply.get("ok"):
-            body = reply.get("error") or {}
-            raise SweepError(
-                "page_refused", f"{kind} failed: {body.get('code')}: {body.get('message')}"
-            )
+        """Send a protocol request record to window.lab.send (through the relay) and return
+        its reply's result record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout
+        and a crashed page are noticed while the page works."""
         try:
-            return parse_result(kind, reply.get("result"))
-        except RequestError as error:
-            raise SweepError("page_failed", error.message) from None
+            answer = relayed(self.page, sent, on_poll=self.check_stop, poll_ms=POLL_MS)
+        finally:
+            if self.callback_error is not None:
+                self.check_stop()
+        if isinstance(answer, ErrorBody):
+            raise refused(sent, answer)
+        return answer
 
     def header(self) -> str:
         """Python's JSON text of the sweep's header."""
@@ -291,72 +271,54 @@ class Driver:
     # -- steps --
 
     def boot(self, url: str) -> None:
-        page = self.page
-        page.goto(url, timeout=60_000)
-        page.wait_for_function(
-            "() => window.__sweep.bootState()",
-            timeout=BOOT_TIMEOUT_S * 1000,
-        )
-        if page.get_attribute("#app", "data-state") == "error":
-            raise SweepError(
-                "boot_failed", f"the page failed to start: {page.inner_text('#status')}"
-            )
+        self.page.goto(url, timeout=60_000)
+        try:
+            state = wait_booted(self.page, BOOT_TIMEOUT_S * 1000)
+        except SweepError:
+            self.wait_experiment()  # no entry point at all: an old site
+            raise
+        if state.app == "error":
+            raise SweepError("boot_failed", f"the page failed to start: {state.status}")
 
     def load_model(self) -> dict[str, Any]:
-        """Select model, backend and dtype in the Models panel; consent in its dialog."""
-        page, choice = self.page, self.choice
-        page.wait_for_function(
-            "() => window.__sweep.modelsReady()",
-            timeout=60_000,
+        """Choose model, backend and dtype in the Models panel (`model_choose`); consent in
+        its dialog (the click); wait for the load to end (`page_state`)."""
+        page, choice, options = self.page, self.choice, self.options
+        wait_catalogue(page, 60_000)
+        other = choice.key == "other"
+        sent = ModelChoose(
+            key=choice.key,
+            backend=options.backend,  # type: ignore[arg-type]
+            dtype=options.dtype,
+            model_id=choice.model_id if other else None,
+            revision=choice.revision if other else None,
         )
-        page.select_option("#model-choice", choice.key)
-        if choice.key == "other":
-            page.fill("#model-id", choice.model_id)
-            page.fill("#model-revision", choice.revision)
-        page.check(f'input[name="backend"][value="{self.options.backend}"]')
-        offered = page.evaluate("() => window.__sweep.dtypes()")
-        if self.options.dtype:
-            if self.options.dtype not in offered:
-                raise SetupError(
-                    "bad_dtype",
-                    f"--dtype {self.options.dtype}: the page offers {', '.join(offered)} for "
-                    f"{choice.model_id} on {self.options.backend}",
-                )
-            page.select_option("#model-dtype", self.options.dtype)
-        if self.options.model_host:
-            page.fill("#model-host", self.options.model_host)
-        backend_line = page.inner_text("#backend-status")
-        page.click("#model-review")
-        page.wait_for_function(
-            "() => window.__sweep.consentOrLoad()",
-            timeout=30_000,
-        )
+        chosen: ModelChosen = send(page, sent)
+        if chosen.outcome == "not_offered":
+            if options.dtype and options.dtype not in chosen.models.dtypes:
+                raise SetupError("bad_dtype", f"--dtype {options.dtype}: {chosen.why}")
+            raise SweepError("load_failed", f"the Models panel: {chosen.why}")
+        backend_line = chosen.models.backend_status
         dialog = ""
-        if page.evaluate("() => window.__sweep.consentOpen()"):
-            dialog = page.inner_text("#consent-details")
+        if chosen.outcome == "consent":
+            dialog = chosen.models.consent_details
             self.run.session["consent_dialog"] = dialog
-            page.click("#consent-accept")  # --consent: the explicit "Download and load"
-        page.wait_for_function(
-            "() => window.__sweep.loadEnded()",
-            timeout=self.remaining_ms(LOAD_TIMEOUT_S),
-        )
-        status = page.inner_text("#model-status")
-        if page.get_attribute("#models", "data-state") != "loaded":
+            consent(page)  # --consent: the explicit "Download and load"
+        wait_models(page, "loaded failed", self.remaining_ms(LOAD_TIMEOUT_S))
+        state = page_state(page)
+        assert state is not None  # it answered a moment ago
+        status = state.models.status
+        if state.models.state != "loaded":
             hint = ""
-            if self.options.backend == "webgpu" and "WebGPU is not available" in backend_line:
+            if options.backend == "webgpu" and "WebGPU is not available" in backend_line:
                 hint = (
                     f" ({backend_line.strip()}) Try --chromium-flag=--enable-unsafe-webgpu"
                     " (a software adapter: slow) or --backend wasm."
                 )
             raise SweepError("load_failed", f"the model did not load: {status}{hint}")
         say(status)
-        # The provenance, as a user gets it: the panel's "Download load diagnostics JSON".
-        with page.expect_download(timeout=30_000) as download:
-            page.click("#model-diagnostics")
-        diagnostics = read_document(download.value.path())
-        if not isinstance(diagnostics, dict):
-            raise SweepError("load_failed", "the load diagnostics are not a JSON object")
-        self.provenance = diagnostics.get("provenance")
+        # The provenance, as the panel's "Download load diagnostics JSON" gives it.
+        self.provenance = to_json(state.models.provenance)
         return {
             "status": status,
             "backend_status": backend_line,
@@ -370,19 +332,13 @@ class Driver:
         return max(1.0, min(cap_s, self.deadline - time.monotonic())) * 1000
 
     def wait_experiment(self) -> None:
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        try:
-            self.page.wait_for_function(
-                "() => window.__sweep.hasEntryPoint()",
-                timeout=30_000,
-            )
-        except PlaywrightTimeout:
+        """The page has its one entry point (window.lab.send), else `no_experiment_api`."""
+        if page_state(self.page) is None:
             raise SetupError(
                 "no_experiment_api",
                 f"the page at {self.site} has no window.lab.send: rebuild the site"
                 " (python scripts/build_site.py)",
-            ) from None
+            )
 
     def sweep(self, stored: dict[str, Any] | None, in_flight: str | None) -> SweepState:
         """Start or resume, then one run of phase `all` (Python orders measure → freeze →

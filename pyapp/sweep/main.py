@@ -62,7 +62,7 @@ from pyapp.sweep.chromium import (
     host_allowed,
     missing_chromium,
 )
-from pyapp.sweep.driver import DRIVER_JS, Driver
+from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import TRACE, TRIALS, FilesError, TrialsFile, stored_texts
 from pyapp.sweep.options import (
@@ -74,6 +74,7 @@ from pyapp.sweep.options import (
     options_from_args,
     read_catalogue,
 )
+from pyapp.sweep.panel import install_relay
 from pyapp.sweep.progress import say
 from pyapp.sweep.runfile import RUN_SCHEMA, RunFile, now
 from pyapp.sweep.signals import StopFlag
@@ -412,8 +413,7 @@ def _drive(
         driver.page = page
         page.on("pageerror", lambda error: driver.page_errors.append(str(error)))
         page.on("crash", lambda _: driver.page_errors.append("the page crashed"))
-        page.expose_binding("__sweepEvent", driver.on_event)
-        page.add_init_script(path=str(DRIVER_JS))
+        install_relay(page, lambda text: driver.on_event(None, text))
         query: dict[str, str] = {"seed": str(driver.options.seed)}
         if driver.options.model_host:
             query["model_host"] = driver.options.model_host

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from pyapp.sweep.chromium import CHROMIUM_ARGS as SHARED_ARGS
+from pyapp.sweep.panel import wait_booted
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
@@ -71,15 +72,12 @@ class Booted:
 
 
 def wait_settled(page: Page, timeout_ms: int = BOOT_TIMEOUT_MS) -> str:
-    """Wait until the app leaves `booting`; return the state (fails the test on `error`)."""
-    page.wait_for_function(
-        "() => ['ready', 'done', 'error'].includes(document.querySelector('#app').dataset.state)",
-        timeout=timeout_ms,
-    )
-    state = page.get_attribute("#app", "data-state") or ""
-    if state == "error":
-        pytest.fail(f"the app reached data-state=error: {page.inner_text('#status')}")
-    return state
+    """Wait until the app leaves `booting` (`page_state`); return the state (fails the test on
+    `error`)."""
+    state = wait_booted(page, timeout_ms)
+    if state.app == "error":
+        pytest.fail(f"the app reached data-state=error: {state.status}")
+    return state.app
 
 
 def open_app(browser: Browser, url: str, *, boot: bool = True) -> Booted:

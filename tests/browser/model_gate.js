@@ -2,6 +2,7 @@
 // scripts/screenshots.py add it as an init script. While window.__gate is a pending promise,
 // every message to the model worker waits for it, so a sweep stays in the running state
 // (held by an event, not by timing) until window.__openGate() is called.
+// window.__closeGateAtTrial(n) closes it once the sweep's trial `n` is done.
 (() => {
   const Native = window.Worker;
   window.Worker = class extends Native {
@@ -13,6 +14,14 @@
       if (this.__model && window.__gate) window.__gate.then(() => super.postMessage(...args));
       else super.postMessage(...args);
     }
+  };
+  window.__closeGateAtTrial = (after) => {
+    const stop = window.lab.experiment.onEvent((event) => {
+      if (event.type === "trial_done" && event.index === after) {
+        stop();
+        window.__closeGate();
+      }
+    });
   };
   window.__closeGate = () => {
     window.__gate = new Promise((open) => {

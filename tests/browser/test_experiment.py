@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, Page
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trace, read_trace
-from pyapp.sweep.panel import load_from_catalogue
+from pyapp.sweep.panel import load_from_catalogue, wait_page
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
@@ -55,16 +55,13 @@ def validate(document: Any, schema: str) -> None:
 
 
 def wait_experiment(page: Page, states: str, timeout_ms: int = SWEEP_TIMEOUT_MS) -> str:
-    """Wait until #experiment's data-state is one of `states` (space-separated)."""
-    page.wait_for_function(
-        f"() => {json.dumps(states.split())}"
-        ".includes(document.querySelector('#experiment').dataset.state)",
-        timeout=timeout_ms,
-    )
-    state = page.get_attribute("#experiment", "data-state") or ""
-    if state == "error" and "error" not in states.split():
+    """Wait until the Experiment section's state (`page_state`) is one of `states`
+    (space-separated)."""
+    wanted = states.split()
+    state = wait_page(page, lambda s: s.experiment in wanted, timeout_ms, f"a sweep {states}")
+    if state.experiment == "error" and "error" not in wanted:
         pytest.fail(f"experiment error: {page.inner_text('#experiment-error')}")
-    return state
+    return state.experiment
 
 
 def load_fixture(page: Page) -> None:

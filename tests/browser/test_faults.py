@@ -25,15 +25,19 @@ call each):
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from browser_helpers import open_app
 from playwright.sync_api import Browser
-from test_experiment import SWEEP_TIMEOUT_MS, api, load_fixture, wait_experiment
+from test_experiment import SWEEP_TIMEOUT_MS, load_fixture, wait_experiment
 from test_sweep_cli import SMALL, assert_finished_run, built, read, sweep  # noqa: F401
 
 from pyapp.conditions.failures import kind_of
+from pyapp.protocol.messages import SweepStart, SweepTrace
+from pyapp.protocol.results import TraceText
+from pyapp.sweep.panel import send, wait_page
 from pyapp.verify.reproduce import reproduce
 
 pytestmark = pytest.mark.browser
@@ -152,12 +156,7 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
     page = booted.page
     try:
         load_fixture(page)
-        api(
-            page,
-            "(p) => window.lab.experiment.start({seed: 1729, params: p,"
-            " conditions: ['model-only']})",
-            SMALL_PARAMS,
-        )
+        send(page, SweepStart(seed=1729, params=SMALL_PARAMS, conditions=("model-only",)))
         run_all = page.get_by_role("button", name="Run (measure, freeze, held-out)")
         run_all.click()
         assert wait_experiment(page, "paused done") == "paused"
@@ -165,15 +164,13 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
         assert "Paused" in status and "worker_error" in status and "Nothing was scored" in status
         run_all.click()
         # the click reaches Python before the page leaves `paused`: wait for that, then the end
-        page.wait_for_function(
-            "() => document.querySelector('#experiment').dataset.state !== 'paused'",
-            timeout=SWEEP_TIMEOUT_MS,
-        )
+        wait_page(page, lambda s: s.experiment != "paused", SWEEP_TIMEOUT_MS, "no pause")
         assert wait_experiment(page, "done paused") == "done"
         scores = page.inner_text("#scores")
         assert "Held-out attempts interrupted and attempted again" in scores
         assert "3 (cancelled 0, infrastructure 3, page closed 0; attempted again 3" in scores
-        trace = api(page, "() => window.lab.experiment.trace()")
+        answer: TraceText = send(page, SweepTrace())
+        trace = json.loads(answer.trace_json or "null")
         assert trace["run"]["faults"] == hooks
         assert [i["code"] for i in trace["interruptions"]] == ["worker_error"] * 3
         assert reproduce(trace) == []

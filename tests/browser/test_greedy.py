@@ -22,7 +22,7 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, missing
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.host.serve import place, probe_page, serve_in_thread
+from pyapp.host.serve import place, serve_in_thread, write_probe_page
 
 pytestmark = pytest.mark.browser
 
@@ -81,9 +81,7 @@ def served() -> Iterator[str]:
         for module in ("greedy.js", "output_bytes.js"):
             place(SITE / module, root / module)
         place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
-        (root / "index.html").write_text(
-            probe_page("greedy_parity_worker.js", "greedy parity"), encoding="utf-8"
-        )
+        write_probe_page(root, "greedy_parity_worker.js", "greedy parity")
         for model, dtype, _ in [*subjects(), WEBGPU]:
             for served_name, path in model_files(model, dtype).items():
                 if not (root / "models" / "probe" / model / served_name).exists():

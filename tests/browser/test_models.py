@@ -30,7 +30,9 @@ from playwright.sync_api import Browser, BrowserType, Page
 
 from pyapp.browser.model import parse_provenance
 from pyapp.host.serve import HUB_COMMIT, serve_hub_in_thread
-from pyapp.sweep.panel import wait_catalogue, wait_models
+from pyapp.protocol.messages import ModelGenerate
+from pyapp.records.base import to_json
+from pyapp.sweep.panel import page_state, send, wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 
@@ -65,7 +67,10 @@ def client_generate(page: Page, timeout_ms: int = MODEL_TIMEOUT_MS, **request: A
 
 
 def provenance(page: Page) -> Any:
-    return page.evaluate("() => window.lab.models.client.provenance()")
+    """The loaded model's provenance (JSON), as `page_state` reports it."""
+    state = page_state(page)
+    assert state is not None, "the page has no window.lab.send"
+    return to_json(state.models.provenance)
 
 
 def native_ids(reply: dict[str, Any]) -> tuple[list[int], list[int]]:
@@ -221,10 +226,8 @@ def test_input_budget_means_no_generation(loaded: Loaded) -> None:
 
 def test_python_adapter_generates(loaded: Loaded) -> None:
     reply = BY_NAME["correct-integer"]
-    result = loaded.page.evaluate(
-        "([prompt, caps]) => window.lab.request('model_generate', {prompt, caps})",
-        [reply["messages"][0]["content"], caps()],
-    )
+    sent = ModelGenerate(prompt=reply["messages"][0]["content"], caps=dict(caps()))
+    result: Any = to_json(send(loaded.page, sent))
     completion = result["completion"]
     assert completion["text"] == reply["reply"] and completion["finish_reason"] == "eos"
     assert completion["output_token_ids"] == reply["output_ids"]

@@ -4,7 +4,8 @@ be shown, downloaded (its name says the evidence kind), reported, compared or de
 
 No model is loaded: two small finished runs are made natively with a scripted adapter (a TEST
 FIXTURE, never model evidence) and handed to the page as the sweep CLI's --resume hands a
-sweep (`resumeFrom`), which stores them; nothing leaves 127.0.0.1 (the conftest guard).
+sweep (`sweep_resume` through window.lab.send), which stores them; nothing leaves 127.0.0.1
+(the conftest guard).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import pytest
 from browser_helpers import open_app
 from playwright.sync_api import Browser, Page
 from test_accessibility import audit
-from test_experiment import api
 from test_viewer import finished_run
+
+from pyapp.protocol.messages import SweepResume
+from pyapp.sweep.panel import send
 
 pytestmark = pytest.mark.browser
 
@@ -25,11 +28,9 @@ pytestmark = pytest.mark.browser
 def store(page: Page, run: Path) -> str:
     """Hand a finished run to the page as a resumed sweep (it stores every trial)."""
     trace = json.loads((run / "trace.json").read_text("utf-8"))
-    texts = {
-        "header_json": json.dumps({k: v for k, v in trace.items() if k != "trials"}),
-        "trials_json": [json.dumps(t) for t in trace["trials"]],
-    }
-    api(page, "(s) => window.lab.experiment.resumeFrom(s, null)", texts)
+    header = json.dumps({k: v for k, v in trace.items() if k != "trials"})
+    trials = tuple(json.dumps(t) for t in trace["trials"])
+    send(page, SweepResume(header_json=header, trials_json=trials))
     run_id: str = trace["run"]["run_id"]
     return run_id
 

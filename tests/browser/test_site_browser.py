@@ -13,6 +13,10 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS, ROOT, Booted, RequestLog, open_app, wait_settled
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
+from pyapp.protocol.messages import parse_request
+from pyapp.records.base import to_json
+from pyapp.sweep.panel import send
+
 pytestmark = pytest.mark.browser
 
 SEED = 1729
@@ -31,9 +35,9 @@ def cpython_request(kind: str, **fields: Any) -> dict[str, Any]:
 
 
 def browser_request(page: Page, kind: str, **fields: Any) -> dict[str, Any]:
-    result: dict[str, Any] = page.evaluate(
-        "([kind, fields]) => window.lab.request(kind, fields)", [kind, fields]
-    )
+    """The same request through the page's window.lab.send (its result, as JSON)."""
+    sent = parse_request({"type": kind, **fields})
+    result: dict[str, Any] = to_json(send(page, sent))  # type: ignore[assignment]
     return result
 
 

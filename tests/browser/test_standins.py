@@ -34,7 +34,9 @@ from test_models import caps, client_generate, provenance
 
 from pyapp.browser.model import parse_provenance
 from pyapp.host.serve import serve_hub_in_thread
-from pyapp.sweep.panel import wait_catalogue, wait_models
+from pyapp.protocol.messages import ModelChoose, SweepRun, SweepStart, SweepTrace
+from pyapp.protocol.results import TraceText
+from pyapp.sweep.panel import consent, page_state, send, wait_catalogue, wait_models, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -117,27 +119,19 @@ def hub(browser: Browser, site_url: str) -> Iterator[Hub]:
 
 
 def consent_and_load(page: Page, key: str, backend: str, dtype: str, timeout_ms: int) -> str:
-    """Choose the entry in the panel, read the consent dialog and accept (no dialog when this
-    page already consented to the same choice); return the dialog's text ('' if none)."""
-    page.select_option("#model-choice", key)
-    page.check(f'input[name="backend"][value="{backend}"]')
-    page.select_option("#model-dtype", dtype)
-    count = page.evaluate("() => window.lab.models.client.loads.length")
-    page.get_by_role("button", name="Load model…").click()
-    page.wait_for_function(
-        "(n) => document.querySelector('#consent-dialog').open"
-        " || window.lab.models.client.loads.length > n"
-        " || window.lab.models.client.state === 'loading'",
-        arg=count,
-        timeout=30_000,
-    )
+    """Choose the entry in the panel (`model_choose`), read the consent dialog and accept (no
+    dialog when this page already consented to the same choice); return what the dialog said
+    ('' if none)."""
+    before = page_state(page)
+    assert before is not None
+    count = len(before.models.provenance.loads)
+    chosen = send(page, ModelChoose(key=key, backend=backend, dtype=dtype))  # type: ignore[arg-type]
     dialog = ""
-    if page.evaluate("() => document.querySelector('#consent-dialog').open"):
-        dialog = page.inner_text("#consent-dialog")
-        page.get_by_role("button", name="Download and load").click()
-    page.wait_for_function(  # this load's record, not the previous model's state
-        "(n) => window.lab.models.client.loads.length > n", arg=count, timeout=timeout_ms
-    )
+    if chosen.outcome == "consent":
+        dialog = chosen.models.consent_details
+        consent(page)
+    # this load's record, not the previous model's state
+    wait_page(page, lambda s: len(s.models.provenance.loads) > count, timeout_ms, "the load")
     assert wait_models(page, "loaded failed", timeout_ms) == "loaded", page.inner_text(
         "#model-status"
     )
@@ -224,7 +218,7 @@ def test_think_block_template_and_provenance(hub: Hub) -> None:
 def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     """A model-only and a controlled-chain trial on the Qwen3 stand-in: the trace validates,
     re-derives, says fixture, and records the chat-template options."""
-    from test_experiment import SMALL, api, validate
+    from test_experiment import SMALL, validate
 
     from pyapp.verify.reproduce import reproduce
 
@@ -232,13 +226,11 @@ def test_trials_on_a_standin_validate_and_reproduce(hub: Hub) -> None:
     entry = next(e for e in ENTRIES if e["standin"] == "qwen3")
     if parse_provenance(provenance(page)).model_id != entry["model_id"]:
         consent_and_load(page, entry["key"], "wasm", entry["dtypes"]["wasm"][0], 120_000)
-    api(
-        page,
-        "(arg) => window.lab.experiment.start(arg)",
-        {"seed": 1729, "params": SMALL, "conditions": ["model-only", "controlled-chain"]},
-    )
-    api(page, "() => window.lab.experiment.run('measure')")
-    trace = api(page, "() => window.lab.experiment.trace()")
+    conditions = ("model-only", "controlled-chain")
+    send(page, SweepStart(seed=1729, params=SMALL, conditions=conditions))
+    send(page, SweepRun(phase="measure"))
+    answer: TraceText = send(page, SweepTrace())
+    trace = json.loads(answer.trace_json or "null")
     validate(trace, "trace.schema.json")
     assert reproduce(trace) == []
     assert trace["model"]["evidence"] == "fixture"
@@ -338,7 +330,7 @@ def test_unsupported_architecture_is_refused_before_any_download(
         page.get_by_role("button", name="Download and load").click()
         # The panel still says "failed" from the refusal above until the dialog's close event
         # starts this load: wait for this load's own record, not for the state.
-        page.wait_for_function("() => window.lab.models.client.loads.length === 2", timeout=60_000)
+        wait_page(page, lambda s: len(s.models.provenance.loads) == 2, 60_000, "the second load")
         assert wait_models(page, "failed loaded", 60_000) == "failed"
         status = page.inner_text("#model-status")
         assert "architecture_unsupported" in status and "no_such_arch" in status

@@ -1,0 +1,94 @@
+"""The page answers the requests that are its own (`PAGE_REQUESTS`, site/entry.js) through
+window.lab.send, in Chromium, with the bundled tiny-chat TEST FIXTURE on WASM (not model
+evidence): page_state follows the boot and the Models panel, model_choose opens the consent
+dialog (the consent stays a click) or refuses what the panel does not offer, model_direct
+generates in the model worker, and sweep_stop cancels a run right after a trial is done."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from browser_helpers import BOOT_TIMEOUT_MS
+from playwright.sync_api import BrowserContext
+
+from pyapp.protocol.messages import (
+    ModelChoose,
+    ModelDirect,
+    SweepRun,
+    SweepStart,
+    SweepStop,
+)
+from pyapp.protocol.results import DirectGenerated, ModelChosen, RunEnded, StopAsked
+from pyapp.sweep.panel import (
+    consent,
+    install_relay,
+    page_state,
+    relayed,
+    send,
+    wait_booted,
+    wait_catalogue,
+    wait_models,
+)
+from pyapp.tasks.taskset import DEFAULT_SEED
+
+pytestmark = pytest.mark.browser
+
+SMALL = {"primitives_per_op": 1, "probe_pairs": 1, "derivatives": 0, "determinants": 1}
+
+
+def test_the_page_answers_its_own_requests(
+    fresh_context: tuple[BrowserContext, object], site_url: str
+) -> None:
+    context, _ = fresh_context
+    page = context.new_page()
+    events: list[dict[str, object]] = []
+    install_relay(page, lambda text: events.append(json.loads(text)))
+    page.goto(site_url, timeout=30_000)
+
+    booted = wait_booted(page, BOOT_TIMEOUT_MS)
+    assert booted.app == "ready" and booted.timings.python_ready_ms is not None
+    ready = wait_catalogue(page, BOOT_TIMEOUT_MS)
+    assert ready.models.state == "idle" and not ready.models.consent_open
+    assert ready.models.provenance.model_id == "none" and ready.sweep_running is False
+
+    # a dtype or a model the panel does not offer: nothing is pressed, nothing downloaded
+    lacking = send(page, ModelChoose(key="fixture", backend="wasm", dtype="q4f16"))
+    assert isinstance(lacking, ModelChosen) and lacking.outcome == "not_offered"
+    assert lacking.why and "q4f16" in lacking.why and "q4f16" not in lacking.models.dtypes
+    assert not lacking.models.consent_open and lacking.models.state == "idle"
+    nothing = send(page, ModelChoose(key="no-such-model", backend="wasm"))
+    assert nothing.outcome == "not_offered" and "no-such-model" in nothing.why
+
+    # choosing opens the consent dialog; the consent itself is the click
+    chosen = send(page, ModelChoose(key="fixture", backend="wasm"))
+    assert isinstance(chosen, ModelChosen) and chosen.outcome == "consent" and chosen.why is None
+    assert chosen.models.consent_open and chosen.models.choice == "fixture"
+    assert chosen.models.backend == "wasm" and chosen.models.dtype in chosen.models.dtypes
+    assert "Model: " in chosen.models.consent_details
+    assert page.get_by_role("dialog").is_visible()  # what a person sees
+    consent(page)
+    assert wait_models(page, "loaded failed", 120_000) == "loaded"
+    loaded = page_state(page)
+    assert loaded is not None and not loaded.models.consent_open
+    assert loaded.models.provenance.evidence == "fixture"
+    assert loaded.models.provenance.loads[-1].ok
+
+    # one generation in the model worker, Python not involved
+    caps = {"max_input_tokens": 256, "max_new_tokens": 2, "max_output_bytes": 4096,
+            "timeout_ms": 60_000}  # fmt: skip
+    direct = send(page, ModelDirect(caps=caps, prompt="Say hello."))
+    assert isinstance(direct, DirectGenerated) and direct.error is None
+    assert direct.completion is not None and direct.worker_ms is not None
+    assert direct.client_ms >= direct.worker_ms
+
+    # sweep_stop: asked before the run, the page cancels right after its second trial
+    send(page, SweepStart(seed=DEFAULT_SEED, params=SMALL, conditions=("model-only",)))
+    stop = send(page, SweepStop(after=2))
+    assert isinstance(stop, StopAsked) and stop.running is False
+    ended = relayed(page, SweepRun(phase="all"))
+    assert isinstance(ended, RunEnded) and ended.cancelled
+    done = [e for e in events if e["type"] == "trial_done"]
+    assert len(done) == 2 and ended.state.trials == 2
+    after = page_state(page)
+    assert after is not None and after.trials == 2 and not after.sweep_running
