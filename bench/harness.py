@@ -104,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1729)
     parser.add_argument("--step-delay-ms", type=int, default=0, help="slow the fixture (test hook)")
+    parser.add_argument("--save", type=Path, help="also write the sweep's trace here")
     options = parser.parse_args()
     trace, wall_s = run_sweep(options.seed, options.step_delay_ms)
 
@@ -128,6 +129,11 @@ def main() -> None:
         ]
         fraction = f"{statistics.median(fractions):.4f}" if fractions else "— (no model)"
         print(f"{condition:<18} {len(rows):>4} {statistics.median(harness):>10.2f} {fraction:>31}")
+    print()
+    for condition, rows in by_condition.items():
+        overhead.summary(rows, condition)
+    if options.save:
+        options.save.write_text(json.dumps(trace), encoding="utf-8")
     print(json.dumps({"harness_median_ms": round(figures.get("median_ms", 0.0), 3)}))
 
 

@@ -5,13 +5,15 @@
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> true   trial_start / trial_done / trial_interrupted / frozen
-//                                               (awaited: the trial is stored before the next one starts)
-//   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before every model call
+//   xworker.sync.session_event(json)  -> bool   trial_start / trial_done / trial_interrupted / frozen;
+//                                               answers at once with the Cancel flag (stored and
+//                                               drawn off the trial path: experiment_state.js)
+//   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before a model call that
+//                                               no event's answer has just told
 //
 // A trial event carries that trial only, as Python's JSON text (`trial_json`): the page stores
-// the text as it is (one IndexedDB record per trial, beside the sweep's header) and parses it
-// only to draw one table row. The whole trace is assembled on demand: a download asks Python
+// the text as it is (one IndexedDB record per trial, beside the sweep's header, written in
+// batches) and parses it only to draw one table row. The whole trace is assembled on demand: a download asks Python
 // for it (`sweep_trace`, saved as Python wrote it), a resume hands the stored texts back.
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
@@ -328,6 +330,7 @@ class Experiment extends ExperimentView {
 
   // What IndexedDB holds of the current (or latest) sweep, its trace assembled from the records.
   async persisted() {
+    await this.writer.settled(); // what the events wrote so far
     const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
     const texts = await this.store.storedTexts(stored.run_id);

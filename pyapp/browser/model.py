@@ -182,6 +182,11 @@ class BrowserModelAdapter:
         self._next_id = 1
         self.last_timing: CallTiming | None = None
         """Timing of the last generate call (bench, the page's "try a prompt" box)."""
+        self._read: tuple[JSON, ModelProvenance] | None = None
+        """The last provenance the page reported, as JSON and as read (an unchanged one is
+        not read again)."""
+        self._unread = False
+        """Whether `_read` was fetched and not yet read since (`provenance`)."""
 
     def _id(self) -> int:
         request_id = self._next_id
@@ -196,6 +201,13 @@ class BrowserModelAdapter:
 
     @property
     def provenance(self) -> ModelProvenance:
+        """The page's model provenance, asked of the page. One read right after a fetch, with
+        no generation between, is answered from that fetch (a trial reads it to bind the
+        sweep and again for its evidence: one call to the page, issue 22 §3); and a
+        provenance equal to the last one is not read into its record again."""
+        if self._unread and self._read is not None:
+            self._unread = False
+            return self._read[1]
         request_id = self._id()
         message = channel.Provenance()
         answer = self._transport(json.dumps(channel.request(message, request_id)))
@@ -206,9 +218,13 @@ class BrowserModelAdapter:
         reply = parse_reply(str(answer), message.TYPE, request_id)
         if reply.error is not None:
             raise ReplyError(f"provenance failed: {reply.error.code}: {reply.error.message}")
-        return parse_provenance(reply.result)
+        if self._read is None or self._read[0] != reply.result:
+            self._read = (reply.result, parse_provenance(reply.result))
+        self._unread = True
+        return self._read[1]
 
     async def generate(self, prompt: str, caps: Caps) -> Completion:
+        self._unread = False  # a generation may reload the model: the next read asks the page
         request_id = self._id()
         started = self._clock()
         try:

@@ -30,6 +30,7 @@ interruptions in a row pause the sweep: `sweep_run` answers `cancelled: false` w
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -110,7 +111,8 @@ from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
 
-Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
+Notify = Callable[[dict[str, JSON]], Awaitable[object] | object]
+"""Hands an event to the page; the page's answer, when it is a bool, is its Cancel flag."""
 
 
 @dataclass
@@ -121,9 +123,11 @@ class Context:
     adapter: Callable[[], ModelAdapter | None]
     """The loaded model's adapter, or None when no model is loaded."""
     notify: Notify
-    """Hands an event to the page (awaited: the page stores it before answering)."""
+    """Hands an event to the page, which answers at once (it stores and draws the event
+    later, off the trial path) with its Cancel flag (a bool; anything else: not said)."""
     cancel_requested: Callable[[], bool]
-    """The page's Cancel flag, polled before each model call."""
+    """The page's Cancel flag, polled before each model call that no event's answer has
+    just told (`PageLink`)."""
     model_adapter: Callable[[], Any] | None = None
     """The worker's BrowserModelAdapter, loaded or not (`model_generate`)."""
     load_sympy: Callable[[], Awaitable[dict[str, JSON]]] | None = None
@@ -315,7 +319,8 @@ class Session:
         ctx: Context,
     ) -> RunEnded:
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
-        cancel = CancelToken(poll=ctx.cancel_requested)
+        page = PageLink(ctx)
+        cancel = CancelToken(poll=page.cancel_requested)
         synthetic = adapter if isinstance(adapter, SyntheticAdapter) else None
         observed_before = len(sweep.trials)
         counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
@@ -329,7 +334,7 @@ class Session:
                     predictions=_predicted(sweep, profiles),
                     receipt_json=receipt_json(sweep),
                 )
-                await _maybe(ctx.notify(event(frozen)))
+                await page.tell(event(frozen))
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
@@ -344,7 +349,7 @@ class Session:
                     total=total,
                     phase=current,
                 )
-                await _maybe(ctx.notify(event(start)))
+                await page.tell(event(start))
 
             async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
                 counts[0] = counted(counts[0], trial)
@@ -365,7 +370,7 @@ class Session:
                     if len(sweep.model.loads) != self._header_loads
                     else None,
                 )
-                await _maybe(ctx.notify(event(finished)))
+                await page.tell(event(finished))
 
             async def interrupted(trial: Trial) -> None:
                 cut = TrialInterrupted(
@@ -373,7 +378,7 @@ class Session:
                     code=trial.failure.code if trial.failure else None,
                     header_json=self.header_json(),
                 )
-                await _maybe(ctx.notify(event(cut)))
+                await page.tell(event(cut))
 
             try:
                 end = await run_phase(
@@ -539,9 +544,26 @@ def receipt_json(sweep: Sweep) -> str:
     return document_text(make_receipt(sweep.trace()))
 
 
-async def _maybe(value: Awaitable[None] | None) -> None:
-    if value is not None:
-        await value
+class PageLink:
+    """The page during one run: each event it is told is answered with its Cancel flag as it
+    stands then, and that answer serves the next Cancel check; only a check that no answer
+    has served since the last one asks the page (`Context.cancel_requested`). Every check
+    still reads the flag after the check before it, with one call to the page fewer per
+    event (issue 22 §3: a trial of a whole-task condition makes no cancel call at all)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._told: bool | None = None
+
+    async def tell(self, message: dict[str, JSON]) -> None:
+        answer = self._ctx.notify(message)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        self._told = answer if isinstance(answer, bool) else None
+
+    def cancel_requested(self) -> bool:
+        told, self._told = self._told, None
+        return told if told is not None else bool(self._ctx.cancel_requested())
 
 
 def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:
