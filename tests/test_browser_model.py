@@ -19,7 +19,7 @@ from pyapp.browser.model import (
     handle_model_generate,
     parse_provenance,
     parse_reply,
-    timing_from_reply,
+    read_generate_reply,
 )
 from pyapp.records.base import RecordError, to_json
 from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
@@ -223,12 +223,15 @@ def test_input_budget_completion_from_the_worker_passes() -> None:
 
 def test_timing_and_bridge_overhead() -> None:
     reply = ok("generate", 1, COMPLETION, timing={"worker_ms": 20.0, "client_ms": 22.5})
-    timing = timing_from_reply(reply, 30.0)
+    completion, timing = read_generate_reply(reply, 1, 30.0)
+    assert completion.text == COMPLETION["text"] and completion.failure is None
     assert (timing.worker_ms, timing.client_ms) == (20.0, 22.5)
     assert timing.bridge_overhead_ms == pytest.approx(10.0)
-    bare = timing_from_reply(ok("generate", 1, COMPLETION), 30.0)
+    _, bare = read_generate_reply(ok("generate", 1, COMPLETION), 1, 30.0)
     assert bare.worker_ms is None and bare.bridge_overhead_ms is None
-    assert timing_from_reply("garbage", 5.0).round_trip_ms == 5.0
+    broken, none = read_generate_reply("garbage", 1, 5.0)
+    assert none.round_trip_ms == 5.0 and none.worker_ms is None
+    assert broken.failure is not None and broken.failure.code == "bad_reply"
 
 
 def test_provenance_round_trips_and_is_strict() -> None:
@@ -344,3 +347,37 @@ def test_the_input_hash_counts_a_lone_surrogate_as_the_browser_does() -> None:
 
     # TextEncoder turns a lone surrogate into U+FFFD (EF BF BD)
     assert text_sha256("a\ud800b") == hashlib.sha256(b"a\xef\xbf\xbdb").hexdigest()
+
+
+def test_a_generate_reply_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 §3: the reply's text is decoded once into its records (the Completion and the
+    call's timing both come from that one read)."""
+    from pyapp.protocol import model_messages
+
+    decoded: list[str] = []
+    real_loads = json.loads
+
+    def counting_loads(text: str, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(text)
+        return real_loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(model_messages.json, "loads", counting_loads)
+    adapter = BrowserModelAdapter(FakeMainThread())
+    completion = run(adapter.generate("hi", CAPS))
+    replies = [text for text in decoded if '"generate"' in text and '"ok"' in text]
+    assert len(replies) == 1
+    assert completion.text == COMPLETION["text"]
+    assert adapter.last_timing is not None and adapter.last_timing.worker_ms == 20.0
+
+
+def test_provenance_is_asked_once_per_generation() -> None:
+    """A read right after a fetch (a trial binds the sweep, then reads its evidence) is
+    answered from that fetch; the read after it, or after a generation, asks the page."""
+    main = FakeMainThread()
+    adapter = BrowserModelAdapter(main)
+    asked = lambda: sum(1 for r in main.requests if r["type"] == "provenance")  # noqa: E731
+    first = adapter.provenance
+    assert adapter.provenance is first and asked() == 1
+    assert adapter.provenance == first and asked() == 2  # a third read asks again
+    run(adapter.generate("hi", CAPS))
+    assert adapter.provenance == first and asked() == 3  # a generation may have reloaded
