@@ -3,11 +3,11 @@
 A fixture sweep of at least 2,000 trials (default: model-only over 2,000 profile probes and
 its held-out tasks, seed 1729) runs in the real page in headless Chromium, with the tiny-chat
 TEST FIXTURE on WASM (not model evidence: this measures the pipeline). In the page, a
-listener on the experiment's events notes the time of every trial_start and what each
-trial_done reports; per trial, the harness time as `bench/overhead.py` defines it for every
-bench: the wall time from the trial's start to the next one's, minus the model worker's own
-generation time (bridge, bookkeeping, storing and drawing all count as harness), with its
-breakdown by stage and the machine's load. Printed: the median and
+listener on the experiment's events keeps what each trial_done reports; per trial, the
+harness time as `bench/overhead.py` defines it for every bench: the wall time from the
+trial's start to the next one's (the trials' `started_at`, as in bench/harness.py), minus the
+model worker's own generation time (bridge, bookkeeping, storing and drawing all count as
+harness), with its breakdown by stage and the machine's load. Printed: the median and
 mean harness time of the first and of the last 10% of trials and their ratio (goal ≤ 1.2),
 and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
 collection) and the Python worker's memory (WebAssembly heap and the objects Python's
@@ -31,6 +31,7 @@ import json
 import statistics
 import sys
 import time
+from datetime import datetime
 from typing import Any
 
 import overhead
@@ -39,36 +40,47 @@ from harness import CHROMIUM, ROOT, SITE, boot_fixture
 sys.path.insert(0, str(ROOT))
 
 LISTEN = """() => {
-  window.__scale = { done: [], chunkLeft: 0, start: null, trial: null, phase: null };
+  window.__scale = { trials: [], chunkLeft: 0, paused: true };
   // What bench/overhead.py needs of a trial, kept small (the JS heap is measured too).
   const gen = ({ generation_ms, bridge_ms, load_wait_ms }) =>
     ({ generation_ms, bridge_ms, load_wait_ms });
-  const slim = (t) => ({
+  const slim = (t, afterPause) => ({
+    sequence: t.sequence,
+    started_at: t.started_at,
+    after_pause: afterPause,
     condition: t.condition,
     timings: t.timings,
     completion: t.completion ? gen(t.completion) : null,
     chain: t.chain ? { calls: t.chain.calls.map((c) => ({ completion: gen(c.completion) })) }
                    : null,
   });
+  // Listeners are told of an event once it is stored: the trials' own start times (Python's
+  // clock) give the gaps, as in bench/harness.py.
   window.lab.experiment.onEvent((event) => {
     const s = window.__scale;
-    if (event.type === "trial_start") {
-      const now = performance.now();
-      if (event.phase !== s.phase) {
-        s.phase = event.phase; // a new phase: the gap holds the freeze, not a trial's harness
-        s.start = null;
-      }
-      if (s.start !== null && s.trial !== null) s.done.push([now - s.start, s.trial]);
-      s.start = now;
-      s.trial = null;
-      return;
-    }
     if (event.type !== "trial_done") return;
-    s.trial = slim(JSON.parse(event.trial_json));
+    s.trials.push(slim(JSON.parse(event.trial_json), s.paused));
+    s.paused = false;
     s.chunkLeft -= 1;
     if (s.chunkLeft <= 0) window.lab.experiment.cancel(); // between trials: nothing cut short
   });
 }"""
+
+
+def gaps(trials: list[dict[str, Any]]) -> list[tuple[float, dict[str, Any]]]:
+    """(start-to-next-start ms, trial) for each trial directly followed by the next trial of
+    the same phase in the same chunk (the first trial after a pause, and after the freeze,
+    are left out: their gap holds the pause or the freeze)."""
+    pairs = []
+    for this, after in itertools.pairwise(trials):
+        if after["after_pause"] or after["sequence"] != this["sequence"] + 1:
+            continue
+        pairs.append((_ms(after["started_at"]) - _ms(this["started_at"]), this))
+    return pairs
+
+
+def _ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp).timestamp() * 1000
 
 
 def params_for(trials: int) -> dict[str, Any]:
@@ -116,7 +128,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
             started = time.perf_counter()
             while True:
                 page.evaluate(
-                    "(n) => { window.__scale.chunkLeft = n; window.__scale.start = null; }", chunk
+                    "(n) => { window.__scale.chunkLeft = n; window.__scale.paused = true; }", chunk
                 )
                 result = page.evaluate("() => window.lab.experiment.run('all')")
                 samples.append(memory(page, cdp))
@@ -126,7 +138,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
                 if not result["cancelled"]:
                     break
             wall_s = time.perf_counter() - started
-            done = page.evaluate("() => window.__scale.done")
+            done = gaps(page.evaluate("() => window.__scale.trials"))
             browser.close()
     finally:
         server.shutdown()

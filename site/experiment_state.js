@@ -247,11 +247,13 @@ export class ExperimentState {
     this.summary = state.summary;
   }
 
-  async refresh({ withPredictions = true } = {}) {
+  // Python's state, header (unless the caller just had it: `headerJson`) and predictions,
+  // stored and drawn.
+  async refresh({ withPredictions = true, headerJson = null } = {}) {
     await this.writer.flush(); // every event's write first (a failed one is thrown here)
     this.drawPending();
     this.useState(await this.request("sweep_state"));
-    this.useHeader((await this.request("sweep_header")).header_json);
+    this.useHeader(headerJson ?? (await this.request("sweep_header")).header_json);
     await this.loadPredictions(withPredictions && this.state.frozen.length);
     await this.persist({ phase: this.record?.phase ?? null }, { header: true });
     this.renderAll();

@@ -281,3 +281,47 @@ def test_a_cancelled_generation_is_an_interruption_not_an_observation():
     assert reproduce(trace) == []
     trace["interruptions"][0]["partial"]["outcome"] = "correct"
     assert any("interruptions[0].partial" in str(m) for m in reproduce(trace))
+
+
+def test_each_events_answer_serves_the_next_cancel_check():
+    """Issue 22 §3: the page answers each event at once with its Cancel flag, and that answer
+    serves Python's next Cancel check: a whole-task run asks the page one cancel question
+    (before its first trial, which no answer precedes); a chain asks that and once per model
+    call (its route checks before each call, after the check the event's answer served);
+    an answer `true` stops the run before the next trial (none is cut short)."""
+    asked = []
+    page = Page(ScriptedAdapter(known_model))
+    context = page.context()
+    told = context.notify
+
+    def notify(event):
+        told(event)
+        return page.cancel  # the page's answer: its Cancel flag
+
+    def cancel_requested():
+        asked.append(True)
+        return page.cancel
+
+    answering = Context(adapter=context.adapter, notify=notify, cancel_requested=cancel_requested)
+    page.context = lambda: answering
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    assert call(page, "sweep_run", phase="measure")["result"]["state"]["measure_left"] == 0
+    assert len(asked) == 1
+
+    call(page, "sweep_start", seed=1729, conditions=["controlled-chain"])
+    page.events.clear()
+    asked.clear()
+    call(page, "sweep_run", phase="measure")
+    calls = [
+        len(json.loads(e["trial_json"])["chain"]["calls"])
+        for e in page.events
+        if e["type"] == "trial_done"
+    ]
+    assert len(asked) == 1 + sum(calls) and sum(calls) > 0
+
+    asked.clear()
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    page.cancel_after = 3  # the page's Cancel is set as it takes the third trial
+    ended = call(page, "sweep_run", phase="measure")["result"]
+    assert ended["cancelled"] and ended["state"]["trials"] == 3 and len(asked) == 1
+    assert ended["state"]["interruptions"] == 0  # stopped between trials
