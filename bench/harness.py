@@ -8,9 +8,10 @@ one trial's start to the next's (the trials' `started_at`, millisecond resolutio
 model worker's own generation time for that trial — with its breakdown by stage and the
 machine's load; then that time as a fraction of the worker's generation time, by condition.
 Gaps across the freeze or an interruption (a record between two trials in the timeline) are
-left out.
+left out. Then the same summary (median and stages) per condition; `--save` also writes the
+sweep's trace.
 
-Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0]
+Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0] [--save trace.json]
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ mean harness time of the first and of the last 10% of trials and their ratio (go
 and, every 1,000 trials, the page's JS heap (Chromium's DevTools protocol, after a garbage
 collection) and the Python worker's memory (WebAssembly heap and the objects Python's
 collector tracks, the page's `memory` request). To sample memory between trials the sweep
-is run in chunks of 1,000: the page cancels between two trials (no trial is cut short) and
+is run in chunks of 1,000: the page cancels once the chunk's last trial is stored (listeners
+are told then, so the next trial may have started: its generation is cut short and recorded
+as interrupted, then attempted again, or it finishes first and the chunk is one longer) and
 the next run continues; the first trial after each pause, and the first of the held-out
 phase (its gap holds the freeze), are left out of the timings.
 Memory is printed per interval and per 1,000 trials over the full chunks (the short last
@@ -62,7 +64,7 @@ LISTEN = """() => {
     s.trials.push(slim(JSON.parse(event.trial_json), s.paused));
     s.paused = false;
     s.chunkLeft -= 1;
-    if (s.chunkLeft <= 0) window.lab.experiment.cancel(); // between trials: nothing cut short
+    if (s.chunkLeft === 0) window.lab.experiment.cancel();
   });
 }"""
 
@@ -153,7 +155,6 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1729)
     options = parser.parse_args()
     done, samples, wall_s = run(options.trials, options.chunk, options.seed)
-    chunk = options.chunk
 
     harness = [overhead.harness_ms(gap, trial) for gap, trial in done]
     tenth = max(1, len(done) // 10)
@@ -191,7 +192,9 @@ def main() -> None:
             f" WASM heap {b['wasm_heap_mb'] - a['wasm_heap_mb']:+.1f} MB,"
             f" Python objects {b['python_objects'] - a['python_objects']:+.0f}"
         )
-    full = [s for s in samples if s["trials"] % chunk == 0] if chunk > 0 else []
+    # every sample but the last: the last interval is short and holds the held-out phase (a
+    # chunk may run one trial over: see the module docstring)
+    full = samples[:-1]
     for name, span in (("full chunks", full), ("whole run", samples)):
         a, b = span[0], span[-1]
         if len(span) > 1 and b["trials"] > a["trials"]:
