@@ -3,8 +3,8 @@
 // run (`sessionEvent`: trial_start / trial_done / trial_interrupted / frozen). An event returns
 // at once (issue 22 §3: Python never waits for the page's storing or drawing): what it changes
 // joins the next IndexedDB batch (store.js SweepWriter, one transaction, in order), its row and
-// counters are drawn in the next animation frame, and the experiment's listeners (onEvent:
-// the sweep CLI, tests, benches) are told once it is stored. The base class of
+// counters are drawn a few times a second, and the experiment's listeners (onEvent: the sweep
+// CLI, tests, benches) are told once it is stored and drawn. The base class of
 // ExperimentView (site/experiment_view.js: progress, controls, tables, an opened trace) and of
 // Experiment (site/experiment.js: the requests, the API, the buttons). It calls methods the
 // view defines: renderAll, renderProgress, refreshControls, closeOpened, showFrozen,
@@ -290,7 +290,7 @@ export class ExperimentState {
     if (this.unloading) return true; // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
-    const after = () => this.emit(event, json);
+    const after = () => this.tell(event, json);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
@@ -322,6 +322,14 @@ export class ExperimentState {
     this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
     this.toDraw.push(text);
+  }
+
+  // Listeners are told of an event once it is stored, and once what it changed is drawn: with
+  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits.
+  tell(event, json) {
+    if (!this.listeners.size) return;
+    this.drawPending();
+    this.emit(event, json);
   }
 
   // Rows, the caption and the counters are drawn a few times a second, in an animation frame,
