@@ -67,7 +67,7 @@ export class ExperimentState {
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.writer = new SweepWriter(this.store); // the live sweep's writes, batched, in order
-    this.toDraw = []; // trial texts whose rows the next animation frame draws
+    this.toDraw = []; // trial texts whose rows the next draw adds (drawPending)
     this.drawTimer = null;
     this.listeners = new Set();
     this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
