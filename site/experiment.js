@@ -5,9 +5,10 @@
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> bool   trial_start / trial_done / trial_interrupted / frozen;
-//                                               answers at once with the Cancel flag (stored and
-//                                               drawn off the trial path: experiment_state.js)
+//   xworker.sync.session_event(json)  -> text   trial_start / trial_done / trial_interrupted / frozen;
+//                                               answers at once (EventAnswer: the Cancel flag and
+//                                               the model client's version; stored and drawn off
+//                                               the trial path: experiment_state.js)
 //   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before a model call that
 //                                               no event's answer has just told
 //

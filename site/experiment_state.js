@@ -283,11 +283,13 @@ export class ExperimentState {
 
   // ---- the function Python calls after each step of a run ---------------------------------
 
-  // Returns at once, with the Cancel flag (Python's next Cancel check reads it: one call to the
-  // page fewer): nothing here waits for IndexedDB or the DOM. A write that failed earlier is
-  // thrown here, so the run stops at the next event rather than going on unstored.
+  // Returns at once, with the page's answer (pyapp.protocol.messages.EventAnswer, JSON text):
+  // the Cancel flag, which Python's next Cancel check reads, and the model client's version,
+  // while which Python keeps the provenance it read (a call to the page fewer each). Nothing
+  // here waits for IndexedDB or the DOM. A write that failed earlier is thrown here, so the
+  // run stops at the next event rather than going on unstored.
   sessionEvent(json) {
-    if (this.unloading) return true; // the page is going away: no further trial starts
+    if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
     const after = () => this.tell(event, json);
@@ -306,7 +308,11 @@ export class ExperimentState {
       if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
     this.scheduleDraw();
-    return this.cancelFlag;
+    return this.answer(this.cancelFlag);
+  }
+
+  answer(cancel) {
+    return JSON.stringify({ cancel, model_version: this.models.client?.version ?? null });
   }
 
   // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.

@@ -370,14 +370,20 @@ def test_a_generate_reply_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> No
     assert adapter.last_timing is not None and adapter.last_timing.worker_ms == 20.0
 
 
-def test_provenance_is_asked_once_per_generation() -> None:
-    """A read right after a fetch (a trial binds the sweep, then reads its evidence) is
-    answered from that fetch; the read after it, or after a generation, asks the page."""
+def test_provenance_is_kept_while_the_page_says_its_model_is_the_same() -> None:
+    """During a run each event's answer says the page's model client version: while it stays
+    the same the provenance read is kept (no call to the page), a new version asks again,
+    and outside a run (None) every read asks."""
     main = FakeMainThread()
     adapter = BrowserModelAdapter(main)
     asked = lambda: sum(1 for r in main.requests if r["type"] == "provenance")  # noqa: E731
+    adapter.page_model_version = 3
     first = adapter.provenance
-    assert adapter.provenance is first and asked() == 1
-    assert adapter.provenance == first and asked() == 2  # a third read asks again
-    run(adapter.generate("hi", CAPS))
-    assert adapter.provenance == first and asked() == 3  # a generation may have reloaded
+    for _ in range(3):
+        run(adapter.generate("hi", CAPS))
+        assert adapter.provenance is first
+    assert asked() == 1
+    adapter.page_model_version = 4  # a reload: the page's model client changed
+    assert adapter.provenance == first and asked() == 2
+    adapter.page_model_version = None
+    assert adapter.provenance == adapter.provenance == first and asked() == 4

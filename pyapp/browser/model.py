@@ -196,8 +196,11 @@ class BrowserModelAdapter:
         self._read: tuple[JSON, ModelProvenance] | None = None
         """The last provenance the page reported, as JSON and as read (an unchanged one is
         not read again)."""
-        self._unread = False
-        """Whether `_read` was fetched and not yet read since (`provenance`)."""
+        self.page_model_version: int | None = None
+        """The page's model client version, as the page last said it during a run (each
+        session event's answer, `pyapp.browser.session.PageLink`); None outside a run."""
+        self._read_at: int | None = None
+        """`page_model_version` when `_read` was fetched."""
 
     def _id(self) -> int:
         request_id = self._next_id
@@ -212,12 +215,16 @@ class BrowserModelAdapter:
 
     @property
     def provenance(self) -> ModelProvenance:
-        """The page's model provenance, asked of the page. One read right after a fetch, with
-        no generation between, is answered from that fetch (a trial reads it to bind the
-        sweep and again for its evidence: one call to the page, issue 22 §3); and a
-        provenance equal to the last one is not read into its record again."""
-        if self._unread and self._read is not None:
-            self._unread = False
+        """The page's model provenance, asked of the page unless it cannot have changed
+        (issue 22 §3: no call to the page per trial): while the page says during a run that
+        its model client's version is the one it said when the provenance was read
+        (`page_model_version`: the client changes version with every load, reload, crash or
+        termination, everything its provenance reports). A change after the page said it is
+        seen at the next event (a trial that waited for a reload records the wait with its
+        call, `load_wait_ms`), as a change after a read always was. Outside a run every read
+        asks. A provenance equal to the last one is not read into its record again."""
+        version = self.page_model_version
+        if self._read is not None and version is not None and version == self._read_at:
             return self._read[1]
         request_id = self._id()
         message = channel.Provenance()
@@ -231,11 +238,10 @@ class BrowserModelAdapter:
             raise ReplyError(f"provenance failed: {reply.error.code}: {reply.error.message}")
         if self._read is None or self._read[0] != reply.result:
             self._read = (reply.result, parse_provenance(reply.result))
-        self._unread = True
+        self._read_at = version
         return self._read[1]
 
     async def generate(self, prompt: str, caps: Caps) -> Completion:
-        self._unread = False  # a generation may reload the model: the next read asks the page
         request_id = self._id()
         started = self._clock()
         try:
