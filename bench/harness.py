@@ -8,9 +8,10 @@ one trial's start to the next's (the trials' `started_at`, millisecond resolutio
 model worker's own generation time for that trial — with its breakdown by stage and the
 machine's load; then that time as a fraction of the worker's generation time, by condition.
 Gaps across the freeze or an interruption (a record between two trials in the timeline) are
-left out.
+left out. Then the same summary (median and stages) per condition; `--save` also writes the
+sweep's trace.
 
-Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0]
+Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0] [--save trace.json]
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1729)
     parser.add_argument("--step-delay-ms", type=int, default=0, help="slow the fixture (test hook)")
+    parser.add_argument("--save", type=Path, help="also write the sweep's trace here")
     options = parser.parse_args()
     trace, wall_s = run_sweep(options.seed, options.step_delay_ms)
 
@@ -126,6 +128,11 @@ def main() -> None:
         ]
         fraction = f"{statistics.median(fractions):.4f}" if fractions else "— (no model)"
         print(f"{condition:<18} {len(rows):>4} {statistics.median(harness):>10.2f} {fraction:>31}")
+    print()
+    for condition, rows in by_condition.items():
+        overhead.summary(rows, condition)
+    if options.save:
+        options.save.write_text(json.dumps(trace), encoding="utf-8")
     print(json.dumps({"harness_median_ms": round(figures.get("median_ms", 0.0), 3)}))
 
 

@@ -405,6 +405,26 @@ def copy_fixture(out: Path, src: Path = FIXTURE_SRC, dest: Path = FIXTURE_OUT) -
     return target
 
 
+SPIN_WAIT = "f&&(d=(e,t)=>{do{f()}while(p(e,t)<1)})"
+"""@pyscript/core's worker (coincident 4) waits for each synchronous call to the main thread
+(`xworker.sync.*`: every session event, every model call) by spinning on `Atomics.pause`
+when the browser has it, holding a whole core for the call's length (a model generation
+included). On a machine with few cores that core is the model worker's and the page's: the
+wait is made to sleep on `Atomics.wait` instead, coincident's own path where there is no
+`Atomics.pause` (issue 22 §3; the harness time per trial and the model's own time both
+fall)."""
+
+
+def sleep_in_sync_waits(pyscript_out: Path) -> None:
+    """Patch the copied @pyscript/core so the worker's sync waits sleep (`SPIN_WAIT`); fails
+    the build unless exactly one chunk holds the spin, once (an upgrade must look again)."""
+    found = [p for p in sorted(pyscript_out.glob("*.js")) if SPIN_WAIT in p.read_text("utf-8")]
+    if len(found) != 1 or found[0].read_text("utf-8").count(SPIN_WAIT) != 1:
+        raise BuildError(f"@pyscript/core {PYSCRIPT_VERSION}: the sync wait's spin is not one")
+    text = found[0].read_text("utf-8")
+    found[0].write_text(text.replace(SPIN_WAIT, "!1&&" + SPIN_WAIT), "utf-8")
+
+
 def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -427,6 +447,7 @@ def build(out: Path, *, pyc: bool) -> None:
 
     pyscript_out = out / "pyscript"
     copy_tree(PYSCRIPT_DIST, pyscript_out, skip_suffixes=(".map",))
+    sleep_in_sync_waits(pyscript_out)
     say(f"copied @pyscript/core {PYSCRIPT_VERSION} dist ({human(folder_size(pyscript_out))})")
 
     pyodide_out = out / "pyodide"

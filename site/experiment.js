@@ -5,13 +5,16 @@
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> true   trial_start / trial_done / trial_interrupted / frozen
-//                                               (awaited: the trial is stored before the next one starts)
-//   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before every model call
+//   xworker.sync.session_event(json)  -> text   trial_start / trial_done / trial_interrupted / frozen;
+//                                               answers at once (EventAnswer: the Cancel flag and
+//                                               the model client's version; stored and drawn off
+//                                               the trial path: experiment_state.js)
+//   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before a model call that
+//                                               no event's answer has just told
 //
 // A trial event carries that trial only, as Python's JSON text (`trial_json`): the page stores
-// the text as it is (one IndexedDB record per trial, beside the sweep's header) and parses it
-// only to draw one table row. The whole trace is assembled on demand: a download asks Python
+// the text as it is (one IndexedDB record per trial, beside the sweep's header, written in
+// batches) and parses it only to draw one table row. The whole trace is assembled on demand: a download asks Python
 // for it (`sweep_trace`, saved as Python wrote it), a resume hands the stored texts back.
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
@@ -237,7 +240,7 @@ class Experiment extends ExperimentView {
       try {
         await this.followSyntheticModel(provenance);
         this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously }));
-        texts = await this.upgradedTexts(stored);
+        texts = await this.resumedTexts(stored);
       } catch (error) {
         this.showError(`Resuming failed: ${error.message}`);
         throw error;
@@ -247,13 +250,13 @@ class Experiment extends ExperimentView {
       this.clearTables();
       this.shownPredictions = new Map();
       this.useTrials(texts.trials_json);
-      if (texts !== stored || this.record?.trials !== this.trials.size) {
+      if (texts.upgraded || this.record?.trials !== this.trials.size) {
         // a sweep new to this browser (the CLI's --resume), or one Python upgraded from an
         // older trace version: store every trial (again), as Python wrote it
         const trials = texts.trials_json.map((json, seq) => ({ seq, trial_id: JSON.parse(json).trial_id, json }));
         await this.persist({}, { header: true, trials });
       }
-      await this.refresh();
+      await this.refresh({ headerJson: texts.header_json });
       this.hideResumePrompt();
       const interrupted = inFlight && this.header.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
       const s = this.state;
@@ -273,14 +276,17 @@ class Experiment extends ExperimentView {
     if (wanted !== (this.model().synthetic ?? null)) await this.models.useSynthetic(wanted);
   }
 
-  // Python upgrades a stored trace of an older schema (trace/1, e.g. converted from IndexedDB
-  // version 1) as it resumes it: the page then takes Python's texts of the header and every
-  // trial, so that what is stored is one schema. Otherwise the stored texts are kept.
-  async upgradedTexts(stored) {
+  // What a resume moves back: Python's header (it may record the in-flight trial's
+  // interruption), asked once; the trials only when Python upgraded a stored trace of an
+  // older schema (trace/1, e.g. converted from IndexedDB version 1) as it resumed it: the
+  // page then takes Python's texts of every trial, so that what is stored is one schema.
+  async resumedTexts(stored) {
     const header = (await this.request("sweep_header")).header_json;
-    if (JSON.parse(header).schema_version === JSON.parse(stored.header_json).schema_version) return stored;
+    if (JSON.parse(header).schema_version === JSON.parse(stored.header_json).schema_version) {
+      return { header_json: header, trials_json: stored.trials_json, upgraded: false };
+    }
     const { header_json, trials_json } = await this.request("sweep_trace", { split: true }, 120_000);
-    return { header_json, trials_json };
+    return { header_json, trials_json, upgraded: true };
   }
 
   async resume() {
@@ -328,6 +334,7 @@ class Experiment extends ExperimentView {
 
   // What IndexedDB holds of the current (or latest) sweep, its trace assembled from the records.
   async persisted() {
+    await this.writer.settled(); // what the events wrote so far
     const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
     const texts = await this.store.storedTexts(stored.run_id);

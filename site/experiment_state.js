@@ -1,18 +1,23 @@
 // The experiment controller's state (main thread): what the page holds of the live sweep, how
 // it is stored in IndexedDB (site/store.js), and the event Python sends after each step of a
-// run (`sessionEvent`: trial_start / trial_done / trial_interrupted / frozen). The base class of
+// run (`sessionEvent`: trial_start / trial_done / trial_interrupted / frozen). An event returns
+// at once (issue 22 §3: Python never waits for the page's storing or drawing): what it changes
+// joins the next IndexedDB batch (store.js SweepWriter, one transaction, in order), its row and
+// counters are drawn a few times a second, and the experiment's listeners (onEvent: the sweep
+// CLI, tests, benches) are told once it is stored and drawn. The base class of
 // ExperimentView (site/experiment_view.js: progress, controls, tables, an opened trace) and of
 // Experiment (site/experiment.js: the requests, the API, the buttons). It calls methods the
 // view defines: renderAll, renderProgress, refreshControls, closeOpened, showFrozen,
 // resultsCaption and openRecord.
 
 import { notEvidenceLabel } from "./dom.js";
-import { SweepStore } from "./store.js";
+import { SweepStore, SweepWriter } from "./store.js";
 import { EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { fillObservation } from "./profile_views.js";
 
 const $ = (selector) => document.querySelector(selector);
+const DRAW_EVERY_MS = 200;
 
 // The trials of one sweep as the page holds them: Python's text per trial. Adding a trial is
 // constant work. The counts the caption shows are Python's (`summary` of each trial_done event
@@ -28,6 +33,10 @@ export class Trials {
 
   get size() {
     return this.texts.size;
+  }
+
+  has(trialId) {
+    return this.texts.has(trialId);
   }
 
   get(trialId) {
@@ -57,6 +66,9 @@ export class ExperimentState {
     this.currentParams = currentParams;
     this.section = $("#experiment");
     this.store = new SweepStore();
+    this.writer = new SweepWriter(this.store); // the live sweep's writes, batched, in order
+    this.toDraw = []; // trial texts whose rows the next draw adds (drawPending)
+    this.drawTimer = null;
     this.listeners = new Set();
     this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
     this.results = new ResultsTable({ table: $("#sweep-results"), pager: $("#sweep-results-pager"), onOpen: (id) => this.openRecord(id) });
@@ -187,9 +199,13 @@ export class ExperimentState {
     this.tasks = new Map(this.header.tasks.map((task) => [task.id, task]));
   }
 
-  // The status record (small), plus the header text or new trial records when given.
-  async persist(fields = {}, { header = false, trials = [] } = {}) {
-    if (!this.header) return;
+  // The status record (small), plus the header text, new trial records or new ledger records
+  // when given, joined to the next batch; resolves once it is committed. `after` runs then.
+  persist(fields = {}, { header = false, trials = [], observed = [], after = null } = {}) {
+    if (!this.header) {
+      after?.();
+      return Promise.resolve();
+    }
     const runId = this.header.run.run_id;
     const model = this.header.model;
     this.record = {
@@ -207,7 +223,7 @@ export class ExperimentState {
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
     };
-    await this.store.putSweep(this.record, { header: header ? this.headerJson : null, trials });
+    return this.writer.write(this.record, { header: header ? this.headerJson : null, trials, observed, after });
   }
 
   // A checkpoint: Python's current header, stored.
@@ -218,10 +234,11 @@ export class ExperimentState {
 
   // Python says which trials the ledger records (trial_done.heldout_observed) and under what
   // key: the held-out task's content (heldout_content), never its id, which repeats across
-  // seeds and presets. The rule is Python's (pyapp/predict/exploratory.py).
-  async noteObserved(trial, content) {
+  // seeds and presets. The rule is Python's (pyapp/predict/exploratory.py). The ledger
+  // records to write with the trial.
+  observedRecords({ condition, task_id }, content) {
     const model = this.header.model;
-    if (model) await this.store.addObserved(model.model_id, model.revision, trial.condition, [content ?? trial.task_id]);
+    return model ? [{ model_id: model.model_id, revision: model.revision, condition, task_id: content ?? task_id }] : [];
   }
 
   // Python's state, and the counts it carries.
@@ -230,9 +247,13 @@ export class ExperimentState {
     this.summary = state.summary;
   }
 
-  async refresh({ withPredictions = true } = {}) {
+  // Python's state, header (unless the caller just had it: `headerJson`) and predictions,
+  // stored and drawn.
+  async refresh({ withPredictions = true, headerJson = null } = {}) {
+    await this.writer.flush(); // every event's write first (a failed one is thrown here)
+    this.drawPending();
     this.useState(await this.request("sweep_state"));
-    this.useHeader((await this.request("sweep_header")).header_json);
+    this.useHeader(headerJson ?? (await this.request("sweep_header")).header_json);
     await this.loadPredictions(withPredictions && this.state.frozen.length);
     await this.persist({ phase: this.record?.phase ?? null }, { header: true });
     this.renderAll();
@@ -244,6 +265,7 @@ export class ExperimentState {
 
   // Every stored trial of a sweep (resume): one pass, one table draw.
   useTrials(texts) {
+    this.toDraw = [];
     this.trials = new Trials();
     const rows = [];
     for (const text of texts) {
@@ -261,42 +283,80 @@ export class ExperimentState {
 
   // ---- the function Python calls after each step of a run ---------------------------------
 
-  async sessionEvent(json) {
-    if (this.unloading) return false;
+  // Returns at once, with the page's answer (pyapp.protocol.messages.EventAnswer, JSON text):
+  // the Cancel flag, which Python's next Cancel check reads, and the model client's version,
+  // while which Python keeps the provenance it read (a call to the page fewer each). Nothing
+  // here waits for IndexedDB or the DOM. A write that failed earlier is thrown here, so the
+  // run stops at the next event rather than going on unstored.
+  sessionEvent(json) {
+    if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
+    const after = () => this.tell(event, json);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
-      await this.persist({ in_flight: event.trial_id });
+      this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
-      await this.trialDone(event);
-    } else if (event.type === "trial_interrupted" || event.type === "frozen") {
-      // A Cancel or an infrastructure failure (event.code) cut a trial short (Python keeps it
-      // under `interruptions`, never scored, and attempts it again), or Python froze the
-      // profiles: the header changed.
+      this.trialDone(event, after);
+    } else {
+      // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
+      // trial short (Python keeps it under `interruptions`, never scored, and attempts it
+      // again), or Python froze the profiles: the header changed.
       this.useHeader(event.header_json);
-      await this.persist({ in_flight: null }, { header: true });
+      this.persist({ in_flight: null }, { header: true, after });
       if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
-    this.renderProgress();
-    this.emit(event, json);
-    return true;
+    this.scheduleDraw();
+    return this.answer(this.cancelFlag);
   }
 
-  async trialDone({ trial_json: text, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null }) {
-    const trial = JSON.parse(text);
-    this.progress.eta?.finished(phase, trial.condition, performance.now());
+  // The EventAnswer record (pyapp/protocol/messages.py; its keys are EVENT_ANSWER_FIELDS).
+  answer(cancel) {
+    return JSON.stringify({ cancel, model_version: this.models.client?.version ?? null });
+  }
+
+  // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.
+  trialDone(event, after) {
+    const { trial_json: text, trial_id, condition, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null } = event;
+    this.progress.eta?.finished(phase, condition, performance.now());
     const seq = this.trials.size;
-    this.trials.add(trial, text);
+    this.trials.add({ trial_id }, text);
     this.summary = summary;
     // a reload's load record joined the hash chain before this trial: its header comes along
     if (headerJson) this.useHeader(headerJson);
-    await this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id: trial.trial_id, json: text }] });
-    if (heldout_observed) await this.noteObserved(trial, heldout_content);
+    const observed = heldout_observed ? this.observedRecords(event, heldout_content) : [];
+    this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
-    this.results.add(this.rowOf(trial));
-    fillObservation(this.predictionRows, trial);
-    $("#sweep-results-caption").textContent = this.resultsCaption();
+    this.toDraw.push(text);
+  }
+
+  // Listeners are told of an event once it is stored, and once what it changed is drawn: with
+  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits.
+  tell(event, json) {
+    if (!this.listeners.size) return;
+    this.drawPending();
+    this.emit(event, json);
+  }
+
+  // Rows, the caption and the counters are drawn a few times a second, in an animation frame,
+  // off the trial path (a frame per trial would lay the page out per trial).
+  scheduleDraw() {
+    this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending()), DRAW_EVERY_MS);
+  }
+
+  drawPending() {
+    clearTimeout(this.drawTimer);
+    this.drawTimer = null;
+    const texts = this.toDraw;
+    this.toDraw = [];
+    for (const text of texts) {
+      const trial = JSON.parse(text);
+      if (!this.trials.has(trial.trial_id)) continue; // the table was reset since
+      this.results.add(this.rowOf(trial));
+      fillObservation(this.predictionRows, trial);
+    }
+    if (texts.length) $("#sweep-results-caption").textContent = this.resultsCaption();
+    this.renderProgress();
   }
 }

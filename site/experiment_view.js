@@ -145,6 +145,7 @@ export class ExperimentView extends ExperimentState {
   }
 
   clearTables() {
+    this.toDraw = [];
     this.results.reset();
     $("#predictions-table tbody").replaceChildren();
     this.predictionRows = new Map();

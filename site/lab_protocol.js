@@ -5,6 +5,7 @@
 export const REQUEST_TYPES = Object.freeze(["hello", "tasks", "run_supplied", "sympy_load", "sympy_check", "memory", "model_generate", "synthetic_select", "sweep_start", "sweep_resume", "sweep_run", "sweep_freeze", "sweep_state", "sweep_header", "sweep_trace", "sweep_predictions", "journal_generate", "trace_open", "run_report", "compare_runs", "page_state", "model_choose", "sweep_stop", "model_direct"]);
 export const PAGE_REQUEST_TYPES = Object.freeze(["page_state", "model_choose", "sweep_stop", "model_direct"]);
 export const EVENT_TYPES = Object.freeze(["trial_start", "trial_done", "trial_interrupted", "frozen"]);
+export const EVENT_ANSWER_FIELDS = Object.freeze(["cancel", "model_version"]);
 export const ALL_CONDITIONS = Object.freeze(["supplied-program", "model-only", "model-program", "controlled-chain"]);
 export const MODEL_CONDITIONS = Object.freeze(["model-only", "model-program", "controlled-chain"]);
 export const CONTROL_CONDITION = "supplied-program";

@@ -115,13 +115,15 @@ export class SweepStore {
 
   // ---- sweeps ------------------------------------------------------------------------------
 
-  // The status record, and (when given) the header text and new trial records, in one
-  // transaction: what is stored is always consistent.
-  putSweep(status, { header = null, trials = [] } = {}) {
-    return this.tx(["sweeps", "headers", "trials"], "readwrite", (sweeps, headers, trialStore) => {
+  // The status record, and (when given) the header text, new trial records and new ledger
+  // records ({model_id, revision, condition, task_id}), in one transaction: what is stored is
+  // always consistent.
+  putSweep(status, { header = null, trials = [], observed = [] } = {}) {
+    return this.tx(["sweeps", "headers", "trials", "ledger"], "readwrite", (sweeps, headers, trialStore, ledger) => {
       const writes = [promised(sweeps.put({ ...status, updated_at: new Date().toISOString() }))];
       if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header })));
       for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
+      for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id))));
       return Promise.all(writes);
     });
   }
@@ -162,13 +164,6 @@ export class SweepStore {
 
   // ---- ledger ------------------------------------------------------------------------------
 
-  // Add held-out task ids observed for a model (id + revision) under a condition.
-  addObserved(modelId, revision, condition, taskIds) {
-    return this.tx("ledger", "readwrite", (store) =>
-      Promise.all(taskIds.map((taskId) => promised(store.put(ledgerRecord(modelId, revision, condition, taskId))))),
-    );
-  }
-
   // {condition: [task ids]} observed for this model id + revision in earlier sweeps.
   async observedFor(modelId, revision) {
     const seen = {};
@@ -207,5 +202,75 @@ export class SweepStore {
     const count = (await this.ledger()).length;
     await this.tx("ledger", "readwrite", (store) => promised(store.clear()));
     return count;
+  }
+}
+
+// The live sweep's writes, in order and off the trial-to-trial path (issue 22 §3): Python's
+// events return at once, and what each changes is merged into the next batch, written in ONE
+// transaction (the status record as it stands last, the header text when it changed, the new
+// trial records, the new ledger records). A batch starts as soon as the one before it has
+// committed, so only the events of one transaction's time wait, and what is stored is always
+// a consistent prefix of the sweep: a page closed mid-batch keeps the batch before (its
+// in_flight trial is recorded as interrupted on resume, and what came after it is attempted
+// again). After a batch commits, its `after` callbacks run in order (the experiment's
+// listeners are told of an event only once it is stored). A failed write is kept and thrown
+// by the next `write` and by `flush`, so a run stops instead of going on unstored.
+export class SweepWriter {
+  constructor(store) {
+    this.store = store;
+    this.pending = null; // the batch being gathered
+    this.running = null; // the loop writing batches, while there are any
+    this.failure = null;
+  }
+
+  // Merge into the next batch; resolves once it is committed (callers on the trial path do not
+  // wait for it).
+  write(status, { header = null, trials = [], observed = [], after = null } = {}) {
+    if (this.failure) throw this.failure;
+    if (!this.pending) {
+      let resolve;
+      const done = new Promise((r) => (resolve = r));
+      this.pending = { status, header: null, trials: [], observed: [], after: [], done, resolve };
+    }
+    const batch = this.pending;
+    batch.status = status;
+    if (header !== null) batch.header = header;
+    batch.trials.push(...trials);
+    batch.observed.push(...observed);
+    if (after) batch.after.push(after);
+    this.running ??= this.drain();
+    return batch.done;
+  }
+
+  async drain() {
+    await null; // what the same task writes joins the batch
+    while (this.pending) {
+      const batch = this.pending;
+      this.pending = null;
+      try {
+        await this.store.putSweep(batch.status, batch);
+      } catch (error) {
+        this.failure ??= error;
+        console.error("[composition-lab] storing the sweep failed", error);
+      }
+      for (const callback of batch.after) callback();
+      batch.resolve();
+    }
+    this.running = null;
+  }
+
+  // Every write so far committed or failed.
+  async settled() {
+    while (this.running) await this.running;
+  }
+
+  // Every write so far committed (or its failure thrown).
+  async flush() {
+    await this.settled();
+    if (this.failure) {
+      const failure = this.failure;
+      this.failure = null;
+      throw failure;
+    }
   }
 }

@@ -19,7 +19,7 @@ from pyapp.browser.model import (
     handle_model_generate,
     parse_provenance,
     parse_reply,
-    timing_from_reply,
+    read_generate_reply,
 )
 from pyapp.records.base import RecordError, to_json
 from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
@@ -223,12 +223,15 @@ def test_input_budget_completion_from_the_worker_passes() -> None:
 
 def test_timing_and_bridge_overhead() -> None:
     reply = ok("generate", 1, COMPLETION, timing={"worker_ms": 20.0, "client_ms": 22.5})
-    timing = timing_from_reply(reply, 30.0)
+    completion, timing = read_generate_reply(reply, 1, 30.0)
+    assert completion.text == COMPLETION["text"] and completion.failure is None
     assert (timing.worker_ms, timing.client_ms) == (20.0, 22.5)
     assert timing.bridge_overhead_ms == pytest.approx(10.0)
-    bare = timing_from_reply(ok("generate", 1, COMPLETION), 30.0)
+    _, bare = read_generate_reply(ok("generate", 1, COMPLETION), 1, 30.0)
     assert bare.worker_ms is None and bare.bridge_overhead_ms is None
-    assert timing_from_reply("garbage", 5.0).round_trip_ms == 5.0
+    broken, none = read_generate_reply("garbage", 1, 5.0)
+    assert none.round_trip_ms == 5.0 and none.worker_ms is None
+    assert broken.failure is not None and broken.failure.code == "bad_reply"
 
 
 def test_provenance_round_trips_and_is_strict() -> None:
@@ -344,3 +347,43 @@ def test_the_input_hash_counts_a_lone_surrogate_as_the_browser_does() -> None:
 
     # TextEncoder turns a lone surrogate into U+FFFD (EF BF BD)
     assert text_sha256("a\ud800b") == hashlib.sha256(b"a\xef\xbf\xbdb").hexdigest()
+
+
+def test_a_generate_reply_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 §3: the reply's text is decoded once into its records (the Completion and the
+    call's timing both come from that one read)."""
+    from pyapp.protocol import model_messages
+
+    decoded: list[str] = []
+    real_loads = json.loads
+
+    def counting_loads(text: str, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(text)
+        return real_loads(text, *args, **kwargs)
+
+    monkeypatch.setattr(model_messages.json, "loads", counting_loads)
+    adapter = BrowserModelAdapter(FakeMainThread())
+    completion = run(adapter.generate("hi", CAPS))
+    replies = [text for text in decoded if '"generate"' in text and '"ok"' in text]
+    assert len(replies) == 1
+    assert completion.text == COMPLETION["text"]
+    assert adapter.last_timing is not None and adapter.last_timing.worker_ms == 20.0
+
+
+def test_provenance_is_kept_while_the_page_says_its_model_is_the_same() -> None:
+    """During a run each event's answer says the page's model client version: while it stays
+    the same the provenance read is kept (no call to the page), a new version asks again,
+    and outside a run (None) every read asks."""
+    main = FakeMainThread()
+    adapter = BrowserModelAdapter(main)
+    asked = lambda: sum(1 for r in main.requests if r["type"] == "provenance")  # noqa: E731
+    adapter.page_model_version = 3
+    first = adapter.provenance
+    for _ in range(3):
+        run(adapter.generate("hi", CAPS))
+        assert adapter.provenance is first
+    assert asked() == 1
+    adapter.page_model_version = 4  # a reload: the page's model client changed
+    assert adapter.provenance == first and asked() == 2
+    adapter.page_model_version = None
+    assert adapter.provenance == adapter.provenance == first and asked() == 4

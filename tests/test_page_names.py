@@ -229,3 +229,15 @@ def test_both_channels_build_and_read_one_envelope() -> None:
     reply = json.loads(messages.failed("tasks", 9, "bad_params", "no"))
     assert reply == envelope.failed_reply("tasks", 9, "bad_params", "no")
     assert envelope.check_reply(reply, "tasks", 9) is reply
+
+
+def test_the_pages_event_answer_writes_exactly_the_records_fields() -> None:
+    """The page's answer to each event (site/experiment_state.js `answer`) is the EventAnswer
+    record: its keys are the generated EVENT_ANSWER_FIELDS, no more, no fewer."""
+    fields = constants()["EVENT_ANSWER_FIELDS"]
+    assert fields == ["cancel", "model_version"]
+    text = (ROOT / "site" / "experiment_state.js").read_text("utf-8")
+    found = re.search(r"\n  answer\(cancel\) \{\n    return JSON\.stringify\(\{(.*?)\}\);", text)
+    assert found, "site/experiment_state.js has no answer(cancel) building the EventAnswer"
+    keys = [part.strip().split(":")[0].strip() for part in found.group(1).split(",")]
+    assert keys == fields

@@ -281,3 +281,92 @@ def test_a_cancelled_generation_is_an_interruption_not_an_observation():
     assert reproduce(trace) == []
     trace["interruptions"][0]["partial"]["outcome"] = "correct"
     assert any("interruptions[0].partial" in str(m) for m in reproduce(trace))
+
+
+def test_each_events_answer_serves_the_next_cancel_check():
+    """Issue 22 §3: the page answers each event at once with its Cancel flag, and that answer
+    serves Python's next Cancel check: a whole-task run asks the page one cancel question
+    (before its first trial, which no answer precedes); a chain asks that and once per model
+    call (its route checks before each call, after the check the event's answer served);
+    an answer `true` stops the run before the next trial (none is cut short)."""
+    asked = []
+    page = Page(ScriptedAdapter(known_model))
+    context = page.context()
+    told = context.notify
+
+    def notify(event):
+        told(event)
+        return json.dumps({"cancel": page.cancel, "model_version": None})  # the page's answer
+
+    def cancel_requested():
+        asked.append(True)
+        return page.cancel
+
+    answering = Context(adapter=context.adapter, notify=notify, cancel_requested=cancel_requested)
+    page.context = lambda: answering
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    assert call(page, "sweep_run", phase="measure")["result"]["state"]["measure_left"] == 0
+    assert len(asked) == 1
+
+    call(page, "sweep_start", seed=1729, conditions=["controlled-chain"])
+    page.events.clear()
+    asked.clear()
+    call(page, "sweep_run", phase="measure")
+    calls = [
+        len(json.loads(e["trial_json"])["chain"]["calls"])
+        for e in page.events
+        if e["type"] == "trial_done"
+    ]
+    assert len(asked) == 1 + sum(calls) and sum(calls) > 0
+
+    asked.clear()
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    page.cancel_after = 3  # the page's Cancel is set as it takes the third trial
+    ended = call(page, "sweep_run", phase="measure")["result"]
+    assert ended["cancelled"] and ended["state"]["trials"] == 3 and len(asked) == 1
+    assert ended["state"]["interruptions"] == 0  # stopped between trials
+
+
+def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
+    """The page's answers carry its model client's version: while it stays the same, the
+    trials of a run make no provenance call; a new version makes the next trial ask."""
+    from pyapp.browser.model import BrowserModelAdapter
+    from pyapp.records.base import from_json
+    from pyapp.records.model import Caps
+
+    scripted = ScriptedAdapter(known_model)
+    asked = []
+
+    def transport(request_json):
+        request = json.loads(request_json)
+        if request["type"] == "provenance":
+            asked.append(request["id"])
+            result = {"ok": True, "result": to_json(scripted.provenance)}
+            return json.dumps({"type": "provenance", "id": request["id"], **result})
+        caps = from_json(Caps, request["caps"])
+        completion = run(scripted.generate(request["prompt"], caps))
+        timing = {"worker_ms": 1.0, "client_ms": 1.5}
+        reply = {"ok": True, "result": to_json(completion), "timing": timing}
+        return json.dumps({"type": "generate", "id": request["id"], **reply})
+
+    adapter = BrowserModelAdapter(transport)
+    page = Page(adapter)
+    context = page.context()
+    version = [1]
+
+    def notify(event):
+        context.notify(event)
+        if event["type"] == "trial_done" and event["index"] == 9:
+            version[0] += 1  # e.g. a reload after this trial
+        return json.dumps({"cancel": False, "model_version": version[0]})
+
+    answering = Context(adapter=context.adapter, notify=notify, cancel_requested=lambda: False)
+    page.context = lambda: answering
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    asked.clear()
+    done = call(page, "sweep_run", phase="measure")["result"]
+    assert done["state"]["trials"] == 18
+    # the run's start (no answer yet), the first trial (its answer follows that read), and
+    # the trial after the version changed: never once per trial
+    assert len(asked) == 3, asked
+    assert adapter.page_model_version is None  # outside a run, nothing says it

@@ -7,7 +7,8 @@ PyScript's ``xworker.sync`` channel. Every request goes unchanged to
 The glue only builds the ``Context`` with what needs the browser runtime itself:
 
 * ``notify``: the page's ``xworker.sync.session_event(json)`` (trial_start / trial_done with
-  that trial only; the page stores the trial before answering);
+  that trial only; the page answers at once, ``pyapp.protocol.messages.EventAnswer``
+  text, and stores the trial off the trial path);
 * ``cancel_requested``: ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag);
 * ``adapter`` / ``model_adapter``: ``pyapp.browser.model.BrowserModelAdapter`` over
   ``pyscript.sync.model_call`` (the page sets ``xworker.sync.model_call``; PyScript's
@@ -53,10 +54,11 @@ def _page() -> Any:
     return sync
 
 
-def _notify(event: dict[str, JSON]) -> None:
-    """Hand a session event to the page (``xworker.sync.session_event``). The page stores the
-    trial in IndexedDB before it answers, so the next trial starts only after that."""
-    getattr(_page(), SESSION_EVENT)(json.dumps(event))
+def _notify(event: dict[str, JSON]) -> str:
+    """Hand a session event to the page (``xworker.sync.session_event``). The page answers at
+    once (``EventAnswer`` text: its Cancel flag and its model client's version) and stores and
+    draws the event later, off the trial path."""
+    return str(getattr(_page(), SESSION_EVENT)(json.dumps(event)))
 
 
 def _cancel_requested() -> bool:

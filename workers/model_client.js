@@ -89,6 +89,11 @@ export class ModelClient {
     this.loads = []; // ModelLoad JSON, in order
     this.lastLoaded = null; // the worker's load result
     this.state = "none"; // none | loading | loaded | unloaded | failed
+    // Bumped with every state change: whatever provenance() reports (spec, loads, the load
+    // result) changes only together with one, in the same task. The experiment's answer to
+    // each of Python's events carries it, so Python asks the provenance again only after a
+    // change (pyapp/browser/model.py, issue 22 §3).
+    this.version = 0;
     this.ready = null; // promise of the current (re)load
     this.current = null; // {id, stop: (reason) => void, firstToken: bool} of the running generate
     this.faults = parseFaults(faults); // {hooks, errors, at(kind, n)}
@@ -100,6 +105,7 @@ export class ModelClient {
 
   setState(state, detail = {}) {
     this.state = state;
+    this.version += 1;
     this.emit({ type: MODEL_TYPE.STATE, state, ...detail });
   }
 

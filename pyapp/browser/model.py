@@ -14,7 +14,9 @@ The messages are the records of `pyapp.protocol.model_messages` (tables in docs/
 requests are built from them (`Generate`, `Provenance`) and every reply is read into its
 envelope (`ModelReply`) and result record (`Completion`, `ModelProvenance`) with
 `pyapp.records.base.from_json`, so a malformed reply from JavaScript becomes a typed
-failure, never a half-filled Completion. Everything here except the transport is pure and
+failure, never a half-filled Completion. A generate reply's text is decoded once
+(`read_generate_reply`: the Completion and the call's timing from one read); from then on
+the records travel, never the text. Everything here except the transport is pure and
 runs under CPython (tests/test_browser_model.py).
 
 Failure codes carried in `Completion.failure` (finish null = no generation ran):
@@ -126,13 +128,27 @@ def parse_completion(data: JSON) -> Completion:
     return completion
 
 
-def completion_from_reply(reply_json: str, request_id: int | None) -> Completion:
-    """The Completion a `generate` reply stands for; protocol problems become failures. The
+def read_generate_reply(
+    reply_json: str, request_id: int | None, round_trip_ms: float
+) -> tuple[Completion, CallTiming]:
+    """The ONE read of a `generate` reply's text (issue 22 §3): its envelope decoded once, its
+    result read once into the Completion it stands for, and where the call's time went. A
+    protocol problem becomes the Completion's failure (`bad_reply`; no timing then). The
     client's hard-stop judgement and load wait (the envelope's) are kept with it."""
     try:
         reply = parse_reply(reply_json, channel.Generate.TYPE, request_id)
     except ReplyError as error:
-        return failed("bad_reply", str(error))
+        return failed("bad_reply", str(error)), CallTiming(round_trip_ms, None, None)
+    return completion_of(reply), call_timing(reply, round_trip_ms)
+
+
+def completion_from_reply(reply_json: str, request_id: int | None) -> Completion:
+    """The Completion alone of a `generate` reply's text (`read_generate_reply`)."""
+    return read_generate_reply(reply_json, request_id, 0.0)[0]
+
+
+def completion_of(reply: ModelReply) -> Completion:
+    """The Completion a decoded `generate` reply stands for (its result read once)."""
     wait = reply.timing.load_wait_ms if reply.timing is not None else None
     if reply.error is not None:
         completion = failed(reply.error.code, reply.error.message)
@@ -146,14 +162,9 @@ def completion_from_reply(reply_json: str, request_id: int | None) -> Completion
     return replace(completion, hard_stop=reply.hard_stop, load_wait_ms=wait)
 
 
-def timing_from_reply(reply_json: str, round_trip_ms: float) -> CallTiming:
-    """The `timing` of a generate reply, with Python's own round trip (no timing when the
-    reply is not one: `completion_from_reply` says why)."""
-    try:
-        reply: ModelReply | None = parse_reply(reply_json, channel.Generate.TYPE, None)
-    except ReplyError:
-        reply = None
-    timing = reply.timing if reply is not None else None
+def call_timing(reply: ModelReply, round_trip_ms: float) -> CallTiming:
+    """The decoded reply's `timing`, with Python's own round trip."""
+    timing = reply.timing
     if timing is None:
         return CallTiming(round_trip_ms, None, None)
     return CallTiming(round_trip_ms, timing.worker_ms, timing.client_ms)
@@ -182,6 +193,14 @@ class BrowserModelAdapter:
         self._next_id = 1
         self.last_timing: CallTiming | None = None
         """Timing of the last generate call (bench, the page's "try a prompt" box)."""
+        self._read: tuple[JSON, ModelProvenance] | None = None
+        """The last provenance the page reported, as JSON and as read (an unchanged one is
+        not read again)."""
+        self.page_model_version: int | None = None
+        """The page's model client version, as the page last said it during a run (each
+        session event's answer, `pyapp.browser.session.PageLink`); None outside a run."""
+        self._read_at: int | None = None
+        """`page_model_version` when `_read` was fetched."""
 
     def _id(self) -> int:
         request_id = self._next_id
@@ -196,6 +215,17 @@ class BrowserModelAdapter:
 
     @property
     def provenance(self) -> ModelProvenance:
+        """The page's model provenance, asked of the page unless it cannot have changed
+        (issue 22 §3: no call to the page per trial): while the page says during a run that
+        its model client's version is the one it said when the provenance was read
+        (`page_model_version`: the client changes version with every load, reload, crash or
+        termination, everything its provenance reports). A change after the page said it is
+        seen at the next event (a trial that waited for a reload records the wait with its
+        call, `load_wait_ms`), as a change after a read always was. Outside a run every read
+        asks. A provenance equal to the last one is not read into its record again."""
+        version = self.page_model_version
+        if self._read is not None and version is not None and version == self._read_at:
+            return self._read[1]
         request_id = self._id()
         message = channel.Provenance()
         answer = self._transport(json.dumps(channel.request(message, request_id)))
@@ -206,7 +236,10 @@ class BrowserModelAdapter:
         reply = parse_reply(str(answer), message.TYPE, request_id)
         if reply.error is not None:
             raise ReplyError(f"provenance failed: {reply.error.code}: {reply.error.message}")
-        return parse_provenance(reply.result)
+        if self._read is None or self._read[0] != reply.result:
+            self._read = (reply.result, parse_provenance(reply.result))
+        self._read_at = version
+        return self._read[1]
 
     async def generate(self, prompt: str, caps: Caps) -> Completion:
         request_id = self._id()
@@ -217,8 +250,7 @@ class BrowserModelAdapter:
             self.last_timing = None
             return failed("bridge_error", f"the call to the main thread failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
-        self.last_timing = timing_from_reply(reply_json, round_trip_ms)
-        completion = completion_from_reply(reply_json, request_id)
+        completion, self.last_timing = read_generate_reply(reply_json, request_id, round_trip_ms)
         client_ms = self.last_timing.client_ms
         if client_ms is None:
             return completion

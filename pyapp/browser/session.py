@@ -30,6 +30,7 @@ interruptions in a row pause the sweep: `sweep_run` answers `cancelled: false` w
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pyapp.browser.model import BrowserModelAdapter
 from pyapp.conditions.run import (
     ALL_CONDITIONS,
     MODEL_CONDITIONS,
@@ -63,6 +65,7 @@ from pyapp.predict.predictor import (
     score_trace,
 )
 from pyapp.protocol.messages import (
+    EventAnswer,
     Frozen,
     JournalGenerate,
     RequestError,
@@ -110,7 +113,8 @@ from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
 
-Notify = Callable[[dict[str, JSON]], Awaitable[None] | None]
+Notify = Callable[[dict[str, JSON]], Awaitable[object] | object]
+"""Hands an event to the page; its answer, when it is text, is an `EventAnswer`."""
 
 
 @dataclass
@@ -121,9 +125,11 @@ class Context:
     adapter: Callable[[], ModelAdapter | None]
     """The loaded model's adapter, or None when no model is loaded."""
     notify: Notify
-    """Hands an event to the page (awaited: the page stores it before answering)."""
+    """Hands an event to the page, which answers at once (it stores and draws the event
+    later, off the trial path) with an `EventAnswer`'s JSON text (anything else: not said)."""
     cancel_requested: Callable[[], bool]
-    """The page's Cancel flag, polled before each model call."""
+    """The page's Cancel flag, polled before each model call that no event's answer has
+    just told (`PageLink`)."""
     model_adapter: Callable[[], Any] | None = None
     """The worker's BrowserModelAdapter, loaded or not (`model_generate`)."""
     load_sympy: Callable[[], Awaitable[dict[str, JSON]]] | None = None
@@ -304,18 +310,18 @@ class Session:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
         except ProtocolError as error:
             raise SessionError(error.code, error.message) from None
-        with _timed_by(adapter):
-            return await self._run(sweep, request.phase, adapter, ctx)
+        with _timed_by(adapter), PageLink(ctx, adapter) as page:
+            return await self._run(sweep, request.phase, adapter, page)
 
     async def _run(
         self,
         sweep: Sweep,
         phase: Literal["measure", "heldout", "all"],
         adapter: ModelAdapter,
-        ctx: Context,
+        page: PageLink,
     ) -> RunEnded:
         phases: list[Phase] = ["measure", "heldout"] if phase == "all" else [phase]
-        cancel = CancelToken(poll=ctx.cancel_requested)
+        cancel = CancelToken(poll=page.cancel_requested)
         synthetic = adapter if isinstance(adapter, SyntheticAdapter) else None
         observed_before = len(sweep.trials)
         counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
@@ -329,7 +335,7 @@ class Session:
                     predictions=_predicted(sweep, profiles),
                     receipt_json=receipt_json(sweep),
                 )
-                await _maybe(ctx.notify(event(frozen)))
+                await page.tell(event(frozen))
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
@@ -344,7 +350,7 @@ class Session:
                     total=total,
                     phase=current,
                 )
-                await _maybe(ctx.notify(event(start)))
+                await page.tell(event(start))
 
             async def after(trial: Trial, done: int, total: int, current: Phase = current) -> None:
                 counts[0] = counted(counts[0], trial)
@@ -365,7 +371,7 @@ class Session:
                     if len(sweep.model.loads) != self._header_loads
                     else None,
                 )
-                await _maybe(ctx.notify(event(finished)))
+                await page.tell(event(finished))
 
             async def interrupted(trial: Trial) -> None:
                 cut = TrialInterrupted(
@@ -373,7 +379,7 @@ class Session:
                     code=trial.failure.code if trial.failure else None,
                     header_json=self.header_json(),
                 )
-                await _maybe(ctx.notify(event(cut)))
+                await page.tell(event(cut))
 
             try:
                 end = await run_phase(
@@ -539,9 +545,51 @@ def receipt_json(sweep: Sweep) -> str:
     return document_text(make_receipt(sweep.trace()))
 
 
-async def _maybe(value: Awaitable[None] | None) -> None:
-    if value is not None:
-        await value
+class PageLink:
+    """The page during one run. Each event it is told is answered at once (`EventAnswer`, JSON
+    text): the Cancel flag serves Python's next Cancel check, so only a check that no answer
+    has served since the last one asks the page (`Context.cancel_requested`), and the model
+    client's version lets the page's model adapter keep the provenance it read while the
+    version stays the same. Every check still reads the flag after the check before it: one
+    call to the page fewer per event (a trial of a whole-task condition makes no cancel
+    call), and a trial asks the provenance only when the model changed (issue 22 §3). An
+    answer that is not `EventAnswer` text (a native test's page) says nothing."""
+
+    def __init__(self, ctx: Context, adapter: ModelAdapter) -> None:
+        self._ctx = ctx
+        self._told: bool | None = None
+        self._browser = adapter if isinstance(adapter, BrowserModelAdapter) else None
+
+    def __enter__(self) -> PageLink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._browser is not None:  # outside a run, nothing tells the adapter: it asks
+            self._browser.page_model_version = None
+
+    async def tell(self, message: dict[str, JSON]) -> None:
+        answer = self._ctx.notify(message)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        told = _answer(answer)
+        self._told = None if told is None else told.cancel
+        if self._browser is not None:
+            self._browser.page_model_version = None if told is None else told.model_version
+
+    def cancel_requested(self) -> bool:
+        told, self._told = self._told, None
+        return told if told is not None else bool(self._ctx.cancel_requested())
+
+
+def _answer(answer: object) -> EventAnswer | None:
+    """The page's answer to an event, read; None when it is not one (a bug is a TypeError)."""
+    if not isinstance(answer, str):
+        return None
+    try:
+        read: EventAnswer = from_json(EventAnswer, json.loads(answer), "$answer")
+    except (ValueError, RecordError) as error:
+        raise TypeError(f"the page answered an event with {answer[:80]!r}: {error}") from None
+    return read
 
 
 def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:

@@ -9,6 +9,8 @@ test fails when any of them drifts.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
 from pyapp.protocol import generate, page
 from pyapp.protocol.envelope import Channel, EventGroup, Reply
@@ -21,6 +23,7 @@ from pyapp.protocol.messages import (
     PAGE_REQUESTS,
     REQUEST_TIMEOUT_MS,
     REQUESTS,
+    EventAnswer,
     Request,
 )
 from pyapp.records.base import JSON, to_json
@@ -64,6 +67,7 @@ def constants() -> dict[str, JSON]:
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
         "PAGE_REQUEST_TYPES": [r.TYPE for r in PAGE_REQUESTS],
         "EVENT_TYPES": [e.TYPE for e in EVENTS],
+        "EVENT_ANSWER_FIELDS": [f.name for f in dataclasses.fields(EventAnswer)],
         "ALL_CONDITIONS": list(ALL_CONDITIONS),
         "MODEL_CONDITIONS": list(MODEL_CONDITIONS),
         "CONTROL_CONDITION": "supplied-program",

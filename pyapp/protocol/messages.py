@@ -516,6 +516,20 @@ EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Fr
 """Every event Python sends the page during a run."""
 
 
+@dataclass(frozen=True)
+class EventAnswer:
+    """The page's answer to each event (`xworker.sync.session_event`), given at once, as JSON
+    text: what Python's next checks read instead of asking the page again."""
+
+    cancel: bool
+    """The page's Cancel flag as it stands: Python's next Cancel check reads it."""
+    model_version: int | None
+    """How many times the page's model client has changed state (a load begun, ended or
+    refused, a crash, a termination: whatever its provenance reports changes only with
+    one); null without a model client. While it stays the same, Python's adapter keeps the
+    provenance it read (`pyapp.browser.model.BrowserModelAdapter.provenance`)."""
+
+
 # ---- validation and the envelope --------------------------------------------------------------
 
 

@@ -55,8 +55,10 @@ SYNC_NAMES: tuple[SyncName, ...] = (
     SyncName(
         SESSION_EVENT,
         "the page (site/app.js; the experiment's `sessionEvent`)",
-        "(eventJson) → true",
-        "a sweep's events (trial_start, trial_done, ...), answered once the page stored them",
+        "(eventJson) → answerJson",
+        "a sweep's events (trial_start, trial_done, ...), answered at once with an"
+        " `EventAnswer` (pyapp.protocol.messages: the Cancel flag, the model client's version;"
+        " its keys are `EVENT_ANSWER_FIELDS`); the page stores and draws them later",
     ),
     SyncName(
         CANCEL_REQUESTED,

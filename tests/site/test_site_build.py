@@ -55,3 +55,34 @@ def test_boot_config_is_local() -> None:
     assert config["interpreter"] == "./pyodide/pyodide.mjs"
     assert config["packages"] == ["composition-lab"]
     assert "sympy" not in json.dumps(config)
+
+
+def test_the_python_workers_sync_waits_sleep_instead_of_spinning() -> None:
+    """scripts/build_site.py patches @pyscript/core so the worker's synchronous calls wait on
+    `Atomics.wait` (issue 22 §3: the spin on `Atomics.pause` held a core through every call,
+    a model generation included)."""
+    import sys
+
+    sys.path.insert(0, str(SITE.parents[1] / "scripts"))
+    import build_site
+
+    chunks = sorted((SITE / "pyscript").glob("*.js"))
+    if not chunks:
+        pytest.skip(f"{SITE} is not built: run scripts/build_site.py")
+    texts = [chunk.read_text(encoding="utf-8") for chunk in chunks]
+    assert sum(text.count("!1&&" + build_site.SPIN_WAIT) for text in texts) == 1
+    assert sum(text.count(build_site.SPIN_WAIT) for text in texts) == 1  # only the disabled one
+
+
+def test_the_build_refuses_a_pyscript_whose_sync_wait_it_does_not_know(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(SITE.parents[1] / "scripts"))
+    import build_site
+
+    (tmp_path / "core.js").write_text("const x = 1;", encoding="utf-8")
+    with pytest.raises(build_site.BuildError, match="sync wait"):
+        build_site.sleep_in_sync_waits(tmp_path)
+    (tmp_path / "core.js").write_text(f"a;{build_site.SPIN_WAIT};b", encoding="utf-8")
+    build_site.sleep_in_sync_waits(tmp_path)
+    assert (tmp_path / "core.js").read_text(encoding="utf-8") == f"a;!1&&{build_site.SPIN_WAIT};b"
