@@ -10,8 +10,10 @@
 // - PAGE_REQUEST_TYPES the page answers itself, Python not involved: `page_state` (the boot,
 //   the Models panel, the Experiment section), `model_choose` (choose and press "Load model…"
 //   as a person does; the consent stays a click in the dialog), `sweep_stop` (the Cancel,
-//   issued right after the trial in flight is done) and `model_direct` (one generation in the
-//   model worker, for the benches);
+//   issued right after the trial in flight is done), `model_direct` (one generation in the
+//   model worker, for the benches), `page_stored` (what IndexedDB holds: the current sweep,
+//   its trace assembled from the stored records, and the ledger) and `model_synthetic` (the
+//   panel's "Use synthetic model", by spec);
 // - the sweep requests go through the Experiment section exactly as its buttons do (so the
 //   page stores, draws and persists what happens);
 // - every other request goes to Python unchanged.
@@ -51,6 +53,8 @@ function pageRoutes({ experiment, models, timings, stop }) {
       stop.left = Math.max(1, m.after ?? 1);
       return { running: Boolean(experiment.snapshot().busy) };
     },
+    page_stored: async () => ({ sweep: await experiment.persisted(), ledger: await experiment.ledger() }),
+    model_synthetic: async (m) => (await models.useSynthetic(m.spec ?? null)) ?? { spec: null, provenance: null, note: null },
     model_direct: async (m) => {
       const reply = await models.client.generate({ prompt: m.prompt ?? undefined, messages: m.messages ?? undefined, caps: m.caps });
       return {
