@@ -322,6 +322,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
 
     sys.path.insert(0, str(ROOT))
     from pyapp.host.serve import serve_hub_in_thread, serve_in_thread
+    from pyapp.protocol.page import page_query
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import load_from_catalogue, wait_booted
 
@@ -330,7 +331,7 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
     server, url = serve_in_thread(SITE)
     hub = serve_hub_in_thread({chosen.model_id: chosen.hub}) if chosen.hub else None
     query = {"model_threads": threads, "model_host": hub[1] if hub else None}
-    url += "?" + "&".join(f"{k}={v}" for k, v in query.items() if v is not None)
+    url += "?" + page_query({k: str(v) for k, v in query.items() if v is not None})
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(

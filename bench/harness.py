@@ -57,6 +57,7 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
 
     from pyapp.host.serve import serve_in_thread
     from pyapp.protocol.messages import SweepRun, SweepStart, SweepTrace
+    from pyapp.protocol.page import page_query
     from pyapp.protocol.results import RunEnded, TraceText
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import send
@@ -78,10 +79,10 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
 
             context.route("**/*", local_only)
             page = context.new_page()
-            query = f"?seed={seed}" + (
-                f"&model_step_delay_ms={step_delay_ms}" if step_delay_ms else ""
-            )
-            boot_fixture(page, url + query)
+            query = {"seed": str(seed)}
+            if step_delay_ms:
+                query["model_step_delay_ms"] = str(step_delay_ms)
+            boot_fixture(page, f"{url}?{page_query(query)}")
             started = time.perf_counter()
             # Start and run all through window.lab.send: the Experiment section does what
             # its "Run (measure, freeze, held-out)" does

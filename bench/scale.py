@@ -125,6 +125,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
 
     from pyapp.host.serve import serve_in_thread
     from pyapp.protocol.messages import SweepRun, SweepStart, SweepStop
+    from pyapp.protocol.page import page_query
     from pyapp.protocol.results import ErrorBody, SweepState
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import install_relay, relayed, send
@@ -138,7 +139,7 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
             page = browser.new_context().new_page()
             listener = Listener()
             install_relay(page, listener)
-            boot_fixture(page, f"{url}?seed={seed}")
+            boot_fixture(page, f"{url}?{page_query({'seed': str(seed)})}")
             cdp = page.context.new_cdp_session(page)
             start = SweepStart(seed=seed, params=params_for(trials), conditions=("model-only",))
             state: SweepState = send(page, start)

@@ -10,8 +10,10 @@
 // - PAGE_REQUEST_TYPES the page answers itself, Python not involved: `page_state` (the boot,
 //   the Models panel, the Experiment section), `model_choose` (choose and press "Load model…"
 //   as a person does; the consent stays a click in the dialog), `sweep_stop` (the Cancel,
-//   issued right after the trial in flight is done) and `model_direct` (one generation in the
-//   model worker, for the benches);
+//   issued right after the trial in flight is done), `model_direct` (one generation in the
+//   model worker, for the benches), `page_stored` (what IndexedDB holds: the current sweep,
+//   its trace assembled from the stored records, and the ledger) and `model_synthetic` (the
+//   panel's "Use synthetic model", by spec);
 // - the sweep requests go through the Experiment section exactly as its buttons do (so the
 //   page stores, draws and persists what happens);
 // - every other request goes to Python unchanged.
@@ -32,7 +34,7 @@ const EXPERIMENT_ROUTES = {
 const text = (selector) => document.querySelector(selector)?.textContent ?? "";
 
 // The requests the page answers itself (PAGE_REQUEST_TYPES), given the page's parts.
-function pageRoutes({ experiment, models, timings, stop }) {
+function pageRoutes({ experiment, models, timings }) {
   return {
     page_state: () => {
       const shown = experiment.snapshot();
@@ -48,9 +50,11 @@ function pageRoutes({ experiment, models, timings, stop }) {
     },
     model_choose: (m) => models.choose(m),
     sweep_stop: (m) => {
-      stop.left = Math.max(1, m.after ?? 1);
+      experiment.stopAfter(m.after ?? 1);
       return { running: Boolean(experiment.snapshot().busy) };
     },
+    page_stored: async () => ({ sweep: await experiment.persisted(), ledger: await experiment.ledger() }),
+    model_synthetic: async (m) => (await models.useSynthetic(m.spec ?? null)) ?? { spec: null, provenance: null, note: null },
     model_direct: async (m) => {
       const reply = await models.client.generate({ prompt: m.prompt ?? undefined, messages: m.messages ?? undefined, caps: m.caps });
       return {
@@ -64,16 +68,10 @@ function pageRoutes({ experiment, models, timings, stop }) {
 }
 
 export function makeSend({ request, experiment, models, timings }) {
-  // `sweep_stop`: the Cancel, as soon as the trial in flight (or the `after`-th trial from
-  // now) is done, before the next one starts, so no generation is cut short; the ask lasts
-  // until a sweep_run has ended.
-  const stop = { left: null };
-  experiment.onEvent((event) => {
-    if (stop.left === null || event.type !== "trial_done") return;
-    stop.left -= 1;
-    if (stop.left <= 0) experiment.cancel();
-  });
-  const pageRoute = pageRoutes({ experiment, models, timings, stop });
+  // `sweep_stop`: the experiment's stopAfter — the Cancel as the trial in flight (or the
+  // `after`-th trial from now) is done, before the next one starts, so no generation is cut
+  // short.
+  const pageRoute = pageRoutes({ experiment, models, timings });
   return async function send(messageJson, onEvent = null) {
     let message;
     try {
@@ -99,7 +97,7 @@ export function makeSend({ request, experiment, models, timings }) {
       return failedReply(type, id, code, String(error?.message ?? error));
     } finally {
       unsubscribe();
-      if (type === "sweep_run") stop.left = null;
+      if (type === "sweep_run") experiment.stopAfter(null); // the ask lasts until a run has ended
     }
   };
 }

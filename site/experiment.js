@@ -482,6 +482,9 @@ class Experiment extends ExperimentView {
       resume: () => this.resume(),
       resumeFrom: (stored, inFlight) => this.resumeFrom(stored, inFlight),
       cancel: () => this.cancel(),
+      stopAfter: (trials) => {
+        this.stopLeft = trials === null ? null : Math.max(1, trials);
+      },
       persisted: () => this.persisted(),
       onEvent: (callback) => {
         this.listeners.add(callback);

@@ -85,6 +85,7 @@ export class ExperimentState {
     this.predictionRows = new Map(); // trial id -> row of the predictions table
     this.busy = null; // the name of the request in flight ("run", "freeze", ...)
     this.cancelFlag = false;
+    this.stopLeft = null; // stopAfter(n): trials left before the Cancel (window.lab.send's sweep_stop)
     this.lastError = null;
     this.lastCancelled = false;
     this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
@@ -307,8 +308,20 @@ export class ExperimentState {
       this.persist({ in_flight: null }, { header: true, after });
       if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
+    if (event.type === "trial_done") this.countTowardsStop();
     this.scheduleDraw();
     return this.answer(this.cancelFlag);
+  }
+
+  // stopAfter(n): the Cancel as the n-th trial from the ask is done, counted as its event
+  // arrives (not once stored), so this event's answer already carries it: no trial is cut
+  // short. The ask then ends.
+  countTowardsStop() {
+    if (this.stopLeft === null) return;
+    this.stopLeft -= 1;
+    if (this.stopLeft > 0) return;
+    this.stopLeft = null;
+    this.cancel();
   }
 
   // The EventAnswer record (pyapp/protocol/messages.py; its keys are EVENT_ANSWER_FIELDS).

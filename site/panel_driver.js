@@ -23,6 +23,7 @@ export function panelState(panel, steps) {
     consent_details: details.join("\n"),
     status: panel.status.textContent,
     provenance: panel.client.provenance(),
+    synthetic: panel.synthetic?.spec ?? null,
   };
 }
 

@@ -123,6 +123,59 @@ def test_the_sweep_cli_builds_the_address_from_the_table() -> None:
     assert "urlencode" not in main and "page_query(" in main
 
 
+ADDRESS_LITERAL = re.compile(
+    r"(?<!`)[?&](?:" + "|".join(sorted(page.URL_PARAM_NAMES)) + r")="  # `?seed=…`, `&fault=…`
+    r"|[\"']&[\"']\s*\.join\(|\burlencode\("  # a query joined by hand
+)
+"""A page address built by hand: a parameter name written in a query, or a query joined
+without `page_query` (a backticked address in prose is a name, not code)."""
+DRIVER_DIRS = ("bench", "scripts", "pyapp")
+"""Where the drivers build the page's address (the benches, the scripts, the sweep CLI)."""
+
+
+def address_literals(path: str, text: str) -> list[str]:
+    """`path:line: text` of every line that builds a page address by hand."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+        if ADDRESS_LITERAL.search(code):
+            found.append(f"{path}:{number}: {line.strip()}")
+    return found
+
+
+def test_the_address_checker_catches_what_it_must() -> None:
+    for line in (
+        'query = f"?seed={seed}" + (f"&model_step_delay_ms={ms}" if ms else "")',
+        'boot_fixture(page, f"{url}?seed={seed}")',
+        'url += "?" + "&".join(f"{k}={v}" for k, v in query.items())',
+        "url += '?' + urlencode(query)",
+        'page.goto(url + "?fault=hang@1")',
+    ):
+        assert address_literals("bench/x.py", line), line
+    for line in (
+        "boot_fixture(page, f\"{url}?{page_query({'seed': str(seed)})}\")",
+        'url += "?" + page_query({"model_threads": "2"})',
+        'bare = url + "bench/bare.html"',
+        "(``?model_host=http://127.0.0.1:PORT/``) in prose",
+    ):
+        assert address_literals("bench/x.py", line) == [], line
+
+
+def test_drivers_build_the_page_address_with_page_query() -> None:
+    """The benches, the scripts and the sweep CLI name no page parameter in an address they
+    write: the address is `page_query` of the table's names (pyapp/protocol/page.py)."""
+    found = []
+    for top in DRIVER_DIRS:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative == "pyapp/protocol/page.py":  # the table and page_query themselves
+                continue
+            found += address_literals(relative, path.read_text("utf-8"))
+    assert found == []
+    users = [p for top in ("bench",) for p in (ROOT / top).glob("*.py")]
+    assert any("page_query(" in p.read_text("utf-8") for p in users)  # the benches do use it
+
+
 # ---- the driver API window.lab -----------------------------------------------------------------
 
 

@@ -1,8 +1,8 @@
 """The requests the page answers itself (`PAGE_REQUESTS`: page_state, model_choose,
-sweep_stop, model_direct; site/entry.js): their records and schema, Python refusing them,
-and the Python side every driver uses (`pyapp.sweep.panel`: one window.lab.send call, waiting
-by polling page_state), the sweep CLI's model loading included. The page answering them in
-Chromium: tests/browser/test_page_requests.py."""
+sweep_stop, model_direct, page_stored, model_synthetic; site/entry.js): their records and
+schema, Python refusing them, and the Python side every driver uses (`pyapp.sweep.panel`: one
+window.lab.send call, waiting by polling page_state), the sweep CLI's model loading included.
+The page answering them in Chromium: tests/browser/test_page_requests.py."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def models_state(**changes: Any) -> dict[str, Any]:
         "backend_status": "WebGPU is not available (this browser has no navigator.gpu).",
         "choice": "fixture", "backend": "wasm", "dtypes": ["q8", "fp32"], "dtype": "q8",
         "consent_open": False, "consent_details": "", "status": "No model loaded.",
-        "provenance": NO_LOAD_YET,
+        "provenance": NO_LOAD_YET, "synthetic": None,
     }  # fmt: skip
     return {**state, **changes}
 
@@ -62,12 +62,22 @@ SAMPLE_RESULTS = {
     "sweep_stop": {"running": True},
     "model_direct": {"completion": None, "worker_ms": None, "client_ms": 1.5,
                      "error": {"code": "not_loaded", "message": "no model"}},
+    "page_stored": {
+        "sweep": {"run_id": "r1", "in_flight": "model-only/g1", "phase": "measure",
+                  "finished": False, "updated_at": "2026-12-02T07:00:00.000Z",
+                  "trace": {"schema": "trace/3", "trials": []}},
+        "ledger": [{"key": "m@main|model-only", "model_id": "m", "revision": "main",
+                    "condition": "model-only", "task_ids": ["a", "b"]}],
+    },
+    "model_synthetic": {"spec": None, "provenance": None, "note": None},
 }  # fmt: skip
 SAMPLE_REQUESTS = {
     "page_state": messages.PageStateRequest(),
     "model_choose": messages.ModelChoose(key="fixture", backend="wasm", dtype="fp32"),
     "sweep_stop": messages.SweepStop(),
     "model_direct": messages.ModelDirect(caps={"max_new_tokens": 1}, prompt="Say hello."),
+    "page_stored": messages.PageStoredRequest(),
+    "model_synthetic": messages.ModelSynthetic(spec="correlated:rho=0.9"),
 }
 
 
@@ -237,6 +247,21 @@ def test_a_dtype_the_panel_does_not_offer_is_a_setup_error(tmp_path) -> None:
         driver.load_model()
     assert raised.value.code == "bad_dtype" and message in raised.value.message
     assert driver.page.consents == 0
+
+
+def test_stored_and_use_synthetic_are_one_request_each() -> None:
+    page = ScriptedPage({"page_stored": [SAMPLE_RESULTS["page_stored"]],
+                         "model_synthetic": [{"code": "bad_synthetic_spec", "message": "no"},
+                                             SAMPLE_RESULTS["model_synthetic"]]})  # fmt: skip
+    held = panel.stored(page)  # type: ignore[arg-type]
+    assert held.sweep is not None and held.sweep.in_flight == "model-only/g1"
+    assert held.ledger[0].task_ids == ("a", "b") and held.sweep.trace["schema"] == "trace/3"
+    with pytest.raises(SweepError) as raised:
+        panel.use_synthetic(page, "nonsense")  # type: ignore[arg-type]
+    assert "bad_synthetic_spec" in raised.value.message
+    assert panel.use_synthetic(page, None).spec is None  # type: ignore[arg-type]
+    assert [m["type"] for m in page.sent] == ["page_stored", "model_synthetic", "model_synthetic"]
+    assert page.sent[1]["spec"] == "nonsense" and page.sent[2]["spec"] is None
 
 
 def test_model_chosen_is_typed() -> None:

@@ -2,8 +2,10 @@
 CLI's JavaScript (pyapp/sweep/driver.js) touches no page global but that entry point (plus the
 driver's own window.__sweep / window.__sweepEvent), and the Python of the sweep CLI, the
 benches and the scripts evaluates no other JavaScript in the page and names no DOM but the
-named exceptions (`ALLOWED`). The consent is a click; the user-interface tests (tests/browser)
-drive the page as a person does and are not drivers."""
+named exceptions (`ALLOWED`). The consent is a click. The browser tests (tests/browser) read no
+`window.lab` member but `send`; only the named user-interface tests (`UI_TESTS`, which drive
+the page as a person does) and tests of a JavaScript module's internals (`MODULE_TESTS`)
+evaluate anything in the page, bar the named exceptions (`BROWSER_ALLOWED`)."""
 
 from __future__ import annotations
 
@@ -143,5 +145,112 @@ def test_drivers_reach_the_page_only_through_window_lab_send() -> None:
             found += page_access(relative, path.read_text("utf-8"))
     assert found == []
     for path, fragments in ALLOWED.items():  # every exception is still needed
+        text = (ROOT / path).read_text("utf-8")
+        assert all(fragment in text for fragment in fragments), path
+
+
+# ---- the browser tests (tests/browser) ------------------------------------------------------
+
+BROWSER = "tests/browser"
+LAB_SIDE_DOOR = re.compile(
+    r"\b(?:window|globalThis)\s*\.\s*lab\s*\??\.\s*(?!send\b)[\w$]+|\bwindow\.lab\s*\["
+)
+"""A page internal a driver would read instead of asking: any `window.lab` member but `send`."""
+TEST_ACCESS = re.compile(PAGE_ACCESS.pattern + r"|\b(?:api|client_generate)\(page\b")
+"""PAGE_ACCESS, and the browser tests' own wrappers of page.evaluate."""
+UI_TESTS: dict[str, str] = {
+    "tests/browser/browser_helpers.py": "unfolds the Tools as a reader does (open_tools)",
+    "tests/browser/test_accessibility.py": "axe-core, focus and the keyboard on every state",
+    "tests/browser/test_experiment.py": "the Experiment section's buttons, tables, plots,"
+    " dialogs and downloads as a person uses and reads them",
+    "tests/browser/test_page_details.py": "focus, the pager, the backend preselection, plot"
+    " geometry: what is on screen",
+    "tests/browser/test_runs.py": "the stored-runs table and its buttons",
+    "tests/browser/test_site_browser.py": "the task table, the control, sympy and the error"
+    " panel as shown",
+    "tests/browser/test_synthetic_models.py": "the synthetic group, its notice and the"
+    " synthetic label in every place it is drawn",
+    "tests/browser/test_viewer.py": "Open a trace and Compare runs: files dropped, tables and"
+    " plots drawn",
+}
+"""The user-interface and accessibility tests: they drive the page as a person does and may
+read what is on screen (the DOM), never the page's internals (`LAB_SIDE_DOOR`)."""
+MODULE_TESTS: dict[str, str] = {
+    "tests/browser/test_models.py": "workers/model_client.js and model_worker.js themselves"
+    " (generate, interrupt, load, first token) through window.lab.models.client",
+    "tests/browser/test_standins.py": "the stand-in models' greedy parity through the model"
+    " client (test_models' client_generate)",
+    "tests/browser/test_greedy.py": "workers/greedy.js in a page of its own (window.probe)",
+}
+"""Tests whose subject is a JavaScript module's internals: they call it directly."""
+BROWSER_ALLOWED: dict[str, tuple[str, ...]] = {
+    # what the page showed at the moment a protocol event arrived (an in-page hook at that
+    # event: a driver's relayed events reach Python after the page has moved on)
+    "tests/browser/test_experiment.py": (
+        "window.lab.experiment.onEvent((e) => {",
+        "const off = window.lab.experiment.onEvent((e) => {",
+    ),
+    "tests/browser/test_synthetic_models.py": (
+        '"""() => { const off = window.lab.experiment.onEvent((event) => {',
+    ),
+    # the subject is site/store.js's IndexedDB layout: version 1 written on a page of the
+    # origin that does not open it, the converted stores read raw
+    "tests/browser/test_store_upgrade.py": (
+        'assert api(page, WRITE_V1, {"record": record, "ledger": ledger}) == 1',
+        "converted = api(page, READ_STORES)",
+    ),
+}
+"""The named exceptions in tests/browser (file: fragments a line may hold)."""
+
+
+def browser_side_doors(path: str, text: str) -> list[str]:
+    """`path:line: text` of every line of a browser test that reaches into the page other
+    than through window.lab.send: a page internal anywhere but a module test, a DOM probe or
+    an evaluate anywhere but a user-interface or module test, bar the named exceptions."""
+    allowed = BROWSER_ALLOWED.get(path, ())
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if any(fragment in line for fragment in allowed) or path in MODULE_TESTS:
+            continue
+        rest = ENTRY_POINT.sub("", line)
+        if LAB_SIDE_DOOR.search(rest) or (path not in UI_TESTS and TEST_ACCESS.search(rest)):
+            found.append(f"{path}:{number}: {line.strip()}")
+    return found
+
+
+def test_browser_side_door_checker_catches_what_it_must() -> None:
+    ui = "tests/browser/test_experiment.py"
+    plain = "tests/browser/test_new.py"
+    for line in (
+        'api(page, "() => window.lab.experiment.persisted()")',
+        "page.wait_for_function(\"() => window.lab.models.state().synthetic === 'x'\")",
+        "page.evaluate(\"(r) => window.lab.request('memory')\")",
+        "const snap = window.lab.experiment.snapshot();",
+    ):
+        assert browser_side_doors(ui, line), line  # not even in a UI test
+        assert browser_side_doors(plain, line), line
+    probe = "page.wait_for_function(\"() => document.querySelector('#app').dataset.state\")"
+    assert browser_side_doors(plain, probe) and not browser_side_doors(ui, probe)
+    assert browser_side_doors(plain, "converted = api(page, READ_STORES)")
+    assert browser_side_doors(plain, 'page.eval_on_selector("#x", "e => e.id")')
+    assert browser_side_doors(plain, "reply = page.evaluate(SEND, text)")
+    assert browser_side_doors(plain, "state = send(page, PageStateRequest())") == []
+    assert browser_side_doors("tests/browser/test_models.py", probe) == []
+
+
+def test_browser_tests_reach_the_page_only_through_window_lab_send() -> None:
+    """A browser test that is not a user-interface test (UI_TESTS) or a module's own test
+    (MODULE_TESTS) talks to the page through window.lab.send (pyapp.sweep.panel) only, and
+    no browser test reads `window.lab`'s other members, bar the named exceptions."""
+    paths = sorted((ROOT / BROWSER).glob("*.py"))
+    found = []
+    for path in paths:
+        relative = path.relative_to(ROOT).as_posix()
+        found += browser_side_doors(relative, path.read_text("utf-8"))
+    assert found == []
+    names = {path.relative_to(ROOT).as_posix() for path in paths}
+    assert set(UI_TESTS) | set(MODULE_TESTS) <= names  # every named file exists
+    assert not set(UI_TESTS) & set(MODULE_TESTS)
+    for path, fragments in BROWSER_ALLOWED.items():  # every exception is still needed
         text = (ROOT / path).read_text("utf-8")
         assert all(fragment in text for fragment in fragments), path

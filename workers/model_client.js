@@ -40,6 +40,7 @@
 
 import { parseFaults } from "./faults.js";
 import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./model_check.js";
+import { failedReply, okReply, panelEvent } from "./model_envelope.js";
 import {
   GRACE_MS,
   LOAD_TIMEOUT_MS,
@@ -66,15 +67,8 @@ export function stallWindow(steps) {
   return { stepMs, windowMs: Math.max(STALL_FLOOR_MS, stepMs === null ? 0 : STALL_STEP_FACTOR * stepMs) };
 }
 
-// A failed reply; `type` and `id` are echoed only when they are what a request carries.
-function failure(type, id, code, message) {
-  return {
-    type: typeof type === "string" ? type : null,
-    id: Number.isInteger(id) ? id : null,
-    ok: false,
-    error: { code, message },
-  };
-}
+// A failed reply (./model_envelope.js: `type` and `id` echoed only when a request carries them).
+const failure = failedReply;
 
 export class ModelClient {
   constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
@@ -106,7 +100,7 @@ export class ModelClient {
   setState(state, detail = {}) {
     this.state = state;
     this.version += 1;
-    this.emit({ type: MODEL_TYPE.STATE, state, ...detail });
+    this.emit(panelEvent(MODEL_TYPE.STATE, { state, ...detail }));
   }
 
   // An event to the Models panel, checked against its generated record first.
@@ -257,7 +251,7 @@ export class ModelClient {
       }
       this.setState("failed", { record });
     }
-    this.emit({ type: MODEL_TYPE.LOAD_DONE, record, result });
+    this.emit(panelEvent(MODEL_TYPE.LOAD_DONE, { record, result }));
     return record;
   }
 
@@ -283,7 +277,7 @@ export class ModelClient {
     this.loads.push(record);
     this.lastLoaded = null;
     this.setState("failed", { record });
-    this.emit({ type: MODEL_TYPE.LOAD_DONE, record, result: null });
+    this.emit(panelEvent(MODEL_TYPE.LOAD_DONE, { record, result: null }));
     return record;
   }
 
@@ -381,26 +375,21 @@ export class ModelClient {
         `the model worker sent no token for ${Math.round(judgement.silent_ms)} ms, longer than the stall window of ` +
         `${Math.round(judgement.window_ms)} ms (${judgement.tokens} tokens before): an infrastructure stall, not the model's timeout; ` +
         "terminated; the model reloads (no new consent needed)";
-      settle({ ...failure(MODEL_TYPE.GENERATE, id, MODEL_ERROR.STALLED, stalled), hard_stop: judgement });
+      settle(failure(MODEL_TYPE.GENERATE, id, MODEL_ERROR.STALLED, stalled, { hard_stop: judgement }));
     } else {
-      settle({
-        type: MODEL_TYPE.GENERATE,
-        id,
-        ok: true,
-        ...(judgement ? { hard_stop: judgement } : {}),
-        result: {
-          text: "",
-          finish_reason: reason,
-          input_tokens: null,
-          output_tokens: null,
-          output_token_ids: null,
-          generation_ms: null,
-          time_to_first_token_ms: null,
-          failure: { code: reason, message },
-          input_text: null, // the worker was stopped before it answered
-          input_sha256: null,
-        },
-      });
+      const stopped = {
+        text: "",
+        finish_reason: reason,
+        input_tokens: null,
+        output_tokens: null,
+        output_token_ids: null,
+        generation_ms: null,
+        time_to_first_token_ms: null,
+        failure: { code: reason, message },
+        input_text: null, // the worker was stopped before it answered
+        input_sha256: null,
+      };
+      settle(okReply(MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {}));
     }
     this.terminate(message);
     this.load(this.spec, this.backend, "reload-after-terminate");
@@ -458,7 +447,7 @@ export class ModelClient {
     const wrong = checkRequest(request);
     if (wrong) return JSON.stringify(failure(request?.type, request?.id, wrong.code, wrong.message));
     const { type, id } = request;
-    if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify({ type, id, ok: true, result: this.provenance() });
+    if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify(okReply(type, id, this.provenance()));
     if (type === MODEL_TYPE.GENERATE) {
       const reply = await this.generate({ debug, ...request });
       return JSON.stringify({ ...reply, id });

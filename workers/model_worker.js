@@ -39,6 +39,7 @@ import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkCachedConfig, keepServedRevision, measureWasm, watchFetches, webgpuAdapter } from "./load_provenance.js";
 import { checkRequest } from "./model_check.js";
+import { failedReply, okReply, workerEvent } from "./model_envelope.js";
 import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "./model_protocol.js";
 
 let tokenizer = null;
@@ -92,19 +93,14 @@ class StopReason {
 
 // ---- helpers -----------------------------------------------------------------------------
 
+// Replies and events are built by the channel's one envelope (./model_envelope.js).
 function reply(type, id, result, extra = {}) {
-  self.postMessage({ type, id, ok: true, result, ...extra });
+  self.postMessage(okReply(type, id, result, extra));
 }
 
-// A failed reply. `type` and `id` are echoed only when they are what a request carries, so
-// that a reply to a malformed message is always a well-formed reply.
+// A failed reply (the envelope echoes `type` and `id` only when a request carries them).
 function replyError(type, id, code, message) {
-  self.postMessage({
-    type: typeof type === "string" ? type : null,
-    id: Number.isInteger(id) ? id : null,
-    ok: false,
-    error: { code, message: String(message) },
-  });
+  self.postMessage(failedReply(type, id, code, message));
 }
 
 class WorkerError extends Error {
@@ -176,14 +172,14 @@ function progressReporter(id, seen) {
   return (data) => {
     if (!data || !data.file) return;
     if (data.status === "done") seen.lastDone = performance.now();
-    self.postMessage({
-      type: MODEL_TYPE.PROGRESS,
-      id,
-      file: String(data.file),
-      status: String(data.status),
-      loaded: Number.isFinite(data.loaded) ? data.loaded : null,
-      total: Number.isFinite(data.total) ? data.total : null,
-    });
+    self.postMessage(
+      workerEvent(MODEL_TYPE.PROGRESS, id, {
+        file: String(data.file),
+        status: String(data.status),
+        loaded: Number.isFinite(data.loaded) ? data.loaded : null,
+        total: Number.isFinite(data.total) ? data.total : null,
+      }),
+    );
   };
 }
 
@@ -370,12 +366,12 @@ async function generate(request, job) {
       const now = performance.now();
       if (index === 0) {
         firstTokenAt = now;
-        self.postMessage({ type: MODEL_TYPE.FIRST_TOKEN, id: request.id });
+        self.postMessage(workerEvent(MODEL_TYPE.FIRST_TOKEN, request.id));
       }
       // Progress for the client's hard-stop judgement (a stall is no token for a window).
       if (index === 0 || now - reported >= TOKENS_EVERY_MS) {
         reported = now;
-        self.postMessage({ type: MODEL_TYPE.TOKENS, id: request.id, tokens: index + 1 });
+        self.postMessage(workerEvent(MODEL_TYPE.TOKENS, request.id, { tokens: index + 1 }));
       }
     },
     // Every reason is checked every step (none short-circuits another), as before.

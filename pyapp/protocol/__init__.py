@@ -3,7 +3,8 @@
 The two channels share one envelope (`envelope`: building and reading requests, replies and
 events for any channel, and `Channel`, what a channel is to the generator) and one generator
 (`generate`: a channel's JSON Schema, docs tables and generated JavaScript module). The page ⇄
-Python channel: `messages` (one record per request and event, the failure codes), `results`
+Python channel: `messages` (one record per request and event, the failure codes),
+`page_messages` (the requests the page answers itself, never Python), `results`
 (the record each reply's result holds) and `exports` (its schema, `site/lab_protocol.js` and
 docs/hosting.md's tables). The model channel: `model_messages` (Python <-> model client <->
 model worker) and `model_exports` (`workers/model_protocol.js`, its schema and docs/models.md's

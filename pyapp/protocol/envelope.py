@@ -9,7 +9,8 @@ One tag key, `type`, both ways, and an `id` pairing each reply with its request:
            | {"type": T, "id": N, "ok": false, "error": {"code": C, "message": str}, ...extras}
     event    {"type": E, ...the fields of E's event record}
 
-A message record is a frozen dataclass with a `TYPE`; a field with a default may be left out
+A message record is a frozen dataclass with a `TYPE` (`Message`; a request, `Request`, also
+names its reply's `RESULT` record); a field with a default may be left out
 (it reads as its default). The functions here build and read that envelope for any channel:
 `outgoing` (a request or an event as sent), `tag_of` and `read_record` (a decoded message's
 record), `ok_reply` / `failed_reply` (a reply as sent) and `check_reply` (a decoded reply
@@ -21,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pyapp.errors import RecordError, ReplyError
 from pyapp.protocol.results import ErrorBody
@@ -32,6 +33,19 @@ TAG = "type"
 ID = "id"
 """The key pairing a reply with its request."""
 _OPTIONAL = {"optional_on_read": True}
+
+
+class Message:
+    """Base of every request and event record: `TYPE` is its tag."""
+
+    TYPE: ClassVar[str]
+
+
+class Request(Message):
+    """Base of every request record: `RESULT` is the record its reply's `result` holds (the
+    handler returns one, `pyapp.browser.bridge` checks it, the schema describes it)."""
+
+    RESULT: ClassVar[type]
 
 
 @dataclass(frozen=True)

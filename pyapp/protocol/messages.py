@@ -15,7 +15,8 @@ Documents whose number types matter (a trial, a trace, a predictions document) t
 Python's own JSON text in `*_json` fields, which JavaScript never re-writes.
 
 This module holds the request and event records, the failure codes and the envelope; the
-result records are in `pyapp.protocol.results` (those a request names as its `RESULT`
+requests the page answers itself are in `pyapp.protocol.page_messages` (re-exported here), the
+result records in `pyapp.protocol.results` (those a request names as its `RESULT`
 are imported here as well).
 From these records `python -m pyapp schema` generates `exports/messages.schema.json` and the
 page's `site/lab_protocol.js` (message names, conditions, ops, caps, default seed, labels,
@@ -30,8 +31,16 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from pyapp.errors import LabError
-from pyapp.protocol import envelope, results
-from pyapp.protocol.model_messages import ChatMessage
+from pyapp.protocol import envelope
+from pyapp.protocol.envelope import Message as Message
+from pyapp.protocol.envelope import Request as Request
+from pyapp.protocol.page_messages import PAGE_REQUESTS as PAGE_REQUESTS
+from pyapp.protocol.page_messages import ModelChoose as ModelChoose
+from pyapp.protocol.page_messages import ModelDirect as ModelDirect
+from pyapp.protocol.page_messages import ModelSynthetic as ModelSynthetic
+from pyapp.protocol.page_messages import PageStateRequest as PageStateRequest
+from pyapp.protocol.page_messages import PageStoredRequest as PageStoredRequest
+from pyapp.protocol.page_messages import SweepStop as SweepStop
 from pyapp.protocol.results import (
     ADDED,
     ComparedRuns,
@@ -85,19 +94,6 @@ FAILURE_CODES: dict[str, str] = {
     " its buttons, said in the message",
 }
 """Error codes a reply can carry (`error.code`), each with what it means."""
-
-
-class Message:
-    """Base of every request and event record: `TYPE` is its tag."""
-
-    TYPE: ClassVar[str]
-
-
-class Request(Message):
-    """Base of every request record: `RESULT` is the record its reply's `result` holds (the
-    handler returns one, `pyapp.browser.bridge` checks it, the schema describes it)."""
-
-    RESULT: ClassVar[type]
 
 
 # ---- requests ---------------------------------------------------------------------------------
@@ -341,64 +337,6 @@ class CompareRuns(Request):
     RESULT: ClassVar[type] = ComparedRuns
     runs: tuple[OpenedRun, ...]
     """The runs, in the order to show them."""
-
-
-# ---- requests the page answers itself (site/entry.js), never Python: drivers ask, never probe --
-
-
-@dataclass(frozen=True)
-class PageStateRequest(Request):
-    """Where the page, its Models panel and its Experiment section stand (the page answers)."""
-
-    TYPE: ClassVar[str] = "page_state"
-    RESULT: ClassVar[type] = results.PageState
-
-
-@dataclass(frozen=True)
-class ModelChoose(Request):
-    """Choose in the Models panel and press "Load model…", as a person does (the consent
-    stays a click). Answered by the page, which presses nothing for a choice it lacks."""
-
-    TYPE: ClassVar[str] = "model_choose"
-    RESULT: ClassVar[type] = results.ModelChosen
-    key: str
-    """A catalogue key (site/models.json), `other` (a typed model id) or `synthetic:NAME`."""
-    backend: Literal["webgpu", "wasm"] | None = None
-    """The backend (null: the panel's preselection)."""
-    dtype: str | None = None
-    """The dtype (null: the panel's first offer for the model and backend)."""
-    model_id: str | None = None
-    """`other`: the model id (org/name)."""
-    revision: str | None = None
-    """`other`: the revision (default `main`)."""
-
-
-@dataclass(frozen=True)
-class SweepStop(Request):
-    """Stop the running sweep right after a trial is done (the Cancel): the page answers."""
-
-    TYPE: ClassVar[str] = "sweep_stop"
-    RESULT: ClassVar[type] = results.StopAsked
-    after: int = 1
-    """Stop once this many more trials are done (1: the trial in flight, or the next)."""
-
-
-@dataclass(frozen=True)
-class ModelDirect(Request):
-    """One generation in the model worker, Python not involved (benches). Answered by the page."""
-
-    TYPE: ClassVar[str] = "model_direct"
-    RESULT: ClassVar[type] = results.DirectGenerated
-    caps: dict[str, JSON]
-    """Budgets (the model channel's Caps JSON)."""
-    prompt: str | None = None
-    """The prompt, as one user message; exactly one of prompt and messages."""
-    messages: tuple[ChatMessage, ...] | None = None
-    """A whole chat, instead of prompt."""
-
-
-PAGE_REQUESTS: tuple[type[Request], ...] = (PageStateRequest, ModelChoose, SweepStop, ModelDirect)
-"""The requests the page answers itself (site/entry.js): no Python handler."""
 
 
 REQUESTS: tuple[type[Request], ...] = (

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pyapp.predict.predictor import FrozenProfile, Prediction
+from pyapp.records.base import JSON
 from pyapp.records.model import Completion, ModelProvenance
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
@@ -429,6 +430,8 @@ class ModelsState:
     provenance: ModelProvenance
     """The loaded model's provenance, as the panel's "Download load diagnostics JSON" gives
     it (model id `none` before any load; `loads` lists every load of the session)."""
+    synthetic: str | None
+    """The synthetic model's spec in use (`NAME:key=value,...`); null when none is."""
 
 
 @dataclass(frozen=True)
@@ -500,6 +503,49 @@ class DirectGenerated:
     """Why it failed (the model channel's code and message); null when it did not."""
 
 
+@dataclass(frozen=True)
+class StoredSweep:
+    """A sweep as IndexedDB holds it (site/store.js): its status record and its trace,
+    assembled from the stored header and trial records."""
+
+    run_id: str
+    """The sweep's run id (the store's key)."""
+    in_flight: str | None
+    """The trial whose `trial_start` was stored without its `trial_done`; null when none."""
+    phase: str | None
+    """The phase that was running; null once a run returned."""
+    finished: bool
+    """The sweep ended (every phase run)."""
+    updated_at: str | None
+    """When its status was last written (ISO 8601, UTC)."""
+    trace: dict[str, JSON]
+    """The trace assembled from the stored header and trials (the summary: Python's last
+    counts, kept with the status)."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """The held-out tasks this browser observed for one model, revision and condition."""
+
+    key: str
+    """`MODEL_ID@REVISION|CONDITION`."""
+    model_id: str
+    revision: str
+    condition: str
+    task_ids: tuple[str, ...]
+    """The held-out tasks (as Python named them in `trial_done.heldout_content`), sorted."""
+
+
+@dataclass(frozen=True)
+class PageStored:
+    """`page_stored`: what this browser's IndexedDB holds, read by the page (no Python)."""
+
+    sweep: StoredSweep | None
+    """The current sweep as stored (else the latest stored one); null when none is."""
+    ledger: tuple[LedgerEntry, ...]
+    """The ledger, one entry per model, revision and condition."""
+
+
 RESULTS: tuple[type, ...] = (
     Versions,
     TaskSet,
@@ -524,5 +570,6 @@ RESULTS: tuple[type, ...] = (
     ModelChosen,
     StopAsked,
     DirectGenerated,
+    PageStored,
 )
 """Every result record (each request names its own as `RESULT`)."""

@@ -1,6 +1,7 @@
 """How Python drives the page (Playwright): one protocol request at a time through the page's
 one entry point, window.lab.send (site/entry.js) — the page's own state and the Models panel
-included (`page_state`, `model_choose`, `sweep_stop`, `model_direct`, answered by the page;
+included (`page_state`, `model_choose`, `sweep_stop`, `model_direct`, `page_stored`,
+`model_synthetic`, answered by the page;
 `pyapp.protocol.messages.PAGE_REQUESTS`). Waiting is polling `page_state`. Shared by the sweep
 CLI's driver, the browser tests, the benches and scripts/screenshots.py (benches must not
 import tests).
@@ -25,13 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pyapp.protocol.messages import (
     ModelChoose,
+    ModelSynthetic,
     PageStateRequest,
+    PageStoredRequest,
     Request,
     RequestError,
     parse_result,
     request_message,
 )
-from pyapp.protocol.results import ErrorBody, PageState
+from pyapp.protocol.results import ErrorBody, PageState, PageStored, SyntheticChosen
 from pyapp.records.base import RecordError, from_json
 from pyapp.sweep.errors import SweepError
 
@@ -217,3 +220,17 @@ def load_from_catalogue(
             before_consent()
         consent(page)
     return wait_models(page, "loaded failed", timeout_ms)
+
+
+def stored(page: Page) -> PageStored:
+    """What this browser's IndexedDB holds (`page_stored`): the current (else latest) sweep,
+    its trace assembled from the stored records, and the ledger."""
+    answer: PageStored = send(page, PageStoredRequest())
+    return answer
+
+
+def use_synthetic(page: Page, spec: str | None) -> SyntheticChosen:
+    """Use the synthetic model `spec` (`NAME:key=value,...`; None: the loaded model again), as
+    the panel's "Use synthetic model (no download)" does (`model_synthetic`)."""
+    chosen: SyntheticChosen = send(page, ModelSynthetic(spec=spec))
+    return chosen

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,18 @@ from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
 from pyapp.predict.predictor import PredictionsDocument
+from pyapp.protocol.messages import SweepRun, SweepStart, SweepStateRequest, SweepTrace
+from pyapp.protocol.results import SweepState
 from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trace, read_trace
-from pyapp.sweep.panel import load_from_catalogue, wait_page
+from pyapp.sweep.panel import (
+    load_from_catalogue,
+    page_state,
+    send,
+    stored,
+    wait_booted,
+    wait_page,
+)
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
@@ -110,6 +120,28 @@ def api(page: Page, expression: str, arg: Any = None, timeout_ms: int = SWEEP_TI
     )
 
 
+def sweep_state(page: Page) -> SweepState:
+    """Python's state of the sweep (`sweep_state` through window.lab.send)."""
+    state: SweepState = send(page, SweepStateRequest())
+    return state
+
+
+def stored_run_id(page: Page) -> str | None:
+    """The run id of the sweep the page stores as its current one (`page_stored`)."""
+    held = stored(page).sweep
+    return None if held is None else held.run_id
+
+
+def wait_new_sweep(page: Page, previous: str | None, timeout_ms: float) -> str:
+    """Wait until the page stores a sweep other than `previous`; its run id."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while (run_id := stored_run_id(page)) in (previous, None):
+        assert time.monotonic() < deadline, f"no new sweep stored after {timeout_ms} ms"
+        page.wait_for_timeout(100)
+    assert run_id is not None
+    return run_id
+
+
 def result_rows(page: Page) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = page.eval_on_selector_all(
         "#sweep-results tbody tr",
@@ -161,8 +193,9 @@ def test_everything_is_disabled_until_a_model_is_loaded(lab: Lab) -> None:
     assert FIXTURE_LABEL in page.inner_text("#experiment-evidence")
     control = page.inner_text('label:has(input[value="supplied-program"])')
     assert "control" in control and "not model evidence" in control
-    state = page.evaluate("() => window.lab.models.state()")
-    assert state["loaded"] and state["evidence"] == "fixture" and state["model_id"]
+    models = page_state(page)
+    assert models is not None and models.models.state == "loaded"
+    assert models.models.provenance.evidence == "fixture" and models.models.provenance.model_id
 
 
 def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
@@ -274,7 +307,7 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
     page.wait_for_selector("#experiment-notice:not([hidden])", timeout=30_000)
     assert "Refused" in page.inner_text("#experiment-notice")
     assert wait_experiment(page, "done") == "done"
-    assert api(page, "() => window.lab.experiment.state()")["trials"] == trials
+    assert sweep_state(page).trials == trials
 
 
 def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
@@ -282,16 +315,11 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     raw records, a trace that validates and reproduces; conditions whose held-out tasks the
     ledger already holds (from the sweep above) are frozen as exploratory."""
     page = lab.page
-    ledger = api(page, "() => window.lab.experiment.ledger()")
-    seen = {entry["condition"]: entry["task_ids"] for entry in ledger}
+    seen = {entry.condition: entry.task_ids for entry in stored(page).ledger}
     choose_conditions(page, CONDITIONS)
-    previous = page.evaluate("() => window.lab.experiment.snapshot().state?.run_id ?? null")
+    previous = stored_run_id(page)
     page.get_by_role("button", name="New sweep").click()
-    page.wait_for_function(
-        "(previous) => (window.lab.experiment.snapshot().state?.run_id ?? null) !== previous",
-        arg=previous,
-        timeout=30_000,
-    )
+    wait_new_sweep(page, previous, 30_000)
     # What the page showed when the first held-out trial started (issue 23, section 3): the
     # freeze receipt and both predictors' probabilities, with no extra click.
     page.evaluate(
@@ -379,10 +407,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
 
 def test_cancel_stops_the_sweep(lab: Lab) -> None:
     page = lab.page
-    api(
-        page,
-        "(p) => window.lab.experiment.start({seed: 1729, conditions: ['model-program']})",
-    )
+    send(page, SweepStart(seed=1729, conditions=("model-program",)))
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 2", timeout=MODEL_TIMEOUT_MS
@@ -390,21 +415,17 @@ def test_cancel_stops_the_sweep(lab: Lab) -> None:
     page.get_by_role("button", name="Cancel sweep").click()
     assert wait_experiment(page, "cancelled", timeout_ms=MODEL_TIMEOUT_MS) == "cancelled"
     assert "Cancelled" in page.inner_text("#experiment-status")
-    state = api(page, "() => window.lab.experiment.state()")
-    assert 2 <= state["trials"] < 24 and state["measure_left"] > 0
-    stored = api(page, "() => window.lab.experiment.persisted()")
-    assert stored["in_flight"] is None and not stored["finished"]
-    assert len(stored["trace"]["trials"]) == state["trials"]
+    state = sweep_state(page)
+    assert 2 <= state.trials < 24 and state.measure_left > 0
+    held = stored(page).sweep
+    assert held is not None and held.in_flight is None and not held.finished
+    assert len(held.trace["trials"]) == state.trials
     assert page.is_enabled("#sweep-run-all") and page.is_disabled("#sweep-cancel")
 
 
 def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
     page = lab.page
-    api(
-        page,
-        "(p) => window.lab.experiment.start({seed: 7, params: p, conditions: ['model-only']})",
-        SMALL,
-    )
+    send(page, SweepStart(seed=7, params=SMALL, conditions=("model-only",)))
     # Run all is one request (Python orders the phases); the frozen event puts the predictions
     # on the page before the first held-out trial starts.
     page.evaluate(
@@ -417,7 +438,7 @@ def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
              });
            }"""
     )
-    assert not api(page, "() => window.lab.experiment.run('all')")["cancelled"]
+    assert not send(page, SweepRun(phase="all")).cancelled
     assert page.evaluate("() => window.__rowsAtHeldout") > 0
     prompt = "Journal check: what is 20 + 22?"
     assert "never in a profile, prediction or score" in page.inner_text("#journal")
@@ -433,8 +454,9 @@ def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
     assert prompt in [entry["prompt"] for entry in trace["journal"]]
     assert prompt not in json.dumps(predictions)
     assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
-    stored = api(page, "() => window.lab.experiment.persisted()")
-    assert prompt in [entry["prompt"] for entry in stored["trace"]["journal"]]
+    held = stored(page).sweep
+    assert held is not None
+    assert prompt in [entry["prompt"] for entry in held.trace["journal"]]
 
 
 def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site_url: str) -> None:
@@ -467,11 +489,13 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         )
         page.reload(timeout=30_000)
         page.wait_for_selector("#resume-prompt:not([hidden])", timeout=90_000)
-        stored = api(page, "() => window.lab.experiment.persisted()")
-        in_flight = stored["in_flight"]
-        kept = len(stored["trace"]["trials"])
+        held = stored(page).sweep
+        assert held is not None
+        in_flight, held_trials = held.in_flight, held.trace["trials"]
+        assert isinstance(held_trials, list)
+        kept = len(held_trials)
         assert in_flight == started
-        assert in_flight not in {t["trial_id"] for t in stored["trace"]["trials"]}
+        assert in_flight not in {t["trial_id"] for t in held_trials}
         text = page.inner_text("#resume-prompt")
         assert in_flight in text and "interrupted" in text and f"{kept} trials" in text
 
@@ -496,20 +520,21 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         assert wait_experiment(page, "done") == "done"
         assert page.inner_text("#sweep-count") == "24 / 24 trials"
         assert page.is_hidden("#resume-prompt")
-        trace = api(page, "() => window.lab.experiment.trace()")
+        trace = json.loads(send(page, SweepTrace()).trace_json)
         ids = [t["trial_id"] for t in trace["trials"]]
         assert len(ids) == len(set(ids)) == 24  # 18 profile + 6 held-out, each once
-        assert ids[:kept] == [t["trial_id"] for t in stored["trace"]["trials"]]
+        assert ids[:kept] == [t["trial_id"] for t in held_trials]
         assert [i["trial_id"] for i in trace["interruptions"]] == [in_flight]
-        assert trace["run"]["run_id"] == stored["run_id"]
+        assert trace["run"]["run_id"] == held.run_id
         assert "interrupted" in page.inner_text("#experiment-status")
         validate(trace, "trace.schema.json")
         assert reproduce(trace) == []
-        assert api(page, "() => window.lab.experiment.persisted()")["finished"] is True
+        done = stored(page).sweep
+        assert done is not None and done.finished is True
 
         # Clear stored data: no sweep and no resume offer after a reload, but the ledger is
         # kept (issue 11); it goes only by its own confirmed action, which says what is lost.
-        ledger = api(page, "() => window.lab.experiment.ledger()")
+        ledger = stored(page).ledger
         assert ledger
         page.get_by_role("button", name="Clear stored data").click()
         page.wait_for_function(
@@ -519,7 +544,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         assert "ledger" in page.inner_text("#stored-status") and "kept" in page.inner_text(
             "#stored-status"
         )
-        assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        assert stored(page).ledger == ledger
         messages = []
         page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.dismiss()))
         page.get_by_role("button", name="Clear the ledger…").click()
@@ -528,21 +553,19 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
             timeout=30_000,
         )
         assert "CONFIRMATORY" in messages[0]
-        assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        assert stored(page).ledger == ledger
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_role("button", name="Clear the ledger…").click()
         page.wait_for_function(
             "() => document.querySelector('#stored-status').textContent.includes('ledger entr')",
             timeout=30_000,
         )
-        assert api(page, "() => window.lab.experiment.ledger()") == []
+        assert stored(page).ledger == ()
         assert api(page, "() => caches.has('transformers-cache')") is False  # model files too
         page.reload(timeout=30_000)
-        page.wait_for_function(
-            "() => document.querySelector('#app').dataset.state === 'ready'", timeout=90_000
-        )
+        assert wait_booted(page, 90_000).app == "ready"
         assert page.is_hidden("#resume-prompt")
-        assert api(page, "() => window.lab.experiment.persisted()") is None
+        assert stored(page).sweep is None
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"

@@ -19,7 +19,7 @@ from test_accessibility import audit
 from test_experiment import MODEL_TIMEOUT_MS, choose_conditions, load_fixture, wait_experiment
 from test_viewer import finished_run, opened
 
-from pyapp.sweep.panel import wait_catalogue
+from pyapp.sweep.panel import wait_catalogue, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -69,9 +69,7 @@ def test_focus_stays_in_the_run_step_and_the_caption_counts_wrong_trials(fresh: 
     choose_conditions(page, ("model-only",))
     page.focus("#sweep-run-all")
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        "() => window.lab.experiment.snapshot().busy === 'run'", timeout=MODEL_TIMEOUT_MS
-    )
+    wait_page(page, lambda s: s.sweep_running, MODEL_TIMEOUT_MS, "the run to start")
     focused = page.evaluate("() => document.activeElement.id")
     assert focused in ("sweep-cancel", "experiment-status"), f"focus fell to {focused!r}"
     assert wait_experiment(page, "done") == "done"

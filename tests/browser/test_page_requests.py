@@ -2,7 +2,8 @@
 window.lab.send, in Chromium, with the bundled tiny-chat TEST FIXTURE on WASM (not model
 evidence): page_state follows the boot and the Models panel, model_choose opens the consent
 dialog (the consent stays a click) or refuses what the panel does not offer, model_direct
-generates in the model worker, and sweep_stop cancels a run right after a trial is done."""
+generates in the model worker, sweep_stop cancels a run right after a trial is done,
+page_stored reads what IndexedDB holds and model_synthetic uses a synthetic model by spec."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from pyapp.protocol.messages import (
     SweepStop,
 )
 from pyapp.protocol.results import DirectGenerated, ModelChosen, RunEnded, StopAsked
+from pyapp.sweep.errors import SweepError
 from pyapp.sweep.panel import (
     consent,
     install_relay,
     page_state,
     relayed,
     send,
+    stored,
+    use_synthetic,
     wait_booted,
     wait_catalogue,
     wait_models,
@@ -92,3 +96,24 @@ def test_the_page_answers_its_own_requests(
     assert len(done) == 2 and ended.state.trials == 2
     after = page_state(page)
     assert after is not None and after.trials == 2 and not after.sweep_running
+
+    # page_stored: what IndexedDB holds, the trace assembled from the stored records
+    held = stored(page)
+    assert held.sweep is not None and held.sweep.run_id == ended.state.run_id
+    assert held.sweep.in_flight is None and not held.sweep.finished
+    assert [t["trial_id"] for t in held.sweep.trace["trials"]] == [e["trial_id"] for e in done]
+    assert held.ledger == ()  # no held-out task observed
+
+    # model_synthetic: the panel's "Use synthetic model", by spec (no consent, no download)
+    chosen = use_synthetic(page, "correlated:rho=0.9")
+    assert chosen.spec is not None and chosen.spec.startswith("correlated:")
+    assert chosen.provenance is not None and chosen.provenance.evidence == "synthetic"
+    using = page_state(page)
+    assert using is not None and using.models.synthetic == chosen.spec
+    assert using.models.state == "loaded" and not using.models.consent_open
+    with pytest.raises(SweepError) as raised:
+        use_synthetic(page, "no-such-structure")
+    assert "bad_synthetic_spec" in raised.value.message
+    assert use_synthetic(page, None).spec is None
+    back = page_state(page)
+    assert back is not None and back.models.synthetic is None

@@ -20,7 +20,7 @@ from test_accessibility import audit
 from test_viewer import finished_run
 
 from pyapp.protocol.messages import SweepResume
-from pyapp.sweep.panel import send
+from pyapp.sweep.panel import send, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -83,10 +83,7 @@ def test_stored_runs_stay_and_can_be_used(
 
         # show: re-derived and drawn in step 4 with the verdict at its top
         page.get_by_role("button", name=f"Show run {ids[0][:8]}").click()
-        page.wait_for_function(
-            "() => document.querySelector('#experiment').dataset.state === 'viewing'",
-            timeout=60_000,
-        )
+        wait_page(page, lambda s: s.experiment == "viewing", 60_000, "the run shown")
         assert page.inner_text("#viewing-verdict").startswith("✓")
         page.click("#viewing-close")
 

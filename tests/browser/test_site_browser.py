@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from pyapp.protocol.messages import parse_request
 from pyapp.records.base import to_json
-from pyapp.sweep.panel import send
+from pyapp.sweep.panel import send, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -84,10 +84,7 @@ def test_supplied_control_matches_cpython_trace(app: Booted, tmp_path: Path) -> 
 
     page = app.page
     page.get_by_role("button", name="Run supplied-program control").click()
-    page.wait_for_function(
-        "() => ['done', 'error'].includes(document.querySelector('#app').dataset.state)",
-        timeout=120_000,
-    )
+    wait_page(page, lambda s: s.app in ("done", "error"), 120_000, "the control run")
     assert page.get_attribute("#app", "data-state") == "done", page.inner_text("#status")
     assert "24/24 correct" in page.inner_text("#run-summary")
     verdicts = [row[1] for row in table_rows(page, "#results")]
@@ -150,9 +147,7 @@ def test_broken_runtime_shows_what_failed(
     context.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
     page = context.new_page()
     page.goto(site_url, timeout=30_000)
-    page.wait_for_function(
-        "() => document.querySelector('#app').dataset.state === 'error'", timeout=BOOT_TIMEOUT_MS
-    )
+    wait_page(page, lambda s: s.app == "error", BOOT_TIMEOUT_MS, "the boot to fail")
     message = page.inner_text("#error")
     assert "pyodide.asm.wasm" in message, message
     assert "HTTP 404" in message, message
@@ -175,9 +170,7 @@ def test_hanging_runtime_times_out_visibly(
     context.route("**/pyodide.asm.mjs", hang_gets)
     page = context.new_page()
     page.goto(f"{site_url}?boot_timeout_ms=4000", timeout=30_000)
-    page.wait_for_function(
-        "() => document.querySelector('#app').dataset.state === 'error'", timeout=30_000
-    )
+    wait_page(page, lambda s: s.app == "error", 30_000, "the boot to time out")
     message = page.inner_text("#error")
     assert "timed out after 4 s" in message, message
 

@@ -28,6 +28,9 @@ from playwright.sync_api import Browser, Page
 from test_experiment import FIXTURE, SMALL, api, load_fixture, wait_experiment
 from test_integrity import as_trace_1
 
+from pyapp.protocol.messages import SweepPredictions, SweepRun, SweepStart, SweepTrace
+from pyapp.records.base import to_json
+from pyapp.sweep.panel import send, stored
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
@@ -114,20 +117,20 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
     page = booted.page
     try:
         load_fixture(page)
-        options = {"seed": 5, "params": SMALL, "conditions": ["model-only"]}
-        api(page, "(options) => window.lab.experiment.start(options)", options)
-        assert api(page, "() => window.lab.experiment.run('all')")["state"]["paused"]
-        document = json.loads(api(page, "() => window.lab.experiment.text('trace')"))
+        send(page, SweepStart(seed=5, params=SMALL, conditions=("model-only",)))
+        assert send(page, SweepRun(phase="all")).state.paused
+        document = json.loads(send(page, SweepTrace()).trace_json)
         assert len(document["freezes"]) == 1 and len(document["interruptions"]) == 3
         v1_trace = as_version_1(document)
         assert reproduce(v1_trace) == []  # a sound trace/1 document
-        stored = api(page, "() => window.lab.experiment.persisted()")
-        ledger = api(page, "() => window.lab.experiment.ledger()")  # version 1's records
+        held = stored(page)
+        assert held.sweep is not None
+        ledger = [to_json(entry) for entry in held.ledger]  # version 1's records
         assert ledger and all("|" in e["key"] and e["task_ids"] for e in ledger)
         # the old page died while it ran the interrupted trial once more
         in_flight = document["interruptions"][-1]["trial_id"]
         record = {
-            "run_id": stored["run_id"],
+            "run_id": held.sweep.run_id,
             "trace": v1_trace,
             "in_flight": in_flight,
             "phase": "all",
@@ -135,7 +138,7 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
             "model_id": document["model"]["model_id"],
             "revision": document["model"]["revision"],
             "trials": len(v1_trace["trials"]),
-            "updated_at": stored["updated_at"],
+            "updated_at": held.sweep.updated_at,
         }
 
         boot_with_v1(page, site_url, record, ledger)
@@ -148,13 +151,15 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert [t["trial_id"] for t in converted["trials"]] == [
             t["trial_id"] for t in v1_trace["trials"]
         ]
-        assert api(page, "() => window.lab.experiment.ledger()") == ledger
+        assert [to_json(entry) for entry in stored(page).ledger] == ledger
         tasks = sorted(task for entry in ledger for task in entry["task_ids"])
         assert sorted(r["task_id"] for r in converted["ledger"]) == tasks  # one per task
         assert in_flight in page.inner_text("#resume-prompt")
 
         # the assembled trace: every trial, freeze and interruption, and it reproduces
-        kept = api(page, "() => window.lab.experiment.persisted()")["trace"]
+        converted_sweep = stored(page).sweep
+        assert converted_sweep is not None
+        kept = converted_sweep.trace
         for key in ("trials", "freezes", "interruptions", "tasks", "model", "run", "summary"):
             assert kept[key] == json.loads(json.dumps(v1_trace[key])), key
         assert reproduce(kept) == []
@@ -165,7 +170,7 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         load_fixture(page)
         page.get_by_role("button", name="Resume", exact=True).click()
         assert wait_experiment(page, "done") == "done"
-        finished = json.loads(api(page, "() => window.lab.experiment.text('trace')"))
+        finished = json.loads(send(page, SweepTrace()).trace_json)
         ids = [t["trial_id"] for t in finished["trials"]]
         assert ids[: len(v1_trace["trials"])] == [t["trial_id"] for t in v1_trace["trials"]]
         assert len(ids) == len(set(ids)) == len(v1_trace["trials"]) + 1
@@ -173,14 +178,14 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         old = [(i["trial_id"], i["reason"]) for i in v1_trace["interruptions"]]
         assert interruptions == [*old, (in_flight, "page-closed")]
         assert reproduce(finished) == []
-        predictions = json.loads(api(page, "() => window.lab.experiment.text('predictions')"))
+        predictions = json.loads(send(page, SweepPredictions()).predictions_json)
         assert reproduce_predictions(finished, predictions) == []
 
         # what the store holds after the resume is the same sweep, and reproduces too
-        again = api(page, "() => window.lab.experiment.persisted()")
-        assert again["finished"] is True
-        assert [t["trial_id"] for t in again["trace"]["trials"]] == ids
-        assert reproduce(again["trace"]) == []
+        again = stored(page).sweep
+        assert again is not None and again.finished is True
+        assert [t["trial_id"] for t in again.trace["trials"]] == ids
+        assert reproduce(again.trace) == []
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"

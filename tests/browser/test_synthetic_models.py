@@ -21,7 +21,16 @@ from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_experiment import download_json, wait_experiment
 
+from pyapp.protocol.messages import SweepRun, SweepStart
 from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.sweep.panel import (
+    page_state,
+    send,
+    use_synthetic,
+    wait_catalogue,
+    wait_models,
+    wait_page,
+)
 from pyapp.synthetic.language import STRUCTURES
 
 pytestmark = pytest.mark.browser
@@ -35,9 +44,7 @@ MOMENTS = ("started_at", "ended_at", "prev_sha256")  # the chain link hashes the
 @pytest.fixture(scope="module")
 def booted(browser: Browser, site_url: str) -> Iterator[Booted]:
     booted = open_app(browser, site_url)
-    booted.page.wait_for_function(
-        "() => document.querySelector('#model-choice optgroup') !== null", timeout=30_000
-    )
+    wait_catalogue(booted.page, 30_000)
     yield booted
     booted.context.close()
     assert not booted.log.offenders, booted.log.offenders
@@ -105,12 +112,11 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
     page = booted.page
     page.select_option("#model-choice", f"synthetic:{SPEC}")
     page.get_by_role("button", name="Use synthetic model (no download)").click()
-    page.wait_for_function(
-        "() => document.querySelector('#models').dataset.state === 'loaded'", timeout=30_000
-    )
+    assert wait_models(page, "loaded", 30_000) == "loaded"
     assert not page.is_visible("#consent-dialog")
-    state: dict[str, Any] = page.evaluate("() => window.lab.models.state()")
-    assert state["evidence"] == "synthetic" and state["synthetic"] == SPEC, state
+    state = page_state(page)
+    assert state is not None and state.models.synthetic == SPEC, state
+    assert LABEL in state.models.status and not state.models.consent_open
     assert page.is_disabled("#journal-generate") and page.is_disabled("#try-generate")
 
     page.select_option("#preset", "design")
@@ -179,24 +185,21 @@ def test_a_reloaded_synthetic_sweep_resumes_with_its_synthetic_model(booted: Boo
     no model in use) and resumes with its own spec (the trace's revision): nothing to
     download or consent to; the run then finishes."""
     page = booted.page
-    page.evaluate(
-        """async () => {
-             await window.lab.models.useSynthetic("correlated:seed=3");
-             await window.lab.experiment.start({seed: 5, conditions: ["model-only"]});
-             await window.lab.experiment.run("measure");
-           }"""
-    )
+    chosen = use_synthetic(page, "correlated:seed=3")
+    assert chosen.spec == "correlated:seed=3" and chosen.provenance is not None
+    assert chosen.provenance.evidence == "synthetic"
+    send(page, SweepStart(seed=5, conditions=("model-only",)))
+    send(page, SweepRun(phase="measure"))
     page.reload()
     wait_settled(page)
-    assert page.evaluate("() => window.lab.models.state().synthetic") is None
+    reloaded = page_state(page)
+    assert reloaded is not None and reloaded.models.synthetic is None
     page.wait_for_selector("#resume-prompt:not([hidden])", timeout=30_000)
     offer = page.inner_text("#resume-text")
     assert "synthetic/correlated" in offer and LABEL in offer, offer
     assert "with its synthetic model (nothing to load)" in offer and "load synthetic" not in offer
     page.get_by_role("button", name="Resume", exact=True).click()
-    page.wait_for_function(
-        "() => window.lab.models.state().synthetic === 'correlated:seed=3'", timeout=30_000
-    )
+    wait_page(page, lambda s: s.models.synthetic == "correlated:seed=3", 30_000, "the spec")
     assert not page.is_visible("#consent-dialog")
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 120_000) == "done"
