@@ -31,12 +31,12 @@ COLOURS = {
     "controlled-chain": "#137333",
     "controlled-chain (all steps)": "#8e24aa",
 }
-"""Each plotted series' colour, written once: `python -m pyapp schema` generates it into
-site/lab_protocol.js (`PLOT_COLOURS`, with `PLOT_OTHER_COLOUR` and `PLOT_SHAPES`) for the
-page's own legend-free uses; the plots themselves are drawn here only."""
+"""Each plotted series' colour, written once (the page draws no plot of its own)."""
 OTHER_COLOUR = "#444"
 """The colour of a series `COLOURS` does not name."""
 SHAPES = ("circle", "square", "diamond", "triangle")
+SVG_NS = "http://www.w3.org/2000/svg"
+"""Named on every plot: the page parses the text as XML (site/profile_views.js `plotSvg`)."""
 
 Range = tuple[float, float]
 Series = tuple[str, str, Sequence[CalibrationCell]]
@@ -221,10 +221,10 @@ def _legend(entries: Sequence[Entry]) -> list[Markup]:
 
 def _svg(label: str, parts: Sequence[Markup]) -> Markup:
     """The SVG fills the width it is given (figure.plot svg); the viewBox keeps its shape."""
-    attrs = {"viewBox": f"0 0 {W} {H}", "width": "100%", "role": "img", "aria-label": label}
+    attrs = {"xmlns": SVG_NS, "viewBox": f"0 0 {W} {H}", "width": "100%", "role": "img"}
     return el(
         "svg",
-        {**attrs, "preserveAspectRatio": "xMinYMin meet"},
+        {**attrs, "aria-label": label, "preserveAspectRatio": "xMinYMin meet"},
         el("title", None, label),
         *parts,
     )
