@@ -200,13 +200,14 @@ function skillTable(scored) {
 
 // A plot as Python drew it (pyapp/report/plots.py: the report's own drawing), from the SVG
 // text of the page's own Python worker's reply, escaped there (pyapp/report/markup.py). It is
-// parsed as XML, never as HTML: the one markup the page parses; every other text goes in as
-// text.
+// parsed in an inert document (no script runs, nothing loads), as the report's reader parses
+// the same text, and only an <svg> is taken: the one markup the page parses; every other
+// text goes in as text.
 export function plotSvg(text) {
-  const parsed = new DOMParser().parseFromString(text, "image/svg+xml");
-  const svg = parsed.documentElement;
-  if (svg.namespaceURI !== "http://www.w3.org/2000/svg" || svg.localName !== "svg" || parsed.querySelector("parsererror")) {
-    throw new Error("a plot from Python is not SVG");
+  const body = new DOMParser().parseFromString(text, "text/html").body;
+  const svg = body.firstElementChild;
+  if (body.childElementCount !== 1 || svg.namespaceURI !== "http://www.w3.org/2000/svg" || svg.localName !== "svg") {
+    throw new Error("a plot from Python is not one SVG");
   }
   return document.importNode(svg, true);
 }

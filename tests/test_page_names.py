@@ -180,7 +180,7 @@ def test_the_fault_kinds_are_defined_once() -> None:
 def test_the_plots_are_drawn_once_by_python() -> None:
     """Issue 22 §3: the page shows the SVG its Python draws (pyapp/report/plots.py, the
     report's drawing); no page source draws a plot, copies a colour, or parses markup but
-    the plots' SVG text, as XML, in one function (site/profile_views.js `plotSvg`)."""
+    the plots' SVG text, in one function (site/profile_views.js `plotSvg`)."""
     assert not (ROOT / "site" / "plots.js").exists()
     parsers = []
     for path in page_sources():
@@ -194,7 +194,7 @@ def test_the_plots_are_drawn_once_by_python() -> None:
     assert parsers == [
         (
             "profile_views.js",
-            '  const parsed = new DOMParser().parseFromString(text, "image/svg+xml");',
+            '  const body = new DOMParser().parseFromString(text, "text/html").body;',
         )
     ]
 

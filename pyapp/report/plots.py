@@ -35,8 +35,6 @@ COLOURS = {
 OTHER_COLOUR = "#444"
 """The colour of a series `COLOURS` does not name."""
 SHAPES = ("circle", "square", "diamond", "triangle")
-SVG_NS = "http://www.w3.org/2000/svg"
-"""Named on every plot: the page parses the text as XML (site/profile_views.js `plotSvg`)."""
 
 Range = tuple[float, float]
 Series = tuple[str, str, Sequence[CalibrationCell]]
@@ -221,7 +219,7 @@ def _legend(entries: Sequence[Entry]) -> list[Markup]:
 
 def _svg(label: str, parts: Sequence[Markup]) -> Markup:
     """The SVG fills the width it is given (figure.plot svg); the viewBox keeps its shape."""
-    attrs = {"xmlns": SVG_NS, "viewBox": f"0 0 {W} {H}", "width": "100%", "role": "img"}
+    attrs = {"viewBox": f"0 0 {W} {H}", "width": "100%", "role": "img"}
     return el(
         "svg",
         {**attrs, "aria-label": label, "preserveAspectRatio": "xMinYMin meet"},

@@ -146,8 +146,8 @@ def test_the_page_shows_the_plots_the_report_draws(fresh: Booted, tmp_path: Path
     same = page.evaluate(
         """([calibration, cost]) => {
           const xml = (svg) => new XMLSerializer().serializeToString(svg);
-          const parse = (t) => new DOMParser().parseFromString(t, "image/svg+xml");
-          const parsed = (t) => xml(parse(t).documentElement);
+          const parse = (t) => new DOMParser().parseFromString(t, "text/html");
+          const parsed = (t) => xml(parse(t).body.firstElementChild);
           const shown = (id) => xml(document.querySelector(`${id} svg`));
           return [
             [shown("#plot-calibration"), parsed(calibration)],
