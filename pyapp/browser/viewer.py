@@ -8,6 +8,9 @@ and scores derived from the trace, ready to draw as the live run is drawn.
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
 
+`run_plots` is every plot the page shows (the live run's, an opened trace's, each compared
+run's): `pyapp.report.plots`'s SVG text, the report's own drawing, carried by the replies.
+
 Both take plain JSON and return their reply's result record (`pyapp.protocol.results`); an
 unreadable document raises `RunInputError` (one line).
 """
