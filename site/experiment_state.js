@@ -67,7 +67,8 @@ export class ExperimentState {
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.writer = new SweepWriter(this.store); // the live sweep's writes, batched, in order
-    this.toDraw = []; // trial texts whose rows the next draw adds (drawPending)
+    this.toDraw = []; // {arrived, text} of trials whose rows the next draw adds (drawPending)
+    this.arrivals = 0; // events received from Python so far (their order, for tell)
     this.drawTimer = null;
     this.listeners = new Set();
     this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
@@ -81,6 +82,7 @@ export class ExperimentState {
     this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
     this.record = null; // the IndexedDB status record of the current sweep
     this.predictionsDoc = null; // the latest predictions document (after a freeze)
+    this.plots = null; // its two plots as Python drew them (RunPlots: SVG text), or null
     this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
     this.predictionRows = new Map(); // trial id -> row of the predictions table
     this.busy = null; // the name of the request in flight ("run", "freeze", ...)
@@ -261,7 +263,9 @@ export class ExperimentState {
   }
 
   async loadPredictions(wanted) {
-    this.predictionsDoc = wanted ? JSON.parse((await this.request("sweep_predictions")).predictions_json) : null;
+    const reply = wanted ? await this.request("sweep_predictions") : null;
+    this.predictionsDoc = reply ? JSON.parse(reply.predictions_json) : null;
+    this.plots = reply?.plots ?? null;
   }
 
   // Every stored trial of a sweep (resume): one pass, one table draw.
@@ -293,13 +297,14 @@ export class ExperimentState {
     if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
-    const after = () => this.tell(event, json);
+    const arrived = ++this.arrivals; // its place among the events, for what its listeners see
+    const after = () => this.tell(event, json, arrived);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
-      this.trialDone(event, after);
+      this.trialDone(event, after, arrived);
     } else {
       // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
       // trial short (Python keeps it under `interruptions`, never scored, and attempts it
@@ -330,7 +335,7 @@ export class ExperimentState {
   }
 
   // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.
-  trialDone(event, after) {
+  trialDone(event, after, arrived) {
     const { trial_json: text, trial_id, condition, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null } = event;
     this.progress.eta?.finished(phase, condition, performance.now());
     const seq = this.trials.size;
@@ -341,14 +346,16 @@ export class ExperimentState {
     const observed = heldout_observed ? this.observedRecords(event, heldout_content) : [];
     this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
-    this.toDraw.push(text);
+    this.toDraw.push({ arrived, text });
   }
 
   // Listeners are told of an event once it is stored, and once what it changed is drawn: with
-  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits.
-  tell(event, json) {
+  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits — those
+  // of this event and the ones before it only, so a listener sees the page as of its event
+  // (a trial_start's listener never sees that trial's result, stored in the same batch).
+  tell(event, json, arrived) {
     if (!this.listeners.size) return;
-    this.drawPending();
+    this.drawPending(arrived);
     this.emit(event, json);
   }
 
@@ -358,11 +365,12 @@ export class ExperimentState {
     this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending()), DRAW_EVERY_MS);
   }
 
-  drawPending() {
+  drawPending(upTo = Infinity) {
     clearTimeout(this.drawTimer);
     this.drawTimer = null;
-    const texts = this.toDraw;
-    this.toDraw = [];
+    const texts = this.toDraw.filter((pending) => pending.arrived <= upTo).map((pending) => pending.text);
+    this.toDraw = this.toDraw.filter((pending) => pending.arrived > upTo);
+    if (this.toDraw.length) this.scheduleDraw();
     for (const text of texts) {
       const trial = JSON.parse(text);
       if (!this.trials.has(trial.trial_id)) continue; // the table was reset since

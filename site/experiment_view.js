@@ -160,7 +160,7 @@ export class ExperimentView extends ExperimentState {
       );
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
-    renderScores(this.predictionsDoc, this.notEvidence());
+    renderScores(this.predictionsDoc, this.notEvidence(), this.plots);
     this.renderProgress();
     this.refreshControls();
   }
@@ -171,7 +171,7 @@ export class ExperimentView extends ExperimentState {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
-  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, corrections = [] }) {
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [] }) {
     this.requireIdle("open a trace");
     this.viewing ??= {
       live: {
@@ -182,6 +182,7 @@ export class ExperimentView extends ExperimentState {
         trials: this.trials,
         summary: this.summary,
         predictionsDoc: this.predictionsDoc,
+        plots: this.plots,
         shown: this.shownPredictions,
         rows: [...this.results.rows],
         data: this.section.dataset.state,
@@ -195,6 +196,7 @@ export class ExperimentView extends ExperimentState {
     this.useTrials(trialsJson);
     this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
     this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
+    this.plots = plots;
     this.shownPredictions = new Map();
     this.renderAll();
     this.setData("viewing");
@@ -211,6 +213,7 @@ export class ExperimentView extends ExperimentState {
     this.trials = live.trials;
     this.summary = live.summary;
     this.predictionsDoc = live.predictionsDoc;
+    this.plots = live.plots;
     this.shownPredictions = live.shown;
     this.results.setAll(live.rows);
     this.renderAll();

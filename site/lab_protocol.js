@@ -25,6 +25,3 @@ export const PRESETS = Object.freeze({"design": {}, "calibration-60": {"primitiv
 export const SYNC = Object.freeze({"HANDLE": "handle", "MODEL_CALL": "model_call", "SESSION_EVENT": "session_event", "CANCEL_REQUESTED": "cancel_requested"});
 export const PARAM = Object.freeze({"SEED": "seed", "CONDITIONS": "conditions", "PRESET": "preset", "MODEL": "model", "MODEL_ID": "model_id", "REVISION": "revision", "MODEL_HOST": "model_host", "MODEL_THREADS": "model_threads", "FAULT": "fault", "MODEL_STEP_DELAY_MS": "model_step_delay_ms", "BOOT_TIMEOUT_MS": "boot_timeout_ms"});
 export const LAB_API = Object.freeze(["send", "request", "experiment", "models", "timings", "t0"]);
-export const PLOT_COLOURS = Object.freeze({"model-only": "#1a73e8", "model-program": "#b3261e", "controlled-chain": "#137333", "controlled-chain (all steps)": "#8e24aa"});
-export const PLOT_OTHER_COLOUR = "#444";
-export const PLOT_SHAPES = Object.freeze(["circle", "square", "diamond", "triangle"]);

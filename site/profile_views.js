@@ -2,7 +2,6 @@
 // and plots, and the journal list. Each is drawn from Python's documents as they are; no
 // decision is recomputed here.
 
-import { calibrationPlot, costPlot } from "./plots.js";
 import { dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
 import { EVIDENCE_LABELS } from "./lab_protocol.js";
 
@@ -199,8 +198,23 @@ function skillTable(scored) {
   return wrap;
 }
 
-// Scores and the two plots, from the predictions document.
-export function renderScores(predictionsDoc, label) {
+// A plot as Python drew it (pyapp/report/plots.py: the report's own drawing), from the SVG
+// text of the page's own Python worker's reply, escaped there (pyapp/report/markup.py). It is
+// parsed in an inert document (no script runs, nothing loads), as the report's reader parses
+// the same text, and only an <svg> is taken: the one markup the page parses; every other
+// text goes in as text.
+export function plotSvg(text) {
+  const body = new DOMParser().parseFromString(text, "text/html").body;
+  const svg = body.firstElementChild;
+  if (body.childElementCount !== 1 || svg.namespaceURI !== "http://www.w3.org/2000/svg" || svg.localName !== "svg") {
+    throw new Error("a plot from Python is not one SVG");
+  }
+  return document.importNode(svg, true);
+}
+
+// Scores and the two plots: the predictions document's numbers, and its plots as Python drew
+// them (`plots`: RunPlots, null while nothing is scored).
+export function renderScores(predictionsDoc, label, plots = null) {
   const view = $("#scores");
   const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
   if (!scored.length) {
@@ -235,9 +249,8 @@ export function renderScores(predictionsDoc, label) {
   const assumptions = h("ul", null, { class: "assumptions muted", "aria-label": "Assumptions of the prediction" });
   for (const text of predictionsDoc.assumptions ?? []) assumptions.append(h("li", text));
   view.append(h("p", "The prediction's assumptions:", { class: "muted" }), assumptions, h("p", predictionsDoc.interpretation, { class: "muted" }));
-  const doc = { ...predictionsDoc, conditions: scored };
-  $("#plot-calibration").replaceChildren(calibrationPlot(doc, { label }));
-  $("#plot-cost").replaceChildren(costPlot(doc, { label }));
+  $("#plot-calibration").replaceChildren(...(plots ? [plotSvg(plots.calibration_svg)] : []));
+  $("#plot-cost").replaceChildren(...(plots ? [plotSvg(plots.cost_svg)] : []));
 }
 
 export function addJournalEntry(entry) {

@@ -9,10 +9,10 @@
 //
 // Compare runs: several predictions.json files. Python lays them side by side
 // (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
-// and each run's two plots are drawn beside the others by plots.js.
+// with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes.
 
-import { calibrationDomain, calibrationPlot, costDomain, costPlot } from "./plots.js";
-import { dl, evidenceLabel, h, notEvidenceLabel, table } from "./dom.js";
+import { plotSvg } from "./profile_views.js";
+import { dl, evidenceLabel, h, table } from "./dom.js";
 
 const $ = (selector) => document.querySelector(selector);
 const TRACE_KIND = "composition-lab-trace";
@@ -183,6 +183,7 @@ export function setupViewer({ request, experiment }) {
       headerJson: result.header_json,
       trialsJson: result.trials_json,
       predictionsJson: result.predictions_json,
+      plots: result.plots ?? null,
       corrections: result.corrections,
     });
     stepVerdict(result, traces[0].name);
@@ -215,18 +216,11 @@ export function setupViewer({ request, experiment }) {
     const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
     wrap.append(table(result.header, result.rows, "compare-table fixed-first"));
     all.append(wrap);
-    // every run's plots on the same axes
-    const parsed = docs.map((d) => JSON.parse(d.text));
-    const domains = { calibration: calibrationDomain(parsed), cost: costDomain(parsed) };
+    // every run's plots, drawn by Python on the same axes
     const plots = h("div", null, { class: "compare-plots" });
-    parsed.forEach((doc, i) => {
-      const label = notEvidenceLabel(doc.evidence);
+    result.plots.forEach((drawn, i) => {
       const figure = h("figure", null, { class: "plot" });
-      figure.append(
-        h("figcaption", result.names[i]),
-        calibrationPlot(doc, { label, domain: domains.calibration }),
-        costPlot(doc, { label, domain: domains.cost }),
-      );
+      figure.append(h("figcaption", result.names[i]), plotSvg(drawn.calibration_svg), plotSvg(drawn.cost_svg));
       plots.append(figure);
     });
     const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });

@@ -1,5 +1,5 @@
 """The names the page shares with Python are written once (pyapp/protocol/page.py, the fault
-grammar, the plot colours, the ledger's records) and generated: every generated file matches
+grammar, the plots drawn once, the ledger's records) and generated: every generated file matches
 its source, and no hand-written copy of a shared name is left in site/, workers/ or pyapp/."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_the_generator_covers_the_shared_names() -> None:
     assert shared["SYNC"] == {name.upper(): name for name in SYNC_NAMES}
     assert set(shared["PARAM"].values()) == page.URL_PARAM_NAMES
     assert shared["LAB_API"] == [m.name for m in page.LAB_API]
-    assert shared["PLOT_COLOURS"] == COLOURS
+    assert not [name for name in shared if name.startswith("PLOT_")]  # the page draws no plot
 
 
 # ---- the xworker.sync names ---------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_a_condition_without_a_label_is_refused(monkeypatch: pytest.MonkeyPatch)
         page.condition_checkboxes()
 
 
-# ---- the fault grammar and the plot colours ----------------------------------------------------
+# ---- the fault grammar and the plots -------------------------------------------------------------
 
 
 def test_the_fault_kinds_are_defined_once() -> None:
@@ -230,12 +230,26 @@ def test_the_fault_kinds_are_defined_once() -> None:
     assert not any(f"{kind}@N " in faults_js for kind in kinds), "its meaning is generated"
 
 
-def test_the_plot_colours_are_drawn_from_one_table() -> None:
+def test_the_plots_are_drawn_once_by_python() -> None:
+    """Issue 22 §3: the page shows the SVG its Python draws (pyapp/report/plots.py, the
+    report's drawing); no page source draws a plot, copies a colour, or parses markup but
+    the plots' SVG text, in one function (site/profile_views.js `plotSvg`)."""
+    assert not (ROOT / "site" / "plots.js").exists()
+    parsers = []
     for path in page_sources():
-        text = path.read_text(encoding="utf-8").lower()
+        text = path.read_text(encoding="utf-8")
         for colour in COLOURS.values():
-            assert colour.lower() not in text, f"{path.name}: a copy of {colour}"
-    assert "PLOT_COLOURS" in (ROOT / "site" / "plots.js").read_text(encoding="utf-8")
+            assert colour.lower() not in text.lower(), f"{path.name}: a copy of {colour}"
+        assert "createElementNS" not in text, f"{path.name} draws SVG itself"
+        for needle in ("innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write"):
+            assert needle not in code_of(path), f"{path.name} inserts markup ({needle})"
+        parsers += [(path.name, line) for line in text.splitlines() if "DOMParser" in line]
+    assert parsers == [
+        (
+            "profile_views.js",
+            '  const body = new DOMParser().parseFromString(text, "text/html").body;',
+        )
+    ]
 
 
 # ---- the ledger file ---------------------------------------------------------------------------

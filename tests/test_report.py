@@ -25,7 +25,7 @@ from pyapp.browser.session import Session
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.report.markup import el, escape
-from pyapp.report.plots import nice_max
+from pyapp.report.plots import nice_ticks, span, tick_format
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
@@ -307,7 +307,13 @@ def test_markup_helpers_refuse_names_that_are_data() -> None:
     with pytest.raises(ValueError):
         el("p", {'title="x" onclick': "y"})
     assert el("p", {"title": '"><b>'}, "<b>") == '<p title="&quot;&gt;&lt;b&gt;">&lt;b&gt;</p>'
-    assert [nice_max(v) for v in (0, 0.7, 3, 40, 120)] == [1.0, 1.0, 5.0, 50.0, 200.0]
+    assert [round(t, 9) for t in nice_ticks(0, 1)] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert [round(t, 9) for t in nice_ticks(-0.04, 0.3)] == [0.0, 0.1, 0.2, 0.3]
+    assert [tick_format(v, [0.0, 0.05]) for v in (0.0, 0.05, 0.1)] == ["0.00", "0.05", "0.10"]
+    assert [tick_format(v, [0.0, 20.0]) for v in (0.0, 20.0)] == ["0", "20"]
+    # every point at 0: the axis is zoomed to at least 0.1 around it, padded, never past 0
+    low, high = span([0.0, 0.0], floor=0.0, ceil=1.0, min_width=0.1)
+    assert abs(low + 0.008) < 1e-12 and abs(high - 0.108) < 1e-12
 
 
 # ---- the page's viewer: open a trace, compare runs (same code as the CLI) ------------------
@@ -404,6 +410,44 @@ def test_the_page_reaches_both_through_the_bridge(fixture_run: Path) -> None:
     assert compared["ok"] and compared["result"]["names"] == ["a.json", "b.json"]
     bad = ask(type="compare_runs", runs=[{"name": "t.json", "predictions_json": trace_text}])
     assert bad["error"]["code"] == "bad_request" and "not a predictions document" in str(bad)
+
+
+def test_the_page_shows_the_plots_the_report_draws(fixture_run: Path, fixture_report: Any) -> None:
+    """One implementation (issue 22 §3): the SVG text the page's worker sends for an opened
+    trace is the report's, character for character; compared runs share their axes."""
+    trace_text = (fixture_run / "trace.json").read_text("utf-8")
+    predictions_text = (fixture_run / "predictions.json").read_text("utf-8")
+
+    def ask(**request: Any) -> Any:
+        reply = json.loads(bridge.handle(json.dumps({"id": 1, **request})))
+        assert reply["ok"], reply
+        return reply["result"]
+
+    plots = ask(type="trace_open", trace_json=trace_text)["plots"]
+    _, text = fixture_report
+    svgs = ["<svg " + part.split("</svg>", 1)[0] + "</svg>" for part in text.split("<svg ")[1:]]
+    assert svgs == [plots["calibration_svg"], plots["cost_svg"]]
+    assert plots["calibration_svg"].count('class="cell ') >= 1
+    assert 'class="tick"' in plots["cost_svg"] and 'class="fixture"' in plots["cost_svg"]
+
+    # two runs, one of them with every observed cost 100 ms longer: one axis for both
+    slower = json.loads(predictions_text)
+    for result in slower["conditions"]:
+        for o in result["observations"]:
+            o["cost_ms"] = None if o["cost_ms"] is None else o["cost_ms"] + 100
+    runs = [
+        {"name": "a.json", "predictions_json": predictions_text},
+        {"name": "b.json", "predictions_json": json.dumps(slower)},
+    ]
+    compared = ask(type="compare_runs", runs=runs)["plots"]
+
+    def ticks(svg: str) -> list[str]:
+        return re.findall(r'class="tick">([^<]*)<', svg)
+
+    assert len(compared) == 2
+    assert ticks(compared[0]["cost_svg"]) == ticks(compared[1]["cost_svg"])
+    assert ticks(compared[0]["cost_svg"]) != ticks(plots["cost_svg"])  # zoomed out for b
+    assert ticks(compared[0]["calibration_svg"]) == ticks(compared[1]["calibration_svg"])
 
 
 SIMULATE = (sys.executable, "-m", "pyapp", "simulate", "--model", "independent")

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from pyapp import __version__
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.session import Context, Session, browser_info, task_params
-from pyapp.browser.viewer import compare_runs, open_run, report_of
+from pyapp.browser.viewer import compare_runs, open_run, predictions_plots, report_of
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError
 from pyapp.protocol import messages as m
@@ -189,7 +190,8 @@ def _sweep_trace(request: m.SweepTrace, ctx: Context) -> r.TraceText:
 
 
 def _sweep_predictions(request: m.SweepPredictions, ctx: Context) -> r.PredictionsText:
-    return session().predictions()
+    text = session().predictions()
+    return replace(text, plots=predictions_plots(text.predictions_json))
 
 
 async def _journal_generate(request: m.JournalGenerate, ctx: Context) -> r.JournalKept:

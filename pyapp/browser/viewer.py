@@ -8,6 +8,9 @@ and scores derived from the trace, ready to draw as the live run is drawn.
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
 
+`run_plots` is every plot the page shows (the live run's, an opened trace's, each compared
+run's): `pyapp.report.plots`'s SVG text, the report's own drawing, carried by the replies.
+
 Both take plain JSON and return their reply's result record (`pyapp.protocol.results`); an
 unreadable document raises `RunInputError` (one line).
 """
@@ -20,8 +23,16 @@ from typing import Any
 
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
-from pyapp.protocol.results import ComparedRuns, CorrectedField, OpenedTrace, ReportHtml
+from pyapp.protocol.results import (
+    ComparedRuns,
+    CorrectedField,
+    OpenedTrace,
+    ReportHtml,
+    RunPlots,
+)
 from pyapp.records.base import RecordError, from_json, to_json
+from pyapp.records.trace import Evidence
+from pyapp.report import plots
 from pyapp.report.page import render
 from pyapp.report.run_folder import (
     RunFolder,
@@ -31,7 +42,7 @@ from pyapp.report.run_folder import (
     verify,
     verify_documents,
 )
-from pyapp.report.sections import run_evidence
+from pyapp.report.sections import NOT_EVIDENCE_LABELS, run_evidence
 
 
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
@@ -81,7 +92,25 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
             for c in v.corrections
         ),
         predictions_other_run=other,
+        plots=run_plots(v.derived, run_evidence(trace)),
     )
+
+
+def run_plots(doc: PredictionsDocument | None, evidence: Evidence) -> RunPlots | None:
+    """A run's two plots as the report draws them (`pyapp.report.plots`, under the run's
+    label when it is not model evidence); None while no condition has held-out
+    observations (the page then shows none, as the report does)."""
+    if doc is None or not plots.scored(doc):
+        return None
+    label = NOT_EVIDENCE_LABELS.get(evidence)
+    [(calibration, cost)] = plots.plots([(doc, label)])
+    return RunPlots(calibration_svg=calibration, cost_svg=cost)
+
+
+def predictions_plots(predictions_json: str) -> RunPlots | None:
+    """`run_plots` of a predictions document's text (Python's own: `sweep_predictions`)."""
+    doc = from_json(PredictionsDocument, json.loads(predictions_json))
+    return run_plots(doc, doc.evidence)
 
 
 def report_of(trace_json: Any) -> ReportHtml:
@@ -137,4 +166,10 @@ def compare_runs(runs: Any) -> ComparedRuns:
         summary_header=tuple(compare.SUMMARY_HEADER),
         summary_rows=tuple(tuple(row) for row in summary),
         summary_note=compare.summary_note(summary),
+        plots=tuple(
+            RunPlots(calibration_svg=calibration, cost_svg=cost)
+            for calibration, cost in plots.plots(
+                [(d, NOT_EVIDENCE_LABELS.get(d.evidence)) for d in docs]
+            )
+        ),
     )

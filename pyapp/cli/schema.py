@@ -1,7 +1,7 @@
 """`python -m pyapp schema [--check]`: every generated file, (re)written from the records
 that define it — the JSON Schemas in `exports/` (`schemas`, the ledger's included), the
 page's protocol constants (`site/lab_protocol.js`: message names, sync names, URL
-parameters, the `window.lab` members, plot colours), the fault grammar
+parameters, the `window.lab` members), the fault grammar
 (`workers/faults_grammar.js`), the model channel's files (`model_channel_files`), the
 condition checkboxes of `site/index.html` and the generated blocks of `docs/hosting.md`,
 `docs/models.md`, `docs/page.md` and `docs/sweep.md` (`blocks`). With `--check` it only

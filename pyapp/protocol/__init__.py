@@ -9,5 +9,5 @@ Python channel: `messages` (one record per request and event, the failure codes)
 docs/hosting.md's tables). The model channel: `model_messages` (Python <-> model client <->
 model worker) and `model_exports` (`workers/model_protocol.js`, its schema and docs/models.md's
 tables). `page` holds the other names the page shares: the `xworker.sync` names, the URL
-parameters, the driver API `window.lab` and the plot colours, generated into
+parameters and the driver API `window.lab`, generated into
 `site/lab_protocol.js` and the docs by `python -m pyapp schema`."""

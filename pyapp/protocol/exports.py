@@ -2,7 +2,7 @@
 `pyapp.protocol.results`): `exports/messages.schema.json` (`messages_schema`: every
 request, every reply with its result record, every event), `site/lab_protocol.js`
 (`js_module`: the names and constants the page shares with Python, `constants`, with the
-names of `pyapp.protocol.page` and the plot colours of `pyapp.report.plots`) and the
+names of `pyapp.protocol.page`) and the
 message tables of docs/hosting.md (`markdown_tables`). `python -m pyapp schema` writes them; a
 test fails when any of them drifts.
 """
@@ -29,7 +29,6 @@ from pyapp.protocol.messages import (
 from pyapp.records.base import JSON, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
-from pyapp.report import plots
 from pyapp.synthetic.language import structure_notes
 from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
@@ -85,9 +84,6 @@ def constants() -> dict[str, JSON]:
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},
         **page.constants(),
-        "PLOT_COLOURS": dict(plots.COLOURS),
-        "PLOT_OTHER_COLOUR": plots.OTHER_COLOUR,
-        "PLOT_SHAPES": list(plots.SHAPES),
     }
 
 

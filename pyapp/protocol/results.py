@@ -280,11 +280,24 @@ class TraceText:
 
 
 @dataclass(frozen=True)
+class RunPlots:
+    """A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own
+    drawing; the page inserts this text as it is, only from its own worker's reply)."""
+
+    calibration_svg: str
+    """Predicted probability against observed rate per non-empty calibration cell."""
+    cost_svg: str
+    """Predicted against observed cost per held-out task."""
+
+
+@dataclass(frozen=True)
 class PredictionsText:
     """`sweep_predictions`: the predictions document of the sweep's trace."""
 
     predictions_json: str
     """As Python wrote it (indented JSON text, saved as it is)."""
+    plots: RunPlots | None = None
+    """Its plots; null while no condition has held-out observations."""
 
 
 @dataclass(frozen=True)
@@ -341,6 +354,9 @@ class OpenedTrace:
     predictions_other_run: str | None = None
     """One plain line when the opened predictions document is of another run (run ids or
     models differ); its numbers are then not compared one by one."""
+    plots: RunPlots | None = None
+    """The derived predictions' plots, as the report draws them; null while no condition has
+    held-out observations."""
 
 
 @dataclass(frozen=True)
@@ -379,6 +395,8 @@ class ComparedRuns:
     summary_note: str = ""
     """What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`,
     as the matrix and validation reports say it); empty when the summary has none."""
+    plots: tuple[RunPlots, ...] = ()
+    """Each run's plots, in the runs' order, every run on the same axes."""
 
 
 @dataclass(frozen=True)
@@ -560,6 +578,7 @@ RESULTS: tuple[type, ...] = (
     FreezeDone,
     HeaderText,
     TraceText,
+    RunPlots,
     PredictionsText,
     JournalKept,
     CorrectedField,

@@ -1,21 +1,26 @@
-"""The page's two plots as inline SVG text, drawn from a predictions document.
+"""The two plots of a predictions document as inline SVG text: the page's and the report's.
 
-The same drawing as `site/plots.js` (same size, margins, colours, marker shapes, labels), so
-a report looks like the page: calibration cells (mean predicted probability against observed
-rate with the 95% Wilson interval, n beside each point) and predicted against observed cost
-per held-out task, each with the y = x line. Only the numbers the document holds are drawn.
-Every point carries a `<title>` with its numbers, and each series has its own marker shape,
-so colour is never the only signal.
+One drawing for both: the page shows the SVG its Python worker draws here (the replies of
+`sweep_predictions`, `trace_open` and `compare_runs` carry it, `pyapp.browser.viewer.run_plots`)
+and `python -m pyapp report` embeds the same text. Calibration cells (mean predicted
+probability against observed rate with the 95% Wilson interval, n beside each point) and
+predicted against observed cost per held-out task, each with the y = x line; only the
+conditions with held-out observations, and only the numbers the document holds. The axes are
+zoomed to the points (`calibration_domain`, `cost_domain`); runs compared side by side share
+them. Every point carries a `<title>` with its numbers, and each series has its own marker
+shape, so colour is never the only signal. The classes the page's tests read: `cell` and
+`task` (points), `tick` (tick labels), `fixture` (the run's label), `identity` (y = x).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pyapp.predict.metrics import CalibrationCell
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict.predictions import ConditionResult, PredictionsDocument
 from pyapp.report.markup import Markup, el
 
 W, H = 760, 420
@@ -26,12 +31,14 @@ COLOURS = {
     "controlled-chain": "#137333",
     "controlled-chain (all steps)": "#8e24aa",
 }
-"""Each plotted series' colour, written once: `python -m pyapp schema` generates it into
-site/lab_protocol.js (`PLOT_COLOURS`, with `PLOT_OTHER_COLOUR` and `PLOT_SHAPES`), which
-site/plots.js draws with."""
+"""Each plotted series' colour, written once (the page draws no plot of its own)."""
 OTHER_COLOUR = "#444"
 """The colour of a series `COLOURS` does not name."""
 SHAPES = ("circle", "square", "diamond", "triangle")
+
+Range = tuple[float, float]
+Series = tuple[str, str, Sequence[CalibrationCell]]
+"""A calibration series: (legend label, colour key, its cells)."""
 
 
 def _n(value: float) -> str:
@@ -40,21 +47,22 @@ def _n(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def marker(shape: str, x: float, y: float, colour: str, title: str) -> Markup:
+def marker(shape: str, x: float, y: float, colour: str, title: str, cls: str = "") -> Markup:
     r = 5
     style = {"fill": colour, "fill-opacity": "0.85", "stroke": "#000", "stroke-width": "0.5"}
     label = el("title", None, title)
+    classes = f"{cls} {shape}".strip()
     if shape == "square":
         box = {"x": _n(x - r), "y": _n(y - r), "width": 2 * r, "height": 2 * r}
-        return el("rect", {**box, **style, "class": shape}, label)
+        return el("rect", {**box, **style, "class": classes}, label)
     if shape == "diamond":
         points = f"{_n(x)},{_n(y - r - 1)} {_n(x + r + 1)},{_n(y)} {_n(x)},{_n(y + r + 1)} "
         points += f"{_n(x - r - 1)},{_n(y)}"
-        return el("polygon", {"points": points, **style, "class": shape}, label)
+        return el("polygon", {"points": points, **style, "class": classes}, label)
     if shape == "triangle":
         points = f"{_n(x)},{_n(y - r - 1)} {_n(x + r + 1)},{_n(y + r)} {_n(x - r - 1)},{_n(y + r)}"
-        return el("polygon", {"points": points, **style, "class": shape}, label)
-    return el("circle", {"cx": _n(x), "cy": _n(y), "r": r, **style, "class": shape}, label)
+        return el("polygon", {"points": points, **style, "class": classes}, label)
+    return el("circle", {"cx": _n(x), "cy": _n(y), "r": r, **style, "class": classes}, label)
 
 
 def _text(
@@ -67,81 +75,121 @@ def _line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup
     return el("line", {"x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2), **attrs})
 
 
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values inside [lo, hi], about `count` of them (steps of 1, 2, 2.5, 5 times
+    a power of ten)."""
+    raw = (hi - lo) / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next((f * power for f in (1, 2, 2.5, 5, 10) if f * power >= raw), 10 * power)
+    first = math.ceil(lo / step - 1e-9)
+    ticks = []
+    k = first
+    while k * step <= hi + 1e-9:
+        v = k * step
+        ticks.append(0.0 if abs(v) < 1e-12 else v)
+        k += 1
+    return ticks
+
+
+def span(
+    values: Iterable[float],
+    floor: float = -math.inf,
+    ceil: float = math.inf,
+    min_width: float = 0.0,
+) -> Range:
+    """The axis range some values need: where they are, padded so that no point sits on the
+    frame (where the tick labels are), at least `min_width` wide, within [floor, ceil]
+    padded."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return (max(floor, 0.0), min(ceil, 1.0))
+    lo, hi = min(finite), max(finite)
+    if hi - lo < min_width:
+        middle = (lo + hi) / 2
+        lo = max(floor, middle - min_width / 2)
+        hi = lo + min_width
+        if hi > ceil:
+            lo, hi = ceil - min_width, ceil
+    pad = (hi - lo) * 0.08
+    return (max(floor - pad, lo - pad), min(ceil + pad, hi + pad))
+
+
+def tick_format(v: float, ticks: Sequence[float]) -> str:
+    """A tick label with as many decimals as the step needs (0.05 apart: two)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    if step >= 1:
+        return f"{v:.0f}"
+    exponent = Decimal(repr(float(f"{step:.3g}"))).as_tuple().exponent
+    digits = min(4, max(0, -exponent)) if isinstance(exponent, int) else 4
+    return f"{v:.{digits}f}"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A plot's axes: the value ranges drawn, shared by runs drawn side by side."""
+
+    x: Range
+    """The x axis, low to high."""
+    y: Range
+    """The y axis, low to high."""
+
+
 @dataclass(frozen=True)
 class Frame:
     """A plot's axes: value → pixel in both directions."""
 
-    x_max: float
-    """Right end of the x axis."""
-    y_max: float
-    """Top end of the y axis."""
+    domain: Domain
+    """What the axes span."""
 
     def sx(self, v: float) -> float:
-        return LEFT + (v / self.x_max) * (W - LEFT - RIGHT)
+        lo, hi = self.domain.x
+        return LEFT + (v - lo) / (hi - lo) * (W - LEFT - RIGHT)
 
     def sy(self, v: float) -> float:
+        lo, hi = self.domain.y
         plot_h = H - TOP - BOTTOM
-        return TOP + plot_h - (v / self.y_max) * plot_h
+        return TOP + plot_h - (v - lo) / (hi - lo) * plot_h
+
+
+def _ticks(f: Frame, fmt: Callable[[float, Sequence[float]], str]) -> list[Markup]:
+    plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    out = []
+    x_ticks, y_ticks = nice_ticks(*f.domain.x), nice_ticks(*f.domain.y)
+    for xv in x_ticks:
+        out.append(_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
+        attrs = {"text-anchor": "middle", "class": "tick"}
+        out.append(_text(f.sx(xv), TOP + plot_h + 16, fmt(xv, x_ticks), 11, attrs))
+    for yv in y_ticks:
+        out.append(_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
+        attrs = {"text-anchor": "end", "class": "tick"}
+        out.append(_text(LEFT - 7, f.sy(yv) + 4, fmt(yv, y_ticks), 11, attrs))
+        grid = {"stroke": "#ddd", "stroke-width": 0.5}
+        out.append(_line(LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), **grid))
+    return out
 
 
 def _frame(
-    f: Frame,
-    title: str,
-    subtitle: str,
-    label: str | None,
-    labels: tuple[str, str],
-    fmt: Callable[[float], str],
-    ticks: int = 5,
+    f: Frame, title: str, subtitle: str, label: str | None, labels: tuple[str, str]
 ) -> list[Markup]:
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
     out = [_text(LEFT, 18, title, 14, {"font-weight": 600})]
     out.append(_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
-    if label is not None:
-        out.append(
-            _text(
-                LEFT,
-                50,
-                label[0].upper() + label[1:] + ".",
-                11,
-                {"font-weight": 700, "fill": "#b06000", "class": "fixture"},
-            )
-        )
+    if label:  # the run's evidence label (not model evidence)
+        words = label[0].upper() + label[1:] + "."
+        attrs = {"font-weight": 700, "fill": "#b06000", "class": "fixture"}
+        out.append(_text(LEFT, 50, words, 11, attrs))
     box = {"x": LEFT, "y": TOP, "width": plot_w, "height": plot_h}
     out.append(el("rect", {**box, "fill": "none", "stroke": "#999"}))
-    for i in range(ticks + 1):
-        xv, yv = f.x_max * i / ticks, f.y_max * i / ticks
-        out.append(_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
-        out.append(_text(f.sx(xv), TOP + plot_h + 16, fmt(xv), 11, {"text-anchor": "middle"}))
-        out.append(_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
-        out.append(_text(LEFT - 7, f.sy(yv) + 4, fmt(yv), 11, {"text-anchor": "end"}))
-        if 0 < i < ticks:
-            out.append(
-                _line(
-                    LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), stroke="#ddd", **{"stroke-width": 0.5}
-                )
-            )
+    out += _ticks(f, tick_format)
     out.append(_text(LEFT + plot_w / 2, H - 14, labels[0], 12, {"text-anchor": "middle"}))
     mid = TOP + plot_h / 2
-    out.append(
-        _text(
-            16,
-            mid,
-            labels[1],
-            12,
-            {"text-anchor": "middle", "transform": f"rotate(-90 16 {_n(mid)})"},
-        )
-    )
-    top = min(f.x_max, f.y_max)
-    out.append(
-        _line(
-            f.sx(0),
-            f.sy(0),
-            f.sx(top),
-            f.sy(top),
-            stroke="#777",
-            **{"stroke-dasharray": "5 4", "class": "identity"},
-        )
-    )
+    rotate = {"text-anchor": "middle", "transform": f"rotate(-90 16 {_n(mid)})"}
+    out.append(_text(16, mid, labels[1], 12, rotate))
+    # y = x, where it crosses the plotted range
+    low, high = max(f.domain.x[0], f.domain.y[0]), min(f.domain.x[1], f.domain.y[1])
+    if high > low:
+        dashed = {"stroke": "#777", "stroke-dasharray": "5 4", "class": "identity"}
+        out.append(_line(f.sx(low), f.sy(low), f.sx(high), f.sy(high), **dashed))
     return out
 
 
@@ -170,13 +218,24 @@ def _legend(entries: Sequence[Entry]) -> list[Markup]:
 
 
 def _svg(label: str, parts: Sequence[Markup]) -> Markup:
-    attrs = {"viewBox": f"0 0 {W} {H}", "width": W, "height": H, "role": "img"}
-    return el("svg", {**attrs, "aria-label": label}, el("title", None, label), *parts)
+    """The SVG fills the width it is given (figure.plot svg); the viewBox keeps its shape."""
+    attrs = {"viewBox": f"0 0 {W} {H}", "width": "100%", "role": "img"}
+    return el(
+        "svg",
+        {**attrs, "aria-label": label, "preserveAspectRatio": "xMinYMin meet"},
+        el("title", None, label),
+        *parts,
+    )
 
 
-def _series(doc: PredictionsDocument) -> list[tuple[str, str, tuple[CalibrationCell, ...]]]:
-    series: list[tuple[str, str, tuple[CalibrationCell, ...]]] = []
-    for result in doc.conditions:
+def scored(doc: PredictionsDocument) -> list[ConditionResult]:
+    """The conditions drawn: those with held-out observations."""
+    return [c for c in doc.conditions if c.observations]
+
+
+def _series(doc: PredictionsDocument) -> list[Series]:
+    series: list[Series] = []
+    for result in scored(doc):
         condition = result.frozen.profile.condition
         label = f"{condition} (final answer, naive proxy)"
         series.append((label, condition, result.scores.calibration_final))
@@ -186,48 +245,68 @@ def _series(doc: PredictionsDocument) -> list[tuple[str, str, tuple[CalibrationC
     return series
 
 
-def calibration_svg(doc: PredictionsDocument, label: str | None) -> Markup:
+def _drawn(cells: Iterable[CalibrationCell]) -> list[CalibrationCell]:
+    return [
+        c for c in cells if c.n and c.mean_predicted is not None and c.observed_rate is not None
+    ]
+
+
+def series_domain(series: Iterable[Series]) -> Domain:
+    """The calibration axes of some series: zoomed to where the cells and their Wilson bars
+    are, never past [0, 1] but padded."""
+    cells = [cell for _, _, cells in series for cell in _drawn(cells)]
+    x = span((c.mean_predicted or 0.0 for c in cells), 0.0, 1.0, 0.1)
+    ys = [v for c in cells for v in (c.observed_rate or 0.0, c.wilson_low, c.wilson_high)]
+    return Domain(x, span(ys, 0.0, 1.0, 0.1))
+
+
+def calibration_domain(docs: Iterable[PredictionsDocument]) -> Domain:
+    """The calibration plot's axes for some documents (one, or every run compared)."""
+    return series_domain(s for doc in docs for s in _series(doc))
+
+
+def calibration_svg(
+    doc: PredictionsDocument, label: str | None, domain: Domain | None = None
+) -> Markup:
     """Mean predicted probability (x) against observed rate (y) per non-empty cell."""
-    return calibration_series_svg(_series(doc), label)
+    return calibration_series_svg(_series(doc), label, domain)
 
 
 def calibration_series_svg(
-    series: Sequence[tuple[str, str, Sequence[CalibrationCell]]], label: str | None
+    series: Sequence[Series], label: str | None, domain: Domain | None = None
 ) -> Markup:
     """The calibration plot of any series: (legend label, colour key, calibration cells);
     the matrix report draws every cell's points of one model this way."""
     title = "Calibration: predicted probability vs observed outcome"
-    f = Frame(1.0, 1.0)
+    f = Frame(domain or series_domain(series))
     parts = _frame(
         f,
         title,
-        "One point per non-empty calibration cell; bars: 95% Wilson intervals (descriptive); "
-        "n beside each point.",
+        "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
+        "each; axes zoomed to the cells.",
         label,
         ("predicted probability (product of primitive rates)", "observed rate"),
-        lambda v: f"{v:.1f}",
     )
     entries = []
     placed: list[tuple[float, float]] = []
-    for i, (label, key, cells) in enumerate(series):
+    for i, (name, key, cells) in enumerate(series):
         colour, shape = COLOURS.get(key, OTHER_COLOUR), SHAPES[i % len(SHAPES)]
-        entries.append(Entry(label, colour, shape))
+        entries.append(Entry(name, colour, shape))
         group = []
-        for cell in cells:
-            if not cell.n or cell.mean_predicted is None or cell.observed_rate is None:
-                continue
-            x = f.sx(cell.mean_predicted) + (i - (len(series) - 1) / 2) * 3
+        for cell in _drawn(cells):
+            predicted, observed = cell.mean_predicted or 0.0, cell.observed_rate or 0.0
+            x = f.sx(predicted) + (i - (len(series) - 1) / 2) * 3  # overlapping series apart
             bar = {"stroke": colour, "stroke-width": 2}
             group.append(_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
             for v in (cell.wilson_low, cell.wilson_high):
                 group.append(_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
             text = (
-                f"{label}: bin [{cell.low:.1f}, {cell.high:.1f}), n = {cell.n}, "
-                f"mean predicted {cell.mean_predicted:.3f}, observed {cell.observed_rate:.3f}, "
+                f"{name}: bin [{cell.low:.1f}, {cell.high:.1f}), n = {cell.n}, "
+                f"mean predicted {predicted:.3f}, observed {observed:.3f}, "
                 f"Wilson [{cell.wilson_low:.3f}, {cell.wilson_high:.3f}]"
             )
-            y = f.sy(cell.observed_rate)
-            group.append(marker(shape, x, y, colour, text))
+            y = f.sy(observed)
+            group.append(marker(shape, x, y, colour, text, "cell"))
             group.append(_text(x + 8, _label_y(x + 8, y, placed), f"n={cell.n}", 10))
         parts.append(el("g", {"data-series": key}, *group))
     return _svg(title, [*parts, *_legend(entries)])
@@ -246,19 +325,9 @@ def _label_y(x: float, y: float, placed: list[tuple[float, float]]) -> float:
     return spot
 
 
-def nice_max(value: float) -> float:
-    """The smallest of 1, 2, 2.5, 5, 10 times a power of ten that is at least `value`."""
-    if not value > 0:
-        return 1.0
-    power = 10.0 ** math.floor(math.log10(value))
-    return next((s * power for s in (1, 2, 2.5, 5, 10) if s * power >= value), 10 * power)
-
-
-def cost_svg(doc: PredictionsDocument, label: str | None) -> Markup:
-    """Each held-out task's predicted cost (x) against its observed cost (y), in ms."""
-    title = "Cost: predicted vs observed time per held-out task"
-    points = []
-    for result in doc.conditions:
+def _cost_points(doc: PredictionsDocument) -> list[tuple[str, str, float, float]]:
+    points: list[tuple[str, str, float, float]] = []
+    for result in scored(doc):
         condition = result.frozen.profile.condition
         predicted = {p.task_id: p for p in result.predictions}
         for o in result.observations:
@@ -266,15 +335,28 @@ def cost_svg(doc: PredictionsDocument, label: str | None) -> Markup:
             if p is None or p.cost_ms is None or o.cost_ms is None:
                 continue
             points.append((condition, o.task_id, p.cost_ms, o.cost_ms))
-    top = nice_max(max([1.0, *(max(p[2], p[3]) for p in points)]))
-    f = Frame(top, top)
+    return points
+
+
+def cost_domain(docs: Iterable[PredictionsDocument]) -> Domain:
+    """The cost plot's axes (one range for both, so that y = x is the diagonal): from 0, up
+    to where the points are."""
+    values = [v for doc in docs for p in _cost_points(doc) for v in (p[2], p[3])]
+    both = span([0.0, *values], floor=0.0, min_width=1.0)
+    return Domain(both, both)
+
+
+def cost_svg(doc: PredictionsDocument, label: str | None, domain: Domain | None = None) -> Markup:
+    """Each held-out task's predicted cost (x) against its observed cost (y), in ms."""
+    title = "Cost: predicted vs observed time per held-out task"
+    points = _cost_points(doc)
+    f = Frame(domain or cost_domain([doc]))
     parts = _frame(
         f,
         title,
         "One point per held-out task: generation + execution wall time in ms; dashed: y = x.",
         label,
         ("predicted cost (ms): sum of primitive mean costs", "observed cost (ms)"),
-        lambda v: str(round(v)) if top >= 100 else f"{v:.1f}",
     )
     conditions = list(dict.fromkeys(p[0] for p in points))
     entries = {
@@ -284,7 +366,18 @@ def cost_svg(doc: PredictionsDocument, label: str | None) -> Markup:
     for condition, task, predicted_ms, observed_ms in points:
         e = entries[condition]
         text = f"{condition} {task}: predicted {predicted_ms:.1f} ms, observed {observed_ms:.1f} ms"
-        parts.append(marker(e.shape, f.sx(predicted_ms), f.sy(observed_ms), e.colour, text))
+        x, y = f.sx(predicted_ms), f.sy(observed_ms)
+        parts.append(marker(e.shape, x, y, e.colour, text, "task"))
     if not points:
         parts.append(_text(LEFT + 20, TOP + 30, "No held-out observation with both costs.", 12))
     return _svg(title, [*parts, *_legend(list(entries.values()))])
+
+
+def plots(
+    docs: Sequence[tuple[PredictionsDocument, str | None]],
+) -> list[tuple[Markup, Markup]]:
+    """Each document's (calibration, cost) plots under its label, on axes shared by all of
+    them (one document: its own zoomed axes)."""
+    calibration = calibration_domain(d for d, _ in docs)
+    cost = cost_domain(d for d, _ in docs)
+    return [(calibration_svg(d, lb, calibration), cost_svg(d, lb, cost)) for d, lb in docs]

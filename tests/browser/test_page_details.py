@@ -9,6 +9,8 @@ The model is the tiny-chat TEST FIXTURE (never model evidence); nothing leaves 1
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,4 +121,40 @@ def test_the_calibration_plot_zooms_to_its_points_and_labels_do_not_overlap(
     width = page.eval_on_selector("#plot-calibration svg", "s => s.getBoundingClientRect().width")
     container = page.eval_on_selector("#plot-calibration", "f => f.clientWidth")
     assert width >= min(container, 1000) - 2  # the plot uses the width it is given
+    page.click("#viewing-close")
+
+
+def test_the_page_shows_the_plots_the_report_draws(fresh: Booted, tmp_path: Path) -> None:
+    """Issue 22 §3, one implementation: the opened run's plots on the page are the SVG of
+    `python -m pyapp report` for the same trace, node for node (the page draws none)."""
+    page = fresh.page
+    run = finished_run(tmp_path / "same", 1730)
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "report", str(run), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    text = out.read_text("utf-8")
+    svgs = ["<svg " + part.split("</svg>", 1)[0] + "</svg>" for part in text.split("<svg ")[1:]]
+    assert len(svgs) == 2
+    opened(page, [run / "trace.json"])
+    same = page.evaluate(
+        """([calibration, cost]) => {
+          const xml = (svg) => new XMLSerializer().serializeToString(svg);
+          const parse = (t) => new DOMParser().parseFromString(t, "text/html");
+          const parsed = (t) => xml(parse(t).body.firstElementChild);
+          const shown = (id) => xml(document.querySelector(`${id} svg`));
+          return [
+            [shown("#plot-calibration"), parsed(calibration)],
+            [shown("#plot-cost"), parsed(cost)],
+          ];
+        }""",
+        svgs,
+    )
+    for shown, reported in same:
+        assert "<title>" in shown and 'class="tick"' in shown
+        assert shown == reported
     page.click("#viewing-close")
