@@ -15,6 +15,7 @@ import { SweepStore, SweepWriter } from "./store.js";
 import { EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { fillObservation } from "./profile_views.js";
+import { EventChannel } from "./experiment_channel.js";
 
 const $ = (selector) => document.querySelector(selector);
 const DRAW_EVERY_MS = 200;
@@ -61,6 +62,10 @@ export class ExperimentState {
   constructor({ request, models, environment, currentSeed, currentParams = () => undefined }) {
     this.request = request;
     this.models = models;
+    // Python's posted events and the flags it shares with the page (site/experiment_channel.js)
+    this.channel = new EventChannel((json) => this.sessionEvent(json));
+    this.channel.set("model_version", models.client ? models.client.version + 1 : 0);
+    models.subscribe?.(() => this.channel.modelChanged(models.client.version));
     this.environment = environment;
     this.currentSeed = currentSeed;
     this.currentParams = currentParams;
@@ -95,7 +100,20 @@ export class ExperimentState {
     // (a generation cut off by the dying model worker): they are not stored, so the stored
     // trial_start stays in flight and is recorded as interrupted on resume.
     this.unloading = false;
-    window.addEventListener("pagehide", () => (this.unloading = true));
+    window.addEventListener("pagehide", () => {
+      this.unloading = true;
+      this.channel.cancel(true); // no further trial starts
+    });
+  }
+
+  // The Cancel flag, shared with Python as it is set (site/experiment_channel.js).
+  get cancelFlag() {
+    return this.cancelling;
+  }
+
+  set cancelFlag(flag) {
+    this.cancelling = flag;
+    this.channel?.cancel(flag || this.unloading);
   }
 
   // ---- small helpers -------------------------------------------------------------------
