@@ -176,6 +176,7 @@ class Experiment extends ExperimentView {
       this.clearError();
       this.notice(null);
       this.cancelFlag = false;
+      this.channel.set("trouble", 0); // a new run posts its events again (experiment_channel.js)
       this.lastCancelled = false;
       await this.persist({ phase });
       this.setData("running");
