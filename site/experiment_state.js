@@ -72,7 +72,9 @@ export class ExperimentState {
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.writer = new SweepWriter(this.store); // the live sweep's writes, batched, in order
-    this.toDraw = []; // trial texts whose rows the next draw adds (drawPending)
+    this.toDraw = []; // [{text, n}]: trial texts whose rows the next draw adds (drawPending)
+    this.events = 0; // events handled so far (n: each event's number)
+    this.toldUpTo = 0; // the number of the last event listeners were told of
     this.drawTimer = null;
     this.listeners = new Set();
     this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
@@ -301,22 +303,24 @@ export class ExperimentState {
 
   // ---- the function Python calls after each step of a run ---------------------------------
 
-  // Returns at once, with the page's answer (pyapp.protocol.messages.EventAnswer, JSON text):
-  // the Cancel flag, which Python's next Cancel check reads, and the model client's version,
-  // while which Python keeps the provenance it read (a call to the page fewer each). Nothing
-  // here waits for IndexedDB or the DOM. A write that failed earlier is thrown here, so the
-  // run stops at the next event rather than going on unstored.
+  // An event Python posted (site/experiment_channel.js) or told. Returns at once, with the
+  // page's answer (pyapp.protocol.messages.EventAnswer, JSON text; a told event's): the Cancel
+  // flag, which Python's next Cancel check reads, and the model client's version, while which
+  // Python keeps the provenance it read (a call to the page fewer each). Nothing here waits
+  // for IndexedDB or the DOM. A write that failed earlier is thrown here, so the run stops at
+  // the next event rather than going on unstored (a posted one: at the event after it).
   sessionEvent(json) {
     if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
-    const after = () => this.tell(event, json);
+    const n = ++this.events;
+    const after = () => this.tell(event, json, n);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
-      this.trialDone(event, after);
+      this.trialDone(event, after, n);
     } else {
       // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
       // trial short (Python keeps it under `interruptions`, never scored, and attempts it
@@ -335,7 +339,7 @@ export class ExperimentState {
   }
 
   // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.
-  trialDone(event, after) {
+  trialDone(event, after, n) {
     const { trial_json: text, trial_id, condition, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null } = event;
     this.progress.eta?.finished(phase, condition, performance.now());
     const seq = this.trials.size;
@@ -346,28 +350,32 @@ export class ExperimentState {
     const observed = heldout_observed ? this.observedRecords(event, heldout_content) : [];
     this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
-    this.toDraw.push(text);
+    this.toDraw.push({ text, n });
   }
 
   // Listeners are told of an event once it is stored, and once what it changed is drawn: with
-  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits.
-  tell(event, json) {
+  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits, up to
+  // that event (a batch can hold later events: a listener sees the page as of its event).
+  tell(event, json, n) {
     if (!this.listeners.size) return;
-    this.drawPending();
+    this.toldUpTo = n;
+    this.drawPending(n);
     this.emit(event, json);
   }
 
   // Rows, the caption and the counters are drawn a few times a second, in an animation frame,
   // off the trial path (a frame per trial would lay the page out per trial).
   scheduleDraw() {
-    this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending()), DRAW_EVERY_MS);
+    const upTo = () => (this.listeners.size ? this.toldUpTo : Infinity);
+    this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending(upTo())), DRAW_EVERY_MS);
   }
 
-  drawPending() {
+  // The pending rows of events up to number `upTo`.
+  drawPending(upTo = Infinity) {
     clearTimeout(this.drawTimer);
     this.drawTimer = null;
-    const texts = this.toDraw;
-    this.toDraw = [];
+    const texts = this.toDraw.filter((item) => item.n <= upTo).map((item) => item.text);
+    this.toDraw = this.toDraw.filter((item) => item.n > upTo);
     for (const text of texts) {
       const trial = JSON.parse(text);
       if (!this.trials.has(trial.trial_id)) continue; // the table was reset since
