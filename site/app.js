@@ -157,6 +157,8 @@ async function boot() {
       // pyapp.browser.session's Context (workers/lab_worker.py): trial events and the Cancel flag.
       xworker.sync[SYNC.SESSION_EVENT] = experiment.sessionEvent;
       xworker.sync[SYNC.CANCEL_REQUESTED] = experiment.cancelRequested;
+      // ... and the events Python posts without waiting (site/experiment_channel.js)
+      xworker.addEventListener("message", ({ data }) => experiment.workerMessage(data));
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;

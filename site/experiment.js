@@ -5,12 +5,17 @@
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   xworker.sync.session_event(json)  -> text   trial_start / trial_done / trial_interrupted / frozen;
-//                                               answers at once (EventAnswer: the Cancel flag and
-//                                               the model client's version; stored and drawn off
-//                                               the trial path: experiment_state.js)
-//   xworker.sync.cancel_requested()   -> bool   the Cancel flag, polled before a model call that
-//                                               no event's answer has just told
+//   {lab_event: json, seq} (posted)   -> -      trial_start / trial_done / trial_interrupted / frozen,
+//                                               posted without waiting once the page shares its
+//                                               flags (the Cancel flag, the model client's version)
+//                                               with Python (site/experiment_channel.js)
+//   xworker.sync.session_event(json, posted) -> text   the same event told (before the flags, or
+//                                               after a posted one failed); answers at once
+//                                               (EventAnswer: the Cancel flag and the model
+//                                               client's version; stored and drawn off the
+//                                               trial path: experiment_state.js)
+//   xworker.sync.cancel_requested(posted) -> bool  the Cancel flag, where neither tells it
+//   (both calls are answered once every event posted before them has arrived: in order)
 //
 // A trial event carries that trial only, as Python's JSON text (`trial_json`): the page stores
 // the text as it is (one IndexedDB record per trial, beside the sweep's header, written in
@@ -71,13 +76,15 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
   controller.wire();
   return {
     api: controller.api(),
-    sessionEvent: (json) => controller.sessionEvent(json),
+    // Python's events: told (after every event posted before, `posted`) or posted (message)
+    sessionEvent: (json, posted) => controller.channel.answerAfter(posted, () => controller.sessionEvent(json)),
+    workerMessage: (data) => controller.channel.message(data),
     // site/runs_panel.js: the runs IndexedDB holds
     store: controller.store,
     liveRunId: () => controller.header?.run.run_id ?? null,
     busy: () => Boolean(controller.busy),
     onStoredChange: (callback) => controller.storedListeners.add(callback),
-    cancelRequested: () => controller.cancelFlag,
+    cancelRequested: (posted) => controller.channel.answerAfter(posted, () => controller.cancelFlag),
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     showOpened: (opened) => controller.showOpened(opened),
     closeOpened: () => controller.closeOpened(),
@@ -169,6 +176,7 @@ class Experiment extends ExperimentView {
       this.clearError();
       this.notice(null);
       this.cancelFlag = false;
+      this.channel.set("trouble", 0); // a new run posts its events again (experiment_channel.js)
       this.lastCancelled = false;
       await this.persist({ phase });
       this.setData("running");

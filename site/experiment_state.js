@@ -15,6 +15,7 @@ import { SweepStore, SweepWriter } from "./store.js";
 import { EVENT_TYPES } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { fillObservation } from "./profile_views.js";
+import { EventChannel } from "./experiment_channel.js";
 
 const $ = (selector) => document.querySelector(selector);
 const DRAW_EVERY_MS = 200;
@@ -61,14 +62,19 @@ export class ExperimentState {
   constructor({ request, models, environment, currentSeed, currentParams = () => undefined }) {
     this.request = request;
     this.models = models;
+    // Python's posted events and the flags it shares with the page (site/experiment_channel.js)
+    this.channel = new EventChannel((json) => this.sessionEvent(json));
+    this.channel.set("model_version", models.client ? models.client.version + 1 : 0);
+    models.subscribe?.(() => this.channel.modelChanged(models.client.version));
     this.environment = environment;
     this.currentSeed = currentSeed;
     this.currentParams = currentParams;
     this.section = $("#experiment");
     this.store = new SweepStore();
     this.writer = new SweepWriter(this.store); // the live sweep's writes, batched, in order
-    this.toDraw = []; // {arrived, text} of trials whose rows the next draw adds (drawPending)
-    this.arrivals = 0; // events received from Python so far (their order, for tell)
+    this.toDraw = []; // [{text, n}]: trial texts whose rows the next draw adds (drawPending)
+    this.events = 0; // events handled so far (n: each event's number)
+    this.toldUpTo = 0; // the number of the last event listeners were told of
     this.drawTimer = null;
     this.listeners = new Set();
     this.storedListeners = new Set(); // told when the stored runs change (site/runs_panel.js)
@@ -82,12 +88,10 @@ export class ExperimentState {
     this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
     this.record = null; // the IndexedDB status record of the current sweep
     this.predictionsDoc = null; // the latest predictions document (after a freeze)
-    this.plots = null; // its two plots as Python drew them (RunPlots: SVG text), or null
     this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
     this.predictionRows = new Map(); // trial id -> row of the predictions table
     this.busy = null; // the name of the request in flight ("run", "freeze", ...)
     this.cancelFlag = false;
-    this.stopLeft = null; // stopAfter(n): trials left before the Cancel (window.lab.send's sweep_stop)
     this.lastError = null;
     this.lastCancelled = false;
     this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
@@ -98,7 +102,20 @@ export class ExperimentState {
     // (a generation cut off by the dying model worker): they are not stored, so the stored
     // trial_start stays in flight and is recorded as interrupted on resume.
     this.unloading = false;
-    window.addEventListener("pagehide", () => (this.unloading = true));
+    window.addEventListener("pagehide", () => {
+      this.unloading = true;
+      this.channel.cancel(true); // no further trial starts
+    });
+  }
+
+  // The Cancel flag, shared with Python as it is set (site/experiment_channel.js).
+  get cancelFlag() {
+    return this.cancelling;
+  }
+
+  set cancelFlag(flag) {
+    this.cancelling = flag;
+    this.channel?.cancel(flag || this.unloading);
   }
 
   // ---- small helpers -------------------------------------------------------------------
@@ -263,9 +280,7 @@ export class ExperimentState {
   }
 
   async loadPredictions(wanted) {
-    const reply = wanted ? await this.request("sweep_predictions") : null;
-    this.predictionsDoc = reply ? JSON.parse(reply.predictions_json) : null;
-    this.plots = reply?.plots ?? null;
+    this.predictionsDoc = wanted ? JSON.parse((await this.request("sweep_predictions")).predictions_json) : null;
   }
 
   // Every stored trial of a sweep (resume): one pass, one table draw.
@@ -288,23 +303,24 @@ export class ExperimentState {
 
   // ---- the function Python calls after each step of a run ---------------------------------
 
-  // Returns at once, with the page's answer (pyapp.protocol.messages.EventAnswer, JSON text):
-  // the Cancel flag, which Python's next Cancel check reads, and the model client's version,
-  // while which Python keeps the provenance it read (a call to the page fewer each). Nothing
-  // here waits for IndexedDB or the DOM. A write that failed earlier is thrown here, so the
-  // run stops at the next event rather than going on unstored.
+  // An event Python posted (site/experiment_channel.js) or told. Returns at once, with the
+  // page's answer (pyapp.protocol.messages.EventAnswer, JSON text; a told event's): the Cancel
+  // flag, which Python's next Cancel check reads, and the model client's version, while which
+  // Python keeps the provenance it read (a call to the page fewer each). Nothing here waits
+  // for IndexedDB or the DOM. A write that failed earlier is thrown here, so the run stops at
+  // the next event rather than going on unstored (a posted one: at the event after it).
   sessionEvent(json) {
     if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
-    const arrived = ++this.arrivals; // its place among the events, for what its listeners see
-    const after = () => this.tell(event, json, arrived);
+    const n = ++this.events;
+    const after = () => this.tell(event, json, n);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
-      this.trialDone(event, after, arrived);
+      this.trialDone(event, after, n);
     } else {
       // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
       // trial short (Python keeps it under `interruptions`, never scored, and attempts it
@@ -313,20 +329,8 @@ export class ExperimentState {
       this.persist({ in_flight: null }, { header: true, after });
       if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
-    if (event.type === "trial_done") this.countTowardsStop();
     this.scheduleDraw();
     return this.answer(this.cancelFlag);
-  }
-
-  // stopAfter(n): the Cancel as the n-th trial from the ask is done, counted as its event
-  // arrives (not once stored), so this event's answer already carries it: no trial is cut
-  // short. The ask then ends.
-  countTowardsStop() {
-    if (this.stopLeft === null) return;
-    this.stopLeft -= 1;
-    if (this.stopLeft > 0) return;
-    this.stopLeft = null;
-    this.cancel();
   }
 
   // The EventAnswer record (pyapp/protocol/messages.py; its keys are EVENT_ANSWER_FIELDS).
@@ -335,7 +339,7 @@ export class ExperimentState {
   }
 
   // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.
-  trialDone(event, after, arrived) {
+  trialDone(event, after, n) {
     const { trial_json: text, trial_id, condition, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null } = event;
     this.progress.eta?.finished(phase, condition, performance.now());
     const seq = this.trials.size;
@@ -346,31 +350,32 @@ export class ExperimentState {
     const observed = heldout_observed ? this.observedRecords(event, heldout_content) : [];
     this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
-    this.toDraw.push({ arrived, text });
+    this.toDraw.push({ text, n });
   }
 
   // Listeners are told of an event once it is stored, and once what it changed is drawn: with
-  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits — those
-  // of this event and the ones before it only, so a listener sees the page as of its event
-  // (a trial_start's listener never sees that trial's result, stored in the same batch).
-  tell(event, json, arrived) {
+  // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits, up to
+  // that event (a batch can hold later events: a listener sees the page as of its event).
+  tell(event, json, n) {
     if (!this.listeners.size) return;
-    this.drawPending(arrived);
+    this.toldUpTo = n;
+    this.drawPending(n);
     this.emit(event, json);
   }
 
   // Rows, the caption and the counters are drawn a few times a second, in an animation frame,
   // off the trial path (a frame per trial would lay the page out per trial).
   scheduleDraw() {
-    this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending()), DRAW_EVERY_MS);
+    const upTo = () => (this.listeners.size ? this.toldUpTo : Infinity);
+    this.drawTimer ??= setTimeout(() => requestAnimationFrame(() => this.drawPending(upTo())), DRAW_EVERY_MS);
   }
 
+  // The pending rows of events up to number `upTo`.
   drawPending(upTo = Infinity) {
     clearTimeout(this.drawTimer);
     this.drawTimer = null;
-    const texts = this.toDraw.filter((pending) => pending.arrived <= upTo).map((pending) => pending.text);
-    this.toDraw = this.toDraw.filter((pending) => pending.arrived > upTo);
-    if (this.toDraw.length) this.scheduleDraw();
+    const texts = this.toDraw.filter((item) => item.n <= upTo).map((item) => item.text);
+    this.toDraw = this.toDraw.filter((item) => item.n > upTo);
     for (const text of texts) {
       const trial = JSON.parse(text);
       if (!this.trials.has(trial.trial_id)) continue; // the table was reset since

@@ -6,10 +6,18 @@ PyScript's ``xworker.sync`` channel. Every request goes unchanged to
 ``pyapp.protocol.messages`` and ``pyapp.browser.bridge.HANDLERS`` is the one handler table.
 The glue only builds the ``Context`` with what needs the browser runtime itself:
 
-* ``notify``: the page's ``xworker.sync.session_event(json)`` (trial_start / trial_done with
-  that trial only; the page answers at once, ``pyapp.protocol.messages.EventAnswer``
-  text, and stores the trial off the trial path);
-* ``cancel_requested``: ``xworker.sync.cancel_requested()`` (the experiment's Cancel flag);
+* ``post`` and ``flags``: a run's events (trial_start / trial_done with that trial only, ...)
+  go to the page without waiting, by the worker's ``postMessage`` (``{lab_event: json, seq}``,
+  in order), once the page has attached the flags it shares with this worker: an
+  ``Int32Array`` over a ``SharedArrayBuffer`` created here and posted once
+  (``{lab_flags: buffer}``; slots ``FLAG``: attached, Cancel, model client version + 1,
+  trouble), read with no call (``pyapp.browser.page_link``; site/experiment_channel.js);
+* ``notify``: the page's ``xworker.sync.session_event(json, posted)`` (an event told
+  synchronously: before the page attached the flags, or after it reported trouble; the
+  page answers at once, ``pyapp.protocol.messages.EventAnswer`` text);
+* ``cancel_requested``: ``xworker.sync.cancel_requested(posted)`` (the experiment's Cancel
+  flag). Both synchronous calls say how many events were posted before them: the page
+  answers once it has received them all, so events stay in order;
 * ``adapter`` / ``model_adapter``: ``pyapp.browser.model.BrowserModelAdapter`` over
   ``pyscript.sync.model_call`` (the page sets ``xworker.sync.model_call``; PyScript's
   synchronous channel carries the JSON to the main thread's model client and back);
@@ -31,11 +39,16 @@ import time
 from typing import Any
 
 from pyapp.browser.bridge import handle_async as bridge_handle_async
+from pyapp.protocol.messages import EventAnswer
 from pyapp.protocol.page import CANCEL_REQUESTED, HANDLE, MODEL_CALL, SESSION_EVENT
 from pyapp.records.base import JSON
 
 _sympy_loaded = False
 _adapter: Any = None
+FLAG = {"attached": 0, "cancel": 1, "model_version": 2, "trouble": 3}
+"""The slots of the flags the page shares with this worker (site/experiment_channel.js)."""
+_flags: Any = None
+_posted = 0
 
 
 def _loaded_adapter() -> Any:
@@ -55,27 +68,65 @@ def _page() -> Any:
 
 
 def _notify(event: dict[str, JSON]) -> str:
-    """Hand a session event to the page (``xworker.sync.session_event``). The page answers at
-    once (``EventAnswer`` text: its Cancel flag and its model client's version) and stores and
-    draws the event later, off the trial path."""
-    return str(getattr(_page(), SESSION_EVENT)(json.dumps(event)))
+    """Tell the page of a session event (``xworker.sync.session_event``) once it has every
+    posted one. The page answers at once (``EventAnswer`` text: its Cancel flag and its
+    model client's version) and stores and draws the event later, off the trial path."""
+    return str(getattr(_page(), SESSION_EVENT)(json.dumps(event), _posted))
 
 
 def _cancel_requested() -> bool:
-    """The page's Cancel flag (``xworker.sync.cancel_requested``), polled before each call."""
-    return bool(getattr(_page(), CANCEL_REQUESTED)())
+    """The page's Cancel flag (``xworker.sync.cancel_requested``), once it has every posted
+    event."""
+    return bool(getattr(_page(), CANCEL_REQUESTED)(_posted))
+
+
+def _shared() -> Any:
+    """The flags shared with the page: created and posted to it on first use."""
+    global _flags
+    if _flags is None:
+        import js  # type: ignore[import-not-found]  # only exists under Pyodide
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]  # only under Pyodide
+
+        _flags = js.Int32Array.new(js.SharedArrayBuffer.new(4 * len(FLAG)))
+        js.postMessage(to_js({"lab_flags": _flags.buffer}, dict_converter=js.Object.fromEntries))
+    return _flags
+
+
+def _flags_read() -> EventAnswer | None:
+    """The page's Cancel flag and model client version as it shares them; None until it has
+    attached the flags, or while it reports trouble (events are then told, ``_notify``)."""
+    flags = _shared()
+    if not flags[FLAG["attached"]] or flags[FLAG["trouble"]]:
+        return None
+    version = int(flags[FLAG["model_version"]])
+    return EventAnswer(
+        cancel=bool(flags[FLAG["cancel"]]), model_version=version - 1 if version else None
+    )
+
+
+def _post(event: dict[str, JSON]) -> None:
+    """Post a session event to the page without waiting (the worker's ``postMessage``)."""
+    import js  # type: ignore[import-not-found]  # only exists under Pyodide
+    from pyodide.ffi import to_js  # type: ignore[import-not-found]  # only under Pyodide
+
+    global _posted
+    _posted += 1
+    message = {"lab_event": json.dumps(event), "seq": _posted}
+    js.postMessage(to_js(message, dict_converter=js.Object.fromEntries))
 
 
 def _context() -> Any:
     """What the handlers need from the browser: the loaded model, the page's event sink and
-    its Cancel flag (both reached through PyScript's sync channel), and the runtime's own
+    its Cancel flag (posted and shared, or through PyScript's sync channel), and the runtime's own
     abilities (the model adapter, sympy's wheels, the WebAssembly heap)."""
-    from pyapp.browser.session import Context
+    from pyapp.browser.page_link import Context
 
     return Context(
         adapter=_loaded_adapter,
         notify=_notify,
         cancel_requested=_cancel_requested,
+        post=_post,
+        flags=_flags_read,
         model_adapter=_model_adapter,
         load_sympy=_load_sympy,
         memory=_memory,

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 
 from pyapp import __version__
 from pyapp.browser.model import handle_model_generate
-from pyapp.browser.session import Context, Session, browser_info, task_params
+from pyapp.browser.page_link import Context
+from pyapp.browser.session import Session, browser_info, task_params
 from pyapp.browser.viewer import compare_runs, open_run, predictions_plots, report_of
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError

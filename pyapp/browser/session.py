@@ -19,26 +19,25 @@ told of each trial before it runs and timed by its own virtual clock, exactly as
 page run and a native run of the same spec, seed and parameters record the same trials. Its
 trials say evidence `synthetic`: never model evidence.
 
-Events, sent through `Context.notify` during `sweep_run`: `trial_start` before each trial,
-`trial_done` after it; a trial the user's Cancel or an infrastructure failure (a failure
-code of kind `infrastructure`) cut short is not an observation but a `trial_interrupted`
-with its code (the header records it under `interruptions`; it is attempted again); a
-freeze made inside `sweep_run` (phase `all`) is announced as `frozen`. Three infrastructure
-interruptions in a row pause the sweep: `sweep_run` answers `cancelled: false` with
-`state.paused` naming the cause; another `sweep_run` resumes.
+Events, sent through `PageLink` (`pyapp.browser.page_link`: posted, or told) during
+`sweep_run`: `trial_start` before each trial, `trial_done` after it; a trial the user's
+Cancel or an infrastructure failure (a failure code of kind `infrastructure`) cut short is
+not an observation but a `trial_interrupted` with its code (the header records it under
+`interruptions`; it is attempted again); a freeze made inside `sweep_run` (phase `all`) is
+announced as `frozen`. Three infrastructure interruptions in a row pause the sweep:
+`sweep_run` answers `cancelled: false` with `state.paused` naming the cause; another
+`sweep_run` resumes.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
-from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pyapp.browser.model import BrowserModelAdapter
+from pyapp.browser.page_link import Context as Context  # re-exported: the handlers' context
+from pyapp.browser.page_link import PageLink
 from pyapp.conditions.run import (
     ALL_CONDITIONS,
     MODEL_CONDITIONS,
@@ -65,7 +64,6 @@ from pyapp.predict.predictor import (
     score_trace,
 )
 from pyapp.protocol.messages import (
-    EventAnswer,
     Frozen,
     JournalGenerate,
     RequestError,
@@ -112,31 +110,6 @@ from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_p
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
-
-Notify = Callable[[dict[str, JSON]], Awaitable[object] | object]
-"""Hands an event to the page; its answer, when it is text, is an `EventAnswer`."""
-
-
-@dataclass
-class Context:
-    """What the handlers need from the browser: the loaded model, a way to tell the page,
-    the page's Cancel flag, and what only the worker runtime can do (absent natively)."""
-
-    adapter: Callable[[], ModelAdapter | None]
-    """The loaded model's adapter, or None when no model is loaded."""
-    notify: Notify
-    """Hands an event to the page, which answers at once (it stores and draws the event
-    later, off the trial path) with an `EventAnswer`'s JSON text (anything else: not said)."""
-    cancel_requested: Callable[[], bool]
-    """The page's Cancel flag, polled before each model call that no event's answer has
-    just told (`PageLink`)."""
-    model_adapter: Callable[[], Any] | None = None
-    """The worker's BrowserModelAdapter, loaded or not (`model_generate`)."""
-    load_sympy: Callable[[], Awaitable[dict[str, JSON]]] | None = None
-    """Loads the local sympy and mpmath wheels (`sympy_load`, `sympy_check`)."""
-    memory: Callable[[], dict[str, JSON]] | None = None
-    """The worker's memory (`memory`)."""
-
 
 SessionError = RequestError
 """The session refuses with the boundary's one error class."""
@@ -543,53 +516,6 @@ def receipt_json(sweep: Sweep) -> str:
     """The freeze receipt of the sweep as it stands (just after a freeze), as JSON text."""
 
     return document_text(make_receipt(sweep.trace()))
-
-
-class PageLink:
-    """The page during one run. Each event it is told is answered at once (`EventAnswer`, JSON
-    text): the Cancel flag serves Python's next Cancel check, so only a check that no answer
-    has served since the last one asks the page (`Context.cancel_requested`), and the model
-    client's version lets the page's model adapter keep the provenance it read while the
-    version stays the same. Every check still reads the flag after the check before it: one
-    call to the page fewer per event (a trial of a whole-task condition makes no cancel
-    call), and a trial asks the provenance only when the model changed (issue 22 §3). An
-    answer that is not `EventAnswer` text (a native test's page) says nothing."""
-
-    def __init__(self, ctx: Context, adapter: ModelAdapter) -> None:
-        self._ctx = ctx
-        self._told: bool | None = None
-        self._browser = adapter if isinstance(adapter, BrowserModelAdapter) else None
-
-    def __enter__(self) -> PageLink:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._browser is not None:  # outside a run, nothing tells the adapter: it asks
-            self._browser.page_model_version = None
-
-    async def tell(self, message: dict[str, JSON]) -> None:
-        answer = self._ctx.notify(message)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        told = _answer(answer)
-        self._told = None if told is None else told.cancel
-        if self._browser is not None:
-            self._browser.page_model_version = None if told is None else told.model_version
-
-    def cancel_requested(self) -> bool:
-        told, self._told = self._told, None
-        return told if told is not None else bool(self._ctx.cancel_requested())
-
-
-def _answer(answer: object) -> EventAnswer | None:
-    """The page's answer to an event, read; None when it is not one (a bug is a TypeError)."""
-    if not isinstance(answer, str):
-        return None
-    try:
-        read: EventAnswer = from_json(EventAnswer, json.loads(answer), "$answer")
-    except (ValueError, RecordError) as error:
-        raise TypeError(f"the page answered an event with {answer[:80]!r}: {error}") from None
-    return read
 
 
 def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:

@@ -63,7 +63,7 @@ from pyapp.protocol.results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import Summary
 
@@ -527,8 +527,12 @@ def parse_result(kind: str, result: JSON) -> object:
 
 
 def event(message: Message) -> dict[str, JSON]:
-    """An event record as sent: `{"type": E, ...fields}`."""
-    return envelope.outgoing(message, request=False)
+    """An event record as sent: `{"type": E, ...fields}` (every field: what
+    `envelope.outgoing(message, request=False)` gives, without its per-field walk, as an
+    event is sent twice per trial)."""
+    fields = to_json(message)
+    assert isinstance(fields, dict)
+    return {envelope.TAG: message.TYPE, **fields}
 
 
 def ok(kind: JSON, request_id: JSON, result: object) -> str:

@@ -55,16 +55,19 @@ SYNC_NAMES: tuple[SyncName, ...] = (
     SyncName(
         SESSION_EVENT,
         "the page (site/app.js; the experiment's `sessionEvent`)",
-        "(eventJson) → answerJson",
-        "a sweep's events (trial_start, trial_done, ...), answered at once with an"
-        " `EventAnswer` (pyapp.protocol.messages: the Cancel flag, the model client's version;"
-        " its keys are `EVENT_ANSWER_FIELDS`); the page stores and draws them later",
+        "(eventJson, posted) → answerJson",
+        "a sweep's event (trial_start, trial_done, ...) told synchronously where it is not"
+        " posted (site/experiment_channel.js: before the page shares its flags, or after a"
+        " posted one failed), answered once the `posted` events before it arrived, at once"
+        " with an `EventAnswer` (pyapp.protocol.messages: the Cancel flag, the model client's"
+        " version; its keys are `EVENT_ANSWER_FIELDS`); the page stores and draws it later",
     ),
     SyncName(
         CANCEL_REQUESTED,
         "the page (site/app.js; the experiment's `cancelRequested`)",
-        "() → bool",
-        "the experiment's Cancel flag, polled before every model call",
+        "(posted) → bool",
+        "the experiment's Cancel flag where neither an event's answer nor the shared flags"
+        " tell it, and a run's end (answered once the `posted` events before it arrived)",
     ),
 )
 """Every `xworker.sync` name, in the order the docs list them."""

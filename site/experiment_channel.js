@@ -1,0 +1,76 @@
+// The page's half of the run's event channel from the Python worker (workers/lab_worker.py,
+// pyapp/browser/page_link.py; issue 22 §3: no call to the page per trial).
+//
+// Python posts each event without waiting ({lab_event: json, seq}, the worker's postMessage,
+// delivered in order) once the page has attached the flags Python shares with it: an
+// Int32Array over a SharedArrayBuffer ({lab_flags: buffer}, posted once), where the page keeps
+// its Cancel flag and its model client's version (+ 1; 0: ask) for Python's checks to read
+// with no call. A posted event that fails here (a store that failed) sets `trouble`: Python
+// then tells the next event synchronously (xworker.sync.session_event), where it is thrown.
+// Each synchronous call says how many events were posted before it (`posted`): it is answered
+// once all of them arrived (`after`), so the page sees every event in order.
+
+// The flags' slots: workers/lab_worker.py FLAG (tests/test_page_link.py checks they agree).
+export const FLAG = Object.freeze({ attached: 0, cancel: 1, model_version: 2, trouble: 3 });
+
+export class EventChannel {
+  // deliver(json): the page's handling of one event (ExperimentState.sessionEvent)
+  constructor(deliver) {
+    this.deliver = deliver;
+    this.flags = null; // the shared Int32Array, once Python posted it
+    this.received = 0; // posted events received so far
+    this.waiters = []; // [{posted, resolve}] of synchronous calls waiting for posted events
+    this.values = { cancel: 0, model_version: 0 }; // kept here until the flags arrive
+  }
+
+  // A message from the worker: true when it was the channel's.
+  message(data) {
+    if (data?.lab_flags instanceof SharedArrayBuffer) {
+      this.flags = new Int32Array(data.lab_flags);
+      for (const [name, value] of Object.entries(this.values)) Atomics.store(this.flags, FLAG[name], value);
+      Atomics.store(this.flags, FLAG.attached, 1);
+      return true;
+    }
+    if (typeof data?.lab_event !== "string") return false;
+    this.received = data.seq;
+    try {
+      this.deliver(data.lab_event);
+    } catch (error) {
+      console.error("[composition-lab] a posted event failed; the next one is told", error);
+      this.set("trouble", 1);
+    }
+    const ready = this.waiters.filter((waiter) => waiter.posted <= this.received);
+    this.waiters = this.waiters.filter((waiter) => waiter.posted > this.received);
+    for (const waiter of ready) waiter.resolve();
+    return true;
+  }
+
+  // null when every event posted before a call (`posted`) has arrived, else a promise of it.
+  after(posted) {
+    if (!(Number(posted) > this.received)) return null;
+    return new Promise((resolve) => this.waiters.push({ posted: Number(posted), resolve }));
+  }
+
+  // answer(): what a synchronous call answers, once the events posted before it arrived.
+  answerAfter(posted, answer) {
+    const waiting = this.after(posted);
+    return waiting ? waiting.then(answer) : answer();
+  }
+
+  set(name, value) {
+    const number = Number(value);
+    if (name in this.values) this.values[name] = number;
+    if (this.flags) Atomics.store(this.flags, FLAG[name], number);
+  }
+
+  cancel(flag) {
+    this.set("cancel", flag ? 1 : 0);
+  }
+
+  // The model client changed state: Python asks the provenance (0) until this task's changes
+  // are all made, then reads the new version (+ 1) again.
+  modelChanged(version) {
+    this.set("model_version", 0);
+    setTimeout(() => this.set("model_version", version + 1), 0);
+  }
+}
