@@ -84,7 +84,7 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
     liveRunId: () => controller.header?.run.run_id ?? null,
     busy: () => Boolean(controller.busy),
     onStoredChange: (callback) => controller.storedListeners.add(callback),
-    cancelRequested: (posted) => controller.channel.answerAfter(posted, () => controller.cancelFlag),
+    cancelRequested: (posted) => controller.channel.answerAfter(posted, () => controller.cancelFlag || controller.stopReached),
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     showOpened: (opened) => controller.showOpened(opened),
     closeOpened: () => controller.closeOpened(),
@@ -490,8 +490,11 @@ class Experiment extends ExperimentView {
       resume: () => this.resume(),
       resumeFrom: (stored, inFlight) => this.resumeFrom(stored, inFlight),
       cancel: () => this.cancel(),
+      // the Cancel once the `trials`-th trial_done from now is sent (null: no stop); Python reads it
+      // before each trial (the shared flag `stop_at`, or a told event's answer)
       stopAfter: (trials) => {
-        this.stopLeft = trials === null ? null : Math.max(1, trials);
+        this.stopAt = trials === null ? 0 : this.doneSeen + Math.max(1, trials);
+        this.channel.set("stop_at", this.stopAt);
       },
       persisted: () => this.persisted(),
       onEvent: (callback) => {

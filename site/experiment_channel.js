@@ -11,7 +11,9 @@
 // once all of them arrived (`after`), so the page sees every event in order.
 
 // The flags' slots: workers/lab_worker.py FLAG (tests/test_page_link.py checks they agree).
-export const FLAG = Object.freeze({ attached: 0, cancel: 1, model_version: 2, trouble: 3 });
+// `stop_at`: a driver's stop (stopAfter): the Cancel once Python has sent that many trial_done
+// events in all (0: none); both sides count them, so Python stops before the next trial.
+export const FLAG = Object.freeze({ attached: 0, cancel: 1, model_version: 2, trouble: 3, stop_at: 4 });
 
 export class EventChannel {
   // deliver(json): the page's handling of one event (ExperimentState.sessionEvent)
@@ -20,7 +22,7 @@ export class EventChannel {
     this.flags = null; // the shared Int32Array, once Python posted it
     this.received = 0; // posted events received so far
     this.waiters = []; // [{posted, resolve}] of synchronous calls waiting for posted events
-    this.values = { cancel: 0, model_version: 0 }; // kept here until the flags arrive
+    this.values = { cancel: 0, model_version: 0, stop_at: 0 }; // kept here until the flags arrive
   }
 
   // A message from the worker: true when it was the channel's.

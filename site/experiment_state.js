@@ -92,6 +92,8 @@ export class ExperimentState {
     this.predictionRows = new Map(); // trial id -> row of the predictions table
     this.busy = null; // the name of the request in flight ("run", "freeze", ...)
     this.cancelFlag = false;
+    this.doneSeen = 0; // trial_done events received from this worker, in all (for stopAt)
+    this.stopAt = 0; // stopAfter: the Cancel once doneSeen reaches it (0: no stop)
     this.lastError = null;
     this.lastCancelled = false;
     this.progress = { done: 0, total: 0, started: 0, current: "", timer: null, eta: null };
@@ -320,6 +322,7 @@ export class ExperimentState {
       this.progress.eta?.started(event.phase, event.condition, performance.now());
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
+      this.doneSeen += 1;
       this.trialDone(event, after, n);
     } else {
       // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
@@ -330,7 +333,13 @@ export class ExperimentState {
       if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
     }
     this.scheduleDraw();
-    return this.answer(this.cancelFlag);
+    return this.answer(this.cancelFlag || this.stopReached);
+  }
+
+  // A driver's stop (stopAfter, window.lab.send's sweep_stop) is reached: Python ends the run
+  // before its next trial, as on a Cancel, but no generation in flight is interrupted.
+  get stopReached() {
+    return this.stopAt > 0 && this.doneSeen >= this.stopAt;
   }
 
   // The EventAnswer record (pyapp/protocol/messages.py; its keys are EVENT_ANSWER_FIELDS).

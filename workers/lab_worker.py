@@ -45,10 +45,11 @@ from pyapp.records.base import JSON
 
 _sympy_loaded = False
 _adapter: Any = None
-FLAG = {"attached": 0, "cancel": 1, "model_version": 2, "trouble": 3}
+FLAG = {"attached": 0, "cancel": 1, "model_version": 2, "trouble": 3, "stop_at": 4}
 """The slots of the flags the page shares with this worker (site/experiment_channel.js)."""
 _flags: Any = None
 _posted = 0
+_done = 0  # trial_done events sent to the page (posted or told): the page counts them too
 
 
 def _loaded_adapter() -> Any:
@@ -71,7 +72,15 @@ def _notify(event: dict[str, JSON]) -> str:
     """Tell the page of a session event (``xworker.sync.session_event``) once it has every
     posted one. The page answers at once (``EventAnswer`` text: its Cancel flag and its
     model client's version) and stores and draws the event later, off the trial path."""
+    _count(event)
     return str(getattr(_page(), SESSION_EVENT)(json.dumps(event), _posted))
+
+
+def _count(event: dict[str, JSON]) -> None:
+    """Count a trial_done sent to the page, for a driver's stop (the flag ``stop_at``)."""
+    global _done
+    if event.get("type") == "trial_done":
+        _done += 1
 
 
 def _cancel_requested() -> bool:
@@ -99,8 +108,10 @@ def _flags_read() -> EventAnswer | None:
     if not flags[FLAG["attached"]] or flags[FLAG["trouble"]]:
         return None
     version = int(flags[FLAG["model_version"]])
+    stop_at = int(flags[FLAG["stop_at"]])  # a driver's stop: the Cancel once that many are done
     return EventAnswer(
-        cancel=bool(flags[FLAG["cancel"]]), model_version=version - 1 if version else None
+        cancel=bool(flags[FLAG["cancel"]]) or 0 < stop_at <= _done,
+        model_version=version - 1 if version else None,
     )
 
 
@@ -110,6 +121,7 @@ def _post(event: dict[str, JSON]) -> None:
     from pyodide.ffi import to_js  # type: ignore[import-not-found]  # only under Pyodide
 
     global _posted
+    _count(event)
     _posted += 1
     message = {"lab_event": json.dumps(event), "seq": _posted}
     js.postMessage(to_js(message, dict_converter=js.Object.fromEntries))
