@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from nodescript import run_node_script
 
 from pyapp.protocol import model_messages
 
@@ -78,19 +77,7 @@ def test_both_ends_build_every_reply_and_event_through_the_envelope(path: str) -
 
 
 def run_node(cases: dict[str, Any]) -> Any:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
-    done = subprocess.run(
-        [node, "--no-warnings", str(ROOT / "tests" / "model_envelope_node.mjs")],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return run_node_script("model_envelope_node.mjs", cases)
 
 
 LOAD_RECORD = {

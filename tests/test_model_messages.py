@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from nodescript import run_node_script
 from test_browser_model import COMPLETION, PROVENANCE
 from test_browser_model import LOAD as LOAD_RECORD
 
@@ -176,19 +177,7 @@ REQUESTS: list[tuple[Any, str | None]] = [
 
 
 def run_node(cases: dict[str, Any]) -> Any:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
-    done = subprocess.run(
-        [node, "--no-warnings", str(ROOT / "tests" / "model_check_node.mjs")],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return run_node_script("model_check_node.mjs", cases)
 
 
 def schema_for(name: str) -> jsonschema.Draft202012Validator:
