@@ -388,3 +388,12 @@ def test_the_function_import_scan_finds_one() -> None:
         "late.py", "def f():\n    import sympy\n    from pyapp.records import trace\n"
     ) as path:
         assert [line.split(" ")[1] for line in imports_in_functions(path)] == ["pyapp.records"]
+
+
+def test_no_two_test_modules_share_a_name() -> None:
+    """pytest imports test modules by their base name (rootdir imports): two files named alike
+    in different test folders stop the whole collection ("import file mismatch")."""
+    seen: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: where for name, where in seen.items() if len(where) > 1} == {}

@@ -2,7 +2,7 @@
 sweep_stop, model_direct, page_stored, model_synthetic; site/entry.js): their records and
 schema, Python refusing them, and the Python side every driver uses (`pyapp.sweep.panel`: one
 window.lab.send call, waiting by polling page_state), the sweep CLI's model loading included.
-The page answering them in Chromium: tests/browser/test_page_requests.py."""
+The page answering them in Chromium: tests/browser/test_page_answers.py."""
 
 from __future__ import annotations
 
