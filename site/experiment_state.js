@@ -88,6 +88,7 @@ export class ExperimentState {
     this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
     this.record = null; // the IndexedDB status record of the current sweep
     this.predictionsDoc = null; // the latest predictions document (after a freeze)
+    this.plots = null; // its two plots as Python drew them (RunPlots: SVG text), or null
     this.shownPredictions = new Map(); // condition -> [Prediction] shown in the table
     this.predictionRows = new Map(); // trial id -> row of the predictions table
     this.busy = null; // the name of the request in flight ("run", "freeze", ...)
@@ -282,7 +283,9 @@ export class ExperimentState {
   }
 
   async loadPredictions(wanted) {
-    this.predictionsDoc = wanted ? JSON.parse((await this.request("sweep_predictions")).predictions_json) : null;
+    const reply = wanted ? await this.request("sweep_predictions") : null;
+    this.predictionsDoc = reply ? JSON.parse(reply.predictions_json) : null;
+    this.plots = reply?.plots ?? null;
   }
 
   // Every stored trial of a sweep (resume): one pass, one table draw.
