@@ -7,15 +7,13 @@ import json
 import re
 from pathlib import Path
 
-from asyncrun import run
 from test_predict import known_model
-from test_session import Page, call
+from test_session import Page, call, counting_transport
 
 from pyapp.browser.model import BrowserModelAdapter
 from pyapp.browser.page_link import Context
 from pyapp.protocol.messages import EventAnswer
-from pyapp.records.base import from_json, to_json
-from pyapp.records.model import Caps, ScriptedAdapter
+from pyapp.records.model import ScriptedAdapter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,20 +105,7 @@ def test_a_page_in_trouble_is_told_the_next_event_and_its_failure_stops_the_run(
 
 
 def test_the_shared_model_version_spares_the_provenance_calls():
-    scripted = ScriptedAdapter(known_model)
-    asked = []
-
-    def transport(request_json):
-        request = json.loads(request_json)
-        if request["type"] == "provenance":
-            asked.append(request["id"])
-            result = {"ok": True, "result": to_json(scripted.provenance)}
-            return json.dumps({"type": "provenance", "id": request["id"], **result})
-        completion = run(scripted.generate(request["prompt"], from_json(Caps, request["caps"])))
-        timing = {"worker_ms": 1.0, "client_ms": 1.5}
-        reply = {"ok": True, "result": to_json(completion), "timing": timing}
-        return json.dumps({"type": "generate", "id": request["id"], **reply})
-
+    transport, asked = counting_transport(ScriptedAdapter(known_model))
     adapter = BrowserModelAdapter(transport)
     page = PostingPage(adapter)
     call(page, "sweep_start", seed=1729, conditions=["model-only"])

@@ -327,14 +327,12 @@ def test_each_events_answer_serves_the_next_cancel_check():
     assert ended["state"]["interruptions"] == 0  # stopped between trials
 
 
-def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
-    """The page's answers carry its model client's version: while it stays the same, the
-    trials of a run make no provenance call; a new version makes the next trial ask."""
-    from pyapp.browser.model import BrowserModelAdapter
+def counting_transport(scripted):
+    """A page's model client over `scripted`, as BrowserModelAdapter's transport: answers
+    `generate` and `provenance`, and lists the ids of the provenance requests it was asked."""
     from pyapp.records.base import from_json
     from pyapp.records.model import Caps
 
-    scripted = ScriptedAdapter(known_model)
     asked = []
 
     def transport(request_json):
@@ -349,6 +347,15 @@ def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
         reply = {"ok": True, "result": to_json(completion), "timing": timing}
         return json.dumps({"type": "generate", "id": request["id"], **reply})
 
+    return transport, asked
+
+
+def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
+    """The page's answers carry its model client's version: while it stays the same, the
+    trials of a run make no provenance call; a new version makes the next trial ask."""
+    from pyapp.browser.model import BrowserModelAdapter
+
+    transport, asked = counting_transport(ScriptedAdapter(known_model))
     adapter = BrowserModelAdapter(transport)
     page = Page(adapter)
     context = page.context()
