@@ -65,15 +65,23 @@ _PROGRAM_DEF: dict[str, JSON] = {
 }
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""The types `to_json` returns as they are (exactly these: a subclass takes the long way)."""
+
+
 def to_json(value: object) -> JSON:
     kind: Any = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+    if kind in _LEAVES:
         return value  # (the common leaves first: a trace has millions)
     names = _field_names(kind)
-    if names is not None:
-        return {name: to_json(getattr(value, name)) for name in names}
+    if names is not None:  # a leaf field is kept without a call (most fields are leaves)
+        out: dict[str, JSON] = {}
+        for name in names:
+            item = getattr(value, name)
+            out[name] = item if type(item) in _LEAVES else to_json(item)
+        return out
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
+        return [v if type(v) in _LEAVES else to_json(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):

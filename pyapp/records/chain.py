@@ -37,27 +37,31 @@ from pyapp.records.base import JSON, Mismatch, to_json
 CHAIN_VERSION = "composition-lab/1"
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})
+"""The types `canonical` keeps as they are (exactly these; a float may become an int)."""
+
+
 def canonical(value: object) -> JSON:
     """A record as the JSON the chain hashes (see the module docstring)."""
     kind: Any = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _LEAVES:
         return value  # (the common leaves first: a trace has millions)
     if kind is float:
         number: float = value  # type: ignore[assignment]
         return int(number) if number.is_integer() else number
     fields = _fields(kind)
-    if fields is not None:
+    if fields is not None:  # a leaf field is kept without a call (most fields are leaves)
         out: dict[str, JSON] = {}
         for name, optional, default in fields:
             item = getattr(value, name)
             if optional and item == default:
                 continue
-            out[name] = canonical(item)
+            out[name] = item if type(item) in _LEAVES else canonical(item)
         return out
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, (list, tuple)):
-        return [canonical(v) for v in value]
+        return [v if type(v) in _LEAVES else canonical(v) for v in value]
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in value.items()}
     return to_json(value)
