@@ -65,7 +65,7 @@ from pyapp.protocol.messages import (  # noqa: E402
     event,
 )
 from pyapp.records import chain  # noqa: E402
-from pyapp.records.model import ModelProvenance, current_load_id, identity_sha256  # noqa: E402
+from pyapp.records.model import ModelProvenance  # noqa: E402
 from pyapp.records.trace import NO_TRIALS, Trial, counted, loads  # noqa: E402
 
 T = TypeVar("T")
@@ -172,8 +172,8 @@ def between_steps(sweep: Sweep) -> dict[str, float]:
         return json.dumps(event(start))
 
     def bound(trial: Trial, sweep: Sweep = sweep, loaded: ModelProvenance = provenance) -> object:
-        sweep.bind(loaded)
-        return current_load_id(sweep.model), identity_sha256(sweep.model)
+        sweep.bind(loaded)  # what `attempt` does before a model trial
+        return sweep.run_under()
 
     def stamped(trial: Trial) -> object:
         return replace(trial, sequence=trial.sequence, prev_sha256=trial.prev_sha256)
@@ -322,6 +322,64 @@ def in_pyodide(seed: int, model: str, top: int, trace_file: str) -> dict[str, An
     return {"python": answer["python"], **answer["result"]}
 
 
+RUN_IN_PAGE = """async ([call, args]) => {
+  const { loadPyodide } = await import("./pyodide/pyodide.mjs");
+  const py = await loadPyodide({ indexURL: new URL("./pyodide/", location.href).href });
+  const tree = await (await fetch("./tree.zip")).arrayBuffer();
+  py.unpackArchive(tree, "zip", { extractDir: "/lab" });
+  py.globals.set("lab_call", py.toPy([call, args]));
+  return py.runPython(`
+import json, runpy, sys
+sys.path.insert(0, "/lab")
+_module = runpy.run_path("/lab/bench/trial_python.py", run_name="lab_pyodide")
+_result = _module[lab_call[0]](*json.loads(lab_call[1]))
+json.dumps({"python": sys.version.split()[0], "result": _result})
+`);
+}"""
+
+
+def in_chromium(seed: int, model: str, top: int, trace_file: str) -> dict[str, Any]:
+    """`figures` in Pyodide in headless Chromium (the page's own Pyodide from the built site,
+    on a blank page's main thread: no PyScript, no worker), the worktree's .py files
+    unpacked into its file system."""
+    import tempfile
+    import zipfile
+
+    from harness import CHROMIUM, SITE
+    from playwright.sync_api import sync_playwright
+
+    from pyapp.host.serve import serve_in_thread
+    from pyapp.sweep.chromium import CHROMIUM_ARGS
+
+    with tempfile.TemporaryDirectory() as folder:
+        served = Path(folder)
+        shutil.copytree(SITE / "pyodide", served / "pyodide")
+        (served / "index.html").write_text("<!doctype html><title>bench</title>\n")
+        with zipfile.ZipFile(served / "tree.zip", "w") as tree:
+            packages = ("pyapp", "interpreter", "prompts")  # (the wheel's, with its data)
+            names = [p for d in packages for p in ROOT.glob(f"{d}/**/*") if p.is_file()]
+            names += [_HERE / "trial_python.py"] + ([ROOT / trace_file] if trace_file else [])
+            for name in names:
+                tree.write(name, name.relative_to(ROOT).as_posix())
+        server, url = serve_in_thread(served)
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+                )
+                page = browser.new_context().new_page()
+                page.goto(url + "index.html", timeout=30_000)
+                text = page.evaluate(
+                    RUN_IN_PAGE, ["figures", json.dumps([seed, model, top, trace_file])]
+                )
+                browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+    answer: dict[str, Any] = json.loads(text)
+    return {"python": answer["python"], **answer["result"]}
+
+
 def report(where: str, found: dict[str, Any]) -> None:
     print(f"{where}: {found['trials']} trials")
     print(
@@ -353,6 +411,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument("--native-only", action="store_true")
     parser.add_argument(
+        "--chromium", action="store_true", help="also the figures in Pyodide in Chromium"
+    )
+    parser.add_argument(
         "--page", action="store_true", help="also the measure phase in the real page (Chromium)"
     )
     parser.add_argument(
@@ -378,6 +439,10 @@ def main() -> None:
         pyodide = in_pyodide(options.seed, options.model, options.top, trace_file)
         report(f"Pyodide (CPython {pyodide['python']}) in Node", pyodide)
         summary["pyodide_ms"] = pyodide["per_trial_ms"]
+    if options.chromium:
+        found = in_chromium(options.seed, options.model, options.top, trace_file)
+        report(f"Pyodide (CPython {found['python']}) in Chromium", found)
+        summary["chromium_ms"] = found["per_trial_ms"]
     if options.page:
         ms, trials, agent = in_page(options.seed, options.model)
         print(f"the page (Chromium, {agent}): measure phase, {trials} trials")

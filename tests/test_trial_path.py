@@ -25,6 +25,7 @@ from pyapp.experiment import phases
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records import chain, clock, trace, trial
 from pyapp.records.base import to_json
+from pyapp.records.model import current_load_id, identity_sha256
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter
 from pyapp.synthetic.language import parse_spec
 from pyapp.tasks.taskset import TaskParams
@@ -195,3 +196,46 @@ def test_a_sweeps_trials_at_a_fixed_seed_and_clock_are_the_bytes_they_were(monke
     digest = hashlib.sha256("\n".join(lines + hashes).encode("utf-8")).hexdigest()
     assert first.created_at == "2026-12-02T12:00:00+00:00"
     assert digest == TRIALS_DIGEST
+
+
+# ---- binding the model once -------------------------------------------------------------
+
+
+def test_binding_the_same_provenance_again_takes_nothing_new_and_compares_nothing(
+    monkeypatch,
+) -> None:
+    adapter = SyntheticAdapter(parse_spec("size-dependent"), 1729)
+    sweep = Sweep(params=TaskParams(), conditions=("model-only",), model=adapter.provenance)
+    sweep.bind(adapter.provenance)
+    bound, ran_under = sweep.model, sweep.run_under()
+    assert ran_under == (current_load_id(bound), identity_sha256(bound))
+    compared: list[object] = []
+    monkeypatch.setattr(phases, "identity_difference", lambda *a: compared.append(a) or [])
+    monkeypatch.setattr(phases, "identity_sha256", lambda m: compared.append(m) or "")
+    for _ in range(3):
+        sweep.bind(adapter.provenance)
+        assert sweep.run_under() == ran_under
+    assert compared == [] and sweep.model is bound
+
+
+def test_a_new_provenance_or_a_model_changed_elsewhere_is_bound_again() -> None:
+    """What binding once must not hide: a reload's new load record, another model refused."""
+    adapter = SyntheticAdapter(parse_spec("size-dependent"), 1729)
+    sweep = Sweep(params=TaskParams(), conditions=("model-only",), model=adapter.provenance)
+    sweep.bind(adapter.provenance)
+    first = sweep.run_under()
+    load = dataclasses.replace(
+        sweep.model.loads[-1], load_id=2, sequence=None, prev_sha256=None, setup_ms=9.0
+    )
+    reloaded = dataclasses.replace(adapter.provenance, loads=(*adapter.provenance.loads, load))
+    sweep.bind(reloaded)
+    assert len(sweep.model.loads) == len(adapter.provenance.loads) + 1
+    assert sweep.run_under() == (2, first[1]) != first
+    other = dataclasses.replace(reloaded, model_id="another/model")
+    with pytest.raises(phases.ProtocolError) as refused:
+        sweep.bind(other)
+    assert refused.value.code == "model_changed"
+    sweep.model = dataclasses.replace(sweep.model, loads=sweep.model.loads[:1])
+    sweep.bind(reloaded)  # the model changed since: bound again, the load taken again
+    assert [load.load_id for load in sweep.model.loads] == [1, 2]
+    assert sweep.run_under()[0] == 2

@@ -103,6 +103,18 @@ class Sweep:
     _chain: tuple[int, str] | None = field(default=None, repr=False, compare=False)
     """The latest sequence number and chain head (computed once, then kept as records are
     appended: no walk per trial)."""
+    _bound: tuple[ModelProvenance, ModelProvenance] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """The provenance `bind` took last and the model it left: binding that same (frozen)
+    object again while the model is still that one changes nothing (the page's adapter hands
+    out one provenance object while its model client stays the same): it is not compared
+    again."""
+    _ran_under: tuple[ModelProvenance, int | None, str] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """The model, its current load id and its identity hash (`run_under`), kept while the
+    model stays the same object."""
 
     def __post_init__(self) -> None:
         problem = (
@@ -190,6 +202,12 @@ class Sweep:
         identity; refuse it otherwise. A revision served that the new load does not know
         (e.g. from the browser cache) keeps the one already recorded. While no model is
         loaded, only the load records are taken."""
+        if self._bound is not None and self._bound[0] is loaded and self._bound[1] is self.model:
+            return  # bound already, and nothing changed the model since
+        self._bind(loaded)
+        self._bound = (loaded, self.model)
+
+    def _bind(self, loaded: ModelProvenance) -> None:
         if loaded.backend_actual is None:
             # no model is loaded right now (a reload failed or is under way): nothing to
             # compare; the load records are kept and the generation fails as `not_loaded`
@@ -207,6 +225,14 @@ class Sweep:
         served = loaded.revision_served or self.model.revision_served
         loads = self._stamped_loads(loaded.loads)
         self.model = replace(loaded, revision_served=served, loads=loads)
+
+    def run_under(self) -> tuple[int | None, str]:
+        """The load id and identity hash a model trial records now (`current_load_id`,
+        `identity_sha256` of the bound model), worked out once per model."""
+        if self._ran_under is None or self._ran_under[0] is not self.model:
+            model = self.model
+            self._ran_under = (model, current_load_id(model), identity_sha256(model))
+        return self._ran_under[1], self._ran_under[2]
 
     def trace(self) -> Trace:
         """The whole trace document (every trial: built on demand, never per trial)."""
@@ -353,8 +379,7 @@ async def attempt(
     if condition == "supplied-program":
         return replace(run_control_trial(task), **sweep.link())
     sweep.bind(adapter.provenance)
-    load_id = current_load_id(sweep.model)
-    identity = identity_sha256(sweep.model)
+    load_id, identity = sweep.run_under()
     trial = await run_trial(task, condition, adapter, cancel)
     return replace(trial, load_id=load_id, model_identity=identity, **sweep.link())
 
