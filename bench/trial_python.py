@@ -13,20 +13,23 @@ Three figures, each natively and (unless `--native-only`) under Pyodide in Node
 * the steps between two trials, each timed on its own over the sweep's trials (median ms):
   the chain hash of the trial (`chain.sha256_of`), its JSON line (`session.json_text`), the
   `trial_done` and `trial_start` events as posted (`event` + `json.dumps`), the binding of
-  the model (`Sweep.bind`, the load id and identity hash of `attempt`), the counts;
+  the model (`Sweep.bind`, `Sweep.run_under`: what `attempt` does), the counts;
 * a profile (cProfile) of a second sweep: the functions with the most own time, in ms per
   trial (under the profiler, which inflates small calls: read it for shares, not totals).
 
 Also: the measure phase's wall time per trial; under Pyodide, stand-ins for the worker's
 glue per event (`to_js` and a JavaScript call; the shared flags' reads); `--trace FILE`: the
 steps timed over that trace's trials too (e.g. the tiny-chat fixture's, `bench/harness.py
---save`: larger trials than the synthetic model's); `--page`: the measure phase in the real
-page (headless Chromium, the built site, the synthetic model in the page's Python worker),
-wall time per trial — there the page's storing and drawing count too (a run's end waits for
-the page to have every event).
+--save`: larger trials than the synthetic model's); `--chromium`: the same figures in
+Pyodide in headless Chromium (a blank page's main thread, no PyScript); `--page`: the
+measure phase in the real page (headless Chromium, the built site, the synthetic model in
+the page's Python worker): the wall time per trial (the page's storing and drawing count
+too: a run's end waits for the page to have every event) and the gaps between the trials'
+`started_at` in the worker; `--profile` adds V8's profile of that worker over the phase, by
+kind of work.
 
 Usage: .venv/bin/python bench/trial_python.py [--seed 1729] [--model size-dependent]
-       [--top 20] [--native-only] [--trace trace.json] [--page]
+       [--top 20] [--native-only] [--trace trace.json] [--chromium] [--page [--profile]]
 """
 
 from __future__ import annotations
@@ -89,11 +92,13 @@ class PageStandIn:
 
     def __init__(self) -> None:
         self.starts: list[float] = []
+        self.conditions: list[str] = []
         self.posted = 0
 
     def post(self, message: dict[str, Any]) -> None:
         if message["type"] == "trial_start":
             self.starts.append(time.perf_counter())
+            self.conditions.append(message["condition"])
         json.dumps(message)  # what the worker's _post does before postMessage
         self.posted += 1
 
@@ -223,14 +228,75 @@ def measure_phase_ms(seed: int, model: str) -> float:
     return round(elapsed * 1000 / len(session.sweep.trials), 4)
 
 
-def in_page(seed: int, model: str) -> tuple[float, int, str]:
+class WorkerProfiler:
+    """V8's sampling profiler on the page's Python worker (Chromium's DevTools protocol,
+    through the browser's session: Playwright opens none on a worker), for `--page
+    --profile`: the worker's time by kind, from the samples' own time."""
+
+    def __init__(self, browser: Any, page: Any) -> None:
+        self.cdp, self.page, self.replies, self.sent = (
+            browser.new_browser_cdp_session(),
+            page,
+            {},
+            0,
+        )
+        targets = self.cdp.send("Target.getTargets")["targetInfos"]
+        worker = next(t for t in targets if t["type"] == "worker")  # (no model worker yet)
+        attach = {"targetId": worker["targetId"], "flatten": False}
+        self.session = self.cdp.send("Target.attachToTarget", attach)["sessionId"]
+        self.cdp.on("Target.receivedMessageFromTarget", self._received)
+
+    def _received(self, event: dict[str, Any]) -> None:
+        message = json.loads(event["message"])
+        self.replies[message.get("id")] = message
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.sent += 1
+        message = json.dumps({"id": self.sent, "method": method, "params": params or {}})
+        self.cdp.send("Target.sendMessageToTarget", {"sessionId": self.session, "message": message})
+        for _ in range(1200):
+            if self.sent in self.replies:
+                return self.replies.pop(self.sent)  # type: ignore[no-any-return]
+            self.page.wait_for_timeout(25)
+        raise SystemExit(f"the worker did not answer {method}")
+
+    def start(self) -> None:
+        self.call("Profiler.enable")
+        self.call("Profiler.setSamplingInterval", {"interval": 200})
+        self.call("Profiler.start")
+
+    def stop(self, trials: int) -> dict[str, float]:
+        """ms per trial by kind: Python (the WebAssembly of Pyodide: the interpreter and
+        the runtime), `postMessage`, other JavaScript, the engine's own (`(program)`), its
+        garbage collector, and idle (the profile's window holds the request's round trip)."""
+        profile = self.call("Profiler.stop")["result"]["profile"]
+        frames = {node["id"]: node["callFrame"] for node in profile["nodes"]}
+        kinds: dict[str, float] = {}
+        for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+            frame = frames[sample]
+            name = frame["functionName"]
+            if "wasm" in frame["url"] or name.startswith("wasm"):
+                kind = "Python (WebAssembly)"
+            elif name in ("postMessage", "(program)", "(garbage collector)", "(idle)"):
+                kind = name
+            else:
+                kind = "other JavaScript"
+            kinds[kind] = kinds.get(kind, 0.0) + delta / 1000 / trials
+        return {kind: round(ms, 3) for kind, ms in sorted(kinds.items(), key=lambda kv: -kv[1])}
+
+
+def in_page(seed: int, model: str, profile: bool = False) -> dict[str, Any]:
     """The measure phase of a sweep in the real page (headless Chromium, the built site),
-    the synthetic model in the page's Python worker: (wall ms per trial, trials, browser).
-    Everything counts: Python's work, the worker's glue, the page storing and drawing."""
-    from harness import CHROMIUM, SITE
+    the synthetic model in the page's Python worker: the wall time per trial as the driver
+    sees it (the page's storing and drawing count: a run's end waits for the page to have
+    every event) and the median gap between the trials' `started_at` (the wall clock in the
+    worker, millisecond resolution; a synthetic model times its phases on a virtual clock,
+    not its timestamps): Python's work per trial in the page's worker, its glue included."""
+    from harness import CHROMIUM, SITE, trial_gaps
     from playwright.sync_api import sync_playwright
 
     from pyapp.host.serve import serve_in_thread
+    from pyapp.protocol.messages import SweepTrace
     from pyapp.protocol.page import page_query
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import send, use_synthetic, wait_booted
@@ -244,16 +310,31 @@ def in_page(seed: int, model: str) -> tuple[float, int, str]:
             wait_booted(page, 120_000)
             use_synthetic(page, model)
             send(page, SweepStart(seed=seed, conditions=CONDITIONS))
+            profiler = WorkerProfiler(browser, page) if profile else None
+            if profiler is not None:
+                profiler.start()
             start = time.perf_counter()
             ended = send(page, SweepRun(phase="measure"))
             elapsed = time.perf_counter() - start
-            agent = str(page.evaluate("() => navigator.userAgent"))
+            kinds = profiler.stop(ended.state.trials) if profiler is not None else {}
+            trace = json.loads(send(page, SweepTrace()).trace_json or "{}")
             browser.close()
     finally:
         server.shutdown()
         server.server_close()
-    trials = ended.state.trials
-    return round(elapsed * 1000 / trials, 4), trials, agent
+    pairs = trial_gaps(trace["trials"])
+    by_condition: dict[str, list[float]] = {}
+    for gap, trial in pairs:
+        by_condition.setdefault(trial["condition"], []).append(gap)
+    return {
+        "wall_ms": round(elapsed * 1000 / ended.state.trials, 4),
+        "trials": ended.state.trials,
+        "agent": trace["environment"]["browser"]["user_agent"],
+        "gap_ms": statistics.median(gap for gap, _ in pairs),
+        "gap_mean_ms": statistics.fmean(gap for gap, _ in pairs),
+        "by_condition_ms": {c: statistics.median(g) for c, g in by_condition.items()},
+        "worker_profile_ms": kinds,
+    }
 
 
 def figures(seed: int, model: str, top: int, trace_file: str = "") -> dict[str, Any]:
@@ -264,9 +345,13 @@ def figures(seed: int, model: str, top: int, trace_file: str = "") -> dict[str, 
     session, page = run_sweep(seed, model)
     assert session.sweep is not None
     gaps = [b - a for a, b in zip(page.starts, page.starts[1:], strict=False)]
+    by_condition: dict[str, list[float]] = {}
+    for condition, gap in zip(page.conditions, gaps, strict=False):
+        by_condition.setdefault(condition, []).append(gap)
     return {
         "trials": len(session.sweep.trials),
         "per_trial_ms": _median_ms(gaps),
+        "by_condition_ms": {c: _median_ms(g) for c, g in by_condition.items()},
         "per_trial_mean_ms": round(statistics.fmean(gaps) * 1000, 4),
         "measure_phase_ms": measure_phase_ms(seed, model),
         "steps_ms": between_steps(session.sweep),
@@ -369,9 +454,8 @@ def in_chromium(seed: int, model: str, top: int, trace_file: str) -> dict[str, A
                 )
                 page = browser.new_context().new_page()
                 page.goto(url + "index.html", timeout=30_000)
-                text = page.evaluate(
-                    RUN_IN_PAGE, ["figures", json.dumps([seed, model, top, trace_file])]
-                )
+                call = ["figures", json.dumps([seed, model, top, trace_file])]
+                text = page.evaluate(RUN_IN_PAGE, call)
                 browser.close()
         finally:
             server.shutdown()
@@ -385,6 +469,10 @@ def report(where: str, found: dict[str, Any]) -> None:
     print(
         f"  per trial (trial_start to trial_start): median {found['per_trial_ms']:.3f} ms, "
         f"mean {found['per_trial_mean_ms']:.3f} ms (synthetic model's drawing included)"
+    )
+    print(
+        "  per trial by condition (median ms): "
+        + ", ".join(f"{c} {ms:.3f}" for c, ms in found["by_condition_ms"].items())
     )
     print(f"  measure phase, wall per trial: {found['measure_phase_ms']:.3f} ms")
     print("  steps between trials, each timed alone (median ms per trial):")
@@ -412,6 +500,9 @@ def main() -> None:
     parser.add_argument("--native-only", action="store_true")
     parser.add_argument(
         "--chromium", action="store_true", help="also the figures in Pyodide in Chromium"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="with --page: profile the page's Python worker"
     )
     parser.add_argument(
         "--page", action="store_true", help="also the measure phase in the real page (Chromium)"
@@ -444,10 +535,22 @@ def main() -> None:
         report(f"Pyodide (CPython {found['python']}) in Chromium", found)
         summary["chromium_ms"] = found["per_trial_ms"]
     if options.page:
-        ms, trials, agent = in_page(options.seed, options.model)
-        print(f"the page (Chromium, {agent}): measure phase, {trials} trials")
-        print(f"  wall per trial: {ms:.3f} ms (Python's work, the worker's glue, the page's)")
-        summary["page_measure_ms"] = ms
+        found = in_page(options.seed, options.model, options.profile)
+        print(f"the page (Chromium, {found['agent']}): measure phase, {found['trials']} trials")
+        print(f"  wall per trial: {found['wall_ms']:.3f} ms (the page's storing and drawing too)")
+        print(
+            f"  started_at to started_at in the worker: median {found['gap_ms']:.2f} ms, mean "
+            f"{found['gap_mean_ms']:.2f} ms (millisecond stamps: the mean is not rounded); by "
+            "condition (medians): "
+            + ", ".join(f"{c} {ms:.2f}" for c, ms in found["by_condition_ms"].items())
+        )
+        if found["worker_profile_ms"]:
+            print(
+                "  the worker under V8's profiler (ms per trial): "
+                + ", ".join(f"{k} {ms:.2f}" for k, ms in found["worker_profile_ms"].items())
+            )
+        summary["page_measure_ms"] = found["wall_ms"]
+        summary["page_gap_ms"] = found["gap_ms"]
     print(json.dumps(summary))
 
 

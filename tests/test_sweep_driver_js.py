@@ -101,6 +101,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     ),
     # the bare Pyodide page (site/bench/bare.html), a page of its own with no window.lab
     "bench/boot.py": ('BARE_TIMINGS = "() => window.bareTimings"', "page.evaluate(BARE_TIMINGS)"),
+    # a blank page of its own (Pyodide and the worktree's .py files, no window.lab)
+    "bench/trial_python.py": ("text = page.evaluate(RUN_IN_PAGE, call)",),
 }
 """The named exceptions (file: fragments a line may hold). The consent is a click
 (`pyapp.sweep.panel.consent`) and the user-interface tests drive the page as a person does:
