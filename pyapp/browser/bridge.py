@@ -261,7 +261,7 @@ async def handle_async(request_json: str, context: Context) -> str:
 
 
 def _no_model() -> Context:
-    return Context(adapter=lambda: None, notify=lambda event: None, cancel_requested=bool)
+    return Context(adapter=lambda: None, notify=lambda event, texts: None, cancel_requested=bool)
 
 
 def handle(request_json: str) -> str:

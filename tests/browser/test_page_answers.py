@@ -29,6 +29,7 @@ from pyapp.sweep.panel import (
     relayed,
     send,
     stored,
+    stored_document,
     use_synthetic,
     wait_booted,
     wait_catalogue,
@@ -47,7 +48,7 @@ def test_the_page_answers_its_own_requests(
     context, _ = fresh_context
     page = context.new_page()
     events: list[dict[str, object]] = []
-    install_relay(page, lambda text: events.append(json.loads(text)))
+    install_relay(page, lambda text, texts: events.append(json.loads(text)))
     page.goto(site_url, timeout=30_000)
 
     booted = wait_booted(page, BOOT_TIMEOUT_MS)
@@ -97,11 +98,12 @@ def test_the_page_answers_its_own_requests(
     after = page_state(page)
     assert after is not None and after.trials == 2 and not after.sweep_running
 
-    # page_stored: what IndexedDB holds, the trace assembled from the stored records
+    # page_stored: what IndexedDB holds, Python's texts (Python assembles the trace)
     held = stored(page)
     assert held.sweep is not None and held.sweep.run_id == ended.state.run_id
     assert held.sweep.in_flight is None and not held.sweep.finished
-    assert [t["trial_id"] for t in held.sweep.trace["trials"]] == [e["trial_id"] for e in done]
+    trace = stored_document(held.sweep)
+    assert [t["trial_id"] for t in trace["trials"]] == [e["trial_id"] for e in done]
     assert held.ledger == ()  # no held-out task observed
 
     # model_synthetic: the panel's "Use synthetic model", by spec (no consent, no download)

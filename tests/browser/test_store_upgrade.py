@@ -30,7 +30,8 @@ from test_integrity import as_trace_1
 
 from pyapp.protocol.messages import SweepPredictions, SweepRun, SweepStart, SweepTrace
 from pyapp.records.base import to_json
-from pyapp.sweep.panel import send, stored
+from pyapp.records.trace import read_trace
+from pyapp.sweep.panel import send, stored, stored_document
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
@@ -156,12 +157,14 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert sorted(r["task_id"] for r in converted["ledger"]) == tasks  # one per task
         assert in_flight in page.inner_text("#resume-prompt")
 
-        # the assembled trace: every trial, freeze and interruption, and it reproduces
+        # the trace Python assembles from the converted records: the version 1 trace as
+        # Python reads it (upgraded), every trial, freeze and interruption; it reproduces
         converted_sweep = stored(page).sweep
         assert converted_sweep is not None
-        kept = converted_sweep.trace
+        kept = stored_document(converted_sweep)
+        expected = to_json(read_trace(json.loads(json.dumps(v1_trace))))
         for key in ("trials", "freezes", "interruptions", "tasks", "model", "run", "summary"):
-            assert kept[key] == json.loads(json.dumps(v1_trace[key])), key
+            assert kept[key] == expected[key], key
         assert reproduce(kept) == []
         reproduced_by_cli(kept, tmp_path / "converted.json")
 
@@ -184,8 +187,9 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         # what the store holds after the resume is the same sweep, and reproduces too
         again = stored(page).sweep
         assert again is not None and again.finished is True
-        assert [t["trial_id"] for t in again.trace["trials"]] == ids
-        assert reproduce(again.trace) == []
+        again_trace = stored_document(again)
+        assert [t["trial_id"] for t in again_trace["trials"]] == ids
+        assert reproduce(again_trace) == []
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"
