@@ -327,6 +327,22 @@ class RunReport(Request):
 
 
 @dataclass(frozen=True)
+class StoredTraceRequest(Request):
+    """The trace of a sweep this browser stores (the runs panel's Show, Download and Report),
+    assembled by Python from the stored texts (`pyapp.records.stored.stored_trace`, the one
+    assembly: the page assembles none)."""
+
+    TYPE: ClassVar[str] = "stored_trace"
+    RESULT: ClassVar[type] = TraceText
+    header_json: str
+    """The stored header, as Python wrote it."""
+    trials_json: tuple[str, ...]
+    """One stored trial per entry, as Python wrote it."""
+    changes_json: tuple[str, ...] = ()
+    """The header changes stored since the header (`EventTexts.change`), in order."""
+
+
+@dataclass(frozen=True)
 class OpenedRun:
     """One finished run to compare: its predictions document as read from disk."""
 
@@ -366,6 +382,7 @@ REQUESTS: tuple[type[Request], ...] = (
     JournalGenerate,
     TraceOpen,
     RunReport,
+    StoredTraceRequest,
     CompareRuns,
     *PAGE_REQUESTS,
 )

@@ -157,16 +157,22 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert sorted(r["task_id"] for r in converted["ledger"]) == tasks  # one per task
         assert in_flight in page.inner_text("#resume-prompt")
 
-        # the trace Python assembles from the converted records: the version 1 trace as
-        # Python reads it (upgraded), every trial, freeze and interruption; it reproduces
+        # the converted records are the version 1 trace's parts (every trial, freeze and
+        # interruption), so they reproduce as it does; Python assembles them (upgraded as it
+        # reads a trace/1 document: what a resume continues)
         converted_sweep = stored(page).sweep
         assert converted_sweep is not None
+        v1 = json.loads(json.dumps(v1_trace))
+        header = json.loads(converted_sweep.header_json)
+        assert [json.loads(t) for t in converted_sweep.trials_json] == v1["trials"]
+        for key in ("freezes", "interruptions", "tasks", "model", "run"):
+            assert header[key] == v1[key], key
+        assert to_json(converted_sweep.summary) == v1["summary"]
+        rebuilt = {**header, "trials": v1["trials"], "summary": v1["summary"]}
+        assert rebuilt == v1 and reproduce(rebuilt) == []
+        reproduced_by_cli(rebuilt, tmp_path / "converted.json")
         kept = stored_document(converted_sweep)
-        expected = to_json(read_trace(json.loads(json.dumps(v1_trace))))
-        for key in ("trials", "freezes", "interruptions", "tasks", "model", "run", "summary"):
-            assert kept[key] == expected[key], key
-        assert reproduce(kept) == []
-        reproduced_by_cli(kept, tmp_path / "converted.json")
+        assert kept == to_json(read_trace(v1))
 
         # the resumed sweep continues from it (its phase was running: at once, the model
         # loaded): the trial in flight is interrupted and attempted again, nothing runs twice
