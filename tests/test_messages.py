@@ -196,6 +196,8 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     trials = [json.dumps(t) for t in json.loads(trace)["trials"]]
     send("sweep_resume", header_json=header, trials_json=trials)
     send("trace_open", trace_json=trace, predictions_json=predictions)
+    assembled = send("stored_trace", header_json=header, trials_json=trials)["trace_json"]
+    assert json.loads(assembled) == json.loads(trace)  # Python's one assembly of the texts
     send("compare_runs", runs=[{"name": "a", "predictions_json": predictions}] * 2)
     assert "<!doctype html>" in send("run_report", trace_json=trace)["html"]
     assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"

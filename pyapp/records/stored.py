@@ -52,7 +52,7 @@ def header_change(
     """What a header of these records adds to one that went as far as `before`."""
     was, interrupted, frozen = before
     return HeaderChange(
-        model=model if model != was else None,
+        model=model if model is not was and model != was else None,
         interruptions=tuple(interruptions[interrupted:]),
         freezes=tuple(freezes[frozen:]),
     )
