@@ -73,10 +73,10 @@ class Listener:
     def new_chunk(self) -> None:
         self.chunk += 1
 
-    def __call__(self, text: str) -> None:
+    def __call__(self, text: str, texts: dict[str, Any]) -> None:
         event = json.loads(text)
         if event["type"] == "trial_done":
-            trial = json.loads(event["trial_json"])
+            trial = json.loads(texts["trial"])
             kept = {**slim(trial), "sequence": trial["sequence"], "started_at": trial["started_at"]}
             self.trials.append((self.chunk, event["phase"], kept))
 

@@ -4,7 +4,8 @@
 // REQUEST_TYPES) and answers with the protocol's reply envelope (./envelope.js), whose `result`
 // is the request's result record (exports/messages.schema.json). While the request is handled,
 // every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is passed to
-// onEvent(eventJson) as the text Python wrote.
+// onEvent(eventJson, texts): the event's text as Python wrote it, and beside it the documents it
+// brings as Python's text ({trial, change, receipt}: pyapp.protocol.messages.EventTexts).
 //
 // Three routes, by type:
 // - PAGE_REQUEST_TYPES the page answers itself, Python not involved: `page_state` (the boot,
@@ -12,7 +13,7 @@
 //   as a person does; the consent stays a click in the dialog), `sweep_stop` (the Cancel,
 //   issued right after the trial in flight is done), `model_direct` (one generation in the
 //   model worker, for the benches), `page_stored` (what IndexedDB holds: the current sweep,
-//   its trace assembled from the stored records, and the ledger) and `model_synthetic` (the
+//   its status and stored texts, and the ledger) and `model_synthetic` (the
 //   panel's "Use synthetic model", by spec);
 // - the sweep requests go through the Experiment section exactly as its buttons do (so the
 //   page stores, draws and persists what happens);
@@ -25,7 +26,7 @@ import { PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
 
 const EXPERIMENT_ROUTES = {
   sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined }),
-  sweep_resume: (api, m) => api.resumeFrom({ header_json: m.header_json, trials_json: m.trials_json }, m.in_flight ?? null),
+  sweep_resume: (api, m) => api.resumeFrom({ header_json: m.header_json, changes_json: m.changes_json ?? [], trials_json: m.trials_json }, m.in_flight ?? null),
   sweep_run: (api, m) => api.run(m.phase),
   sweep_freeze: (api) => api.freeze(),
   sweep_state: (api) => api.state(),
@@ -88,7 +89,7 @@ export function makeSend({ request, experiment, models, timings }) {
         return failedReply(type, id, error.code ?? "page_refused", String(error?.message ?? error));
       }
     }
-    const unsubscribe = onEvent ? experiment.onEvent((event, eventText) => onEvent(eventText)) : () => {};
+    const unsubscribe = onEvent ? experiment.onEvent((event, eventText, texts) => onEvent(eventText, texts)) : () => {};
     try {
       const route = EXPERIMENT_ROUTES[type];
       return okReply(type, id, route ? await route(experiment, message) : await request(type, fields));

@@ -5,11 +5,12 @@
 // renderers (results_table.js, profile_views.js, record_view.js). It answers the two
 // functions Python calls synchronously during a run:
 //
-//   {lab_event: json, seq} (posted)   -> -      trial_start / trial_done / trial_interrupted / frozen,
+//   {lab_event: json, texts, seq} (posted) -> - trial_start / trial_done / trial_interrupted / frozen,
 //                                               posted without waiting once the page shares its
 //                                               flags (the Cancel flag, the model client's version)
 //                                               with Python (site/experiment_channel.js)
-//   xworker.sync.session_event(json, posted) -> text   the same event told (before the flags, or
+//   xworker.sync.session_event(json, posted, trial, change, receipt) -> text
+//                                               the same event told (before the flags, or
 //                                               after a posted one failed); answers at once
 //                                               (EventAnswer: the Cancel flag and the model
 //                                               client's version; stored and drawn off the
@@ -17,10 +18,12 @@
 //   xworker.sync.cancel_requested(posted) -> bool  the Cancel flag, where neither tells it
 //   (both calls are answered once every event posted before them has arrived: in order)
 //
-// A trial event carries that trial only, as Python's JSON text (`trial_json`): the page stores
-// the text as it is (one IndexedDB record per trial, beside the sweep's header, written in
-// batches) and parses it only to draw one table row. The whole trace is assembled on demand: a download asks Python
-// for it (`sweep_trace`, saved as Python wrote it), a resume hands the stored texts back.
+// An event holds no document: what it brings travels beside it as Python's JSON text (`texts`:
+// the trial of a trial_done, the records that joined the header — a HeaderChange —, a freeze
+// receipt). The page stores those texts as they are (one IndexedDB record per trial, the
+// changes beside the sweep's header, written in batches) and parses a trial only to draw its
+// row. The whole trace is assembled on demand, by Python only: a download asks for it
+// (`sweep_trace`, saved as Python wrote it), a resume hands the stored texts back.
 //
 // The state API (window.lab.experiment; docs/page.md), every method async, plain JSON:
 //   start({seed, params?, conditions})  -> state
@@ -30,10 +33,12 @@
 //   state()  trace()  predictions()     -> state | trace document | predictions document
 //   text(kind)                          -> Python's JSON text of "header" | "trace" | "predictions"
 //   resume()                            -> state | null  (the latest unfinished stored sweep)
-//   resumeFrom({header_json, trials_json}, inFlight) -> state
-//   persisted()                         -> {trace, in_flight, run_id, phase, finished} | null
+//   resumeFrom({header_json, changes_json?, trials_json}, inFlight) -> state
+//   persisted()                         -> {header_json, changes_json, trials_json, summary, in_flight,
+//                                           run_id, phase, finished, updated_at} | null
 //   cancel()                            -> {cancelling}
-//   onEvent(callback(event, text))      -> unsubscribe function (text: the event as Python sent it)
+//   onEvent(callback(event, text, texts)) -> unsubscribe function (text: the event as Python sent
+//                                          it; texts: {trial, change, receipt} beside it)
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
 //   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
 //   clearLedger({confirmed})            -> {ledger}  the ledger alone, after a confirm() that says
@@ -77,7 +82,8 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
   return {
     api: controller.api(),
     // Python's events: told (after every event posted before, `posted`) or posted (message)
-    sessionEvent: (json, posted) => controller.channel.answerAfter(posted, () => controller.sessionEvent(json)),
+    sessionEvent: (json, posted, trial = null, change = null, receipt = null) =>
+      controller.channel.answerAfter(posted, () => controller.sessionEvent(json, { trial, change, receipt })),
     workerMessage: (data) => controller.channel.message(data),
     // site/runs_panel.js: the runs IndexedDB holds
     store: controller.store,
@@ -233,8 +239,9 @@ class Experiment extends ExperimentView {
     });
   }
 
-  // Continue a sweep from its stored texts ({header_json, trials_json}: IndexedDB's records,
-  // or the sweep CLI's trace.json header and trials.jsonl lines).
+  // Continue a sweep from its stored texts ({header_json, changes_json?, trials_json}:
+  // IndexedDB's records, or the sweep CLI's trace.json header and trials.jsonl lines); Python
+  // puts them together (pyapp/records/stored.py).
   async resumeFrom(stored, inFlight = null) {
     if (typeof stored?.header_json !== "string" || !Array.isArray(stored.trials_json)) {
       throw new Error("resumeFrom needs {header_json, trials_json} (Python's JSON texts)");
@@ -328,10 +335,17 @@ class Experiment extends ExperimentView {
     throw new Error(`text(kind): kind is header, trace or predictions, not ${kind}`);
   }
 
+  // Python's trace; while Python is busy (a run), the texts it assembles one from (the page
+  // never assembles a second, different trace).
   async getTrace() {
     if (!this.header) return null;
-    if (this.busy || !this.state) return this.trials.assemble(this.header, this.summary);
+    if (this.busy || !this.state) return this.heldTexts();
     return JSON.parse(await this.text("trace"));
+  }
+
+  // What the page holds of the live sweep, as Python's texts (what `sweep_resume` takes).
+  heldTexts() {
+    return { header_json: this.headerJson, changes_json: [...this.changes], trials_json: this.trials.list() };
   }
 
   async getPredictions() {
@@ -340,19 +354,16 @@ class Experiment extends ExperimentView {
     return this.predictionsDoc;
   }
 
-  // What IndexedDB holds of the current (or latest) sweep, its trace assembled from the records.
+  // What IndexedDB holds of the current (or latest) sweep: its status and its texts as stored
+  // (Python assembles the trace from them: pyapp/records/stored.py).
   async persisted() {
     await this.writer.settled(); // what the events wrote so far
     const stored = this.header ? await this.store.getSweep(this.header.run.run_id) : (await this.store.sweeps())[0];
     if (!stored) return null;
     const texts = await this.store.storedTexts(stored.run_id);
-    const trials = new Trials();
-    for (const text of texts.trials_json) trials.add(JSON.parse(text), text);
-    // the header's summary counts no trial: the counts are Python's last, stored with the status
-    const header = JSON.parse(texts.header_json);
-    const trace = trials.assemble(header, stored.summary ?? header.summary);
-    const { in_flight, run_id, phase, finished, updated_at } = stored;
-    return { trace, in_flight, run_id, phase, finished, updated_at };
+    if (!texts) return null;
+    const { in_flight, run_id, phase, finished, updated_at, summary = null } = stored;
+    return { run_id, in_flight, phase, finished, updated_at, summary, ...texts };
   }
 
   // ---- journal -------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 // The page's half of the run's event channel from the Python worker (workers/lab_worker.py,
 // pyapp/browser/page_link.py; issue 22 §3: no call to the page per trial).
 //
-// Python posts each event without waiting ({lab_event: json, seq}, the worker's postMessage,
-// delivered in order) once the page has attached the flags Python shares with it: an
+// Python posts each event without waiting ({lab_event: json, texts, seq}, the worker's
+// postMessage, delivered in order: the event's JSON text, which holds no document, and beside
+// it the documents it brings as Python's own text, `texts` = {trial, change, receipt},
+// pyapp.protocol.messages.EventTexts) once the page has attached the flags Python shares with it: an
 // Int32Array over a SharedArrayBuffer ({lab_flags: buffer}, posted once), where the page keeps
 // its Cancel flag and its model client's version (+ 1; 0: ask) for Python's checks to read
 // with no call. A posted event that fails here (a store that failed) sets `trouble`: Python
@@ -16,7 +18,7 @@
 export const FLAG = Object.freeze({ attached: 0, cancel: 1, model_version: 2, trouble: 3, stop_at: 4 });
 
 export class EventChannel {
-  // deliver(json): the page's handling of one event (ExperimentState.sessionEvent)
+  // deliver(json, texts): the page's handling of one event (ExperimentState.sessionEvent)
   constructor(deliver) {
     this.deliver = deliver;
     this.flags = null; // the shared Int32Array, once Python posted it
@@ -36,7 +38,7 @@ export class EventChannel {
     if (typeof data?.lab_event !== "string") return false;
     this.received = data.seq;
     try {
-      this.deliver(data.lab_event);
+      this.deliver(data.lab_event, data.texts ?? {});
     } catch (error) {
       console.error("[composition-lab] a posted event failed; the next one is told", error);
       this.set("trouble", 1);

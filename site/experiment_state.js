@@ -22,7 +22,8 @@ const DRAW_EVERY_MS = 200;
 
 // The trials of one sweep as the page holds them: Python's text per trial. Adding a trial is
 // constant work. The counts the caption shows are Python's (`summary` of each trial_done event
-// and of the state), never counted here.
+// and of the state), never counted here. The page never assembles a trace: Python does, from
+// the texts the page holds (pyapp/records/stored.py).
 export class Trials {
   constructor() {
     this.texts = new Map(); // trial id -> JSON text
@@ -45,10 +46,9 @@ export class Trials {
     return text === undefined ? null : JSON.parse(text);
   }
 
-  // The whole trace, assembled here (only while Python is busy: otherwise Python answers),
-  // with Python's latest counts.
-  assemble(header, summary) {
-    return { ...header, trials: [...this.texts.values()].map((text) => JSON.parse(text)), summary };
+  // Python's texts of every trial, in the order they arrived.
+  list() {
+    return [...this.texts.values()];
   }
 }
 
@@ -63,7 +63,7 @@ export class ExperimentState {
     this.request = request;
     this.models = models;
     // Python's posted events and the flags it shares with the page (site/experiment_channel.js)
-    this.channel = new EventChannel((json) => this.sessionEvent(json));
+    this.channel = new EventChannel((json, texts) => this.sessionEvent(json, texts));
     this.channel.set("model_version", models.client ? models.client.version + 1 : 0);
     models.subscribe?.(() => this.channel.modelChanged(models.client.version));
     this.environment = environment;
@@ -83,6 +83,7 @@ export class ExperimentState {
     this.state = null; // Python's sweep state (pyapp.browser.session.Session.state)
     this.header = null; // the sweep's header (the trace without its trials), parsed
     this.headerJson = null; // ... and as Python wrote it
+    this.changes = []; // the records that joined it since, one HeaderChange text per event (Python's)
     this.tasks = new Map(); // task id -> task record of the header
     this.trials = new Trials();
     this.summary = null; // Python's counts over the trials (state.summary, trial_done.summary)
@@ -200,10 +201,10 @@ export class ExperimentState {
     }
   }
 
-  emit(event, text) {
+  emit(event, text, texts) {
     for (const callback of this.listeners) {
       try {
-        callback(event, text);
+        callback(event, text, texts);
       } catch (error) {
         console.error("[composition-lab] experiment listener failed", error);
       }
@@ -216,15 +217,18 @@ export class ExperimentState {
     return this.state?.stage === "done";
   }
 
+  // Python's header, whole: the changes stored since are in it.
   useHeader(text) {
     this.headerJson = text;
+    this.changes = [];
     this.header = JSON.parse(text);
     this.tasks = new Map(this.header.tasks.map((task) => [task.id, task]));
   }
 
-  // The status record (small), plus the header text, new trial records or new ledger records
-  // when given, joined to the next batch; resolves once it is committed. `after` runs then.
-  persist(fields = {}, { header = false, trials = [], observed = [], after = null } = {}) {
+  // The status record (small), plus the header text, a header change, new trial records or new
+  // ledger records when given, joined to the next batch; resolves once it is committed.
+  // `after` runs then.
+  persist(fields = {}, { header = false, change = null, trials = [], observed = [], after = null } = {}) {
     if (!this.header) {
       after?.();
       return Promise.resolve();
@@ -246,7 +250,8 @@ export class ExperimentState {
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
       ...fields,
     };
-    return this.writer.write(this.record, { header: header ? this.headerJson : null, trials, observed, after });
+    const changes = change ? [change] : [];
+    return this.writer.write(this.record, { header: header ? this.headerJson : null, changes, trials, observed, after });
   }
 
   // A checkpoint: Python's current header, stored.
@@ -308,32 +313,35 @@ export class ExperimentState {
 
   // ---- the function Python calls after each step of a run ---------------------------------
 
-  // An event Python posted (site/experiment_channel.js) or told. Returns at once, with the
+  // An event Python posted (site/experiment_channel.js) or told, and the documents it brings
+  // beside it as Python's text (`texts`: {trial, change, receipt}). Returns at once, with the
   // page's answer (pyapp.protocol.messages.EventAnswer, JSON text; a told event's): the Cancel
   // flag, which Python's next Cancel check reads, and the model client's version, while which
   // Python keeps the provenance it read (a call to the page fewer each). Nothing here waits
   // for IndexedDB or the DOM. A write that failed earlier is thrown here, so the run stops at
   // the next event rather than going on unstored (a posted one: at the event after it).
-  sessionEvent(json) {
+  sessionEvent(json, texts = {}) {
     if (this.unloading) return this.answer(true); // the page is going away: no further trial starts
     const event = JSON.parse(json);
     if (!EVENT_TYPES.includes(event.type)) throw new Error(`unknown event from Python: ${String(event.type)}`);
     const n = ++this.events;
-    const after = () => this.tell(event, json, n);
+    const beside = { trial: texts.trial ?? null, change: texts.change ?? null, receipt: texts.receipt ?? null };
+    const after = () => this.tell(event, json, beside, n);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
       this.progress.eta?.started(event.phase, event.condition, performance.now());
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
       this.doneSeen += 1;
-      this.trialDone(event, after, n);
+      this.trialDone(event, beside, after, n);
     } else {
       // trial_interrupted or frozen: a Cancel or an infrastructure failure (event.code) cut a
       // trial short (Python keeps it under `interruptions`, never scored, and attempts it
-      // again), or Python froze the profiles: the header changed.
-      this.useHeader(event.header_json);
-      this.persist({ in_flight: null }, { header: true, after });
-      if (event.type === "frozen") this.showFrozen(event.predictions ?? [], event.receipt_json ?? null);
+      // again), or Python froze the profiles: the records that joined the header come beside
+      // the event (`change`), stored beside the header as they are.
+      if (beside.change) this.changes.push(beside.change);
+      this.persist({ in_flight: null }, { change: beside.change, after });
+      if (event.type === "frozen") this.showFrozen(event.predictions ?? [], beside.receipt);
     }
     this.scheduleDraw();
     return this.answer(this.cancelFlag || this.stopReached);
@@ -351,16 +359,16 @@ export class ExperimentState {
   }
 
   // The trial's text is kept and stored as Python wrote it; it is parsed only to draw its row.
-  trialDone(event, after, n) {
-    const { trial_json: text, trial_id, condition, heldout_observed, heldout_content = null, summary, phase, header_json: headerJson = null } = event;
+  trialDone(event, { trial: text, change }, after, n) {
+    const { trial_id, condition, heldout_observed, heldout_content = null, summary, phase } = event;
     this.progress.eta?.finished(phase, condition, performance.now());
     const seq = this.trials.size;
     this.trials.add({ trial_id }, text);
     this.summary = summary;
-    // a reload's load record joined the hash chain before this trial: its header comes along
-    if (headerJson) this.useHeader(headerJson);
+    // a reload's load record joined the hash chain before this trial: it comes along (`change`)
+    if (change) this.changes.push(change);
     const observed = heldout_observed ? this.observedRecords(event, heldout_content) : [];
-    this.persist({ in_flight: null }, { header: Boolean(headerJson), trials: [{ seq, trial_id, json: text }], observed, after });
+    this.persist({ in_flight: null }, { change, trials: [{ seq, trial_id, json: text }], observed, after });
     this.progress.done += 1;
     this.toDraw.push({ text, n });
   }
@@ -368,11 +376,11 @@ export class ExperimentState {
   // Listeners are told of an event once it is stored, and once what it changed is drawn: with
   // a listener (the sweep CLI, a test), pending rows are drawn as their batch commits, up to
   // that event (a batch can hold later events: a listener sees the page as of its event).
-  tell(event, json, n) {
+  tell(event, json, texts, n) {
     if (!this.listeners.size) return;
     this.toldUpTo = n;
     this.drawPending(n);
-    this.emit(event, json);
+    this.emit(event, json, texts);
   }
 
   // Rows, the caption and the counters are drawn a few times a second, in an animation frame,

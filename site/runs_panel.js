@@ -71,13 +71,12 @@ export function setupRuns({ request, experiment, viewer }) {
   const view = $("#stored-runs");
   const note = $("#stored-runs-status");
 
-  // The stored sweep as one trace document (its header, every trial, Python's last counts).
+  // The stored sweep as one trace document: Python assembles it from the stored texts (the one
+  // assembly, pyapp/records/stored.py) and writes it (1.0 stays 1.0).
   async function traceText(record) {
     const texts = await store.storedTexts(record.run_id);
     if (!texts) throw new Error(`run ${record.run_id.slice(0, 8)} has no stored header`);
-    const header = JSON.parse(texts.header_json);
-    const trials = texts.trials_json.map((text) => JSON.parse(text));
-    return JSON.stringify({ ...header, trials, summary: record.summary ?? header.summary });
+    return (await request("stored_trace", texts, 600_000)).trace_json;
   }
 
   const asFile = (name, text) => ({ name, text: async () => text });

@@ -1,8 +1,8 @@
 // What the page keeps in IndexedDB (database "composition-lab", version 2). No DOM here.
 //
 // A sweep is stored as records that never grow with the sweep: a trial is written once, as
-// the JSON text Python sent, and the whole trace is assembled only on demand (resume,
-// persisted()).
+// the JSON text Python sent, and the whole trace is assembled only on demand, by Python, from
+// the stored texts (pyapp/records/stored.py: a resume, a driver reading persisted()).
 //
 //   store "sweeps"   keyPath run_id: one small status record per sweep
 //       {run_id, in_flight, phase, finished, model_id, revision, evidence, seed, trials, updated_at}
@@ -10,9 +10,13 @@
 //       phase      the phase the page was running ("measure" | "heldout" | "all"), or null
 //       finished   true once every measure and held-out trial is observed
 //       trials     how many trial records the sweep has
-//   store "headers"  keyPath run_id: {run_id, json}: the sweep's header as Python's JSON text
-//       (the trace without its trials: run, tasks, model, environment, freezes, interruptions,
-//       journal), rewritten at checkpoints (start, freeze, interruption, end of a run, journal)
+//   store "headers"  keyPath run_id: {run_id, json, changes}: the sweep's header as Python's
+//       JSON text (the trace without its trials: run, tasks, model, environment, freezes,
+//       interruptions, journal), rewritten at checkpoints (start, freeze, end of a run,
+//       resume, journal), and `changes`: the records that joined it during a run since (a
+//       reload's load records, an interruption, the freezes), one HeaderChange text per event
+//       that brought any, as Python wrote it; emptied when the header is rewritten (a record
+//       written before changes existed has none: read as [])
 //   store "trials"   keyPath [run_id, seq]: {run_id, seq, trial_id, json}: one record per
 //       trial, `json` exactly as Python wrote it (so 1.0 stays 1.0)
 //   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<content>": one record
@@ -115,13 +119,14 @@ export class SweepStore {
 
   // ---- sweeps ------------------------------------------------------------------------------
 
-  // The status record, and (when given) the header text, new trial records and new ledger
-  // records ({model_id, revision, condition, task_id}), in one transaction: what is stored is
-  // always consistent.
-  putSweep(status, { header = null, trials = [], observed = [] } = {}) {
+  // The status record, and (when given) the header text, header changes after it (or after
+  // the stored header), new trial records and new ledger records ({model_id, revision,
+  // condition, task_id}), in one transaction: what is stored is always consistent.
+  putSweep(status, { header = null, changes = [], trials = [], observed = [] } = {}) {
     return this.tx(["sweeps", "headers", "trials", "ledger"], "readwrite", (sweeps, headers, trialStore, ledger) => {
       const writes = [promised(sweeps.put({ ...status, updated_at: new Date().toISOString() }))];
-      if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header })));
+      if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header, changes })));
+      else if (changes.length) writes.push(promised(headers.get(status.run_id)).then((stored) => promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }))));
       for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
       for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id))));
       return Promise.all(writes);
@@ -132,13 +137,14 @@ export class SweepStore {
     return this.tx("sweeps", "readonly", (store) => promised(store.get(runId)));
   }
 
-  // {header_json, trials_json: [text]} of a stored sweep: what `sweep_resume` takes.
+  // {header_json, changes_json: [text], trials_json: [text]} of a stored sweep: what
+  // `sweep_resume` takes.
   async storedTexts(runId) {
     return this.tx(["headers", "trials"], "readonly", async (headers, trials) => {
       const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
       const [header, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
       if (!header) return null;
-      return { header_json: header.json, trials_json: records.map((r) => r.json) };
+      return { header_json: header.json, changes_json: header.changes ?? [], trials_json: records.map((r) => r.json) };
     });
   }
 
@@ -207,8 +213,8 @@ export class SweepStore {
 
 // The live sweep's writes, in order and off the trial-to-trial path (issue 22 §3): Python's
 // events return at once, and what each changes is merged into the next batch, written in ONE
-// transaction (the status record as it stands last, the header text when it changed, the new
-// trial records, the new ledger records). A batch starts as soon as the one before it has
+// transaction (the status record as it stands last, the header text when Python sent it
+// whole, the header changes since, the new trial records, the new ledger records). A batch starts as soon as the one before it has
 // committed, so only the events of one transaction's time wait, and what is stored is always
 // a consistent prefix of the sweep: a page closed mid-batch keeps the batch before (its
 // in_flight trial is recorded as interrupted on resume, and what came after it is attempted
@@ -225,16 +231,20 @@ export class SweepWriter {
 
   // Merge into the next batch; resolves once it is committed (callers on the trial path do not
   // wait for it).
-  write(status, { header = null, trials = [], observed = [], after = null } = {}) {
+  write(status, { header = null, changes = [], trials = [], observed = [], after = null } = {}) {
     if (this.failure) throw this.failure;
     if (!this.pending) {
       let resolve;
       const done = new Promise((r) => (resolve = r));
-      this.pending = { status, header: null, trials: [], observed: [], after: [], done, resolve };
+      this.pending = { status, header: null, changes: [], trials: [], observed: [], after: [], done, resolve };
     }
     const batch = this.pending;
     batch.status = status;
-    if (header !== null) batch.header = header;
+    if (header !== null) {
+      batch.header = header; // the header whole: it holds every change before it
+      batch.changes = [];
+    }
+    batch.changes.push(...changes);
     batch.trials.push(...trials);
     batch.observed.push(...observed);
     if (after) batch.after.push(after);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -186,7 +187,8 @@ class ReloadingAdapter(ScriptedAdapter):
 
 def test_a_reload_joins_the_chain_and_a_resumed_page_keeps_it() -> None:
     """The load record is chained before the next trial, and that trial's event carries the
-    header, so a page (or sweep folder) that crashes right after it resumes a whole chain."""
+    new model record beside it (a header change, never the whole header), so a page (or
+    sweep folder) that crashes right after it resumes a whole chain."""
     from test_session import Page, call
     from test_session import document as page_document
 
@@ -194,8 +196,14 @@ def test_a_reload_joins_the_chain_and_a_resumed_page_keeps_it() -> None:
     call(page, "sweep_start", seed=1729, conditions=["model-only"])
     page.cancel_after = 5
     call(page, "sweep_run", phase="measure")
-    carried = [e for e in page.events if e["type"] == "trial_done" and e.get("header_json")]
+    carried = [
+        json.loads(texts["change"])
+        for e, texts in zip(page.events, page.beside, strict=True)
+        if e["type"] == "trial_done" and texts["change"]
+    ]
     assert len(carried) == 1  # the trial after the reload
+    assert [load["load_id"] for load in carried[0]["model"]["loads"]] == [1, 2]
+    assert carried[0]["interruptions"] == carried[0]["freezes"] == []
     stored = page.stored()  # what survives a crash now
     again = Page(ScriptedAdapter(answer))
     assert call(again, "sweep_resume", **stored)["ok"]

@@ -69,7 +69,6 @@ def test_requests_replies_and_events_fit_the_schema():
             index=1,
             total=2,
             phase="measure",
-            trial_json="{}",
             heldout_observed=False,
             summary=NO_TRIALS,
         )
@@ -92,7 +91,7 @@ def test_requests_replies_and_events_fit_the_schema():
     ],
 )
 def test_a_request_that_does_not_fit_is_refused_before_any_handler(request_, code):
-    context = Context(adapter=lambda: None, notify=lambda event: None, cancel_requested=bool)
+    context = Context(adapter=lambda: None, notify=lambda event, texts: None, cancel_requested=bool)
     reply = json.loads(run(bridge.handle_async(json.dumps(request_), context)))
     assert reply["ok"] is False and reply["error"]["code"] == code, reply
     assert code in messages.FAILURE_CODES
@@ -156,7 +155,7 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
 
     context = Context(
         adapter=lambda: adapter,
-        notify=events.append,
+        notify=lambda event, texts: events.append(event),
         cancel_requested=lambda: False,
         model_adapter=lambda: BrowserModelAdapter(scripted_transport(adapter)),
         load_sympy=load_sympy,
@@ -197,6 +196,8 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     trials = [json.dumps(t) for t in json.loads(trace)["trials"]]
     send("sweep_resume", header_json=header, trials_json=trials)
     send("trace_open", trace_json=trace, predictions_json=predictions)
+    assembled = send("stored_trace", header_json=header, trials_json=trials)["trace_json"]
+    assert json.loads(assembled) == json.loads(trace)  # Python's one assembly of the texts
     send("compare_runs", runs=[{"name": "a", "predictions_json": predictions}] * 2)
     assert "<!doctype html>" in send("run_report", trace_json=trace)["html"]
     assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"

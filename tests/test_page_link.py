@@ -33,17 +33,17 @@ class PostingPage(Page):
     def context(self):
         record = super().context().notify
 
-        def post(event):
+        def post(event, texts):
             self.posted.append(event["type"])
-            record(event)
+            record(event, texts)
             if self.trouble_after is not None and len(self.posted) >= self.trouble_after:
                 self.attached = False
 
-        def notify(event):
+        def notify(event, texts):
             self.told.append(event["type"])
             if self.trouble_after is not None:
                 raise RuntimeError("storing the sweep failed")  # thrown by the page's answer
-            record(event)
+            record(event, texts)
             return json.dumps({"cancel": self.cancel, "model_version": None})
 
         def flags():

@@ -65,7 +65,8 @@ SAMPLE_RESULTS = {
     "page_stored": {
         "sweep": {"run_id": "r1", "in_flight": "model-only/g1", "phase": "measure",
                   "finished": False, "updated_at": "2026-12-02T07:00:00.000Z",
-                  "trace": {"schema": "trace/3", "trials": []}},
+                  "summary": None, "header_json": "{}", "changes_json": [],
+                  "trials_json": []},
         "ledger": [{"key": "m@main|model-only", "model_id": "m", "revision": "main",
                     "condition": "model-only", "task_ids": ["a", "b"]}],
     },
@@ -255,7 +256,7 @@ def test_stored_and_use_synthetic_are_one_request_each() -> None:
                                              SAMPLE_RESULTS["model_synthetic"]]})  # fmt: skip
     held = panel.stored(page)  # type: ignore[arg-type]
     assert held.sweep is not None and held.sweep.in_flight == "model-only/g1"
-    assert held.ledger[0].task_ids == ("a", "b") and held.sweep.trace["schema"] == "trace/3"
+    assert held.ledger[0].task_ids == ("a", "b") and held.sweep.header_json == "{}"
     with pytest.raises(SweepError) as raised:
         panel.use_synthetic(page, "nonsense")  # type: ignore[arg-type]
     assert "bad_synthetic_spec" in raised.value.message

@@ -21,12 +21,15 @@ from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 class Page:
     """What the main thread does: holds the model, stores each trial's JSON text as it
-    arrives (one record per trial beside the header), has a Cancel."""
+    arrives (one record per trial beside the header) and the header changes beside the
+    header, has a Cancel."""
 
     def __init__(self, model=None):
         self.model = model
         self.events = []
+        self.beside = []  # the texts beside each event (EventTexts as JSON)
         self.header_json = None
+        self.changes_json = []
         self.trials_json = []
         self.cancel = False
         self.cancel_after = None
@@ -37,17 +40,24 @@ class Page:
         return to_json(resumed_trace(parse_request({"type": "sweep_resume", **self.stored()})))
 
     def stored(self):
-        return {"header_json": self.header_json, "trials_json": list(self.trials_json)}
+        return {
+            "header_json": self.header_json,
+            "changes_json": list(self.changes_json),
+            "trials_json": list(self.trials_json),
+        }
 
     def context(self):
-        def notify(event):
+        def notify(event, texts):
             self.events.append(event)
-            if event.get("header_json"):  # a trial_done carries one only after a reload
-                self.header_json = event["header_json"]
+            self.beside.append(texts)
+            assert set(texts) == {"trial", "change", "receipt"}
+            assert not json_documents_in(event)  # no document inside an event
+            if texts["change"]:  # records that joined the header: stored beside it
+                self.changes_json.append(texts["change"])
             if event["type"] == "trial_done":
-                assert set(event) >= {"trial_id", "index", "total", "phase", "trial_json"}
+                assert set(event) >= {"trial_id", "index", "total", "phase"}
                 assert "trace" not in event  # a trial event carries that trial only
-                self.trials_json.append(event["trial_json"])
+                self.trials_json.append(texts["trial"])
                 if self.cancel_after is not None and event["index"] >= self.cancel_after:
                     self.cancel = True
 
@@ -61,7 +71,23 @@ def call(page, type, **fields):
     reply = json.loads(run(bridge.handle_async(request, page.context())))
     if type in ("sweep_start", "sweep_resume", "sweep_freeze") and reply["ok"]:
         page.header_json = header(page)  # the page stores the header at checkpoints
+        page.changes_json = []
     return reply
+
+
+def json_documents_in(value):
+    """The strings anywhere in `value` that parse to a JSON object or array (a document
+    nested as text)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in json_documents_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in json_documents_in(v)]
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return [value] if isinstance(json.loads(value), (dict, list)) else []
+        except ValueError:
+            return []
+    return []
 
 
 def header(page):
@@ -151,7 +177,11 @@ def test_run_all_announces_the_freeze_with_its_predictions_before_heldout():
     predicted = {f"{c}/{p['task_id']}" for c, ps in shown.items() for p in ps}
     heldout_starts = [e["trial_id"] for e in page.events if e.get("phase") == "heldout"]
     assert predicted and predicted <= set(heldout_starts)
-    assert json.loads(frozen["header_json"])["freezes"]
+    beside = page.beside[at]  # the freeze records and the receipt, beside the event
+    assert [f["condition"] for f in json.loads(beside["change"])["freezes"]] == sorted(
+        frozen["conditions"], key=conditions.index
+    )
+    assert json.loads(beside["receipt"])["freezes"] and beside["trial"] is None
 
 
 def test_reload_mid_sweep_resumes_with_the_next_unobserved_trial(monkeypatch):
@@ -267,7 +297,9 @@ def test_a_cancelled_generation_is_an_interruption_not_an_observation():
     assert result["cancelled"] and result["state"]["trials"] == 2
     interrupted = [e for e in page.events if e["type"] == "trial_interrupted"]
     assert [e["trial_id"] for e in interrupted] == ["model-only/sub-1"]
-    stored = json.loads(interrupted[0]["header_json"])["interruptions"]
+    change = page.beside[page.events.index(interrupted[0])]["change"]
+    stored = json.loads(change)["interruptions"]  # the interruption only, not the header
+    assert json.loads(change)["freezes"] == [] and json.loads(change)["model"] is None
     assert stored[0]["reason"] == "cancelled" and stored[0]["partial"]["outcome"] == "cancelled"
 
     page.cancel = False
@@ -294,8 +326,8 @@ def test_each_events_answer_serves_the_next_cancel_check():
     context = page.context()
     told = context.notify
 
-    def notify(event):
-        told(event)
+    def notify(event, texts):
+        told(event, texts)
         return json.dumps({"cancel": page.cancel, "model_version": None})  # the page's answer
 
     def cancel_requested():
@@ -310,11 +342,12 @@ def test_each_events_answer_serves_the_next_cancel_check():
 
     call(page, "sweep_start", seed=1729, conditions=["controlled-chain"])
     page.events.clear()
+    page.beside.clear()
     asked.clear()
     call(page, "sweep_run", phase="measure")
     calls = [
-        len(json.loads(e["trial_json"])["chain"]["calls"])
-        for e in page.events
+        len(json.loads(texts["trial"])["chain"]["calls"])
+        for e, texts in zip(page.events, page.beside, strict=True)
         if e["type"] == "trial_done"
     ]
     assert len(asked) == 1 + sum(calls) and sum(calls) > 0
@@ -361,8 +394,8 @@ def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
     context = page.context()
     version = [1]
 
-    def notify(event):
-        context.notify(event)
+    def notify(event, texts):
+        context.notify(event, texts)
         if event["type"] == "trial_done" and event["index"] == 9:
             version[0] += 1  # e.g. a reload after this trial
         return json.dumps({"cancel": False, "model_version": version[0]})

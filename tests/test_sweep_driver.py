@@ -48,9 +48,9 @@ class NativePage:
         self.stop_asked = self.cancel = False
         self.on_trial_done: Any = None
 
-    def relay(self, event: dict[str, Any]) -> None:
+    def relay(self, event: dict[str, Any], texts: dict[str, Any]) -> None:
         assert self.driver is not None
-        self.driver.on_event(None, json.dumps(event))
+        self.driver.on_event(None, json.dumps(event), texts)
         if event["type"] == "trial_done":
             if self.on_trial_done:
                 self.on_trial_done(event)

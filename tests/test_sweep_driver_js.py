@@ -75,7 +75,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # request (driver.js: installed before the page loads, polled so Ctrl-C is noticed)
     "pyapp/sweep/panel.py": (
         "page.evaluate(SEND,",
-        'page.expose_binding("__sweepEvent", lambda source, text, *_: on_event(text))',
+        'page.expose_binding("__sweepEvent", relay)',
         "page.add_init_script(path=str(RELAY_JS))",
         'page.evaluate("(m) => window.__sweep.call(m)"',
         'page.wait_for_function("() => window.__sweep.callDone()"',

@@ -23,7 +23,7 @@ def sweep_texts(monkeypatch):
     events = []
     context = Context(
         adapter=lambda: ScriptedAdapter(known_model),
-        notify=events.append,
+        notify=lambda event, texts: events.append((event, texts)),
         cancel_requested=lambda: False,
     )
 
@@ -34,7 +34,7 @@ def sweep_texts(monkeypatch):
     call("sweep_start", seed=1729, conditions=["model-only"])
     call("sweep_run", phase="all")
     header = call("sweep_header")["header_json"]
-    trials = [e["trial_json"] for e in events if e["type"] == "trial_done"]
+    trials = [texts["trial"] for e, texts in events if e["type"] == "trial_done"]
     return header, trials
 
 

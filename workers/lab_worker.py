@@ -7,12 +7,15 @@ PyScript's ``xworker.sync`` channel. Every request goes unchanged to
 The glue only builds the ``Context`` with what needs the browser runtime itself:
 
 * ``post`` and ``flags``: a run's events (trial_start / trial_done with that trial only, ...)
-  go to the page without waiting, by the worker's ``postMessage`` (``{lab_event: json, seq}``,
-  in order), once the page has attached the flags it shares with this worker: an
-  ``Int32Array`` over a ``SharedArrayBuffer`` created here and posted once
+  go to the page without waiting, by the worker's ``postMessage`` (``{lab_event: json,
+  texts: {trial, change, receipt}, seq}``, in order: the event's JSON text, which holds no
+  document, and the documents it brings beside it as Python's own text,
+  ``pyapp.protocol.messages.EventTexts``), once the page has attached the flags it shares
+  with this worker: an ``Int32Array`` over a ``SharedArrayBuffer`` created here and posted once
   (``{lab_flags: buffer}``; slots ``FLAG``: attached, Cancel, model client version + 1,
   trouble), read with no call (``pyapp.browser.page_link``; site/experiment_channel.js);
-* ``notify``: the page's ``xworker.sync.session_event(json, posted)`` (an event told
+* ``notify``: the page's ``xworker.sync.session_event(json, posted, trial, change,
+  receipt)`` (an event told
   synchronously: before the page attached the flags, or after it reported trouble; the
   page answers at once, ``pyapp.protocol.messages.EventAnswer`` text);
 * ``cancel_requested``: ``xworker.sync.cancel_requested(posted)`` (the experiment's Cancel
@@ -68,12 +71,14 @@ def _page() -> Any:
     return sync
 
 
-def _notify(event: dict[str, JSON]) -> str:
+def _notify(event: dict[str, JSON], texts: dict[str, JSON]) -> str:
     """Tell the page of a session event (``xworker.sync.session_event``) once it has every
-    posted one. The page answers at once (``EventAnswer`` text: its Cancel flag and its
-    model client's version) and stores and draws the event later, off the trial path."""
+    posted one; the texts it brings go beside it, each an argument. The page answers at once
+    (``EventAnswer`` text: its Cancel flag and its model client's version) and stores and
+    draws the event later, off the trial path."""
     _count(event)
-    return str(getattr(_page(), SESSION_EVENT)(json.dumps(event), _posted))
+    beside = (texts.get("trial"), texts.get("change"), texts.get("receipt"))
+    return str(getattr(_page(), SESSION_EVENT)(json.dumps(event), _posted, *beside))
 
 
 def _count(event: dict[str, JSON]) -> None:
@@ -115,15 +120,16 @@ def _flags_read() -> EventAnswer | None:
     )
 
 
-def _post(event: dict[str, JSON]) -> None:
-    """Post a session event to the page without waiting (the worker's ``postMessage``)."""
+def _post(event: dict[str, JSON], texts: dict[str, JSON]) -> None:
+    """Post a session event to the page without waiting (the worker's ``postMessage``), the
+    texts it brings beside it."""
     import js  # type: ignore[import-not-found]  # only exists under Pyodide
     from pyodide.ffi import to_js  # type: ignore[import-not-found]  # only under Pyodide
 
     global _posted
     _count(event)
     _posted += 1
-    message = {"lab_event": json.dumps(event), "seq": _posted}
+    message = {"lab_event": json.dumps(event), "texts": texts, "seq": _posted}
     js.postMessage(to_js(message, dict_converter=js.Object.fromEntries))
 
 

@@ -31,7 +31,8 @@ from pyapp.protocol import results as r
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
-from pyapp.records.trace import TaskRecord, python_description
+from pyapp.records.stored import stored_trace
+from pyapp.records.trace import TaskRecord, dumps, python_description
 from pyapp.report.run_folder import RunInputError
 from pyapp.tasks.sympy_oracle import check
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
@@ -158,6 +159,14 @@ def _run_report(request: m.RunReport, ctx: Context) -> r.ReportHtml:
         raise RequestError("bad_request", str(error)) from None
 
 
+def _stored_trace(request: m.StoredTraceRequest, ctx: Context) -> r.TraceText:
+    try:
+        trace = stored_trace(request.header_json, request.trials_json, request.changes_json)
+    except RecordError as error:
+        raise RequestError("bad_request", f"the stored sweep is not a trace: {error}") from None
+    return r.TraceText(trace_json=dumps(trace), header_json=None, trials_json=None)
+
+
 def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> r.SyntheticChosen:
     return session().select_synthetic(request)
 
@@ -220,6 +229,7 @@ HANDLERS: dict[type[m.Request], Handler] = {
     m.TraceOpen: _trace_open,
     m.CompareRuns: _compare_runs,
     m.RunReport: _run_report,
+    m.StoredTraceRequest: _stored_trace,
 }
 """The one handler table: request record → handler(record, context) → that request's
 `RESULT` record (each handler's annotations say so; `handle_async` checks what it returns)."""
@@ -261,7 +271,7 @@ async def handle_async(request_json: str, context: Context) -> str:
 
 
 def _no_model() -> Context:
-    return Context(adapter=lambda: None, notify=lambda event: None, cancel_requested=bool)
+    return Context(adapter=lambda: None, notify=lambda event, texts: None, cancel_requested=bool)
 
 
 def handle(request_json: str) -> str:

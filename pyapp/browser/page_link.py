@@ -1,7 +1,11 @@
 """The page as the experiment session sees it during a run: what the worker glue gives
 (`Context`) and how a run's events and checks reach the page (`PageLink`).
 
-Two ways to tell the page of an event (issue 22 §3: the harness's own time per trial):
+Issue 22 §3 (the harness's own time per trial; data crosses each boundary once).
+
+An event travels as an object with no document inside it; the documents it brings (a trial,
+the records that joined the header, a receipt: `EventTexts`) go beside it as Python's own
+JSON text, serialised once. Two ways to tell the page of an event:
 
 * posted (`Context.post`): the event goes without waiting (the worker's postMessage; the
   page receives the posted events in the order they were posted, stores and draws them),
@@ -25,12 +29,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyapp.browser.model import BrowserModelAdapter
-from pyapp.protocol.messages import EventAnswer
-from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.protocol.messages import EventAnswer, EventTexts
+from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.model import ModelAdapter
 
-Notify = Callable[[dict[str, JSON]], Awaitable[object] | object]
-"""Hands an event to the page; its answer, when it is text, is an `EventAnswer`."""
+Notify = Callable[[dict[str, JSON], dict[str, JSON]], Awaitable[object] | object]
+"""Hands an event and the texts beside it (`EventTexts` as JSON: `{trial, change, receipt}`,
+each Python's text or null) to the page; its answer, when it is text, is an `EventAnswer`."""
 
 
 @dataclass
@@ -52,8 +57,9 @@ class Context:
     """Loads the local sympy and mpmath wheels (`sympy_load`, `sympy_check`)."""
     memory: Callable[[], dict[str, JSON]] | None = None
     """The worker's memory (`memory`)."""
-    post: Callable[[dict[str, JSON]], None] | None = None
-    """Posts an event to the page without waiting (in order with every other event)."""
+    post: Callable[[dict[str, JSON], dict[str, JSON]], None] | None = None
+    """Posts an event and the texts beside it to the page without waiting (in order with
+    every other event)."""
     flags: Callable[[], EventAnswer | None] | None = None
     """The page's Cancel flag and model client version, read from memory shared with the page
     (no call); None while the page has not attached it, or reports trouble (then events are
@@ -93,15 +99,17 @@ class PageLink:
         if self._browser is not None:
             self._browser.page_model_version = None if told is None else told.model_version
 
-    async def tell(self, message: dict[str, JSON]) -> None:
+    async def tell(self, message: dict[str, JSON], texts: EventTexts | None = None) -> None:
+        beside = to_json(texts or NO_TEXTS)
+        assert isinstance(beside, dict)
         shared = self._shared() if self._ctx.post is not None else None
         if shared is not None and self._ctx.post is not None:
-            self._ctx.post(message)
+            self._ctx.post(message, beside)
             self._posted = True
             self._told = None
             self._version(shared)
             return
-        answer = self._ctx.notify(message)
+        answer = self._ctx.notify(message, beside)
         if inspect.isawaitable(answer):
             answer = await answer
         told = _answer(answer)
@@ -114,6 +122,10 @@ class PageLink:
             return told
         shared = self._shared()
         return shared.cancel if shared is not None else bool(self._ctx.cancel_requested())
+
+
+NO_TEXTS = EventTexts()
+"""An event that brings no document."""
 
 
 def _answer(answer: object) -> EventAnswer | None:

@@ -5,13 +5,15 @@ requests (`pyapp.protocol.messages`, one record each; `pyapp.browser.bridge.HAND
 them here) and draws what comes back: `SweepState` says what may run next. Python orders
 the protocol (measure → freeze → held-out, `pyapp.experiment.phases`).
 
-A trial event carries that trial only, as JSON text (`TrialDone.trial_json`), which the page
-stores as it is (IndexedDB: one record per trial beside the sweep's header); the whole trace
-is assembled only when someone asks for it (`sweep_trace` for a download, `sweep_resume`
-after a reload). Documents travel as Python's own JSON text (`*_json` fields), so a float
-such as 1.0 stays 1.0 whatever JavaScript does with numbers. The header is the trace
-without its trials (run, tasks, model, environment, freezes, interruptions, journal;
-`pyapp.records.trace.with_trials` puts the two together again).
+An event carries what changed and no document inside it: the trial a `trial_done` reports,
+and the records that joined the header with an event (a reload's load records, an
+interruption, the freezes: one `HeaderChange`), travel beside it as Python's own JSON text
+(`EventTexts`), which the page stores as it is (IndexedDB: one record per trial, and the
+changes beside the sweep's header until it next has the header whole); so a float such as
+1.0 stays 1.0 whatever JavaScript does with numbers. The whole trace is assembled only when
+someone asks for it, by Python, from the stored texts (`pyapp.records.stored.stored_trace`:
+`sweep_trace` for a download, `sweep_resume` after a reload). The header is the trace
+without its trials (run, tasks, model, environment, freezes, interruptions, journal).
 
 A synthetic validation model (`synthetic_select`, `pyapp.synthetic`) runs here, in the worker,
 instead of the page's loaded model: the same `SyntheticAdapter` as `python -m pyapp simulate`,
@@ -64,6 +66,7 @@ from pyapp.predict.predictor import (
     score_trace,
 )
 from pyapp.protocol.messages import (
+    EventTexts,
     Frozen,
     JournalGenerate,
     RequestError,
@@ -93,6 +96,7 @@ from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.records.params import task_params as params_from_json
+from pyapp.records.stored import Mark, header_change, stored_trace
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
@@ -102,9 +106,7 @@ from pyapp.records.trace import (
     Trace,
     Trial,
     counted,
-    read_trace,
     summarise,
-    with_trials,
 )
 from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
@@ -151,9 +153,9 @@ class Session:
         self.synthetic: SyntheticSpec | None = None
         """The synthetic model sweeps use instead of the loaded model (`synthetic_select`)."""
         self._synthetic: SyntheticAdapter | None = None
-        self._header_loads = -1
-        """How many load records the last header sent held: a trial after a reload carries
-        the header again (the load joined the hash chain before it)."""
+        self._page_has: Mark | None = None
+        """How far the header the page holds goes, during a run (`HeaderChange`): an event
+        that adds records to it carries those records only."""
 
     # ---- helpers ---------------------------------------------------------------------
 
@@ -279,6 +281,9 @@ class Session:
     async def run(self, request: SweepRun, ctx: Context) -> RunEnded:
         sweep = self._sweep()
         adapter = self._adapter(ctx, sweep.params.seed)
+        # the page holds the header as it stands (it stores it whenever a request changed
+        # it): the run's events carry what joins it from now on
+        self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
         except ProtocolError as error:
@@ -304,11 +309,11 @@ class Session:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
             if profiles:
                 frozen = Frozen(
-                    header_json=self.header_json(),
+                    conditions=tuple(p.profile.condition for p in profiles),
                     predictions=_predicted(sweep, profiles),
-                    receipt_json=receipt_json(sweep),
                 )
-                await page.tell(event(frozen))
+                texts = EventTexts(change=self._change(sweep), receipt=receipt_json(sweep))
+                await page.tell(event(frozen), texts)
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current
@@ -334,25 +339,21 @@ class Session:
                     index=done,
                     total=total,
                     phase=current,
-                    trial_json=json_text(trial),
                     heldout_observed=trial.task_id in ledgered[trial.condition],
                     summary=counts[0],
                     heldout_content=content_sha256(by_id[trial.task_id])
                     if trial.task_id in ledgered[trial.condition]
                     else None,
-                    header_json=self.header_json()
-                    if len(sweep.model.loads) != self._header_loads
-                    else None,
                 )
-                await page.tell(event(finished))
+                texts = EventTexts(trial=json_text(trial), change=self._change(sweep))
+                await page.tell(event(finished), texts)
 
             async def interrupted(trial: Trial) -> None:
                 cut = TrialInterrupted(
                     trial_id=trial.trial_id,
                     code=trial.failure.code if trial.failure else None,
-                    header_json=self.header_json(),
                 )
-                await page.tell(event(cut))
+                await page.tell(event(cut), EventTexts(change=self._change(sweep)))
 
             try:
                 end = await run_phase(
@@ -400,9 +401,18 @@ class Session:
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
-        sweep = self._sweep()
-        self._header_loads = len(sweep.model.loads)
-        return json_text(sweep.header())
+        return json_text(self._sweep().header())
+
+    def _change(self, sweep: Sweep) -> str | None:
+        """The records that joined the header since the page last had it (or was sent a
+        change), as Python's text of one `HeaderChange`; None when none did."""
+        if self._page_has is None:
+            return None
+        change = header_change(self._page_has, sweep.model, sweep.interruptions, sweep.freezes)
+        if change.empty:
+            return None
+        self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
+        return json_text(change)
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
@@ -464,31 +474,17 @@ def document_text(record: object) -> str:
 
 def resumed_trace(request: SweepResume) -> Trace:
     """The trace a `sweep_resume` request hands back: `header_json` with one JSON text per
-    trial in `trials_json` (the page's IndexedDB records, the CLI's trials.jsonl), or one
-    `trace_json`. Python's own text: numbers keep their types."""
+    trial in `trials_json` (the page's IndexedDB records, the CLI's trials.jsonl) and the
+    changes stored since the header (`changes_json`), or one `trace_json`; assembled by the
+    one rule (`pyapp.records.stored.stored_trace`). Python's own text: numbers keep their
+    types."""
     try:
         if request.header_json is not None:
-            document = _loads(request.header_json, "header_json")
-            if isinstance(document, dict):  # one document, so a trace/1 one is upgraded whole
-                document["trials"] = [
-                    _loads(text, f"trials_json[{i}]")
-                    for i, text in enumerate(request.trials_json or [])
-                ]
-            header: Trace = read_trace(document)
-            return with_trials(header, header.trials)
-        return read_trace(_loads(request.trace_json, "trace_json"))
+            trials, changes = request.trials_json or (), request.changes_json or ()
+            return stored_trace(request.header_json, trials, changes)
+        return stored_trace(request.trace_json, None)
     except RecordError as error:
         raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
-
-
-def _loads(text: object, name: str) -> JSON:
-    if not isinstance(text, str):
-        raise SessionError("bad_request", f"{name} must be JSON text")
-    try:
-        value: JSON = json.loads(text)
-    except ValueError as error:
-        raise SessionError("bad_request", f"{name} is not JSON: {error}") from None
-    return value
 
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:

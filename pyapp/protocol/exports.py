@@ -24,11 +24,13 @@ from pyapp.protocol.messages import (
     REQUEST_TIMEOUT_MS,
     REQUESTS,
     EventAnswer,
+    EventTexts,
     Request,
 )
 from pyapp.records.base import JSON, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+from pyapp.records.stored import HeaderChange
 from pyapp.synthetic.language import structure_notes
 from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
 
@@ -44,6 +46,7 @@ CHANNEL = Channel(
     reply=Reply,
     codes=FAILURE_CODES,
     id_schema={"description": "Repeated by the reply."},
+    nested=(EventTexts, HeaderChange),
 )
 """The page ⇄ Python channel, as the one generator (`pyapp.protocol.generate`) reads it."""
 

@@ -99,7 +99,7 @@ def channel_schema(channel: Channel) -> dict[str, JSON]:
     """The channel's JSON Schema: every request, reply and event."""
     defs: dict[str, Any] = {}
     messages = list(dict.fromkeys((*channel.requests, *channel.event_types.values())))
-    roots = [*messages, *channel.results.values(), channel.reply]
+    roots = [*messages, *channel.results.values(), channel.reply, *channel.nested]
     for record in dict.fromkeys(roots):
         _merge(defs, json_schema(record, schema_id=channel.schema_id, title="")["$defs"])
     tagged = {m.__name__: _tagged(channel, m, defs) for m in messages}

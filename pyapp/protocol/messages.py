@@ -12,7 +12,11 @@ A request record is a frozen dataclass; a field with a default may be left out. 
 validates what arrives (unknown type, missing or ill-typed field: `bad_request` /
 `unknown_type`) before any handler runs. `pyapp.browser.bridge.HANDLERS` is the one handler table.
 Documents whose number types matter (a trial, a trace, a predictions document) travel as
-Python's own JSON text in `*_json` fields, which JavaScript never re-writes.
+Python's own JSON text in a request's or result's `*_json` fields, which JavaScript never
+re-writes. An event carries no document inside it: what it brings (a trial, the records
+that joined the header, a freeze receipt) travels beside it, as Python's text
+(`EventTexts`): posted, `{lab_event: {...event}, texts: {...}, seq}`; told,
+`session_event(eventJson, posted, trial, change, receipt)` (workers/lab_worker.py).
 
 This module holds the request and event records, the failure codes and the envelope; the
 requests the page answers itself are in `pyapp.protocol.page_messages` (re-exported here), the
@@ -222,6 +226,9 @@ class SweepResume(Request):
     """One trial per entry, as Python wrote it."""
     trace_json: str | None = None
     """A whole trace, instead of header_json + trials_json."""
+    changes_json: tuple[str, ...] | None = field(default=None, metadata=ADDED)
+    """The records that joined the header after it was stored, one `HeaderChange` text per
+    event that brought any (`EventTexts.change`), in order (`pyapp.records.stored`)."""
     in_flight: str | None = None
     """The trial that was in flight when the page closed (recorded as interrupted)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
@@ -320,6 +327,22 @@ class RunReport(Request):
 
 
 @dataclass(frozen=True)
+class StoredTraceRequest(Request):
+    """The trace of a sweep this browser stores (the runs panel's Show, Download and Report),
+    assembled by Python from the stored texts (`pyapp.records.stored.stored_trace`, the one
+    assembly: the page assembles none)."""
+
+    TYPE: ClassVar[str] = "stored_trace"
+    RESULT: ClassVar[type] = TraceText
+    header_json: str
+    """The stored header, as Python wrote it."""
+    trials_json: tuple[str, ...]
+    """One stored trial per entry, as Python wrote it."""
+    changes_json: tuple[str, ...] = ()
+    """The header changes stored since the header (`EventTexts.change`), in order."""
+
+
+@dataclass(frozen=True)
 class OpenedRun:
     """One finished run to compare: its predictions document as read from disk."""
 
@@ -359,6 +382,7 @@ REQUESTS: tuple[type[Request], ...] = (
     JournalGenerate,
     TraceOpen,
     RunReport,
+    StoredTraceRequest,
     CompareRuns,
     *PAGE_REQUESTS,
 )
@@ -389,7 +413,8 @@ class TrialStart(Message):
 
 @dataclass(frozen=True)
 class TrialDone(Message):
-    """A trial finished: that trial only, as Python's JSON text."""
+    """A trial finished: that trial only, its text beside the event (`EventTexts.trial`;
+    with `EventTexts.change` when a reload's load record joined the chain before it)."""
 
     TYPE: ClassVar[str] = "trial_done"
     trial_id: str
@@ -404,8 +429,6 @@ class TrialDone(Message):
     """Trials in this run's plan."""
     phase: Literal["measure", "heldout"]
     """The phase."""
-    trial_json: str
-    """The Trial record (exports/trace.schema.json) as Python wrote it, one line."""
     heldout_observed: bool
     """Whether it observes a held-out task its condition's profile predicts: a ledger of
     observed held-out tasks records it (`pyapp.experiment.ledger.ledger_task_ids`)."""
@@ -415,43 +438,53 @@ class TrialDone(Message):
     """When `heldout_observed`: the held-out task's content key (SHA-256 of its registers and
     question, `pyapp.predict.exploratory.content_sha256`), which the page's ledger records
     under the model id, revision and condition; null otherwise."""
-    header_json: str | None = field(default=None, metadata=ADDED)
-    """The sweep's header when it changed with this trial (a reload's load record joined the
-    hash chain before it), as Python wrote it; null otherwise. Stored with the trial, so a
-    resumed sweep has every record the trial's chain link names."""
 
 
 @dataclass(frozen=True)
 class TrialInterrupted(Message):
     """The user's Cancel or an infrastructure failure cut a trial short: kept under
-    `interruptions`, never scored, attempted again."""
+    `interruptions`, never scored, attempted again. The interruption record travels beside
+    it (`EventTexts.change`), never the whole header."""
 
     TYPE: ClassVar[str] = "trial_interrupted"
     trial_id: str
     """The interrupted trial."""
     code: str | None
     """Its failure code (`cancelled`, or one of kind `infrastructure`)."""
-    header_json: str
-    """The sweep's header now (it records the interruption)."""
 
 
 @dataclass(frozen=True)
 class Frozen(Message):
-    """Python froze the profiles inside `sweep_run` (phase `all`)."""
+    """Python froze the profiles inside `sweep_run` (phase `all`); the freeze records travel
+    beside it (`EventTexts.change`), and so does the receipt (`EventTexts.receipt`)."""
 
     TYPE: ClassVar[str] = "frozen"
-    header_json: str
-    """The sweep's header now (it records the freezes)."""
+    conditions: tuple[str, ...]
+    """The conditions frozen now."""
     predictions: tuple[HeldoutPredictions, ...] = ()
     """Per frozen condition, what the profile predicts for each held-out task (as
     `sweep_freeze` answers), so the page shows them before the first held-out result."""
-    receipt_json: str | None = field(default=None, metadata=ADDED)
-    """The freeze receipt (`pyapp.verify.receipt`) as Python's JSON text: the page renders
-    it before the first held-out trial starts; the sweep CLI writes it to receipt.json."""
 
 
 EVENTS: tuple[type[Message], ...] = (TrialStart, TrialDone, TrialInterrupted, Frozen)
 """Every event Python sends the page during a run."""
+
+
+@dataclass(frozen=True)
+class EventTexts:
+    """The documents an event brings, beside it and never inside it: each Python's own JSON
+    text, serialised once, which the page stores as it is (IndexedDB) and relays as it is
+    (the sweep CLI writes it: a trial is one line of trials.jsonl)."""
+
+    trial: str | None = None
+    """`trial_done`: the Trial record (exports/trace.schema.json), one line."""
+    change: str | None = None
+    """The records that joined the sweep's header with this event (a `HeaderChange` of
+    `pyapp.records.stored`: a reload's load records, an interruption, the freezes), which
+    the page stores beside its header until it next has the header whole."""
+    receipt: str | None = None
+    """`frozen`: the freeze receipt (`pyapp.verify.receipt`): the page renders it before the
+    first held-out trial starts; the sweep CLI writes it to receipt.json."""
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,14 @@ SYNC_NAMES: tuple[SyncName, ...] = (
     SyncName(
         SESSION_EVENT,
         "the page (site/app.js; the experiment's `sessionEvent`)",
-        "(eventJson, posted) → answerJson",
+        "(eventJson, posted, trial, change, receipt) → answerJson",
         "a sweep's event (trial_start, trial_done, ...) told synchronously where it is not"
         " posted (site/experiment_channel.js: before the page shares its flags, or after a"
         " posted one failed), answered once the `posted` events before it arrived, at once"
         " with an `EventAnswer` (pyapp.protocol.messages: the Cancel flag, the model client's"
-        " version; its keys are `EVENT_ANSWER_FIELDS`); the page stores and draws it later",
+        " version; its keys are `EVENT_ANSWER_FIELDS`); the page stores and draws it later."
+        " The event's JSON text holds no document: what it brings (`EventTexts`) comes in"
+        " the last three arguments, each Python's own text or null",
     ),
     SyncName(
         CANCEL_REQUESTED,

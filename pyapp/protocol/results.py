@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pyapp.predict.predictor import FrozenProfile, Prediction
-from pyapp.records.base import JSON
 from pyapp.records.model import Completion, ModelProvenance
 from pyapp.records.trace import JournalEntry, Summary, TaskRecord, Trace
 
@@ -523,8 +522,9 @@ class DirectGenerated:
 
 @dataclass(frozen=True)
 class StoredSweep:
-    """A sweep as IndexedDB holds it (site/store.js): its status record and its trace,
-    assembled from the stored header and trial records."""
+    """A sweep as IndexedDB holds it (site/store.js): its status record and its texts as
+    Python wrote them, from which Python assembles the trace
+    (`pyapp.records.stored.stored_trace`; the page assembles none)."""
 
     run_id: str
     """The sweep's run id (the store's key)."""
@@ -536,9 +536,15 @@ class StoredSweep:
     """The sweep ended (every phase run)."""
     updated_at: str | None
     """When its status was last written (ISO 8601, UTC)."""
-    trace: dict[str, JSON]
-    """The trace assembled from the stored header and trials (the summary: Python's last
-    counts, kept with the status)."""
+    summary: Summary | None
+    """Python's last counts over its trials, kept with the status; null when none were."""
+    header_json: str
+    """The stored header (the trace without its trials)."""
+    changes_json: tuple[str, ...]
+    """The records that joined the header since it was stored, one `HeaderChange` text
+    per event that brought any, in order."""
+    trials_json: tuple[str, ...]
+    """One text per stored trial, in order."""
 
 
 @dataclass(frozen=True)

@@ -8,5 +8,6 @@ templates in ``prompts/``), task parameters from JSON (``params``), the referenc
 identity (``subject``), a synthetic model's specification (``synthetic_spec``), documents
 read under input limits (``documents``: the one bounded reader of every input file), the
 fault-injection grammar (``faults``), the evidence labels (``evidence``), the hash chain
-over a sweep's records (``chain``) and what a freeze commits to besides the profile
-(``frozen``). Re-deriving a record is above the runners, in ``pyapp.verify``."""
+over a sweep's records (``chain``), what a freeze commits to besides the profile
+(``frozen``) and a sweep as it is stored between checkpoints, with the one assembly of its
+texts into a trace (``stored``). Re-deriving a record is above the runners, in ``pyapp.verify``."""

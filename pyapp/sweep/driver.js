@@ -1,7 +1,8 @@
 // The sweep CLI's whole JavaScript (pyapp/sweep/driver.py): installed into the page before it
 // loads (Playwright's add_init_script). It is only a relay for one long request: it sends a
 // protocol message through the page's one entry point, window.lab.send (site/entry.js,
-// docs/page.md), hands every event to Python (`__sweepEvent`, exposed by the driver) and keeps
+// docs/page.md), hands every event to Python (`__sweepEvent`, exposed by the driver: the
+// event's text and the texts beside it, as Python wrote them) and keeps
 // the reply in a slot Python polls, so that Python notices Ctrl-C, --timeout and a crashed page
 // while the page works. It reads and clicks nothing and touches no other page global
 // (tests/test_sweep_driver_js.py checks); everything else Python asks the page with one
@@ -14,7 +15,7 @@ window.__sweep = {
     const slot = { done: false };
     this.slot = slot;
     Promise.resolve()
-      .then(() => window.lab.send(messageJson, (text) => window.__sweepEvent(text)))
+      .then(() => window.lab.send(messageJson, (text, texts) => window.__sweepEvent(text, texts ?? {})))
       .then(
         (reply) => {
           slot.reply = reply;

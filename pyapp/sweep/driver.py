@@ -25,6 +25,7 @@ from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
 from pyapp.host.files import write_atomically
 from pyapp.protocol.messages import (
+    EventTexts,
     ModelChoose,
     Request,
     SweepHeader,
@@ -43,7 +44,7 @@ from pyapp.protocol.results import (
     RunEnded,
     SweepState,
 )
-from pyapp.records.base import to_json
+from pyapp.records.base import from_json, to_json
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
@@ -116,18 +117,23 @@ class Driver:
         self.trials = TrialsFile(out / TRIALS)
         self.header_json: str | None = None
         """The sweep's header (the trace without its trials), as Python last wrote it."""
+        self.changes: list[str] = []
+        """The records that joined the header since (`EventTexts.change`), as Python wrote
+        them, in order."""
         self.provenance: Any = None
         """The loaded model's provenance (JSON), as `page_state` reports it."""
 
     # -- files --
 
     def checkpoint(self, header_json: str | None = None) -> Trace | None:
-        """trace.json (and predictions.json once frozen) from the header and trials.jsonl."""
+        """trace.json (and predictions.json once frozen) from the header, the changes since
+        and trials.jsonl."""
         if header_json is not None:
             self.header_json = header_json
+            self.changes = []
         if self.header_json is None:
             return None
-        trace = write_checkpoint(self.out, self.header_json, self.trials.lines())
+        trace = write_checkpoint(self.out, self.header_json, self.trials.lines(), self.changes)
         self.record_ledger(trace)
         return trace
 
@@ -166,16 +172,18 @@ class Driver:
 
     # -- page events --
 
-    def on_event(self, source: Any, event_json: str, *_: Any) -> None:
+    def on_event(self, source: Any, event_json: str, texts: Any = None, *_: Any) -> None:
         try:
-            self._on_event(event_json)
+            self._on_event(event_json, from_json(EventTexts, texts or {}, "$texts"))
         except BaseException as error:  # raised later, on the main path
             self.callback_error = error
 
-    def _on_event(self, event_json: str) -> None:
+    def _on_event(self, event_json: str, texts: EventTexts) -> None:
         event = json.loads(event_json)
         parse_event(event)  # what the page relays is checked against its record
         kind = event.get("type")
+        if texts.change is not None:  # records that joined the header with this event
+            self.changes.append(texts.change)
         if kind == "trial_start":
             self.run.data["in_flight"] = event.get("trial_id")
             self.run.data["phase"] = event.get("phase")
@@ -183,25 +191,25 @@ class Driver:
             if self.progress:
                 self.progress.trial_start(event)
         elif kind == "trial_done":
-            text = event["trial_json"]
+            text = texts.trial
+            if text is None:
+                raise SweepError("bad_event", "a trial_done came without its trial")
             self.trials.append(text)  # Python's text, untouched: 1.0 stays 1.0
-            if event.get("header_json"):  # a reload's load record joined the chain before it:
-                self.checkpoint(event["header_json"])  # on disk before a crash can lose it
+            if texts.change is not None:  # a reload's load record joined the chain before it:
+                self.checkpoint()  # on disk before a crash can lose it
             self.run.data["in_flight"] = None
             self.run.data["trials"] = self.trials.count
             self.run.save()
             if self.progress:
                 self.progress.trial_done({"trial": json.loads(text)})
-        elif kind == "trial_interrupted":
-            self.header_json = event["header_json"]
         elif kind == "frozen":
             # Python froze the profiles inside the run: a checkpoint (trace.json with the
             # freezes, predictions.json) before the first held-out trial starts
-            trace = self.checkpoint(event["header_json"])
-            if self.progress:
-                self.progress.note("froze " + ", ".join(frozen_names(event["header_json"])))
-            if trace is not None and event.get("receipt_json"):
-                receipt = write_receipt(self.out, event["receipt_json"], trace)
+            trace = self.checkpoint()
+            if self.progress and trace is not None:
+                self.progress.note("froze " + ", ".join(frozen_names(trace, event)))
+            if trace is not None and texts.receipt is not None:
+                receipt = write_receipt(self.out, texts.receipt, trace)
                 print(
                     f"freeze receipt {self.out / RECEIPT}: fingerprint {receipt.fingerprint} "
                     "(keep it elsewhere before the held-out results)",
@@ -417,7 +425,8 @@ class Driver:
         return result.state
 
 
-def frozen_names(header_json: str) -> list[str]:
-    """`condition sha256…` of each freeze a header records (the progress line's "froze")."""
-    freezes = json.loads(header_json).get("freezes", [])
-    return [f"{f['condition']} {f['profile_sha256'][:12]}" for f in freezes]
+def frozen_names(trace: Trace, event: dict[str, Any]) -> list[str]:
+    """`condition sha256…` of each freeze a `frozen` event announces (the progress line's
+    "froze")."""
+    now = set(event.get("conditions") or ())
+    return [f"{f.condition} {f.profile_sha256[:12]}" for f in trace.freezes if f.condition in now]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -35,7 +35,8 @@ from pyapp.records.documents import (
     read_document,
     read_lines,
 )
-from pyapp.records.trace import Trace, Trial, with_trials
+from pyapp.records.stored import stored_trace
+from pyapp.records.trace import Trace, Trial
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 
 TRIALS = "trials.jsonl"
@@ -124,26 +125,25 @@ def header_text(trace: dict[str, JSON]) -> str:
     return json.dumps(header, ensure_ascii=False)
 
 
-def assemble(header_json: str, lines: list[str]) -> Trace:
-    """The trace from its header text and one JSON text per trial."""
+def assemble(header_json: str, lines: list[str], changes: Sequence[str] = ()) -> Trace:
+    """The trace from its header text, one JSON text per trial and the header changes the
+    page sent since the header (the one assembly: `pyapp.records.stored.stored_trace`)."""
     try:
-        header: Trace = from_json(Trace, json.loads(header_json))
-        trials = tuple(
-            from_json(Trial, json.loads(line), f"$.trials[{i}]") for i, line in enumerate(lines)
-        )
-    except (ValueError, RecordError) as error:
+        return stored_trace(header_json, lines, changes)
+    except RecordError as error:
         raise FilesError(f"the sweep's files do not make a trace: {error}") from None
-    return with_trials(header, trials)
 
 
 def document_text(value: object) -> str:
     return json.dumps(to_json(value), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_checkpoint(out: Path, header_json: str, lines: list[str]) -> Trace:
+def write_checkpoint(
+    out: Path, header_json: str, lines: list[str], changes: Sequence[str] = ()
+) -> Trace:
     """trace.json (and predictions.json once something is frozen), atomically."""
 
-    trace = assemble(header_json, lines)
+    trace = assemble(header_json, lines, changes)
     write_atomically(out / TRACE, document_text(trace))
     if trace.freezes:
         write_atomically(out / PREDICTIONS, document_text(score_trace(trace)))

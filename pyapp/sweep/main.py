@@ -413,7 +413,7 @@ def _drive(
         driver.page = page
         page.on("pageerror", lambda error: driver.page_errors.append(str(error)))
         page.on("crash", lambda _: driver.page_errors.append("the page crashed"))
-        install_relay(page, lambda text: driver.on_event(None, text))
+        install_relay(page, lambda text, texts: driver.on_event(None, text, texts))
         query: dict[str, str] = {"seed": str(driver.options.seed)}
         if driver.options.model_host:
             query["model_host"] = driver.options.model_host

@@ -34,8 +34,15 @@ from pyapp.protocol.messages import (
     parse_result,
     request_message,
 )
-from pyapp.protocol.results import ErrorBody, PageState, PageStored, SyntheticChosen
-from pyapp.records.base import RecordError, from_json
+from pyapp.protocol.results import (
+    ErrorBody,
+    PageState,
+    PageStored,
+    StoredSweep,
+    SyntheticChosen,
+)
+from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.stored import stored_trace
 from pyapp.sweep.errors import SweepError
 
 if TYPE_CHECKING:
@@ -99,10 +106,15 @@ def send(page: Page, sent: Request) -> Any:
     return answer
 
 
-def install_relay(page: Page, on_event: Callable[[str], None]) -> None:
-    """Before the page loads: driver.js, and the binding it hands each event's JSON text to
-    (as Python wrote it) while a `relayed` request is answered."""
-    page.expose_binding("__sweepEvent", lambda source, text, *_: on_event(text))
+def install_relay(page: Page, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+    """Before the page loads: driver.js, and the binding it hands each event's JSON text to,
+    with the texts beside it (`EventTexts`: `{trial, change, receipt}`), as Python wrote
+    them, while a `relayed` request is answered."""
+
+    def relay(source: object, text: str, texts: dict[str, Any] | None = None, *_: object) -> None:
+        on_event(text, texts or {})
+
+    page.expose_binding("__sweepEvent", relay)
     page.add_init_script(path=str(RELAY_JS))
 
 
@@ -224,9 +236,19 @@ def load_from_catalogue(
 
 def stored(page: Page) -> PageStored:
     """What this browser's IndexedDB holds (`page_stored`): the current (else latest) sweep,
-    its trace assembled from the stored records, and the ledger."""
+    its status and stored texts (`stored_trace` of `pyapp.records.stored` assembles them),
+    and the ledger."""
     answer: PageStored = send(page, PageStoredRequest())
     return answer
+
+
+def stored_document(sweep: StoredSweep) -> dict[str, JSON]:
+    """The trace of a sweep as the page stores it (`stored`), assembled by Python's one rule
+    (`pyapp.records.stored.stored_trace`: the page assembles none), as a JSON document."""
+    trace = stored_trace(sweep.header_json, sweep.trials_json, sweep.changes_json)
+    document = to_json(trace)
+    assert isinstance(document, dict)
+    return document
 
 
 def use_synthetic(page: Page, spec: str | None) -> SyntheticChosen:

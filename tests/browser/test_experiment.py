@@ -32,6 +32,7 @@ from pyapp.sweep.panel import (
     page_state,
     send,
     stored,
+    stored_document,
     wait_booted,
     wait_page,
 )
@@ -419,7 +420,7 @@ def test_cancel_stops_the_sweep(lab: Lab) -> None:
     assert 2 <= state.trials < 24 and state.measure_left > 0
     held = stored(page).sweep
     assert held is not None and held.in_flight is None and not held.finished
-    assert len(held.trace["trials"]) == state.trials
+    assert len(held.trials_json) == len(stored_document(held)["trials"]) == state.trials
     assert page.is_enabled("#sweep-run-all") and page.is_disabled("#sweep-cancel")
 
 
@@ -456,7 +457,7 @@ def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
     assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
     held = stored(page).sweep
     assert held is not None
-    assert prompt in [entry["prompt"] for entry in held.trace["journal"]]
+    assert prompt in [entry["prompt"] for entry in stored_document(held)["journal"]]
 
 
 def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site_url: str) -> None:
@@ -491,7 +492,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         page.wait_for_selector("#resume-prompt:not([hidden])", timeout=90_000)
         held = stored(page).sweep
         assert held is not None
-        in_flight, held_trials = held.in_flight, held.trace["trials"]
+        in_flight, held_trials = held.in_flight, stored_document(held)["trials"]
         assert isinstance(held_trials, list)
         kept = len(held_trials)
         assert in_flight == started

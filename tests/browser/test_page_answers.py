@@ -8,6 +8,7 @@ page_stored reads what IndexedDB holds and model_synthetic uses a synthetic mode
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from browser_helpers import BOOT_TIMEOUT_MS
@@ -20,7 +21,7 @@ from pyapp.protocol.messages import (
     SweepStart,
     SweepStop,
 )
-from pyapp.protocol.results import DirectGenerated, ModelChosen, RunEnded, StopAsked
+from pyapp.protocol.results import DirectGenerated, ModelChosen, PageStored, RunEnded, StopAsked
 from pyapp.sweep.errors import SweepError
 from pyapp.sweep.panel import (
     consent,
@@ -29,6 +30,7 @@ from pyapp.sweep.panel import (
     relayed,
     send,
     stored,
+    stored_document,
     use_synthetic,
     wait_booted,
     wait_catalogue,
@@ -47,7 +49,7 @@ def test_the_page_answers_its_own_requests(
     context, _ = fresh_context
     page = context.new_page()
     events: list[dict[str, object]] = []
-    install_relay(page, lambda text: events.append(json.loads(text)))
+    install_relay(page, lambda text, texts: events.append(json.loads(text)))
     page.goto(site_url, timeout=30_000)
 
     booted = wait_booted(page, BOOT_TIMEOUT_MS)
@@ -97,11 +99,12 @@ def test_the_page_answers_its_own_requests(
     after = page_state(page)
     assert after is not None and after.trials == 2 and not after.sweep_running
 
-    # page_stored: what IndexedDB holds, the trace assembled from the stored records
+    # page_stored: what IndexedDB holds, Python's texts (Python assembles the trace)
     held = stored(page)
     assert held.sweep is not None and held.sweep.run_id == ended.state.run_id
     assert held.sweep.in_flight is None and not held.sweep.finished
-    assert [t["trial_id"] for t in held.sweep.trace["trials"]] == [e["trial_id"] for e in done]
+    trace = stored_document(held.sweep)
+    assert [t["trial_id"] for t in trace["trials"]] == [e["trial_id"] for e in done]
     assert held.ledger == ()  # no held-out task observed
 
     # model_synthetic: the panel's "Use synthetic model", by spec (no consent, no download)
@@ -117,3 +120,46 @@ def test_the_page_answers_its_own_requests(
     assert use_synthetic(page, None).spec is None
     back = page_state(page)
     assert back is not None and back.models.synthetic is None
+
+
+def test_mid_run_the_page_stores_the_freeze_beside_its_header_not_a_new_header(
+    fresh_context: tuple[BrowserContext, object], site_url: str
+) -> None:
+    """Phase `all` freezes inside the run: the `frozen` event brings the freeze records beside
+    it (never the header), and the page stores them beside the header it had, as Python wrote
+    them; what it stores mid-run (`page_stored`, answered by the page while Python runs) is
+    the header, the changes and the trials, which Python assembles into a trace with the
+    freeze. Once the run ends the page stores Python's header whole and drops the changes."""
+    context, _ = fresh_context
+    page = context.new_page()
+    events: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    install_relay(page, lambda text, texts: events.append((json.loads(text), texts)))
+    page.goto(f"{site_url}?model_step_delay_ms=40", timeout=30_000)
+    wait_booted(page, BOOT_TIMEOUT_MS)
+    wait_catalogue(page, BOOT_TIMEOUT_MS)
+    assert send(page, ModelChoose(key="fixture", backend="wasm")).outcome == "consent"
+    consent(page)
+    assert wait_models(page, "loaded failed", 120_000) == "loaded"
+    started = send(page, SweepStart(seed=DEFAULT_SEED, params=SMALL, conditions=("model-only",)))
+    mid: list[PageStored] = []
+
+    def look() -> None:  # between the relay's polls, while Python runs
+        heldout = [e for e, _ in events if e["type"] == "trial_done" and e["phase"] == "heldout"]
+        if heldout and not mid:
+            mid.append(stored(page))
+
+    ended = relayed(page, SweepRun(phase="all"), on_poll=look, poll_ms=20)
+    assert isinstance(ended, RunEnded) and ended.state.stage == "done" and mid
+    (frozen,) = [(e, texts) for e, texts in events if e["type"] == "frozen"]
+    assert frozen[0]["conditions"] == ["model-only"] and frozen[1]["receipt"]
+    assert "header_json" not in frozen[0] and frozen[1]["trial"] is None
+    held = mid[0].sweep
+    assert held is not None and held.run_id == started.run_id
+    assert json.loads(held.header_json)["freezes"] == []  # the header the page had
+    assert held.changes_json == (frozen[1]["change"],)  # the freeze, as Python wrote it
+    trace = stored_document(held)
+    assert [f["condition"] for f in trace["freezes"]] == ["model-only"]
+    assert len(trace["trials"]) == len(held.trials_json) >= 6
+    after = stored(page).sweep
+    assert after is not None and after.changes_json == () and after.finished
+    assert json.loads(after.header_json)["freezes"] == trace["freezes"]

@@ -20,6 +20,7 @@ from test_accessibility import audit
 from test_viewer import finished_run
 
 from pyapp.protocol.messages import SweepResume
+from pyapp.records.trace import dumps, read_trace
 from pyapp.sweep.panel import send, wait_page
 
 pytestmark = pytest.mark.browser
@@ -68,12 +69,15 @@ def test_stored_runs_stay_and_can_be_used(
         assert "No sweep yet" not in status and "2 run(s) are stored" in status, status
         audit(page, "the stored runs")
 
-        # download: the name says the evidence kind
+        # download: the name says the evidence kind; Python assembled and wrote it (the
+        # page assembles no trace), so its text is Python's: 1.0 stays 1.0
         with page.expect_download() as download:
             page.get_by_role("button", name=f"Download trace of run {ids[0][:8]}").click()
         assert download.value.suggested_filename == f"trace-fixture-{ids[0]}.json"
-        saved = json.loads(Path(download.value.path()).read_text("utf-8"))
+        text = Path(download.value.path()).read_text("utf-8")
+        saved = json.loads(text)
         assert saved["run"]["run_id"] == ids[0] and len(saved["trials"]) > 0
+        assert text == dumps(read_trace(saved))
 
         # report: the code of `python -m pyapp report`, in this page's Python
         with page.expect_download(timeout=120_000) as download:

@@ -30,7 +30,8 @@ from test_integrity import as_trace_1
 
 from pyapp.protocol.messages import SweepPredictions, SweepRun, SweepStart, SweepTrace
 from pyapp.records.base import to_json
-from pyapp.sweep.panel import send, stored
+from pyapp.records.trace import read_trace
+from pyapp.sweep.panel import send, stored, stored_document
 from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 pytestmark = pytest.mark.browser
@@ -156,14 +157,22 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert sorted(r["task_id"] for r in converted["ledger"]) == tasks  # one per task
         assert in_flight in page.inner_text("#resume-prompt")
 
-        # the assembled trace: every trial, freeze and interruption, and it reproduces
+        # the converted records are the version 1 trace's parts (every trial, freeze and
+        # interruption), so they reproduce as it does; Python assembles them (upgraded as it
+        # reads a trace/1 document: what a resume continues)
         converted_sweep = stored(page).sweep
         assert converted_sweep is not None
-        kept = converted_sweep.trace
-        for key in ("trials", "freezes", "interruptions", "tasks", "model", "run", "summary"):
-            assert kept[key] == json.loads(json.dumps(v1_trace[key])), key
-        assert reproduce(kept) == []
-        reproduced_by_cli(kept, tmp_path / "converted.json")
+        v1 = json.loads(json.dumps(v1_trace))
+        header = json.loads(converted_sweep.header_json)
+        assert [json.loads(t) for t in converted_sweep.trials_json] == v1["trials"]
+        for key in ("freezes", "interruptions", "tasks", "model", "run"):
+            assert header[key] == v1[key], key
+        assert to_json(converted_sweep.summary) == v1["summary"]
+        rebuilt = {**header, "trials": v1["trials"], "summary": v1["summary"]}
+        assert rebuilt == v1 and reproduce(rebuilt) == []
+        reproduced_by_cli(rebuilt, tmp_path / "converted.json")
+        kept = stored_document(converted_sweep)
+        assert kept == to_json(read_trace(v1))
 
         # the resumed sweep continues from it (its phase was running: at once, the model
         # loaded): the trial in flight is interrupted and attempted again, nothing runs twice
@@ -184,8 +193,9 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         # what the store holds after the resume is the same sweep, and reproduces too
         again = stored(page).sweep
         assert again is not None and again.finished is True
-        assert [t["trial_id"] for t in again.trace["trials"]] == ids
-        assert reproduce(again.trace) == []
+        again_trace = stored_document(again)
+        assert [t["trial_id"] for t in again_trace["trials"]] == ids
+        assert reproduce(again_trace) == []
     finally:
         booted.context.close()
     assert not booted.log.offenders, f"requests left 127.0.0.1: {booted.log.offenders}"

@@ -1,0 +1,102 @@
+"""A sweep as it is stored between a run's checkpoints, and the one way to make it whole.
+
+The page (IndexedDB, site/store.js) and the sweep CLI (trace.json's header, trials.jsonl)
+keep a sweep as Python's own JSON texts: its header (the trace without its trials), one text
+per trial, and, between two headers, the records that joined the header during a run, one
+`HeaderChange` per event that brought any (a reload's load records, an interruption, the
+freezes). A change is what Python sends instead of the whole header (issue 22 §3: an event
+carries what changed); `with_change` is the one rule that puts it in place, and
+`stored_trace` the one assembly of the stored texts into a trace, which every reader (a
+resume, the CLI's checkpoints, a driver reading what the page stores) calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.model import ModelProvenance, revision_note
+from pyapp.records.trace import FreezeRecord, Interruption, Trace, read_trace, with_trials
+
+
+@dataclass(frozen=True)
+class HeaderChange:
+    """The records that joined a sweep's header since the last header or change the other
+    side was sent: appended in order, never rewritten (each is in the hash chain)."""
+
+    model: ModelProvenance | None
+    """The model record now, when it changed (a reload's load records joined it and the
+    hash chain); null when it did not."""
+    interruptions: tuple[Interruption, ...]
+    """Interruptions recorded since (a Cancel or an infrastructure failure cut a trial)."""
+    freezes: tuple[FreezeRecord, ...]
+    """Profiles frozen since."""
+
+    @property
+    def empty(self) -> bool:
+        return self.model is None and not self.interruptions and not self.freezes
+
+
+Mark = tuple[ModelProvenance | None, int, int]
+"""How far a header goes: its model record and how many interruptions and freezes it holds."""
+
+
+def header_change(
+    before: Mark,
+    model: ModelProvenance | None,
+    interruptions: Sequence[Interruption],
+    freezes: Sequence[FreezeRecord],
+) -> HeaderChange:
+    """What a header of these records adds to one that went as far as `before`."""
+    was, interrupted, frozen = before
+    return HeaderChange(
+        model=model if model is not was and model != was else None,
+        interruptions=tuple(interruptions[interrupted:]),
+        freezes=tuple(freezes[frozen:]),
+    )
+
+
+def with_change(header: Trace, change: HeaderChange) -> Trace:
+    """The header with a change's records in place (the one rule)."""
+    if change.model is None:
+        model, note = header.model, header.revision_note
+    else:
+        model, note = change.model, revision_note(change.model)
+    return replace(
+        header,
+        model=model,
+        revision_note=note,
+        interruptions=header.interruptions + change.interruptions,
+        freezes=header.freezes + change.freezes,
+    )
+
+
+def stored_trace(
+    header_json: object, trials_json: Sequence[str] | None, changes_json: Sequence[str] = ()
+) -> Trace:
+    """The trace of a stored sweep: its header text (a trace/1 one is upgraded whole, with its
+    trials), its trials' texts in order (None: a whole trace's text, trials included) and the
+    changes stored since the header, applied in order. Python's own texts: numbers keep
+    their types. A `RecordError` names what does not fit."""
+    document = _loads(header_json, "header_json" if trials_json is not None else "trace_json")
+    if isinstance(document, dict) and trials_json is not None:  # upgraded whole, trials too
+        document["trials"] = [_loads(t, f"trials_json[{i}]") for i, t in enumerate(trials_json)]
+    trace = read_trace(document)
+    for i, text in enumerate(changes_json):
+        change: HeaderChange = from_json(
+            HeaderChange, _loads(text, f"changes_json[{i}]"), f"changes_json[{i}]"
+        )
+        trace = with_change(trace, change)
+    return with_trials(trace, trace.trials)
+
+
+def _loads(text: object, name: str) -> JSON:
+    if not isinstance(text, str):
+        raise RecordError(name, "must be JSON text")
+    try:
+        value: JSON = json.loads(text)
+    except ValueError as error:
+        raise RecordError(name, f"not JSON: {error}") from None
+    return value
