@@ -14,6 +14,7 @@
 //         {"generate": {"caps", "worker": W}}   Python's generate through the mailbox
 // W: {"reply_after_ms": N}  an ok completion after N ms (direct or through the page)
 //    {"hang": true}         nothing: no token, no reply
+//    {"crash_after_ms": N}  a direct generation whose worker dies after N ms
 //    {"race_ms": N}         a direct reply timed to land in the same instant as the page's
 //                           hard stop (N = caps.timeout_ms + GRACE_MS), written first;
 //                           "race_ms_late": the same, written just after the page's.
@@ -122,6 +123,10 @@ class ScriptedWorker {
     const request = JSON.parse(box.text());
     const work = plan.work.shift() ?? { hang: true };
     const reply = { type: "generate", id: request.id, ok: true, result: completion(2), timing: { worker_ms: 1, client_ms: 1.5, load_wait_ms: 0 } };
+    if (work.crash_after_ms !== undefined) {
+      setTimeout(() => this.onerror({ message: "stand-in crash", preventDefault() {} }), work.crash_after_ms);
+      return;
+    }
     const at = work.reply_after_ms ?? work.race_ms ?? work.race_ms_late;
     if (at === undefined) return; // hung
     const write = () => {

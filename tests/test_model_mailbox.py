@@ -347,3 +347,15 @@ def test_a_hard_stop_racing_the_workers_reply_ends_in_exactly_one_reply() -> Non
     assert [load["reason"] for load in page_first["loads"]] == ["consent", "reload-after-terminate"]
     for result in (worker_first, page_first):
         assert code(result["replies"][1]) == "ok"
+
+
+def test_a_worker_that_dies_under_a_direct_generation_fails_it_and_is_reloaded() -> None:
+    [result] = run_mailbox_client(
+        [{"steps": [ATTACH, LOAD, gen({"crash_after_ms": 20}), QUICK, QUICK]}]
+    )
+    died, after_reload, direct = result["replies"]
+    assert code(died) == "worker_error" and "stand-in crash" in died["error"]["message"]
+    assert [load["reason"] for load in result["loads"]] == ["consent", "reload-after-terminate"]
+    assert code(after_reload) == "ok" and after_reload["timing"]["load_wait_ms"] > 0
+    assert code(direct) == "ok" and result["spawned"] == 2
+    assert result["counts"] == {"sync": 0, "page": 1, "direct": 1}
