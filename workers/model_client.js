@@ -1,7 +1,11 @@
 // Main-thread owner of the model worker (workers/model_worker.js). No DOM here: the Models
 // panel (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps
 // the provenance. Python reaches it through PyScript's sync channel (workers/lab_worker.py ->
-// pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`).
+// pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`), and Python's generate
+// calls, once the page attached the mailbox Python shares (`attachMailbox`), reach the model
+// worker without this thread: ./model_direct.js supervises them here (the same deadlines,
+// stall judgement, Cancel, crash and termination) and answers the ones the worker may not
+// take (a fault hook's generation, a pending load, no model) with `call`, as before.
 //
 // Its messages are the records of pyapp/protocol/model_messages.py (names, codes and schema
 // from the generated workers/model_protocol.js; tables in docs/models.md). It answers Python's

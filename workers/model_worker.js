@@ -26,6 +26,10 @@
 // progress (`tokens`: with the first token, then at most every TOKENS_EVERY_MS), by which the
 // client tells a model past its deadline from a hung worker.
 //
+// Python's generate requests also arrive through the model mailbox (workers/model_mailbox.js,
+// handed over by the page before the load): taken here when the page's gate lets them, and
+// answered into the shared memory, Python waking at once (see serveMailbox below).
+//
 // What a load records about itself (the WebGPU adapter, the WASM features, the files fetched,
 // config.json's digest, the commit the hub served) is measured by workers/load_provenance.js.
 
