@@ -15,6 +15,8 @@
 // W: {"reply_after_ms": N}  an ok completion after N ms (direct or through the page)
 //    {"hang": true}         nothing: no token, no reply
 //    {"crash_after_ms": N}  a direct generation whose worker dies after N ms
+//    "first_token": true    (with any of them) the worker's first_token event, sent as it
+//                           takes the request: before the page saw it taken
 //    {"race_ms": N}         a direct reply timed to land in the same instant as the page's
 //                           hard stop (N = caps.timeout_ms + GRACE_MS), written first;
 //                           "race_ms_late": the same, written just after the page's.
@@ -122,6 +124,8 @@ class ScriptedWorker {
     box.add("generations", 1);
     const request = JSON.parse(box.text());
     const work = plan.work.shift() ?? { hang: true };
+    // a token event that reaches the page before it saw the state change
+    if (work.first_token) this.onmessage({ data: { type: "first_token", id: request.id } });
     const reply = { type: "generate", id: request.id, ok: true, result: completion(2), timing: { worker_ms: 1, client_ms: 1.5, load_wait_ms: 0 } };
     if (work.crash_after_ms !== undefined) {
       setTimeout(() => this.onerror({ message: "stand-in crash", preventDefault() {} }), work.crash_after_ms);

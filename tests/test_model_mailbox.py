@@ -359,3 +359,14 @@ def test_a_worker_that_dies_under_a_direct_generation_fails_it_and_is_reloaded()
     assert code(after_reload) == "ok" and after_reload["timing"]["load_wait_ms"] > 0
     assert code(direct) == "ok" and result["spawned"] == 2
     assert result["counts"] == {"sync": 0, "page": 1, "direct": 1}
+
+
+def test_a_token_event_before_the_page_saw_the_worker_take_the_request_counts() -> None:
+    """The worker's first token can reach the page before the state change does: it starts
+    the supervision (Cancel waits for it; the stall judgement counts it)."""
+    [result] = run_mailbox_client(
+        [{"steps": [ATTACH, LOAD, gen({"hang": True, "first_token": True}), QUICK]}]
+    )
+    stalled = result["replies"][0]
+    assert code(stalled) == "stalled"
+    assert stalled["hard_stop"]["tokens"] == 1 and stalled["hard_stop"]["silent_ms"] == HARD_STOP_AT

@@ -157,7 +157,7 @@ export class ModelClient {
       const wrong = checkEvent(data);
       if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
       else if (data.type === MODEL_TYPE.PROGRESS) this.emit(data);
-      else if (this.current?.id === data.id) {
+      else if (this.current?.id === data.id || this.direct.heard(data.id)) {
         // token progress: what a hard stop is judged by
         this.current.lastTokenAt = performance.now();
         this.current.tokens = Math.max(this.current.tokens, data.tokens ?? 1);

@@ -20,7 +20,7 @@
 
 import { failedReply } from "./model_envelope.js";
 import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./model_mailbox.js";
-import { GRACE_MS, MODEL_TYPE } from "./model_protocol.js";
+import { GRACE_MS, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
 const INT32_MAX = 0x7fffffff;
 
@@ -77,12 +77,27 @@ export class DirectCalls {
     else if (phase === PHASE.worker) this.supervise(state);
   }
 
+  // A token event of generation `id` before the page saw the worker take it: supervised from
+  // now on (true), so that no token goes uncounted.
+  heard(id) {
+    const state = this.mailbox?.state();
+    if (state === undefined || phaseOf(state) !== PHASE.worker || this.requestId() !== id) return false;
+    this.onState(state);
+    return this.client.current?.id === id;
+  }
+
   // The page answers this request itself (ModelClient.call), unless the worker took it first.
   async take(state) {
     const held = stateOf(seqOf(state), PHASE.page);
     if (!this.mailbox.move(state, held)) return;
     this.taken += 1;
-    const reply = await this.client.call(this.mailbox.text(), this.debug, { viaMailbox: true });
+    let reply;
+    try {
+      reply = await this.client.call(this.mailbox.text(), this.debug, { viaMailbox: true });
+    } catch (error) {
+      // a bug: still answer, so that Python never waits for ever
+      reply = JSON.stringify(this.envelope(failedReply(MODEL_TYPE.GENERATE, this.requestId(), MODEL_ERROR.WORKER_ERROR, String(error))));
+    }
     this.mailbox.answer(held, reply);
     this.gate();
   }

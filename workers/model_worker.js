@@ -17,8 +17,8 @@
 // failure `input_budget`); `max_new_tokens` from the caps; after every token a stop reason for
 // the output bytes (finish `bytes`), one for the deadline (finish `timeout`) and an
 // interruptible one (finish `cancelled`/`timeout`). The loop awaits a MessageChannel tick
-// before a forward pass once 2 ms have passed since the last one (before every step of a real
-// model), so interrupts are handled between steps even on WASM. Finish reason, in
+// before a forward pass once 2 ms have passed since the last one or since the request came
+// (before every step of a real model), so interrupts are handled between steps even on WASM. Finish reason, in
 // order: interrupted/deadline -> its reason; last id is EOS -> `eos`; bytes cap -> `bytes`;
 // `max_new_tokens` reached -> `length`; otherwise `error`. Test hooks in a generate's
 // `debug`: `step_delay_ms` awaits N ms before every step; `stall_ms` blocks the worker N ms
@@ -333,11 +333,13 @@ async function generate(request, job) {
   });
   const inputs = tokenizer(templated, { add_special_tokens: false, return_tensor: true });
   const inputTokens = inputs.input_ids.dims.at(-1);
-  const input = { text: templated, sha256: await sha256Hex(templated) };
+  // The digest runs beside the generation (crypto.subtle answers in a later task: awaited
+  // first, it cost the call a turn of the event loop).
+  const digest = sha256Hex(templated);
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
       inputTokens,
-      input,
+      { text: templated, sha256: await digest },
       COMPLETION_FAILURE.INPUT_BUDGET,
       `prompt has ${inputTokens} tokens, over the cap of ${caps.max_input_tokens}`,
     );
@@ -353,7 +355,7 @@ async function generate(request, job) {
   const debug = request.debug ?? {};
   let stallOnce = Number(debug.stall_ms) || 0;
   const stepDelay = Number(debug.step_delay_ms) || 0;
-  let yielded = -Infinity;
+  let yielded = received; // the request itself came through the event loop
   let reported = -Infinity; // when token progress was last posted
   const hooks = {
     async beforeStep() {
@@ -414,8 +416,8 @@ async function generate(request, job) {
     generation_ms: generationMs,
     time_to_first_token_ms: firstTokenAt === null ? null : firstTokenAt - received,
     failure,
-    input_text: input.text,
-    input_sha256: input.sha256,
+    input_text: templated,
+    input_sha256: await digest,
   };
 }
 

@@ -27,15 +27,15 @@ def counts(page: Page) -> dict[str, int]:
     return found
 
 
-def model_calls(trace: dict[str, Any]) -> int:
-    """The trace's generate calls (trials' completions and chain calls)."""
-    calls = 0
+def completions(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trace's generate calls' completions (trials' and chain calls')."""
+    found = []
     for trial in trace["trials"]:
         if trial.get("completion") is not None:
-            calls += 1
+            found.append(trial["completion"])
         if trial.get("chain") is not None:
-            calls += len(trial["chain"]["calls"])
-    return calls
+            found += [call["completion"] for call in trial["chain"]["calls"]]
+    return found
 
 
 def test_a_sweeps_generate_calls_go_straight_to_the_model_worker(
@@ -48,21 +48,19 @@ def test_a_sweeps_generate_calls_go_straight_to_the_model_worker(
     first: RunEnded = send(page, SweepRun(phase="all"))  # the mailbox is attached on its way
     assert first.state.stage == "done", first.notice
     before = counts(page)
-    send(page, SweepStart(seed=7, params=dict(SMALL), conditions=("model-only", "controlled-chain")))
+    both = ("model-only", "controlled-chain")
+    send(page, SweepStart(seed=7, params=dict(SMALL), conditions=both))
     ended: RunEnded = send(page, SweepRun(phase="all"))
     assert ended.state.stage == "done", ended.notice
     after = counts(page)
     answer: TraceText = send(page, SweepTrace())
     trace = json.loads(answer.trace_json or "{}")
-    calls = model_calls(trace)
+    calls = len(completions(trace))
     assert calls > 5
     # every one of the second sweep's calls went straight to the model worker
     assert after["direct"] - before["direct"] == calls, (before, after)
     assert (after["sync"], after["page"]) == (before["sync"], before["page"]), (before, after)
     assert before["sync"] + before["page"] <= 1  # at most one before the page attached it
-    for trial in trace["trials"]:
-        completions = [trial["completion"]] if trial.get("completion") else []
-        completions += [call["completion"] for call in (trial.get("chain") or {"calls": []})["calls"]]
-        for completion in completions:
-            assert completion["bridge_ms"] is not None and completion["bridge_ms"] >= 0
+    for completion in completions(trace):
+        assert completion["bridge_ms"] is not None and completion["bridge_ms"] >= 0
     booted.context.close()
