@@ -52,7 +52,7 @@ def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     return dict(load)
 
 
-def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float, Any]:
+def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.host.serve import serve_in_thread
@@ -93,13 +93,11 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float, Any
                 sys.exit(f"the sweep ended in {ended.state.stage}: {ended.notice}")
             answer: TraceText = send(page, SweepTrace())
             trace: dict[str, Any] = json.loads(answer.trace_json or "{}")
-            # Python's generate calls by path (workers/model_direct.js; null on a build before)
-            paths = page.evaluate("() => window.lab.models.client.callCounts?.() ?? null")
             browser.close()
     finally:
         server.shutdown()
         server.server_close()
-    return trace, wall_s, paths
+    return trace, wall_s
 
 
 def main() -> None:
@@ -108,7 +106,7 @@ def main() -> None:
     parser.add_argument("--step-delay-ms", type=int, default=0, help="slow the fixture (test hook)")
     parser.add_argument("--save", type=Path, help="also write the sweep's trace here")
     options = parser.parse_args()
-    trace, wall_s, paths = run_sweep(options.seed, options.step_delay_ms)
+    trace, wall_s = run_sweep(options.seed, options.step_delay_ms)
 
     pairs = trial_gaps(trace["trials"])
     print("Harness time per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
@@ -116,7 +114,6 @@ def main() -> None:
         f"seed {trace['run']['seed']}, {len(trace['trials'])} trials, sweep wall time "
         f"{wall_s:.1f} s; browser: {trace['environment']['browser']['user_agent']}"
     )
-    print(f"generate calls by path (sync channel / mailbox via the page / direct): {paths}")
     figures = overhead.summary(pairs, "all trials")
     print()
     print(f"{'condition':<18} {'n':>4} {'median ms':>10} {'median fraction of worker time':>31}")
