@@ -56,6 +56,10 @@ class Mailbox:
 
     def __init__(self, js: Any, convert: Callable[[dict[str, Any]], Any]) -> None:
         self._js = js
+        atomics = js.Atomics  # looked up once: every lookup crosses Pyodide's FFI
+        self._load, self._store, self._wait = atomics.load, atomics.store, atomics.wait
+        self._notify = atomics.notify
+        self._bytes = js.Uint8Array.new
         self._buffer = js.SharedArrayBuffer.new(
             INITIAL_BYTES, convert({"maxByteLength": MAX_BYTES})
         )
@@ -67,7 +71,7 @@ class Mailbox:
 
     def attached(self) -> bool:
         """Whether the page has attached the mailbox (calls go through it from then on)."""
-        return bool(self._js.Atomics.load(self._slots, SLOT["attached"]))
+        return bool(self._load(self._slots, SLOT["attached"]))
 
     def call(self, request_json: str, request_id: int, timeout_ms: int) -> str | None:
         """Send one generate request and wait for its reply; None (nothing sent) before the
@@ -75,19 +79,19 @@ class Mailbox:
         data = request_json.encode("utf-8")
         if not self.attached() or not self._fits(len(data)):
             return None
-        atomics = self._js.Atomics
-        self._js.Uint8Array.new(self._buffer, HEADER_BYTES, len(data)).assign(data)
-        atomics.store(self._slots, SLOT["length"], len(data))
-        atomics.store(self._slots, SLOT["request_id"], request_id)
-        atomics.store(self._slots, SLOT["timeout_ms"], timeout_ms)
+        slots, store = self._slots, self._store
+        self._bytes(self._buffer, HEADER_BYTES, len(data)).assign(data)
+        store(slots, SLOT["length"], len(data))
+        store(slots, SLOT["request_id"], request_id)
+        store(slots, SLOT["timeout_ms"], timeout_ms)
         self._seq = self._seq % SEQ_MASK + 1
-        atomics.store(self._slots, SLOT["state"], state_of(self._seq, "request"))
-        atomics.notify(self._slots, SLOT["state"])
+        store(slots, SLOT["state"], state_of(self._seq, "request"))
+        self._notify(slots, SLOT["state"])
         replied = state_of(self._seq, "replied")
-        while (seen := atomics.load(self._slots, SLOT["state"])) != replied:
-            atomics.wait(self._slots, SLOT["state"], seen)
-        length = atomics.load(self._slots, SLOT["length"])
-        reply = self._js.Uint8Array.new(self._buffer, HEADER_BYTES, length).to_bytes()
+        while (seen := self._load(slots, SLOT["state"])) != replied:
+            self._wait(slots, SLOT["state"], seen)
+        length = self._load(slots, SLOT["length"])
+        reply = self._bytes(self._buffer, HEADER_BYTES, length).to_bytes()
         self.calls += 1
         return bytes(reply).decode("utf-8")
 
