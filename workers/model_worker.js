@@ -530,6 +530,7 @@ async function directReply(text) {
 }
 
 function attachMailbox(buffer, debug) {
+  if (mailbox) return; // one mailbox per worker
   mailbox = new Mailbox(buffer);
   mailboxDebug = debug ?? undefined;
   mailbox.watch(serveMailbox);
