@@ -158,7 +158,7 @@ async function boot() {
       xworker.sync[SYNC.SESSION_EVENT] = experiment.sessionEvent;
       xworker.sync[SYNC.CANCEL_REQUESTED] = experiment.cancelRequested;
       // ... and the events Python posts without waiting (site/experiment_channel.js)
-      xworker.addEventListener("message", ({ data }) => experiment.workerMessage(data));
+      xworker.addEventListener("message", ({ data }) => experiment.workerMessage(data) || models.workerMessage(data));
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;

@@ -50,6 +50,8 @@ export function setupModels({ request }) {
     ready,
     // The one function Python calls through PyScript's sync channel.
     modelCall: (requestJson) => panel.client.call(requestJson, panel.defaultDebug),
+    // ... and the mailbox it shares for its generate calls (workers/model_direct.js), posted once
+    workerMessage: (data) => data?.model_mailbox instanceof SharedArrayBuffer && panel.client.attachMailbox(data.model_mailbox, panel.defaultDebug),
     webgpu: () => panel.webgpu,
     // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
     state: () => stateOf(panel),

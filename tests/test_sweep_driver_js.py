@@ -183,6 +183,8 @@ MODULE_TESTS: dict[str, str] = {
     "tests/browser/test_standins.py": "the stand-in models' greedy parity through the model"
     " client (test_models' client_generate)",
     "tests/browser/test_greedy.py": "workers/greedy.js in a page of its own (window.probe)",
+    "tests/browser/test_model_direct.py": "workers/model_direct.js's count of Python's"
+    " generate calls by path (window.lab.models.client.callCounts)",
 }
 """Tests whose subject is a JavaScript module's internals: they call it directly."""
 BROWSER_ALLOWED: dict[str, tuple[str, ...]] = {

@@ -23,7 +23,7 @@ export function parseFaults(text) {
   const value = String(text ?? "");
   if (value.length > FAULT_MAX_TEXT) {
     errors.push(`fault: a value of ${value.length} characters (at most ${FAULT_MAX_TEXT})`);
-    return { hooks, errors, at: () => false };
+    return { hooks, errors, at: () => false, next: () => Infinity };
   }
   const items = value.split(",").map((s) => s.replace(/^[ \t]+|[ \t]+$/g, "")).filter(Boolean);
   if (items.length > FAULT_MAX_HOOKS) {
@@ -38,5 +38,8 @@ export function parseFaults(text) {
     at.get(match[1]).add(Number(match[2]));
     hooks.push(item);
   }
-  return { hooks, errors, at: (kind, n) => at.get(kind)?.has(n) === true };
+  // next(n): the first generation after n that some hook acts on (Infinity: none)
+  const numbers = [...at.values()].flatMap((set) => [...set]);
+  const next = (n) => Math.min(Infinity, ...numbers.filter((m) => m > n));
+  return { hooks, errors, at: (kind, n) => at.get(kind)?.has(n) === true, next };
 }

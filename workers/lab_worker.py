@@ -21,7 +21,10 @@ The glue only builds the ``Context`` with what needs the browser runtime itself:
 * ``cancel_requested``: ``xworker.sync.cancel_requested(posted)`` (the experiment's Cancel
   flag). Both synchronous calls say how many events were posted before them: the page
   answers once it has received them all, so events stay in order;
-* ``adapter`` / ``model_adapter``: ``pyapp.browser.model.BrowserModelAdapter`` over
+* ``adapter`` / ``model_adapter``: ``pyapp.browser.model.BrowserModelAdapter``: its generate
+  calls go through the model mailbox (``pyapp.browser.mailbox``, a SharedArrayBuffer created
+  here and posted once, ``{model_mailbox: buffer}``: straight to the model worker, the page
+  supervising) once the page attached it; everything else, and generate before that, over
   ``pyscript.sync.model_call`` (the page sets ``xworker.sync.model_call``; PyScript's
   synchronous channel carries the JSON to the main thread's model client and back);
 * ``load_sympy``: loads the local sympy + mpmath wheels by name from the generated
@@ -42,6 +45,7 @@ import time
 from typing import Any
 
 from pyapp.browser.bridge import handle_async as bridge_handle_async
+from pyapp.browser.mailbox import Mailbox
 from pyapp.protocol.messages import EventAnswer
 from pyapp.protocol.page import CANCEL_REQUESTED, HANDLE, MODEL_CALL, SESSION_EVENT
 from pyapp.records.base import JSON
@@ -152,7 +156,9 @@ def _context() -> Any:
 
 
 def _model_adapter() -> Any:
-    """The one BrowserModelAdapter of this worker (created on first use, under Pyodide)."""
+    """The one BrowserModelAdapter of this worker (created on first use, under Pyodide):
+    generate calls through the model mailbox once the page attached it (`_mailbox`), every
+    other call (and generate before that) through PyScript's sync channel."""
     global _adapter
     if _adapter is None:
         from pyscript import sync  # type: ignore[import-not-found]  # only under PyScript
@@ -160,9 +166,18 @@ def _model_adapter() -> Any:
         from pyapp.browser.model import BrowserModelAdapter
 
         _adapter = BrowserModelAdapter(
-            lambda request_json: str(getattr(sync, MODEL_CALL)(request_json))
+            lambda request_json: str(getattr(sync, MODEL_CALL)(request_json)),
+            direct=_mailbox().call,
         )
     return _adapter
+
+
+def _mailbox() -> Mailbox:
+    """The model mailbox (``pyapp.browser.mailbox``): created and posted to the page."""
+    import js  # type: ignore[import-not-found]  # only exists under Pyodide
+    from pyodide.ffi import to_js  # type: ignore[import-not-found]  # only under Pyodide
+
+    return Mailbox(js, lambda value: to_js(value, dict_converter=js.Object.fromEntries))
 
 
 async def _load_sympy() -> dict[str, Any]:

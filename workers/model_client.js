@@ -1,7 +1,11 @@
 // Main-thread owner of the model worker (workers/model_worker.js). No DOM here: the Models
 // panel (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps
 // the provenance. Python reaches it through PyScript's sync channel (workers/lab_worker.py ->
-// pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`).
+// pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`), and Python's generate
+// calls, once the page attached the mailbox Python shares (`attachMailbox`), reach the model
+// worker without this thread: ./model_direct.js supervises them here (the same deadlines,
+// stall judgement, Cancel, crash and termination) and answers the ones the worker may not
+// take (a fault hook's generation, a pending load, no model) with `call`, as before.
 //
 // Its messages are the records of pyapp/protocol/model_messages.py (names, codes and schema
 // from the generated workers/model_protocol.js; tables in docs/models.md). It answers Python's
@@ -40,6 +44,7 @@
 
 import { parseFaults } from "./faults.js";
 import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./model_check.js";
+import { DirectCalls } from "./model_direct.js";
 import { failedReply, okReply, panelEvent } from "./model_envelope.js";
 import {
   GRACE_MS,
@@ -91,7 +96,11 @@ export class ModelClient {
     this.ready = null; // promise of the current (re)load
     this.current = null; // {id, stop: (reason) => void, firstToken: bool} of the running generate
     this.faults = parseFaults(faults); // {hooks, errors, at(kind, n)}
-    this.generations = 0; // generate requests passed to a loaded worker, in the page's life
+    this.counted = 0; // generate requests passed to a loaded worker, in the page's life (before the mailbox)
+    this.syncGenerates = 0; // Python's generate requests through PyScript's sync channel (call)
+    // Python's generate requests through the mailbox it shares (./model_direct.js): answered by
+    // the model worker itself, the page supervising, or by the page where it must.
+    this.direct = new DirectCalls(this);
     this.failNextLoad = null; // an injected reload failure (message), used once
   }
 
@@ -100,7 +109,24 @@ export class ModelClient {
   setState(state, detail = {}) {
     this.state = state;
     this.version += 1;
+    this.direct.gate();
     this.emit(panelEvent(MODEL_TYPE.STATE, { state, ...detail }));
+  }
+
+  // The mailbox Python shares for its generate calls (./model_direct.js); `debug`: the
+  // default added to generate requests without one, as `call` adds it.
+  attachMailbox(buffer, debug = undefined) {
+    return this.direct.attach(buffer, debug);
+  }
+
+  // Generation numbers, counted over the page's life (the fault hooks count them).
+  nextGeneration() {
+    return this.direct.mailbox ? this.direct.next() : ++this.counted;
+  }
+
+  // Python's generate calls so far, by path: {sync, page, direct}.
+  callCounts() {
+    return this.direct.counts(this.syncGenerates);
   }
 
   // An event to the Models panel, checked against its generated record first.
@@ -114,6 +140,7 @@ export class ModelClient {
     const worker = new Worker(this.workerUrl, { type: "module", name: "model-worker" });
     worker.onmessage = ({ data }) => this.receive(data);
     worker.onmessageerror = () => console.warn("model client: a message from the model worker could not be read");
+    this.direct.spawned(worker);
     worker.onerror = (event) => {
       event.preventDefault?.();
       const message = `the model worker crashed: ${event.message || "unknown error"}`;
@@ -130,7 +157,7 @@ export class ModelClient {
       const wrong = checkEvent(data);
       if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
       else if (data.type === MODEL_TYPE.PROGRESS) this.emit(data);
-      else if (this.current?.id === data.id) {
+      else if (this.current?.id === data.id || this.direct.heard(data.id)) {
         // token progress: what a hard stop is judged by
         this.current.lastTokenAt = performance.now();
         this.current.tokens = Math.max(this.current.tokens, data.tokens ?? 1);
@@ -171,6 +198,7 @@ export class ModelClient {
     this.worker.terminate();
     this.worker = null;
     this.failAll(MODEL_ERROR.WORKER_ERROR, message);
+    this.direct.fail(MODEL_ERROR.WORKER_ERROR, message);
     this.setState("unloaded", { why: message });
     this.load(this.spec, this.backend, "reload-after-terminate");
   }
@@ -180,6 +208,7 @@ export class ModelClient {
     this.worker.terminate();
     this.worker = null;
     this.failAll(MODEL_ERROR.TERMINATED, why);
+    this.direct.fail(MODEL_ERROR.TERMINATED, why);
     this.setState("unloaded", { why });
   }
 
@@ -307,7 +336,7 @@ export class ModelClient {
       }
       return envelope(failure(MODEL_TYPE.GENERATE, null, MODEL_ERROR.NOT_LOADED, why));
     }
-    const n = ++this.generations;
+    const n = this.nextGeneration();
     const fault = (kind) => this.faults.at(kind, n);
     if (fault("hang")) debug = { ...(debug ?? {}), stall_ms: 2_000_000_000 }; // never yields
     const { id, promise } = this.send(MODEL_TYPE.GENERATE, { prompt, messages, caps, debug });
@@ -364,6 +393,8 @@ export class ModelClient {
     };
   }
 
+  // `settle` answers the generation; one answering a mailbox request (./model_direct.js)
+  // returns false when the worker's reply won the race: then nothing is stopped.
   hardStop(id, reason, settle) {
     if (this.current?.id !== id) return;
     const judgement = reason === "timeout" ? this.judgeHardStop(this.current) : null;
@@ -375,7 +406,7 @@ export class ModelClient {
         `the model worker sent no token for ${Math.round(judgement.silent_ms)} ms, longer than the stall window of ` +
         `${Math.round(judgement.window_ms)} ms (${judgement.tokens} tokens before): an infrastructure stall, not the model's timeout; ` +
         "terminated; the model reloads (no new consent needed)";
-      settle(failure(MODEL_TYPE.GENERATE, id, MODEL_ERROR.STALLED, stalled, { hard_stop: judgement }));
+      if (settle(failure(MODEL_TYPE.GENERATE, id, MODEL_ERROR.STALLED, stalled, { hard_stop: judgement })) === false) return;
     } else {
       const stopped = {
         text: "",
@@ -389,7 +420,7 @@ export class ModelClient {
         input_text: null, // the worker was stopped before it answered
         input_sha256: null,
       };
-      settle(okReply(MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {}));
+      if (settle(okReply(MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {})) === false) return;
     }
     this.terminate(message);
     this.load(this.spec, this.backend, "reload-after-terminate");
@@ -437,7 +468,7 @@ export class ModelClient {
   // The one function Python calls (through xworker.sync): a request JSON in, a reply JSON out,
   // for the requests Python sends (`provenance`, `generate`). `debug` (test hooks, see
   // GenerateDebug) is added to generate requests without one.
-  async call(requestJson, debug = undefined) {
+  async call(requestJson, debug = undefined, { viaMailbox = false } = {}) {
     let request;
     try {
       request = JSON.parse(requestJson);
@@ -449,6 +480,7 @@ export class ModelClient {
     const { type, id } = request;
     if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify(okReply(type, id, this.provenance()));
     if (type === MODEL_TYPE.GENERATE) {
+      if (!viaMailbox) this.syncGenerates += 1;
       const reply = await this.generate({ debug, ...request });
       return JSON.stringify({ ...reply, id });
     }

@@ -17,14 +17,18 @@
 // failure `input_budget`); `max_new_tokens` from the caps; after every token a stop reason for
 // the output bytes (finish `bytes`), one for the deadline (finish `timeout`) and an
 // interruptible one (finish `cancelled`/`timeout`). The loop awaits a MessageChannel tick
-// before a forward pass once 2 ms have passed since the last one (before every step of a real
-// model), so interrupts are handled between steps even on WASM. Finish reason, in
+// before a forward pass once 2 ms have passed since the last one or since the request came
+// (before every step of a real model), so interrupts are handled between steps even on WASM. Finish reason, in
 // order: interrupted/deadline -> its reason; last id is EOS -> `eos`; bytes cap -> `bytes`;
 // `max_new_tokens` reached -> `length`; otherwise `error`. Test hooks in a generate's
 // `debug`: `step_delay_ms` awaits N ms before every step; `stall_ms` blocks the worker N ms
 // once (a step that never yields, to exercise terminate()). While generating it reports
 // progress (`tokens`: with the first token, then at most every TOKENS_EVERY_MS), by which the
 // client tells a model past its deadline from a hung worker.
+//
+// Python's generate requests also arrive through the model mailbox (workers/model_mailbox.js,
+// handed over by the page before the load): taken here when the page's gate lets them, and
+// answered into the shared memory, Python waking at once (see serveMailbox below).
 //
 // What a load records about itself (the WebGPU adapter, the WASM features, the files fetched,
 // config.json's digest, the commit the hub served) is measured by workers/load_provenance.js.
@@ -38,8 +42,9 @@ import {
 import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkCachedConfig, keepServedRevision, measureWasm, watchFetches, webgpuAdapter } from "./load_provenance.js";
-import { checkRequest } from "./model_check.js";
+import { checkReply, checkRequest } from "./model_check.js";
 import { failedReply, okReply, workerEvent } from "./model_envelope.js";
+import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./model_mailbox.js";
 import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "./model_protocol.js";
 
 let tokenizer = null;
@@ -328,11 +333,13 @@ async function generate(request, job) {
   });
   const inputs = tokenizer(templated, { add_special_tokens: false, return_tensor: true });
   const inputTokens = inputs.input_ids.dims.at(-1);
-  const input = { text: templated, sha256: await sha256Hex(templated) };
+  // The digest runs beside the generation (crypto.subtle answers in a later task: awaited
+  // first, it cost the call a turn of the event loop).
+  const digest = sha256Hex(templated);
   if (inputTokens > caps.max_input_tokens) {
     return noGeneration(
       inputTokens,
-      input,
+      { text: templated, sha256: await digest },
       COMPLETION_FAILURE.INPUT_BUDGET,
       `prompt has ${inputTokens} tokens, over the cap of ${caps.max_input_tokens}`,
     );
@@ -348,7 +355,7 @@ async function generate(request, job) {
   const debug = request.debug ?? {};
   let stallOnce = Number(debug.stall_ms) || 0;
   const stepDelay = Number(debug.step_delay_ms) || 0;
-  let yielded = -Infinity;
+  let yielded = received; // the request itself came through the event loop
   let reported = -Infinity; // when token progress was last posted
   const hooks = {
     async beforeStep() {
@@ -409,8 +416,8 @@ async function generate(request, job) {
     generation_ms: generationMs,
     time_to_first_token_ms: firstTokenAt === null ? null : firstTokenAt - received,
     failure,
-    input_text: input.text,
-    input_sha256: input.sha256,
+    input_text: templated,
+    input_sha256: await digest,
   };
 }
 
@@ -445,20 +452,95 @@ const HANDLERS = {
     }
   },
   async [MODEL_TYPE.GENERATE](request) {
-    if (!loaded) throw new WorkerError(MODEL_ERROR.NOT_LOADED, "no model is loaded in this worker");
-    if (running) throw new WorkerError(MODEL_ERROR.BUSY, `generation ${running.id} is still running`);
-    running = { id: request.id, interrupt: null };
-    const received = performance.now();
-    try {
-      const result = await generate(request, running);
-      reply(request.type, request.id, result, { elapsed_ms: performance.now() - received });
-    } finally {
-      running = null;
-    }
+    self.postMessage(await generateReply(request));
   },
 };
 
+// A checked `generate` request -> its reply (with `elapsed_ms`), never a throw.
+async function generateReply(request) {
+  const received = performance.now();
+  try {
+    if (!loaded) throw new WorkerError(MODEL_ERROR.NOT_LOADED, "no model is loaded in this worker");
+    if (running) throw new WorkerError(MODEL_ERROR.BUSY, `generation ${running.id} is still running`);
+    running = { id: request.id, interrupt: null };
+    try {
+      const result = await generate(request, running);
+      return okReply(request.type, request.id, result, { elapsed_ms: performance.now() - received });
+    } finally {
+      running = null;
+    }
+  } catch (error) {
+    return failedReply(request.type, request.id, failureCode(error, request.type), error?.message || String(error));
+  }
+}
+
+// The code of what a handler threw: its WorkerError's, a named runtime failure, or the
+// request type's fallback.
+function failureCode(error, type) {
+  const message = error?.message || String(error);
+  const runtime = RUNTIME_FAILURES.find((failure) => failure.pattern.test(message));
+  const fallback =
+    error instanceof WorkerError ? error.code : type === MODEL_TYPE.GENERATE ? MODEL_ERROR.WORKER_ERROR : MODEL_ERROR.LOAD_FAILED;
+  return runtime?.code ?? fallback;
+}
+
+// ---- the direct path: generate requests from the Python worker's mailbox ------------------
+
+// workers/model_mailbox.js: the page hands this worker the mailbox before its load, with the
+// page's default generate `debug` (test hooks). A request is taken only when the page's gate
+// lets generation n through (`direct_until`: loaded, no fault hook due); the page takes it
+// otherwise. The reply is checked as the page would check it (one that does not fit is a
+// failed reply `bad_reply`), with its `timing` (client_ms: here, from reading the request to
+// writing the reply; no load wait: the gate is shut while loading).
+let mailbox = null;
+let mailboxDebug;
+
+async function serveMailbox(state) {
+  if (phaseOf(state) !== PHASE.request || !loaded || loading || running) return;
+  if (mailbox.load("generations") + 1 > mailbox.load("direct_until")) return;
+  const held = stateOf(seqOf(state), PHASE.worker);
+  if (!mailbox.move(state, held)) return; // the page took it
+  mailbox.add("generations", 1);
+  const started = performance.now();
+  const reply = await directReply(mailbox.text());
+  const timed = () =>
+    JSON.stringify(reply.timing ? { ...reply, timing: { ...reply.timing, client_ms: performance.now() - started } } : reply);
+  if (mailbox.answer(held, timed)) mailbox.add("direct", 1);
+}
+
+// A mailbox request's text -> the reply the page would have given Python for it.
+async function directReply(text) {
+  let request;
+  try {
+    request = { debug: mailboxDebug, ...JSON.parse(text) };
+  } catch (error) {
+    return failedReply(MODEL_TYPE.GENERATE, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${error.message}`);
+  }
+  const refused =
+    request.type === MODEL_TYPE.GENERATE
+      ? checkRequest(request)
+      : { code: MODEL_ERROR.UNKNOWN_TYPE, message: `${request.type} is not a request of the mailbox` };
+  if (refused) return failedReply(request.type, request.id, refused.code, refused.message);
+  const { elapsed_ms: workerMs = null, ...answer } = await generateReply(request);
+  const wrong = checkReply(MODEL_TYPE.GENERATE, workerMs === null ? answer : { ...answer, elapsed_ms: workerMs });
+  const reply = wrong
+    ? failedReply(MODEL_TYPE.GENERATE, request.id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`)
+    : answer;
+  return { ...reply, timing: { worker_ms: workerMs, client_ms: 0, load_wait_ms: 0 } };
+}
+
+function attachMailbox(buffer, debug) {
+  if (mailbox) return; // one mailbox per worker
+  mailbox = new Mailbox(buffer);
+  mailboxDebug = debug ?? undefined;
+  mailbox.watch(serveMailbox);
+}
+
 self.onmessage = async ({ data: request }) => {
+  if (request?.model_mailbox instanceof SharedArrayBuffer) {
+    attachMailbox(request.model_mailbox, request.debug);
+    return;
+  }
   const refused = checkRequest(request);
   const handler = refused === null ? HANDLERS[request.type] : undefined;
   if (!handler) {
@@ -470,15 +552,7 @@ self.onmessage = async ({ data: request }) => {
   try {
     await handler(request);
   } catch (error) {
-    const message = error?.message || String(error);
-    const runtime = RUNTIME_FAILURES.find((failure) => failure.pattern.test(message));
-    const fallback =
-      error instanceof WorkerError
-        ? error.code
-        : request.type === MODEL_TYPE.GENERATE
-          ? MODEL_ERROR.WORKER_ERROR
-          : MODEL_ERROR.LOAD_FAILED;
-    replyError(request.type, request.id, runtime?.code ?? fallback, message);
+    replyError(request.type, request.id, failureCode(error, request.type), error?.message || String(error));
   }
 };
 

@@ -1,15 +1,22 @@
 """The production model adapter: the transformers.js model worker, reached from Pyodide.
 
-    BrowserModelAdapter(transport).generate(prompt, caps) -> Completion      (async)
+    BrowserModelAdapter(transport, direct=...).generate(prompt, caps) -> Completion  (async)
 
-Path of one call (measured in bench/generation.py):
+Path of one call through the transport (measured in bench/generation.py):
 
     Python (PyScript worker) --transport--> main thread (workers/model_client.js, owns the
     model worker and the UI: consent, progress, Cancel) --postMessage--> model worker
     (workers/model_worker.js, transformers.js) --> back the same way
 
+and of a generate call through `direct` (the model mailbox):
+
+    Python --shared memory--> model worker --shared memory--> Python
+
 In the browser the transport is PyScript's synchronous channel to the main thread,
-``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it).
+``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it),
+and generate calls take the `direct` path once it can carry them: the model mailbox
+(`pyapp.browser.mailbox`), straight to the model worker and back, the main thread
+supervising but out of the call's path (docs/models.md).
 The messages are the records of `pyapp.protocol.model_messages` (tables in docs/models.md):
 requests are built from them (`Generate`, `Provenance`) and every reply is read into its
 envelope (`ModelReply`) and result record (`Completion`, `ModelProvenance`) with
@@ -75,6 +82,11 @@ __all__ = [  # re-exported: reply checks live with the records, finish_for with 
 
 Transport = Callable[[str], "str | Awaitable[str]"]
 """Sends one request JSON to the main thread; returns (or resolves to) the reply JSON."""
+
+Direct = Callable[[str, int, int], "str | None"]
+"""Sends one generate request JSON (with its id and deadline in ms) to the model worker without
+the main thread (`pyapp.browser.mailbox.Mailbox.call`); None when it cannot (not attached
+yet): the transport carries it then."""
 
 
 @dataclass(frozen=True)
@@ -186,9 +198,13 @@ class BrowserModelAdapter:
     """A `pyapp.records.model.ModelAdapter` whose model runs in the browser's model worker."""
 
     def __init__(
-        self, transport: Transport, clock: Callable[[], float] = time.perf_counter
+        self,
+        transport: Transport,
+        clock: Callable[[], float] = time.perf_counter,
+        direct: Direct | None = None,
     ) -> None:
         self._transport = transport
+        self._direct = direct
         self._clock = clock
         self._next_id = 1
         self.last_timing: CallTiming | None = None
@@ -207,8 +223,15 @@ class BrowserModelAdapter:
         self._next_id += 1
         return request_id
 
-    async def _send(self, request: dict[str, JSON]) -> str:
-        answer = self._transport(json.dumps(request))
+    async def _send(self, request_id: int, prompt: str, caps: Caps) -> str:
+        """A generate request's reply JSON: through the mailbox when it can carry it, else
+        through the transport."""
+        text = json.dumps(generate_request(request_id, prompt, caps))
+        if self._direct is not None:
+            reply = self._direct(text, request_id, caps.timeout_ms)
+            if reply is not None:
+                return reply
+        answer = self._transport(text)
         if inspect.isawaitable(answer):
             answer = await answer
         return str(answer)
@@ -245,10 +268,10 @@ class BrowserModelAdapter:
         request_id = self._id()
         started = self._clock()
         try:
-            reply_json = await self._send(generate_request(request_id, prompt, caps))
+            reply_json = await self._send(request_id, prompt, caps)
         except Exception as error:  # the bridge itself failed: infrastructure, never the model's
             self.last_timing = None
-            return failed("bridge_error", f"the call to the main thread failed: {error}")
+            return failed("bridge_error", f"the call to the model channel failed: {error}")
         round_trip_ms = (self._clock() - started) * 1e3
         completion, self.last_timing = read_generate_reply(reply_json, request_id, round_trip_ms)
         client_ms = self.last_timing.client_ms
