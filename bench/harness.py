@@ -11,7 +11,16 @@ Gaps across the freeze or an interruption (a record between two trials in the ti
 left out. Then the same summary (median and stages) per condition; `--save` also writes the
 sweep's trace.
 
+`--sweeps N` (default 1) runs N sweeps one after another in the same page (seeds seed,
+seed + 1, ...) and prints each later sweep's summary too: the first sweep after the page
+loaded runs while the page still warms up (V8 tiers hot WebAssembly and JavaScript up to
+optimised code as they run, compiling in the background on the same cores; which part
+warms up was not isolated), so a 96-trial sweep shows more harness time per trial than the
+same page does once warm (`bench/scale.py`'s 2,000-trial sweep is the figure issue 22 sets
+its goal on).
+
 Usage: .venv/bin/python bench/harness.py [--seed 1729] [--step-delay-ms 0] [--save trace.json]
+       [--sweeps 1]
 """
 
 from __future__ import annotations
@@ -52,7 +61,9 @@ def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     return dict(load)
 
 
-def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
+def run_sweep(seed: int, step_delay_ms: int, sweeps: int = 1) -> tuple[list[dict[str, Any]], float]:
+    """The traces of `sweeps` sweeps run one after another in one page (seeds `seed`,
+    `seed` + 1, ...), and the first sweep's wall time (s)."""
     from playwright.sync_api import Route, sync_playwright
 
     from pyapp.host.serve import serve_in_thread
@@ -83,30 +94,39 @@ def run_sweep(seed: int, step_delay_ms: int) -> tuple[dict[str, Any], float]:
             if step_delay_ms:
                 query["model_step_delay_ms"] = str(step_delay_ms)
             boot_fixture(page, f"{url}?{page_query(query)}")
-            started = time.perf_counter()
-            # Start and run all through window.lab.send: the Experiment section does what
-            # its "Run (measure, freeze, held-out)" does
-            send(page, SweepStart(seed=seed, conditions=CONDITIONS))
-            ended: RunEnded = send(page, SweepRun(phase="all"))
-            wall_s = time.perf_counter() - started
-            if ended.cancelled or ended.state.stage != "done":
-                sys.exit(f"the sweep ended in {ended.state.stage}: {ended.notice}")
-            answer: TraceText = send(page, SweepTrace())
-            trace: dict[str, Any] = json.loads(answer.trace_json or "{}")
+            traces: list[dict[str, Any]] = []
+            wall_s = 0.0
+            for k in range(sweeps):
+                started = time.perf_counter()
+                # Start and run all through window.lab.send: the Experiment section does what
+                # its "Run (measure, freeze, held-out)" does
+                send(page, SweepStart(seed=seed + k, conditions=CONDITIONS))
+                ended: RunEnded = send(page, SweepRun(phase="all"))
+                wall_s = wall_s or time.perf_counter() - started
+                if ended.cancelled or ended.state.stage != "done":
+                    sys.exit(f"the sweep ended in {ended.state.stage}: {ended.notice}")
+                answer: TraceText = send(page, SweepTrace())
+                traces.append(json.loads(answer.trace_json or "{}"))
             browser.close()
     finally:
         server.shutdown()
         server.server_close()
-    return trace, wall_s
+    return traces, wall_s
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1729)
     parser.add_argument("--step-delay-ms", type=int, default=0, help="slow the fixture (test hook)")
-    parser.add_argument("--save", type=Path, help="also write the sweep's trace here")
+    parser.add_argument("--save", type=Path, help="also write the (first) sweep's trace here")
+    parser.add_argument(
+        "--sweeps", type=int, default=1, help="sweeps one after another in the same page"
+    )
     options = parser.parse_args()
-    trace, wall_s = run_sweep(options.seed, options.step_delay_ms)
+    if options.sweeps < 1:
+        parser.error("--sweeps must be at least 1")
+    traces, wall_s = run_sweep(options.seed, options.step_delay_ms, options.sweeps)
+    trace = traces[0]
 
     pairs = trial_gaps(trace["trials"])
     print("Harness time per trial, tiny-chat TEST FIXTURE on WASM (not model evidence)")
@@ -132,6 +152,12 @@ def main() -> None:
     print()
     for condition, rows in by_condition.items():
         overhead.summary(rows, condition)
+    if len(traces) > 1:
+        print()
+        print("the later sweeps in the same page (the engines warmed up by the ones before):")
+        for k, later in enumerate(traces[1:], start=2):
+            label = f"sweep {k} (seed {later['run']['seed']})"
+            overhead.summary(trial_gaps(later["trials"]), label)
     if options.save:
         options.save.write_text(json.dumps(trace), encoding="utf-8")
     print(json.dumps({"harness_median_ms": round(figures.get("median_ms", 0.0), 3)}))
