@@ -69,8 +69,9 @@ class ModelDirect(Request):
 
 @dataclass(frozen=True)
 class PageStoredRequest(Request):
-    """What this browser's IndexedDB holds: the current (else latest) sweep, its trace
-    assembled from the stored records, and the ledger. Answered by the page."""
+    """What this browser's IndexedDB holds: the current (else latest) sweep, its texts as
+    stored (Python assembles its trace: `pyapp.sweep.panel.stored_document`), and the
+    ledger. Answered by the page."""
 
     TYPE: ClassVar[str] = "page_stored"
     RESULT: ClassVar[type] = results.PageStored
