@@ -15,40 +15,7 @@
 
 import { readFileSync } from "node:fs";
 
-// ---- the fake clock ----------------------------------------------------------------------
-let now = 0;
-let nextTimer = 1;
-const timers = new Map(); // id -> {at, fn}
-globalThis.setTimeout = (fn, ms = 0) => {
-  const id = nextTimer++;
-  timers.set(id, { at: now + Math.max(0, Number(ms) || 0), fn });
-  return id;
-};
-globalThis.clearTimeout = (id) => timers.delete(id);
-Object.defineProperty(globalThis, "performance", { value: { now: () => now }, configurable: true });
-globalThis.location = { href: "http://127.0.0.1:8000/" };
-
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
-// Run `promise` to its end, firing timers in time order (the clock jumps to each).
-async function settle(promise) {
-  let done = false;
-  let value;
-  promise.then((v) => {
-    done = true;
-    value = v;
-  });
-  for (let guard = 0; guard < 100_000; guard++) {
-    for (let i = 0; i < 5; i++) await flush();
-    if (done) return value;
-    const due = [...timers.entries()].sort((a, b) => a[1].at - b[1].at)[0];
-    if (!due) throw new Error("nothing left to run and the call has not ended");
-    timers.delete(due[0]);
-    now = Math.max(now, due[1].at);
-    due[1].fn();
-  }
-  throw new Error("too many timers");
-}
+import { clock } from "./fake_clock_node.mjs";
 
 // ---- the stand-in model worker -----------------------------------------------------------
 const input = JSON.parse(readFileSync(0, "utf-8"));
@@ -104,23 +71,22 @@ globalThis.Worker = ScriptedWorker;
 const { ModelClient } = await import("../workers/model_client.js");
 const results = [];
 for (const scenario of input.scenarios) {
-  now = 0;
-  timers.clear();
+  clock.reset();
   plan.work = [];
   const client = new ModelClient();
   const replies = [];
   for (const step of scenario) {
     if (step.load) {
       plan.loadMs = step.load.ms ?? 0;
-      await settle(client.load(input.spec, "wasm"));
+      await clock.settle(client.load(input.spec, "wasm"));
     } else if (step.reload_ms !== undefined) {
       plan.loadMs = step.reload_ms;
     } else if (step.generate) {
       plan.work.push(step.generate.worker);
       const request = JSON.stringify({ type: "generate", id: replies.length + 1, prompt: "2 + 2?", caps: step.generate.caps });
-      replies.push(JSON.parse(await settle(client.call(request))));
+      replies.push(JSON.parse(await clock.settle(client.call(request))));
     }
   }
-  results.push({ replies, loads: client.loads, now });
+  results.push({ replies, loads: client.loads, now: clock.now() });
 }
 process.stdout.write(JSON.stringify(results));

@@ -23,44 +23,7 @@
 
 import { readFileSync } from "node:fs";
 
-// ---- the fake clock (as tests/model_client_clock_node.mjs) -------------------------------
-let now = 0;
-let nextTimer = 1;
-const timers = new Map(); // id -> {at, fn}
-globalThis.setTimeout = (fn, ms = 0) => {
-  const id = nextTimer++;
-  timers.set(id, { at: now + Math.max(0, Number(ms) || 0), fn });
-  return id;
-};
-globalThis.clearTimeout = (id) => timers.delete(id);
-Object.defineProperty(globalThis, "performance", { value: { now: () => now }, configurable: true });
-globalThis.location = { href: "http://127.0.0.1:8000/" };
-
-const flush = () => new Promise((resolve) => setImmediate(resolve));
-
-// Run `promise` to its end; timers due at the same instant fire together, in creation order,
-// with no turn of the event loop between them (so a reply and a hard stop can truly race).
-async function settle(promise) {
-  let done = false;
-  let value;
-  promise.then((v) => {
-    done = true;
-    value = v;
-  });
-  for (let guard = 0; guard < 100_000; guard++) {
-    for (let i = 0; i < 5; i++) await flush();
-    if (done) return value;
-    const due = [...timers.entries()].sort((a, b) => a[1].at - b[1].at || a[0] - b[0]);
-    if (!due.length) throw new Error("nothing left to run and the call has not ended");
-    const at = due[0][1].at;
-    now = Math.max(now, at);
-    for (const [id, timer] of due.filter(([, timer]) => timer.at === at)) {
-      timers.delete(id);
-      timer.fn();
-    }
-  }
-  throw new Error("too many timers");
-}
+import { clock } from "./fake_clock_node.mjs";
 
 // ---- the stand-in model worker -----------------------------------------------------------
 const input = JSON.parse(readFileSync(0, "utf-8"));
@@ -166,8 +129,7 @@ async function pythonCall(box, seq, request) {
 const { ModelClient } = await import("../workers/model_client.js");
 const results = [];
 for (const scenario of input.scenarios) {
-  now = 0;
-  timers.clear();
+  clock.reset();
   plan.work = [];
   answers = [];
   spawned = 0;
@@ -180,18 +142,18 @@ for (const scenario of input.scenarios) {
     if (step.attach) client.attachMailbox(buffer);
     else if (step.load) {
       plan.loadMs = step.load.ms ?? 0;
-      await settle(client.load(input.spec, "wasm"));
+      await clock.settle(client.load(input.spec, "wasm"), { together: true });
     } else if (step.generate) {
       plan.work.push(step.generate.worker);
       const request = { type: "generate", id: replies.length + 1, prompt: "2 + 2?", caps: step.generate.caps };
-      let reply = await settle(pythonCall(box, ++seq, request));
-      if (reply === null) reply = { sync: JSON.parse(await settle(client.call(JSON.stringify(request)))) };
+      let reply = await clock.settle(pythonCall(box, ++seq, request), { together: true });
+      if (reply === null) reply = { sync: JSON.parse(await clock.settle(client.call(JSON.stringify(request)), { together: true })) };
       replies.push(reply);
-      await settle(Promise.resolve()); // let the page see the reply before the next step
+      await clock.settle(Promise.resolve(), { together: true }); // let the page see the reply before the next step
     }
   }
-  for (let i = 0; i < 5; i++) await flush();
-  results.push({ replies, counts: client.callCounts(), loads: client.loads, answers, spawned, now, grace: GRACE_MS });
+  for (let i = 0; i < 5; i++) await clock.flush();
+  results.push({ replies, counts: client.callCounts(), loads: client.loads, answers, spawned, now: clock.now(), grace: GRACE_MS });
 }
 process.stdout.write(JSON.stringify(results));
 process.exit(0); // the mailboxes' watchers would wait for ever

@@ -18,14 +18,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from asyncrun import run
+from nodescript import run_node_script
 from test_model_messages import LOAD_RESULT, SPEC
 
 from pyapp.browser import mailbox
@@ -233,20 +231,9 @@ def test_the_worker_glue_makes_the_adapter_with_the_mailbox() -> None:
 
 
 def run_mailbox_client(scenarios: list[dict[str, Any]]) -> list[Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
     load_result = {**LOAD_RESULT, "warmup_step_ms": [40.0, 5.0, 6.0]}
-    done = subprocess.run(
-        [node, "--no-warnings", str(ROOT / "tests" / "model_mailbox_node.mjs")],
-        input=json.dumps({"spec": SPEC, "load_result": load_result, "scenarios": scenarios}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    results: list[Any] = json.loads(done.stdout)
+    cases = {"spec": SPEC, "load_result": load_result, "scenarios": scenarios}
+    results: list[Any] = run_node_script("model_mailbox_node.mjs", cases)
     return results
 
 

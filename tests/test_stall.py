@@ -20,14 +20,13 @@ virtual clock (`pyapp.records.clock.using`).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from asyncrun import run
+from nodescript import run_node_script
 from test_integrity import answer
 from test_model_messages import LOAD_RESULT, SPEC
 
@@ -48,20 +47,11 @@ HARD_STOP_AT = CALL.timeout_ms + mm.GRACE_MS
 
 
 def run_clock_client(scenarios: list[list[dict[str, Any]]], steps: list[float]) -> list[Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (scripts/lab installs the npm packages with it)")
     load_result = {**LOAD_RESULT, "warmup_step_ms": steps}
-    done = subprocess.run(
-        [node, "--no-warnings", str(ROOT / "tests" / "model_client_clock_node.mjs")],
-        input=json.dumps({"spec": SPEC, "load_result": load_result, "scenarios": scenarios}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    results: list[Any] = run_node_script(
+        "model_client_clock_node.mjs",
+        {"spec": SPEC, "load_result": load_result, "scenarios": scenarios},
     )
-    assert done.returncode == 0, done.stderr
-    results: list[Any] = json.loads(done.stdout)
     return results
 
 
