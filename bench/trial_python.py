@@ -95,17 +95,17 @@ class PageStandIn:
         self.conditions: list[str] = []
         self.posted = 0
 
-    def post(self, message: dict[str, Any]) -> None:
+    def post(self, message: dict[str, Any], texts: dict[str, Any]) -> None:
         if message["type"] == "trial_start":
             self.starts.append(time.perf_counter())
             self.conditions.append(message["condition"])
-        json.dumps(message)  # what the worker's _post does before postMessage
+        json.dumps(message)  # what the worker's _post does before postMessage (texts: as they are)
         self.posted += 1
 
     def context(self) -> Context:
         return Context(
             adapter=lambda: None,
-            notify=lambda message: None,
+            notify=lambda message, texts: None,
             cancel_requested=lambda: False,
             post=self.post,
             flags=lambda: EventAnswer(cancel=False, model_version=None),
@@ -146,35 +146,29 @@ def between_steps(sweep: Sweep) -> dict[str, float]:
     by_id = {t.id: t for t in sweep.tasks}
     provenance = sweep.model
 
-    def done_event(trial: Trial) -> str:
-        return json.dumps(
-            event(
-                TrialDone(
-                    trial_id=trial.trial_id,
-                    condition=trial.condition,
-                    task_id=trial.task_id,
-                    index=1,
-                    total=len(trials),
-                    phase="measure",
-                    trial_json=json_text(trial),
-                    heldout_observed=False,
-                    summary=NO_TRIALS,
-                    heldout_content=None,
-                    header_json=None,
-                )
-            )
+    def done_event(trial: Trial) -> tuple[str, str]:
+        """The posted `trial_done`: the event's text and, beside it, the trial's line."""
+        done = TrialDone(
+            **where(trial),
+            heldout_observed=False,
+            summary=NO_TRIALS,
+            heldout_content=None,
         )
+        return json.dumps(event(done)), json_text(trial)
 
     def start_event(trial: Trial) -> str:
-        start = TrialStart(
-            trial_id=trial.trial_id,
-            condition=trial.condition,
-            task_id=trial.task_id,
-            index=1,
-            total=len(trials),
-            phase="measure",
-        )
-        return json.dumps(event(start))
+        return json.dumps(event(TrialStart(**where(trial))))
+
+    def where(trial: Trial) -> dict[str, Any]:
+        """The fields `trial_start` and `trial_done` share."""
+        return {
+            "trial_id": trial.trial_id,
+            "condition": trial.condition,
+            "task_id": trial.task_id,
+            "index": 1,
+            "total": len(trials),
+            "phase": "measure",
+        }
 
     def bound(trial: Trial, sweep: Sweep = sweep, loaded: ModelProvenance = provenance) -> object:
         sweep.bind(loaded)  # what `attempt` does before a model trial
@@ -187,7 +181,7 @@ def between_steps(sweep: Sweep) -> dict[str, float]:
         "chain hash (sha256_of)": timed(chain.sha256_of, trials),
         "canonical form (canonical)": timed(chain.canonical, trials),
         "trial JSON line (json_text)": timed(json_text, trials),
-        "trial_done event, posted text": timed(done_event, trials),
+        "trial_done event, posted texts": timed(done_event, trials),
         "trial_start event, posted text": timed(start_event, trials),
         "model binding (bind, load id, identity)": timed(bound, trials),
         "stamp (replace)": timed(stamped, trials),
@@ -379,7 +373,8 @@ def worker_glue(trials: list[Trial]) -> dict[str, float]:
     for _ in range(3):
         for n, text in enumerate(texts):
             start = time.perf_counter()
-            sink(to_js({"lab_event": text, "seq": n}, dict_converter=js.Object.fromEntries))
+            message = {"lab_event": "{}", "texts": {"trial": text}, "seq": n}
+            sink(to_js(message, dict_converter=js.Object.fromEntries))
             middle = time.perf_counter()
             read = [int(flags[slot]) for slot in range(5)]
             end = time.perf_counter()
