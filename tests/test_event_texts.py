@@ -139,6 +139,28 @@ def test_one_rule_applies_a_change_and_a_bad_change_is_refused() -> None:
     assert refused["error"]["code"] == "bad_request"
 
 
+def test_stored_texts_go_through_the_one_bounded_reader() -> None:
+    """A stored text (IndexedDB's, or a trials.jsonl line) is read under the input limits
+    of `pyapp.records.documents`: a repeated key, a NaN or a 41-digit number is refused
+    (`json.loads` took the last key, NaN and the number as they were)."""
+    page = Page(ScriptedAdapter(known_model))
+    call(page, "sweep_start", seed=1729, conditions=["model-only"])
+    call(page, "sweep_run", phase="measure")
+    first = page.trials_json[0]
+    assert first.startswith("{") and stored_trace(page.header_json, page.trials_json)
+    for bad in (
+        '{"trial_id": "x", ' + first[1:],  # a repeated key
+        first[:-1] + ', "extra": NaN}',
+        first[:-1] + ', "extra": ' + "9" * 41 + "}",
+    ):
+        with pytest.raises(RecordError, match="input limits"):
+            stored_trace(page.header_json, [bad, *page.trials_json[1:]])
+    refused = call(
+        page, "sweep_resume", **{**page.stored(), "trials_json": [first[:-1] + ', "a": NaN}']}
+    )
+    assert refused["error"]["code"] == "bad_request"
+
+
 def test_the_page_assembles_no_trace() -> None:
     """site/: no JavaScript builds a trace from a header and parsed trials (the one assembly
     is Python's; mid-run the page offers its texts). The page's stored sweep, as a driver reads

@@ -12,11 +12,12 @@ resume, the CLI's checkpoints, a driver reading what the page stores) calls.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.documents import loads_document
 from pyapp.records.model import ModelProvenance, revision_note
 from pyapp.records.trace import FreezeRecord, Interruption, Trace, read_trace, with_trials
 
@@ -93,10 +94,11 @@ def stored_trace(
 
 
 def _loads(text: object, name: str) -> JSON:
+    """One stored text under the input limits of the one bounded reader
+    (`pyapp.records.documents.loads_document`: deep JSON, NaN, huge numbers, repeated keys)."""
     if not isinstance(text, str):
         raise RecordError(name, "must be JSON text")
     try:
-        value: JSON = json.loads(text)
-    except ValueError as error:
-        raise RecordError(name, f"not JSON: {error}") from None
-    return value
+        return loads_document(text, name)
+    except InputError as error:
+        raise RecordError(name, f"not JSON within the input limits: {error.message}") from None
