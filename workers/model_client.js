@@ -343,19 +343,9 @@ export class ModelClient {
     if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
     let settle;
     const stopped = new Promise((resolve) => (settle = resolve));
-    this.current = { id, stop: null, firstToken: false, sentAt: performance.now(), lastTokenAt: null, tokens: 0, caps };
-    // Deadline: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
-    // and, if nothing comes back within GRACE_MS, terminates the worker (hard).
-    const softTimer = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);
-    const hardTimer = setTimeout(() => this.hardStop(id, "timeout", settle), caps.timeout_ms + GRACE_MS);
-    this.current.stop = (reason) => {
-      this.interrupt(id, reason);
-      setTimeout(() => this.hardStop(id, reason, settle), GRACE_MS);
-    };
+    const unwatch = this.watch(id, caps, settle);
     let reply = await Promise.race([promise, stopped]);
-    clearTimeout(softTimer);
-    clearTimeout(hardTimer);
-    this.current = null;
+    unwatch();
     if (fault("bad_reply") && reply.ok) reply = { ...reply, result: { text: 42, injected: `bad_reply@${n}` } };
     if (fault("reload_fail") && this.worker) {
       this.failNextLoad = `the reload after generation ${n} failed (injected fault reload_fail@${n})`;
@@ -363,6 +353,26 @@ export class ModelClient {
       this.load(this.spec, this.backend, "reload-after-terminate");
     }
     return envelope({ ...reply, worker_ms: reply.elapsed_ms ?? null });
+  }
+
+  // Supervise generation `id` (the page's own, or a direct one: ./model_direct.js) as
+  // `current`: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
+  // and, if nothing comes back within GRACE_MS, terminates the worker (hard); Cancel takes the
+  // same path (`current.stop`). `settle` answers the generation. Returns what ends the watch.
+  watch(id, caps, settle) {
+    const current = { id, stop: null, firstToken: false, sentAt: performance.now(), lastTokenAt: null, tokens: 0, caps };
+    const soft = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);
+    const hard = setTimeout(() => this.hardStop(id, "timeout", settle), caps.timeout_ms + GRACE_MS);
+    current.stop = (reason) => {
+      this.interrupt(id, reason);
+      setTimeout(() => this.hardStop(id, reason, settle), GRACE_MS);
+    };
+    this.current = current;
+    return () => {
+      clearTimeout(soft);
+      clearTimeout(hard);
+      if (this.current === current) this.current = null;
+    };
   }
 
   interrupt(target, reason) {

@@ -20,7 +20,7 @@
 
 import { failedReply } from "./model_envelope.js";
 import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./model_mailbox.js";
-import { GRACE_MS, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
+import { MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
 const INT32_MAX = 0x7fffffff;
 
@@ -29,7 +29,7 @@ export class DirectCalls {
     this.client = client;
     this.mailbox = null;
     this.debug = undefined;
-    this.supervised = null; // {held, soft, hard, current} of a direct generation being watched
+    this.supervised = null; // {held, unwatch} of a direct generation being watched
     this.taken = 0; // mailbox requests the page answered itself
   }
 
@@ -119,33 +119,17 @@ export class DirectCalls {
     return { ...reply, type: MODEL_TYPE.GENERATE, id: this.requestId(), timing: { worker_ms: null, client_ms: clientMs, load_wait_ms: 0 } };
   }
 
-  // Watch the generation the worker took as ModelClient.generate watches its own (`current`).
+  // Watch the generation the worker took as ModelClient.generate watches its own (`watch`).
   supervise(held) {
     if (this.supervised) return;
-    const client = this.client;
-    const id = this.requestId();
-    const timeoutMs = this.mailbox.load("timeout_ms");
     const since = performance.now();
     const settle = (reply) => this.mailbox.answer(held, () => JSON.stringify(this.envelope(reply, since)));
-    const current = { id, stop: null, firstToken: false, sentAt: since, lastTokenAt: null, tokens: 0, caps: { timeout_ms: timeoutMs } };
-    current.stop = (reason) => {
-      client.interrupt(id, reason);
-      setTimeout(() => client.hardStop(id, reason, settle), GRACE_MS);
-    };
-    client.current = current;
-    this.supervised = {
-      held,
-      current,
-      soft: setTimeout(() => client.interrupt(id, "timeout"), timeoutMs),
-      hard: setTimeout(() => client.hardStop(id, "timeout", settle), timeoutMs + GRACE_MS),
-    };
+    const caps = { timeout_ms: this.mailbox.load("timeout_ms") };
+    this.supervised = { held, unwatch: this.client.watch(this.requestId(), caps, settle) };
   }
 
   release() {
-    const { soft, hard, current } = this.supervised;
-    clearTimeout(soft);
-    clearTimeout(hard);
-    if (this.client.current === current) this.client.current = null;
+    this.supervised.unwatch();
     this.supervised = null;
   }
 
