@@ -2,11 +2,15 @@
 
 A cell is exactly one existing run: a synthetic model is one `python -m pyapp simulate`
 of one seed (native, backend `native`); any other model is one `python -m pyapp sweep`
-(the real page, headless). `expand` checks everything a cell needs before anything runs
+(the real page, headless, on `wasm` or `webgpu`; or, backend `native`, the same sweep under
+onnxruntime without a browser, for a model whose files are local: `pyapp.sweep.native`).
+`expand` checks everything a cell needs before anything runs
 and refuses a bad plan with one line naming the key: an unknown model (the page's catalogue,
 `pyapp.sweep.options.choose_model`, and the synthetic structures, `pyapp.records.synthetic_spec`,
 decide what is known), an axis that makes no cell, two entries that make the same cells, an
-exclusion that matches nothing, browser cells without `options.consent`.
+exclusion that matches nothing, browser cells without `options.consent`, a native cell whose
+model the native backend cannot run as the page would (no local files, a chat template not
+compared with the page's: `pyapp.sweep.native.model_files`).
 
 A cell's name is stable (it is its folder, `DIR/cells/NAME/`): model, backend, parameter
 set, condition set and seed, e.g. `size-dependent-slope=1.2_native_design_default_s7`.
@@ -30,6 +34,7 @@ from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
+from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
 from pyapp.tasks.taskset import PRESETS, SEED_LIMIT
@@ -51,7 +56,8 @@ class Cell:
     name: str
     """Stable name, also its folder under `DIR/cells/`."""
     kind: Literal["synthetic", "browser"]
-    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep`."""
+    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep` (in the
+    page, or natively when `backend` is `native`)."""
     model: str
     """The model as the plan wrote it (`id`)."""
     model_key: str
@@ -68,7 +74,8 @@ class Cell:
     fixture: bool
     """Browser cells: the model is the bundled test fixture (never model evidence)."""
     backend: str
-    """`wasm` or `webgpu` (browser cells), `native` (synthetic)."""
+    """`wasm` or `webgpu` (a sweep in the page), `native` (synthetic, or a sweep under
+    onnxruntime)."""
     seed: int
     """Task seed."""
     preset: str
@@ -302,6 +309,10 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
         raise _bad(
             plan_path, "axes.backends", "an axis that makes no cell (browser models need a backend)"
         )
+    if "native" in plan.axes.backends:
+        for model in models:
+            if model.kind == "browser":
+                check_native(model, plan_path)
     cells: list[Cell] = []
     where: dict[tuple[str, ...], str] = {}
     names: dict[str, str] = {}
@@ -334,6 +345,33 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
                         if len(cells) > MAX_CELLS:
                             raise _bad(plan_path, "axes", f"more than {MAX_CELLS} cells")
     return exclude(plan, plan_path, cells)
+
+
+def check_native(model: _Model, plan_path: Path) -> None:
+    """The model's files can run natively as the page would (local, a verified chat template,
+    no logits processor), or the plan is refused naming the model's key."""
+    entry = model.entry
+    options = Options(
+        entry.id,
+        "native",
+        entry.dtype,
+        entry.revision,
+        0,
+        {},
+        None,
+        entry.host,
+        entry.folder,
+        [],
+        {},
+    )
+    try:
+        model_files(options, choose_native(options))
+    except (SetupError, UsageError) as error:
+        raise _bad(
+            plan_path,
+            f"axes.models[{model.index}]",
+            f"{entry.id!r} cannot run on backend native: {error.message}",
+        ) from None
 
 
 def exclude(plan: Plan, plan_path: Path, cells: Sequence[Cell]) -> list[Cell]:

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pyapp.native.folder import ModelFiles, NativeModelError
 from pyapp.native.template import ChatTemplate
-from pyapp.native.text import TokenizerText
+from pyapp.native.text import TokenizerText, tokenizer_data
 from pyapp.records.model import (
     TEST_FIXTURE_CONFIGS,
     Caps,
@@ -303,10 +303,17 @@ def native_model_provenance(
     )
 
 
+def check_model(files: ModelFiles, identity: NativeIdentity) -> None:
+    """What would refuse the model, found before anything loads: a chat template not
+    compared with the page's, a decoder other than ByteLevel (`NativeModelError`)."""
+    ChatTemplate(files.tokenizer_config, identity.chat_template_options)
+    tokenizer_data(files.tokenizer_json)
+
+
 def load_native(files: ModelFiles, identity: NativeIdentity) -> NativeAdapter:
-    """The model loaded (template and tokenizer checked first), warmed up, ready."""
+    """The model loaded (checked first: `check_model`), warmed up, ready."""
     started = time.perf_counter()
-    ChatTemplate(files.tokenizer_config, identity.chat_template_options)  # refused before load
+    check_model(files, identity)
     model = OnnxGreedy(files)
     adapter = NativeAdapter(files, identity, model, 0.0)
     _, ids = adapter.render("Hi")

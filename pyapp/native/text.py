@@ -58,6 +58,19 @@ def _byte_decoder() -> dict[str, int]:
 BYTE_DECODER = _byte_decoder()
 
 
+def tokenizer_data(tokenizer_json: str) -> dict[str, Any]:
+    """tokenizer.json, refused (`unverified_template`) unless its decoder is ByteLevel."""
+    data = json.loads(tokenizer_json)
+    decoder = (data.get("decoder") or {}).get("type") if isinstance(data, dict) else None
+    if decoder != "ByteLevel":
+        raise NativeModelError(
+            "unverified_template",
+            f"the tokenizer's decoder is {decoder!r}: the native backend decodes ByteLevel"
+            " tokenizers only, as the page does",
+        )
+    return dict(data)
+
+
 class TokenizerText:
     """The model's tokenizer: `encode` a rendered prompt, `decode` generated ids."""
 
@@ -69,14 +82,7 @@ class TokenizerText:
                 "native_unavailable",
                 "the native backend needs tokenizers: pip install -e .[native]",
             ) from None
-        data = json.loads(tokenizer_json)
-        decoder = (data.get("decoder") or {}).get("type")
-        if decoder != "ByteLevel":
-            raise NativeModelError(
-                "unverified_template",
-                f"the tokenizer's decoder is {decoder!r}: the native backend decodes ByteLevel"
-                " tokenizers only, as the page does",
-            )
+        data = tokenizer_data(tokenizer_json)
         self._tokenizer = Tokenizer.from_str(tokenizer_json)
         vocab: dict[str, int] = dict((data.get("model") or {}).get("vocab") or {})
         added = [t for t in data.get("added_tokens") or [] if isinstance(t, dict)]

@@ -33,7 +33,7 @@ from pyapp.browser.bridge import handle_async, new_session
 from pyapp.browser.page_link import Context
 from pyapp.errors import InputError
 from pyapp.host.files import REPO_ROOT, UsageError
-from pyapp.native.adapter import NativeAdapter, NativeIdentity, Source, load_native
+from pyapp.native.adapter import NativeAdapter, NativeIdentity, Source, check_model, load_native
 from pyapp.native.folder import ModelFiles, NativeModelError, find, read_model
 from pyapp.protocol.messages import EventAnswer, Request, request_message
 from pyapp.records.base import JSON, to_json
@@ -146,6 +146,10 @@ def model_files(options: Options, choice: ModelChoice) -> tuple[ModelFiles, Nati
         source=source,
         chat_template_options=dict(template_options),
     )
+    try:
+        check_model(files, identity)
+    except NativeModelError as error:
+        raise SetupError(error.code, f"{choice.model_id}: {error.message}") from None
     return files, identity
 
 
