@@ -119,6 +119,12 @@ class OnnxGreedy:
     def forward(self, step: list[int], past: dict[str, Any], length: int) -> tuple[int, Any]:
         """One forward pass: the next token (first index of the largest last-position
         logit; NaN never wins) and the cache after it."""
+        row, after = self.logits(step, past, length)
+        return int(row.argmax()), after
+
+    def logits(self, step: list[int], past: dict[str, Any], length: int) -> tuple[Any, Any]:
+        """One forward pass: the last position's logits (float32, NaN as -inf) and the cache
+        after it."""
         np = self.np
         feed: dict[str, Any] = {"input_ids": np.array([step], dtype=np.int64), **past}
         if "attention_mask" in self.names:
@@ -129,9 +135,8 @@ class OnnxGreedy:
         row = result["logits"][0, -1].astype(np.float32)
         if np.isnan(row).any():
             row = np.where(np.isnan(row), -np.inf, row)
-        token = int(row.argmax())
         after = {n: result[n.replace("past_key_values.", "present.", 1)] for n in past}
-        return token, after
+        return row, after
 
 
 def decode_loop(
@@ -240,6 +245,20 @@ class NativeAdapter:
             input_text=templated,
             input_sha256=text_sha256(templated),
         )
+
+    def margins(self, prompt: str, output_ids: list[int]) -> list[float]:
+        """For re-checking a generation: the gap between the two largest logits at each step
+        that chose `output_ids[i]`, the earlier ids fed as the model produced them (a small
+        gap is a near-tie: another runtime's rounding may choose the other token there)."""
+        _, ids = self.render(prompt)
+        past, step, length = dict(self.model.empty), list(ids), len(ids)
+        gaps = []
+        for token in output_ids:
+            row, past = self.model.logits(step, past, length)
+            top = self.model.np.partition(row, -2)[-2:]
+            gaps.append(float(top[1] - top[0]))
+            step, length = [token], length + 1
+        return gaps
 
     def _over_bytes(self, generated: list[int], ceiling: list[int], caps: Caps) -> bool:
         """The decoded output is over `max_output_bytes` (exact once the bound passes it)."""
