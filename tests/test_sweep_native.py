@@ -102,6 +102,7 @@ def test_a_native_sweep_writes_the_browser_sweeps_files(
     assert len(progress) == len(trace["trials"])  # one plain line per trial, as in the page
     run = read(out / "run.json")
     assert run["sessions"][0]["model"]["provenance"]["backend_actual"] == "native"
+    assert set(run["sessions"][0]["timings_s"]) == {"model_load", "sweep"}
     assert run["versions"]["page"]["pyapp_version"] and run["versions"]["chromium"] is None
     assert code == main(
         ["reproduce", str(out / "trace.json"), "--receipt", str(out / "receipt.json")]

@@ -289,10 +289,12 @@ def _native(
         say(f"*** {FIXTURE_BANNER} ***  {FIXTURE_NOTE}")
     if not args.consent:
         raise no_consent(options, choice, native_source=str(files.folders[0]))
+    t0 = time.monotonic()
     adapter = load(files, identity)
     stop = StopFlag()
     trials_at_start = len(stored["trials_json"]) if stored else 0
     session = begin_session(run, args, argv, options, choice, trials_at_start, in_flight)
+    session["timings_s"]["model_load"] = round(time.monotonic() - t0, 3)
     out.mkdir(parents=True, exist_ok=True)
     run.data["ledger"] = str(ledger)
     run.save()
@@ -303,7 +305,9 @@ def _native(
     try:
         with stop.installed():
             run.data["versions"] = versions(to_json(driver.request(Hello())), None)
+            t1 = time.monotonic()
             driver.drive(stored, in_flight)
+            session["timings_s"]["sweep"] = round(time.monotonic() - t1, 3)
         status, message, code = "done", "", 0
     except (KeyboardInterrupt, SweepError) as error:
         status, message, code = ended_by(error)
