@@ -241,3 +241,22 @@ def test_the_adapter_stops_as_the_pages_worker_does(adapter: NativeAdapter) -> N
     assert narrow.finish_reason in ("bytes", "eos") and narrow.output_tokens == 1
     chain = asyncio.run(adapter.generate(PROMPT, CHAIN_CALL_CAPS))
     assert chain.output_token_ids == full.output_token_ids[: CHAIN_CALL_CAPS.max_new_tokens]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "q8"])
+def test_the_adapter_gives_the_subjects_reference_replies(dtype: str) -> None:
+    """replies.json: the greedy ids onnxruntime gave when the subject was built (and the
+    page's WASM run reproduces, tests/browser/test_subject.py); prompt counts included."""
+    subject = ROOT / "tests" / "fixtures" / "subject"
+    native = load_native(
+        read_model((subject,), dtype),
+        NativeIdentity("subject/reference-2", "bundled", "bundled-subject", {}),
+    )
+    assert native.provenance.evidence == "reference-subject"
+    rows = read(subject / "replies.json")
+    for row in rows:
+        caps = replace(WHOLE_TASK_CAPS, max_new_tokens=row["max_new_tokens"])
+        reply = asyncio.run(native.generate(row["messages"][0]["content"], caps))
+        assert reply.input_tokens == row["prompt_tokens"], row["name"]
+        assert list(reply.output_token_ids or ()) == row[dtype]["output_ids"], row["name"]
+        assert reply.text == row[dtype]["reply"] and reply.finish_reason == row[dtype]["finish"]
