@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pyapp.cli.main import main
@@ -70,6 +71,8 @@ def assert_finished(out: Path, code: int, stdout: str) -> dict[str, Any]:
     lines = (out / "trials.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == trace["trials"]
     assert run["status"] == "done" and run["checks"]["ok"] and run["checks"]["exact"]
+    schema = read(ROOT / "exports" / "sweep-run.schema.json")
+    jsonschema.Draft202012Validator(schema).validate(run)
     assert run["options"]["backend"] == "native" and run["evidence"] == "fixture"
     model = trace["model"]
     assert (model["backend_requested"], model["backend_actual"]) == ("native", "native")
