@@ -5,7 +5,10 @@ through the Models panel's consent dialog (``--consent`` is the click on *Downlo
 load*), and drives the page through protocol messages (pyapp/protocol/messages.py) sent to
 its one entry point, ``window.lab.send``: measure →
 freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
-Python here only watches, writes files and checks them; it never runs a trial itself.
+Python here only watches, writes files and checks them; it never runs a trial itself. With
+``--backend native`` the page is swapped for this process (``pyapp.sweep.native``: the same
+requests answered by the same session, with a local ONNX model); the files, the session's
+entry in run.json and the end-of-run checks are the ones below.
 
 Files in ``--out`` (``pyapp.sweep.files``; all but trials.jsonl written atomically, via a
 temporary file and a rename):
