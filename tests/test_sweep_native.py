@@ -26,7 +26,7 @@ import pytest
 
 from pyapp.cli.main import main
 from pyapp.native.adapter import NativeAdapter, NativeIdentity, load_native
-from pyapp.native.folder import read_model
+from pyapp.native.folder import logits_settings, read_model
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
 
 pytest.importorskip("onnxruntime")
@@ -263,3 +263,26 @@ def test_the_adapter_gives_the_subjects_reference_replies(dtype: str) -> None:
         assert reply.input_tokens == row["prompt_tokens"], row["name"]
         assert list(reply.output_token_ids or ()) == row[dtype]["output_ids"], row["name"]
         assert reply.text == row[dtype]["reply"] and reply.finish_reason == row[dtype]["finish"]
+
+
+def test_generation_settings_that_add_a_logits_processor_are_named() -> None:
+    """transformers.js's `_get_logits_processor` tests, one by one: neutral values (as real
+    config.json files carry them) pass; anything that adds a processor is named."""
+    neutral = {
+        "repetition_penalty": 1.0,
+        "no_repeat_ngram_size": 0,
+        "bad_words_ids": None,
+        "min_length": 0,
+        "min_new_tokens": None,
+        "forced_bos_token_id": None,
+        "suppress_tokens": None,
+        "guidance_scale": 1,
+        "temperature": 0.7,  # a sampling setting: greedy decoding ignores it, as the page does
+    }
+    assert logits_settings(neutral) == []
+    added = {"repetition_penalty": 1.05, "no_repeat_ngram_size": 3, "min_new_tokens": 2}
+    assert logits_settings({**neutral, **added}) == [
+        "repetition_penalty=1.05",
+        "no_repeat_ngram_size=3",
+        "min_new_tokens=2",
+    ]

@@ -18,6 +18,7 @@ differently.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,20 +41,20 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 """A model's JSON files (a tokenizer.json of a 150k vocabulary is ~11 MB)."""
 MAX_ONNX_BYTES = 8 * 1024 * 1024 * 1024
 """A graph or its external weights."""
-LOGITS_SETTINGS = {
-    "repetition_penalty": 1.0,
-    "no_repeat_ngram_size": 0,
-    "bad_words_ids": None,
-    "min_length": 0,
-    "min_new_tokens": 0,
-    "forced_bos_token_id": None,
-    "forced_eos_token_id": None,
-    "suppress_tokens": None,
-    "begin_suppress_tokens": None,
-    "guidance_scale": None,
+LOGITS_SETTINGS: dict[str, Callable[[Any], bool]] = {
+    "repetition_penalty": lambda v: v is not None and v != 1.0,
+    "no_repeat_ngram_size": lambda v: v is not None and v > 0,
+    "bad_words_ids": lambda v: v is not None,
+    "min_length": lambda v: v is not None and v > 0,
+    "min_new_tokens": lambda v: v is not None and v > 0,
+    "forced_bos_token_id": lambda v: v is not None,
+    "forced_eos_token_id": lambda v: v is not None,
+    "suppress_tokens": lambda v: v is not None,
+    "begin_suppress_tokens": lambda v: v is not None,
+    "guidance_scale": lambda v: v is not None and v > 1,
 }
 """Generation-config settings that make transformers.js add a logits processor to greedy
-decoding (`_get_logits_processor`), with the value that adds none."""
+decoding, each with its test as `_get_logits_processor` writes it."""
 
 
 class NativeModelError(LabError):
@@ -137,11 +138,16 @@ def settings(config: dict[str, Any], generation: dict[str, Any]) -> dict[str, An
 
 def logits_settings(generation: dict[str, Any]) -> list[str]:
     """`name=value` of each setting that would add a logits processor (none: [])."""
-    return [
-        f"{name}={generation[name]!r}"
-        for name, neutral in LOGITS_SETTINGS.items()
-        if name in generation and generation[name] != neutral
-    ]
+    found = []
+    for name, adds in LOGITS_SETTINGS.items():
+        value = generation.get(name)
+        try:
+            added = adds(value)
+        except TypeError:  # a value of another type than transformers.js expects: refused
+            added = True
+        if added:
+            found.append(f"{name}={value!r}")
+    return found
 
 
 def read_model(folders: tuple[Path, ...], dtype: str) -> ModelFiles:
