@@ -20,7 +20,7 @@ def _run(tmp_path: Path, message: str) -> int:
     ("message", "code"),
     [
         ("Short subject\n", 0),
-        ("Short subject\n\nA body line that is as long as it likes to be, well past 72 chars.\n", 0),
+        ("Short subject\n\nA body line as long as it likes: " + "z" * 90 + "\n", 0),
         ("x" * 72 + "\n", 0),
         ("x" * 73 + "\n", 1),
         ("Subject\nbody without a blank line\n", 1),
