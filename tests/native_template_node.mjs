@@ -1,7 +1,7 @@
 // The page's own prompt rendering, tokenization and decoding under Node, for
 // tests/test_native_template.py: the pinned @huggingface/transformers tokenizer built as
 // AutoTokenizer.from_pretrained builds it (the class tokenizer_config.json names, from
-// tokenizer.json and tokenizer_config.json), then what workers/model_worker.js does with each
+// tokenizer.json and tokenizer_config.json), then what site/model_worker/model_worker.js does with each
 // prompt: apply_chat_template([{role: user, content}], {...options, add_generation_prompt:
 // true, tokenize: false}), tokenizer(text, {add_special_tokens: false}), and
 // decode(ids, {skip_special_tokens: true}) of each id list.

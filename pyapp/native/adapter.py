@@ -3,8 +3,8 @@
     adapter = load_native(files, NativeIdentity(...))      # one InferenceSession, warmed up
     completion = await adapter.generate(prompt, caps)
 
-Each call does what the page's model worker does (workers/model_worker.js `generate`,
-workers/greedy.js): the chat template rendered once (`pyapp.native.template`), the input
+Each call does what the page's model worker does (site/model_worker/model_worker.js `generate`,
+site/model_worker/greedy.js): the chat template rendered once (`pyapp.native.template`), the input
 tokenized and counted before generating (over `max_input_tokens`: no generation, failure
 `input_budget`), then greedy decoding — the FIRST index of the largest logit of the last
 position, one token at a time with the key/value cache fed back, as transformers.js feeds its
@@ -142,7 +142,7 @@ class OnnxGreedy:
 def decode_loop(
     model: OnnxGreedy, prompt: list[int], max_new: int, eos: frozenset[int], stop: Any
 ) -> tuple[list[int], float | None]:
-    """workers/greedy.js `greedyGenerate`: generated ids and the time of the first token
+    """site/model_worker/greedy.js `greedyGenerate`: generated ids and the time of the first token
     (`time.perf_counter`); `stop(generated)` is asked after every token, before EOS and the
     cap are."""
     past = dict(model.empty)

@@ -10,9 +10,9 @@ checked to be regular files within their size limit before onnxruntime opens the
 
 What the page's model worker takes from the generation config is taken here too: the EOS
 ids (the generation config's, else config.json's) and every setting that would add a logits
-processor to transformers.js's greedy decoding (`workers/greedy.js`). The native loop applies
-none of them, so a model that asks for one is refused (`NativeModelError`), never decoded
-differently.
+processor to transformers.js's greedy decoding (`site/model_worker/greedy.js`). The native
+loop applies none of them, so a model that asks for one is refused (`NativeModelError`),
+never decoded differently.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The prompt as the model sees it: the model's own chat template rendered natively exactly as
 the page renders it (transformers.js `tokenizer.apply_chat_template([{role: user, content:
 prompt}], {...chat_template_options, add_generation_prompt: true, tokenize: false})`,
-workers/model_worker.js).
+site/model_worker/model_worker.js).
 
 transformers.js renders with @huggingface/jinja (`trim_blocks` and `lstrip_blocks` on), with
 `messages`, `add_generation_prompt`, `tools` and `documents` (null), the tokenizer config's

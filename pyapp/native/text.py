@@ -10,8 +10,9 @@ decoded as UTF-8 with U+FFFD for invalid bytes, added tokens kept as their text,
 tokenization spaces cleaned up when the tokenizer config says so (its default: yes). A
 tokenizer with another decoder is refused (`unverified_template`).
 
-`byte_ceiling` is the worker's bound on the bytes one token can add (workers/output_bytes.js):
-the output-bytes cap needs an exact decode only once the bound passes it.
+`byte_ceiling` is the worker's bound on the bytes one token can add
+(site/model_worker/output_bytes.js): the output-bytes cap needs an exact decode only once the
+bound passes it.
 """
 
 from __future__ import annotations
