@@ -310,6 +310,7 @@ LAYERS = (
     "host",
     "sweep",
     "matrix",
+    "study",
     "cli",
     "__main__",
 )
