@@ -172,3 +172,27 @@ def test_markdown_fills_only_the_results_block_of_a_document(studied: Path, tmp_
     assert markdown_into(tmp_path / "new.md", doc).startswith("## Answer")
     shipped = (ROOT / "docs" / "study.md").read_text(encoding="utf-8")
     assert BEGIN in shipped and END in shipped  # the coordinator's run fills docs/study.md
+
+
+def test_a_study_whose_outcomes_are_all_zero_says_so_first(tmp_path: Path) -> None:
+    """The issue's reproducer: on held-out tasks the model never gets right, the old skill
+    read "1.000"; the study's first line says the outcomes are all 0 and it cannot say."""
+    plan = tmp_path / "zero.toml"
+    plan.write_text(
+        '[axes]\nmodels = ["independent:p_add=1,p_sub=1,p_mul=1"]\nseeds = [1, 2]\n'
+        'conditions = [["model-only", "controlled-chain"]]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert main(["study", str(out), *RESAMPLES]) == 0
+    document = read(out / "study.json")
+    assert document["answer"][0].startswith("DEGENERATE: all 16 held-out outcomes are 0")
+    assert document["answer"][1] == ANSWER_LABEL
+    [group] = document["groups"]
+    assert {a["verdict"] for a in group["answers"]} == {"cannot say"}
+    assert all("constant" in a["reason"] for a in group["answers"])
+    html = (out / "study.html").read_text(encoding="utf-8")
+    assert html.index("DEGENERATE: all 16") < html.index(ANSWER_LABEL)

@@ -127,16 +127,24 @@ def _tasks(cells: Sequence[ReadCell], condition: str) -> list[ScoredTask]:
 
 
 def _title(first: ReadCell, task_sets: str, seeds: Sequence[int]) -> str:
-    frozen = first.doc.conditions[0].frozen if first.doc.conditions else None
-    model = (
-        first.cell.model_key
-        if frozen is None or first.cell.kind == "synthetic"
-        else f"{frozen.model_id}@{frozen.model_revision[:12]} ({frozen.model_dtype})"
-    )
+    model = _model(first, short=True)
     label = NOT_EVIDENCE.get(first.doc.evidence, first.doc.evidence)
+    if any(r.frozen.exploratory for r in first.doc.conditions):
+        label += "; EXPLORATORY profiles (held-out tasks seen before the freeze)"
     conditions = ", ".join(first.cell.conditions) or "default conditions"
     shown = ", ".join(str(s) for s in seeds)
     return f"{model}, {first.cell.backend}, {task_sets}, seeds {shown}, {conditions} — {label}"
+
+
+def _model(first: ReadCell, short: bool = False) -> str:
+    """The model in words: a synthetic spec, or id@revision (dtype) — never a path."""
+    frozen = first.doc.conditions[0].frozen if first.doc.conditions else None
+    if first.cell.kind == "synthetic":
+        return first.cell.model_key
+    if frozen is None:
+        return first.cell.model
+    revision = frozen.model_revision[:12] if short else frozen.model_revision
+    return f"{frozen.model_id}@{revision} ({frozen.model_dtype})"
 
 
 def build_group(cells: Sequence[ReadCell], resamples: int, seed: int) -> StudyGroup:
@@ -176,7 +184,7 @@ def build_group(cells: Sequence[ReadCell], resamples: int, seed: int) -> StudyGr
         identity=first.identity,
         title=_title(first, task_sets, seeds),
         evidence=first.doc.evidence,
-        model=first.cell.model_key,
+        model=_model(first),
         backend=first.cell.backend,
         task_sets=task_sets,
         ladder=first.ladder,
@@ -227,8 +235,10 @@ def _cell_record(
     )
 
 
-def _answer_lines(groups: Sequence[StudyGroup]) -> list[str]:
-    lines = [ANSWER_LABEL]
+def _answer_lines(groups: Sequence[StudyGroup], first: str | None) -> list[str]:
+    """The answer: a degenerate headline first (when there is one), the label, then per group
+    its title, answers and differences."""
+    lines = ([] if first is None else [first]) + [ANSWER_LABEL]
     for group in groups:
         lines.append(f"{group.title}:")
         lines += [a.text for a in group.answers]
@@ -266,7 +276,7 @@ def build_study(folder: Path, resamples: int, seed: int) -> StudyDocument:
     return StudyDocument(
         schema_version=STUDY_SCHEMA,
         kind="composition-lab-study",
-        answer=tuple(_answer_lines(groups)),
+        answer=tuple(_answer_lines(groups, headline(leads))),
         flags=tuple(flags),
         name=record.name,
         cells_done=sum(1 for s in record.cells if s.in_plan and s.status == "done"),

@@ -95,7 +95,7 @@ def identity_of(cell: Cell, trace: Trace, doc: PredictionsDocument, task_sets: s
     model = frozen[0] if frozen else None
     parts = {
         "kind": cell.kind,
-        "model_key": cell.model_key,
+        "synthetic": cell.model_key if cell.kind == "synthetic" else None,  # its whole spec
         "model": None
         if model is None
         else [model.model_id, model.model_revision, model.model_dtype, model.backend],

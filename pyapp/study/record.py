@@ -83,7 +83,7 @@ class StudyGroup:
     evidence: str
     """The cells' evidence label (`model`, `reference-subject`, `fixture`, `synthetic`)."""
     model: str
-    """The model (id and revision)."""
+    """The model: a synthetic specification, or id@revision (dtype)."""
     backend: str
     """The backend of its cells."""
     task_sets: str
@@ -139,7 +139,8 @@ class StudyDocument:
     kind: Literal["composition-lab-study"]
     """Document kind."""
     answer: tuple[str, ...]
-    """The plain-language answer, first line first: templated from the numbers only,
+    """The plain-language answer, first line first: a degenerate headline when there is one
+    (`DEGENERATE: all N held-out outcomes are 0 …`), then templated from the numbers only,
     labelled descriptive (the confirmatory hypotheses are the test)."""
     flags: tuple[str, ...]
     """Degenerate scores and incomplete data, in words."""

@@ -203,7 +203,8 @@ def study_html(doc: StudyDocument) -> str:
         el("title", None, title),
         el("style", None, Markup(STYLE)),
     )
-    answer = [line for line in doc.answer if line != ANSWER_LABEL]
+    label = doc.answer.index(ANSWER_LABEL)
+    headline = [el("p", {"class": "degenerate"}, el("strong", None, x)) for x in doc.answer[:label]]
     body = el(
         "body",
         None,
@@ -211,8 +212,9 @@ def study_html(doc: StudyDocument) -> str:
         el(
             "section",
             {"id": "answer"},
+            headline,
             el("p", None, el("strong", None, ANSWER_LABEL)),
-            el("ul", None, [el("li", None, line) for line in answer]),
+            el("ul", None, [el("li", None, line) for line in doc.answer[label + 1 :]]),
         ),
         el("section", {"id": "flags", "class": "degenerate"}, [el("p", None, f) for f in doc.flags])
         if doc.flags
@@ -250,8 +252,10 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 def study_markdown(doc: StudyDocument, heading: str = "##") -> str:
     """The study as Markdown (the same order and text as study.html, without the plots)."""
-    lines = [f"{heading} Answer", "", f"**{ANSWER_LABEL}**", ""]
-    lines += [f"- {line}" for line in doc.answer if line != ANSWER_LABEL]
+    label = doc.answer.index(ANSWER_LABEL)
+    lines = [f"{heading} Answer", "", *(f"**{x}**\n" for x in doc.answer[:label])]
+    lines += [f"**{ANSWER_LABEL}**", ""]
+    lines += [f"- {line}" for line in doc.answer[label + 1 :]]
     lines += ["", *(f"> **{flag}**" for flag in doc.flags), ""] if doc.flags else [""]
     for group in doc.groups:
         lines += [f"{heading} {group.title}", ""]
