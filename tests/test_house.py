@@ -312,6 +312,7 @@ LAYERS = (
     "host",
     "sweep",
     "matrix",
+    "study",
     "cli",
     "__main__",
 )
