@@ -89,6 +89,7 @@ _REFUSAL = (
     "bad_trace",
     "bad_predictions",
     "bad_receipt",
+    "wrong_kind",
     "bad_record",
     "unwritable_file",
     "cannot_bind",
