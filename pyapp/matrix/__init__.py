@@ -1,6 +1,8 @@
 """Matrix runs: many models × seeds × presets as one plan (`python -m pyapp matrix`).
 
     plan.py         the PLAN (TOML) as typed records; generates exports/matrix-plan.schema.json
+    check.py        the plan checked whole with bounds (ranges counted, numbers in range,
+                    duplicates, lengths) before anything is made; cells' folder names
     cells.py        the plan's cells: the cross product less exclusions, checked, named
     runner.py       one attempt at one cell: `python -m pyapp simulate|sweep` as a subprocess
                     in DIR/cells/NAME/ (resume through the sweep's own --resume); the only
