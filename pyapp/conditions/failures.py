@@ -98,6 +98,8 @@ _REFUSAL = (
     "unreadable_sweep_file",
     "bad_plan",
     "bad_matrix",
+    "bad_output_folder",
+    "folder_in_use",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

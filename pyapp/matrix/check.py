@@ -299,3 +299,13 @@ def folder_name(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
     return f"{name[: MAX_FOLDER_CHARS - 18].rstrip('-_.')}-h{digest}"
+
+
+def plan_sha256(plan: Plan) -> str:
+    """SHA-256 of the parsed plan's canonical JSON: the same plan however it is written
+    (comments, order, spacing); a study's `[[hypotheses]]` are outside it."""
+    document = to_json(plan)
+    assert isinstance(document, dict)
+    document.pop("hypotheses", None)
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
