@@ -310,3 +310,34 @@ def test_two_commands_at_once_run_every_cell_once_and_lose_no_session(tmp_path: 
     assert len(record["sessions"]) == 2 and all(s["ended_at"] for s in record["sessions"])
     assert sorted(s["cells_run"] for s in record["sessions"]) == [0, 2]
     assert all(c["attempts"] == 1 and c["status"] == "done" for c in record["cells"])
+
+
+def test_a_browser_cell_run_under_other_options_is_refused_naming_the_key(
+    tmp_path: Path,
+) -> None:
+    """Options that shape a browser cell's result (here `page_params`) are recorded per cell
+    as it first ran; a plan that changes them for a cell with files is refused (checked in
+    process: a browser cell's run is tests/browser/test_matrix_browser.py's)."""
+    from pyapp.errors import InputError
+    from pyapp.matrix.cellfiles import check_match, result_options
+    from pyapp.matrix.cells import expand
+    from pyapp.matrix.plan import read_plan
+    from pyapp.matrix.state import CellState, FilesCheck
+
+    path = tmp_path / "plan.toml"
+    path.write_text(
+        '[axes]\nmodels = ["fixture"]\nseeds = [1]\n'
+        '[options]\nconsent = true\npage_params = { model_step_delay_ms = "5" }\n',
+        encoding="utf-8",
+    )
+    plan = read_plan(path)
+    cell = expand(plan, path)[0]
+    ran_under = {**result_options(plan, cell), "page_params": {"model_step_delay_ms": "9"}}
+    state = CellState(cell, "done", True, 1, None, None, 0.0, 0, None, (), None, options=ran_under)
+    check_match(plan, path, tmp_path, state, None)  # no files: nothing to contradict
+    files = FilesCheck("0" * 64, True, None, None)
+    with pytest.raises(InputError, match=rf"options.page_params: cell {cell.name} in .* was run"):
+        check_match(plan, path, tmp_path, state, files)
+    same = CellState(cell, "done", True, 1, None, None, 0.0, 0, None, (), None,
+                     options=result_options(plan, cell))  # fmt: skip
+    check_match(plan, path, tmp_path, same, files)

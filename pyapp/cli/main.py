@@ -51,7 +51,7 @@ from pyapp.host.serve import serve
 from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
-from pyapp.predict.predictor import read_predictions, score_trace
+from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
@@ -161,7 +161,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     # every document is of its kind and fits its records before anything is compared
-    predictions = read_predictions_file(args.predictions) if args.predictions else None
+    predictions = read_predictions_file(args.predictions)[0] if args.predictions else None
     receipt = read_receipt_file(args.receipt) if args.receipt else None
     for line in limitations(document):
         print(f"note: {line}")
@@ -200,16 +200,16 @@ def receipt_verdict(path: str, against: int, others: int) -> str:
     return ok if not others else ok + f" (the trace's {others} other mismatch(es) are above)"
 
 
-def read_predictions_file(path: str) -> Any:
-    """A predictions document: of its kind and fitting its records (else one line, exit 1)."""
+def read_predictions_file(path: str) -> tuple[Any, PredictionsDocument]:
+    """A predictions document, as JSON and as its records: of its kind and fitting its
+    records (else one line, exit 1)."""
     document = read_kind(path, "predictions")
     try:
-        read_predictions(document)
+        return document, read_predictions(document)
     except RecordError as error:
         raise InputError(
             "bad_predictions", f"not a valid predictions document: {error}", path=path
         ) from None
-    return document
 
 
 def read_receipt_file(path: str) -> Receipt:
@@ -299,7 +299,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
     docs = []
     for path in args.predictions:
-        docs.append(read_predictions(read_predictions_file(path)))
+        docs.append(read_predictions_file(path)[1])
     names = [
         Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
         for p in args.predictions

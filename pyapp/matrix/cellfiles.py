@@ -259,7 +259,7 @@ def result_options(plan: Plan, cell: Cell) -> dict[str, JSON]:
     return out
 
 
-def _check_match(
+def check_match(
     plan: Plan, plan_path: Path, out: Path, state: CellState, check: FilesCheck | None
 ) -> None:
     """Refuse the plan when the cell's files are another cell than the plan's."""
@@ -291,15 +291,19 @@ def _renamed(
 ) -> None:
     """A new cell whose task set, model and seed are those of a cell the folder already
     holds under another name (a preset renamed): refused, naming both."""
-    held = [
-        (other.cell.name, other.checked.identity)
-        for other in state.record.cells
-        if other.checked is not None and other.checked.identity is not None
-    ]
+    held: dict[str, list[tuple[str, Identity]]] = {}
+    for other in state.record.cells:
+        if other.checked is not None and other.checked.identity is not None:
+            identity = other.checked.identity
+            held.setdefault(_task_key(identity.seed, identity.task_params), []).append(
+                (other.cell.name, identity)
+            )
+    checked = {c.cell.name for c in state.record.cells if c.checked is not None}
     for cell in cells:
-        if state.cell(cell.name).checked is not None:
+        if cell.name in checked:
             continue
-        for name, identity in held:
+        wanted = wanted_identity(cell)
+        for name, identity in held.get(_task_key(cell.seed, wanted["task_params"]), []):
             if name != cell.name and not differences(cell, identity):
                 raise _refuse(
                     plan_path,
@@ -307,6 +311,10 @@ def _renamed(
                     f"cell {cell.name} is cell {name} of {out} under another name (the same "
                     "task set, model and seed): name it as before, or use another --out",
                 )
+
+
+def _task_key(seed: int, params: JSON) -> str:
+    return json.dumps([seed, params], sort_keys=True)
 
 
 def review(
@@ -317,10 +325,11 @@ def review(
     changes: dict[str, dict[str, object]] = {}
     run: list[str] = []
     bad: list[str] = []
+    states = {c.cell.name: c for c in state.record.cells}
     for cell in cells:
-        current = state.cell(cell.name)
+        current = states[cell.name]
         seen, check = examine(out, cell, current.checked)
-        _check_match(plan, plan_path, out, current, check)
+        check_match(plan, plan_path, out, current, check)
         change: dict[str, object] = {}
         if seen == "finished" and check is not None:
             change["checked"] = check
