@@ -52,6 +52,7 @@ KINDS: Final[dict[str, Kind]] = {
     "matrix-summary": Kind(
         "a matrix's summary.json", "composition-lab-matrix-summary", "matrix-summary"
     ),
+    "study": Kind("a study's study.json", "composition-lab-study", "study"),
 }
 """Every kind of document a command reads, by name."""
 
