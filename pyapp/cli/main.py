@@ -10,6 +10,8 @@
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
     matrix     PLAN --out DIR [--engine local|ray]             a study: many sweeps/simulations
+    study      DIR [--markdown F] [--plan PLAN]                a matrix folder's answer
+    study-receipt PLAN --out DIR | --check R.json              freeze a plan's hypotheses first
     schema     [--check]                (re)generate exports/*.schema.json, site/*.js, ...
     serve      [--port N] [--dir build/site]                   serve the built static site
 

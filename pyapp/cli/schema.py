@@ -18,6 +18,7 @@ from pyapp.experiment.ledger import ledger_schema
 from pyapp.host.files import EXPORTS, REPO_ROOT, write_atomically
 from pyapp.matrix.plan import plan_schema
 from pyapp.matrix.state import state_schema
+from pyapp.matrix.study_receipt import receipt_schema as study_receipt_schema
 from pyapp.predict.predictions import predictions_schema
 from pyapp.protocol import model_exports as model_message_exports
 from pyapp.protocol import page
@@ -42,6 +43,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "matrix-state.schema.json": state_schema(),
         "ledger.schema.json": ledger_schema(),
         "study.schema.json": study_schema(),
+        "study-receipt.schema.json": study_receipt_schema(),
     }
 
 

@@ -33,10 +33,12 @@ from typing import Final
 
 from pyapp.browser.session import task_params
 from pyapp.errors import InputError
+from pyapp.matrix.hypotheses import check_hypotheses
 from pyapp.matrix.plan import ModelEntry, Plan, SeedRange
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON, to_json
 from pyapp.synthetic.language import STRUCTURES
+from pyapp.tasks.presets import rungs_of
 from pyapp.tasks.taskset import PRESETS, SEED_LIMIT, TaskParams
 
 MAX_CELLS: Final = 100_000
@@ -56,6 +58,8 @@ MAX_NAME_CHARS: Final = {"name": 1_000, "model": 1_000, "preset": 64}
 """Longest plan name, model id (a synthetic specification or a hub id) and preset name."""
 MAX_PATH_PART_BYTES: Final = 255
 """Longest part of a path, in bytes (the file system's own limit)."""
+MAX_HYPOTHESIS_SEEDS: Final = 10_000
+"""A plan with hypotheses or prior exposure lists its seeds to check them (at most this)."""
 MAX_FOLDER_CHARS: Final = 120
 """Longest cell folder name: a longer name is cut and ends in a hash of the whole name."""
 RANGES: Final[dict[str, tuple[float, float, bool]]] = {
@@ -272,6 +276,7 @@ def check_plan(plan: Plan, plan_path: Path) -> None:
     _check_options(plan, plan_path)
     _check_seeds(plan, plan_path)
     _check_duplicates(plan, plan_path)
+    _check_hypotheses(plan, plan_path)
     cells = cell_count(plan)
     if cells > MAX_CELLS:
         raise _bad(plan_path, "axes", f"{cells:,} cells: more than {MAX_CELLS:,}")
@@ -282,6 +287,20 @@ def check_plan(plan: Plan, plan_path: Path) -> None:
             f"{len(plan.exclude)} exclusions over {cells:,} cells: more than "
             f"{MAX_EXCLUSION_CHECKS:,} checks (fewer exclusions, or a smaller plan)",
         )
+
+
+def _check_hypotheses(plan: Plan, plan_path: Path) -> None:
+    if not plan.hypotheses and not plan.prior_exposure:
+        return
+    models = [m if isinstance(m, str) else m.id for m in plan.axes.models]
+    conditions = sorted({c for s in plan.axes.conditions for c in s})
+    presets = [r for p in plan.axes.presets for r in (rungs_of(p) or (p,))]
+    seeds = seed_values(plan)
+    if len(seeds) > MAX_HYPOTHESIS_SEEDS:
+        raise _bad(plan_path, "axes.seeds", f"more than {MAX_HYPOTHESIS_SEEDS} with hypotheses")
+    check_hypotheses(
+        plan.hypotheses, plan.prior_exposure, models, conditions, seeds, presets, plan_path
+    )
 
 
 def seed_values(plan: Plan) -> Sequence[int]:
@@ -303,9 +322,11 @@ def folder_name(name: str) -> str:
 
 def plan_sha256(plan: Plan) -> str:
     """SHA-256 of the parsed plan's canonical JSON: the same plan however it is written
-    (comments, order, spacing); a study's `[[hypotheses]]` are outside it."""
+    (comments, order, spacing); a study's `[[hypotheses]]` and `[[prior_exposure]]` are
+    outside it (the study receipt holds them)."""
     document = to_json(plan)
     assert isinstance(document, dict)
     document.pop("hypotheses", None)
+    document.pop("prior_exposure", None)
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -42,6 +42,7 @@ from pyapp.matrix.progress import Progress
 from pyapp.matrix.report import write_report
 from pyapp.matrix.runner import Attempt, Job, command, folder_of, job_for
 from pyapp.matrix.state import DOES_NOT_REDERIVE, CellState, MatrixFile, Session, now
+from pyapp.matrix.study_receipt import RECEIPT_NAME, require_receipt
 from pyapp.matrix.summary import write_summary
 from pyapp.records.base import JSON
 from pyapp.sweep.signals import handling_stops
@@ -64,6 +65,7 @@ class Invocation:
 
 OWN_ENTRIES = frozenset(
     {"matrix.json", "summary.json", "report.html", "cells", "ledger.json", ".lock", STOP_NAME}
+    | {RECEIPT_NAME}
 )
 """What a matrix folder holds (a folder holding anything else and no matrix.json was made by
 another command)."""
@@ -207,6 +209,7 @@ def run(inv: Invocation) -> int:
     if inv.dry_run:
         return dry_run(inv, plan, cells, jobs)
     claim_folder(inv.out, "matrix.json", "matrix", OWN_ENTRIES)  # before the lock is made
+    require_receipt(inv.out, plan)  # hypotheses: frozen before any cell starts
     engine = make_engine(inv, plan, cells)  # before anything is written
     try:
         inv.out.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,10 @@ refused with one line naming the file and the key (`axes.models[2]`, `options.co
     model = "fixture"
     seed = 2
 
+    [[hypotheses]]                        # pyapp.matrix.hypotheses: claims before the data
+    id = "aware-beats-climatology"
+    …
+
 What the axes expand to, and what is checked, is `pyapp.matrix.cells`.
 """
 
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError
+from pyapp.matrix.hypotheses import Hypothesis, PriorExposure
 from pyapp.records.base import JSON, RecordError, from_json, json_schema
 from pyapp.records.documents import read_text
 
@@ -161,6 +166,11 @@ class Plan:
     """Fixed options."""
     exclude: tuple[Exclusion, ...] = field(default=(), metadata=OPTIONAL)
     """Cells left out of the cross product."""
+    hypotheses: tuple[Hypothesis, ...] = field(default=(), metadata=OPTIONAL)
+    """Claims fixed before the data (`pyapp.matrix.hypotheses`; docs/comparison.md): the
+    matrix refuses to start until a study receipt freezes them."""
+    prior_exposure: tuple[PriorExposure, ...] = field(default=(), metadata=OPTIONAL)
+    """Seeds and task sets observed before this study (its cells may not repeat them)."""
 
 
 def plan_schema() -> dict[str, JSON]:

@@ -53,6 +53,9 @@ KINDS: Final[dict[str, Kind]] = {
         "a matrix's summary.json", "composition-lab-matrix-summary", "matrix-summary"
     ),
     "study": Kind("a study's study.json", "composition-lab-study", "study"),
+    "study-receipt": Kind(
+        "a study receipt (study-receipt.json)", "composition-lab-study-receipt", "study-receipt"
+    ),
 }
 """Every kind of document a command reads, by name."""
 
