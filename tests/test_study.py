@@ -60,7 +60,11 @@ def studied(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_study_answers_first_and_pools_the_ladders_rungs(studied: Path) -> None:
     document = read(studied / "study.json")
     jsonschema.validate(document, read(ROOT / "exports" / "study.schema.json"))
-    assert list(document)[:3] == ["schema_version", "kind", "answer"]
+    # the confirmatory layer first (empty: this plan has no hypotheses), then the answer
+    assert list(document)[:6] == [
+        "schema_version", "kind", "receipt", "hypotheses", "residuals", "answer"
+    ]  # fmt: skip
+    assert document["hypotheses"] == [] and document["receipt"] is None
     assert document["answer"][0] == ANSWER_LABEL and "NOT model evidence" in document["answer"][1]
     [group] = document["groups"]
     assert group["ladder"] == "subject-ladder" and group["rungs"] == ["subject-ladder/1",

@@ -100,6 +100,11 @@ _REFUSAL = (
     "bad_matrix",
     "bad_study_folder",
     "no_study_data",
+    "no_study_receipt",
+    "wrong_study_receipt",
+    "receipt_exists",
+    "cells_started",
+    "receipt_edited",
     "bad_output_folder",
     "folder_in_use",
 )

@@ -20,6 +20,9 @@
     summary.py      DIR/summary.json: a row per cell, pooled rows where pooling is allowed
     report.py       DIR/report.html
     cli.py          the command line of `matrix`
+    hypotheses.py   a plan's [[hypotheses]] and [[prior_exposure]]: claims before the data
+    study_receipt.py DIR/study-receipt.json: hypotheses, cells, seeds frozen before any cell
+                    starts (fingerprint; the matrix refuses a plan with hypotheses without it)
 
 See docs/scale.md.
 """

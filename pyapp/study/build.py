@@ -49,7 +49,7 @@ from pyapp.study.record import (
     StudyMethod,
     StudySlice,
 )
-from pyapp.study.verdicts import judge_hypotheses, residual_tests, settings_of
+from pyapp.study.verdicts import cell_source, judge_hypotheses, residual_tests, settings_of
 
 POOLING = (
     "Cells are pooled only when they differ in their seed and in the rung of one ladder alone "
@@ -61,8 +61,7 @@ ANSWERS = (
     "Per condition and predictor, from the group's pooled slice (all families) or its one "
     "preset's: beats climatology when the skill's percentile-bootstrap interval lies above 0, "
     "fails against climatology when it lies below 0, cannot say when it spans 0, when the "
-    f"outcomes are constant or when n < {MIN_TASKS}. Descriptive, never a test: the "
-    "hypotheses frozen in the study receipt are the test."
+    f"outcomes are constant or when n < {MIN_TASKS}. Descriptive, never a test."
 )
 NOT_EVIDENCE = {
     "synthetic": "synthetic validation model: NOT model evidence",
@@ -281,8 +280,13 @@ def build_study(
     flags += [w for g in groups for s in g.slices if _is_lead(g, s.figures) for w in s.flags]
     frozen, receipt_words, warning = _receipt_of(record, receipt)
     flags += [warning] if warning else []
-    verdicts = judge_hypotheses(current, frozen, kept, resamples, seed)
-    residuals = residual_tests(kept, settings_of(frozen)) if frozen is not None else ()
+    source = cell_source(kept)
+    verdicts = judge_hypotheses(current, frozen, source, resamples, seed)
+    models = sorted({c.cell.model for c in kept})
+    conditions = _conditions(kept)
+    residuals = (
+        () if frozen is None else residual_tests(source, models, conditions, settings_of(frozen))
+    )
     left_out = sum(1 for c in cells if not c.used)
     if left_out:
         flags.append(

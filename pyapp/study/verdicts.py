@@ -27,7 +27,7 @@ beyond its frozen prediction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -116,6 +116,16 @@ class ResidualTest:
     """Why inconclusive."""
     text: str
     """The verdict in one line."""
+
+
+Source = Callable[[str, str, str, str], tuple[list[ScoredTask], bool]]
+"""(model, condition, family, rung) → the slice's tasks and whether a profile in it is
+exploratory: the study's cells (`cell_source`) or constructed data (the tests)."""
+
+
+def cell_source(cells: Sequence[ReadCell]) -> Source:
+    """The slices of the study's cells."""
+    return lambda model, condition, family, rung: _tasks(cells, model, condition, family, rung)
 
 
 def _tasks(
@@ -222,13 +232,13 @@ def _words(h: Hypothesis) -> tuple[str, str]:
 
 
 def _judge(
-    h: Hypothesis, cells: Sequence[ReadCell], resamples: int, seed: int
+    h: Hypothesis, source: Source, resamples: int, seed: int
 ) -> tuple[_Figures, NamedInterval | None, float | None, str | None]:
-    a, exploratory = _tasks(cells, h.model, h.condition, h.family, h.rung)
+    a, exploratory = source(h.model, h.condition, h.family, h.rung)
     b = None
     if h.metric in TWO_MODELS:
         assert h.versus is not None
-        b, other = _tasks(cells, h.versus, h.condition, h.family, h.rung)
+        b, other = source(h.versus, h.condition, h.family, h.rung)
         exploratory |= other
     fig = _figures(h, a, b, resamples, seed)
     why = fig.why
@@ -257,7 +267,7 @@ def _judge(
 def judge_hypotheses(
     current: Sequence[Hypothesis],
     receipt: StudyReceipt | None,
-    cells: Sequence[ReadCell],
+    source: Source,
     resamples: int,
     seed: int,
 ) -> tuple[Verdict, ...]:
@@ -270,8 +280,8 @@ def judge_hypotheses(
         else {f.hypothesis.id: (f.resamples, f.bootstrap_seed) for f in receipt.hypotheses}
     )
     post_hoc = [h for h in current if registration(h, receipt) == "post hoc"]
-    judged = [(h, *_judge(h, cells, *settings[h.id])) for h in frozen]
-    judged += [(h, *_judge(h, cells, resamples, seed)) for h in post_hoc]
+    judged = [(h, *_judge(h, source, *settings[h.id])) for h in frozen]
+    judged += [(h, *_judge(h, source, resamples, seed)) for h in post_hoc]
     family = [i for i, (h, *_) in enumerate(judged[: len(frozen)]) if h.correction == "holm"]
     p_family = [judged[i][3] if judged[i][4] is None else None for i in family]
     corrected = dict(zip(family, holm([1.0 if q is None else q for q in p_family]), strict=True))
@@ -356,17 +366,15 @@ def settings_of(receipt: StudyReceipt | None) -> ResidualSettings:
 
 
 def residual_tests(
-    cells: Sequence[ReadCell], receipt: ResidualSettings
+    source: Source, models: Sequence[str], conditions: Sequence[str], receipt: ResidualSettings
 ) -> tuple[ResidualTest, ...]:
     """Per two models, condition and family: the model-identity residual test."""
-    models = sorted({c.cell.model for c in cells})
-    conditions = sorted({str(r.frozen.profile.condition) for c in cells for r in c.doc.conditions})
     rows: list[tuple[str, str, tuple[str, str], int, float | None, float | None, str | None]] = []
     for i, ma in enumerate(models):
         for mb in models[i + 1 :]:
             for condition in conditions:
-                a_all, ea = _tasks(cells, ma, condition, ALL_FAMILIES, POOLED)
-                b_all, eb = _tasks(cells, mb, condition, ALL_FAMILIES, POOLED)
+                a_all, ea = source(ma, condition, ALL_FAMILIES, POOLED)
+                b_all, eb = source(mb, condition, ALL_FAMILIES, POOLED)
                 for family in [ALL_FAMILIES, *sorted({t.family for t in a_all + b_all})]:
                     a = [t for t in a_all if family in (ALL_FAMILIES, t.family)]
                     b = [t for t in b_all if family in (ALL_FAMILIES, t.family)]
