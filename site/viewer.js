@@ -68,6 +68,8 @@ function verdictLines(result) {
     const ok = !result.predictions_mismatches.length;
     lines.push([ok, ok ? "Every number in the opened predictions.json re-derived exactly." : `The opened predictions.json differs from the re-derived numbers: ${result.predictions_mismatches.length} mismatch(es).`]);
   }
+  // `reproduce`'s INCOMPLETE lines: held-out tasks a frozen profile listed with no trial
+  for (const line of result.incomplete ?? []) lines.push([false, `Incomplete: ${line}.`]);
   return lines;
 }
 

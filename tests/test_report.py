@@ -330,9 +330,9 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
     assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
     # derived from the trace alone, number for number
     assert json.loads(opened["predictions_json"]) == predictions
-    assert opened["summary"] == (
-        f"re-derived exactly: 24 tasks and {len(trace['trials'])} trials; "
-        "every number in the predictions document re-derived exactly"
+    assert opened["summary"] == (  # the lines `reproduce` prints (pyapp.audit.verdict)
+        f"ok: 24 tasks and {len(trace['trials'])} trials re-derived exactly; "
+        "ok: every number in the predictions document re-derived exactly from the trace"
     )
     assert open_run(trace).predictions_mismatches is None
 

@@ -94,6 +94,7 @@ from pyapp.protocol.results import (
 )
 from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.records.params import task_params as params_from_json
 from pyapp.records.stored import Mark, header_change, stored_trace
@@ -108,7 +109,7 @@ from pyapp.records.trace import (
     counted,
     summarise,
 )
-from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
+from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt

@@ -2,8 +2,10 @@
 
 `open_run` is "Open a trace": the page hands in a trace (and optionally its predictions
 document) read from the reader's disk, and gets back what `python -m pyapp reproduce` and
-`score` would say — every mismatch, or "re-derived exactly" — with the profiles, predictions
-and scores derived from the trace, ready to draw as the live run is drawn.
+`score` say — the one re-derivation both run (`pyapp.audit.verdict.audit`, through
+`pyapp.report.run_folder.verify_documents`): the same mismatches, named by trial, the same
+verdict lines, whether the run is complete — with the profiles, predictions and scores
+derived from the trace as re-derived, ready to draw as the live run is drawn.
 
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
@@ -37,7 +39,6 @@ from pyapp.report.page import render
 from pyapp.report.run_folder import (
     RunFolder,
     RunInputError,
-    other_run,
     read_trace,
     verify,
     verify_documents,
@@ -56,27 +57,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
     document = v.rederived_json  # a trace/1 document as trace/2, every verdict re-derived
-    lines = []
-    if v.trace_mismatches:
-        lines.append(f"{len(v.trace_mismatches)} mismatch(es): the trace does not re-derive")
-    else:
-        lines.append(f"re-derived exactly: {len(trace.tasks)} tasks and {len(trace.trials)} trials")
-    if v.corrections:
-        lines.append(
-            f"{len(v.corrections)} recorded trial field(s) contradicted: shown and scored as "
-            "re-derived"
-        )
-    if v.derive_error:
-        lines.append(f"the predictions cannot be derived: {v.derive_error}")
-    other = None
-    if v.predictions_mismatches is not None:
-        other = other_run(trace, predictions_json)
-        if other is not None:
-            lines.append(other)
-        elif v.predictions_mismatches:
-            lines.append(f"predictions: {len(v.predictions_mismatches)} mismatch(es)")
-        else:
-            lines.append("every number in the predictions document re-derived exactly")
+    other = v.predictions_other_run
     return OpenedTrace(
         evidence=run_evidence(trace),
         ok=v.ok,
@@ -84,7 +65,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
         predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,
         predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
-        summary="; ".join(lines),
+        summary="; ".join(v.verdict),
         header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
         trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
         corrections=tuple(
@@ -93,6 +74,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
         ),
         predictions_other_run=other,
         plots=run_plots(v.derived, run_evidence(trace)),
+        incomplete=v.incomplete,
     )
 
 

@@ -3,7 +3,8 @@
     tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
     exec       PROGRAM.json --registers REGS.json              run one program safely
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
-    reproduce  TRACE.json [--predictions P.json] [--receipt R.json]  re-derive a trace
+    reproduce  TRACE.json [--predictions P.json] [--receipt R.json] [--rerun [--sample N]]
+                                                               re-derive (and re-execute) a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
     compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
@@ -30,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.cli.arguments import port, seeded
+from pyapp.audit.rerun import rerunner
+from pyapp.audit.verdict import audit, verdict_lines
+from pyapp.cli.arguments import port, positive, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
 from pyapp.cli.schema import schemas as schemas
@@ -57,13 +60,10 @@ from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
+from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.tasks.taskset import MAX_TASKS, generate
-from pyapp.verify.receipt import (
-    read_receipt,
-    receipt_lines,
-    receipt_mismatches,
-)
-from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
+from pyapp.verify.completeness import incomplete
+from pyapp.verify.receipt import Receipt, read_receipt, receipt_lines
 
 if TYPE_CHECKING:
     from pyapp.records.trace import Trace
@@ -157,24 +157,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     document = read_trace_document(args.trace)
-    valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
+    trace = valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
-    for line in limitations(document):
+    receipt = read_receipt_file(args.receipt) if args.receipt else None
+    result = audit(
+        document,
+        read=trace,
+        predictions_json=predictions,
+        receipt=receipt,
+        rerunner=rerunner(args.sample) if args.rerun else synthetic_rerun,
+    )
+    for line in result.notes:
         print(f"note: {line}")
-    mismatches = reproduce(document)
-    if args.receipt:
-        mismatches += receipt_check(args.receipt, document)
-    if predictions is not None:
-        mismatches += reproduce_predictions(document, predictions)
-    if mismatches:
-        for mismatch in mismatches:
-            print(f"MISMATCH {mismatch}")
-        print(f"{len(mismatches)} mismatch(es): the trace does not re-derive")
+    mismatches = result.mismatches
+    for mismatch in mismatches:
+        print(f"MISMATCH {mismatch}")
+    if not result.rederives:  # the same mismatches and lines as the page's Open a trace
+        for line in verdict_lines(result, trace):
+            print(line)
         return 1
-    trials = len(document.get("trials", []))
-    print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
-    if args.predictions:
-        print(f"ok: every number in {args.predictions} re-derived exactly")
+    for line in verdict_lines(result, trace):
+        print(line)
     if args.receipt:
         print(
             f"ok: the freezes and every record before them are those of {args.receipt}, and "
@@ -182,17 +185,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         )
         for line in receipt_lines(read_receipt(read_document(args.receipt))):
             print(line)
-    return 0
+    return 0 if result.ok else 1
 
 
-def receipt_check(path: str, document: object) -> list[Any]:
-    """The mismatches between a trace and a freeze receipt (exit 1 on an unreadable one)."""
+def read_receipt_file(path: str) -> Receipt:
+    """A freeze receipt file (exit 1, one line naming it, on an unreadable one)."""
 
     try:
-        receipt = read_receipt(read_document(path))
+        return read_receipt(read_document(path))
     except RecordError as error:
         raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
-    return list(receipt_mismatches(read_trace(document), receipt))
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -225,6 +227,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             else ""
         )
     )
+    for line in incomplete(trace):  # scores of fewer tasks than the freezes listed: said first
+        print(f"INCOMPLETE: {line}")
     for result in document.conditions:
         frozen = result.frozen
         mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"
@@ -315,8 +319,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     except RunInputError as error:  # bad data, like `reproduce` and `score`: exit 1
         raise InputError("bad_run_folder", str(error)) from None
     write_output(out, text)
-    if not verification.ok:
+    if not verification.rederives:
         print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
+        return 1
+    if verification.incomplete:
+        print(
+            f"wrote {args.out}; the run re-derives exactly but is INCOMPLETE: "
+            + "; ".join(verification.incomplete)
+        )
         return 1
     print(f"wrote {args.out}; the run re-derives exactly")
     return 0
@@ -372,6 +382,18 @@ def parser() -> argparse.ArgumentParser:
         "--receipt",
         type=input_file,
         help="also check the trace against this freeze receipt (receipt.json)",
+    )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="also re-execute the trace with its model (a local ONNX model, through the native "
+        "backend) and compare every completion; a synthetic trace is always re-executed",
+    )
+    p.add_argument(
+        "--sample",
+        type=positive,
+        metavar="N",
+        help="with --rerun: re-execute N of the model trials (drawn with the run id as seed)",
     )
     p.set_defaults(func=cmd_reproduce)
 

@@ -7,5 +7,6 @@ and scoring the held-out tasks (``predictor``: ``score_trace``), the state-aware
 (``state_aware``), Wilson intervals and Brier scores (``metrics``), what a Brier score
 means — skill against a reference forecast, Murphy's decomposition, the two predictors'
 paired difference with intervals (``skill``) — and laying runs side by side
-(``compare``), and the one rule for when a profile is exploratory — held-out tasks keyed by
-content per model and condition, journal leaks (``exploratory``)."""
+(``compare``), the one rule for when a profile is exploratory — held-out tasks keyed by
+content per model and condition, journal leaks (``exploratory``) — and the rules by which a
+recorded trial is never scored, applied by every reader (``never_scored``)."""

@@ -75,6 +75,8 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
         lines.append(
             el("ul", {"class": "mismatches"}, [el("li", None, m) for m in v.trace_mismatches])
         )
+    if v.rerun is not None:
+        lines.append(el("p", None, v.rerun))
     if v.derive_error is not None:
         lines.append(el("p", None, f"✗ The predictions cannot be derived: {v.derive_error}"))
     if v.predictions_mismatches is None:
@@ -101,6 +103,7 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
         lines.append(
             el("ul", {"class": "mismatches"}, [el("li", None, m) for m in v.predictions_mismatches])
         )
+    lines += [el("p", {"class": "incomplete"}, f"✗ Incomplete: {line}") for line in v.incomplete]
     cls = "check-ok" if v.ok else "check-failed"
     return el(
         "section",
