@@ -117,23 +117,32 @@ def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
 
 
 def compare_runs(runs: Any) -> ComparedRuns:
-    """`runs`: a list of `{name, predictions}`. Result: `pyapp.protocol.results.ComparedRuns`
-    (disclaimer, problems, names, header, rows, markdown, csv) — the CLI's compare, for the
-    page."""
+    """`runs`: a list of `{name, predictions, trace}` (`trace` optional: the run's trace, which
+    its predictions' task set must be — `pyapp.predict.compare.trace_problem`, refused
+    otherwise; without it the task set is said to be unverified). Result:
+    `pyapp.protocol.results.ComparedRuns` (disclaimer, problems, names, header, rows,
+    markdown, csv) — the CLI's compare, for the page."""
     if not isinstance(runs, list) or not runs:
         raise RunInputError("runs must be a non-empty list of {name, predictions}")
-    names, docs = [], []
+    names, docs, unverified = [], [], []
     for i, run in enumerate(runs):
         if not isinstance(run, dict) or not isinstance(run.get("name"), str):
             raise RunInputError(f"runs[{i}] must be an object with a name and predictions")
         try:
-            docs.append(from_json(PredictionsDocument, run.get("predictions")))
+            doc = from_json(PredictionsDocument, run.get("predictions"))
         except RecordError as error:
             raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
+        if run.get("trace") is None:
+            unverified.append(compare.UNVERIFIED.format(name=run["name"]))
+        else:
+            problem = compare.trace_problem(run["name"], doc, read_trace(run["trace"]))
+            if problem is not None:
+                raise RunInputError(f"refused: {problem}")
+        docs.append(doc)
         names.append(run["name"])
     names = _unique(names, docs)
     # the page always lays them side by side; task sets that differ are said first
-    problems = compare.described_anyway(names, docs)
+    problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
     summary = compare.summary(names, docs)

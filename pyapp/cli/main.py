@@ -6,7 +6,7 @@
     reproduce  TRACE.json [--predictions P.json] [--receipt R.json] [--rerun [--sample N]]
                                                                re-derive (and re-execute) a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
-    compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
+    compare    RUN_DIR|P.json ... [--csv F] [--markdown F]     finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
@@ -54,12 +54,13 @@ from pyapp.host.serve import serve
 from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
-from pyapp.predict.predictor import read_predictions, score_trace
+from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
+from pyapp.report.run_folder import read_run_folder
 from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.tasks.taskset import MAX_TASKS, generate
 from pyapp.verify.completeness import incomplete
@@ -269,22 +270,59 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def compared_run(path: str) -> tuple[PredictionsDocument, str | None]:
+    """One run for `compare`: a run folder (trace.json and predictions.json, or predictions
+    derived from the trace), or a predictions file — checked against the trace.json beside
+    it when there is one. A predictions document that is not its trace's (another run,
+    another task set) is refused (exit 1); one without a trace comes with the note that its
+    task set is unverified."""
+    given = Path(path)
+    folder = given if given.is_dir() else given.parent
+    trace = None
+    if given.is_dir() or (given.name == "predictions.json" and (folder / "trace.json").exists()):
+        try:
+            run = read_run_folder(folder)
+        except RunInputError as error:
+            raise InputError("bad_run_folder", str(error)) from None
+        trace, document = run.trace, run.predictions_json
+        if given.is_dir() and document is None:
+            try:  # a run folder without predictions.json: derived from its trace
+                document = to_json(score_trace(trace))
+            except ValueError as error:
+                raise InputError("bad_trace", f"cannot score: {error}", path=path) from None
+    else:
+        document = read_document(path)
+    try:
+        doc = read_predictions(document)
+    except RecordError as error:
+        raise InputError(
+            "bad_predictions", f"not a predictions document: {error}", path=path
+        ) from None
+    if trace is None:
+        return doc, compare.UNVERIFIED.format(name=path)
+    problem = compare.trace_problem(path, doc, trace)
+    if problem is not None:
+        raise InputError("bad_predictions", f"refused: {problem}")
+    return doc, None
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     outputs = [
         check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
     ]
     if len(args.predictions) > MAX_COMPARED_RUNS:
         raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
-    docs = []
+    docs, unverified = [], []
     for path in args.predictions:
-        try:
-            docs.append(read_predictions(read_document(path)))
-        except RecordError as error:
-            raise InputError(
-                "bad_predictions", f"not a predictions document: {error}", path=path
-            ) from None
+        doc, note = compared_run(path)
+        docs.append(doc)
+        unverified += [note] if note is not None else []
     names = [
-        Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
+        Path(p).name
+        if Path(p).is_dir()
+        else Path(p).parent.name
+        if Path(p).name == "predictions.json"
+        else Path(p).stem
         for p in args.predictions
     ]
     if len(set(names)) != len(names):
@@ -299,7 +337,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 1
     if differ is not None:
         print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
-    problems = compare.described_anyway(names, docs)
+    problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, problems, summary), end="")
@@ -404,7 +442,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="describe finished runs side by side (descriptive)")
     p.add_argument(
-        "predictions", type=input_file, nargs="+", help="predictions.json files of finished runs"
+        "predictions",
+        type=input_file,
+        nargs="+",
+        help="finished runs: run folders (trace.json and predictions.json: the task set is "
+        "checked against the trace) or predictions.json files (unverified without a trace "
+        "beside them)",
     )
     p.add_argument("--csv", type=output_file, help="also write the table as CSV")
     p.add_argument("--markdown", type=output_file, help="also write the table as Markdown")

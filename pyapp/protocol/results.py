@@ -558,12 +558,16 @@ class LedgerEntry:
     """The held-out tasks this browser observed for one model, revision and condition."""
 
     key: str
-    """`MODEL_ID@REVISION|CONDITION`."""
+    """`MODEL_ID@REVISION|REVISION_SERVED|CONDITION` (the commit empty when unknown)."""
     model_id: str
     revision: str
     condition: str
     task_ids: tuple[str, ...]
     """The held-out tasks (as Python named them in `trial_done.heldout_content`), sorted."""
+    revision_served: str | None = field(default=None, metadata=ADDED)
+    """The commit the hub served for `revision` when the sweep recorded it; null when
+    unknown or recorded before it was kept (a branch and its commit are then one model for
+    the exploratory rule: `pyapp.predict.exploratory.same_model`)."""
 
 
 @dataclass(frozen=True)
