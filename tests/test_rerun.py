@@ -200,3 +200,11 @@ def test_a_local_model_re_executed_finds_a_rewritten_answer(fixture_run) -> None
     assert [m.where for m in every.rerun.mismatches] == [
         f"$.trials[{len(forged['trials']) - 1}].completion.text"
     ]
+
+
+def test_a_synthetic_runs_generation_record_says_it_has_no_template(synthetic) -> None:
+    """Issue 37 stubs: a synthetic model has no chat template and no tokenizer; its run's
+    generation record says so, and that its token counts are estimates (bytes / 4)."""
+    generation = synthetic["run"]["generation"]
+    assert generation["chat_template"].startswith("none: a synthetic model has no chat template")
+    assert "ESTIMATES (UTF-8 bytes / 4" in generation["stop_tokens"]
