@@ -356,10 +356,11 @@ def figures(seed: int, model: str, top: int, trace_file: str = "") -> dict[str, 
 
 
 def worker_glue(trials: list[Trial]) -> dict[str, float]:
-    """Under Pyodide, what the worker's `_post` and `_flags_read` (workers/lab_worker.py) add
-    per event beside Python's own work, with stand-ins: the posted message made a JavaScript
-    object (`to_js`) and handed to a JavaScript function that does nothing (no postMessage
-    in Node), and the five reads of the shared flags (an `Int32Array`). Empty natively."""
+    """Under Pyodide, what the worker's `_post` and `_flags_read`
+    (site/python_worker/lab_worker.py) add per event beside Python's own work, with stand-ins:
+    the posted message made a JavaScript object (`to_js`) and handed to a JavaScript function
+    that does nothing (no postMessage in Node), and the five reads of the shared flags (an
+    `Int32Array`). Empty natively."""
     if sys.platform != "emscripten":
         return {}
     import js  # type: ignore[import-not-found]  # only under Pyodide

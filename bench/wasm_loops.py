@@ -3,8 +3,9 @@ asserts nothing). Not the page: a module worker of its own (bench/wasm_loops_wor
 the model through the site's transformers.js + onnxruntime-web exactly as the page's model
 worker does, then, interleaved with native onnxruntime on the same ONNX file, prompt ids
 and thread count (bench/generation.py's native loop), times greedy generation in five
-browser loops: transformers.js `model.generate` (what the page ran before workers/greedy.js);
-`greedy`, the page's loop (workers/greedy.js with its output-bytes check); `steps`,
+browser loops: transformers.js `model.generate` (what the page ran before
+site/model_worker/greedy.js);
+`greedy`, the page's loop (site/model_worker/greedy.js with its output-bytes check); `steps`,
 transformers.js's per-step input bookkeeping with a plain argmax; `forward`, a loop over
 `model.forward` with its own inputs and a plain argmax; `session`, a loop calling the
 onnxruntime-web session directly. Per loop: tokens/s (median, quartiles), the share of
@@ -87,7 +88,7 @@ def site_folder(name: str, files: dict[str, Path]) -> tempfile.TemporaryDirector
         place(path, root / "transformers" / path.name)
     place(Path(__file__).with_name("wasm_loops_worker.js"), root / "wasm_loops_worker.js")
     for module in ("greedy.js", "output_bytes.js"):
-        place(gen.SITE / module, root / module)
+        place(gen.SITE / "model_worker" / module, root / module)
     write_probe_page(root, "wasm_loops_worker.js", "wasm loops")
     for served, path in files.items():
         place(path, root / "models" / "probe" / name / served)

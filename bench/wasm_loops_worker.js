@@ -2,7 +2,7 @@
 // through transformers.js like the page's model worker does, then times one greedy generation
 // per request in one of five loops, to tell where browser decoding time goes:
 //   "generate": transformers.js model.generate (greedy), as the page's worker called it before;
-//   "greedy":   the page's loop (workers/greedy.js) with its output-bytes check;
+//   "greedy":   the page's loop (site/model_worker/greedy.js) with its output-bytes check;
 //   "steps":    transformers.js's per-step input bookkeeping with a plain argmax;
 //   "forward":  a loop over transformers.js model.forward with its own inputs, plain argmax;
 //   "session":  a loop calling the onnxruntime-web session directly (ORT tensors, argmax).
@@ -16,7 +16,7 @@ let prompt = null; // {input_ids, attention_mask} of the templated prompt
 let session = null;
 let tokenizer = null;
 
-// The last position's argmax, by the page's own rule (workers/greedy.js).
+// The last position's argmax, by the page's own rule (site/model_worker/greedy.js).
 const argmaxLast = (logits) => argmaxRow(logits.data, logits.dims.at(-2) - 1, logits.dims.at(-1));
 
 async function load(request) {
@@ -63,8 +63,8 @@ async function forwardLoop(tokens) {
   return ids;
 }
 
-// The page's loop (workers/greedy.js) with its per-token output-bytes check
-// (workers/output_bytes.js: a decode only once the ceiling could pass the cap; here the
+// The page's loop (site/model_worker/greedy.js) with its per-token output-bytes check
+// (site/model_worker/output_bytes.js: a decode only once the ceiling could pass the cap; here the
 // protocol's per-call cap, 1,024 bytes), without the page's worker around it.
 async function greedyLoop(tokens) {
   const utf8 = new TextEncoder();

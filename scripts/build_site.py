@@ -3,8 +3,12 @@
 What lands there, and where from:
 
     build/site/
-      index.html app.css app.js pyscript.json bench/...  <- site/ (the page: committed sources)
-      lab_worker.py model_worker.js model_client.js     <- workers/ (the worker code: committed)
+      <- site/, copied as it is (committed sources; every import resolves there as here):
+      index.html app.css app.js pyscript.json ...  the page's main thread (model_client.js ...)
+      common/          modules both the page and the model worker load
+      model_worker/    the model worker (model_worker.js: transformers.js)
+      python_worker/   the PyScript worker's glue (lab_worker.py)
+      bench/           the bench's bare Pyodide page
       pyscript/        <- node_modules/@pyscript/core/dist (npm, pinned by package-lock.json)
       pyodide/         <- node_modules/pyodide runtime files (npm, pinned)
       transformers/    <- node_modules/@huggingface/transformers dist/transformers.min.js and
@@ -55,7 +59,6 @@ FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
 SUBJECT_SRC = ROOT / "tests" / "fixtures" / "subject"
 SUBJECT_OUT = Path("models") / "subject" / "reference-2"
 SITE_SRC = ROOT / "site"
-WORKERS_SRC = ROOT / "workers"
 WHEEL_CACHE = ROOT / "build" / "wheels"
 DEFAULT_OUT = ROOT / "build" / "site"
 
@@ -437,13 +440,8 @@ def build(out: Path, *, pyc: bool) -> None:
         shutil.rmtree(out)
     out.mkdir(parents=True)
 
-    copy_tree(SITE_SRC, out)
-    for worker in sorted(WORKERS_SRC.iterdir()):  # beside the page: the URLs stay ./NAME
-        if worker.is_file():
-            if (out / worker.name).exists():
-                raise BuildError(f"{worker.name} is in both site/ and workers/")
-            shutil.copyfile(worker, out / worker.name)
-    say(f"copied site/ and workers/ sources ({human(folder_size(out))})")
+    copy_tree(SITE_SRC, out)  # as it is: every import resolves here as in site/
+    say(f"copied site/ ({human(folder_size(out))})")
 
     pyscript_out = out / "pyscript"
     copy_tree(PYSCRIPT_DIST, pyscript_out, skip_suffixes=(".map",))

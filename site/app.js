@@ -1,6 +1,6 @@
 // Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
 //
-// Python runs in a PyScript worker (workers/lab_worker.py, Pyodide from ./pyodide/). The worker
+// Python runs in a PyScript worker (site/python_worker/lab_worker.py, Pyodide from ./pyodide/). The worker
 // exports ONE function, handle(requestJson) -> replyJson, reached as xworker.sync.handle. The
 // sync names, the URL parameters and window.lab's members are pyapp/protocol/page.py's
 // (SYNC, PARAM, LAB_API in ./lab_protocol.js; docs/page.md lists them).
@@ -31,7 +31,7 @@ const BOOT_TIMEOUT_MS =
 const RUNTIME_FILES = [
   "./pyscript/core.js",
   "./pyscript.json",
-  "./lab_worker.py",
+  "./python_worker/lab_worker.py",
   "./pyodide/pyodide.mjs",
   "./pyodide/pyodide.asm.mjs",
   "./pyodide/pyodide.asm.wasm",
@@ -154,7 +154,7 @@ async function boot() {
       const xworker = await waitForWorkerElement();
       // Python's adapter (pyapp.browser.model) calls this through PyScript's sync channel.
       xworker.sync[SYNC.MODEL_CALL] = models.modelCall;
-      // pyapp.browser.session's Context (workers/lab_worker.py): trial events and the Cancel flag.
+      // pyapp.browser.session's Context (site/python_worker/lab_worker.py): trial events and the Cancel flag.
       xworker.sync[SYNC.SESSION_EVENT] = experiment.sessionEvent;
       xworker.sync[SYNC.CANCEL_REQUESTED] = experiment.cancelRequested;
       // ... and the events Python posts without waiting (site/experiment_channel.js)

@@ -1,4 +1,4 @@
-// The page's half of the run's event channel from the Python worker (workers/lab_worker.py,
+// The page's half of the run's event channel from the Python worker (site/python_worker/lab_worker.py,
 // pyapp/browser/page_link.py; issue 22 §3: no call to the page per trial).
 //
 // Python posts each event without waiting ({lab_event: json, texts, seq}, the worker's
@@ -12,7 +12,7 @@
 // Each synchronous call says how many events were posted before it (`posted`): it is answered
 // once all of them arrived (`after`), so the page sees every event in order.
 
-// The flags' slots: workers/lab_worker.py FLAG (tests/test_page_link.py checks they agree).
+// The flags' slots: site/python_worker/lab_worker.py FLAG (tests/test_page_link.py checks they agree).
 // `stop_at`: a driver's stop (stopAfter): the Cancel once Python has sent that many trial_done
 // events in all (0: none); both sides count them, so Python stops before the next trial.
 export const FLAG = Object.freeze({ attached: 0, cancel: 1, model_version: 2, trouble: 3, stop_at: 4 });

@@ -1,6 +1,6 @@
 // The Models panel (main thread): catalogue picker, backend choice, consent dialog, per-file
 // progress, provenance, diagnostics, and the "try a prompt" box. The model itself lives in
-// workers/model_client.js (which owns workers/model_worker.js); Python reaches it through the
+// site/model_client.js (which owns site/model_worker/model_worker.js); Python reaches it through the
 // bridge (`model_generate`, answered by pyapp.browser.model in the PyScript worker).
 //
 // Before consent nothing leaves this origin: the catalogue is ./models.json, the WebGPU
@@ -23,7 +23,7 @@
 // is site/try_prompt.js.
 
 import { ModelClient } from "./model_client.js";
-import { MODEL_TYPE } from "./model_protocol.js";
+import { MODEL_TYPE } from "./common/model_protocol.js";
 import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
 import { choose, panelState } from "./panel_driver.js";
@@ -50,7 +50,7 @@ export function setupModels({ request }) {
     ready,
     // The one function Python calls through PyScript's sync channel.
     modelCall: (requestJson) => panel.client.call(requestJson, panel.defaultDebug),
-    // ... and the mailbox it shares for its generate calls (workers/model_direct.js), posted once
+    // ... and the mailbox it shares for its generate calls (site/model_direct.js), posted once
     workerMessage: (data) => data?.model_mailbox instanceof SharedArrayBuffer && panel.client.attachMailbox(data.model_mailbox, panel.defaultDebug),
     webgpu: () => panel.webgpu,
     // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
@@ -85,7 +85,7 @@ class Panel {
     this.synthetic = null; // {spec, provenance, note}: the synthetic model Python runs, if any
     this.loadedRows = null; // the loaded model's provenance rows (shown again after a synthetic one)
     this.changeListeners = new Set(); // called on every load / state change of the client
-    // `fault=KIND@N,...`: fault-injection hooks for tests (workers/faults.js, docs/sweep.md)
+    // `fault=KIND@N,...`: fault-injection hooks for tests (site/faults.js, docs/sweep.md)
     this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get(PARAM.FAULT) ?? "" });
     for (const problem of this.client.faults.errors) console.error(problem);
     const stepDelay = Number(params.get(PARAM.MODEL_STEP_DELAY_MS)) || 0;

@@ -1,4 +1,4 @@
-// A fake clock for the tests' Node.js scripts that run workers/model_client.js
+// A fake clock for the tests' Node.js scripts that run site/model_client.js
 // (tests/model_client_clock_node.mjs, tests/model_mailbox_node.mjs): setTimeout, clearTimeout
 // and performance.now are virtual, so nothing waits for real time. Import it before the code
 // under test (which the scripts import dynamically, after this module has run).

@@ -1,9 +1,9 @@
-// Runs workers/model_check.js under Node for tests/test_model_messages.py: reads
+// Runs site/common/model_check.js under Node for tests/test_model_messages.py: reads
 // {"schema": [[definition, value], ...], "requests": [value, ...]} on stdin and prints
 // {"schema": [problem | null, ...], "requests": [{code, message} | null, ...]}.
 
 import { readFileSync } from "node:fs";
-import { checkRequest, problem } from "../workers/model_check.js";
+import { checkRequest, problem } from "../site/common/model_check.js";
 
 const cases = JSON.parse(readFileSync(0, "utf-8"));
 const answer = {

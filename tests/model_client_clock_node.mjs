@@ -1,4 +1,4 @@
-// Runs workers/model_client.js under Node on a FAKE clock (setTimeout, clearTimeout and
+// Runs site/model_client.js under Node on a FAKE clock (setTimeout, clearTimeout and
 // performance.now are virtual: nothing here waits for real time), with a scripted stand-in
 // model worker, for tests/test_stall.py. Reads {"spec", "load_result", "scenarios": [...]}
 // on stdin; each scenario is a list of steps run by one fresh client, and prints per scenario
@@ -68,7 +68,7 @@ class ScriptedWorker {
 }
 globalThis.Worker = ScriptedWorker;
 
-const { ModelClient } = await import("../workers/model_client.js");
+const { ModelClient } = await import("../site/model_client.js");
 const results = [];
 for (const scenario of input.scenarios) {
   clock.reset();

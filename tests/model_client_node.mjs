@@ -1,4 +1,4 @@
-// Runs workers/model_client.js under Node for tests/test_model_messages.py, with a stand-in
+// Runs site/model_client.js under Node for tests/test_model_messages.py, with a stand-in
 // Worker (no model: it answers every load with a failed reply). Reads {"specs": [entry, ...]}
 // on stdin; for each catalogue entry loads it once on WASM and prints, per entry,
 // {"posted": [the messages the client sent the worker], "events": [what the panel was told],
@@ -23,7 +23,7 @@ class StandInWorker {
 }
 globalThis.Worker = StandInWorker;
 
-const { ModelClient } = await import("../workers/model_client.js");
+const { ModelClient } = await import("../site/model_client.js");
 const { specs } = JSON.parse(readFileSync(0, "utf-8"));
 const answers = [];
 for (const spec of specs) {

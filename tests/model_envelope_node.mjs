@@ -1,12 +1,12 @@
-// Runs workers/model_envelope.js under Node for tests/test_model_envelope.py: builds one reply
+// Runs site/common/model_envelope.js under Node for tests/test_model_envelope.py: builds one reply
 // or event per case of the JSON on stdin ({replies: [[type, id, ok, result | [code, message],
 // extras]], events: [["worker" | "panel", type, id | null, fields]]}) and prints each built
-// message with what workers/model_check.js says of it (null: it fits the protocol), or the
+// message with what site/common/model_check.js says of it (null: it fits the protocol), or the
 // error the envelope threw.
 
 import { readFileSync } from "node:fs";
-import { checkEvent, checkPanelEvent, checkReply } from "../workers/model_check.js";
-import { failedReply, okReply, panelEvent, workerEvent } from "../workers/model_envelope.js";
+import { checkEvent, checkPanelEvent, checkReply } from "../site/common/model_check.js";
+import { failedReply, okReply, panelEvent, workerEvent } from "../site/common/model_envelope.js";
 
 const attempt = (build, check) => {
   try {

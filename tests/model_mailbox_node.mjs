@@ -1,9 +1,9 @@
-// Runs workers/model_client.js with the model mailbox (workers/model_mailbox.js,
-// workers/model_direct.js) under Node on a FAKE clock, for tests/test_model_mailbox.py.
+// Runs site/model_client.js with the model mailbox (site/common/model_mailbox.js,
+// site/model_direct.js) under Node on a FAKE clock, for tests/test_model_mailbox.py.
 // Three parties share one SharedArrayBuffer, as in the browser: Python (here a stand-in that
 // does what pyapp/browser/mailbox.py does, awaiting instead of blocking), the page's
 // ModelClient, and a scripted stand-in model worker that serves the mailbox as
-// workers/model_worker.js does (it takes a request only when the page's gate lets it).
+// site/model_worker/model_worker.js does (it takes a request only when the page's gate lets it).
 //
 // Reads {"spec", "load_result", "scenarios": [{"faults", "steps": [...]}]} on stdin; prints
 // per scenario {replies (what Python read), counts (client.callCounts()), loads, answers (each
@@ -28,8 +28,8 @@ import { clock } from "./fake_clock_node.mjs";
 // ---- the stand-in model worker -----------------------------------------------------------
 const input = JSON.parse(readFileSync(0, "utf-8"));
 const plan = { loadMs: 0, work: [] };
-const { Mailbox, PHASE, phaseOf, seqOf, stateOf } = await import("../workers/model_mailbox.js");
-const { GRACE_MS } = await import("../workers/model_protocol.js");
+const { Mailbox, PHASE, phaseOf, seqOf, stateOf } = await import("../site/common/model_mailbox.js");
+const { GRACE_MS } = await import("../site/common/model_protocol.js");
 let answers = [];
 let spawned = 0;
 
@@ -77,7 +77,7 @@ class ScriptedWorker {
       }
     }
   }
-  // workers/model_worker.js serveMailbox, scripted
+  // site/model_worker/model_worker.js serveMailbox, scripted
   serve(state) {
     const box = this.mailbox;
     if (this.dead || phaseOf(state) !== PHASE.request || !this.loaded) return;
@@ -126,7 +126,7 @@ async function pythonCall(box, seq, request) {
   return JSON.parse(box.text());
 }
 
-const { ModelClient } = await import("../workers/model_client.js");
+const { ModelClient } = await import("../site/model_client.js");
 const results = [];
 for (const scenario of input.scenarios) {
   clock.reset();

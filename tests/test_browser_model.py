@@ -90,7 +90,7 @@ def err(kind: str, request_id: int, code: str, message: str = "why") -> str:
 
 
 class FakeMainThread:
-    """Answers like workers/model_client.js: generate and provenance, recording requests."""
+    """Answers like site/model_client.js: generate and provenance, recording requests."""
 
     def __init__(self, completion: dict[str, Any] | None = None, *, awaitable: bool = False):
         self.completion = completion or COMPLETION

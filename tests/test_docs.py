@@ -38,8 +38,8 @@ SPEC = DOCS / "specification.md"
 PREDICTOR = DOCS / "predictor.md"
 REVIEW = DOCS / "source-review.md"
 SOURCES = [*sorted((ROOT / "pyapp").rglob("*.py")), *sorted((ROOT / "interpreter").rglob("*.py"))]
-SOURCES.append(ROOT / "workers" / "lab_worker.py")
-JS_SOURCES = sorted([*(ROOT / "site").glob("*.js"), *(ROOT / "workers").glob("*.js")])
+SOURCES.append(ROOT / "site" / "python_worker" / "lab_worker.py")
+JS_SOURCES = sorted((ROOT / "site").rglob("*.js"))
 
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|(.*)\|\s*$")
 
@@ -191,7 +191,7 @@ JS_CODE_PATTERNS = (
     re.compile(r"\bnoGeneration\(\s*[^,()]+,\s*[^,()]+,\s*\"([a-z_]+)\""),
 )
 JS_CODE_NAME = re.compile(r"\b(?:MODEL_ERROR|COMPLETION_FAILURE)\.([A-Z_]+)\b")
-"""A generated code constant (workers/model_protocol.js): `MODEL_ERROR.BUSY` is `busy`."""
+"""A generated code constant (site/common/model_protocol.js): `MODEL_ERROR.BUSY` is `busy`."""
 JS_CODE_CHOICE = re.compile(r"\bcode\s*=\s*([^;]*);")
 """`const code = cond ? "download_failed" : "load_failed";`: the chosen literals count."""
 

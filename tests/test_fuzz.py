@@ -328,7 +328,7 @@ def test_every_fault_in_range_round_trips(kind, n) -> None:
 
 
 def test_the_page_reads_the_fault_grammar_the_cli_checks() -> None:
-    """workers/faults.js (with the generated faults_grammar.js) against the Python grammar,
+    """site/faults.js (with the generated faults_grammar.js) against the Python grammar,
     on the issue's strings and a few hundred generated ones."""
     node = shutil.which("node")
     if node is None:
@@ -340,7 +340,7 @@ def test_the_page_reads_the_fault_grammar_the_cli_checks() -> None:
     valid = [f"{kind}@{rng.randint(1, 999_999)}" for kind in FAULT_KINDS for _ in range(5)]
     texts += [*valid, ", ".join(valid[:3]), " \thang@7 ,", ",".join(valid[:17])]
     script = (
-        f"import {{ parseFaults }} from {json.dumps((ROOT / 'workers' / 'faults.js').as_uri())};"
+        f"import {{ parseFaults }} from {json.dumps((ROOT / 'site' / 'faults.js').as_uri())};"
         "import { readFileSync } from 'node:fs';"
         "const texts = JSON.parse(readFileSync(0, 'utf8'));"
         "console.log(JSON.stringify(texts.map((t) => parseFaults(t).errors.length === 0)));"

@@ -130,8 +130,10 @@ def scripted_transport(adapter):
 
 
 def glue_memory():
-    """workers/lab_worker.py's own `memory` function (plain Python; natively no heap)."""
-    spec = importlib.util.spec_from_file_location("lab_worker", ROOT / "workers" / "lab_worker.py")
+    """site/python_worker/lab_worker.py's own `memory` function (plain Python; natively no heap)."""
+    spec = importlib.util.spec_from_file_location(
+        "lab_worker", ROOT / "site" / "python_worker" / "lab_worker.py"
+    )
     assert spec is not None and spec.loader is not None
     glue = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(glue)

@@ -1,7 +1,7 @@
-"""The model channel's one JavaScript envelope (workers/model_envelope.js): both ends of the
-channel — workers/model_worker.js and workers/model_client.js — build every reply and event
+"""The model channel's one JavaScript envelope (site/common/model_envelope.js): both ends of the
+channel — site/model_worker/model_worker.js and site/model_client.js — build every reply and event
 through it (no `{type, id, ok, ...}` written by hand), and what it builds fits the generated
-protocol (workers/model_check.js, from workers/model_protocol.js) and Python's records
+protocol (site/common/model_check.js, from site/common/model_protocol.js) and Python's records
 (`pyapp.protocol.model_messages`); a type the protocol lacks throws."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from nodescript import run_node_script
 from pyapp.protocol import model_messages
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = ("workers/model_worker.js", "workers/model_client.js")
-IMPORT = re.compile(r'import \{[^}]*\} from "\./model_envelope\.js";')
+WORKERS = ("site/model_worker/model_worker.js", "site/model_client.js")
+IMPORT = re.compile(r'import \{[^}]*\} from "\.\.?/common/model_envelope\.js";')
 
 HAND_REPLY = re.compile(
     r"\{[^{}]*\bok\s*:\s*(?:true|false)\b[^{}]*\b(?:result|error)\b"  # ok beside result/error
@@ -70,7 +70,7 @@ def test_the_checker_catches_what_it_must() -> None:
 @pytest.mark.parametrize("path", WORKERS)
 def test_both_ends_build_every_reply_and_event_through_the_envelope(path: str) -> None:
     js = (ROOT / path).read_text("utf-8")
-    assert IMPORT.search(js), f"{path} does not import ./model_envelope.js"
+    assert IMPORT.search(js), f"{path} does not import common/model_envelope.js"
     assert hand_built(js) == []
     assert re.search(r"\b(?:okReply|failedReply)\(", js)  # it does build replies with it
     assert re.search(r"\b(?:workerEvent|panelEvent)\(", js)  # and events

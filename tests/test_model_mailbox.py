@@ -1,12 +1,12 @@
 """The model mailbox: Python's generate calls reach the model worker without the page's main
-thread in their path, the page supervising (issue 22 §3; workers/model_mailbox.js).
+thread in their path, the page supervising (issue 22 §3; site/common/model_mailbox.js).
 
 * Both halves write one layout (`SLOT`, `PHASE`, `HEADER_BYTES`).
 * Python's half (pyapp/browser/mailbox.py) natively, over a stand-in for the browser's
   shared memory and Atomics with a thread as the model worker: it waits for the page to attach
   the mailbox (None until then: the adapter falls back to PyScript's sync channel), sends a
   request, blocks until its reply.
-* The page's half (workers/model_direct.js) and workers/model_client.js under Node on a fake
+* The page's half (site/model_direct.js) and site/model_client.js under Node on a fake
   clock (tests/model_mailbox_node.mjs), with a scripted model worker that serves the mailbox:
   the direct path is taken once attached; a fault hook's generation, a pending load and no
   model go through the page as before; a hang is judged and the reloaded worker gets the
@@ -46,7 +46,7 @@ def js_table(text: str, name: str) -> dict[str, int]:
 
 
 def test_python_and_javascript_write_one_layout() -> None:
-    text = (ROOT / "workers" / "model_mailbox.js").read_text(encoding="utf-8")
+    text = (ROOT / "site" / "common" / "model_mailbox.js").read_text(encoding="utf-8")
     assert js_table(text, "SLOT") == mailbox.SLOT
     assert js_table(text, "PHASE") == mailbox.PHASE
     assert f"export const HEADER_BYTES = {mailbox.HEADER_BYTES};" in text
@@ -220,7 +220,9 @@ def test_a_request_too_large_for_the_mailbox_takes_the_sync_channel() -> None:
 
 
 def test_the_worker_glue_makes_the_adapter_with_the_mailbox() -> None:
-    spec = importlib.util.spec_from_file_location("lab_worker", ROOT / "workers" / "lab_worker.py")
+    spec = importlib.util.spec_from_file_location(
+        "lab_worker", ROOT / "site" / "python_worker" / "lab_worker.py"
+    )
     assert spec is not None and spec.loader is not None
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)

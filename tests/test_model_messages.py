@@ -1,5 +1,5 @@
 """The model channel written once (pyapp/protocol/model_messages.py): generated files match the
-records, the JavaScript validator (workers/model_check.js, run under Node) agrees with
+records, the JavaScript validator (site/common/model_check.js, run under Node) agrees with
 `jsonschema` on the same messages, and the workers use the generated names."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pyapp.records.base import RecordError, field_docs
 from pyapp.records.model import Caps
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = ROOT / "workers"
+SITE = ROOT / "site"
 CAPS = {"max_input_tokens": 64, "max_new_tokens": 8, "max_output_bytes": 100, "timeout_ms": 1000}
 SPEC: dict[str, Any] = {
     "model_id": "fixture/tiny-chat",
@@ -248,7 +248,7 @@ def test_python_refuses_a_message_that_does_not_fit(message: Any, fragment: str)
 
 
 def test_the_javascript_validator_agrees_with_jsonschema() -> None:
-    """Every case: workers/model_check.js finds a problem exactly when `jsonschema` does."""
+    """Every case: site/common/model_check.js finds a problem exactly when `jsonschema` does."""
     answer = run_node({"schema": CASES, "requests": [message for message, _ in REQUESTS]})
     verdicts = []
     for (name, value), found in zip(CASES, answer["schema"], strict=True):
@@ -279,10 +279,14 @@ TYPE_LITERAL = re.compile(
 
 
 def worker_sources() -> dict[str, str]:
-    names = ("model_worker.js", "load_provenance.js", "model_client.js", "model_check.js")
-    sources = {name: (WORKERS / name).read_text(encoding="utf-8") for name in names}
-    sources["models_panel.js"] = (ROOT / "site" / "models_panel.js").read_text(encoding="utf-8")
-    return sources
+    paths = (
+        "model_worker/model_worker.js",
+        "model_worker/load_provenance.js",
+        "model_client.js",
+        "common/model_check.js",
+        "models_panel.js",
+    )
+    return {Path(p).name: (SITE / p).read_text(encoding="utf-8") for p in paths}
 
 
 def test_the_workers_use_the_generated_names_only() -> None:
@@ -297,7 +301,7 @@ def test_the_workers_use_the_generated_names_only() -> None:
 
 def test_the_client_constants_are_pythons() -> None:
     """GRACE_MS and LOAD_TIMEOUT_MS are generated into model_protocol.js, not written in JS."""
-    protocol = (WORKERS / "model_protocol.js").read_text(encoding="utf-8")
+    protocol = (SITE / "common" / "model_protocol.js").read_text(encoding="utf-8")
     for name in ("GRACE_MS", "LOAD_TIMEOUT_MS"):
         assert f"export const {name} = {getattr(mm, name)};" in protocol
         for source, text in worker_sources().items():
@@ -317,7 +321,7 @@ def test_each_request_is_answered_where_the_records_say() -> None:
 
 
 def run_client(specs: list[dict[str, Any]]) -> tuple[list[Any], str]:
-    """workers/model_client.js under Node with a stand-in worker (tests/model_client_node.mjs):
+    """site/model_client.js under Node with a stand-in worker (tests/model_client_node.mjs):
     per catalogue entry, what it posted, what it told the panel, its ModelLoad; and stderr."""
     node = shutil.which("node")
     if node is None:

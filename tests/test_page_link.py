@@ -122,7 +122,9 @@ def test_the_shared_model_version_spares_the_provenance_calls():
 
 
 def test_the_flag_slots_agree_with_the_page():
-    spec = importlib.util.spec_from_file_location("lab_worker", ROOT / "workers" / "lab_worker.py")
+    spec = importlib.util.spec_from_file_location(
+        "lab_worker", ROOT / "site" / "python_worker" / "lab_worker.py"
+    )
     assert spec is not None and spec.loader is not None
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)

@@ -1,6 +1,6 @@
 """The names the page shares with Python are written once (pyapp/protocol/page.py, the fault
 grammar, the plots drawn once, the ledger's records) and generated: every generated file matches
-its source, and no hand-written copy of a shared name is left in site/, workers/ or pyapp/."""
+its source, and no hand-written copy of a shared name is left in site/ or pyapp/."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ SYNC_NAMES = [s.name for s in page.SYNC_NAMES]
 def page_sources() -> list[Path]:
     """The page's and the workers' hand-written JavaScript (generated modules aside)."""
     generated = {"lab_protocol.js", "model_protocol.js", "faults_grammar.js"}
-    paths = [*sorted((ROOT / "site").glob("*.js")), *sorted((ROOT / "workers").glob("*.js"))]
+    paths = sorted((ROOT / "site").rglob("*.js"))
     return [p for p in paths if p.name not in generated]
 
 
@@ -89,7 +89,9 @@ def test_no_sync_name_is_written_by_hand_in_the_page() -> None:
 
 
 def test_the_worker_glue_takes_the_sync_names_from_the_table() -> None:
-    tree = ast.parse((ROOT / "workers" / "lab_worker.py").read_text(encoding="utf-8"))
+    tree = ast.parse(
+        (ROOT / "site" / "python_worker" / "lab_worker.py").read_text(encoding="utf-8")
+    )
     attributes = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
     assert not set(attributes) & set(SYNC_NAMES), "use pyapp.protocol.page's names"
     strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
@@ -232,7 +234,7 @@ def test_the_fault_kinds_are_defined_once() -> None:
         assert not re.search(r"\[\s*\"worker_crash\"", code), f"{path.name}: a copy of the kinds"
         tested |= set(re.findall(r"\bfault\(\"([a-z_]+)\"\)", code))
     assert tested and tested <= kinds
-    faults_js = (ROOT / "workers" / "faults.js").read_text(encoding="utf-8")
+    faults_js = (ROOT / "site" / "faults.js").read_text(encoding="utf-8")
     assert not any(f"{kind}@N " in faults_js for kind in kinds), "its meaning is generated"
 
 

@@ -21,7 +21,7 @@ from pyapp.records.model import ScriptedAdapter
 from pyapp.sweep import panel
 from pyapp.sweep.errors import SetupError, SweepError
 
-NO_LOAD_YET = {  # what workers/model_client.js provenance() says before any load
+NO_LOAD_YET = {  # what site/model_client.js provenance() says before any load
     "model_id": "none", "revision": "none", "revision_served": None,
     "revision_served_note": None, "dtype": "none", "chat_template_options": {},
     "source": "bundled-fixture", "evidence": "fixture", "backend_requested": "wasm",

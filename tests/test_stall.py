@@ -12,7 +12,7 @@ Reproducers, each failing on the code before this round:
   trial's `generation_ms` and in a chain's 90 s route budget. Now the client reports the wait
   (`timing.load_wait_ms`), the completion keeps it, and neither cost nor budget counts it.
 
-workers/model_client.js runs under Node on a fake clock (tests/model_client_clock_node.mjs):
+site/model_client.js runs under Node on a fake clock (tests/model_client_clock_node.mjs):
 nothing here waits for real time. The sweeps use a scripted adapter (a TEST FIXTURE) and a
 virtual clock (`pyapp.records.clock.using`).
 """

@@ -178,12 +178,13 @@ UI_TESTS: dict[str, str] = {
 """The user-interface and accessibility tests: they drive the page as a person does and may
 read what is on screen (the DOM), never the page's internals (`LAB_SIDE_DOOR`)."""
 MODULE_TESTS: dict[str, str] = {
-    "tests/browser/test_models.py": "workers/model_client.js and model_worker.js themselves"
+    "tests/browser/test_models.py": "site/model_client.js and model_worker.js themselves"
     " (generate, interrupt, load, first token) through window.lab.models.client",
     "tests/browser/test_standins.py": "the stand-in models' greedy parity through the model"
     " client (test_models' client_generate)",
-    "tests/browser/test_greedy.py": "workers/greedy.js in a page of its own (window.probe)",
-    "tests/browser/test_model_direct.py": "workers/model_direct.js's count of Python's"
+    "tests/browser/test_greedy.py": "site/model_worker/greedy.js in a page of its own"
+    " (window.probe)",
+    "tests/browser/test_model_direct.py": "site/model_direct.js's count of Python's"
     " generate calls by path (window.lab.models.client.callCounts)",
 }
 """Tests whose subject is a JavaScript module's internals: they call it directly."""

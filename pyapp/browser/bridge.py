@@ -1,10 +1,10 @@
 """The one entry point JavaScript calls: `handle_async(request_json, context) -> reply_json`.
 
-The page's worker glue (workers/lab_worker.py) passes JSON strings in and out; no Python lives
-in JavaScript. Every message is a record of `pyapp.protocol.messages` (one envelope, one tag key
-`type`); `parse_request` validates what arrives before the handler runs, and `HANDLERS` is
-the one table from request type to handler. A reply is always sent, so the page never
-hangs: a refused request carries the code of the `RequestError` raised, a bug
+The page's worker glue (site/python_worker/lab_worker.py) passes JSON strings in and out; no
+Python lives in JavaScript. Every message is a record of `pyapp.protocol.messages` (one
+envelope, one tag key `type`); `parse_request` validates what arrives before the handler runs,
+and `HANDLERS` is the one table from request type to handler. A reply is always sent, so the
+page never hangs: a refused request carries the code of the `RequestError` raised, a bug
 `internal_error`.
 
 What needs the browser runtime itself (loading sympy's wheels, the model worker's adapter,
@@ -119,6 +119,14 @@ def session() -> Session:
     global SESSION
     if SESSION is None:
         SESSION = Session()
+    return SESSION
+
+
+def new_session() -> Session:
+    """A fresh experiment session in place of the worker's one (a native sweep: each run in a
+    process starts from nothing, as a page does)."""
+    global SESSION
+    SESSION = Session()
     return SESSION
 
 

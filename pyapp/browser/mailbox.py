@@ -1,6 +1,6 @@
 """The Python worker's half of the model mailbox: a generate call without the page's main
 thread in its path (issue 22 §3; the JavaScript half and the whole protocol are described in
-workers/model_mailbox.js, the page's in workers/model_direct.js).
+site/common/model_mailbox.js, the page's in site/model_direct.js).
 
     Mailbox(js, convert).call(request_json, request_id, timeout_ms) -> reply_json | None
 
@@ -10,7 +10,7 @@ then from `HEADER_BYTES` the request or the reply as UTF-8 JSON of `length` byte
 writes the request, sets `state` to (seq, request), wakes the model worker
 (`Atomics.notify`) and blocks (`Atomics.wait`: the sweep never yields to the event loop, so
 no message could reach it) until `state` is (seq, replied); exactly one side answers
-(the model worker, or the page where it must: see workers/model_mailbox.js).
+(the model worker, or the page where it must: see site/common/model_mailbox.js).
 
 `call` answers None, and the caller uses PyScript's sync channel instead, until the page has
 attached the mailbox (`attached`) and for a request too large for it. `js` is the worker's
@@ -33,10 +33,10 @@ SLOT = {
     "timeout_ms": 6,
     "direct": 7,
 }
-"""The Int32 slots (workers/model_mailbox.js `SLOT`; tests/test_model_mailbox.py checks
+"""The Int32 slots (site/common/model_mailbox.js `SLOT`; tests/test_model_mailbox.py checks
 they agree)."""
 PHASE = {"idle": 0, "request": 1, "worker": 2, "page": 3, "writing": 4, "replied": 5}
-"""The phases of `state`'s low three bits (workers/model_mailbox.js `PHASE`)."""
+"""The phases of `state`'s low three bits (site/common/model_mailbox.js `PHASE`)."""
 HEADER_BYTES = 64
 """Where the request or the reply starts."""
 SEQ_MASK = 0x0FFFFFFF

@@ -4,16 +4,17 @@
 
 Path of one call through the transport (measured in bench/generation.py):
 
-    Python (PyScript worker) --transport--> main thread (workers/model_client.js, owns the
+    Python (PyScript worker) --transport--> main thread (site/model_client.js, owns the
     model worker and the UI: consent, progress, Cancel) --postMessage--> model worker
-    (workers/model_worker.js, transformers.js) --> back the same way
+    (site/model_worker/model_worker.js, transformers.js) --> back the same way
 
 and of a generate call through `direct` (the model mailbox):
 
     Python --shared memory--> model worker --shared memory--> Python
 
 In the browser the transport is PyScript's synchronous channel to the main thread,
-``pyscript.sync.model_call(request_json) -> reply_json`` (workers/lab_worker.py wires it),
+``pyscript.sync.model_call(request_json) -> reply_json`` (site/python_worker/lab_worker.py
+wires it),
 and generate calls take the `direct` path once it can carry them: the model mailbox
 (`pyapp.browser.mailbox`), straight to the model worker and back, the main thread
 supervising but out of the call's path (docs/models.md).

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 import interpreter
 from pyapp.audit.rerun import rerunner
 from pyapp.audit.verdict import audit, verdict_lines
-from pyapp.cli.arguments import port, positive, seeded
+from pyapp.cli.arguments import check_output, port, positive, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
 from pyapp.cli.schema import schemas as schemas
 from pyapp.cli.simulate import add_parser as add_simulate
+from pyapp.cli.study import add_parser as add_study
 from pyapp.cli.sweep import add_parser as add_sweep
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError, LabError, RecordError, UsageError
@@ -54,6 +54,7 @@ from pyapp.host.serve import serve
 from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
+from pyapp.predict.flags import climatology_line, lines_of, run_figures
 from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
@@ -71,28 +72,6 @@ if TYPE_CHECKING:
 
 MAX_COMPARED_RUNS = 64
 """Most predictions files `compare` lays side by side."""
-
-
-def check_output(path: str, option: str) -> Path:
-    """`path` as an output file, refused (exit 2) before any work when it is a folder,
-    lies under a file, or its folder cannot be written."""
-    target = Path(path)
-    if "\x00" in path:
-        raise UsageError(f"{option}: a NUL byte in the path")
-    if target.is_dir():
-        raise UsageError(f"{option} {path}: is a directory, not a file")
-    if os.path.lexists(target) and not target.is_symlink() and not target.is_file():
-        raise UsageError(f"{option} {path}: not a regular file (a FIFO, device or socket)")
-    if target.is_symlink() and target.exists() and not target.is_file():
-        raise UsageError(f"{option} {path}: links to something that is not a regular file")
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
-    return target
 
 
 def write_output(path: Path, text: str) -> None:
@@ -220,6 +199,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
     except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
         raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
+    figures = run_figures(document)
+    for line in lines_of(figures):  # the flags first: the first line a reader sees
+        print(line)
     print(
         f"evidence: {document.evidence}"
         + (
@@ -264,6 +246,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
         for line in skill_lines(result):  # what the Brier score means (pyapp.predict.skill)
             print(f"  {line}")
+        for fig in figures:
+            if fig.condition == frozen.profile.condition:
+                print(f"  {climatology_line(fig)}")
     if out is not None:
         write_output(out, written)
         print(f"\nwrote {args.out}")
@@ -337,13 +322,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 1
     if differ is not None:
         print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
+    flagged = compare.flags(names, docs)  # degenerate scores before any number
+    for line in flagged:
+        print(line)
     problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, problems, summary), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
-        texts.append(compare.to_markdown(all_rows, problems, summary))
+        texts.append(compare.to_markdown(all_rows, problems, summary, flagged))
     for target, text in zip(outputs, texts, strict=True):
         write_output(target, text)
         print(f"wrote {target}")
@@ -470,6 +458,8 @@ def parser() -> argparse.ArgumentParser:
     add_simulate(sub)
 
     add_matrix(sub)
+
+    add_study(sub)
 
     add_schema(sub)
 

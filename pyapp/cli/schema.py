@@ -2,7 +2,7 @@
 that define it — the JSON Schemas in `exports/` (`schemas`, the ledger's included), the
 page's protocol constants (`site/lab_protocol.js`: message names, sync names, URL
 parameters, the `window.lab` members), the fault grammar
-(`workers/faults_grammar.js`), the model channel's files (`model_channel_files`), the
+(`site/faults_grammar.js`), the model channel's files (`model_channel_files`), the
 condition checkboxes of `site/index.html` and the generated blocks of `docs/hosting.md`,
 `docs/models.md`, `docs/page.md` and `docs/sweep.md` (`blocks`). With `--check` it only
 reports drift (exit 1)."""
@@ -24,6 +24,7 @@ from pyapp.protocol import page
 from pyapp.protocol.exports import js_module, markdown_tables, messages_schema
 from pyapp.records import faults
 from pyapp.records.trace import trace_schema
+from pyapp.study.record import study_schema
 from pyapp.sweep.runfile import run_schema
 from pyapp.synthetic.language import synthetic_model_schema
 from pyapp.verify.receipt import receipt_schema
@@ -40,19 +41,20 @@ def schemas() -> dict[str, dict[str, Any]]:
         "matrix-plan.schema.json": plan_schema(),
         "matrix-state.schema.json": state_schema(),
         "ledger.schema.json": ledger_schema(),
+        "study.schema.json": study_schema(),
     }
 
 
 def generated() -> dict[Path, str]:
     """Every generated file: the schemas in exports/, the page's protocol constants and the
-    fault grammar (workers/faults_grammar.js)."""
+    fault grammar (site/faults_grammar.js)."""
 
     files = {
         EXPORTS / name: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         for name, schema in schemas().items()
     }
     files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
-    files[REPO_ROOT / "workers" / "faults_grammar.js"] = faults.js_module()
+    files[REPO_ROOT / "site" / "faults_grammar.js"] = faults.js_module()
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
     files.update(model_channel_files())
@@ -85,7 +87,7 @@ def model_channel_files() -> dict[Path, str]:
             model_message_exports.messages_schema(), indent=2, ensure_ascii=False
         )
         + "\n",
-        REPO_ROOT / "workers" / "model_protocol.js": model_message_exports.js_module(),
+        REPO_ROOT / "site" / "common" / "model_protocol.js": model_message_exports.js_module(),
         models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
     }
 

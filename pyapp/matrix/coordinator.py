@@ -94,7 +94,11 @@ def make_engine(inv: Invocation, plan: Plan, cells: Sequence[Cell]) -> Engine:
     engine = RayEngine(
         inv.address,
         plan.options.retries,
-        (plan.options.cpus_per_browser_cell, plan.options.cpus_per_synthetic_cell),
+        (
+            plan.options.cpus_per_browser_cell,
+            plan.options.cpus_per_synthetic_cell,
+            plan.options.cpus_per_native_cell,
+        ),
     )
     check_engine_resources(cells, engine.gpus(), inv.plan)
     return engine

@@ -7,7 +7,7 @@ Python channel: `messages` (one record per request and event, the failure codes)
 `page_messages` (the requests the page answers itself, never Python), `results`
 (the record each reply's result holds) and `exports` (its schema, `site/lab_protocol.js` and
 docs/hosting.md's tables). The model channel: `model_messages` (Python <-> model client <->
-model worker) and `model_exports` (`workers/model_protocol.js`, its schema and docs/models.md's
+model worker) and `model_exports` (`site/common/model_protocol.js`, its schema and docs/models.md's
 tables). `page` holds the other names the page shares: the `xworker.sync` names, the URL
 parameters and the driver API `window.lab`, generated into
 `site/lab_protocol.js` and the docs by `python -m pyapp schema`."""

@@ -16,7 +16,7 @@ Python's own JSON text in a request's or result's `*_json` fields, which JavaScr
 re-writes. An event carries no document inside it: what it brings (a trial, the records
 that joined the header, a freeze receipt) travels beside it, as Python's text
 (`EventTexts`): posted, `{lab_event: {...event}, texts: {...}, seq}`; told,
-`session_event(eventJson, posted, trial, change, receipt)` (workers/lab_worker.py).
+`session_event(eventJson, posted, trial, change, receipt)` (site/python_worker/lab_worker.py).
 
 This module holds the request and event records, the failure codes and the envelope; the
 requests the page answers itself are in `pyapp.protocol.page_messages` (re-exported here), the
@@ -216,7 +216,7 @@ class SweepStart(Request):
     branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and
     joins them to `previously_observed`."""
     faults: tuple[str, ...] | None = None
-    """Fault-injection hooks the page runs with (`worker_crash@N`, ...; workers/faults.js):
+    """Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js):
     recorded in the trace's `run.faults`."""
 
 

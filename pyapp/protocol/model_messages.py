@@ -2,8 +2,8 @@
 
 The channel (docs/models.md)::
 
-    Python (pyapp/browser/model.py) --transport--> main thread (workers/model_client.js)
-        --postMessage--> model worker (workers/model_worker.js, transformers.js)
+    Python (pyapp/browser/model.py) --transport--> main thread (site/model_client.js)
+        --postMessage--> model worker (site/model_worker/model_worker.js, transformers.js)
 
 The envelope and tag key are those of `pyapp.protocol.envelope`, shared with the page ⇄ Python
 channel (`type` both ways, an `id` pairing each reply with its request)::
@@ -23,8 +23,8 @@ shape (`PANEL_EVENTS`: the worker's `progress` as received, its own `state` and
 `load_done`); and its two deadlines, `GRACE_MS` and `LOAD_TIMEOUT_MS`, are defined here.
 
 From these records `python -m pyapp schema` generates `exports/model-messages.schema.json`,
-`workers/model_protocol.js` (the names, codes and the schema the workers validate with,
-through `workers/model_check.js`) and the message tables of docs/models.md, written by the
+`site/common/model_protocol.js` (the names, codes and the schema the workers validate with,
+through `site/common/model_check.js`) and the message tables of docs/models.md, written by the
 one generator (`pyapp.protocol.generate`) from `pyapp.protocol.model_exports.CHANNEL`; a test
 fails when any of them drifts. To add a message: a record here, its entry in `REQUESTS` (with
 its result in `RESULTS`) or `EVENTS`, its handler in the worker or client, then

@@ -5,7 +5,7 @@ driver API `window.lab` (`LAB_API`) and the condition checkboxes (`CONDITION_LAB
 `python -m pyapp schema` generates them into `site/lab_protocol.js` (`SYNC`, `PARAM`,
 `LAB_API`), the condition checkboxes of `site/index.html` and the tables of docs/page.md
 (`markdown_tables`); the sweep CLI builds the page's address with `page_query`. Tests fail
-when a generated file drifts or when site/, workers/ or lab_worker.py write one of these
+when a generated file drifts or when site/ or lab_worker.py write one of these
 names by hand.
 """
 
@@ -42,7 +42,7 @@ CANCEL_REQUESTED = "cancel_requested"
 SYNC_NAMES: tuple[SyncName, ...] = (
     SyncName(
         HANDLE,
-        "Python (workers/lab_worker.py `__export__`)",
+        "Python (site/python_worker/lab_worker.py `__export__`)",
         "(requestJson) → replyJson",
         "every request of the page ⇄ Python protocol (pyapp.browser.bridge)",
     ),
@@ -101,7 +101,8 @@ URL_PARAMS: tuple[UrlParam, ...] = (
         "preset",
         "NAME",
         "site/guide.js",
-        "the calibration set: design, calibration-60, calibration-300",
+        "the task set: a name of `pyapp/tasks/presets.py` (design, calibration-60, "
+        "calibration-300, subject-ladder/1 … /4)",
     ),
     UrlParam(
         "model",

@@ -1,7 +1,7 @@
 """What the writer of a completion or a model record guarantees, checked on reading.
 
-A completion is written by the model worker (`workers/model_worker.js`), its client's failed
-replies (`pyapp.browser.model.failed`, through `finish_for`), or natively by
+A completion is written by the model worker (`site/model_worker/model_worker.js`), its
+client's failed replies (`pyapp.browser.model.failed`, through `finish_for`), or natively by
 `over_input_budget` and the synthetic models. Whichever wrote it, its fields agree with each
 other and with the caps of its call; `reproduce` reports each disagreement as one
 `Mismatch` naming the JSON path and the rule (docs/specification.md §5, "Consistency"):

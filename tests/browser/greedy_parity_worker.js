@@ -1,8 +1,8 @@
 // tests/browser/test_greedy.py's module worker (never part of the site): loads a model through
 // the site's transformers.js on WASM like the page's model worker, then generates greedily
 // twice from the same templated prompt — with transformers.js's model.generate and with the
-// page's workers/greedy.js — and replies both token lists, so the test can compare them. It
-// also checks workers/output_bytes.js against exact decoding on random id sequences.
+// page's site/model_worker/greedy.js — and replies both token lists, so the test can compare them. It
+// also checks site/model_worker/output_bytes.js against exact decoding on random id sequences.
 import { AutoModelForCausalLM, AutoTokenizer, env } from "./transformers/transformers.min.js";
 import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";

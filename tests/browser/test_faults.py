@@ -1,6 +1,6 @@
 """Injected infrastructure faults end in finished sweeps, never in observations (issue 11).
 
-Each fault is injected through the page parameter `fault=KIND@N` (workers/faults.js), N
+Each fault is injected through the page parameter `fault=KIND@N` (site/faults.js), N
 counting the generations of the page's life, exactly as a user would pass it:
 `python -m pyapp sweep --page-param fault=...`. The fixture is a test fixture, never model
 evidence. Conditions model-only and controlled-chain over the small task set give a fixed

@@ -1,7 +1,7 @@
-"""The page's greedy loop (workers/greedy.js) chooses the tokens transformers.js's own
-`model.generate({do_sample: false})` chooses, and its output-bytes cap (workers/output_bytes.js)
-stops where decoding after every token would (issue 15: the worker decodes without generate's
-generic per-step work, and must not change what is measured).
+"""The page's greedy loop (site/model_worker/greedy.js) chooses the tokens transformers.js's own
+`model.generate({do_sample: false})` chooses, and its output-bytes cap
+(site/model_worker/output_bytes.js) stops where decoding after every token would (issue 15: the
+worker decodes without generate's generic per-step work, and must not change what is measured).
 
 A module worker of its own (tests/browser/greedy_parity_worker.js) loads each model through the
 site's transformers.js on WASM — the tiny-chat fixture and every catalogue stand-in at its
@@ -71,7 +71,7 @@ def model_files(name: str, dtype: str) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
-    if not (SITE / "greedy.js").is_file():
+    if not (SITE / "model_worker" / "greedy.js").is_file():
         missing("the site is not built: python scripts/build_site.py")
     (ROOT / "build").mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="greedy-parity-", dir=ROOT / "build") as name:
@@ -79,7 +79,7 @@ def served() -> Iterator[str]:
         for path in (SITE / "transformers").iterdir():
             place(path, root / "transformers" / path.name)
         for module in ("greedy.js", "output_bytes.js"):
-            place(SITE / module, root / module)
+            place(SITE / "model_worker" / module, root / module)
         place(Path(__file__).with_name("greedy_parity_worker.js"), root / "greedy_parity_worker.js")
         write_probe_page(root, "greedy_parity_worker.js", "greedy parity")
         for model, dtype, _ in [*subjects(), WEBGPU]:

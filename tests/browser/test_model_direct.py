@@ -1,5 +1,5 @@
 """Python's generate calls reach the model worker without the page's main thread in their path
-once the page attached the model mailbox (issue 22 §3; workers/model_mailbox.js). The page's
+once the page attached the model mailbox (issue 22 §3; site/common/model_mailbox.js). The page's
 model client counts Python's generate calls by path (`callCounts()`: `sync` through PyScript's
 sync channel, `page` through the mailbox but answered by the page, `direct` answered by the
 model worker itself). The fixture is a TEST FIXTURE, never model evidence.

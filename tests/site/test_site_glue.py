@@ -1,4 +1,5 @@
-"""The worker glue (workers/lab_worker.py) under CPython: it forwards to pyapp.browser.bridge."""
+"""The worker glue (site/python_worker/lab_worker.py) under CPython: it forwards to
+pyapp.browser.bridge."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from pyapp.browser.bridge import handle as bridge_handle
 
-GLUE = Path(__file__).resolve().parents[2] / "workers" / "lab_worker.py"
+GLUE = Path(__file__).resolve().parents[2] / "site" / "python_worker" / "lab_worker.py"
 
 
 def load_glue() -> ModuleType:

@@ -1,5 +1,5 @@
 // The model channel's envelope (page ⇄ model worker), built in this one place for both ends:
-// workers/model_worker.js builds every reply and event it posts here, workers/model_client.js
+// site/model_worker/model_worker.js builds every reply and event it posts here, site/model_client.js
 // every reply it answers Python with and every event it hands the Models panel. The same
 // envelope as the page ⇄ Python channel (site/envelope.js; pyapp/protocol/envelope.py builds it
 // in Python for both channels):
@@ -7,7 +7,7 @@
 //   reply  {type, id, ok: true, result, ...extras}  |  {type, id, ok: false, error: {code, message}, ...extras}
 //   event  {type, id?, ...fields}
 //
-// Checked against the generated workers/model_protocol.js: a reply's type is a request that has
+// Checked against the generated site/common/model_protocol.js: a reply's type is a request that has
 // a reply (MODEL_REPLIES), an event's type a worker event (MODEL_EVENTS) or a panel event
 // (PANEL_EVENTS); anything else is a bug and throws. tests/test_model_envelope.py fails when
 // either worker builds a reply or an event by hand.
@@ -15,7 +15,7 @@
 import { MODEL_EVENTS, MODEL_REPLIES, PANEL_EVENTS } from "./model_protocol.js";
 
 function known(table, type, what) {
-  if (!Object.hasOwn(table, type)) throw new Error(`${String(type)} is not ${what} of the model channel (workers/model_protocol.js)`);
+  if (!Object.hasOwn(table, type)) throw new Error(`${String(type)} is not ${what} of the model channel (site/common/model_protocol.js)`);
 }
 
 // A successful reply to request `type`#`id`: `result` is its result record; `extras` are the

@@ -1,6 +1,6 @@
-// Main-thread owner of the model worker (workers/model_worker.js). No DOM here: the Models
+// Main-thread owner of the model worker (site/model_worker/model_worker.js). No DOM here: the Models
 // panel (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps
-// the provenance. Python reaches it through PyScript's sync channel (workers/lab_worker.py ->
+// the provenance. Python reaches it through PyScript's sync channel (site/python_worker/lab_worker.py ->
 // pyapp/browser/model.py -> `xworker.sync.model_call` -> `call`), and Python's generate
 // calls, once the page attached the mailbox Python shares (`attachMailbox`), reach the model
 // worker without this thread: ./model_direct.js supervises them here (the same deadlines,
@@ -8,10 +8,10 @@
 // take (a fault hook's generation, a pending load, no model) with `call`, as before.
 //
 // Its messages are the records of pyapp/protocol/model_messages.py (names, codes and schema
-// from the generated workers/model_protocol.js; tables in docs/models.md). It answers Python's
+// from the generated site/common/model_protocol.js; tables in docs/models.md). It answers Python's
 // `provenance` itself and passes `generate` on to the worker, adding a wait for a pending
 // (re)load, a hard deadline (terminate the worker `GRACE_MS` after caps.timeout_ms) and the
-// reply's `timing` {worker_ms, client_ms}. It checks what it receives (workers/model_check.js):
+// reply's `timing` {worker_ms, client_ms}. It checks what it receives (site/common/model_check.js):
 // Python's requests (`bad_request` / `unknown_type` replies), the worker's replies (one that
 // does not fit its request's result record becomes a failed reply `bad_reply`) and events
 // (a malformed one is dropped with a console warning). It checks what it sends too: its load
@@ -39,13 +39,13 @@
 // A generate that finds a (re)load pending waits for it before the worker sees the request;
 // that wait is reported apart (`timing.load_wait_ms`), never as the model's generation time.
 //
-// Fault-injection hooks (workers/faults.js, page parameter `fault`) act here, counted over the
+// Fault-injection hooks (site/faults.js, page parameter `fault`) act here, counted over the
 // generations of the page's life.
 
 import { parseFaults } from "./faults.js";
-import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./model_check.js";
+import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./common/model_check.js";
 import { DirectCalls } from "./model_direct.js";
-import { failedReply, okReply, panelEvent } from "./model_envelope.js";
+import { failedReply, okReply, panelEvent } from "./common/model_envelope.js";
 import {
   GRACE_MS,
   LOAD_TIMEOUT_MS,
@@ -54,7 +54,7 @@ import {
   MODEL_TYPE,
   STALL_FLOOR_MS,
   STALL_STEP_FACTOR,
-} from "./model_protocol.js";
+} from "./common/model_protocol.js";
 
 // The load request's `model`: the ModelSpec fields the generated definition names, taken from
 // the consented catalogue entry (a field it leaves out is null, options `{}`).
@@ -76,7 +76,7 @@ export function stallWindow(steps) {
 const failure = failedReply;
 
 export class ModelClient {
-  constructor({ workerUrl = "./model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
+  constructor({ workerUrl = "./model_worker/model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
     this.workerUrl = workerUrl;
     this.wasmBase = wasmBase;
     this.onEvent = onEvent; // a PANEL_EVENTS record: {type: "progress"|"state"|"load_done", ...}

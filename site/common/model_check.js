@@ -1,5 +1,5 @@
 // Validates the model-worker channel's messages (docs/models.md) against the JSON Schema
-// generated from pyapp/protocol/model_messages.py (workers/model_protocol.js). It knows the
+// generated from pyapp/protocol/model_messages.py (site/common/model_protocol.js). It knows the
 // keywords that generator writes and refuses (fails closed) on any other, so a rule it cannot
 // check never passes silently; tests/test_model_messages.py runs it under Node beside Python's
 // `jsonschema` on the same messages.

@@ -1,16 +1,16 @@
 // Composition Lab model worker: one causal LM on transformers.js, in its own module worker.
-// Started by the main thread's client (workers/model_client.js) AFTER the user consented; one
+// Started by the main thread's client (site/model_client.js) AFTER the user consented; one
 // model per worker. Backend and model never change inside a worker: a new choice is a new
 // worker.
 //
 // The messages it answers (`load`, `generate`, `interrupt`) and sends (the replies, the events
 // `progress` and `first_token`) are the records of pyapp/protocol/model_messages.py; their
-// names, error codes and schema come from the generated workers/model_protocol.js, and the
+// names, error codes and schema come from the generated site/common/model_protocol.js, and the
 // message tables are in docs/models.md. Every request is checked against that schema before
-// anything runs (workers/model_check.js): an unknown type is answered `unknown_type`, a
+// anything runs (site/common/model_check.js): an unknown type is answered `unknown_type`, a
 // malformed request `bad_request`, and the worker keeps serving.
 //
-// Generation semantics: greedy (workers/greedy.js: transformers.js's `do_sample: false`
+// Generation semantics: greedy (site/model_worker/greedy.js: transformers.js's `do_sample: false`
 // generate without its generic per-step work, checked token for token against it); the chat
 // template from the model's tokenizer_config.json; the prompt's tokens are counted with the
 // model's tokenizer BEFORE generating (over `max_input_tokens` -> no generation, finish null,
@@ -26,26 +26,26 @@
 // progress (`tokens`: with the first token, then at most every TOKENS_EVERY_MS), by which the
 // client tells a model past its deadline from a hung worker.
 //
-// Python's generate requests also arrive through the model mailbox (workers/model_mailbox.js,
+// Python's generate requests also arrive through the model mailbox (site/common/model_mailbox.js,
 // handed over by the page before the load): taken here when the page's gate lets them, and
 // answered into the shared memory, Python waking at once (see serveMailbox below).
 //
 // What a load records about itself (the WebGPU adapter, the WASM features, the files fetched,
-// config.json's digest, the commit the hub served) is measured by workers/load_provenance.js.
+// config.json's digest, the commit the hub served) is measured by site/model_worker/load_provenance.js.
 
 import {
   AutoConfig,
   AutoModelForCausalLM,
   AutoTokenizer,
   env,
-} from "./transformers/transformers.min.js";
+} from "../transformers/transformers.min.js";
 import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkCachedConfig, keepServedRevision, measureWasm, watchFetches, webgpuAdapter } from "./load_provenance.js";
-import { checkReply, checkRequest } from "./model_check.js";
-import { failedReply, okReply, workerEvent } from "./model_envelope.js";
-import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./model_mailbox.js";
-import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "./model_protocol.js";
+import { checkReply, checkRequest } from "../common/model_check.js";
+import { failedReply, okReply, workerEvent } from "../common/model_envelope.js";
+import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "../common/model_mailbox.js";
+import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "../common/model_protocol.js";
 
 let tokenizer = null;
 let model = null;
@@ -486,7 +486,7 @@ function failureCode(error, type) {
 
 // ---- the direct path: generate requests from the Python worker's mailbox ------------------
 
-// workers/model_mailbox.js: the page hands this worker the mailbox before its load, with the
+// site/common/model_mailbox.js: the page hands this worker the mailbox before its load, with the
 // page's default generate `debug` (test hooks). A request is taken only when the page's gate
 // lets generation n through (`direct_until`: loaded, no fault hook due); the page takes it
 // otherwise. The reply is checked as the page would check it (one that does not fit is a

@@ -1,6 +1,6 @@
-// The page's half of the model mailbox (workers/model_mailbox.js): Python's generate requests
+// The page's half of the model mailbox (site/common/model_mailbox.js): Python's generate requests
 // reach the model worker without the main thread in their path, and the page still owns and
-// supervises the worker. Used by workers/model_client.js (one DirectCalls per client).
+// supervises the worker. Used by site/model_client.js (one DirectCalls per client).
 //
 // - attach(buffer, debug): Python's mailbox ({model_mailbox: buffer}, posted by the Python
 //   worker once); handed to the running model worker and to every worker spawned after it
@@ -18,9 +18,9 @@
 //   timeout), Cancel, a crash or termination (a failed reply). The page's reply and the
 //   worker's race for the one `writing` claim: exactly one is written.
 
-import { failedReply } from "./model_envelope.js";
-import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./model_mailbox.js";
-import { MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
+import { failedReply } from "./common/model_envelope.js";
+import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./common/model_mailbox.js";
+import { MODEL_ERROR, MODEL_TYPE } from "./common/model_protocol.js";
 
 const INT32_MAX = 0x7fffffff;
 

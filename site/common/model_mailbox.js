@@ -2,7 +2,7 @@
 // the page's main thread in its path (issue 22 §3). One SharedArrayBuffer, created by Python
 // (pyapp/browser/mailbox.py, which writes the same layout: tests/test_model_mailbox.py checks
 // they agree), posted once to the page ({model_mailbox: buffer}), which hands it to every model
-// worker it spawns (workers/model_direct.js). Layout: Int32 slots (SLOT), then from
+// worker it spawns (site/model_direct.js). Layout: Int32 slots (SLOT), then from
 // HEADER_BYTES the request or the reply, UTF-8 JSON of `length` bytes.
 //
 // One request at a time. Python writes a `generate` request, sets `state` to (seq, request)

@@ -1,11 +1,11 @@
 // What a model load observes about itself, for its LoadResult and provenance
-// (pyapp/protocol/model_messages.py; workers/model_worker.js calls these): the WebGPU adapter
+// (pyapp/protocol/model_messages.py; site/model_worker/model_worker.js calls these): the WebGPU adapter
 // (`webgpuAdapter`), the WASM runtime's measured features (`measureWasm`), every file that
 // crosses the network API and its bytes (`watchFetches`), the config.json's SHA-256 — also
 // from the browser's cache (`checkCachedConfig`) — by which a test fixture is told from a
 // model, and the commit the hub served, kept with the cached files (`keepServedRevision`).
 
-import { env } from "./transformers/transformers.min.js";
+import { env } from "../transformers/transformers.min.js";
 
 export async function webgpuAdapter() {
   if (!("gpu" in navigator) || !navigator.gpu) return { adapter: null, why: "navigator.gpu is missing" };
