@@ -167,10 +167,12 @@ def fixture_run() -> dict[str, Any]:
     return to_json(sweep.trace())
 
 
-def test_rerun_without_the_native_backend_says_so(fixture_run, tmp_path, capsys) -> None:
+def test_rerun_of_a_model_it_cannot_load_says_so(fixture_run, tmp_path, capsys) -> None:
+    """A scripted fixture has no files: `--rerun` says it cannot load it, in one note line,
+    and the trace is re-derived from its files alone (exit 0)."""
     status, out = cli(tmp_path, capsys, fixture_run, "reproduce", "--rerun", "--sample", "2")
-    assert status == 0 and "note: --rerun: re-executing" in out, out
-    assert "needs the native backend" in out and "re-derived exactly" in out
+    assert status == 0 and "note: --rerun: fixture/scripted (scripted) is not a bundled" in out
+    assert "re-derived exactly" in out
     with pytest.raises(SystemExit) as refused:  # argparse: one line, exit 2
         cli(tmp_path, capsys, fixture_run, "reproduce", "--rerun", "--sample", "0")
     assert refused.value.code == 2 and "at least 1" in capsys.readouterr().err
@@ -181,11 +183,11 @@ def test_a_local_model_re_executed_finds_a_rewritten_answer(fixture_run) -> None
     backend's generation: greedy fields compared, a rewritten reply named."""
     model = ScriptedAdapter(answer)
 
-    def load(_: object) -> tuple[str, Any]:
+    def load(_: object) -> tuple[str, Any, None]:
         def generate(prompt: str, caps: Caps) -> Completion:
             return run(model.generate(prompt, caps))
 
-        return "scripted (standing for the native backend)", generate
+        return "scripted (standing for the native backend)", generate, None
 
     honest = audit(fixture_run, rerunner=rerunner(load=load))
     assert honest.rerun is not None and honest.rerun.mismatches == () and honest.ok
@@ -208,3 +210,42 @@ def test_a_synthetic_runs_generation_record_says_it_has_no_template(synthetic) -
     generation = synthetic["run"]["generation"]
     assert generation["chat_template"].startswith("none: a synthetic model has no chat template")
     assert "ESTIMATES (UTF-8 bytes / 4" in generation["stop_tokens"]
+
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "tiny-chat"
+
+
+@pytest.fixture(scope="module")
+def native_run() -> dict[str, Any]:
+    """The bundled test fixture (a TEST FIXTURE, never model evidence) run natively."""
+    pytest.importorskip("onnxruntime")
+    from pyapp.native.adapter import NativeIdentity, load_native
+    from pyapp.native.folder import read_model
+
+    model = load_native(
+        read_model((FIXTURE,), "fp32"),
+        NativeIdentity("fixture/tiny-chat", "bundled", "bundled-fixture", {}),
+    )
+    sweep = Sweep(params=SMALL, conditions=("model-only",), model=model.provenance)
+    assert run(run_phase(sweep, "measure", model)) == "finished"
+    freeze(sweep)
+    assert run(run_phase(sweep, "heldout", model)) == "finished"
+    return to_json(sweep.trace())
+
+
+def test_reproduce_rerun_re_executes_the_bundled_fixture(native_run, tmp_path, capsys) -> None:
+    status, out = cli(tmp_path, capsys, native_run, "reproduce", "--rerun")
+    trials = len(native_run["trials"])
+    assert status == 0, out
+    assert f"re-executed with fixture/tiny-chat natively (onnxruntime): all {trials} " in out
+    forged = copy.deepcopy(native_run)
+    trial = forged["trials"][-1]
+    trial["completion"]["text"] = "7"
+    ids = trial["completion"]["output_token_ids"]
+    trial["completion"]["output_token_ids"] = [ids[0] + 1, *ids[1:]] if ids else ids
+    rechained(forged)
+    status, out = cli(tmp_path, capsys, forged, "reproduce", "--rerun")
+    found = [line for line in out.splitlines() if ".completion.text: recorded '7'" in line]
+    assert status == 1 and found, out
+    assert ids  # the native logits' margin where the two generations part
+    assert "they part at token 0, where the top two logits differ by" in found[0], found

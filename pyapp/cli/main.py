@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.audit.rerun import rerunner
-from pyapp.audit.verdict import audit, verdict_lines
+from pyapp.audit.rerun import native_loader, rerunner
+from pyapp.audit.verdict import Rerunner, audit, verdict_lines
 from pyapp.cli.arguments import check_output, port, positive, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
@@ -62,6 +62,7 @@ from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
 from pyapp.report.run_folder import read_run_folder
+from pyapp.sweep.native import BUNDLED
 from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.tasks.taskset import MAX_TASKS, generate
 from pyapp.verify.completeness import incomplete
@@ -136,6 +137,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    for given, option in ((args.sample, "--sample"), (args.model_folder, "--model-folder")):
+        if given is not None and not args.rerun:
+            raise UsageError(f"{option} goes with --rerun (re-executing the trace's model)")
+    if args.model_folder is not None and not Path(args.model_folder).is_dir():
+        raise UsageError(f"--model-folder {args.model_folder}: not a folder")
     document = read_trace_document(args.trace)
     trace = valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
     predictions = read_document(args.predictions) if args.predictions else None
@@ -145,7 +151,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         read=trace,
         predictions_json=predictions,
         receipt=receipt,
-        rerunner=rerunner(args.sample) if args.rerun else synthetic_rerun,
+        rerunner=local_rerunner(args) if args.rerun else synthetic_rerun,
     )
     for line in result.notes:
         print(f"note: {line}")
@@ -166,6 +172,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for line in receipt_lines(read_receipt(read_document(args.receipt))):
             print(line)
     return 0 if result.ok else 1
+
+
+def local_rerunner(args: argparse.Namespace) -> Rerunner:
+    """`--rerun`: a synthetic trace from its specification, a local ONNX model natively (the
+    bundled fixture and subject from this checkout, any other from `--model-folder`)."""
+    folder = Path(args.model_folder) if args.model_folder else None
+    bundled = {source: path for source, (path, _) in BUNDLED.items()}
+    return rerunner(args.sample, native_loader(bundled, folder))
 
 
 def read_receipt_file(path: str) -> Receipt:
@@ -413,13 +427,19 @@ def parser() -> argparse.ArgumentParser:
         "--rerun",
         action="store_true",
         help="also re-execute the trace with its model (a local ONNX model, through the native "
-        "backend) and compare every completion; a synthetic trace is always re-executed",
+        "backend: the bundled fixture and subject, or --model-folder) and compare every "
+        "completion; a synthetic trace is always re-executed",
     )
     p.add_argument(
         "--sample",
         type=positive,
         metavar="N",
         help="with --rerun: re-execute N of the model trials (drawn with the run id as seed)",
+    )
+    p.add_argument(
+        "--model-folder",
+        type=input_folder,
+        help="with --rerun: the model's files (onnx-community layout) when it is not bundled",
     )
     p.set_defaults(func=cmd_reproduce)
 

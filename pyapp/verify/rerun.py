@@ -34,6 +34,9 @@ from pyapp.tasks.taskset import Task
 
 Generate = Callable[[str, Caps], Completion]
 """One generation of the re-run model: the prompt text and its caps in, a completion out."""
+Explain = Callable[[str, Completion, Completion], "str | None"]
+"""What explains a difference between a recorded completion and its re-execution (the prompt,
+the recorded one, the new one): the native backend's logit margin where they part."""
 Begin = Callable[[str, Task], None]
 """Told each trial (condition, task) before its first generation (a synthetic model keys its
 draws by it, as the sweep's `before_trial` does)."""
@@ -119,6 +122,7 @@ def rerun(
     begin: Begin | None = None,
     exact: bool = False,
     sample: int | None = None,
+    explain: Explain | None = None,
 ) -> Rerun:
     """Generate every recorded completion of `trace` again with `generate` and compare."""
     tasks = {t.id: t for t in tasks_of(trace.run.task_params)}
@@ -135,11 +139,14 @@ def rerun(
         for where, prompt, caps, recorded in _calls(trial):
             again = generate(prompt, caps)
             completions += 1
-            for name, (was, now) in _compared(recorded, again, exact).items():
+            differ = _compared(recorded, again, exact)
+            why = explain(prompt, recorded, again) if differ and explain is not None else None
+            for name, (was, now) in differ.items():
                 found.append(
                     Mismatch(
                         f"$.trials[{index}]{where}.{name}",
-                        f"recorded {_short(was)}, re-executed {_short(now)} ({trial.trial_id})",
+                        f"recorded {_short(was)}, re-executed {_short(now)} ({trial.trial_id})"
+                        + (f"; {why}" if why else ""),
                     )
                 )
     of_trials = sum(1 for t in trace.trials if t.condition in MODEL_CONDITIONS)
