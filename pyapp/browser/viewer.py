@@ -61,7 +61,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
     other = v.predictions_other_run
     return OpenedTrace(
         evidence=run_evidence(trace),
-        ok=v.ok,
+        ok=v.ok and v.complete,
         trace_mismatches=tuple(v.trace_mismatches),
         predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,

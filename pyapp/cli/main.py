@@ -213,8 +213,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
     except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
         raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
+    for line in incomplete(trace):  # scores of fewer tasks than the freezes listed: said first
+        print(f"INCOMPLETE: {line}")
     figures = run_figures(document)
-    for line in lines_of(figures):  # the flags first: the first line a reader sees
+    for line in lines_of(figures):  # then the flags, before any number
         print(line)
     print(
         f"evidence: {document.evidence}"
@@ -224,8 +226,6 @@ def cmd_score(args: argparse.Namespace) -> int:
             else ""
         )
     )
-    for line in incomplete(trace):  # scores of fewer tasks than the freezes listed: said first
-        print(f"INCOMPLETE: {line}")
     for result in document.conditions:
         frozen = result.frozen
         mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"
@@ -359,7 +359,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except RunInputError as error:  # bad data, like `reproduce` and `score`: exit 1
         raise InputError("bad_run_folder", str(error)) from None
     write_output(out, text)
-    if not verification.rederives:
+    if not verification.ok:
         print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
         return 1
     if verification.incomplete:

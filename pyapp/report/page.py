@@ -110,10 +110,11 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
             el("ul", {"class": "mismatches"}, [el("li", None, m) for m in v.predictions_mismatches])
         )
     lines += [el("p", {"class": "incomplete"}, f"✗ Incomplete: {line}") for line in v.incomplete]
-    cls = "check-ok" if v.ok else "check-failed"
+    passed = v.ok and v.complete
+    cls = "check-ok" if passed else "check-failed"
     return el(
         "section",
-        {"id": "reproduce", "class": cls, "data-ok": str(v.ok).lower()},
+        {"id": "reproduce", "class": cls, "data-ok": str(passed).lower()},
         el("h2", None, "Reproduction"),
         lines,
     )

@@ -90,13 +90,14 @@ class Verification:
     it could not; null when nothing was re-executed."""
 
     @property
-    def rederives(self) -> bool:
+    def ok(self) -> bool:
+        """Everything re-derives (whether the run is complete is `complete`)."""
         return not (self.trace_mismatches or self.predictions_mismatches or self.derive_error)
 
     @property
-    def ok(self) -> bool:
-        """It re-derives and the run is complete."""
-        return self.rederives and not self.incomplete
+    def complete(self) -> bool:
+        """Every held-out task of the run has its trial (`incomplete` is empty)."""
+        return not self.incomplete
 
 
 def _read_json(path: Path) -> Any:
