@@ -59,6 +59,7 @@ from pyapp.predict.predictor import PredictionsDocument, read_predictions, score
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
+from pyapp.records.kinds import read_kind
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
 from pyapp.report.run_folder import read_run_folder
@@ -144,7 +145,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"--model-folder {args.model_folder}: not a folder")
     document = read_trace_document(args.trace)
     trace = valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
-    predictions = read_document(args.predictions) if args.predictions else None
+    # every document is of its kind and fits its records before anything is compared
+    predictions = read_predictions_file(args.predictions)[0] if args.predictions else None
     receipt = read_receipt_file(args.receipt) if args.receipt else None
     result = audit(
         document,
@@ -155,23 +157,28 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     )
     for line in result.notes:
         print(f"note: {line}")
-    mismatches = result.mismatches
-    for mismatch in mismatches:
+    for mismatch in result.mismatches:  # the same mismatches as the page's Open a trace
         print(f"MISMATCH {mismatch}")
-    if not result.rederives:  # the same mismatches and lines as the page's Open a trace
-        for line in verdict_lines(result, trace):
-            print(line)
-        return 1
-    for line in verdict_lines(result, trace):
+    for line in verdict_lines(result, trace):  # ... and the same verdict lines
         print(line)
-    if args.receipt:
-        print(
-            f"ok: the freezes and every record before them are those of {args.receipt}, and "
-            "every held-out trial came after it"
-        )
-        for line in receipt_lines(read_receipt(read_document(args.receipt))):
-            print(line)
+    if receipt is not None:  # the receipt's own verdict, in every case
+        against = len(result.receipt_mismatches or ())
+        print(receipt_verdict(args.receipt, against, len(result.mismatches) - against))
+        if not against:
+            for line in receipt_lines(receipt):
+                print(line)
     return 0 if result.ok else 1
+
+
+def receipt_verdict(path: str, against: int, others: int) -> str:
+    """The receipt check's one verdict line (`reproduce --receipt`)."""
+    if against:
+        return f"receipt: FAILED: {against} mismatch(es) with {path} (above, `MISMATCH receipt …`)"
+    ok = (
+        f"receipt: ok: the freezes and every record before them are those of {path}, and "
+        "every held-out trial came after it"
+    )
+    return ok if not others else ok + f" (the trace's {others} other mismatch(es) are above)"
 
 
 def local_rerunner(args: argparse.Namespace) -> Rerunner:
@@ -182,11 +189,23 @@ def local_rerunner(args: argparse.Namespace) -> Rerunner:
     return rerunner(args.sample, native_loader(bundled, folder))
 
 
-def read_receipt_file(path: str) -> Receipt:
-    """A freeze receipt file (exit 1, one line naming it, on an unreadable one)."""
-
+def read_predictions_file(path: str) -> tuple[Any, PredictionsDocument]:
+    """A predictions document, as JSON and as its records: of its kind and fitting its
+    records (else one line, exit 1)."""
+    document = read_kind(path, "predictions")
     try:
-        return read_receipt(read_document(path))
+        return document, read_predictions(document)
+    except RecordError as error:
+        raise InputError(
+            "bad_predictions", f"not a valid predictions document: {error}", path=path
+        ) from None
+
+
+def read_receipt_file(path: str) -> Receipt:
+    """A freeze receipt: of its kind and fitting its records (else one line, exit 1)."""
+    document = read_kind(path, "receipt")
+    try:
+        return read_receipt(document)
     except RecordError as error:
         raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
 
@@ -290,12 +309,12 @@ def compared_run(path: str) -> tuple[PredictionsDocument, str | None]:
             except ValueError as error:
                 raise InputError("bad_trace", f"cannot score: {error}", path=path) from None
     else:
-        document = read_document(path)
+        document = read_kind(path, "predictions")  # of its kind, before anything is read
     try:
         doc = read_predictions(document)
     except RecordError as error:
         raise InputError(
-            "bad_predictions", f"not a predictions document: {error}", path=path
+            "bad_predictions", f"not a valid predictions document: {error}", path=path
         ) from None
     if trace is None:
         return doc, compare.UNVERIFIED.format(name=path)
@@ -521,8 +540,8 @@ def valid_trace(document: Any, path: str) -> Trace:
 
 
 def read_trace_document(path: str) -> Any:
-    """A trace file as JSON, within the size, nesting and trial-count limits."""
-    document = read_document(path)
+    """A trace file as JSON, of its kind, within the size, nesting and trial-count limits."""
+    document = read_kind(path, "trace")
     if isinstance(document, dict):
         check_count(document.get("trials"), "trials", MAX_TRIALS, path)
         check_count(document.get("interruptions"), "interruptions", MAX_TRIALS, path)

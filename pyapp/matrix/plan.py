@@ -179,9 +179,13 @@ def read_plan(path: Path) -> Plan:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError("bad_plan", f"not TOML: {error}", path=str(path)) from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise InputError("bad_plan", "not TOML: nested too deeply", path=str(path)) from None
     try:
         plan: Plan = from_json(Plan, data)
     except RecordError as error:
         key = _key(error.path or "$")
         raise InputError("bad_plan", f"{key}: {error.message}", path=str(path)) from None
+    except RecursionError:
+        raise InputError("bad_plan", "a value nested too deeply", path=str(path)) from None
     return plan
