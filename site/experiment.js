@@ -40,7 +40,7 @@
 //   onEvent(callback(event, text, texts)) -> unsubscribe function (text: the event as Python sent
 //                                          it; texts: {trial, change, receipt} beside it)
 //   journal(prompt)                     -> {entry, journal}     (exploration only)
-//   ledger()                            -> [{key, model_id, revision, condition, task_ids}]
+//   ledger()                            -> [{key, model_id, revision, revision_served, condition, task_ids}]
 //   clearLedger({confirmed})            -> {ledger}  the ledger alone, after a confirm() that says
 //                                                    what is lost (confirmed: true skips it)
 //   clearStored()                       -> {sweeps, ledger: 0, model_cache}  (the ledger is kept; model_cache:
@@ -107,22 +107,20 @@ class Experiment extends ExperimentView {
   // ---- API: start, run, freeze, resume -------------------------------------------------
 
   // `previously_observed` ({condition: [task ids]}, e.g. the sweep CLI's ledger file) joins
-  // what this browser's own ledger holds for the model.
+  // this browser's own ledger, sent whole: Python keeps the entries of this model, however
+  // spelled (pyapp/predict/exploratory.py same_model: the one rule).
   async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
       this.notice(null);
-      const provenance = this.model().provenance;
-      const previously = await this.store.observedFor(provenance.model_id, provenance.revision);
-      for (const [condition, ids] of Object.entries(previously_observed ?? {})) {
-        previously[condition] = [...new Set([...(previously[condition] ?? []), ...ids])];
-      }
+      const ledger = await this.store.ledger();
       const fields = {
         seed: seed ?? this.currentSeed(),
         conditions: conditions ?? [...document.querySelectorAll('input[name="condition"]:checked')].map((box) => box.value),
         environment: this.environment(),
-        previously_observed: previously,
+        previously_observed: previously_observed ?? {},
+        ledger,
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
       };
       const chosen = params ?? this.currentParams();
@@ -250,11 +248,11 @@ class Experiment extends ExperimentView {
       this.clearError();
       this.notice(null);
       const provenance = JSON.parse(stored.header_json).model ?? {};
-      const previously = provenance.model_id ? await this.store.observedFor(provenance.model_id, provenance.revision) : {};
+      const ledger = await this.store.ledger(); // Python keeps this model's entries
       let texts;
       try {
         await this.followSyntheticModel(provenance);
-        this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously }));
+        this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, ledger }));
         texts = await this.resumedTexts(stored);
       } catch (error) {
         this.showError(`Resuming failed: ${error.message}`);

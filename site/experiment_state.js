@@ -266,7 +266,7 @@ export class ExperimentState {
   // records to write with the trial.
   observedRecords({ condition, task_id }, content) {
     const model = this.header.model;
-    return model ? [{ model_id: model.model_id, revision: model.revision, condition, task_id: content ?? task_id }] : [];
+    return model ? [{ model_id: model.model_id, revision: model.revision, revision_served: model.revision_served ?? null, condition, task_id: content ?? task_id }] : [];
   }
 
   // Python's state, and the counts it carries.

@@ -120,12 +120,15 @@ export function setupRuns({ request, experiment, viewer }) {
     }
     const files = [];
     for (const record of records) {
-      const opened = await request("trace_open", { trace_json: await traceText(record), predictions_json: null }, 600_000);
+      const trace = await traceText(record);
+      const opened = await request("trace_open", { trace_json: trace, predictions_json: null }, 600_000);
       if (!opened.predictions_json) {
         note.textContent = `Run ${record.run_id.slice(0, 8)} has no scores to compare (not frozen and observed yet).`;
         return;
       }
+      // the run with its trace: Compare checks the task set against it
       files.push(asFile(fileName("predictions", record.evidence, record.run_id), opened.predictions_json));
+      files.push(asFile(fileName("trace", record.evidence, record.run_id), trace));
     }
     await viewer.compare(files);
     $("#compare-runs").scrollIntoView();

@@ -20,7 +20,8 @@
 //   store "trials"   keyPath [run_id, seq]: {run_id, seq, trial_id, json}: one record per
 //       trial, `json` exactly as Python wrote it (so 1.0 stays 1.0)
 //   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<content>": one record
-//       per held-out task observed {key, model_id, revision, condition, task_id}, where
+//       per held-out task observed {key, model_id, revision, revision_served, condition,
+//       task_id} (revision_served: the commit the hub served, null when unknown), where
 //       <content> (kept in `task_id`) is the task's content key Python names in trial_done
 //       (`heldout_content`: SHA-256 of its registers and question; records written before it
 //       hold the task id). It feeds `previously_observed` of a new sweep, and Python decides
@@ -79,8 +80,8 @@ function migrateV1(transaction) {
   };
 }
 
-function ledgerRecord(modelId, revision, condition, taskId) {
-  return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, condition, task_id: taskId };
+function ledgerRecord(modelId, revision, condition, taskId, revisionServed = null) {
+  return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, revision_served: revisionServed, condition, task_id: taskId };
 }
 
 export class SweepStore {
@@ -128,7 +129,7 @@ export class SweepStore {
       if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header, changes })));
       else if (changes.length) writes.push(promised(headers.get(status.run_id)).then((stored) => promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }))));
       for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
-      for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id))));
+      for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id, o.revision_served ?? null))));
       return Promise.all(writes);
     });
   }
@@ -170,22 +171,17 @@ export class SweepStore {
 
   // ---- ledger ------------------------------------------------------------------------------
 
-  // {condition: [task ids]} observed for this model id + revision in earlier sweeps.
-  async observedFor(modelId, revision) {
-    const seen = {};
-    for (const entry of await this.ledger()) {
-      if (entry.model_id === modelId && entry.revision === revision) seen[entry.condition] = entry.task_ids;
-    }
-    return seen;
-  }
-
-  // [{key, model_id, revision, condition, task_ids}]: one entry per model, revision and condition.
+  // [{key, model_id, revision, revision_served, condition, task_ids}]: one entry per model,
+  // revision, commit served (null when unknown, or recorded before it was kept) and
+  // condition. Which entries are the model of a new sweep is Python's rule
+  // (pyapp/predict/exploratory.py same_model: ids case-folded, a branch and its commit alike).
   async ledger() {
     const all = await this.tx("ledger", "readonly", (store) => promised(store.getAll()));
     const entries = new Map();
     for (const record of all) {
-      const key = `${record.model_id}@${record.revision}|${record.condition}`;
-      if (!entries.has(key)) entries.set(key, { key, model_id: record.model_id, revision: record.revision, condition: record.condition, task_ids: [] });
+      const served = record.revision_served ?? null;
+      const key = `${record.model_id}@${record.revision}|${served ?? ""}|${record.condition}`;
+      if (!entries.has(key)) entries.set(key, { key, model_id: record.model_id, revision: record.revision, revision_served: served, condition: record.condition, task_ids: [] });
       entries.get(key).task_ids.push(record.task_id);
     }
     for (const entry of entries.values()) entry.task_ids.sort();

@@ -7,7 +7,8 @@
 // step 4 shows the run as the live run is shown (the experiment's own renderers), with its
 // provenance, interruptions and journal under the viewing banner.
 //
-// Compare runs: several predictions.json files. Python lays them side by side
+// Compare runs: several predictions.json files, each with its trace.json when given (paired by
+// run id; Python checks the predictions' task set against the trace). Python lays them side by side
 // (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
 // with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes.
 
@@ -18,20 +19,24 @@ const $ = (selector) => document.querySelector(selector);
 const TRACE_KIND = "composition-lab-trace";
 const PREDICTIONS_KIND = "composition-lab-predictions";
 
-// Every file as {name, text, kind}; kind is the document's `kind` field, or null.
-// `json`: whether the file parses as JSON at all.
+// Every file as {name, text, kind, runId}; kind is the document's `kind` field, or null;
+// runId the run it is of (a trace's run.run_id, a predictions document's trace_run_id), to
+// pair a trace with its predictions. `json`: whether the file parses as JSON at all.
 async function readFiles(files) {
   const read = [];
   for (const file of files) {
     const text = await file.text();
     let kind = null;
+    let runId = null;
     let json = true;
     try {
-      kind = JSON.parse(text)?.kind ?? null;
+      const parsed = JSON.parse(text);
+      kind = parsed?.kind ?? null;
+      runId = parsed?.trace_run_id ?? parsed?.run?.run_id ?? null;
     } catch {
       json = false;
     }
-    read.push({ name: file.name, text, kind, json });
+    read.push({ name: file.name, text, kind, runId, json });
   }
   return read;
 }
@@ -68,6 +73,8 @@ function verdictLines(result) {
     const ok = !result.predictions_mismatches.length;
     lines.push([ok, ok ? "Every number in the opened predictions.json re-derived exactly." : `The opened predictions.json differs from the re-derived numbers: ${result.predictions_mismatches.length} mismatch(es).`]);
   }
+  // `reproduce`'s INCOMPLETE lines: held-out tasks a frozen profile listed with no trial
+  for (const line of result.incomplete ?? []) lines.push([false, `Incomplete: ${line}.`]);
   return lines;
 }
 
@@ -193,14 +200,18 @@ export function setupViewer({ request, experiment }) {
   async function compare(files) {
     const read = await readFiles(files);
     const docs = read.filter((f) => f.kind === PREDICTIONS_KIND);
+    const traces = read.filter((f) => f.kind === TRACE_KIND);
     const cstatus = $("#compare-status");
-    if (!docs.length || docs.length !== read.length) {
-      cstatus.textContent = "Compare takes predictions.json files only (one per finished run).";
+    if (!docs.length || docs.length + traces.length !== read.length) {
+      cstatus.textContent = "Compare takes predictions.json files (one per finished run), each with its trace.json if you have it.";
       return;
     }
+    // a run is its predictions and its trace (matched by run id): Python checks the task set
+    // against the trace; a predictions document alone is said to have an unverified task set
+    const traceOf = (d) => traces.find((t) => t.runId !== null && t.runId === d.runId)?.text ?? null;
     let result;
     try {
-      result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text })) });
+      result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text, trace_json: traceOf(d) })) });
     } catch (error) {
       cstatus.textContent = `Cannot compare: ${error.message}`;
       return;

@@ -15,7 +15,13 @@ from test_exploratory import answer, cli_sweep
 
 from pyapp.cli import schema
 from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.experiment.ledger import ENTRY_FIELDS, LedgerEntry, ledger_schema, upgraded
+from pyapp.experiment.ledger import (
+    ENTRY_FIELDS,
+    OPTIONAL_FIELDS,
+    LedgerEntry,
+    ledger_schema,
+    upgraded,
+)
 from pyapp.host.files import UsageError
 from pyapp.protocol import envelope, messages, model_messages, page
 from pyapp.protocol.exports import constants
@@ -281,7 +287,7 @@ def test_the_ledger_schema_describes_what_the_cli_writes() -> None:
     check.validate(written)
     with pytest.raises(jsonschema.ValidationError):
         check.validate({"schema_version": "sweep-ledger/2", "entries": [{"model_id": "m"}]})
-    assert list(ENTRY_FIELDS) == [f for f in LedgerEntry.__dataclass_fields__]
+    assert [*ENTRY_FIELDS, *OPTIONAL_FIELDS] == [f for f in LedgerEntry.__dataclass_fields__]
 
 
 # ---- the one envelope --------------------------------------------------------------------------

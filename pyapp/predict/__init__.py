@@ -14,5 +14,6 @@ descriptive answer templates every place that shows scores calls (``flags``), th
 confirmatory tests — one-sided bootstrap and exact binomial p-values, Holm, the
 model-identity residual permutation test (``confirm``) —, laying runs
 side by side
-(``compare``), and the one rule for when a profile is exploratory — held-out tasks keyed by
-content per model and condition, journal leaks (``exploratory``)."""
+(``compare``), the one rule for when a profile is exploratory — held-out tasks keyed by
+content per model and condition, journal leaks (``exploratory``) — and the rules by which a
+recorded trial is never scored, applied by every reader (``never_scored``)."""
