@@ -25,6 +25,7 @@
 import { failedReply, okReply } from "./common/envelope.js";
 import { LAB_CHANNEL, PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
 import { codeOf, messageOf } from "./common/errors.js";
+import { $ } from "./dom.js";
 
 /** @import { EventTexts, PageRequestType as PageType, RequestFunction, Requests, Results } from "./lab_types.js" */
 /** @import { ExperimentHandle } from "./experiment.js" */
@@ -84,7 +85,7 @@ function pageRoutes({ experiment, models, timings }) {
       const shown = experiment.snapshot();
       // the page's own words for its states (app.js setState, experiment.js setData)
       return /** @type {Results["page_state"]} */ ({
-        app: document.querySelector("#app") instanceof HTMLElement ? $app().dataset.state : undefined,
+        app: $("#app").dataset.state,
         status: text("#status"),
         models: models.panelState(),
         experiment: shown.data_state,
@@ -114,9 +115,6 @@ function pageRoutes({ experiment, models, timings }) {
     },
   };
 }
-
-/** @returns {HTMLElement} */
-const $app = () => /** @type {HTMLElement} */ (document.querySelector("#app"));
 
 /**
  * @param {PageParts & { request: RequestFunction }} parts

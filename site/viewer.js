@@ -36,8 +36,8 @@ async function readFiles(files) {
     let kind = null;
     let json = true;
     try {
-      const document = /** @type {unknown} */ (JSON.parse(text));
-      kind = (typeof document === "object" && document !== null ? Reflect.get(document, "kind") : null) ?? null;
+      const parsed = /** @type {unknown} */ (JSON.parse(text));
+      kind = (typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, "kind") : null) ?? null;
     } catch {
       json = false;
     }
