@@ -16,18 +16,21 @@ import { messageOf } from "./common/errors.js";
 
 /** @typedef {(record: SweepStatus) => Promise<unknown>} Action */
 
-// The calibration preset a sweep's task parameters are (a preset's overrides all match), or
-// "custom" with its size; older status records carry no parameters ("—").
+// The calibration preset a sweep's task parameters are (a preset's overrides all match; the
+// preset with the most overrides first, so a ladder's rung is not taken for the
+// calibration-300 profile it shares), or "custom" with its size; older status records carry
+// no parameters ("—").
 /** @param {TaskParams | null | undefined} params */
 export function presetOf(params) {
   if (!params) return "—";
   /** @param {unknown} a @param {unknown} b */
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-  for (const [name, overrides] of Object.entries(PRESETS)) {
-    /** @type {Record<string, unknown>} */
-    const wanted = overrides;
-    const keys = Object.keys(wanted);
-    if (keys.length && keys.every((key) => same(Reflect.get(params, key), wanted[key]))) return name;
+  /** @type {[string, Record<string, unknown>][]} */
+  const presets = Object.entries(PRESETS);
+  const bySpecificity = presets.sort((a, b) => Object.keys(b[1]).length - Object.keys(a[1]).length);
+  for (const [name, overrides] of bySpecificity) {
+    const keys = Object.keys(overrides);
+    if (keys.length && keys.every((key) => same(Reflect.get(params, key), overrides[key]))) return name;
   }
   return params.primitives_per_op === 2 ? "design" : `custom (${params.primitives_per_op} per op)`;
 }

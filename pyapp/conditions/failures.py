@@ -89,6 +89,7 @@ _REFUSAL = (
     "bad_trace",
     "bad_predictions",
     "bad_receipt",
+    "wrong_kind",
     "bad_record",
     "unwritable_file",
     "cannot_bind",
@@ -97,6 +98,10 @@ _REFUSAL = (
     "unreadable_sweep_file",
     "bad_plan",
     "bad_matrix",
+    "bad_study_folder",
+    "no_study_data",
+    "bad_output_folder",
+    "folder_in_use",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

@@ -2,11 +2,15 @@
 
 A cell is exactly one existing run: a synthetic model is one `python -m pyapp simulate`
 of one seed (native, backend `native`); any other model is one `python -m pyapp sweep`
-(the real page, headless). `expand` checks everything a cell needs before anything runs
+(the real page, headless, on `wasm` or `webgpu`; or, backend `native`, the same sweep under
+onnxruntime without a browser, for a model whose files are local: `pyapp.sweep.native`).
+`expand` checks everything a cell needs before anything runs
 and refuses a bad plan with one line naming the key: an unknown model (the page's catalogue,
 `pyapp.sweep.options.choose_model`, and the synthetic structures, `pyapp.records.synthetic_spec`,
 decide what is known), an axis that makes no cell, two entries that make the same cells, an
-exclusion that matches nothing, browser cells without `options.consent`.
+exclusion that matches nothing, browser cells without `options.consent`, a native cell whose
+model the native backend cannot run as the page would (no local files, a chat template not
+compared with the page's: `pyapp.sweep.native.model_files`).
 
 A cell's name is stable (it is its folder, `DIR/cells/NAME/`): model, backend, parameter
 set, condition set and seed, e.g. `size-dependent-slope=1.2_native_design_default_s7`.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,17 +29,18 @@ from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.errors import InputError, UsageError
 from pyapp.host.files import REPO_ROOT
-from pyapp.matrix.plan import Exclusion, ModelEntry, Plan, SeedRange
+from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
+from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
+from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
-from pyapp.tasks.taskset import PRESETS, SEED_LIMIT
+from pyapp.tasks.presets import LADDERS, ladder_of
+from pyapp.tasks.taskset import PRESETS
 
-MAX_CELLS = 100_000
-"""Most cells one plan may make."""
 CONDITION_ABBREVIATIONS = {
     "supplied-program": "sp",
     "model-only": "mo",
@@ -51,7 +56,8 @@ class Cell:
     name: str
     """Stable name, also its folder under `DIR/cells/`."""
     kind: Literal["synthetic", "browser"]
-    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep`."""
+    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep` (in the
+    page, or natively when `backend` is `native`)."""
     model: str
     """The model as the plan wrote it (`id`)."""
     model_key: str
@@ -68,7 +74,8 @@ class Cell:
     fixture: bool
     """Browser cells: the model is the bundled test fixture (never model evidence)."""
     backend: str
-    """`wasm` or `webgpu` (browser cells), `native` (synthetic)."""
+    """`wasm` or `webgpu` (a sweep in the page), `native` (synthetic, or a sweep under
+    onnxruntime)."""
     seed: int
     """Task seed."""
     preset: str
@@ -77,6 +84,12 @@ class Cell:
     """Task parameter overrides of the parameter set (the commands' `--param`)."""
     conditions: tuple[str, ...]
     """Condition set; empty: the command's default."""
+    ladder: str | None = field(default=None, metadata={"optional_on_read": True})
+    """The ladder whose rung `preset` is, when `axes.presets` named a ladder
+    (`pyapp.tasks.presets.LADDERS`); null otherwise. `python -m pyapp study` checks it
+    against the rung the cell's trace parameters are (`pyapp.tasks.taskset.preset_of`)."""
+    rung: int | None = field(default=None, metadata={"optional_on_read": True})
+    """The rung's place on its ladder, 1 the easiest; null when not a rung."""
 
     @property
     def task_key(self) -> str:
@@ -196,19 +209,33 @@ def resolve_models(plan: Plan, plan_path: Path) -> list[_Model]:
     return models
 
 
+def _axis_names(plan: Plan) -> list[tuple[int, str]]:
+    """The `axes.presets` entries with a ladder's name replaced by its rungs, each with the
+    index of the entry that named it."""
+    named = plan.parameter_sets or {}
+    return [
+        (i, rung)
+        for i, name in enumerate(plan.axes.presets)
+        for rung in (LADDERS[name] if name in LADDERS and name not in named else (name,))
+    ]
+
+
 def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
-    """The presets of the axis → their overrides, each checked by the page's own check."""
+    """The presets of the axis → their overrides, each checked by the page's own check; a
+    ladder's name (`pyapp.tasks.presets.LADDERS`) stands for its rungs, easiest first."""
 
     chosen: dict[str, dict[str, JSON]] = {}
-    for i, name in enumerate(plan.axes.presets):
-        named = plan.parameter_sets or {}
+    named = plan.parameter_sets or {}
+    for i, name in _axis_names(plan):
         if name in named:
             overrides, key = dict(named[name]), f"parameter_sets.{name}"
         elif name in PRESETS:
             overrides, key = dict(PRESETS[name]), f"axes.presets[{i}]"
         else:
-            known = ", ".join([*PRESETS, *named])
+            known = ", ".join([*PRESETS, *LADDERS, *named])
             raise _bad(plan_path, f"axes.presets[{i}]", f"unknown preset {name!r}; known: {known}")
+        if name in chosen:
+            raise _bad(plan_path, f"axes.presets[{i}]", f"{name!r} is named twice")
         if "seed" in overrides:
             raise _bad(plan_path, f"{key}.seed", "the seed is an axis (axes.seeds)")
         try:
@@ -219,15 +246,9 @@ def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
     return chosen
 
 
-def seeds_of(plan: Plan, plan_path: Path) -> list[int]:
-    seeds = plan.axes.seeds
-    values = (
-        list(range(seeds.first, seeds.last + 1)) if isinstance(seeds, SeedRange) else list(seeds)
-    )
-    for seed in values:
-        if not 0 <= seed <= SEED_LIMIT:
-            raise _bad(plan_path, "axes.seeds", f"seed {seed} is outside 0..{SEED_LIMIT}")
-    return values
+def seeds_of(plan: Plan, plan_path: Path) -> Sequence[int]:
+    """The seeds, lazily: a range is never listed (`check_plan` has bounded them)."""
+    return seed_values(plan)
 
 
 def condition_sets(plan: Plan, plan_path: Path) -> list[tuple[str, ...]]:
@@ -248,7 +269,7 @@ def _excluded(exclusion: Exclusion, cell: Cell) -> bool:
     return (
         exclusion.model in (None, cell.model)
         and exclusion.seed in (None, cell.seed)
-        and exclusion.preset in (None, cell.preset)
+        and exclusion.preset in (None, cell.preset, cell.ladder)
         and exclusion.backend in (None, cell.backend)
         and (exclusion.conditions is None or tuple(exclusion.conditions) == cell.conditions)
     )
@@ -267,7 +288,8 @@ def _cell(
     model_part += f"-{entry.dtype}" if entry.dtype else ""
     model_part += "-folder" if entry.folder else ""
     conds = "+".join(CONDITION_ABBREVIATIONS[c] for c in conditions) or "default"
-    name = "_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}"))
+    name = folder_name("_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}")))
+    place = ladder_of(preset) if params == PRESETS.get(preset) else None
     return Cell(
         name,
         model.kind,
@@ -283,12 +305,15 @@ def _cell(
         preset,
         params,
         conditions,
+        None if place is None else place[0],
+        None if place is None else place[1],
     )
 
 
 def expand(plan: Plan, plan_path: Path) -> list[Cell]:
     """The plan's cells in a stable order (models, backends, presets, conditions, seeds),
     or an `InputError` naming the key of the first problem."""
+    check_plan(plan, plan_path)  # bounds, ranges, duplicates, counts: before anything is made
     for axis in ("models", "presets", "conditions"):
         if not getattr(plan.axes, axis):
             raise _bad(plan_path, f"axes.{axis}", "an axis that makes no cell (it is empty)")
@@ -297,18 +322,24 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
         raise _bad(plan_path, "axes.seeds", "an axis that makes no cell (no seed)")
     models = resolve_models(plan, plan_path)
     presets = parameter_sets(plan, plan_path)
+    entry_of = {name: i for i, name in _axis_names(plan)}
     conditions = condition_sets(plan, plan_path)
     if any(m.kind == "browser" for m in models) and not plan.axes.backends:
         raise _bad(
             plan_path, "axes.backends", "an axis that makes no cell (browser models need a backend)"
         )
+    if "native" in plan.axes.backends:
+        for model in models:
+            if model.kind == "browser":
+                check_native(model, plan_path)
     cells: list[Cell] = []
     where: dict[tuple[str, ...], str] = {}
     names: dict[str, str] = {}
     for model in models:
         backends = ("native",) if model.kind == "synthetic" else plan.axes.backends
         for backend in backends:
-            for p, (preset, params) in enumerate(presets.items()):
+            for preset, params in presets.items():
+                p = entry_of[preset]
                 for c, chosen in enumerate(conditions):
                     for seed in seeds:
                         cell = _cell(model, backend, preset, params, chosen, seed)
@@ -334,6 +365,33 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
                         if len(cells) > MAX_CELLS:
                             raise _bad(plan_path, "axes", f"more than {MAX_CELLS} cells")
     return exclude(plan, plan_path, cells)
+
+
+def check_native(model: _Model, plan_path: Path) -> None:
+    """The model's files can run natively as the page would (local, a verified chat template,
+    no logits processor), or the plan is refused naming the model's key."""
+    entry = model.entry
+    options = Options(
+        entry.id,
+        "native",
+        entry.dtype,
+        entry.revision,
+        0,
+        {},
+        None,
+        entry.host,
+        entry.folder,
+        [],
+        {},
+    )
+    try:
+        model_files(options, choose_native(options))
+    except (SetupError, UsageError) as error:
+        raise _bad(
+            plan_path,
+            f"axes.models[{model.index}]",
+            f"{entry.id!r} cannot run on backend native: {error.message}",
+        ) from None
 
 
 def exclude(plan: Plan, plan_path: Path, cells: Sequence[Cell]) -> list[Cell]:
