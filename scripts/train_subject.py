@@ -175,10 +175,11 @@ def new_model(tok: Any) -> Any:
     return LlamaForCausalLM(config)
 
 
-def warm_start(model: Any, source: str) -> None:
-    """Load `source`'s weights from its fp32 ONNX graph (the only form it was kept in): each
-    state_dict tensor is the initializer of the same name, the tied embedding is
-    `model.embed_tokens.weight`. Checked by comparing the two runtimes' logits on one prompt."""
+def warm_start(model: Any, tok: Any, source: str) -> None:
+    """Load `source`'s weights from its fp32 ONNX graph (the only form it was kept in): the
+    embedding and norms are initializers of the same name, each Linear weight the transposed
+    constant operand of its MatMul node (`/model/layers.N/self_attn/q_proj/MatMul`), the tied
+    head the embedding. Checked by comparing the two runtimes' logits on one prompt."""
     import numpy as np
     import onnx
     import onnxruntime
@@ -186,8 +187,19 @@ def warm_start(model: Any, source: str) -> None:
     from onnx import numpy_helper
 
     path = WARM_START_ONNX[source] / "model.onnx"
+    from transformers import PreTrainedTokenizerFast
+
+    theirs_tok = PreTrainedTokenizerFast.from_pretrained(str(path.parent.parent))
+    if theirs_tok.get_vocab() != tok.get_vocab():
+        raise SystemExit(f"warm start: {source}'s tokenizer is not this recipe's")
     graph = onnx.load(str(path)).graph
     found = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    for node in graph.node:  # a Linear's weight is an anonymous MatMul operand, transposed
+        if node.op_type == "MatMul" and node.name.endswith("_proj/MatMul"):
+            weight = [x for x in node.input if x in found]
+            name = node.name.strip("/").removesuffix("/MatMul").replace("/", ".")
+            if len(weight) == 1:
+                found[f"{name}.weight"] = found[weight[0]].T
     state = model.state_dict()
     loaded = {}
     for name, tensor in state.items():
@@ -324,7 +336,7 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:  # noqa: C901
     pad = tok.convert_tokens_to_ids(build_fixture.PAD)
     model = new_model(tok)
     if "warm_start" in RECIPE:
-        warm_start(model, str(RECIPE["warm_start"]))
+        warm_start(model, tok, str(RECIPE["warm_start"]))
     n_params = sum(p.numel() for p in model.parameters())
     print(
         f"== subject: {n_params} parameters, vocab {len(tok)}, recipe "
