@@ -134,9 +134,9 @@ RECURRENCES_RECIPE: dict[str, object] = {
     "data_seed": 1,
     "model_seed": 2027,
     "warm_start": "subject/reference-2",
-    "steps": 1500,
-    "first_horizon_steps": 1500,
-    "extended_from_step": 1500,
+    "steps": 900,
+    "first_horizon_steps": 900,
+    "extended_from_step": 900,
     "threads_after_extension": 1,
     "threads": 1,
     "batch": 48,
@@ -174,8 +174,9 @@ recurrence can be a training example (tests/test_subject_data.py). Never a deter
 derivative. One thread throughout (`threads`), and 1,500 steps: measured before training on
 the shared 2-core machine (load ~8 from other jobs), 30 warm-started steps took 10.7 s/step
 at two threads (the threads spin when the cores are oversubscribed) and a one-thread batch of
-this stream 4.6 s wall (1.8 s CPU); 1,500 steps is what fits ~75 minutes if the load eases
-to about half, and is the count fixed here."""
+this stream 4.6 s wall (1.8 s CPU). A first start at 1,500 steps ran 4.66 s/step niced
+(10 steps), ~2 hours, so it was stopped at step 10 and the count fixed at 900 (~70 minutes
+at that rate) before the real run's first step."""
 
 CURRICULA: dict[str, dict[str, object]] = {
     "primitives": RECIPE,
