@@ -326,7 +326,7 @@ def print_recurrence_eval(step: int, model: Any, tok: Any) -> None:
 # --------------------------------------------------------------------------- training
 
 
-def train(work: Path, steps: int) -> tuple[Any, Any]:  # noqa: C901
+def train(work: Path, steps: int) -> tuple[Any, Any]:
     """Train to `steps` (resuming from work/checkpoint.pt), return (model, tokenizer)."""
     import torch
 
@@ -436,10 +436,10 @@ def main() -> None:
     import subject_export
 
     if not args.check:
-        subject_export.export(model, tok, args.out.resolve())
+        subject_export.export(model, tok, args.out.resolve(), RECIPE)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        subject_export.export(model, tok, Path(tmp))
+        subject_export.export(model, tok, Path(tmp), RECIPE)
         differ = [
             p.relative_to(tmp).as_posix()
             for p in sorted(Path(tmp).rglob("*"))

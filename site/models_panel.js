@@ -24,7 +24,7 @@
 
 import { ModelClient } from "./model_client.js";
 import { MODEL_TYPE } from "./model_protocol.js";
-import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM, SUBJECT_LABELS } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
 import { choose, panelState } from "./panel_driver.js";
 import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
@@ -121,10 +121,12 @@ function hostOf(url) {
 }
 
 // The bundled models served by this site: the test fixture and the locally trained reference
-// subject (tests/fixtures/subject), each named with its own evidence label.
+// subjects (tests/fixtures/subject, subject2), each named with its own evidence label.
 const SUBJECT_SOURCE = "bundled-subject";
 const isBundled = (source) => source === "bundled-fixture" || source === SUBJECT_SOURCE;
-const bundledLabel = (source) => (source === SUBJECT_SOURCE ? EVIDENCE_LABELS["reference-subject"] : FIXTURE_LABEL);
+// A reference subject's own label (pyapp.records.subject.SUBJECTS), by its model id.
+const subjectLabel = (modelId) => SUBJECT_LABELS[modelId] ?? EVIDENCE_LABELS["reference-subject"];
+const bundledLabel = (spec) => (spec.source === SUBJECT_SOURCE ? subjectLabel(spec.model_id) : FIXTURE_LABEL);
 
 // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
 // whose config.json is one of them is labelled a fixture wherever it was served from.
@@ -210,7 +212,7 @@ function summarise(panel) {
   const spec = currentSpec(panel);
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
-  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec.source)}` : "";
+  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec)}` : "";
   $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
 }
 
@@ -349,7 +351,7 @@ function askConsent(panel, spec, chosenBackend) {
     : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
   detailRows($("#consent-details"), [
     ["Model", spec.model_id, bundled ? "fixture-label" : ""],
-    ["What it is", bundled ? bundledLabel(spec.source) : spec.label],
+    ["What it is", bundled ? bundledLabel(spec) : spec.label],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
     ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
     ["From", source],
@@ -481,7 +483,7 @@ function showLoad(panel, record, result) {
   const isFixture = spec.source === "bundled-fixture" || panel.client.provenance().evidence === "fixture";
   // The reference subject is named as what it is, never as a pretrained model.
   const isSubject = !isFixture && panel.client.provenance().evidence === "reference-subject";
-  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
+  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${subjectLabel(spec.model_id)})` : "";
   panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
   $("#try-generate").disabled = panel.generating;
   panel.loadedRows = provenanceRows(spec, record, result, isFixture, isSubject);
@@ -492,7 +494,7 @@ function showLoad(panel, record, result) {
 
 function provenanceRows(spec, record, result, isFixture, isSubject) {
   const adapter = result.adapter;
-  const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
+  const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${subjectLabel(spec.model_id)})` : "";
   return [
     ["Model", `${spec.model_id}${tag}`, isFixture || isSubject ? "fixture-label" : ""],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],

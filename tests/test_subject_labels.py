@@ -16,13 +16,16 @@ from asyncrun import in_thread
 from pyapp.browser.model import parse_provenance
 from pyapp.predict.compare import evidence_shown
 from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
+from pyapp.records.evidence import EVIDENCE_LABELS, evidence_label, run_evidence
 from pyapp.records.model import native_provenance
 from pyapp.records.subject import (
+    RECURRENCES,
+    REFERENCE,
     SUBJECT_CONFIG_SHA256,
     SUBJECT_LABEL,
     SUBJECT_RECIPE,
     SUBJECT_SOURCE,
+    SUBJECTS,
 )
 from pyapp.report import sections
 from pyapp.synthetic.language import parse_spec
@@ -78,7 +81,8 @@ def relabelled(trace: dict[str, Any], **model: Any) -> list[str]:
         if trial["evidence"] != "control":
             trial["evidence"] = evidence
     found = [f"{m.where} {m.message}" for m in reproduce(document)]
-    return [f for f in found if f.startswith(("$.model.evidence", "$.model.subject_recipe"))]
+    wanted = ("$.model.evidence", "$.model.subject_recipe", "$.model.model_id")
+    return [f for f in found if f.startswith(wanted)]
 
 
 def test_reproduce_refuses_model_evidence_for_the_subject(trace: dict[str, Any]) -> None:
@@ -99,13 +103,14 @@ def test_reproduce_refuses_the_subjects_label_on_another_model(trace: dict[str, 
     assert any("'reference-subject' names the subject" in f for f in found), found
     found = relabelled(
         trace,
+        model_id=REFERENCE.model_id,
         source=SUBJECT_SOURCE,
         evidence="reference-subject",
         config_sha256=SUBJECT_CONFIG_SHA256,
         subject_recipe={**SUBJECT_RECIPE, "steps": 1},
     )
-    assert found == ["$.model.subject_recipe is not the reference subject's recipe "
-                     "(pyapp.records.subject.SUBJECT_RECIPE)"]  # fmt: skip
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/reference-2 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
 
 
 def test_the_subject_labelled_as_itself_raises_no_subject_mismatch(
@@ -113,8 +118,83 @@ def test_the_subject_labelled_as_itself_raises_no_subject_mismatch(
 ) -> None:
     assert not relabelled(
         trace,
+        model_id=REFERENCE.model_id,
         source=SUBJECT_SOURCE,
         evidence="reference-subject",
         config_sha256=SUBJECT_CONFIG_SHA256,
         subject_recipe=dict(SUBJECT_RECIPE),
     )
+
+
+def test_each_subject_has_its_own_label_and_recipe() -> None:
+    assert SUBJECTS == (REFERENCE, RECURRENCES)
+    assert len({s.label for s in SUBJECTS}) == len({s.model_id for s in SUBJECTS}) == 2
+    assert len({s.recipe["recipe_sha256"] for s in SUBJECTS}) == 2
+    assert RECURRENCES.label.endswith(
+        "M parameters, trained on primitives and one- and two-step recurrences)"
+    )
+    assert evidence_label("reference-subject", "subject/recurrences-1", None) == RECURRENCES.label
+    assert evidence_label("reference-subject", "subject/reference-2", None) == REFERENCE.label
+    assert evidence_label("model", "subject/recurrences-1", None) == "model evidence"
+    assert evidence_shown("reference-subject", "subject/recurrences-1") == (
+        f"reference-subject: {RECURRENCES.label}"
+    )
+    # the page gets the same labels, by model id
+    copy = parse_provenance(
+        to_json(dataclasses.replace(HUB, model_id="subject/recurrences-1",
+                                    source=SUBJECT_SOURCE, evidence="reference-subject"))
+    )  # fmt: skip
+    assert copy.subject_recipe == RECURRENCES.recipe
+
+
+def test_the_first_subject_relabelled_as_the_second_is_refused(trace: dict[str, Any]) -> None:
+    # subject 1's config with subject 2's recipe, or under subject 2's bundled model id
+    found = relabelled(
+        trace,
+        model_id=REFERENCE.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(RECURRENCES.recipe),
+    )
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/reference-2 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
+    found = relabelled(
+        trace,
+        model_id=RECURRENCES.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(REFERENCE.recipe),
+    )
+    assert found == ["$.model.model_id 'subject/recurrences-1' is not the bundled reference "
+                     "subject whose config.json this is (subject/reference-2)"]  # fmt: skip
+    assert not relabelled(
+        trace,
+        model_id=REFERENCE.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(REFERENCE.recipe),
+    )
+
+
+@pytest.mark.skipif(
+    RECURRENCES.config_sha256 is None, reason="the second subject is not trained yet"
+)
+def test_the_second_subject_reproduces_and_is_not_the_first(trace: dict[str, Any]) -> None:
+    second = dict(
+        model_id=RECURRENCES.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=RECURRENCES.config_sha256,
+    )
+    assert not relabelled(trace, **second, subject_recipe=dict(RECURRENCES.recipe))
+    found = relabelled(trace, **second, subject_recipe=dict(REFERENCE.recipe))
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/recurrences-1 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
+    found = relabelled(trace, **{**second, "evidence": "model", "source": "hub"})
+    assert any(f.startswith("$.model.evidence the model is the locally trained") for f in found)
+    copy = dataclasses.replace(HUB, config_sha256=RECURRENCES.config_sha256)
+    assert run_evidence(copy) == "reference-subject"
+    assert parse_provenance(to_json(copy)).subject_recipe == RECURRENCES.recipe
