@@ -27,6 +27,7 @@ from pyapp.records.subject import (
     SUBJECT_SOURCE,
     SUBJECTS,
 )
+from pyapp.records.trial import EVIDENCE_NOTES, LEGACY_EVIDENCE_NOTES
 from pyapp.report import sections
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
@@ -198,3 +199,27 @@ def test_the_second_subject_reproduces_and_is_not_the_first(trace: dict[str, Any
     copy = dataclasses.replace(HUB, config_sha256=RECURRENCES.config_sha256)
     assert run_evidence(copy) == "reference-subject"
     assert parse_provenance(to_json(copy)).subject_recipe == RECURRENCES.recipe
+
+
+def note_mismatches(trace: dict[str, Any], note: str, **model: Any) -> list[str]:
+    """reproduce's evidence_note mismatches of `trace` relabelled as a subject, every model
+    trial carrying `note`."""
+    document = json.loads(json.dumps(trace))
+    document["model"].update(model, evidence="reference-subject", source=SUBJECT_SOURCE)
+    for trial in document["trials"]:
+        if trial["evidence"] != "control":
+            trial["evidence"] = "reference-subject"
+            trial["evidence_note"] = note
+    return [m.where for m in reproduce(document) if "evidence_note" in m.message]
+
+
+def test_the_first_subjects_old_trial_note_still_reproduces(trace: dict[str, Any]) -> None:
+    first = dict(model_id=REFERENCE.model_id, config_sha256=REFERENCE.config_sha256)
+    second = dict(model_id=RECURRENCES.model_id, config_sha256=None)
+    legacy = LEGACY_EVIDENCE_NOTES["reference-subject"]
+    assert "trained on single primitives only" in legacy
+    assert not note_mismatches(trace, EVIDENCE_NOTES["reference-subject"], **first)
+    assert not note_mismatches(trace, legacy, **first)
+    # the old note says "primitives only": never accepted on the second subject's trials
+    assert note_mismatches(trace, legacy, **second)
+    assert not note_mismatches(trace, EVIDENCE_NOTES["reference-subject"], **second)
