@@ -79,9 +79,7 @@ RECURRENCES: Final = Subject(
     model_id="subject/recurrences-1",
     folder="tests/fixtures/subject2",
     parameters=1_335_840,
-    # TODO(subject2): paste tests/fixtures/subject2/subject.json's `config_sha256` here once
-    # the trained subject is exported (docs/subject2.md, "Finishing"); until then it is absent.
-    config_sha256=None,
+    config_sha256="ae52b04bd2a14d467ce89025b381bca6795bbd5e696274f5c7320f46043a4265",
     curriculum="trained on primitives and one- and two-step recurrences",
     recipe={
         "script": "scripts/train_subject.py",
