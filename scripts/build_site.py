@@ -56,8 +56,6 @@ TRANSFORMERS_NPM = NODE_MODULES / "@huggingface" / "transformers"
 ORT_WEB_NPM = NODE_MODULES / "onnxruntime-web"
 FIXTURE_SRC = ROOT / "tests" / "fixtures" / "tiny-chat"
 FIXTURE_OUT = Path("models") / "fixture" / "tiny-chat"
-SUBJECT_SRC = ROOT / "tests" / "fixtures" / "subject"
-SUBJECT_OUT = Path("models") / "subject" / "reference-2"
 SITE_SRC = ROOT / "site"
 WHEEL_CACHE = ROOT / "build" / "wheels"
 DEFAULT_OUT = ROOT / "build" / "site"
@@ -408,6 +406,37 @@ def copy_fixture(out: Path, src: Path = FIXTURE_SRC, dest: Path = FIXTURE_OUT) -
     return target
 
 
+def copy_subjects(out: Path) -> None:
+    """Every reference subject's committed files into out/models/MODEL_ID; a subject whose
+    files are absent (not trained yet) is dropped from the built catalogue, with a warning."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from pyapp.records.subject import SUBJECT_SOURCE, SUBJECTS
+
+    missing = set()
+    for subject in SUBJECTS:
+        dest = Path("models") / subject.model_id
+        copied = copy_fixture(out, ROOT / subject.folder, dest)
+        if copied is None or subject.config_sha256 is None:
+            if copied is not None:
+                shutil.rmtree(copied)
+            missing.add(subject.model_id)
+            say(
+                f"WARNING: no reference subject {subject.model_id} at {subject.folder}: "
+                "it is unavailable until trained"
+            )
+        else:
+            say(f"copied the reference subject to {dest} ({human(folder_size(copied))})")
+    if missing:
+        catalogue = json.loads((out / "models.json").read_text(encoding="utf-8"))
+        catalogue["models"] = [
+            e
+            for e in catalogue["models"]
+            if not (e.get("source") == SUBJECT_SOURCE and e.get("model_id") in missing)
+        ]
+        (out / "models.json").write_text(json.dumps(catalogue, indent=2) + "\n", encoding="utf-8")
+
+
 SPIN_WAIT = "f&&(d=(e,t)=>{do{f()}while(p(e,t)<1)})"
 """@pyscript/core's worker (coincident 4) waits for each synchronous call to the main thread
 (`xworker.sync.*`: every session event, every model call) by spinning on `Atomics.pause`
@@ -464,11 +493,7 @@ def build(out: Path, *, pyc: bool) -> None:
         say(f"WARNING: no fixture model at {FIXTURE_SRC}: the bundled test fixture is unavailable")
     else:
         say(f"copied test-fixture model to {FIXTURE_OUT} ({human(folder_size(fixture))})")
-    subject = copy_fixture(out, SUBJECT_SRC, SUBJECT_OUT)
-    if subject is None:
-        say(f"WARNING: no reference subject at {SUBJECT_SRC}: it is unavailable until trained")
-    else:
-        say(f"copied the reference subject to {SUBJECT_OUT} ({human(folder_size(subject))})")
+    copy_subjects(out)
 
     entries: dict[str, dict[str, object]] = {}
     for wheel in PINNED_WHEELS:

@@ -122,8 +122,78 @@ RECIPE: dict[str, object] = {
 and the model's provenance (a change restarts training)."""
 
 
-def recipe_digest() -> str:
-    return hashlib.sha256(json.dumps(RECIPE, sort_keys=True).encode()).hexdigest()
+RECURRENCE_DOMAIN = "composition-lab/subject-train-recurrences/1"
+"""Domain of the `primitives+recurrences` curriculum's draws (a stream of its own)."""
+RECURRENCE_FORMATS: tuple[tuple[str, str, int], ...] = (
+    # (template id, encoding, weight out of 10): the two whole-task conditions
+    (prompts.INTEGER_ANSWER, "json", 3),
+    (prompts.INTEGER_ANSWER, "prose", 2),
+    (prompts.REGISTER_PROGRAM, "json", 3),
+    (prompts.REGISTER_PROGRAM, "prose", 2),
+)
+
+RECURRENCES_RECIPE: dict[str, object] = {
+    "curriculum": "primitives+recurrences",
+    "data_version": "subject-data/2+recurrences/1",
+    "data_seed": 1,
+    "model_seed": 2027,
+    "warm_start": "subject/reference-2",
+    "steps": 900,
+    "first_horizon_steps": 900,
+    "extended_from_step": 900,
+    "threads_after_extension": 1,
+    "threads": 1,
+    "batch": 48,
+    "learning_rate": 1e-3,
+    "min_lr_ratio": 0.05,
+    "warmup_steps": 50,
+    "mul_max_digits": 5,
+    "short_operands_from_step": 0,
+    "digit_weights": [6, 5, 4, 3, 2, 1],
+    "mix": {"primitives": 10, "recurrences": 10},
+    "primitive_formats": [[t, e, w] for t, e, w in FORMATS],
+    "recurrence_formats": [[t, e, w] for t, e, w in RECURRENCE_FORMATS],
+    "recurrence_updates": [1, 2],
+    "recurrence_a": [50, 99],
+    "recurrence_b": [1, 9],
+    "recurrence_x0": [1, 99],
+    "recurrence_negative_in": 4,
+    "weight_decay": 0.01,
+    "betas": [0.9, 0.98],
+    "grad_clip": 1.0,
+    "hidden": 160,
+    "layers": 4,
+    "heads": 5,
+    "intermediate": 448,
+    "vocab_bpe": 400,
+}
+"""The second subject's recipe (`--curriculum primitives+recurrences`): initialised from
+subject/reference-2's weights (its fp32 ONNX initialisers, `train_subject.warm_start`), then
+trained on the primitives (as the first subject's late phase: short operands weighted) and on
+whole affine recurrences x_(k+1) = a*x_k + b of one and two updates, half and half, in the
+model-only (integer-answer/1) and model-program (register-program-examples/2) prompts with the
+task generator's own question and registers. Its multiplier's magnitude |a| lies in 50..99,
+above every shipped preset's and ladder rung's `recurrence_a` (at most 49): no held-out
+recurrence can be a training example (tests/test_subject_data.py). Never a determinant or a
+derivative. One thread throughout (`threads`), and 1,500 steps: measured before training on
+the shared 2-core machine (load ~8 from other jobs), 30 warm-started steps took 10.7 s/step
+at two threads (the threads spin when the cores are oversubscribed) and a one-thread batch of
+this stream 4.6 s wall (1.8 s CPU). A first start at 1,500 steps ran 4.66 s/step niced
+(10 steps), ~2 hours, so it was stopped at step 10 and the count fixed at 900 (~70 minutes
+at that rate) before the real run's first step."""
+
+CURRICULA: dict[str, dict[str, object]] = {
+    "primitives": RECIPE,
+    "primitives+recurrences": RECURRENCES_RECIPE,
+}
+"""Every curriculum `train_subject.py --curriculum NAME` knows; `primitives` (the default) is
+the first subject's recipe, unchanged."""
+DEFAULT_CURRICULUM = "primitives"
+
+
+def recipe_digest(recipe: dict[str, object] | None = None) -> str:
+    recipe = RECIPE if recipe is None else recipe
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
 
 
 class CounterRng:
@@ -189,13 +259,13 @@ def excluded_operations() -> frozenset[tuple[str, int, int]]:
     return frozenset(found)
 
 
-def _digits(rng: CounterRng, op: str, step: int) -> int:
+def _digits(rng: CounterRng, op: str, step: int, recipe: dict[str, object]) -> int:
     """An operand's digit count: uniform before `short_operands_from_step`, then weighted
     toward short operands by `digit_weights` (every count keeps a share)."""
     most = MUL_MAX_DIGITS if op == "mul" else MAX_DIGITS
-    if step < int(RECIPE["short_operands_from_step"]):  # type: ignore[call-overload]
+    if step < int(recipe["short_operands_from_step"]):  # type: ignore[call-overload]
         return rng.integer(1, most)
-    weights = list(RECIPE["digit_weights"])[:most]  # type: ignore[call-overload]
+    weights = list(recipe["digit_weights"])[:most]  # type: ignore[call-overload]
     pick = rng.integer(1, sum(weights))
     for digits, weight in enumerate(weights, start=1):
         if pick <= weight:
@@ -204,15 +274,17 @@ def _digits(rng: CounterRng, op: str, step: int) -> int:
     raise AssertionError("weights")
 
 
-def _operand(rng: CounterRng, op: str, step: int) -> int:
-    digits = _digits(rng, op, step)
+def _operand(rng: CounterRng, op: str, step: int, recipe: dict[str, object]) -> int:
+    digits = _digits(rng, op, step, recipe)
     value = rng.integer(10 ** (digits - 1), 10**digits - 1)
     return -value if rng.integer(1, 4) == 1 else value
 
 
-def _format(rng: CounterRng) -> tuple[str, str]:
-    pick = rng.integer(1, sum(w for _, _, w in FORMATS))
-    for template_id, encoding, weight in FORMATS:
+def _format(
+    rng: CounterRng, formats: tuple[tuple[str, str, int], ...] = FORMATS
+) -> tuple[str, str]:
+    pick = rng.integer(1, sum(w for _, _, w in formats))
+    for template_id, encoding, weight in formats:
         if pick <= weight:
             return template_id, encoding
         pick -= weight
@@ -230,30 +302,87 @@ def render(op: str, a: int, b: int, template_id: str, encoding: str) -> Example:
     return Example(op, a, b, template_id, encoding, prompt, reply)
 
 
-def example(domain: str, seed: int, step: int, index: int) -> Example:
-    """Example `index` of batch `step`: a pure function of its arguments."""
-    rng = CounterRng(f"{domain}:{seed}:{step}:{index}")
+def _primitive(rng: CounterRng, step: int, recipe: dict[str, object]) -> Example:
     op = OPS[rng.integer(0, len(OPS) - 1)]
     template_id, encoding = _format(rng)
     excluded = excluded_operations()
     while True:
-        a, b = _operand(rng, op, step), _operand(rng, op, step)
+        a, b = _operand(rng, op, step, recipe), _operand(rng, op, step, recipe)
         if (op, a, b) not in excluded:
             return render(op, a, b, template_id, encoding)
 
 
-def batch(step: int, seed: int | None = None, size: int | None = None) -> list[Example]:
-    """The training batch of `step` under the recipe."""
-    seed = int(RECIPE["data_seed"]) if seed is None else seed  # type: ignore[call-overload]
-    size = int(RECIPE["batch"]) if size is None else size  # type: ignore[call-overload]
-    return [example(DOMAIN, seed, step, i) for i in range(size)]
+def example(
+    domain: str, seed: int, step: int, index: int, recipe: dict[str, object] | None = None
+) -> Example:
+    """Example `index` of batch `step`: a pure function of its arguments."""
+    recipe = RECIPE if recipe is None else recipe
+    rng = CounterRng(f"{domain}:{seed}:{step}:{index}")
+    if recipe.get("curriculum", DEFAULT_CURRICULUM) == DEFAULT_CURRICULUM:
+        return _primitive(rng, step, recipe)
+    mix = dict(recipe["mix"])  # type: ignore[call-overload]
+    if rng.integer(1, mix["primitives"] + mix["recurrences"]) <= mix["primitives"]:
+        return _primitive(rng, step, recipe)
+    return _recurrence(rng, recipe)
 
 
-def training_stream(steps: int | None = None) -> Iterator[Example]:
+def _recurrence(rng: CounterRng, recipe: dict[str, object]) -> Example:
+    """A whole affine recurrence in a whole-task prompt: the generator's question and
+    register order, |a|, |b|, |x0| from the recipe's ranges (negative 1 in
+    `recurrence_negative_in`, as the generator's `signed`)."""
+    updates = list(recipe["recurrence_updates"])  # type: ignore[call-overload]
+    steps = int(updates[rng.integer(0, len(updates) - 1)])
+    template_id, encoding = _format(rng, RECURRENCE_FORMATS)
+    negative_in = int(recipe["recurrence_negative_in"])  # type: ignore[call-overload]
+
+    def signed(key: str) -> int:
+        low, high = recipe[key]  # type: ignore[misc]
+        value = rng.integer(int(low), int(high))
+        return -value if rng.integer(1, negative_in) == 1 else value
+
+    registers = {"a": signed("recurrence_a"), "b": signed("recurrence_b")}
+    registers["x0"] = signed("recurrence_x0")
+    return render_recurrence(registers, steps, template_id, encoding)
+
+
+def render_recurrence(
+    registers: dict[str, int], steps: int, template_id: str, encoding: str
+) -> Example:
+    """The recurrence's whole-task prompt as `pyapp.conditions.run.whole_task_prompt` renders
+    it; the reply is the exact x_steps (model-only) or the reference tree (model-program)."""
+    question = taskset._question("affine_recurrence", steps)
+    prompt = prompts.render_task_prompt(template_id, registers, question, encoding).text
+    program = taskset.recurrence_program(steps)
+    if template_id == prompts.REGISTER_PROGRAM:
+        reply = json.dumps(interpreter.program_to_json(program))
+    else:
+        reply = str(interpreter.execute(program, registers).value)
+    a, b = registers["a"], registers["b"]
+    return Example("affine_recurrence", a, b, template_id, encoding, prompt, reply)
+
+
+def batch(
+    step: int,
+    seed: int | None = None,
+    size: int | None = None,
+    recipe: dict[str, object] | None = None,
+) -> list[Example]:
+    """The training batch of `step` under the recipe (default: the first subject's)."""
+    recipe = RECIPE if recipe is None else recipe
+    seed = int(recipe["data_seed"]) if seed is None else seed  # type: ignore[call-overload]
+    size = int(recipe["batch"]) if size is None else size  # type: ignore[call-overload]
+    domain = DOMAIN if recipe is RECIPE else RECURRENCE_DOMAIN
+    return [example(domain, seed, step, i, recipe) for i in range(size)]
+
+
+def training_stream(
+    steps: int | None = None, recipe: dict[str, object] | None = None
+) -> Iterator[Example]:
     """Every training example of the recipe, in order."""
-    total = int(RECIPE["steps"]) if steps is None else steps  # type: ignore[call-overload]
+    recipe = RECIPE if recipe is None else recipe
+    total = int(recipe["steps"]) if steps is None else steps  # type: ignore[call-overload]
     for step in range(total):
-        yield from batch(step)
+        yield from batch(step, recipe=recipe)
 
 
 def eval_set(per_cell: int = 4) -> list[Example]:
@@ -272,6 +401,23 @@ def eval_set(per_cell: int = 4) -> list[Example]:
                     if (op, a, b) not in excluded_operations():
                         break
                 out.append(render(op, a, b, prompts.INTEGER_ANSWER, "json"))
+    return out
+
+
+def recurrence_eval_set(per_cell: int = 8) -> list[Example]:
+    """Progress examples of the recurrence curriculum: `per_cell` per (format, updates),
+    JSON registers drawn from the second recipe's ranges in the evaluation domain."""
+    out = []
+    for template_id in (prompts.INTEGER_ANSWER, prompts.REGISTER_PROGRAM):
+        for steps in (1, 2):
+            for i in range(per_cell):
+                rng = CounterRng(f"{EVAL_DOMAIN}:recurrence:{template_id}:{steps}:{i}")
+                registers = {
+                    key: rng.integer(*RECURRENCES_RECIPE[f"recurrence_{key}"])  # type: ignore[misc]
+                    * (-1 if rng.integer(1, 4) == 1 else 1)
+                    for key in ("a", "b", "x0")
+                }
+                out.append(render_recurrence(registers, steps, template_id, "json"))
     return out
 
 

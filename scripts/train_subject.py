@@ -1,6 +1,14 @@
 """Train the learned REFERENCE SUBJECT (tests/fixtures/subject), resumably, then export it.
 
-    python3 scripts/train_subject.py [--out DIR] [--work DIR] [--steps N]
+    python3 scripts/train_subject.py [--curriculum NAME] [--out DIR] [--work DIR] [--steps N]
+
+`--curriculum primitives` (the default) is the first subject's recipe, unchanged; its
+output is tests/fixtures/subject. `--curriculum primitives+recurrences` is the second
+subject's (subject/recurrences-1, tests/fixtures/subject2; `subject_data.RECURRENCES_RECIPE`):
+initialised from the first subject's fp32 ONNX weights (`warm_start`), then trained on the
+primitives and on whole affine recurrences of one and two updates. Its config.json carries
+`subject_curriculum`, so the two subjects' configs (their identity, `pyapp.records.subject`)
+differ although their architecture is the same.
 
 A small Llama-style causal LM (`RECIPE` in scripts/subject_data.py: hidden 160, 4 layers)
 with its own tokenizer and a ChatML chat template, trained from a seeded random init on
@@ -47,10 +55,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_fixture  # noqa: E402  (venv bootstrap, deterministic settings, ChatML)
 import subject_data  # noqa: E402  (the recipe and the training stream, stdlib only)
-from subject_data import RECIPE  # noqa: E402
 
-DEFAULT_OUT = ROOT / "tests" / "fixtures" / "subject"
-DEFAULT_WORK = ROOT / "build" / "subject-train"
+RECIPE: dict[str, object] = subject_data.RECIPE
+"""The active recipe (`--curriculum`; the first subject's by default)."""
+OUTPUTS = {
+    "primitives": (ROOT / "tests" / "fixtures" / "subject", ROOT / "build" / "subject-train"),
+    "primitives+recurrences": (
+        ROOT / "tests" / "fixtures" / "subject2",
+        ROOT / "build" / "subject2-train",
+    ),
+}
+"""Curriculum → (model folder, checkpoint folder)."""
+DEFAULT_OUT, DEFAULT_WORK = OUTPUTS[subject_data.DEFAULT_CURRICULUM]
+WARM_START_ONNX = {"subject/reference-2": ROOT / "tests" / "fixtures" / "subject" / "onnx"}
 CHECKPOINT_EVERY = 50
 EVAL_EVERY = 200
 
@@ -153,7 +170,67 @@ def new_model(tok: Any) -> Any:
         use_cache=True,
         attn_implementation="eager",
     )
+    if "curriculum" in RECIPE:  # the first subject's config stays byte-identical
+        config.subject_curriculum = RECIPE["curriculum"]
     return LlamaForCausalLM(config)
+
+
+def warm_start(model: Any, tok: Any, source: str) -> None:
+    """Load `source`'s weights from its fp32 ONNX graph (the only form it was kept in): the
+    embedding and norms are initializers of the same name, each Linear weight the transposed
+    constant operand of its MatMul node (`/model/layers.N/self_attn/q_proj/MatMul`), the tied
+    head the embedding. Checked by comparing the two runtimes' logits on one prompt."""
+    import numpy as np
+    import onnx
+    import onnxruntime
+    import torch
+    from onnx import numpy_helper
+
+    path = WARM_START_ONNX[source] / "model.onnx"
+    from transformers import PreTrainedTokenizerFast
+
+    theirs_tok = PreTrainedTokenizerFast.from_pretrained(str(path.parent.parent))
+    if theirs_tok.get_vocab() != tok.get_vocab():
+        raise SystemExit(f"warm start: {source}'s tokenizer is not this recipe's")
+    graph = onnx.load(str(path)).graph
+    found = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    for node in graph.node:  # a Linear's weight is an anonymous MatMul operand, transposed
+        if node.op_type == "MatMul" and node.name.endswith("_proj/MatMul"):
+            weight = [x for x in node.input if x in found]
+            name = node.name.strip("/").removesuffix("/MatMul").replace("/", ".")
+            if len(weight) == 1:
+                found[f"{name}.weight"] = found[weight[0]].T
+    state = model.state_dict()
+    loaded = {}
+    for name, tensor in state.items():
+        key = "model.embed_tokens.weight" if name == "lm_head.weight" else name
+        if key not in found:
+            raise SystemExit(f"warm start: {name} is not an initializer of {path}")
+        array = found[key]
+        if tuple(array.shape) != tuple(tensor.shape):
+            raise SystemExit(f"warm start: {name} {tuple(array.shape)} != {tuple(tensor.shape)}")
+        loaded[name] = torch.from_numpy(np.array(array, dtype=np.float32))
+    model.load_state_dict(loaded)
+    ids = torch.tensor([[5, 17, 40, 99, 12, 7, 300, 41]])
+    with torch.no_grad():
+        ours = model(input_ids=ids).logits.numpy()
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feed: dict[str, Any] = {}
+    for spec in session.get_inputs():
+        if spec.name == "input_ids":
+            feed[spec.name] = ids.numpy()
+        elif spec.name == "attention_mask":
+            feed[spec.name] = np.ones_like(ids.numpy())
+        elif spec.name == "position_ids":
+            feed[spec.name] = np.arange(ids.shape[1])[None, :]
+        else:  # empty past key values
+            shape = [1 if d == "batch_size" else 0 if isinstance(d, str) else d for d in spec.shape]
+            feed[spec.name] = np.zeros(shape, dtype=np.float32)
+    theirs = session.run(["logits"], feed)[0]
+    diff = float(np.abs(ours - theirs).max())
+    print(f"== warm start from {source}: {len(loaded)} tensors, logits max |diff| {diff:.2e}")
+    if diff >= 1e-4:
+        raise SystemExit(f"warm start: torch and onnxruntime logits differ by {diff}")
 
 
 def tensors(pairs: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any, Any, Any]:
@@ -194,7 +271,10 @@ def lr_factor(step: int) -> float:
 
 def threads_at(step: int) -> int:
     """Torch's intra-op threads for `step`: one, then `threads_after_extension` from
-    `extended_from_step` on (a fixed count at every step keeps the rebuild deterministic)."""
+    `extended_from_step` on (a fixed count at every step keeps the rebuild deterministic);
+    a recipe with `threads` uses that count throughout."""
+    if "threads" in RECIPE:
+        return _int("threads")
     return _int("threads_after_extension") if step >= _int("extended_from_step") else 1
 
 
@@ -227,6 +307,22 @@ def print_eval(step: int, rates: dict[str, Any]) -> None:
     print(f"   eval step {step:5} (digits 1..6)  " + "  |  ".join(rows), flush=True)
 
 
+def print_recurrence_eval(step: int, model: Any, tok: Any) -> None:
+    """Exact-reply rate on held-out-of-training recurrences, by format and updates."""
+    examples = subject_data.recurrence_eval_set()
+    rows = []
+    for template_id in (subject_data.prompts.INTEGER_ANSWER, subject_data.prompts.REGISTER_PROGRAM):
+        for updates in (1, 2):
+            cell = [
+                e
+                for e in examples
+                if e.template_id == template_id and f"after {updates} update" in e.prompt
+            ]
+            (rate,) = evaluate(model, tok, cell).values()
+            rows.append(f"{template_id.split('/')[0][:8]}x{updates} {rate:.2f}")
+    print(f"   recurrences step {step:5}  " + "  ".join(rows), flush=True)
+
+
 # --------------------------------------------------------------------------- training
 
 
@@ -239,10 +335,12 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     tok = build_tokenizer()
     pad = tok.convert_tokens_to_ids(build_fixture.PAD)
     model = new_model(tok)
+    if "warm_start" in RECIPE:
+        warm_start(model, tok, str(RECIPE["warm_start"]))
     n_params = sum(p.numel() for p in model.parameters())
     print(
         f"== subject: {n_params} parameters, vocab {len(tok)}, recipe "
-        f"{subject_data.recipe_digest()[:12]}",
+        f"{subject_data.recipe_digest(RECIPE)[:12]}",
         flush=True,
     )
     betas = tuple(RECIPE["betas"])  # type: ignore[arg-type]
@@ -257,7 +355,7 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     start = 0
     if checkpoint.exists():
         state = torch.load(checkpoint, weights_only=False)
-        if state["recipe"] != subject_data.recipe_digest():
+        if state["recipe"] != subject_data.recipe_digest(RECIPE):
             raise SystemExit(f"{checkpoint}: another recipe; delete it to start again")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -270,7 +368,7 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     for step in range(start, steps):
         if torch.get_num_threads() != threads_at(step):
             torch.set_num_threads(threads_at(step))
-        ids, mask, labels = tensors(encode(tok, subject_data.batch(step)), pad)
+        ids, mask, labels = tensors(encode(tok, subject_data.batch(step, recipe=RECIPE)), pad)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
@@ -287,9 +385,11 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
             )
         if done % EVAL_EVERY == 0 or done == steps:
             print_eval(done, evaluate(model, tok, evals))
+            if "curriculum" in RECIPE:
+                print_recurrence_eval(done, model, tok)
         if done % CHECKPOINT_EVERY == 0 or done == steps:
             state = {
-                "recipe": subject_data.recipe_digest(),
+                "recipe": subject_data.recipe_digest(RECIPE),
                 "step": done,
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
@@ -302,10 +402,17 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
 
 
 def main() -> None:
+    global RECIPE
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model folder to write")
-    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="checkpoint folder")
-    parser.add_argument("--steps", type=int, default=_int("steps"), help="stop after N steps")
+    parser.add_argument(
+        "--curriculum",
+        choices=sorted(subject_data.CURRICULA),
+        default=subject_data.DEFAULT_CURRICULUM,
+        help="the training recipe (default: the first subject's, primitives only)",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="model folder to write")
+    parser.add_argument("--work", type=Path, default=None, help="checkpoint folder")
+    parser.add_argument("--steps", type=int, default=None, help="stop after N steps")
     parser.add_argument("--train-only", action="store_true", help="do not export")
     parser.add_argument(
         "--check",
@@ -313,6 +420,11 @@ def main() -> None:
         help="export into a temporary folder and compare with --out (exit 1 if they differ)",
     )
     args = parser.parse_args()
+    RECIPE = subject_data.CURRICULA[args.curriculum]
+    out_default, work_default = OUTPUTS[args.curriculum]
+    args.out = out_default if args.out is None else args.out
+    args.work = work_default if args.work is None else args.work
+    args.steps = _int("steps") if args.steps is None else args.steps
     if not build_fixture._in_build_venv() or any(
         os.environ.get(k) != v for k, v in build_fixture.DETERMINISTIC_ENV.items()
     ):
@@ -324,10 +436,10 @@ def main() -> None:
     import subject_export
 
     if not args.check:
-        subject_export.export(model, tok, args.out.resolve())
+        subject_export.export(model, tok, args.out.resolve(), RECIPE)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        subject_export.export(model, tok, Path(tmp))
+        subject_export.export(model, tok, Path(tmp), RECIPE)
         differ = [
             p.relative_to(tmp).as_posix()
             for p in sorted(Path(tmp).rglob("*"))

@@ -4,7 +4,7 @@
 // (`currentSpec`: the spec the client loads), and the WebGPU check. Local: nothing here
 // downloads a model or starts a worker; the panel's review, consent and load follow.
 
-import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
+import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM, SUBJECT_LABELS } from "./lab_protocol.js";
 import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticSummary } from "./synthetic_choice.js";
 import { $ } from "./dom.js";
 import { messageOf } from "./common/errors.js";
@@ -39,12 +39,14 @@ export function hostOf(url) {
 }
 
 // The bundled models served by this site: the test fixture and the locally trained reference
-// subject (tests/fixtures/subject), each named with its own evidence label.
+// subjects (tests/fixtures/subject, subject2), each named with its own evidence label.
 const SUBJECT_SOURCE = "bundled-subject";
 /** @param {string} source */
 export const isBundled = (source) => source === "bundled-fixture" || source === SUBJECT_SOURCE;
-/** @param {string} source */
-export const bundledLabel = (source) => (source === SUBJECT_SOURCE ? EVIDENCE_LABELS["reference-subject"] : FIXTURE_LABEL);
+/** A reference subject's own label (pyapp.records.subject.SUBJECTS), by its model id. @param {string} modelId @returns {string} */
+const subjectLabel = (modelId) => /** @type {Record<string, string>} */ (SUBJECT_LABELS)[modelId] ?? EVIDENCE_LABELS["reference-subject"];
+/** @param {{ source: string, model_id: string }} spec */
+export const bundledLabel = (spec) => (spec.source === SUBJECT_SOURCE ? subjectLabel(spec.model_id) : FIXTURE_LABEL);
 
 // The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
 // whose config.json is one of them is labelled a fixture wherever it was served from.
@@ -134,7 +136,7 @@ export function summarise(panel) {
   const spec = currentSpec(panel);
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
-  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec.source)}` : "";
+  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec)}` : "";
   $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
 }
 

@@ -209,7 +209,7 @@ function askConsent(panel, spec, chosenBackend) {
     : `${hostOf(spec.host ?? "")} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
   detailRows($("#consent-details"), [
     ["Model", spec.model_id, bundled ? "fixture-label" : ""],
-    ["What it is", bundled ? bundledLabel(spec.source) : spec.label],
+    ["What it is", bundled ? bundledLabel(spec) : spec.label],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} — UNPINNED: the files can change`, spec.pinned ? "" : "unpinned"],
     ["Download", spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB (dtype ${spec.dtype})`],
     ["From", source],

@@ -16,14 +16,18 @@ from asyncrun import in_thread
 from pyapp.browser.model import parse_provenance
 from pyapp.predict.compare import evidence_shown
 from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
+from pyapp.records.evidence import EVIDENCE_LABELS, evidence_label, run_evidence
 from pyapp.records.model import native_provenance
 from pyapp.records.subject import (
+    RECURRENCES,
+    REFERENCE,
     SUBJECT_CONFIG_SHA256,
     SUBJECT_LABEL,
     SUBJECT_RECIPE,
     SUBJECT_SOURCE,
+    SUBJECTS,
 )
+from pyapp.records.trial import EVIDENCE_NOTES, LEGACY_EVIDENCE_NOTES
 from pyapp.report import sections
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
@@ -82,7 +86,8 @@ def relabelled(trace: dict[str, Any], **model: Any) -> list[str]:
         if trial["evidence"] != "control":
             trial["evidence"] = evidence
     found = [f"{m.where} {m.message}" for m in reproduce(document)]
-    return [f for f in found if f.startswith(("$.model.evidence", "$.model.subject_recipe"))]
+    wanted = ("$.model.evidence", "$.model.subject_recipe", "$.model.model_id")
+    return [f for f in found if f.startswith(wanted)]
 
 
 def test_reproduce_refuses_model_evidence_for_the_subject(trace: dict[str, Any]) -> None:
@@ -103,13 +108,14 @@ def test_reproduce_refuses_the_subjects_label_on_another_model(trace: dict[str, 
     assert any("'reference-subject' names the subject" in f for f in found), found
     found = relabelled(
         trace,
+        model_id=REFERENCE.model_id,
         source=SUBJECT_SOURCE,
         evidence="reference-subject",
         config_sha256=SUBJECT_CONFIG_SHA256,
         subject_recipe={**SUBJECT_RECIPE, "steps": 1},
     )
-    assert found == ["$.model.subject_recipe is not the reference subject's recipe "
-                     "(pyapp.records.subject.SUBJECT_RECIPE)"]  # fmt: skip
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/reference-2 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
 
 
 def test_the_subject_labelled_as_itself_raises_no_subject_mismatch(
@@ -117,8 +123,107 @@ def test_the_subject_labelled_as_itself_raises_no_subject_mismatch(
 ) -> None:
     assert not relabelled(
         trace,
+        model_id=REFERENCE.model_id,
         source=SUBJECT_SOURCE,
         evidence="reference-subject",
         config_sha256=SUBJECT_CONFIG_SHA256,
         subject_recipe=dict(SUBJECT_RECIPE),
     )
+
+
+def test_each_subject_has_its_own_label_and_recipe() -> None:
+    assert SUBJECTS == (REFERENCE, RECURRENCES)
+    assert len({s.label for s in SUBJECTS}) == len({s.model_id for s in SUBJECTS}) == 2
+    assert len({s.recipe["recipe_sha256"] for s in SUBJECTS}) == 2
+    assert RECURRENCES.label.endswith(
+        "M parameters, trained on primitives and one- and two-step recurrences)"
+    )
+    assert evidence_label("reference-subject", "subject/recurrences-1", None) == RECURRENCES.label
+    assert evidence_label("reference-subject", "subject/reference-2", None) == REFERENCE.label
+    assert evidence_label("model", "subject/recurrences-1", None) == "model evidence"
+    assert evidence_shown("reference-subject", "subject/recurrences-1") == (
+        f"reference-subject: {RECURRENCES.label}"
+    )
+    # the page gets the same labels, by model id
+    copy = parse_provenance(
+        to_json(dataclasses.replace(HUB, model_id="subject/recurrences-1",
+                                    source=SUBJECT_SOURCE, evidence="reference-subject"))
+    )  # fmt: skip
+    assert copy.subject_recipe == RECURRENCES.recipe
+
+
+def test_the_first_subject_relabelled_as_the_second_is_refused(trace: dict[str, Any]) -> None:
+    # subject 1's config with subject 2's recipe, or under subject 2's bundled model id
+    found = relabelled(
+        trace,
+        model_id=REFERENCE.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(RECURRENCES.recipe),
+    )
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/reference-2 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
+    found = relabelled(
+        trace,
+        model_id=RECURRENCES.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(REFERENCE.recipe),
+    )
+    assert found == ["$.model.model_id 'subject/recurrences-1' is not the bundled reference "
+                     "subject whose config.json this is (subject/reference-2)"]  # fmt: skip
+    assert not relabelled(
+        trace,
+        model_id=REFERENCE.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=REFERENCE.config_sha256,
+        subject_recipe=dict(REFERENCE.recipe),
+    )
+
+
+@pytest.mark.skipif(
+    RECURRENCES.config_sha256 is None, reason="the second subject is not trained yet"
+)
+def test_the_second_subject_reproduces_and_is_not_the_first(trace: dict[str, Any]) -> None:
+    second = dict(
+        model_id=RECURRENCES.model_id,
+        source=SUBJECT_SOURCE,
+        evidence="reference-subject",
+        config_sha256=RECURRENCES.config_sha256,
+    )
+    assert not relabelled(trace, **second, subject_recipe=dict(RECURRENCES.recipe))
+    found = relabelled(trace, **second, subject_recipe=dict(REFERENCE.recipe))
+    assert found == ["$.model.subject_recipe is not the recipe of the reference subject "
+                     "subject/recurrences-1 (pyapp.records.subject.SUBJECTS)"]  # fmt: skip
+    found = relabelled(trace, **{**second, "evidence": "model", "source": "hub"})
+    assert any(f.startswith("$.model.evidence the model is the locally trained") for f in found)
+    copy = dataclasses.replace(HUB, config_sha256=RECURRENCES.config_sha256)
+    assert run_evidence(copy) == "reference-subject"
+    assert parse_provenance(to_json(copy)).subject_recipe == RECURRENCES.recipe
+
+
+def note_mismatches(trace: dict[str, Any], note: str, **model: Any) -> list[str]:
+    """reproduce's evidence_note mismatches of `trace` relabelled as a subject, every model
+    trial carrying `note`."""
+    document = json.loads(json.dumps(trace))
+    document["model"].update(model, evidence="reference-subject", source=SUBJECT_SOURCE)
+    for trial in document["trials"]:
+        if trial["evidence"] != "control":
+            trial["evidence"] = "reference-subject"
+            trial["evidence_note"] = note
+    return [m.where for m in reproduce(document) if "evidence_note" in m.message]
+
+
+def test_the_first_subjects_old_trial_note_still_reproduces(trace: dict[str, Any]) -> None:
+    first = dict(model_id=REFERENCE.model_id, config_sha256=REFERENCE.config_sha256)
+    second = dict(model_id=RECURRENCES.model_id, config_sha256=None)
+    legacy = LEGACY_EVIDENCE_NOTES["reference-subject"]
+    assert "trained on single primitives only" in legacy
+    assert not note_mismatches(trace, EVIDENCE_NOTES["reference-subject"], **first)
+    assert not note_mismatches(trace, legacy, **first)
+    # the old note says "primitives only": never accepted on the second subject's trials
+    assert note_mismatches(trace, legacy, **second)
+    assert not note_mismatches(trace, EVIDENCE_NOTES["reference-subject"], **second)

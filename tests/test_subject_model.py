@@ -1,4 +1,5 @@
-"""The committed reference subject (tests/fixtures/subject, issue 26): what it says it is.
+"""The committed reference subjects (tests/fixtures/subject, issue 26; tests/fixtures/subject2,
+issue 36): what each says it is (a subject not trained yet is skipped, with the reason).
 
 Stdlib + pyapp: the files and their budget (25 MB), subject.json against the constants the
 app labels it with (`pyapp.records.subject`), the recipe against scripts/subject_data.py,
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 from pyapp.records import subject
+from pyapp.records.subject import SUBJECTS, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBJECT = ROOT / "tests" / "fixtures" / "subject"
@@ -43,16 +45,63 @@ FILES = (
 BUDGET_BYTES = 25 * 1024 * 1024
 
 
-def info() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((SUBJECT / "subject.json").read_text(encoding="utf-8"))
+def info(folder: Path = SUBJECT) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "subject.json").read_text(encoding="utf-8"))
     return data
 
 
-def test_the_files_are_there_and_within_budget() -> None:
+@pytest.fixture(params=SUBJECTS, ids=lambda s: s.key)
+def trained(request: pytest.FixtureRequest) -> Subject:
+    """Each subject whose files are committed and whose digest is filled in."""
+    found: Subject = request.param
+    if not (ROOT / found.folder / "subject.json").is_file():
+        pytest.skip(f"{found.model_id} is not trained yet ({found.folder} is absent)")
+    if found.config_sha256 is None:
+        pytest.fail(f"{found.folder} exists: fill in {found.model_id}'s config_sha256")
+    return found
+
+
+def test_the_files_are_there_and_within_budget(trained: Subject) -> None:
+    folder = ROOT / trained.folder
     for name in FILES:
-        assert (SUBJECT / name).is_file(), name
-    total = sum(p.stat().st_size for p in SUBJECT.rglob("*") if p.is_file())
+        assert (folder / name).is_file(), name
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     assert total <= BUDGET_BYTES, total
+
+
+def test_each_subject_is_what_its_subject_json_says(trained: Subject) -> None:
+    folder = ROOT / trained.folder
+    data = info(folder)
+    config = folder / "config.json"
+    assert hashlib.sha256(config.read_bytes()).hexdigest() == trained.config_sha256
+    assert data["config_sha256"] == trained.config_sha256
+    assert data["parameters"] == trained.parameters == trained.recipe["parameters"]
+    assert f"{data['parameters'] / 1e6:.1f} M parameters" in trained.label
+    recipe = subject_data.CURRICULA[data["recipe"].get("curriculum", "primitives")]
+    assert data["recipe"] == recipe
+    assert data["recipe_sha256"] == trained.recipe["recipe_sha256"]
+    assert data["recipe_sha256"] == subject_data.recipe_digest(recipe)
+    for key in ("steps", "batch", "data_seed", "model_seed", "data_version"):
+        assert trained.recipe[key] == recipe[key], key
+    catalogue = json.loads((ROOT / "site" / "models.json").read_text(encoding="utf-8"))
+    (entry,) = [e for e in catalogue["models"] if e["key"] == trained.key]
+    assert (entry["model_id"], entry["source"]) == (trained.model_id, subject.SUBJECT_SOURCE)
+    assert trained.curriculum.removeprefix("trained on ") in entry["label"]
+    assert trained.folder in entry["note"]
+    rows = json.loads((folder / "replies.json").read_text(encoding="utf-8"))
+    wanted = subject_export.reference_prompts(recipe)
+    assert [r["messages"][0]["content"] for r in rows] == [w["prompt"] for w in wanted]
+    assert [r["max_new_tokens"] for r in rows] == [w["max_new_tokens"] for w in wanted]
+
+
+def test_the_two_subjects_configs_differ_only_by_the_curriculum() -> None:
+    first = json.loads((SUBJECT / "config.json").read_text(encoding="utf-8"))
+    second_path = ROOT / subject.RECURRENCES.folder / "config.json"
+    if not second_path.is_file():
+        pytest.skip("the second subject is not trained yet")
+    second = json.loads(second_path.read_text(encoding="utf-8"))
+    assert second.pop("subject_curriculum") == "primitives+recurrences"
+    assert "subject_curriculum" not in first and first == second
 
 
 def test_the_app_labels_it_with_what_subject_json_says() -> None:
@@ -93,14 +142,19 @@ def test_replies_json_prompts_are_what_pyapp_renders_today() -> None:
             assert (reply["min_margin"] < subject_export.NEAR_TIE) == bool(reply["near_ties"])
 
 
-def test_native_onnxruntime_reproduces_the_reference_replies() -> None:
+def test_native_onnxruntime_reproduces_the_reference_replies(trained: Subject) -> None:
     if not BUILD_PYTHON.exists():
         pytest.skip(
             "build/fixture-venv is absent (onnxruntime is not a test dependency): make it "
             "once with `python3 scripts/build_fixture.py --out /tmp/x`"
         )
     result = subprocess.run(
-        [str(BUILD_PYTHON), str(ROOT / "scripts" / "subject_export.py"), "check", str(SUBJECT)],
+        [
+            str(BUILD_PYTHON),
+            str(ROOT / "scripts" / "subject_export.py"),
+            "check",
+            str(ROOT / trained.folder),
+        ],
         capture_output=True,
         text=True,
         timeout=600,

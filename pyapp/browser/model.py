@@ -72,7 +72,7 @@ from pyapp.records.model import (
     finish_for,
     input_hash_matches,
 )
-from pyapp.records.subject import SUBJECT_RECIPE
+from pyapp.records.subject import subject_of
 
 __all__ = [  # re-exported: reply checks live with the records, finish_for with Completion
     "NO_GENERATION_CODES",
@@ -186,12 +186,14 @@ def call_timing(reply: ModelReply, round_trip_ms: float) -> CallTiming:
 def parse_provenance(data: JSON) -> ModelProvenance:
     """Validate the provenance the main thread reports. The locally trained reference subject
     (its source or its config.json digest, wherever it was served from) is labelled
-    `reference-subject` with its recipe (`pyapp.records.subject`), never `model`."""
+    `reference-subject` with that subject's recipe (`pyapp.records.subject.subject_of`), never
+    `model`."""
     provenance: ModelProvenance = from_json(ModelProvenance, data)
     if provenance.evidence == "model" and is_subject(provenance):
         provenance = replace(provenance, evidence="reference-subject")
     if provenance.evidence == "reference-subject" and provenance.subject_recipe is None:
-        provenance = replace(provenance, subject_recipe=dict(SUBJECT_RECIPE))
+        subject = subject_of(provenance.model_id, provenance.config_sha256)
+        provenance = replace(provenance, subject_recipe=dict(subject.recipe))
     return provenance
 
 

@@ -38,7 +38,7 @@ from pyapp.predict.flags import flag_lines, run_figures
 from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 from pyapp.records.chain import canonical
 from pyapp.records.frozen import task_set_identity
-from pyapp.records.subject import SUBJECT_LABEL
+from pyapp.records.subject import SUBJECT_LABEL, subject_of
 from pyapp.records.trace import Trace
 
 DISCLAIMER = (
@@ -49,9 +49,13 @@ DISCLAIMER = (
 )
 
 
-def evidence_shown(evidence: str) -> str:
-    """The evidence column: the kind, and for the reference subject what it is."""
-    return f"{evidence}: {SUBJECT_LABEL}" if evidence == "reference-subject" else evidence
+def evidence_shown(evidence: str, model_id: str | None = None) -> str:
+    """The evidence column: the kind, and for a reference subject which it is (by its model
+    id; the first subject when none is given)."""
+    if evidence != "reference-subject":
+        return evidence
+    label = SUBJECT_LABEL if model_id is None else subject_of(model_id, None).label
+    return f"{evidence}: {label}"
 
 
 @dataclass(frozen=True)
@@ -339,7 +343,11 @@ def rows(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[Row]
         for result in doc.conditions:
             frozen = result.frozen
             model = f"{frozen.model_id}@{frozen.model_revision[:12]} ({frozen.backend})"
-            base = {"run": name, "model": model, "evidence": evidence_shown(doc.evidence)}
+            base = {
+                "run": name,
+                "model": model,
+                "evidence": evidence_shown(doc.evidence, frozen.model_id),
+            }
             condition: str = frozen.profile.condition
             if frozen.exploratory:
                 condition += " [exploratory]"

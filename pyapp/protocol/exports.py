@@ -33,6 +33,7 @@ from pyapp.records.base import JSON, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
 from pyapp.records.stored import HeaderChange
+from pyapp.records.subject import SUBJECTS
 from pyapp.records.trace import trace_schema
 from pyapp.synthetic.language import structure_notes
 from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
@@ -88,6 +89,7 @@ def constants() -> dict[str, JSON]:
         "REQUEST_TIMEOUT_MS": REQUEST_TIMEOUT_MS,
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
         "EVIDENCE_MEANINGS": dict(EVIDENCE_MEANINGS),
+        "SUBJECT_LABELS": {subject.model_id: subject.label for subject in SUBJECTS},
         "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},

@@ -9,11 +9,11 @@ its environment, whatever its `evidence` field claims: a synthetic specification
 `synthetic` source or the synthetic virtual clock (`pyapp.records.clock.VIRTUAL_CLOCK`) make
 it `synthetic`; a `scripted` or `bundled-fixture` source, or a `config.json` whose SHA-256 is
 a test fixture's (the stand-ins served from a hub or folder), `fixture`; the locally trained
-reference subject (`pyapp.records.subject`: the `bundled-subject` source or its config.json
-digest) `reference-subject`. Only a model none of them names keeps its own label (`model`).
-`run_evidence` is the label a run is shown under (the derived one; `control` without a
-model), and `evidence_mismatches` is what `reproduce` and `score` refuse: a recorded label
-that is not the derived one.
+reference subjects (`pyapp.records.subject.SUBJECTS`: the `bundled-subject` source or one of
+their config.json digests) `reference-subject`, each under its own label (`evidence_label`).
+Only a model none of them names keeps its own label (`model`). `run_evidence` is the label a
+run is shown under (the derived one; `control` without a model), and `evidence_mismatches` is
+what `reproduce` and `score` refuse: a recorded label that is not the derived one.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from pyapp.records.base import Mismatch
 from pyapp.records.clock import VIRTUAL_CLOCK, ClockInfo
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, ModelProvenance
 from pyapp.records.subject import (
-    SUBJECT_CONFIG_SHA256,
     SUBJECT_LABEL,
-    SUBJECT_RECIPE,
     SUBJECT_SOURCE,
+    subject_by_config,
+    subject_by_model_id,
+    subject_of,
+    trained_subjects,
 )
 from pyapp.records.trace import Evidence
 
@@ -106,14 +108,23 @@ def evidence_mismatches(model: ModelProvenance, clock: ClockInfo | None = None) 
 
 
 def is_subject(model: ModelProvenance) -> bool:
-    """The locally trained reference subject: its source or its config.json digest."""
-    return model.source == SUBJECT_SOURCE or model.config_sha256 == SUBJECT_CONFIG_SHA256
+    """A locally trained reference subject: its source or one of their config.json digests."""
+    return model.source == SUBJECT_SOURCE or subject_by_config(model.config_sha256) is not None
+
+
+def evidence_label(evidence: str, model_id: str | None, config_sha256: str | None) -> str:
+    """The label of a run's evidence: for `reference-subject`, the label of the subject the
+    model is (`pyapp.records.subject.subject_of`); otherwise the kind's."""
+    if evidence == "reference-subject" and model_id is not None:
+        return subject_of(model_id, config_sha256).label
+    return EVIDENCE_LABELS[evidence]  # type: ignore[index]
 
 
 def subject_mismatches(model: ModelProvenance) -> list[Mismatch]:
-    """What `reproduce` refuses about the reference subject's label: its config with another
-    evidence kind, the kind (or its source) with another config, or a recipe that is not
-    the subject's."""
+    """What `reproduce` refuses about a reference subject's label: its config with another
+    evidence kind, the kind (or its source) with a config that is no subject's, or a recipe
+    or bundled model id that is not that subject's (so neither subject passes as the
+    other)."""
     found = []
     if is_subject(model) and model.evidence != "reference-subject":
         found.append(
@@ -123,19 +134,36 @@ def subject_mismatches(model: ModelProvenance) -> list[Mismatch]:
                 f"config.json {str(model.config_sha256)[:12]}…), never {model.evidence!r} evidence",
             )
         )
-    if model.evidence == "reference-subject" and model.config_sha256 != SUBJECT_CONFIG_SHA256:
+    if model.evidence != "reference-subject":
+        return found
+    subject = subject_by_config(model.config_sha256)
+    if subject is None:
+        digests = " or ".join(
+            f"{s.config_sha256[:12]}…" for s in trained_subjects() if s.config_sha256
+        )
         found.append(
             Mismatch(
                 "$.model.evidence",
                 f"'reference-subject' names the subject whose config.json is "
-                f"{SUBJECT_CONFIG_SHA256[:12]}…, not {str(model.config_sha256)[:12]}…",
+                f"{digests}, not {str(model.config_sha256)[:12]}…",
             )
         )
-    if model.evidence == "reference-subject" and model.subject_recipe != SUBJECT_RECIPE:
+        subject = subject_of(model.model_id, None)
+    if model.subject_recipe != subject.recipe:
         found.append(
             Mismatch(
                 "$.model.subject_recipe",
-                "is not the reference subject's recipe (pyapp.records.subject.SUBJECT_RECIPE)",
+                f"is not the recipe of the reference subject {subject.model_id} "
+                "(pyapp.records.subject.SUBJECTS)",
+            )
+        )
+    named = subject_by_model_id(model.model_id)
+    if model.source == SUBJECT_SOURCE and named is not subject:
+        found.append(
+            Mismatch(
+                "$.model.model_id",
+                f"{model.model_id!r} is not the bundled reference subject whose config.json "
+                f"this is ({subject.model_id})",
             )
         )
     return found

@@ -38,11 +38,21 @@ EVIDENCE_NOTES: dict[Evidence, str] = {
     ),
     "model": "Model evidence: output of the loaded model under this condition.",
     "reference-subject": (
+        "Locally trained reference subject: output of a small model trained by scripts/"
+        "train_subject.py under the curriculum its provenance names (pyapp.records.subject"
+        ".SUBJECTS); evidence about this subject, never about a pretrained LLM."
+    ),
+}
+
+LEGACY_EVIDENCE_NOTES: dict[Evidence, str] = {
+    "reference-subject": (
         "Locally trained reference subject: output of the small model scripts/"
         "train_subject.py trained on single primitives only (pyapp.records.subject); "
         "evidence about this subject, never about a pretrained LLM."
     ),
 }
+"""Notes written before there was more than one subject: a trial of the first subject
+(subject/reference-2, primitives only) may carry it (`pyapp.verify.trials`)."""
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
     trace = folder.trace
     evidence = sections.run_evidence(trace)
     not_evidence = sections.NOT_EVIDENCE_LABELS.get(evidence)
-    title = f"Composition Lab report — {sections.BANNERS[evidence]} — run {trace.run.run_id[:8]}"
+    title = f"Composition Lab report — {sections.banner_text(trace)} — run {trace.run.run_id[:8]}"
     figures = [] if verification.derived is None else run_figures(verification.derived)
     head = el(
         "head",

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
+from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS, evidence_label
 from pyapp.records.evidence import run_evidence as evidence_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
@@ -23,7 +23,7 @@ from pyapp.report.sample import Listed, listed
 
 CONTROL_LABEL = EVIDENCE_LABELS["control"]
 BANNERS: dict[Evidence, str] = {kind: label.upper() for kind, label in EVIDENCE_LABELS.items()}
-"""The run's evidence label as its banner says it (the page's wording, in capitals)."""
+"""The evidence kinds' labels in capitals (a run's banner: `banner_text`)."""
 
 NOT_EVIDENCE_LABELS: dict[Evidence, str] = {
     kind: EVIDENCE_LABELS[kind] for kind in ("fixture", "synthetic")
@@ -88,10 +88,18 @@ def run_evidence(trace: Trace) -> Evidence:
     return evidence_of(trace.model)
 
 
+def banner_text(trace: Trace) -> str:
+    """The run's evidence label as its banner says it (the page's wording, in capitals; a
+    reference subject by its own label)."""
+    m = trace.model
+    model_id, config = (m.model_id, m.config_sha256) if m is not None else (None, None)
+    return evidence_label(run_evidence(trace), model_id, config).upper()
+
+
 def banner(trace: Trace) -> Markup:
     evidence = run_evidence(trace)
     lines: list[object] = [
-        el("p", {"class": "banner-label"}, el("strong", None, BANNERS[evidence]))
+        el("p", {"class": "banner-label"}, el("strong", None, banner_text(trace)))
     ]
     if trace.model is not None:
         m = trace.model

@@ -55,7 +55,7 @@ from pyapp.protocol.messages import Hello
 from pyapp.protocol.page import page_query
 from pyapp.records.base import to_json
 from pyapp.records.documents import read_document
-from pyapp.records.subject import SUBJECT_LABEL
+from pyapp.records.subject import subject_of
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
     CHROMIUM_ARGS,
@@ -89,19 +89,27 @@ FIXTURE_NOTE = (
     "The model is the bundled test fixture (tests/fixtures/tiny-chat, ~100k parameters): "
     "this sweep tests the pipeline, not a model. Nothing in it is model evidence."
 )
-SUBJECT_NOTE = (
-    f"The model is the {SUBJECT_LABEL} (tests/fixtures/subject): evidence about this "
-    "subject, never about a pretrained LLM."
-)
 
 
-def run_evidence_fields(fixture: bool, subject: bool) -> dict[str, str]:
-    """run.json's `evidence` and `evidence_note`: the fixture, the reference subject (named
+def subject_note(model_id: str, config_sha256: str | None = None) -> str:
+    """run.json's note for a reference subject's sweep, naming that subject."""
+    subject = subject_of(model_id, config_sha256)
+    return (
+        f"The model is the {subject.label} ({subject.folder}): evidence about this "
+        "subject, never about a pretrained LLM."
+    )
+
+
+def run_evidence_fields(
+    fixture: bool, subject: bool, model_id: str = "", config_sha256: str | None = None
+) -> dict[str, str]:
+    """run.json's `evidence` and `evidence_note`: the fixture, a reference subject (named
     as what it is, never a pretrained LLM) or a model."""
     if fixture:
         return {"evidence": "fixture", "evidence_note": FIXTURE_NOTE}
     if subject:
-        return {"evidence": "reference-subject", "evidence_note": SUBJECT_NOTE}
+        note = subject_note(model_id, config_sha256)
+        return {"evidence": "reference-subject", "evidence_note": note}
     return {"evidence": "model", "evidence_note": "model evidence (check the trace)"}
 
 
@@ -370,7 +378,7 @@ def begin_session(
         "schema_version": RUN_SCHEMA,
         "kind": "composition-lab-sweep-run",
         "status": "running",
-        **run_evidence_fields(choice.fixture, choice.subject),
+        **run_evidence_fields(choice.fixture, choice.subject, choice.model_id),
         "command": argv,
         "started_at": started,
         "ended_at": None,
@@ -519,7 +527,8 @@ def finish(out: Path, run: RunFile, choice: ModelChoice) -> int:
     recorded = (trace.get("model") or {}).get("evidence")
     fixture = choice.fixture or recorded == "fixture"
     subject = not fixture and (choice.subject or recorded == "reference-subject")
-    run.data.update(run_evidence_fields(fixture, subject))
+    config = (trace.get("model") or {}).get("config_sha256")
+    run.data.update(run_evidence_fields(fixture, subject, choice.model_id, config))
     run.save()
     summary = trace.get("summary", {})
     banner = f"  *** {FIXTURE_BANNER} ***" if fixture else ""

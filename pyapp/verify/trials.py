@@ -40,6 +40,7 @@ from pyapp.records.model import (
     input_hash_matches,
 )
 from pyapp.records.prompts import RenderedPrompt
+from pyapp.records.subject import REFERENCE, subject_of
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     LEGACY_SCHEMA_VERSIONS,
@@ -53,6 +54,7 @@ from pyapp.records.trace import (
     summarise,
     upgrade,
 )
+from pyapp.records.trial import LEGACY_EVIDENCE_NOTES
 from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
 from pyapp.verify.consistency import Mismatch, completion_mismatches
 
@@ -110,7 +112,7 @@ def check_trial(
                 f"a {trial.condition} trial must be labelled {required!r}, not {trial.evidence!r}",
             )
         )
-    if trial.evidence_note != EVIDENCE_NOTES[trial.evidence]:
+    if trial.evidence_note != EVIDENCE_NOTES[trial.evidence] and not _legacy_note(trial, ctx):
         found.append(Mismatch(where, "evidence_note does not match the evidence label"))
     _check_budgets(trial, where, ctx, found)
     _check_timestamps(trial, where, ctx, found)
@@ -136,6 +138,15 @@ def check_trial(
                 )
             )
     return found
+
+
+def _legacy_note(trial: Trial, ctx: TrialContext) -> bool:
+    """The first subject's trial written with the note of the time (`LEGACY_EVIDENCE_NOTES`:
+    "trained on single primitives only"), never another subject's."""
+    legacy = LEGACY_EVIDENCE_NOTES.get(trial.evidence)
+    if legacy is None or trial.evidence_note != legacy or ctx.model is None:
+        return False
+    return subject_of(ctx.model.model_id, ctx.model.config_sha256) is REFERENCE
 
 
 def _check_budgets(trial: Trial, where: str, ctx: TrialContext, found: list[Mismatch]) -> None:
