@@ -286,3 +286,19 @@ def test_generation_settings_that_add_a_logits_processor_are_named() -> None:
         "no_repeat_ngram_size=3",
         "min_new_tokens=2",
     ]
+
+
+def test_each_bundled_subject_loads_its_own_folder() -> None:
+    """Both subjects have the source `bundled-subject`: the native sweep, the study receipt
+    and `reproduce --rerun` find each one's files by its model id (a table keyed by source
+    loaded the first subject for the second)."""
+    from pyapp.records.subject import SUBJECTS
+    from pyapp.sweep.native import bundled_folder
+
+    folders = {bundled_folder("bundled-subject", s.model_id) for s in SUBJECTS}
+    assert len(folders) == len(SUBJECTS)
+    for subject in SUBJECTS:
+        folder = bundled_folder("bundled-subject", subject.model_id)
+        assert folder is not None and folder.name == subject.folder.rsplit("/", 1)[-1]
+    assert bundled_folder("bundled-subject", "subject/nonesuch") is None
+    assert bundled_folder("hub", "subject/reference-2") is None

@@ -33,17 +33,19 @@ difference), or a line saying why it cannot be loaded here (a hub model, no file
 backend)."""
 
 
-def native_loader(bundled: dict[str, Path], folder: Path | None = None) -> Loader:
+def native_loader(bundled: Callable[[str, str], Path | None], folder: Path | None = None) -> Loader:
     """The native backend's generation of a trace's local ONNX model (`pyapp.native`): its
     files from `folder` (`--model-folder`), else the bundled fixture's or subject's
-    (`bundled`: source → folder), checked to be the trace's (the same config.json digest)
-    and loaded once. Greedy, as the page decodes; a difference is explained by the logits'
-    margin where the two generations part (a near-tie when it is small)."""
+    (`bundled`: (source, model id) → folder, or None), checked to be the trace's (the same
+    config.json digest) and loaded once. Greedy, as the page decodes; a difference is
+    explained by the logits' margin where the two generations part (a near-tie when it is
+    small)."""
 
     def load(model: ModelProvenance) -> tuple[str, Generate, Explain | None] | str:
         where = (folder,) if folder is not None else ()
-        if not where and model.source in bundled:
-            where = (bundled[model.source],)
+        found = None if where else bundled(model.source, model.model_id)
+        if found is not None:
+            where = (found,)
         if not where:
             return (
                 f"--rerun: {model.model_id} ({model.source}) is not a bundled model: give its "

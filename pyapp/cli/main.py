@@ -65,7 +65,7 @@ from pyapp.records.kinds import read_kind
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
 from pyapp.report.run_folder import read_run_folder
-from pyapp.sweep.native import BUNDLED
+from pyapp.sweep.native import bundled_folder
 from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.tasks.taskset import MAX_TASKS, generate
 from pyapp.verify.completeness import incomplete
@@ -187,8 +187,7 @@ def local_rerunner(args: argparse.Namespace) -> Rerunner:
     """`--rerun`: a synthetic trace from its specification, a local ONNX model natively (the
     bundled fixture and subject from this checkout, any other from `--model-folder`)."""
     folder = Path(args.model_folder) if args.model_folder else None
-    bundled = {source: path for source, (path, _) in BUNDLED.items()}
-    return rerunner(args.sample, native_loader(bundled, folder))
+    return rerunner(args.sample, native_loader(bundled_folder, folder))
 
 
 def read_predictions_file(path: str) -> tuple[Any, PredictionsDocument]:

@@ -41,7 +41,7 @@ from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_jso
 from pyapp.records.chain import canonical_text
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
-from pyapp.sweep.native import BUNDLED
+from pyapp.sweep.native import bundled_folder
 from pyapp.sweep.options import read_catalogue
 from pyapp.tasks.taskset import GENERATOR_VERSION
 
@@ -170,8 +170,8 @@ def config_digest(cell: Cell, plan_path: Path, catalogue: dict[str, JSON] | None
     models = catalogue.get("models") if isinstance(catalogue, dict) else None
     for entry in models if isinstance(models, list) else []:
         if isinstance(entry, dict) and entry.get("key") == cell.model:
-            bundled = BUNDLED.get(str(entry.get("source")))
-            return None if bundled is None else _file_sha256(bundled[0] / "config.json")
+            bundled = bundled_folder(str(entry.get("source")), str(entry.get("model_id")))
+            return None if bundled is None else _file_sha256(bundled / "config.json")
     return None
 
 

@@ -38,6 +38,7 @@ from pyapp.native.folder import ModelFiles, NativeModelError, find, read_model
 from pyapp.protocol.messages import EventAnswer, Request, request_message
 from pyapp.records.base import JSON, to_json
 from pyapp.records.documents import read_document
+from pyapp.records.subject import subject_by_model_id
 from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.options import ModelChoice, Options, choose_model, read_catalogue
@@ -47,11 +48,18 @@ from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
-BUNDLED: dict[str, tuple[Path, Source]] = {
-    "bundled-fixture": (FIXTURES / "tiny-chat", "bundled-fixture"),
-    "bundled-subject": (FIXTURES / "subject", "bundled-subject"),
-}
-"""The catalogue's bundled models and where their files are in this checkout."""
+
+
+def bundled_folder(source: str, model_id: str) -> Path | None:
+    """Where a bundled model's files are in this checkout: the fixture's, or the reference
+    subject's whose model id this is (`pyapp.records.subject.SUBJECTS`, one folder each);
+    None for any other model."""
+    if source == "bundled-fixture":
+        return FIXTURES / "tiny-chat"
+    subject = subject_by_model_id(model_id) if source == "bundled-subject" else None
+    return None if subject is None else REPO_ROOT / subject.folder
+
+
 PAGE_ONLY = (
     ("site", "--site"),
     ("chromium_flag", "--chromium-flag"),
@@ -84,14 +92,15 @@ def model_folders(
 ) -> tuple[tuple[Path, ...], Source]:
     """Where the model's files are, and their source."""
     if options.model_folder is None and options.model_host is None:
-        bundled = BUNDLED.get(str(entry.get("source")))
+        source = str(entry.get("source"))
+        bundled = bundled_folder(source, str(entry.get("model_id")))
         if bundled is None:
             raise SetupError(
                 "no_model_files",
                 f"--backend native runs local files: {choice.model_id} needs --model-folder"
                 " (a folder of its files in the onnx-community layout) or --model-host FOLDER",
             )
-        return (bundled[0],), bundled[1]
+        return (bundled,), source  # type: ignore[return-value]  # a bundled source
     if options.model_folder is not None:
         folder = Path(options.model_folder)
     else:
