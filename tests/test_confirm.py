@@ -272,13 +272,14 @@ def test_the_study_judges_the_receipts_hypotheses_first(plan_file: Path, tmp_pat
 
 
 def test_the_comparison_plan_is_frozen_before_it_runs() -> None:
-    """examples/comparison-subjects.toml: both subjects, the study's ladder, three seeds no
+    """examples/comparison-subjects.toml: both subjects, rungs of the study's ladder, three seeds no
     earlier run observed, native, hypotheses written down (checked against its own axes;
     expanding its cells needs the second subject in the catalogue)."""
     path = ROOT / "examples" / "comparison-subjects.toml"
     plan = read_plan(path)
     assert plan.axes.models == ("subject", "subject2") and plan.axes.backends == ("native",)
-    assert plan.axes.presets == ("subject-ladder",) and len(seed_values(plan)) >= 3
+    assert plan.axes.presets == ("subject-ladder/1", "subject-ladder/2")
+    assert len(seed_values(plan)) >= 3
     assert len(plan.hypotheses) >= 3 and all(h.informed_by for h in plan.hypotheses)
     rungs = [f"subject-ladder/{i}" for i in range(1, 5)]
     conditions = plan.axes.conditions[0]
