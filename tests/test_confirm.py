@@ -272,14 +272,13 @@ def test_the_study_judges_the_receipts_hypotheses_first(plan_file: Path, tmp_pat
 
 
 def test_the_comparison_plan_is_frozen_before_it_runs() -> None:
-    """examples/comparison-subjects.toml: both subjects, rungs of the study's ladder, three seeds no
+    """examples/comparison-subjects.toml: both subjects, the study's ladder, three seeds no
     earlier run observed, native, hypotheses written down (checked against its own axes;
     expanding its cells needs the second subject in the catalogue)."""
     path = ROOT / "examples" / "comparison-subjects.toml"
     plan = read_plan(path)
     assert plan.axes.models == ("subject", "subject2") and plan.axes.backends == ("native",)
-    assert plan.axes.presets == ("subject-ladder/1", "subject-ladder/2")
-    assert len(seed_values(plan)) >= 3
+    assert plan.axes.presets == ("subject-ladder",) and len(seed_values(plan)) >= 3
     assert len(plan.hypotheses) >= 3 and all(h.informed_by for h in plan.hypotheses)
     rungs = [f"subject-ladder/{i}" for i in range(1, 5)]
     conditions = plan.axes.conditions[0]
@@ -289,3 +288,26 @@ def test_the_comparison_plan_is_frozen_before_it_runs() -> None:
     )  # fmt: skip
     observed = {s for p in plan.prior_exposure for s in p.seeds}
     assert not observed & set(seed_values(plan))
+
+
+def test_the_receipt_names_each_bundled_subjects_config_without_a_built_site(
+    tmp_path: Path,
+) -> None:
+    """A study receipt of subject cells records each subject's own config.json digest even
+    where no site is built (it reads the source catalogue, which the build copies): the
+    first start of the comparison froze `None` for both subjects."""
+    from pyapp.matrix.cells import expand
+    from pyapp.matrix.study_receipt import make_receipt
+    from pyapp.records.subject import SUBJECTS
+
+    path = tmp_path / "plan.toml"
+    path.write_text(
+        '[axes]\nmodels = ["subject", "subject2"]\nseeds = [31]\npresets = ["design"]\n'
+        'backends = ["native"]\n[options]\nconsent = true\n',
+        encoding="utf-8",
+    )
+    plan = read_plan(path)
+    cells = expand(plan, path)
+    receipt = make_receipt(plan, path, cells, "2026-12-05T00:00:00Z", tmp_path / "no-site")
+    digests = {c.model: c.config_sha256 for c in receipt.cells}
+    assert digests == {"subject": SUBJECTS[0].config_sha256, "subject2": SUBJECTS[1].config_sha256}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError
-from pyapp.host.files import write_atomically
+from pyapp.host.files import REPO_ROOT, write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.check import plan_sha256
 from pyapp.matrix.folder import check_entry
@@ -182,8 +182,13 @@ def make_receipt(
     sha = plan_sha256(plan)
     try:
         catalogue: dict[str, JSON] | None = read_catalogue(site)
-    except Exception:  # no built site: the digests of bundled models stay unknown
+    except Exception:  # no built site: the source catalogue, which the build copies
         catalogue = None
+    if catalogue is None:
+        try:
+            catalogue = read_catalogue(REPO_ROOT / "site")
+        except Exception:  # no catalogue at all: the digests of bundled models stay unknown
+            catalogue = None
     frozen = tuple(
         FrozenHypothesis(h, hypothesis_sha256(h), DEFAULT_RESAMPLES, _derived_seed(sha, h.id))
         for h in plan.hypotheses
