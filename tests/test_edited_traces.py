@@ -273,7 +273,7 @@ def test_report_and_open_a_trace_read_a_trace_1_document(capsys, tmp_path, trace
     reply = opened(trace_1)
     assert reply["ok"] and reply["result"]["ok"], reply
     header = json.loads(reply["result"]["header_json"])
-    assert header["schema_version"] == "trace/3" and header["revision_note"] is None
+    assert header["schema_version"] == "trace/4" and header["revision_note"] is None
     trials = [json.loads(text) for text in reply["result"]["trials_json"]]
     assert [t["sequence"] for t in trials] == sorted(t["sequence"] for t in trials)
     assert open_run(trace_1).ok
