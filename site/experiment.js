@@ -108,7 +108,7 @@ class Experiment extends ExperimentView {
 
   // `previously_observed` ({condition: [task ids]}, e.g. the sweep CLI's ledger file) joins
   // what this browser's own ledger holds for the model.
-  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined } = {}) {
+  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined, chain_protocol = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
@@ -124,6 +124,8 @@ class Experiment extends ExperimentView {
         environment: this.environment(),
         previously_observed: previously,
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
+        // the controlled chain's protocol, chosen explicitly in step 2 (recorded in the trace)
+        chain_protocol: chain_protocol ?? document.getElementById("chain-protocol").value,
       };
       const chosen = params ?? this.currentParams();
       if (chosen) fields.params = chosen;

@@ -111,6 +111,7 @@ export class ExperimentView extends ExperimentState {
     $("#sweep-new").disabled = !(loaded && idle);
     $("#sweep-cancel").disabled = this.busy !== "run";
     for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
+    $("#chain-protocol").disabled = !(loaded && idle);
     $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     $("#download-sweep-trace").disabled = !(idle && this.header);
     $("#download-predictions").disabled = !(idle && this.predictionsDoc);
@@ -136,7 +137,9 @@ export class ExperimentView extends ExperimentState {
     const { trials, correct, incorrect, failed } = this.summary ?? { trials: 0, correct: 0, incorrect: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+    // the chain protocol the sweep runs under (trace/4's run.terms; older traces: the design's)
+    const protocol = this.header.run.terms?.chain_protocol ?? "chain-design/1";
+    return `Sweep ${this.header.run.run_id.slice(0, 8)} (chain protocol ${protocol}): ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
   openRecord(trialId) {

@@ -56,13 +56,16 @@ PRESET_HELP = (
 `pyapp.host.files.param_overrides`: a ladder's name is refused with its rungs named)."""
 
 
-def chain_protocol_option(p: argparse.ArgumentParser) -> None:
+def chain_protocol_option(
+    p: argparse.ArgumentParser, default: str | None = DEFAULT_CHAIN_PROTOCOL.name
+) -> None:
     """`--chain-protocol NAME` (`sweep`, `simulate`): the controlled chain's protocol, the
-    design's unless chosen (`pyapp.records.terms`)."""
+    design's unless chosen (`pyapp.records.terms`); `sweep` takes no default, so that
+    `--resume` tells an explicit choice from the recorded one."""
     p.add_argument(
         "--chain-protocol",
         choices=CHAIN_PROTOCOL_NAMES,
-        default=DEFAULT_CHAIN_PROTOCOL.name,
+        default=default,
         help="the controlled chain's protocol: design (the default: 6 calls a route, "
         "determinants and derivatives unsupported) or extended (chain-extended/1: every "
         "family routed, 7 calls, 3,584 input tokens, 105 s a route)",

@@ -10,7 +10,7 @@ covers them, the run's terms (trace/4: the chain protocol, `frozen_protocol`) an
 chain head. Everything that reads a freeze later recomputes it with the same functions:
 scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the freeze receipt
 (`pyapp.verify.receipt`), whose hash of both predictors' predictions is
-`predictions_sha256`. """
+`predictions_sha256`."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ from pyapp.predict.slices import (
     scored_tasks,
     slice_figures,
 )
+from pyapp.records.terms import protocol_of
 from pyapp.study.cells import ReadCell, Skipped, key_of, read_cells
 from pyapp.study.record import (
     STUDY_SCHEMA,
@@ -132,6 +133,8 @@ def _title(first: ReadCell, task_sets: str, seeds: Sequence[int]) -> str:
     if any(r.frozen.exploratory for r in first.doc.conditions):
         label += "; EXPLORATORY profiles (held-out tasks seen before the freeze)"
     conditions = ", ".join(first.cell.conditions) or "default conditions"
+    if not first.cell.conditions or "controlled-chain" in first.cell.conditions:
+        conditions += f" (chain protocol {protocol_of(first.trace.run.terms).version})"
     shown = ", ".join(str(s) for s in seeds)
     return f"{model}, {first.cell.backend}, {task_sets}, seeds {shown}, {conditions} — {label}"
 

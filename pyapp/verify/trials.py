@@ -282,6 +282,9 @@ def _rederive_chain(
             call.right_source,
         ):
             found.append(Mismatch(at, "does not follow the task's route"))
+            if call.parsed is None:
+                break
+            outputs.append(call.parsed)  # later calls still read their routed operands
             continue
         template = call.prompt.template_id
         if template not in (prompts.CHAIN_STEP, prompts.CHAIN_STEP_V1):
