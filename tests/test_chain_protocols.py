@@ -184,9 +184,7 @@ def test_a_right_route_completes(task_id) -> None:
     route = trial.chain
     assert route.status == "completed" and len(model.calls) == 7
     assert route.all_steps_correct and route.final_correct and trial.correct
-    assert [(c.op, c.left, c.right, c.parsed) for c in route.calls] == route_values(
-        TASKS[task_id]
-    )
+    assert [(c.op, c.left, c.right, c.parsed) for c in route.calls] == route_values(TASKS[task_id])
     assert trial.route_limits == EXTENDED_CHAIN.limits
     assert route.reserved_input_tokens == 7 * 512 and route.reserved_output_tokens == 7 * 32
 
@@ -357,9 +355,7 @@ def test_every_new_route_is_observed_predicted_and_scored(extended) -> None:
     aware = {p.task_id: p for p in result.state_aware.predictions}
     assert aware["derivative-1"].ops == by_id["derivative-1"].ops
     steps = task_steps(TASKS["derivative-1"], "controlled-chain", EXTENDED_CHAIN)
-    assert [(s.op, s.left, s.right, s.result) for s in steps] == route_values(
-        TASKS["derivative-1"]
-    )
+    assert [(s.op, s.left, s.right, s.result) for s in steps] == route_values(TASKS["derivative-1"])
 
 
 def test_reproduce_re_derives_every_new_route(extended, tmp_path) -> None:
@@ -475,7 +471,7 @@ def test_a_trace_3_written_before_trace_4_reads_and_reproduces_unchanged(capsys)
 def test_a_trace_3_document_that_records_terms_is_refused() -> None:
     document = json.loads((FIXTURES / "trace-3.json").read_text(encoding="utf-8"))
     document["run"]["terms"] = {"chain_protocol": "chain-extended/1"}
-    with pytest.raises(RecordError, match="trace/4's run.terms"):
+    with pytest.raises(RecordError, match=r"trace/4's run\.terms"):
         read_trace(document)
 
 
