@@ -21,11 +21,12 @@ from pyapp.records import trace as records
 from pyapp.records.base import JSON, RecordError, from_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
 from pyapp.records.trace import (
-    SCHEMA_VERSION,
+    CHAINED_VERSIONS,
     RunInfo,
     TaskRecord,
     Trace,
     Trial,
+    upgrade,
     version_problem,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION
@@ -161,12 +162,12 @@ def _regenerated(run: JSON) -> tuple[TaskRecord, ...]:
 
 
 def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
-    """A trace/3 document read an item at a time (`pyapp.records.documents.stream_object`):
-    each trial and each task becomes its record as it is decoded, and the document's JSON is
-    kept without them. None when it must be read whole instead — an older version (upgraded
-    as JSON first), or anything in it refused or not fitting the records (the whole read
-    names it, exactly as it always has). `InputError` when the file itself is refused (not a
-    regular file, too large)."""
+    """A trace/3 or trace/4 document read an item at a time
+    (`pyapp.records.documents.stream_object`): each trial and each task becomes its record
+    as it is decoded, and the document's JSON is kept without them. None when it must be
+    read whole instead — an older version (upgraded as JSON first), or anything in it
+    refused or not fitting the records (the whole read names it, exactly as it always has).
+    `InputError` when the file itself is refused (not a regular file, too large)."""
     try:
         streamed = stream_object(path, {"trials": _trial, "tasks": _Tasks()})
     except RecordError:
@@ -176,7 +177,7 @@ def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
     document = streamed[0]
     trials, tasks = document.get("trials"), document.get("tasks")
     if (
-        document.get("schema_version") != SCHEMA_VERSION
+        document.get("schema_version") not in CHAINED_VERSIONS
         or not isinstance(trials, list)
         or not isinstance(tasks, list)
         or len(trials) > MAX_TRIALS
@@ -185,8 +186,8 @@ def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
     header = {**document, "trials": [], "tasks": []}
     if version_problem(header) is not None:
         return None
-    try:
-        trace: Trace = from_json(Trace, header)
+    try:  # a trace/3 header as trace/4 (its run's terms null)
+        trace: Trace = from_json(Trace, upgrade(header))
     except RecordError:
         return None
     trace_json = {key: value for key, value in document.items() if key not in ("trials", "tasks")}
@@ -248,8 +249,8 @@ def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None
     changed: dict[int, dict[str, JSON]] = {}
     found = reproduce(trace_json, read=trace, changed=changed)
     trace_mismatches = tuple(named(str(m), trace) for m in found)
-    current = isinstance(trace_json, dict) and trace_json.get("schema_version") == SCHEMA_VERSION
-    # a trace/3 document: each trial was re-derived once, by `reproduce`
+    current = isinstance(trace_json, dict) and trace_json.get("schema_version") in CHAINED_VERSIONS
+    # a trace/3 or trace/4 document: each trial was re-derived once, by `reproduce`
     rederived_json, corrections = rederive(
         trace_json, read=trace, changed=changed if current else None
     )

@@ -51,7 +51,8 @@ from pyapp.study.record import (
 POOLING = (
     "Cells are pooled only when they differ in their seed and in the rung of one ladder alone "
     "(same kind, model, revision, dtype, backend, evidence, generator and prompt versions, "
-    "decoding, faults, condition set, exploratory or not); anything else is a separate group. "
+    "decoding, faults, condition set, exploratory or not, chain protocol); anything else is a "
+    "separate group. "
     "Rows pooled over a ladder's rungs say so and use rung-aware climatology."
 )
 ANSWERS = (
