@@ -521,3 +521,106 @@ def test_simulate_takes_the_chain_protocol(tmp_path, capsys) -> None:
     chains = [t for t in trace["trials"] if t["trial_id"] == "controlled-chain/derivative-1"]
     assert len(chains[0]["chain"]["calls"]) == 7
     assert main(["reproduce", str(out / "seed-1" / "trace.json")]) == 0
+
+
+# ---- the page's session: step 2's choice travels in sweep_start --------------------------
+
+
+def test_the_page_chooses_the_protocol_explicitly(monkeypatch) -> None:
+    from test_session import Page, call, document
+
+    from pyapp.browser import bridge
+    from pyapp.browser.session import Session
+
+    monkeypatch.setattr(bridge, "SESSION", Session())
+    page = Page(ScriptedAdapter(exact))
+    bad = call(page, "sweep_start", seed=1729, conditions=["controlled-chain"], chain_protocol="x")
+    assert not bad["ok"] and bad["error"]["code"] == "bad_request"
+    assert "unknown chain protocol" in bad["error"]["message"]
+    default = call(page, "sweep_start", seed=1729, conditions=["controlled-chain"])
+    assert default["result"]["chain_protocol"] == "chain-design/1"
+    started = call(
+        page, "sweep_start", seed=1729, conditions=["controlled-chain"], chain_protocol="extended"
+    )
+    assert started["ok"] and started["result"]["chain_protocol"] == "chain-extended/1"
+    frozen = call(page, "sweep_run", phase="all")
+    assert frozen["ok"], frozen
+    shown = [e for e in page.events if e["type"] == "frozen"][0]["predictions"][0]["predictions"]
+    assert [p["task_id"] for p in shown][-4:] == list(NEW_FAMILIES)  # predicted, then observed
+    trace = document(page, "sweep_trace", "trace")
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert reproduce(trace) == []
+    refused = call(
+        page,
+        "sweep_start",
+        seed=1729,
+        conditions=["controlled-chain"],
+        chain_protocol="extended",
+        params={"recurrence_steps": [4]},
+    )
+    assert not refused["ok"] and refused["error"]["code"] == "bad_params"
+
+
+def test_the_sweep_records_its_protocol_and_resume_keeps_it() -> None:
+    import argparse
+
+    from pyapp.cli.main import parser
+    from pyapp.host.files import UsageError
+    from pyapp.sweep.options import options_for_resume, options_from_args, recorded_options_of
+
+    def args(*argv: str) -> argparse.Namespace:
+        return parser().parse_args(["sweep", "--model", "fixture", "--out", "x", *argv])
+
+    chosen = options_from_args(args("--chain-protocol", "extended"))
+    assert chosen.chain_protocol == "extended" and chosen.to_json()["chain_protocol"] == "extended"
+    assert options_from_args(args()).chain_protocol == "design"
+    with pytest.raises(UsageError, match="recurrence_steps"):
+        options_from_args(args("--chain-protocol", "extended", "--param", "recurrence_steps=[4]"))
+    recorded = chosen.to_json()
+    resumed = options_for_resume(args("--resume"), recorded, "run.json")
+    assert resumed.chain_protocol == "extended"
+    with pytest.raises(UsageError, match="chain-protocol"):
+        options_for_resume(args("--resume", "--chain-protocol", "design"), recorded, "run.json")
+    older = {k: v for k, v in recorded.items() if k != "chain_protocol"}  # before it existed
+    assert recorded_options_of(older, "run.json").chain_protocol == "design"
+
+
+def test_a_plan_key_chooses_the_protocol_of_every_cell(tmp_path) -> None:
+    import subprocess
+    import sys
+    import tomllib
+
+    import jsonschema
+
+    root = Path(__file__).resolve().parents[1]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[axes]\nmodels = ["depth"]\nseeds = [1]\nconditions = [["controlled-chain"]]\n'
+        '[options]\nchain_protocol = "extended"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (trace_path,) = out.glob("cells/*/seed-1/trace.json")
+    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    schema = json.loads((root / "exports" / "matrix-plan.schema.json").read_text("utf-8"))
+    shipped = root / "examples" / "study-subject-extended.toml"
+    jsonschema.validate(tomllib.loads(shipped.read_text(encoding="utf-8")), schema)
+    bad = plan.read_text(encoding="utf-8").replace('"extended"', '"sideways"')
+    plan.write_text(bad, encoding="utf-8")
+    refused = subprocess.run(
+        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(tmp_path / "o2")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
+    assert refused.returncode != 0 and "chain_protocol" in refused.stderr + refused.stdout
