@@ -545,7 +545,7 @@ def test_the_page_chooses_the_protocol_explicitly(monkeypatch) -> None:
     assert started["ok"] and started["result"]["chain_protocol"] == "chain-extended/1"
     frozen = call(page, "sweep_run", phase="all")
     assert frozen["ok"], frozen
-    shown = [e for e in page.events if e["type"] == "frozen"][0]["predictions"][0]["predictions"]
+    shown = next(e for e in page.events if e["type"] == "frozen")["predictions"][0]["predictions"]
     assert [p["task_id"] for p in shown][-4:] == list(NEW_FAMILIES)  # predicted, then observed
     trace = document(page, "sweep_trace", "trace")
     assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
