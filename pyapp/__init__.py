@@ -10,7 +10,8 @@ seed), `records` (record types, the model contract, prompts), `conditions` (runn
 judging a condition), `predict` (profiles, predictions, scores), `verify` (re-deriving a
 trace offline), `experiment` (measure -> freeze -> held-out), `synthetic` (validation
 models and `simulate`), `native` (local ONNX models under onnxruntime, as the page runs
-them), `report` (a run as one HTML file), `protocol` (every message and
+them), `audit` (one re-derivation of a run for every reader, and its re-execution),
+`report` (a run as one HTML file), `protocol` (every message and
 name the page shares, and the files generated from them), `browser` (the page's handlers
 and session), `host` (files and the static server), `sweep` (headless sweeps in the real
 page, or natively), `matrix` (a study: many sweeps and simulations as one plan), `cli`

@@ -1,3 +1,4 @@
+// @ts-check
 // The sweep's ETA, estimated per phase and condition from what has been measured (no DOM, no
 // clock of its own: the caller passes `now` in milliseconds, so a test drives it with a
 // scripted clock — tests/site/test_eta.py).
@@ -15,23 +16,37 @@
 
 export const UNTIMED_FACTOR = 2; // the high end of an untimed group: this × the slowest mean
 
+/** @import { PlanLeft } from "./lab_types.js" */
+
+/** @param {string} phase @param {string} condition */
 const key = (phase, condition) => `${phase}/${condition}`;
 
+/**
+ * The estimate: a range in seconds, and the groups not timed yet.
+ * @typedef {{ low_s: number, high_s: number, unmeasured: string[] }} Estimate
+ */
+
 export class Eta {
-  // `left`: [{phase, condition, trials}] — what the run has still to do (Python's
-  // SweepState.left, restricted to the phases the run covers).
+  /**
+   * @param {Iterable<Pick<PlanLeft, "phase" | "condition" | "trials">>} left what the run has still
+   *   to do (Python's SweepState.left, restricted to the phases the run covers)
+   */
   constructor(left) {
+    /** @type {Map<string, { phase: string, condition: string, left: number, n: number, totalMs: number }>} */
     this.groups = new Map();
     for (const { phase, condition, trials } of left) {
       if (trials > 0) this.groups.set(key(phase, condition), { phase, condition, left: trials, n: 0, totalMs: 0 });
     }
-    this.inFlight = null; // {group, since}
+    /** @type {{ id: string, since: number } | null} */
+    this.inFlight = null;
   }
 
+  /** @param {string} phase @param {string} condition @param {number} now */
   started(phase, condition, now) {
     this.inFlight = { id: key(phase, condition), since: now };
   }
 
+  /** @param {string} phase @param {string} condition @param {number} now */
   finished(phase, condition, now) {
     const id = key(phase, condition);
     const group = this.groups.get(id);
@@ -45,6 +60,7 @@ export class Eta {
 
   // {low_s, high_s, unmeasured: ["heldout/model-program", ...]} or null before any trial has
   // been timed. low_s === high_s once every group left has been timed.
+  /** @param {number} now @returns {Estimate | null} */
   estimate(now) {
     const means = [...this.groups.values()].filter((g) => g.n > 0).map((g) => g.totalMs / g.n);
     if (!means.length) return null;
@@ -52,6 +68,7 @@ export class Eta {
     const slowest = Math.max(...means);
     let low = 0;
     let high = 0;
+    /** @type {string[]} */
     const unmeasured = [];
     for (const [id, group] of this.groups) {
       if (!group.left) continue;
@@ -74,6 +91,7 @@ export class Eta {
   }
 }
 
+/** @param {number} seconds */
 export function duration(seconds) {
   const s = Math.round(seconds);
   if (s < 120) return `${s} s`;
@@ -83,6 +101,7 @@ export function duration(seconds) {
 }
 
 // What #sweep-eta says.
+/** @param {Estimate | null} estimate */
 export function etaText(estimate) {
   if (!estimate) return "ETA: known once the first trial has been timed";
   const { low_s, high_s, unmeasured } = estimate;

@@ -1,10 +1,11 @@
+// @ts-check
 // The experiment controller's drawing (main thread): the progress bar and ETA, the buttons'
 // state, the results caption and tables, the predictions shown at the freeze, a trace opened
 // from disk (site/viewer.js) drawn in place of the live sweep, and the resume prompt. Between
 // ExperimentState (site/experiment_state.js) and Experiment (site/experiment.js), which holds
 // the requests to Python and the API.
 
-import { evidenceLabel, meaningOf } from "./dom.js";
+import { $, evidenceLabel, meaningOf } from "./dom.js";
 import { CONTROL_LABEL } from "./lab_protocol.js";
 import { renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
@@ -12,15 +13,33 @@ import { renderReceipt } from "./receipt_view.js";
 import { Eta, etaText } from "./eta.js";
 import { ExperimentState, withStateAware } from "./experiment_state.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { CorrectedField, HeldoutPredictions, PredictionsDocument, RunPlots } from "./lab_types.js" */
+/** @import { CorrectedField as Correction } from "./lab_types.js" */
+
+/**
+ * A run read from disk, as site/viewer.js hands it over (Python's texts, re-derived).
+ * @typedef {object} Opened
+ * @property {string} name
+ * @property {string} evidence Python's decision
+ * @property {string} headerJson
+ * @property {string[]} trialsJson
+ * @property {string | null} predictionsJson
+ * @property {RunPlots | null} [plots]
+ * @property {CorrectedField[]} [corrections]
+ */
+
+/** @param {string} selector */
+const button = (selector) => $(selector, HTMLButtonElement);
 
 export class ExperimentView extends ExperimentState {
   // ---- progress ------------------------------------------------------------------------
 
   // The counter is the sweep's (trials observed / all its trials); the ETA covers the phases
   // this run does, estimated per phase and condition (site/eta.js).
+  /** @param {string} phase */
   startProgress(phase) {
     const s = this.state;
+    if (!s) return;
     const p = this.progress;
     this.countFromState();
     const phases = phase === "all" ? ["measure", "heldout"] : [phase];
@@ -41,7 +60,7 @@ export class ExperimentView extends ExperimentState {
 
   stopProgress() {
     clearInterval(this.progress.timer);
-    this.progress.timer = null;
+    this.progress.timer = undefined;
     this.progress.current = "";
     this.renderProgress();
   }
@@ -49,6 +68,7 @@ export class ExperimentView extends ExperimentState {
   // Python froze the profiles inside a run of phase "all": its predictions go on the page now,
   // before the first held-out result (Python is busy: the full view follows the run).
   // The freeze receipt is drawn here too, before Python starts the first held-out trial.
+  /** @param {HeldoutPredictions[]} predictions @param {string | null} [receiptJson] */
   showFrozen(predictions, receiptJson = null) {
     this.shownPredictions = new Map(predictions.map((p) => [p.condition, withStateAware(p)]));
     this.receiptJson = receiptJson;
@@ -61,7 +81,7 @@ export class ExperimentView extends ExperimentState {
 
   renderProgress() {
     const p = this.progress;
-    const bar = $("#sweep-bar");
+    const bar = $("#sweep-bar", HTMLProgressElement);
     bar.max = Math.max(p.total, 1);
     bar.value = p.done;
     $("#sweep-count").textContent = `${p.done} / ${p.total} trials`;
@@ -80,21 +100,20 @@ export class ExperimentView extends ExperimentState {
   modelArrived() {
     const m = this.model();
     if (!this.waitingFor || !m.loaded || this.busy || !this.state) return;
-    const matches = m.model_id === this.waitingFor;
+    const waited = this.stopWaiting();
     const s = this.state;
     this.status(
       `${m.model_id} loaded: press Run to continue sweep ${s.run_id.slice(0, 8)} ` +
         `(${s.trials} / ${s.trials + s.measure_left + s.heldout_left} trials observed)` +
-        `${matches ? "" : `; note: the sweep was recorded with ${this.waitingFor}`}.`,
+        `${m.model_id === waited ? "" : `; note: the sweep was recorded with ${waited}`}.`,
     );
-    this.waitingFor = null;
   }
 
   refreshControls() {
     const focused = document.activeElement; // kept: a button disabled below must not drop focus to <body>
     this.drawControls();
     if (focused instanceof HTMLButtonElement && focused.disabled && this.section.contains(focused)) {
-      const cancel = $("#sweep-cancel");
+      const cancel = button("#sweep-cancel");
       (cancel.disabled ? $("#experiment-status") : cancel).focus();
     }
   }
@@ -103,24 +122,26 @@ export class ExperimentView extends ExperimentState {
     const m = this.model();
     const loaded = m.loaded;
     const idle = !this.busy;
-    const hasSweep = Boolean(this.state);
-    $("#sweep-run-all").disabled = !(loaded && idle);
-    $("#sweep-measure").disabled = !(loaded && idle);
-    $("#sweep-freeze").disabled = !(idle && hasSweep && this.state.can_freeze);
-    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && this.state.can_run_heldout);
-    $("#sweep-new").disabled = !(loaded && idle);
-    $("#sweep-cancel").disabled = this.busy !== "run";
-    for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
-    $("#chain-protocol").disabled = !(loaded && idle);
-    $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
-    $("#download-sweep-trace").disabled = !(idle && this.header);
-    $("#download-predictions").disabled = !(idle && this.predictionsDoc);
-    $("#resume-accept").disabled = !idle;
+    const state = this.state;
+    button("#sweep-run-all").disabled = !(loaded && idle);
+    button("#sweep-measure").disabled = !(loaded && idle);
+    button("#sweep-freeze").disabled = !(idle && state?.can_freeze);
+    button("#sweep-heldout").disabled = !(loaded && idle && state?.can_run_heldout);
+    button("#sweep-new").disabled = !(loaded && idle);
+    button("#sweep-cancel").disabled = this.busy !== "run";
+    for (const box of document.querySelectorAll('input[name="condition"]')) {
+      if (box instanceof HTMLInputElement) box.disabled = !(loaded && idle);
+    }
+    $("#chain-protocol", HTMLSelectElement).disabled = !(loaded && idle);
+    button("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
+    button("#download-sweep-trace").disabled = !(idle && this.header);
+    button("#download-predictions").disabled = !(idle && this.predictionsDoc);
+    button("#resume-accept").disabled = !idle;
     const viewing = $("#viewing-banner");
     viewing.hidden = !this.viewing;
     if (this.viewing) {
       $("#viewing-text").textContent = `Showing ${this.viewing.name}, opened from disk (${this.viewing.label}) — not the live sweep.`;
-      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) $(id).disabled = true;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) button(id).disabled = true;
     }
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
@@ -142,6 +163,12 @@ export class ExperimentView extends ExperimentState {
     return `Sweep ${this.header.run.run_id.slice(0, 8)} (chain protocol ${protocol}): ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
+  /** The chain protocol step 2 chose (`design` or `extended`), sent with `sweep_start`. */
+  chosenChainProtocol() {
+    return $("#chain-protocol", HTMLSelectElement).value;
+  }
+
+  /** @param {string} trialId */
   openRecord(trialId) {
     const trial = this.trials.get(trialId);
     if (trial) showRecord(trial, this.notEvidence());
@@ -157,9 +184,10 @@ export class ExperimentView extends ExperimentState {
   renderAll() {
     $("#sweep-results-caption").textContent = this.resultsCaption();
     renderFreeze(this.predictionsDoc, this.notEvidence());
-    if (!this.shownPredictions.size && this.predictionsDoc) {
+    const doc = this.predictionsDoc;
+    if (!this.shownPredictions.size && doc) {
       this.shownPredictions = new Map(
-        this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
+        doc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
       );
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
@@ -174,53 +202,24 @@ export class ExperimentView extends ExperimentState {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
+  /** @param {Opened} opened */
   showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [] }) {
     this.requireIdle("open a trace");
-    this.viewing ??= {
-      live: {
-        state: this.state,
-        header: this.header,
-        headerJson: this.headerJson,
-        tasks: this.tasks,
-        trials: this.trials,
-        summary: this.summary,
-        predictionsDoc: this.predictionsDoc,
-        plots: this.plots,
-        shown: this.shownPredictions,
-        rows: [...this.results.rows],
-        data: this.section.dataset.state,
-      },
-    };
+    /** @type {Map<string, Correction[]>} */
     const corrected = new Map();
     for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
-    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected });
-    this.state = null;
-    this.useHeader(headerJson);
-    this.useTrials(trialsJson);
-    this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
-    this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
-    this.plots = plots;
-    this.shownPredictions = new Map();
+    const predictions = predictionsJson ? /** @type {PredictionsDocument} */ (JSON.parse(predictionsJson)) : null;
+    this.useOpened({ name, evidence, label: evidenceLabel(evidence), corrections: corrected }, headerJson, trialsJson, predictions, plots);
     this.renderAll();
     this.setData("viewing");
   }
 
   closeOpened() {
-    const live = this.viewing?.live;
+    const live = this.restoreLive();
     if (!live) return;
-    this.viewing = null;
-    this.state = live.state;
-    this.header = live.header;
-    this.headerJson = live.headerJson;
-    this.tasks = live.tasks;
-    this.trials = live.trials;
-    this.summary = live.summary;
-    this.predictionsDoc = live.predictionsDoc;
-    this.plots = live.plots;
-    this.shownPredictions = live.shown;
     this.results.setAll(live.rows);
     this.renderAll();
-    this.setData(live.data);
+    this.setData(live.data ?? "idle");
   }
 
   // ---- the resume prompt -----------------------------------------------------------------

@@ -1,3 +1,4 @@
+// @ts-check
 // What the page keeps in IndexedDB (database "composition-lab", version 2). No DOM here.
 //
 // A sweep is stored as records that never grow with the sweep: a trial is written once, as
@@ -20,7 +21,8 @@
 //   store "trials"   keyPath [run_id, seq]: {run_id, seq, trial_id, json}: one record per
 //       trial, `json` exactly as Python wrote it (so 1.0 stays 1.0)
 //   store "ledger"   keyPath key = "<model_id>@<revision>|<condition>|<content>": one record
-//       per held-out task observed {key, model_id, revision, condition, task_id}, where
+//       per held-out task observed {key, model_id, revision, revision_served, condition,
+//       task_id} (revision_served: the commit the hub served, null when unknown), where
 //       <content> (kept in `task_id`) is the task's content key Python names in trial_done
 //       (`heldout_content`: SHA-256 of its registers and question; records written before it
 //       hold the task id). It feeds `previously_observed` of a new sweep, and Python decides
@@ -36,10 +38,44 @@
 // freeze of a model whose held-out tasks were already seen here would be marked
 // confirmatory (docs/page.md).
 
+/** @import { LedgerEntry, Summary, Trace } from "./lab_types.js" */
+
+/**
+ * A sweep's status record (store "sweeps").
+ * @typedef {object} SweepStatus
+ * @property {string} run_id
+ * @property {string | null} in_flight
+ * @property {string | null} phase
+ * @property {boolean} finished
+ * @property {string | null} [model_id]
+ * @property {string | null} [revision]
+ * @property {string | null} [evidence]
+ * @property {number | null} [seed]
+ * @property {import("./lab_types.js").TaskParams} [task_params] the runs panel names the calibration preset
+ * @property {string | null} [created_at]
+ * @property {number} [trials]
+ * @property {Summary | null} [summary]
+ * @property {string} [updated_at]
+ */
+/** @typedef {{ run_id: string, json: string, changes?: string[] }} HeaderRecord store "headers" */
+/** @typedef {{ seq: number, trial_id: string, json: string }} TrialText a trial as stored, less its run */
+/** @typedef {{ key: string, model_id: string, revision: string, revision_served: string | null, condition: string, task_id: string }} LedgerRecord */
+/** @typedef {{ model_id: string, revision: string, revision_served?: string | null, condition: string, task_id: string }} Observed */
+/** @typedef {{ header_json: string, changes_json: string[], trials_json: string[] }} StoredTexts */
+/**
+ * What one write brings beside the status record.
+ * @typedef {object} SweepWrites
+ * @property {string | null} [header] the header text whole
+ * @property {string[]} [changes] header changes since
+ * @property {TrialText[]} [trials] new trial records
+ * @property {Observed[]} [observed] new ledger records
+ */
+
 const DB_NAME = "composition-lab";
 const DB_VERSION = 2;
 const STORES = ["sweeps", "headers", "trials", "ledger"];
 
+/** @template T @param {IDBRequest<T>} request @returns {Promise<T>} */
 function promised(request) {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);
@@ -49,12 +85,15 @@ function promised(request) {
 
 // Version 1 → 2: split each stored trace into its header and one record per trial, and each
 // ledger entry into one record per task. Runs inside the upgrade transaction.
+/** @param {IDBTransaction} transaction */
 function migrateV1(transaction) {
   const sweeps = transaction.objectStore("sweeps");
-  sweeps.openCursor().onsuccess = (event) => {
-    const cursor = event.target.result;
+  const sweepCursor = sweeps.openCursor();
+  sweepCursor.onsuccess = () => {
+    const cursor = sweepCursor.result;
     if (!cursor) return;
-    const { trace, ...status } = cursor.value;
+    // a version-1 record: the status with the whole trace in it
+    const { trace, ...status } = /** @type {SweepStatus & { trace?: Trace }} */ (cursor.value);
     if (trace) {
       const trials = trace.trials ?? [];
       trials.forEach((trial, seq) =>
@@ -67,10 +106,11 @@ function migrateV1(transaction) {
     cursor.continue();
   };
   const ledger = transaction.objectStore("ledger");
-  ledger.openCursor().onsuccess = (event) => {
-    const cursor = event.target.result;
+  const ledgerCursor = ledger.openCursor();
+  ledgerCursor.onsuccess = () => {
+    const cursor = ledgerCursor.result;
     if (!cursor) return;
-    const entry = cursor.value;
+    const entry = /** @type {LedgerEntry} */ (cursor.value); // a version-1 record: one per condition
     if (Array.isArray(entry.task_ids)) {
       for (const taskId of entry.task_ids) ledger.put(ledgerRecord(entry.model_id, entry.revision, entry.condition, taskId));
       cursor.delete();
@@ -79,12 +119,14 @@ function migrateV1(transaction) {
   };
 }
 
-function ledgerRecord(modelId, revision, condition, taskId) {
-  return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, condition, task_id: taskId };
+/** @param {string} modelId @param {string} revision @param {string} condition @param {string} taskId @param {string | null} [revisionServed] @returns {LedgerRecord} */
+function ledgerRecord(modelId, revision, condition, taskId, revisionServed = null) {
+  return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, revision_served: revisionServed, condition, task_id: taskId };
 }
 
 export class SweepStore {
   constructor() {
+    /** @type {IDBDatabase | null} */
     this.db = null;
   }
 
@@ -97,15 +139,24 @@ export class SweepStore {
       if (!db.objectStoreNames.contains("ledger")) db.createObjectStore("ledger", { keyPath: "key" });
       if (!db.objectStoreNames.contains("headers")) db.createObjectStore("headers", { keyPath: "run_id" });
       if (!db.objectStoreNames.contains("trials")) db.createObjectStore("trials", { keyPath: ["run_id", "seq"] });
-      if (event.oldVersion === 1) migrateV1(request.transaction);
+      if (event.oldVersion === 1 && request.transaction) migrateV1(request.transaction);
     };
     this.db = await promised(request);
     return this.db;
   }
 
+  /**
+   * One transaction over `storeNames`; `work` gets their stores in that order.
+   * @template T
+   * @param {string | string[]} storeNames
+   * @param {IDBTransactionMode} mode
+   * @param {(...stores: IDBObjectStore[]) => T | Promise<T>} work
+   * @returns {Promise<T>}
+   */
   async tx(storeNames, mode, work) {
     const db = await this.open();
     const transaction = db.transaction(storeNames, mode);
+    /** @type {Promise<void>} */
     const done = new Promise((resolve, reject) => {
       transaction.oncomplete = () => resolve();
       transaction.onerror = () => reject(transaction.error);
@@ -122,32 +173,45 @@ export class SweepStore {
   // The status record, and (when given) the header text, header changes after it (or after
   // the stored header), new trial records and new ledger records ({model_id, revision,
   // condition, task_id}), in one transaction: what is stored is always consistent.
+  /** @param {SweepStatus} status @param {SweepWrites} [writes] */
   putSweep(status, { header = null, changes = [], trials = [], observed = [] } = {}) {
     return this.tx(["sweeps", "headers", "trials", "ledger"], "readwrite", (sweeps, headers, trialStore, ledger) => {
+      /** @type {Promise<unknown>[]} */
       const writes = [promised(sweeps.put({ ...status, updated_at: new Date().toISOString() }))];
       if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header, changes })));
-      else if (changes.length) writes.push(promised(headers.get(status.run_id)).then((stored) => promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }))));
+      else if (changes.length) {
+        const appended = promised(headers.get(status.run_id)).then((found) => {
+          const stored = /** @type {HeaderRecord} */ (found);
+          return promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }));
+        });
+        writes.push(appended);
+      }
       for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
-      for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id))));
+      for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id, o.revision_served ?? null))));
       return Promise.all(writes);
     });
   }
 
+  /** @param {string} runId @returns {Promise<SweepStatus | undefined>} */
   getSweep(runId) {
     return this.tx("sweeps", "readonly", (store) => promised(store.get(runId)));
   }
 
   // {header_json, changes_json: [text], trials_json: [text]} of a stored sweep: what
   // `sweep_resume` takes.
+  /** @param {string} runId @returns {Promise<StoredTexts | null>} */
   async storedTexts(runId) {
     return this.tx(["headers", "trials"], "readonly", async (headers, trials) => {
       const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-      const [header, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
+      const [found, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
+      const header = /** @type {HeaderRecord | undefined} */ (found);
       if (!header) return null;
-      return { header_json: header.json, changes_json: header.changes ?? [], trials_json: records.map((r) => r.json) };
+      const texts = /** @type {TrialText[]} */ (records);
+      return { header_json: header.json, changes_json: header.changes ?? [], trials_json: texts.map((r) => r.json) };
     });
   }
 
+  /** @param {string} runId */
   deleteSweep(runId) {
     return this.tx(["sweeps", "headers", "trials"], "readwrite", (sweeps, headers, trials) =>
       Promise.all([
@@ -158,7 +222,9 @@ export class SweepStore {
     );
   }
 
+  /** @returns {Promise<SweepStatus[]>} */
   async sweeps() {
+    /** @type {SweepStatus[]} */
     const all = await this.tx("sweeps", "readonly", (store) => promised(store.getAll()));
     return all.sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
   }
@@ -170,23 +236,22 @@ export class SweepStore {
 
   // ---- ledger ------------------------------------------------------------------------------
 
-  // {condition: [task ids]} observed for this model id + revision in earlier sweeps.
-  async observedFor(modelId, revision) {
-    const seen = {};
-    for (const entry of await this.ledger()) {
-      if (entry.model_id === modelId && entry.revision === revision) seen[entry.condition] = entry.task_ids;
-    }
-    return seen;
-  }
-
-  // [{key, model_id, revision, condition, task_ids}]: one entry per model, revision and condition.
+  // [{key, model_id, revision, revision_served, condition, task_ids}]: one entry per model,
+  // revision, commit served (null when unknown, or recorded before it was kept) and
+  // condition. Which entries are the model of a new sweep is Python's rule
+  // (pyapp/predict/exploratory.py same_model: ids case-folded, a branch and its commit alike).
+  /** @returns {Promise<LedgerEntry[]>} */
   async ledger() {
+    /** @type {LedgerRecord[]} */
     const all = await this.tx("ledger", "readonly", (store) => promised(store.getAll()));
+    /** @type {Map<string, LedgerEntry>} */
     const entries = new Map();
     for (const record of all) {
-      const key = `${record.model_id}@${record.revision}|${record.condition}`;
-      if (!entries.has(key)) entries.set(key, { key, model_id: record.model_id, revision: record.revision, condition: record.condition, task_ids: [] });
-      entries.get(key).task_ids.push(record.task_id);
+      const served = record.revision_served ?? null;
+      const key = `${record.model_id}@${record.revision}|${served ?? ""}|${record.condition}`;
+      const entry = entries.get(key) ?? { key, model_id: record.model_id, revision: record.revision, revision_served: served, condition: record.condition, task_ids: [] };
+      entries.set(key, entry);
+      entry.task_ids.push(record.task_id);
     }
     for (const entry of entries.values()) entry.task_ids.sort();
     return [...entries.values()];
@@ -196,6 +261,7 @@ export class SweepStore {
 
   // Delete every stored sweep (and, only when asked, the whole ledger); returns how many
   // records of each were deleted.
+  /** @param {{ ledger?: boolean }} [what] */
   async clear({ ledger: alsoLedger = false } = {}) {
     const sweeps = (await this.sweeps()).length;
     const kept = STORES.filter((name) => name !== "ledger");
@@ -221,20 +287,40 @@ export class SweepStore {
 // again). After a batch commits, its `after` callbacks run in order (the experiment's
 // listeners are told of an event only once it is stored). A failed write is kept and thrown
 // by the next `write` and by `flush`, so a run stops instead of going on unstored.
+/**
+ * One batch of writes, gathered until the one before it has committed.
+ * @typedef {object} Batch
+ * @property {SweepStatus} status
+ * @property {string | null} header
+ * @property {string[]} changes
+ * @property {TrialText[]} trials
+ * @property {Observed[]} observed
+ * @property {(() => void)[]} after
+ * @property {Promise<void>} done
+ * @property {() => void} resolve
+ */
+
 export class SweepWriter {
+  /** @param {SweepStore} store */
   constructor(store) {
     this.store = store;
+    /** @type {Batch | null} */
     this.pending = null; // the batch being gathered
+    /** @type {Promise<void> | null} */
     this.running = null; // the loop writing batches, while there are any
+    /** @type {unknown} */
     this.failure = null;
   }
 
   // Merge into the next batch; resolves once it is committed (callers on the trial path do not
   // wait for it).
+  /** @param {SweepStatus} status @param {SweepWrites & { after?: (() => void) | null }} [writes] @returns {Promise<void>} */
   write(status, { header = null, changes = [], trials = [], observed = [], after = null } = {}) {
     if (this.failure) throw this.failure;
     if (!this.pending) {
-      let resolve;
+      /** @type {() => void} */
+      let resolve = () => {};
+      /** @type {Promise<void>} */
       const done = new Promise((r) => (resolve = r));
       this.pending = { status, header: null, changes: [], trials: [], observed: [], after: [], done, resolve };
     }

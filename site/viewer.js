@@ -1,3 +1,4 @@
+// @ts-check
 // "Open a trace" and "Compare runs" (main thread). Files are read from the reader's disk with
 // the File API and handed to the page's own Python: nothing is uploaded, nothing is fetched.
 //
@@ -7,35 +8,51 @@
 // step 4 shows the run as the live run is shown (the experiment's own renderers), with its
 // provenance, interruptions and journal under the viewing banner.
 //
-// Compare runs: several predictions.json files. Python lays them side by side
+// Compare runs: several predictions.json files, each with its trace.json when given (paired by
+// run id; Python checks the predictions' task set against the trace). Python lays them side by side
 // (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
 // with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes.
 
 import { plotSvg } from "./profile_views.js";
-import { dl, evidenceLabel, h, table } from "./dom.js";
+import { $, dl, evidenceLabel, h, table } from "./dom.js";
+import { messageOf } from "./common/errors.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { OpenedTrace, RequestFunction, Trace } from "./lab_types.js" */
+/** @import { ExperimentHandle } from "./experiment.js" */
+
+/** @typedef {{ name: string, text: string, kind: unknown, runId: unknown, json: boolean }} ReadFile */
+/** @typedef {{ name: string, text(): Promise<string> }} FileLike a File, or a stored run's text (site/runs_panel.js) */
+
 const TRACE_KIND = "composition-lab-trace";
 const PREDICTIONS_KIND = "composition-lab-predictions";
 
-// Every file as {name, text, kind}; kind is the document's `kind` field, or null.
-// `json`: whether the file parses as JSON at all.
+// Every file as {name, text, kind, runId}; kind is the document's `kind` field, or null;
+// runId the run it is of (a trace's run.run_id, a predictions document's trace_run_id), to
+// pair a trace with its predictions. `json`: whether the file parses as JSON at all.
+/** @param {Iterable<FileLike>} files @returns {Promise<ReadFile[]>} */
 async function readFiles(files) {
   const read = [];
   for (const file of files) {
     const text = await file.text();
+    /** @type {unknown} */
     let kind = null;
+    let runId = null;
     let json = true;
     try {
-      kind = JSON.parse(text)?.kind ?? null;
+      const parsed = /** @type {unknown} */ (JSON.parse(text));
+      const object = typeof parsed === "object" && parsed !== null ? parsed : null;
+      kind = (object ? Reflect.get(object, "kind") : null) ?? null;
+      const run = object ? Reflect.get(object, "run") : null;
+      runId = (object ? Reflect.get(object, "trace_run_id") : null) ?? (typeof run === "object" && run !== null ? Reflect.get(run, "run_id") : null) ?? null;
     } catch {
       json = false;
     }
-    read.push({ name: file.name, text, kind, json });
+    read.push({ name: file.name, text, kind, runId, json });
   }
   return read;
 }
 
+/** @param {HTMLElement} zone @param {HTMLInputElement} input @param {(files: FileLike[]) => unknown} onFiles */
 function dropZone(zone, input, onFiles) {
   zone.addEventListener("dragover", (event) => {
     event.preventDefault();
@@ -45,17 +62,19 @@ function dropZone(zone, input, onFiles) {
   zone.addEventListener("drop", (event) => {
     event.preventDefault();
     zone.classList.remove("dragging");
-    onFiles([...event.dataTransfer.files]);
+    onFiles([...(event.dataTransfer?.files ?? [])]);
   });
   input.addEventListener("change", () => {
-    onFiles([...input.files]);
+    onFiles([...(input.files ?? [])]);
     input.value = "";
   });
 }
 
 // Each part of the verdict with its own mark: the trace, the recorded fields it contradicts,
 // the predictions document (or the one line that says it is of another run).
+/** @param {OpenedTrace} result @returns {[boolean, string][]} */
 function verdictLines(result) {
+  /** @type {[boolean, string][]} */
   const lines = [];
   const traceOk = !result.trace_mismatches.length;
   lines.push([traceOk, traceOk ? "The trace re-derived exactly from its seed and raw trials." : `The trace does not re-derive: ${result.trace_mismatches.length} mismatch(es).`]);
@@ -68,10 +87,14 @@ function verdictLines(result) {
     const ok = !result.predictions_mismatches.length;
     lines.push([ok, ok ? "Every number in the opened predictions.json re-derived exactly." : `The opened predictions.json differs from the re-derived numbers: ${result.predictions_mismatches.length} mismatch(es).`]);
   }
+  // `reproduce`'s INCOMPLETE lines: held-out tasks a frozen profile listed with no trial
+  for (const line of result.incomplete ?? []) lines.push([false, `Incomplete: ${line}.`]);
   return lines;
 }
 
+/** @param {OpenedTrace} result @returns {HTMLElement[]} */
 function verificationView(result) {
+  /** @type {HTMLElement[]} */
   const lines = verdictLines(result).map(([ok, text]) => h("p", `${ok ? "✓" : "✗"} ${text}`, { class: ok ? "correct" : "incorrect" }));
   const mismatches = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
   if (mismatches.length) {
@@ -83,6 +106,7 @@ function verificationView(result) {
 }
 
 // The verdict at the top of step 4, one line: what a reader must know before any number.
+/** @param {OpenedTrace} result @param {string} name */
 function stepVerdict(result, name) {
   const bad = verdictLines(result).filter(([ok]) => !ok);
   const line = $("#viewing-verdict");
@@ -93,6 +117,7 @@ function stepVerdict(result, name) {
 }
 
 // A failed open leaves nothing of the previous one on the page.
+/** @param {ExperimentHandle} experiment */
 function clearOpened(experiment) {
   const view = $("#open-view");
   view.replaceChildren();
@@ -101,6 +126,7 @@ function clearOpened(experiment) {
 }
 
 // `evidence`: what Python shows the run as (trace_open); the model's own label is shown beside it.
+/** @param {Trace} trace @param {string} evidence */
 function provenanceView(trace, evidence) {
   const r = trace.run;
   const m = trace.model;
@@ -115,6 +141,7 @@ function provenanceView(trace, evidence) {
   ]);
 }
 
+/** @param {Trace} trace */
 function interruptionsView(trace) {
   if (!trace.interruptions.length) return h("p", "Interruptions: none.", { class: "muted" });
   return table(
@@ -124,6 +151,7 @@ function interruptionsView(trace) {
   );
 }
 
+/** @param {Trace} trace */
 function journalView(trace) {
   if (!trace.journal.length) return h("p", "Journal: no entries.", { class: "muted" });
   return table(
@@ -133,9 +161,11 @@ function journalView(trace) {
   );
 }
 
+/** @param {{ request: RequestFunction, experiment: ExperimentHandle }} parts */
 export function setupViewer({ request, experiment }) {
   const status = $("#open-status");
 
+  /** @param {Iterable<FileLike>} files */
   async function open(files) {
     const read = await readFiles(files);
     const traces = read.filter((f) => f.kind === TRACE_KIND);
@@ -158,10 +188,10 @@ export function setupViewer({ request, experiment }) {
     try {
       result = await request("trace_open", { trace_json: traces[0].text, predictions_json: predictions[0]?.text ?? null }, 600_000);
     } catch (error) {
-      status.textContent = `Cannot open ${traces[0].name}: ${error.message}`;
+      status.textContent = `Cannot open ${traces[0].name}: ${messageOf(error)}`;
       return;
     }
-    const trace = JSON.parse(traces[0].text);
+    const trace = /** @type {Trace} */ (JSON.parse(traces[0].text)); // it re-derived in Python (trace_open)
     const view = $("#open-view");
     view.replaceChildren(
       h("h3", `Opened: ${traces[0].name}${predictions.length ? ` + ${predictions[0].name}` : ""}`),
@@ -190,19 +220,25 @@ export function setupViewer({ request, experiment }) {
     status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
   }
 
+  /** @param {Iterable<FileLike>} files */
   async function compare(files) {
     const read = await readFiles(files);
     const docs = read.filter((f) => f.kind === PREDICTIONS_KIND);
+    const traces = read.filter((f) => f.kind === TRACE_KIND);
     const cstatus = $("#compare-status");
-    if (!docs.length || docs.length !== read.length) {
-      cstatus.textContent = "Compare takes predictions.json files only (one per finished run).";
+    if (!docs.length || docs.length + traces.length !== read.length) {
+      cstatus.textContent = "Compare takes predictions.json files (one per finished run), each with its trace.json if you have it.";
       return;
     }
+    // a run is its predictions and its trace (matched by run id): Python checks the task set
+    // against the trace; a predictions document alone is said to have an unverified task set
+    /** @param {ReadFile} d */
+    const traceOf = (d) => traces.find((t) => t.runId !== null && t.runId === d.runId)?.text ?? null;
     let result;
     try {
-      result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text })) });
+      result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text, trace_json: traceOf(d) })) });
     } catch (error) {
-      cstatus.textContent = `Cannot compare: ${error.message}`;
+      cstatus.textContent = `Cannot compare: ${messageOf(error)}`;
       return;
     }
     const view = $("#compare-view");
@@ -230,10 +266,12 @@ export function setupViewer({ request, experiment }) {
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  const opening = (files) => open(files).catch((error) => (status.textContent = error.message));
-  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message));
-  dropZone($("#open-drop"), $("#open-files"), opening);
-  dropZone($("#compare-drop"), $("#compare-files"), comparing);
+  /** @param {Iterable<FileLike>} files */
+  const opening = (files) => open(files).catch((error) => (status.textContent = messageOf(error)));
+  /** @param {Iterable<FileLike>} files */
+  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = messageOf(error)));
+  dropZone($("#open-drop"), $("#open-files", HTMLInputElement), opening);
+  dropZone($("#compare-drop"), $("#compare-files", HTMLInputElement), comparing);
   // site/runs_panel.js shows and compares stored runs through the same paths
   return { open: opening, compare: comparing };
 }

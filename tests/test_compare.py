@@ -26,6 +26,7 @@ def finished_run(folder: Path, seed: int, **params: object) -> Path:
     folder.mkdir(parents=True)
     path = folder / "predictions.json"
     path.write_text(json.dumps(to_json(score_trace(sweep.trace()))), encoding="utf-8")
+    (folder / "trace.json").write_text(json.dumps(to_json(sweep.trace())), encoding="utf-8")
     return path
 
 
@@ -118,3 +119,41 @@ def test_a_summary_leads_and_a_run_compared_with_itself_is_flagged(runs, tmp_pat
     done = compare(a, again)
     assert "it is compared with itself" in done.stdout, done.stdout
     assert module.SUMMARY_HEADER[4] == "Brier, product [95%]"
+
+
+# ---- run folders: the task set from the trace (issue 37 §5) --------------------------------
+
+
+def test_run_folders_are_compared_with_the_task_set_taken_from_their_traces(runs) -> None:
+    a, b, *_ = runs
+    done = compare(a.parent, b.parent)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stdout and "A " in done.stdout
+
+
+def test_a_predictions_task_set_edited_to_pool_is_refused(runs, tmp_path) -> None:
+    """Reproducer (it failed on the code before: the runs were pooled): run D's task
+    parameters differ from A's; its predictions.json edited to claim A's task set."""
+    a, _, _, d = runs
+    forged = tmp_path / "D-edited"
+    forged.mkdir()
+    (forged / "trace.json").write_text((d.parent / "trace.json").read_text("utf-8"), "utf-8")
+    document = json.loads(d.read_text("utf-8"))
+    document["task_set"] = json.loads(a.read_text("utf-8"))["task_set"]
+    (forged / "predictions.json").write_text(json.dumps(document), "utf-8")
+    for given in (forged, forged / "predictions.json"):
+        done = compare(a, given)
+        assert done.returncode == 1 and done.stdout == "", done.stdout
+        assert "refused" in done.stderr and "is not its trace's" in done.stderr, done.stderr
+
+
+def test_a_predictions_file_alone_says_its_task_set_is_unverified(runs, tmp_path) -> None:
+    a, b, *_ = runs
+    alone = tmp_path / "alone.json"
+    alone.write_text(b.read_text("utf-8"), "utf-8")
+    done = compare(a, alone)
+    assert done.returncode == 0, done.stderr
+    assert f"WARNING: task set unverified: {alone} is a predictions document without" in (
+        done.stdout
+    )
+    assert "task set unverified: " + str(a) not in done.stdout  # trace.json beside it

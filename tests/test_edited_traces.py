@@ -201,7 +201,9 @@ def test_an_empty_trial_list_reproduces_or_names_the_freeze(capsys, tmp_path, do
     empty = edited(supplied, lambda d: d.update(trials=[]))
     empty["summary"] = {k: 0 for k in empty["summary"]}
     status, out, _ = cli(capsys, "reproduce", write(tmp_path, empty))
-    assert status == 0 and "0 trials re-derived exactly" in out
+    # every record re-derives, but no held-out task was observed: not a complete run
+    assert status == 1 and "0 trials re-derived exactly" in out and "MISMATCH" not in out
+    assert "INCOMPLETE: 6 of 6 held-out tasks of supplied-program have no trial" in out
 
     no_trials = edited(document, lambda d: d.update(trials=[]))
     wheres = {m.where for m in reproduce(no_trials)}

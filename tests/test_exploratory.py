@@ -13,8 +13,9 @@ seeing it. Reproducers of the two implementations before it:
 * a journal prompt that showed a held-out task was not counted at all.
 
 The page's path is driven through the Python bridge exactly as site/experiment.js drives it
-(it stores `trial_done.heldout_content` under the model and condition, and sends what it
-holds as `previously_observed`). Scripted adapters: TEST FIXTURES, never model evidence.
+(it stores `trial_done.heldout_content` under the model and condition, and sends its whole
+ledger as `ledger`: Python keeps this model's entries). Scripted adapters: TEST FIXTURES,
+never model evidence.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from test_session import Page, call
 
 from pyapp.experiment.ledger import observed_for, read_ledger, record_trace, seen_in
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.exploratory import content_sha256, reveals
+from pyapp.predict.exploratory import content_sha256, model_names, reveals, same_model
 from pyapp.records.model import WHOLE_TASK_CAPS, ScriptedAdapter
 from pyapp.records.trace import JournalEntry
 from pyapp.tasks.taskset import TaskParams, generate
@@ -38,37 +39,41 @@ CONDITIONS = ["model-only"]
 
 
 class PageLedger:
-    """site/store.js's ledger as site/experiment.js fills and reads it."""
+    """site/store.js's ledger as site/experiment.js fills and reads it: every entry is sent
+    whole (`sweep_start`'s `ledger`), and Python keeps the model's."""
 
     def __init__(self) -> None:
-        self.records: set[tuple[str, str, str, str]] = set()
+        self.records: set[tuple[str, str, str | None, str, str]] = set()
 
-    def note(self, events: list[dict[str, Any]], model_id: str, revision: str) -> None:
+    def note(
+        self, events: list[dict[str, Any]], model_id: str, revision: str, served: str | None
+    ) -> None:
         for e in events:
             if e["type"] == "trial_done" and e["heldout_observed"]:
                 key = e.get("heldout_content") or e["task_id"]  # noteObserved(trial, content)
-                self.records.add((model_id, revision, e["condition"], key))
+                self.records.add((model_id, revision, served, e["condition"], key))
 
-    def observed_for(self, model_id: str, revision: str) -> dict[str, list[str]]:
-        seen: dict[str, list[str]] = {}
-        for m, r, condition, key in sorted(self.records):
-            if (m, r) == (model_id, revision):
-                seen.setdefault(condition, []).append(key)
-        return seen
+    def entries(self) -> list[dict[str, Any]]:
+        """SweepStore.ledger(): one entry per model, revision, commit served, condition."""
+        grouped: dict[tuple[str, str, str | None, str], list[str]] = {}
+        for m, r, served, condition, key in sorted(self.records, key=str):
+            grouped.setdefault((m, r, served, condition), []).append(key)
+        return [
+            {"key": f"{m}@{r}|{served or ''}|{c}", "model_id": m, "revision": r,
+             "revision_served": served, "condition": c, "task_ids": sorted(keys)}
+            for (m, r, served, c), keys in grouped.items()
+        ]  # fmt: skip
 
 
-def page_sweep(ledger: PageLedger, seed: int) -> dict[str, Any]:
+def page_sweep(
+    ledger: PageLedger, seed: int, model: ScriptedAdapter | None = None
+) -> dict[str, Any]:
     """One sweep on the page (measure, freeze, held-out); its frozen profile."""
-    model = ScriptedAdapter(answer)
+    model = model or ScriptedAdapter(answer)
     page = Page(model)
-    who = (model.provenance.model_id, model.provenance.revision)
-    started = call(
-        page,
-        "sweep_start",
-        seed=seed,
-        conditions=CONDITIONS,
-        previously_observed=ledger.observed_for(*who),
-    )
+    p = model.provenance
+    who = (p.model_id, p.revision, p.revision_served)
+    started = call(page, "sweep_start", seed=seed, conditions=CONDITIONS, ledger=ledger.entries())
     assert started["ok"], started
     assert call(page, "sweep_run", phase="measure")["ok"]
     [frozen] = call(page, "sweep_freeze")["result"]["frozen"]
@@ -94,7 +99,7 @@ def test_the_page_keeps_legacy_ledger_records_as_seen_by_id() -> None:
     """Records stored before content keys hold task ids: matched by id (errs towards
     exploratory, never towards confirmatory)."""
     ledger = PageLedger()
-    ledger.records.add(("fixture/scripted", "none", "model-only", "recurrence-1"))
+    ledger.records.add(("fixture/scripted", "none", None, "model-only", "recurrence-1"))
     frozen = page_sweep(ledger, 1729)
     assert frozen["exploratory"] is True and "recurrence-1" in frozen["exploratory_reason"]
 
@@ -205,3 +210,58 @@ def test_reveals_needs_every_value_as_a_whole_number() -> None:
         replace(task, registers={**task.registers, "b": 1})
     )
     assert content_sha256(task) == content_sha256(replace(task, id="renamed", encoding="prose"))
+
+
+# ---- one model however spelled (issue 37 §5) ----------------------------------------------
+#
+# Reproducers (each failed on the code before: the ledgers compared ids and revisions as
+# written): the model id spelled in another case, or the revision pinned to the commit the
+# branch had resolved to, made the same model's held-out tasks unseen — confirmatory.
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def spelled(model_id: str, revision: str, served: str | None = None) -> ScriptedAdapter:
+    other = ScriptedAdapter(answer)
+    other._provenance = replace(
+        other.provenance, model_id=model_id, revision=revision, revision_served=served
+    )
+    return other
+
+
+def test_the_canonical_identity() -> None:
+    hub = model_names("Org/Tiny-Chat", "main", COMMIT)
+    assert same_model(hub, model_names("org/tiny-chat", "main"))
+    assert same_model(hub, model_names("ORG/TINY-CHAT", COMMIT.upper()))
+    assert not same_model(hub, model_names("org/tiny-chat", "dev"))
+    assert not same_model(hub, model_names("org/other", "main", COMMIT))
+    # a branch name is compared as written (branches are case-sensitive), a commit folded
+    assert not same_model(model_names("a/b", "Main"), model_names("a/b", "main"))
+
+
+def test_the_cli_the_model_id_in_another_case_is_the_same_model() -> None:
+    empty = read_ledger(Path("/nonexistent/ledger.json"))
+    first, ledger = cli_sweep(spelled("Org/Tiny-Chat", "main"), empty, TaskParams())
+    assert first.exploratory is False
+    again, _ = cli_sweep(spelled("org/tiny-chat", "main"), ledger, TaskParams())
+    assert again.exploratory is True and "earlier session" in (again.exploratory_reason or "")
+
+
+def test_the_cli_a_revision_pinned_to_the_commit_served_is_the_same_model() -> None:
+    empty = read_ledger(Path("/nonexistent/ledger.json"))
+    first, ledger = cli_sweep(spelled("org/tiny", "main", COMMIT), empty, TaskParams())
+    assert first.exploratory is False
+    assert ledger["entries"][0]["revision_served"] == COMMIT
+    pinned, _ = cli_sweep(spelled("org/tiny", COMMIT, COMMIT), ledger, TaskParams())
+    assert pinned.exploratory is True
+    # another branch that served another commit: another model
+    other, _ = cli_sweep(spelled("org/tiny", "dev", "f" * 40), ledger, TaskParams())
+    assert other.exploratory is False
+
+
+def test_the_page_the_model_id_in_another_case_is_the_same_model() -> None:
+    ledger = PageLedger()
+    first = page_sweep(ledger, 1729, spelled("Org/Tiny-Chat", "main", COMMIT))
+    assert first["exploratory"] is False
+    again = page_sweep(ledger, 1729, spelled("org/tiny-chat", COMMIT.upper()))
+    assert again["exploratory"] is True, again

@@ -15,7 +15,13 @@ from test_exploratory import answer, cli_sweep
 
 from pyapp.cli import schema
 from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.experiment.ledger import ENTRY_FIELDS, LedgerEntry, ledger_schema, upgraded
+from pyapp.experiment.ledger import (
+    ENTRY_FIELDS,
+    OPTIONAL_FIELDS,
+    LedgerEntry,
+    ledger_schema,
+    upgraded,
+)
 from pyapp.host.files import UsageError
 from pyapp.protocol import envelope, messages, model_messages, page
 from pyapp.protocol.exports import constants
@@ -31,7 +37,8 @@ SYNC_NAMES = [s.name for s in page.SYNC_NAMES]
 
 def page_sources() -> list[Path]:
     """The page's and the workers' hand-written JavaScript (generated modules aside)."""
-    generated = {"lab_protocol.js", "model_protocol.js", "faults_grammar.js"}
+    generated = {"lab_protocol.js", "lab_types.js", "model_protocol.js", "model_types.js"}
+    generated |= {"faults_grammar.js"}
     paths = sorted((ROOT / "site").rglob("*.js"))
     return [p for p in paths if p.name not in generated]
 
@@ -281,7 +288,7 @@ def test_the_ledger_schema_describes_what_the_cli_writes() -> None:
     check.validate(written)
     with pytest.raises(jsonschema.ValidationError):
         check.validate({"schema_version": "sweep-ledger/2", "entries": [{"model_id": "m"}]})
-    assert list(ENTRY_FIELDS) == [f for f in LedgerEntry.__dataclass_fields__]
+    assert [*ENTRY_FIELDS, *OPTIONAL_FIELDS] == [f for f in LedgerEntry.__dataclass_fields__]
 
 
 # ---- the one envelope --------------------------------------------------------------------------

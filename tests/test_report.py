@@ -330,9 +330,9 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
     assert opened["trace_mismatches"] == [] and opened["predictions_mismatches"] == []
     # derived from the trace alone, number for number
     assert json.loads(opened["predictions_json"]) == predictions
-    assert opened["summary"] == (
-        f"re-derived exactly: 24 tasks and {len(trace['trials'])} trials; "
-        "every number in the predictions document re-derived exactly"
+    assert opened["summary"] == (  # the lines `reproduce` prints (pyapp.audit.verdict)
+        f"ok: 24 tasks and {len(trace['trials'])} trials re-derived exactly; "
+        "ok: every number in the predictions document re-derived exactly from the trace"
     )
     assert open_run(trace).predictions_mismatches is None
 
@@ -368,14 +368,24 @@ def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     document = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
+    trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
     page = to_json(
         compare_runs(
-            [{"name": "A", "predictions": document}, {"name": "B", "predictions": document}]
+            [
+                {"name": "A", "predictions": document, "trace": trace},
+                {"name": "B", "predictions": document, "trace": trace},
+            ]
         )
     )
     assert page["csv"] == (tmp_path / "cli.csv").read_text("utf-8")
     # one document twice is one run compared with itself: said (issue 25 item 7)
     assert [p.split(" (")[0] for p in page["problems"]] == ["A and B are the same run"]
+    # without its trace, a run's task set is unverified, as on the command line (issue 37)
+    alone = to_json(compare_runs([{"name": "A", "predictions": document}]))
+    assert alone["problems"][0].startswith("task set unverified: A is a predictions document")
+    edited = {**document, "task_set": {**document["task_set"], "seed": 7}}
+    with pytest.raises(RunInputError, match="refused: A: the predictions' task_set"):
+        compare_runs([{"name": "A", "predictions": edited, "trace": trace}])
     assert "not a confirmatory" in page["disclaimer"]
     assert page["header"][:5] == ["run", "model", "evidence", "condition", "item"]
 

@@ -60,7 +60,11 @@ def studied(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_study_answers_first_and_pools_the_ladders_rungs(studied: Path) -> None:
     document = read(studied / "study.json")
     jsonschema.validate(document, read(ROOT / "exports" / "study.schema.json"))
-    assert list(document)[:3] == ["schema_version", "kind", "answer"]
+    # the confirmatory layer first (empty: this plan has no hypotheses), then the answer
+    assert list(document)[:6] == [
+        "schema_version", "kind", "receipt", "hypotheses", "residuals", "answer"
+    ]  # fmt: skip
+    assert document["hypotheses"] == [] and document["receipt"] is None
     assert document["answer"][0] == ANSWER_LABEL and "NOT model evidence" in document["answer"][1]
     [group] = document["groups"]
     assert group["ladder"] == "subject-ladder" and group["rungs"] == ["subject-ladder/1",
@@ -196,3 +200,26 @@ def test_a_study_whose_outcomes_are_all_zero_says_so_first(tmp_path: Path) -> No
     assert all("constant" in a["reason"] for a in group["answers"])
     html = (out / "study.html").read_text(encoding="utf-8")
     assert html.index("DEGENERATE: all 16") < html.index(ANSWER_LABEL)
+
+
+def test_study_is_one_writer_and_refuses_a_study_json_of_another_kind(
+    studied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The study holds the folder's lock (a matrix or a study already on it is refused in
+    one line) and replaces only a study.json that is a study's."""
+    from pyapp.matrix.folder import hold_folder
+
+    copy = tmp_path / "copy"
+    shutil.copytree(studied, copy)
+    with hold_folder(copy, "matrix", wait=False):
+        assert main(["study", str(copy), *RESAMPLES]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "in use by matrix" in err, err
+    shutil.copyfile(copy / "matrix.json", copy / "study.json")
+    assert main(["study", str(copy), *RESAMPLES]) == 1
+    err = capsys.readouterr().err
+    assert "study.json" in err and "matrix" in err, err
+    (copy / "study.json").unlink()
+    (copy / "study.json").symlink_to(copy / "matrix.json")
+    assert main(["study", str(copy), *RESAMPLES]) == 1
+    assert "symbolic link" in capsys.readouterr().err

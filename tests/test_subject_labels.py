@@ -70,9 +70,13 @@ def trace() -> dict[str, Any]:
 
 
 def relabelled(trace: dict[str, Any], **model: Any) -> list[str]:
-    """The reproduce mismatches about evidence of `trace` with its model fields changed."""
+    """The reproduce mismatches about evidence of `trace` with its model fields changed (a
+    synthetic run's: its specification and virtual clock removed, which would name it)."""
     document = json.loads(json.dumps(trace))
-    document["model"].update(model)
+    document["model"].update({"synthetic": None, **model})
+    document["environment"]["clock"] = {"name": "time.perf_counter_ns",
+                                        "declared_resolution_ms": 1e-6,
+                                        "measured_resolution_ms": 1e-4}  # fmt: skip
     evidence = document["model"]["evidence"]
     for trial in document["trials"]:
         if trial["evidence"] != "control":

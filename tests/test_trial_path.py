@@ -25,8 +25,9 @@ from pyapp.experiment import phases
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records import chain, clock, trace, trial
 from pyapp.records.base import to_json
+from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.model import current_load_id, identity_sha256
-from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter
+from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import parse_spec
 from pyapp.tasks.taskset import TaskParams
 

@@ -153,8 +153,18 @@ def _trace_open(request: m.TraceOpen, ctx: Context) -> r.OpenedTrace:
 
 def _compare_runs(request: m.CompareRuns, ctx: Context) -> r.ComparedRuns:
     docs = _documents({run.name: run.predictions_json for run in request.runs})
+    traces = _documents({f"the trace of {run.name}": run.trace_json for run in request.runs})
     try:
-        return compare_runs([{"name": r.name, "predictions": docs[r.name]} for r in request.runs])
+        return compare_runs(
+            [
+                {
+                    "name": r.name,
+                    "predictions": docs[r.name],
+                    "trace": traces[f"the trace of {r.name}"],
+                }
+                for r in request.runs
+            ]
+        )
     except RunInputError as error:
         raise RequestError("bad_request", str(error)) from None
 

@@ -57,7 +57,7 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
-from pyapp.predict.exploratory import content_sha256
+from pyapp.predict.exploratory import content_sha256, keys_by_condition
 from pyapp.predict.predictor import (
     FrozenProfile,
     heldout_tasks,
@@ -94,6 +94,7 @@ from pyapp.protocol.results import (
 )
 from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.records.params import task_params as params_from_json
 from pyapp.records.stored import Mark, header_change, stored_trace
@@ -109,7 +110,7 @@ from pyapp.records.trace import (
     counted,
     summarise,
 )
-from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter, synthetic_provenance
+from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
@@ -138,12 +139,18 @@ def browser_info(environment: dict[str, JSON] | None) -> BrowserInfo | None:
     return info
 
 
-def _previously(
-    seen: dict[str, tuple[str, ...]] | None, sweep: Sweep
-) -> dict[str, tuple[str, ...]]:
+def _previously(request: SweepStart | SweepResume, sweep: Sweep) -> dict[str, tuple[str, ...]]:
     """The sweep's held-out task ids the ledgers' keys name (the one rule:
-    `pyapp.predict.exploratory`, through `pyapp.experiment.ledger.seen_in`)."""
-    keys = {str(k): tuple(map(str, v)) for k, v in (seen or {}).items()}
+    `pyapp.predict.exploratory`, through `pyapp.experiment.ledger.seen_in`): the keys given
+    for this model (`previously_observed`) and those of the page's ledger entries that are
+    this model however spelled (`keys_by_condition`)."""
+    keys = {str(k): list(map(str, v)) for k, v in (request.previously_observed or {}).items()}
+    model = sweep.model
+    if request.ledger and model is not None:
+        entries = [to_json(entry) for entry in request.ledger]
+        mine = keys_by_condition(entries, model.model_id, model.revision, model.revision_served)
+        for condition, found in mine.items():
+            keys[condition] = list(dict.fromkeys([*keys.get(condition, []), *found]))
     return seen_in(keys, sweep.tasks, sweep.conditions, sweep.protocol)
 
 
@@ -278,7 +285,7 @@ class Session:
             # a synthetic model's timings are its cost model's, on its virtual clock
             clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
-        self.sweep.previously_observed = _previously(request.previously_observed, self.sweep)
+        self.sweep.previously_observed = _previously(request, self.sweep)
         return self.state()
 
     def resume(self, request: SweepResume) -> SweepState:
@@ -286,7 +293,7 @@ class Session:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
             raise SessionError(error.code, error.message) from None
-        self.sweep.previously_observed = _previously(request.previously_observed, self.sweep)
+        self.sweep.previously_observed = _previously(request, self.sweep)
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
             record_interruption(self.sweep, in_flight)

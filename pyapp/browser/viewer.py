@@ -2,8 +2,10 @@
 
 `open_run` is "Open a trace": the page hands in a trace (and optionally its predictions
 document) read from the reader's disk, and gets back what `python -m pyapp reproduce` and
-`score` would say — every mismatch, or "re-derived exactly" — with the profiles, predictions
-and scores derived from the trace, ready to draw as the live run is drawn.
+`score` say — the one re-derivation both run (`pyapp.audit.verdict.audit`, through
+`pyapp.report.run_folder.verify_documents`): the same mismatches, named by trial, the same
+verdict lines, whether the run is complete — with the profiles, predictions and scores
+derived from the trace as re-derived, ready to draw as the live run is drawn.
 
 `compare_runs` is "Compare in the page": the same table as `python -m pyapp compare`
 (`pyapp.predict.compare`), with the same disclaimer and the same incompatibility warnings.
@@ -38,7 +40,6 @@ from pyapp.report.page import render
 from pyapp.report.run_folder import (
     RunFolder,
     RunInputError,
-    other_run,
     read_trace,
     verify,
     verify_documents,
@@ -57,35 +58,15 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
     trace = read_trace(trace_json)
     v = verify_documents(trace, trace_json, predictions_json)
     document = v.rederived_json  # a trace/1 document as trace/2, every verdict re-derived
-    lines = []
-    if v.trace_mismatches:
-        lines.append(f"{len(v.trace_mismatches)} mismatch(es): the trace does not re-derive")
-    else:
-        lines.append(f"re-derived exactly: {len(trace.tasks)} tasks and {len(trace.trials)} trials")
-    if v.corrections:
-        lines.append(
-            f"{len(v.corrections)} recorded trial field(s) contradicted: shown and scored as "
-            "re-derived"
-        )
-    if v.derive_error:
-        lines.append(f"the predictions cannot be derived: {v.derive_error}")
-    other = None
-    if v.predictions_mismatches is not None:
-        other = other_run(trace, predictions_json)
-        if other is not None:
-            lines.append(other)
-        elif v.predictions_mismatches:
-            lines.append(f"predictions: {len(v.predictions_mismatches)} mismatch(es)")
-        else:
-            lines.append("every number in the predictions document re-derived exactly")
+    other = v.predictions_other_run
     return OpenedTrace(
         evidence=run_evidence(trace),
-        ok=v.ok,
+        ok=v.ok and v.complete,
         trace_mismatches=tuple(v.trace_mismatches),
         predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,
         predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
-        summary="; ".join(lines),
+        summary="; ".join(v.verdict),
         header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
         trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
         corrections=tuple(
@@ -94,6 +75,7 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
         ),
         predictions_other_run=other,
         plots=run_plots(v.derived, run_evidence(trace)),
+        incomplete=v.incomplete,
     )
 
 
@@ -142,23 +124,32 @@ def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
 
 
 def compare_runs(runs: Any) -> ComparedRuns:
-    """`runs`: a list of `{name, predictions}`. Result: `pyapp.protocol.results.ComparedRuns`
-    (disclaimer, problems, names, header, rows, markdown, csv) — the CLI's compare, for the
-    page."""
+    """`runs`: a list of `{name, predictions, trace}` (`trace` optional: the run's trace, which
+    its predictions' task set must be — `pyapp.predict.compare.trace_problem`, refused
+    otherwise; without it the task set is said to be unverified). Result:
+    `pyapp.protocol.results.ComparedRuns` (disclaimer, problems, names, header, rows,
+    markdown, csv) — the CLI's compare, for the page."""
     if not isinstance(runs, list) or not runs:
         raise RunInputError("runs must be a non-empty list of {name, predictions}")
-    names, docs = [], []
+    names, docs, unverified = [], [], []
     for i, run in enumerate(runs):
         if not isinstance(run, dict) or not isinstance(run.get("name"), str):
             raise RunInputError(f"runs[{i}] must be an object with a name and predictions")
         try:
-            docs.append(from_json(PredictionsDocument, run.get("predictions")))
+            doc = from_json(PredictionsDocument, run.get("predictions"))
         except RecordError as error:
             raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
+        if run.get("trace") is None:
+            unverified.append(compare.UNVERIFIED.format(name=run["name"]))
+        else:
+            problem = compare.trace_problem(run["name"], doc, read_trace(run["trace"]))
+            if problem is not None:
+                raise RunInputError(f"refused: {problem}")
+        docs.append(doc)
         names.append(run["name"])
     names = _unique(names, docs)
     # the page always lays them side by side; task sets that differ are said first
-    problems = compare.described_anyway(names, docs)
+    problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
     summary = compare.summary(names, docs)

@@ -1,6 +1,6 @@
 """Argument types and option groups the commands share: a TCP port (`port`), a seed
-(`seed`), the task set's options (`seeded`), the chain protocol (`chain_protocol_option`)
-and the check of an output file (`check_output`)."""
+(`seed`), a count of at least one (`positive`), the task set's options (`seeded`), the chain
+protocol (`chain_protocol_option`) and the check of an output file (`check_output`)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,14 @@ def port(text: str) -> int:
     if not 0 <= number <= 65535:
         raise argparse.ArgumentTypeError(f"{number} is not a port number (0-65535)")
     return number
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (at most 10**9)."""
+    value = int(text) if text.isdigit() and len(text) <= 10 else 0
+    if not 1 <= value <= 10**9:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a whole number of at least 1")
+    return value
 
 
 def seed(text: str) -> int:

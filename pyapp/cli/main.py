@@ -3,13 +3,16 @@
     tasks      [--seed N] [--json] [--param KEY=VALUE ...]    the task set of a seed
     exec       PROGRAM.json --registers REGS.json              run one program safely
     run        --seed N --condition supplied-program --out F   run a condition, write a trace
-    reproduce  TRACE.json [--predictions P.json] [--receipt R.json]  re-derive a trace
+    reproduce  TRACE.json [--predictions P.json] [--receipt R.json] [--rerun [--sample N]]
+                                                               re-derive (and re-execute) a trace
     score      TRACE.json [--out predictions.json]             profile, predictions, scores
-    compare    P1.json P2.json ... [--csv F] [--markdown F]    finished runs side by side
+    compare    RUN_DIR|P.json ... [--csv F] [--markdown F]     finished runs side by side
     report     RUN_DIR --out report.html                       a finished run as one HTML file
     sweep      --model M --backend B --consent --out DIR       the protocol, headless, in the page
     simulate   --model SPEC --seeds A..B --out DIR             the protocol, natively, synthetic
     matrix     PLAN --out DIR [--engine local|ray]             a study: many sweeps/simulations
+    study      DIR [--markdown F] [--plan PLAN]                a matrix folder's answer
+    study-receipt PLAN --out DIR | --check R.json              freeze a plan's hypotheses first
     schema     [--check]                (re)generate exports/*.schema.json, site/*.js, ...
     serve      [--port N] [--dir build/site]                   serve the built static site
 
@@ -29,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.cli.arguments import check_output, port, seeded
+from pyapp.audit.rerun import native_loader, rerunner
+from pyapp.audit.verdict import Rerunner, audit, verdict_lines
+from pyapp.cli.arguments import check_output, port, positive, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
 from pyapp.cli.schema import schemas as schemas
@@ -52,19 +57,19 @@ from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
 from pyapp.predict.flags import climatology_line, lines_of, run_figures
-from pyapp.predict.predictor import read_predictions, score_trace
+from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
+from pyapp.records.kinds import read_kind
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
+from pyapp.report.run_folder import read_run_folder
+from pyapp.sweep.native import BUNDLED
+from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.tasks.taskset import MAX_TASKS, generate
-from pyapp.verify.receipt import (
-    read_receipt,
-    receipt_lines,
-    receipt_mismatches,
-)
-from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
+from pyapp.verify.completeness import incomplete
+from pyapp.verify.receipt import Receipt, read_receipt, receipt_lines
 
 if TYPE_CHECKING:
     from pyapp.records.trace import Trace
@@ -135,43 +140,76 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    for given, option in ((args.sample, "--sample"), (args.model_folder, "--model-folder")):
+        if given is not None and not args.rerun:
+            raise UsageError(f"{option} goes with --rerun (re-executing the trace's model)")
+    if args.model_folder is not None and not Path(args.model_folder).is_dir():
+        raise UsageError(f"--model-folder {args.model_folder}: not a folder")
     document = read_trace_document(args.trace)
-    valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
-    predictions = read_document(args.predictions) if args.predictions else None
-    for line in limitations(document):
+    trace = valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
+    # every document is of its kind and fits its records before anything is compared
+    predictions = read_predictions_file(args.predictions)[0] if args.predictions else None
+    receipt = read_receipt_file(args.receipt) if args.receipt else None
+    result = audit(
+        document,
+        read=trace,
+        predictions_json=predictions,
+        receipt=receipt,
+        rerunner=local_rerunner(args) if args.rerun else synthetic_rerun,
+    )
+    for line in result.notes:
         print(f"note: {line}")
-    mismatches = reproduce(document)
-    if args.receipt:
-        mismatches += receipt_check(args.receipt, document)
-    if predictions is not None:
-        mismatches += reproduce_predictions(document, predictions)
-    if mismatches:
-        for mismatch in mismatches:
-            print(f"MISMATCH {mismatch}")
-        print(f"{len(mismatches)} mismatch(es): the trace does not re-derive")
-        return 1
-    trials = len(document.get("trials", []))
-    print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
-    if args.predictions:
-        print(f"ok: every number in {args.predictions} re-derived exactly")
-    if args.receipt:
-        print(
-            f"ok: the freezes and every record before them are those of {args.receipt}, and "
-            "every held-out trial came after it"
-        )
-        for line in receipt_lines(read_receipt(read_document(args.receipt))):
-            print(line)
-    return 0
+    for mismatch in result.mismatches:  # the same mismatches as the page's Open a trace
+        print(f"MISMATCH {mismatch}")
+    for line in verdict_lines(result, trace):  # ... and the same verdict lines
+        print(line)
+    if receipt is not None:  # the receipt's own verdict, in every case
+        against = len(result.receipt_mismatches or ())
+        print(receipt_verdict(args.receipt, against, len(result.mismatches) - against))
+        if not against:
+            for line in receipt_lines(receipt):
+                print(line)
+    return 0 if result.ok else 1
 
 
-def receipt_check(path: str, document: object) -> list[Any]:
-    """The mismatches between a trace and a freeze receipt (exit 1 on an unreadable one)."""
+def receipt_verdict(path: str, against: int, others: int) -> str:
+    """The receipt check's one verdict line (`reproduce --receipt`)."""
+    if against:
+        return f"receipt: FAILED: {against} mismatch(es) with {path} (above, `MISMATCH receipt …`)"
+    ok = (
+        f"receipt: ok: the freezes and every record before them are those of {path}, and "
+        "every held-out trial came after it"
+    )
+    return ok if not others else ok + f" (the trace's {others} other mismatch(es) are above)"
 
+
+def local_rerunner(args: argparse.Namespace) -> Rerunner:
+    """`--rerun`: a synthetic trace from its specification, a local ONNX model natively (the
+    bundled fixture and subject from this checkout, any other from `--model-folder`)."""
+    folder = Path(args.model_folder) if args.model_folder else None
+    bundled = {source: path for source, (path, _) in BUNDLED.items()}
+    return rerunner(args.sample, native_loader(bundled, folder))
+
+
+def read_predictions_file(path: str) -> tuple[Any, PredictionsDocument]:
+    """A predictions document, as JSON and as its records: of its kind and fitting its
+    records (else one line, exit 1)."""
+    document = read_kind(path, "predictions")
     try:
-        receipt = read_receipt(read_document(path))
+        return document, read_predictions(document)
+    except RecordError as error:
+        raise InputError(
+            "bad_predictions", f"not a valid predictions document: {error}", path=path
+        ) from None
+
+
+def read_receipt_file(path: str) -> Receipt:
+    """A freeze receipt: of its kind and fitting its records (else one line, exit 1)."""
+    document = read_kind(path, "receipt")
+    try:
+        return read_receipt(document)
     except RecordError as error:
         raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
-    return list(receipt_mismatches(read_trace(document), receipt))
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -196,8 +234,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
     except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
         raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
+    for line in incomplete(trace):  # scores of fewer tasks than the freezes listed: said first
+        print(f"INCOMPLETE: {line}")
     figures = run_figures(document)
-    for line in lines_of(figures):  # the flags first: the first line a reader sees
+    for line in lines_of(figures):  # then the flags, before any number
         print(line)
     print(
         f"evidence: {document.evidence}"
@@ -250,22 +290,59 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def compared_run(path: str) -> tuple[PredictionsDocument, str | None]:
+    """One run for `compare`: a run folder (trace.json and predictions.json, or predictions
+    derived from the trace), or a predictions file — checked against the trace.json beside
+    it when there is one. A predictions document that is not its trace's (another run,
+    another task set) is refused (exit 1); one without a trace comes with the note that its
+    task set is unverified."""
+    given = Path(path)
+    folder = given if given.is_dir() else given.parent
+    trace = None
+    if given.is_dir() or (given.name == "predictions.json" and (folder / "trace.json").exists()):
+        try:
+            run = read_run_folder(folder)
+        except RunInputError as error:
+            raise InputError("bad_run_folder", str(error)) from None
+        trace, document = run.trace, run.predictions_json
+        if given.is_dir() and document is None:
+            try:  # a run folder without predictions.json: derived from its trace
+                document = to_json(score_trace(trace))
+            except ValueError as error:
+                raise InputError("bad_trace", f"cannot score: {error}", path=path) from None
+    else:
+        document = read_kind(path, "predictions")  # of its kind, before anything is read
+    try:
+        doc = read_predictions(document)
+    except RecordError as error:
+        raise InputError(
+            "bad_predictions", f"not a valid predictions document: {error}", path=path
+        ) from None
+    if trace is None:
+        return doc, compare.UNVERIFIED.format(name=path)
+    problem = compare.trace_problem(path, doc, trace)
+    if problem is not None:
+        raise InputError("bad_predictions", f"refused: {problem}")
+    return doc, None
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     outputs = [
         check_output(p, o) for p, o in ((args.csv, "--csv"), (args.markdown, "--markdown")) if p
     ]
     if len(args.predictions) > MAX_COMPARED_RUNS:
         raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
-    docs = []
+    docs, unverified = [], []
     for path in args.predictions:
-        try:
-            docs.append(read_predictions(read_document(path)))
-        except RecordError as error:
-            raise InputError(
-                "bad_predictions", f"not a predictions document: {error}", path=path
-            ) from None
+        doc, note = compared_run(path)
+        docs.append(doc)
+        unverified += [note] if note is not None else []
     names = [
-        Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
+        Path(p).name
+        if Path(p).is_dir()
+        else Path(p).parent.name
+        if Path(p).name == "predictions.json"
+        else Path(p).stem
         for p in args.predictions
     ]
     if len(set(names)) != len(names):
@@ -283,7 +360,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     flagged = compare.flags(names, docs)  # degenerate scores before any number
     for line in flagged:
         print(line)
-    problems = compare.described_anyway(names, docs)
+    problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, problems, summary), end="")
@@ -305,6 +382,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     write_output(out, text)
     if not verification.ok:
         print(f"wrote {args.out}; the run does NOT re-derive (see its Reproduction section)")
+        return 1
+    if verification.incomplete:
+        print(
+            f"wrote {args.out}; the run re-derives exactly but is INCOMPLETE: "
+            + "; ".join(verification.incomplete)
+        )
         return 1
     print(f"wrote {args.out}; the run re-derives exactly")
     return 0
@@ -361,6 +444,24 @@ def parser() -> argparse.ArgumentParser:
         type=input_file,
         help="also check the trace against this freeze receipt (receipt.json)",
     )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="also re-execute the trace with its model (a local ONNX model, through the native "
+        "backend: the bundled fixture and subject, or --model-folder) and compare every "
+        "completion; a synthetic trace is always re-executed",
+    )
+    p.add_argument(
+        "--sample",
+        type=positive,
+        metavar="N",
+        help="with --rerun: re-execute N of the model trials (drawn with the run id as seed)",
+    )
+    p.add_argument(
+        "--model-folder",
+        type=input_folder,
+        help="with --rerun: the model's files (onnx-community layout) when it is not bundled",
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("score", help="profile, predictions and scores from a trace alone")
@@ -370,7 +471,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="describe finished runs side by side (descriptive)")
     p.add_argument(
-        "predictions", type=input_file, nargs="+", help="predictions.json files of finished runs"
+        "predictions",
+        type=input_file,
+        nargs="+",
+        help="finished runs: run folders (trace.json and predictions.json: the task set is "
+        "checked against the trace) or predictions.json files (unverified without a trace "
+        "beside them)",
     )
     p.add_argument("--csv", type=output_file, help="also write the table as CSV")
     p.add_argument("--markdown", type=output_file, help="also write the table as Markdown")
@@ -436,8 +542,8 @@ def valid_trace(document: Any, path: str) -> Trace:
 
 
 def read_trace_document(path: str) -> Any:
-    """A trace file as JSON, within the size, nesting and trial-count limits."""
-    document = read_document(path)
+    """A trace file as JSON, of its kind, within the size, nesting and trial-count limits."""
+    document = read_kind(path, "trace")
     if isinstance(document, dict):
         check_count(document.get("trials"), "trials", MAX_TRIALS, path)
         check_count(document.get("interruptions"), "interruptions", MAX_TRIALS, path)

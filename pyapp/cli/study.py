@@ -1,7 +1,11 @@
-"""`python -m pyapp study DIR`: a matrix folder's answer (docs/study.md).
+"""`python -m pyapp study DIR`: a matrix folder's answer (docs/study.md); `python -m pyapp
+study-receipt PLAN --out DIR`: a confirmatory plan's hypotheses frozen first
+(docs/comparison.md).
 
-    python -m pyapp matrix examples/study-subject.toml --out runs/study
-    python -m pyapp study runs/study --markdown runs/study/study.md
+    python -m pyapp study-receipt examples/comparison-subjects.toml --out runs/cmp
+    python -m pyapp matrix examples/comparison-subjects.toml --out runs/cmp
+    python -m pyapp study runs/cmp --markdown docs/comparison.md
+    python -m pyapp study-receipt PLAN --check runs/cmp/study-receipt.json
 
 Writes DIR/study.json and DIR/study.html (and --markdown FILE) — their only writer — and
 prints the answer. Exit status: 0 written; 1 bad data (no matrix.json, no done cell that
@@ -15,7 +19,20 @@ import sys
 from pathlib import Path
 
 from pyapp.cli.arguments import check_output
-from pyapp.host.files import input_folder, output_file
+from pyapp.errors import UsageError
+from pyapp.host.files import (
+    check_output_folder,
+    input_file,
+    input_folder,
+    output_file,
+    output_folder,
+)
+from pyapp.matrix.cells import expand, site_of
+from pyapp.matrix.coordinator import OWN_ENTRIES
+from pyapp.matrix.folder import claim_folder, hold_folder
+from pyapp.matrix.plan import read_plan
+from pyapp.matrix.state import now
+from pyapp.matrix.study_receipt import check_receipt, make_receipt, read_receipt, write_receipt
 from pyapp.predict.intervals import DEFAULT_BOOTSTRAP_SEED, DEFAULT_RESAMPLES
 from pyapp.study.command import STUDY_HTML, STUDY_JSON, run_study
 
@@ -46,10 +63,13 @@ def cmd_study(args: argparse.Namespace) -> int:
     markdown = check_output(args.markdown, "--markdown") if args.markdown else None
     folder = Path(args.dir)
     try:
-        doc = run_study(folder, args.resamples, args.bootstrap_seed, markdown)
+        plan = Path(args.plan) if args.plan else None
+        doc = run_study(folder, args.resamples, args.bootstrap_seed, markdown, plan)
     except KeyboardInterrupt:
         print("\nstudy stopped: nothing written (run it again)", file=sys.stderr)
         return 130
+    for line in [v.text for v in doc.hypotheses] + [r.text for r in doc.residuals]:
+        print(line)
     for line in doc.answer:
         print(line)
     for flag in doc.flags:
@@ -82,4 +102,56 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=DEFAULT_BOOTSTRAP_SEED,
         help=f"seed of the bootstrap's draws ({DEFAULT_BOOTSTRAP_SEED})",
     )
+    p.add_argument(
+        "--plan",
+        type=input_file,
+        help="the plan whose hypotheses are read now (default: the one matrix.json names); "
+        "those not frozen unchanged in DIR/study-receipt.json are post hoc",
+    )
     p.set_defaults(func=cmd_study)
+    add_receipt_parser(sub)
+
+
+def cmd_study_receipt(args: argparse.Namespace) -> int:
+    plan_path = Path(args.plan)
+    plan = read_plan(plan_path)
+    cells = expand(plan, plan_path)  # the whole plan checked, hypotheses included
+    if args.check:
+        receipt = read_receipt(Path(args.check))
+        lines = check_receipt(receipt, plan)
+        print(f"study receipt {receipt.fingerprint} ({receipt.created_at}): fingerprint matches")
+        for line in lines:
+            print(line)
+        if lines and lines[0].startswith("another plan"):
+            return 1
+        print(f"{len(receipt.hypotheses)} preregistered hypotheses; {len(lines)} deviation(s)")
+        return 0
+    if not plan.hypotheses:
+        raise UsageError(f"{plan_path} has no [[hypotheses]]: nothing to freeze")
+    out = check_output_folder(args.out, "--out")
+    claim_folder(out, "matrix.json", "matrix", OWN_ENTRIES)
+    out.mkdir(parents=True, exist_ok=True)
+    with hold_folder(out, f"python -m pyapp study-receipt {plan_path}", wait=False):
+        receipt = make_receipt(plan, plan_path, cells, now(), site_of(plan, plan_path))
+        path = write_receipt(out, receipt)
+    print(
+        f"wrote {path}: {len(receipt.hypotheses)} hypotheses frozen, fingerprint "
+        f"{receipt.fingerprint}"
+    )
+    return 0
+
+
+def add_receipt_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "study-receipt",
+        help="freeze a plan's [[hypotheses]] before its matrix runs (docs/comparison.md)",
+        description="Write DIR/study-receipt.json (once, before any cell starts): the plan's "
+        "hash, its hypotheses, each cell's model, digest, rung parameters and seed, the "
+        "bootstrap and permutation seeds, the prior exposure and a fingerprint. With --check "
+        "FILE: verify a receipt and list what changed in the plan since (post hoc).",
+    )
+    p.add_argument("plan", type=input_file, help="the plan, a TOML file with [[hypotheses]]")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--out", type=output_folder, help="the matrix output folder")
+    what.add_argument("--check", type=input_file, help="a study-receipt.json to check")
+    p.set_defaults(func=cmd_study_receipt)

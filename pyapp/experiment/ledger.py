@@ -2,7 +2,8 @@
 page keeps its own in IndexedDB). Both follow the one rule of `pyapp.predict.exploratory`.
 
 A held-out task is recorded by its content (`content_sha256`: registers and question, not its
-id) under the model (id and revision: not the backend, threads or runtime versions) and the
+id) under the model (id and revision, and the commit served when known: not the backend,
+threads or runtime versions; matched as one model however spelled, `same_model`) and the
 condition. The sweep CLI reads this file before it starts a sweep and passes what it holds
 for the model as `previously_observed` (content keys, per condition); Python turns them into
 the ids of the sweep's own held-out tasks (`previously_seen`), so a new seed or preset is
@@ -11,7 +12,7 @@ records every held-out task its sweep observed. The file is JSON:
 
     {"schema_version": "sweep-ledger/2",
      "entries": [{"model_id", "revision", "condition", "tasks": [content sha256, ...],
-                  "runs": [run ids]}]}
+                  "runs": [run ids], "revision_served" (optional)}]}
 
 A `sweep-ledger/1` file (entries keyed by the full load identity and the task set, with
 task ids) is read and rewritten as /2: its ids are kept as legacy keys, matched by id.
@@ -38,6 +39,7 @@ from pyapp.predict.exploratory import content_sha256, keys_by_condition, previou
 from pyapp.predict.predictor import heldout_tasks
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
+from pyapp.records.kinds import check_kind
 from pyapp.records.model import ModelProvenance
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.records.trace import Trace
@@ -63,6 +65,12 @@ class LedgerEntry:
     ids, matched by id), sorted."""
     runs: tuple[str, ...]
     """The run ids that observed them, sorted."""
+    revision_served: str | None = dataclasses.field(
+        default=None, metadata={"optional_on_read": True}
+    )
+    """The commit the hub served for `revision`, when the runs recorded it (a branch and its
+    resolved commit are then one model: `pyapp.predict.exploratory.same_model`); absent in
+    entries written before it was kept."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,12 @@ MAX_LEDGER_BYTES = 64 * 1024 * 1024
 ENTRY_FIELDS: dict[str, type] = {
     f.name: list if str(f.type).startswith("tuple") else str
     for f in dataclasses.fields(LedgerEntry)
+    if f.default is dataclasses.MISSING
 }
+#: The optional fields of a ledger entry: a string or null when present.
+OPTIONAL_FIELDS = tuple(
+    f.name for f in dataclasses.fields(LedgerEntry) if f.default is not dataclasses.MISSING
+)
 LEGACY_FIELDS: dict[str, type] = {
     "identity": str,
     "model_id": str,
@@ -128,6 +141,9 @@ def check_entries(entries: Any, where: str, fields: dict[str, type] = ENTRY_FIEL
             ):
                 wanted = "a list of strings" if kind is list else "a string"
                 raise LedgerError(f"{where}: entries[{i}].{name} must be {wanted}")
+        for name in OPTIONAL_FIELDS if fields is ENTRY_FIELDS else ():
+            if not isinstance(entry.get(name), str | None):
+                raise LedgerError(f"{where}: entries[{i}].{name} must be a string or null")
 
 
 def read_ledger(path: Path) -> dict[str, Any]:
@@ -137,6 +153,7 @@ def read_ledger(path: Path) -> dict[str, Any]:
         return {"schema_version": LEDGER_SCHEMA, "entries": []}
     try:
         data = read_document(path, MAX_LEDGER_BYTES)
+        check_kind(data, "ledger", path)  # by its schema_version: a ledger has no `kind`
     except InputError as error:
         raise LedgerError(f"{path}: {error.message}") from None
     if isinstance(data, dict) and data.get("schema_version") == LEGACY_SCHEMA:
@@ -165,28 +182,34 @@ def _add(
     condition: str,
     keys: Sequence[str],
     runs: Sequence[str],
+    revision_served: str | None = None,
 ) -> None:
+    wanted = (model_id, revision, revision_served, condition)
     entry = next(
         (
             e
             for e in entries
-            if (e["model_id"], e["revision"], e["condition"]) == (model_id, revision, condition)
+            if (e["model_id"], e["revision"], e.get("revision_served"), e["condition"]) == wanted
         ),
         None,
     )
     if entry is None:
         entry = {"model_id": model_id, "revision": revision, "condition": condition,
                  "tasks": [], "runs": []}  # fmt: skip
+        if revision_served is not None:
+            entry["revision_served"] = revision_served
         entries.append(entry)
     entry["tasks"] = sorted(set(entry["tasks"]) | set(keys))
     entry["runs"] = sorted(set(entry["runs"]) | set(runs))
 
 
 def observed_for(ledger: dict[str, Any], model: ModelProvenance) -> dict[str, list[str]]:
-    """Per condition, the content keys earlier runs observed with this model (id and
-    revision): the `previously_observed` of a new sweep (`previously_seen` maps them to
-    its held-out tasks)."""
-    return keys_by_condition(ledger["entries"], model.model_id, model.revision)
+    """Per condition, the content keys earlier runs observed with this model (one model
+    however spelled: `pyapp.predict.exploratory.same_model`): the `previously_observed` of a
+    new sweep (`previously_seen` maps them to its held-out tasks)."""
+    return keys_by_condition(
+        ledger["entries"], model.model_id, model.revision, model.revision_served
+    )
 
 
 def seen_in(
@@ -232,5 +255,5 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
             continue
         keys = [content_sha256(tasks[i]) for i in sorted(ids)]
         _add(entries, trace.model.model_id, trace.model.revision, condition, keys,
-             [trace.run.run_id])  # fmt: skip
+             [trace.run.run_id], trace.model.revision_served)  # fmt: skip
     return {"schema_version": LEDGER_SCHEMA, "entries": entries}

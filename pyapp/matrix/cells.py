@@ -29,7 +29,8 @@ from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.errors import InputError, UsageError
 from pyapp.host.files import REPO_ROOT
-from pyapp.matrix.plan import Exclusion, ModelEntry, Plan, SeedRange
+from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
+from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON
 from pyapp.records.synthetic_spec import SpecError
@@ -38,10 +39,8 @@ from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
 from pyapp.tasks.presets import LADDERS, ladder_of
-from pyapp.tasks.taskset import PRESETS, SEED_LIMIT
+from pyapp.tasks.taskset import PRESETS
 
-MAX_CELLS = 100_000
-"""Most cells one plan may make."""
 CONDITION_ABBREVIATIONS = {
     "supplied-program": "sp",
     "model-only": "mo",
@@ -247,15 +246,9 @@ def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
     return chosen
 
 
-def seeds_of(plan: Plan, plan_path: Path) -> list[int]:
-    seeds = plan.axes.seeds
-    values = (
-        list(range(seeds.first, seeds.last + 1)) if isinstance(seeds, SeedRange) else list(seeds)
-    )
-    for seed in values:
-        if not 0 <= seed <= SEED_LIMIT:
-            raise _bad(plan_path, "axes.seeds", f"seed {seed} is outside 0..{SEED_LIMIT}")
-    return values
+def seeds_of(plan: Plan, plan_path: Path) -> Sequence[int]:
+    """The seeds, lazily: a range is never listed (`check_plan` has bounded them)."""
+    return seed_values(plan)
 
 
 def condition_sets(plan: Plan, plan_path: Path) -> list[tuple[str, ...]]:
@@ -295,7 +288,7 @@ def _cell(
     model_part += f"-{entry.dtype}" if entry.dtype else ""
     model_part += "-folder" if entry.folder else ""
     conds = "+".join(CONDITION_ABBREVIATIONS[c] for c in conditions) or "default"
-    name = "_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}"))
+    name = folder_name("_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}")))
     place = ladder_of(preset) if params == PRESETS.get(preset) else None
     return Cell(
         name,
@@ -320,6 +313,7 @@ def _cell(
 def expand(plan: Plan, plan_path: Path) -> list[Cell]:
     """The plan's cells in a stable order (models, backends, presets, conditions, seeds),
     or an `InputError` naming the key of the first problem."""
+    check_plan(plan, plan_path)  # bounds, ranges, duplicates, counts: before anything is made
     for axis in ("models", "presets", "conditions"):
         if not getattr(plan.axes, axis):
             raise _bad(plan_path, f"axes.{axis}", "an axis that makes no cell (it is empty)")

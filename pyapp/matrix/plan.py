@@ -26,6 +26,10 @@ refused with one line naming the file and the key (`axes.models[2]`, `options.co
     model = "fixture"
     seed = 2
 
+    [[hypotheses]]                        # pyapp.matrix.hypotheses: claims before the data
+    id = "aware-beats-climatology"
+    …
+
 What the axes expand to, and what is checked, is `pyapp.matrix.cells`.
 """
 
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError
+from pyapp.matrix.hypotheses import Hypothesis, PriorExposure
 from pyapp.records.base import JSON, RecordError, from_json, json_schema
 from pyapp.records.documents import read_text
 
@@ -165,6 +170,11 @@ class Plan:
     """Fixed options."""
     exclude: tuple[Exclusion, ...] = field(default=(), metadata=OPTIONAL)
     """Cells left out of the cross product."""
+    hypotheses: tuple[Hypothesis, ...] = field(default=(), metadata=OPTIONAL)
+    """Claims fixed before the data (`pyapp.matrix.hypotheses`; docs/comparison.md): the
+    matrix refuses to start until a study receipt freezes them."""
+    prior_exposure: tuple[PriorExposure, ...] = field(default=(), metadata=OPTIONAL)
+    """Seeds and task sets observed before this study (its cells may not repeat them)."""
 
 
 def plan_schema() -> dict[str, JSON]:
@@ -183,9 +193,13 @@ def read_plan(path: Path) -> Plan:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError("bad_plan", f"not TOML: {error}", path=str(path)) from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise InputError("bad_plan", "not TOML: nested too deeply", path=str(path)) from None
     try:
         plan: Plan = from_json(Plan, data)
     except RecordError as error:
         key = _key(error.path or "$")
         raise InputError("bad_plan", f"{key}: {error.message}", path=str(path)) from None
+    except RecursionError:
+        raise InputError("bad_plan", "a value nested too deeply", path=str(path)) from None
     return plan

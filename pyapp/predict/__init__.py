@@ -10,7 +10,10 @@ paired difference with intervals, and against climatology (``skill``) —, the s
 figures of a slice of held-out tasks — skill against climatology, rung-aware pooling,
 success by steps (``slices``) — with their two named intervals, a percentile bootstrap over
 tasks and Student-t across seeds (``intervals``), the degenerate-score flags and the
-descriptive answer templates every place that shows scores calls (``flags``), laying runs
+descriptive answer templates every place that shows scores calls (``flags``), the
+confirmatory tests — one-sided bootstrap and exact binomial p-values, Holm, the
+model-identity residual permutation test (``confirm``) —, laying runs
 side by side
-(``compare``), and the one rule for when a profile is exploratory — held-out tasks keyed by
-content per model and condition, journal leaks (``exploratory``)."""
+(``compare``), the one rule for when a profile is exploratory — held-out tasks keyed by
+content per model and condition, journal leaks (``exploratory``) — and the rules by which a
+recorded trial is never scored, applied by every reader (``never_scored``)."""

@@ -3,12 +3,15 @@
 Descriptive only: it lays the runs' numbers next to each other. It is not a confirmatory
 model comparison — no test, no ranking, no claim that one profile is better.
 
-Runs are pooled only when their task sets are alike: the same canonical task parameters
-(every count and range; `params_sha256` of the predictions' task-set identity) and generator
-version, and the same chain protocol (`chain_protocol_of`: a frozen profile's terms; the
-design's before trace/4). Runs whose parameters or chain protocols differ are refused
-(`parameter_differences`) unless the
-caller asks to describe them anyway, and then the first line says so. Runs of different
+A run is its folder (trace.json and predictions.json): the predictions' `task_set` is then
+checked against the trace's (`trace_problem`; a document of another run or of another task
+set is refused). A predictions document given alone is said to have an unverified task set
+(`UNVERIFIED`). Runs are pooled only when their task sets are alike: the same canonical
+task parameters (every count and range; `params_sha256` of the predictions' task-set
+identity) and generator version, and the same chain protocol (`chain_protocol_of`: a
+frozen profile's terms; the design's before trace/4). Runs whose parameters or chain
+protocols differ are refused (`parameter_differences`) unless the caller asks to describe
+them anyway, and then the first line says so. Runs of different
 seeds under the same parameters are pooled, their seeds named (`seed_note`). Prompt versions
 that differ are flagged.
 A run compared with itself is flagged too.
@@ -35,8 +38,10 @@ from pyapp.predict import skill
 from pyapp.predict.flags import flag_lines, run_figures
 from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 from pyapp.records.chain import canonical
+from pyapp.records.frozen import task_set_identity
 from pyapp.records.subject import SUBJECT_LABEL
 from pyapp.records.terms import protocol_of
+from pyapp.records.trace import Trace
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
@@ -112,6 +117,34 @@ def parameter_differences(names: Sequence[str], docs: Sequence[PredictionsDocume
         for n, p in zip(names, params, strict=True)
     )
     return f"task parameters differ between runs ({shown})"
+
+
+UNVERIFIED = (
+    "task set unverified: {name} is a predictions document without its trace, so its "
+    "task_set is taken on trust (compare the run folder, trace.json beside "
+    "predictions.json, to check it)"
+)
+"""Said of each run given as a predictions document alone."""
+
+
+def trace_problem(name: str, doc: PredictionsDocument, trace: Trace) -> str | None:
+    """Why a predictions document is not its trace's — another run, or a `task_set` that is
+    not the one the trace's seed and parameters give (an edited document pools task sets
+    that differ) —, or None. `compare` refuses such a run."""
+    if doc.trace_run_id != trace.run.run_id:
+        return (
+            f"{name}: the predictions are of run {doc.trace_run_id[:8]}, its trace is run "
+            f"{trace.run.run_id[:8]}"
+        )
+    identity = task_set_identity(trace.run.task_params, trace.run.generator_version)
+    if doc.task_set != identity:
+        recorded = "none" if doc.task_set is None else doc.task_set.params_sha256[:12] + "…"
+        return (
+            f"{name}: the predictions' task_set (seed "
+            f"{doc.task_set.seed if doc.task_set else '?'}, parameters {recorded}) is not its "
+            f"trace's (seed {identity.seed}, parameters {identity.params_sha256[:12]}…)"
+        )
+    return None
 
 
 def seed_note(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:

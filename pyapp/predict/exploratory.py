@@ -10,6 +10,14 @@ means, written once:
   for the model) and the condition. A new seed or preset of the same model has other
   contents, so it is not made exploratory by an earlier one; the same tasks re-run on
   another backend are.
+* **One model, however it is spelled** (`model_names`, `same_model`). A model id is compared
+  case-folded, as the hub resolves it (`Org/Model` and `org/model` are one repository; a
+  local id is folded too, erring towards exploratory), and a commit hash in lower case. A
+  revision asked as a branch and the commit it resolved to are the same model when the run
+  recorded both (`revision` and `revision_served`): a ledger entry names every revision its
+  runs recorded, and two models are the same when their folded ids are equal and they share
+  a revision. The page (through `sweep_start`'s `ledger`), the sweep CLI's ledger file, and
+  the matrix (which runs the sweep CLI) all match a ledger through `keys_by_condition`.
 * **Ledgers** (the page's IndexedDB one, the sweep CLI's file) record those content keys as
   held-out trials are observed (`ledger_key`), and a new sweep's `previously_observed` is
   what they hold for its model, per condition; `previously_seen` turns them into the ids of
@@ -27,6 +35,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from pyapp.records.trace import JournalEntry
 from pyapp.tasks.taskset import TaskLike
@@ -94,17 +103,57 @@ def journal_leaks(
     return found
 
 
+_COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")
+
+
+@dataclass(frozen=True)
+class ModelNames:
+    """A model as the exploratory rule compares it (`model_names`)."""
+
+    model_id: str
+    """The id, case-folded."""
+    revisions: frozenset[str]
+    """Every revision it was recorded under: the one asked for and the commit served (a
+    commit hash in lower case)."""
+
+
+def _revision(text: str) -> str:
+    return text.lower() if _COMMIT.match(text) else text
+
+
+def model_names(model_id: str, revision: str, revision_served: str | None = None) -> ModelNames:
+    """The canonical identity of a model for the exploratory rule (module docstring)."""
+    served = {_revision(revision_served)} if revision_served else set()
+    return ModelNames(model_id.casefold(), frozenset({_revision(revision)} | served))
+
+
+def same_model(a: ModelNames, b: ModelNames) -> bool:
+    """Whether two recorded models are one model for the exploratory rule: the same folded
+    id, and a revision in common (a branch and the commit it resolved to, when recorded)."""
+    return a.model_id == b.model_id and bool(a.revisions & b.revisions)
+
+
 def keys_by_condition(
-    entries: Iterable[Mapping[str, object]], model_id: str, revision: str
+    entries: Iterable[Mapping[str, object]],
+    model_id: str,
+    revision: str,
+    revision_served: str | None = None,
 ) -> dict[str, list[str]]:
-    """Per condition, the content keys ledger entries ({model_id, revision, condition,
-    tasks}) hold for this model."""
+    """Per condition, the content keys ledger entries ({model_id, revision, revision_served
+    (optional), condition, tasks or task_ids}) hold for this model (`same_model`)."""
     seen: dict[str, list[str]] = {}
+    ours = model_names(model_id, revision, revision_served)
     for entry in entries:
-        if entry.get("model_id") != model_id or entry.get("revision") != revision:
+        served = entry.get("revision_served")
+        theirs = model_names(
+            str(entry.get("model_id")),
+            str(entry.get("revision")),
+            served if isinstance(served, str) else None,
+        )
+        if not same_model(ours, theirs):
             continue
         keys = seen.setdefault(str(entry.get("condition")), [])
-        tasks = entry.get("tasks")
+        tasks = entry.get("tasks", entry.get("task_ids"))
         for key in tasks if isinstance(tasks, list) else []:
             if str(key) not in keys:
                 keys.append(str(key))

@@ -16,7 +16,9 @@
 
 `score_trace` derives all of it from a trace's raw trials and freeze records alone; the
 page and `python -m pyapp score` both call it, and `reproduce` compares a predictions
-document with it number for number.
+document with it number for number. It refuses a trace that records, among its trials, one
+that is never scored (`pyapp.predict.never_scored`: stalled, interrupted, infrastructure,
+capacity refusal, zero-call budget failure), naming the trial and the rule.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pyapp.predict.freeze import (
 )
 from pyapp.predict.freeze import rederive_reference as rederive_reference
 from pyapp.predict.metrics import brier_score, calibration_cells, cost_errors
+from pyapp.predict.never_scored import never_scored_line
 from pyapp.predict.predictions import (
     ASSUMPTIONS,
     INTERPRETATION,
@@ -54,6 +57,7 @@ from pyapp.predict.predictions import read_predictions as read_predictions
 from pyapp.predict.predictions import without_absent_fields as without_absent_fields
 from pyapp.predict.profile import heldout_tasks, tasks_of, trial_cost_ms
 from pyapp.predict.skill import SkillScores
+from pyapp.records.evidence import evidence_mismatches
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import revision_note
 from pyapp.records.trace import FreezeRecord, Trace, Trial
@@ -172,6 +176,13 @@ def score_trace(trace: Trace) -> PredictionsDocument:
     if unknown:
         shown = ", ".join(repr(i[:40]) for i in unknown[:3])
         raise ValueError(f"trials name tasks the seed does not generate: {shown}")
+    relabelled = evidence_mismatches(trace.model, trace.environment.clock)
+    if relabelled:
+        raise ValueError(str(relabelled[0]))
+    for trial in trace.trials:  # the writer's rules, applied again to what was read
+        line = never_scored_line(trial)
+        if line is not None:
+            raise ValueError(line)
     try:
         results = _score_freezes(trace, by_id)
     except OverflowError as error:  # numbers near 1.8e308 in the trace: refused, never inf/NaN

@@ -236,7 +236,7 @@ def scored_tasks(result: ConditionResult, cell: str, seed: int, stratum: str) ->
     return found
 
 
-class _Columns:
+class TaskColumns:
     """A slice's tasks as columns, and the statistics of any multiset of them (indices)."""
 
     def __init__(self, tasks: Sequence[ScoredTask]) -> None:
@@ -336,7 +336,7 @@ def slice_figures(
         raise ValueError("a slice needs at least one scored task")
     if not pooled_over_rungs:  # one climatology: the slice's own base rate
         tasks = [replace(t, stratum=scope) for t in tasks]
-    columns = _Columns(tasks)
+    columns = TaskColumns(tasks)
     everything = list(range(len(tasks)))
     strata = [[i for i in everything if columns.stratum[i] == s] for s in range(columns.strata)]
     point = columns.statistics(everything)
@@ -378,7 +378,7 @@ class _Context:
     """What `slice_figures` computed once, read by each predictor's figures."""
 
     tasks: Sequence[ScoredTask]
-    columns: _Columns
+    columns: TaskColumns
     point: list[float | None]
     boot: list[list[float | None]]
     per_seed: list[list[float | None]]

@@ -29,7 +29,7 @@ def reply_name(kind: str) -> str:
     return "".join(part.title() for part in kind.split("_")) + "Reply"
 
 
-def _merge(defs: dict[str, Any], more: dict[str, Any]) -> None:
+def merge_defs(defs: dict[str, Any], more: dict[str, Any]) -> None:
     """Add schema definitions; two different records of one name would silently clash."""
     for name, entry in more.items():
         if name in defs and defs[name] != entry:
@@ -101,7 +101,7 @@ def channel_schema(channel: Channel) -> dict[str, JSON]:
     messages = list(dict.fromkeys((*channel.requests, *channel.event_types.values())))
     roots = [*messages, *channel.results.values(), channel.reply, *channel.nested]
     for record in dict.fromkeys(roots):
-        _merge(defs, json_schema(record, schema_id=channel.schema_id, title="")["$defs"])
+        merge_defs(defs, json_schema(record, schema_id=channel.schema_id, title="")["$defs"])
     tagged = {m.__name__: _tagged(channel, m, defs) for m in messages}
     replies = _replies(channel, defs)
     defs.update(tagged)
@@ -121,6 +121,18 @@ def channel_schema(channel: Channel) -> dict[str, JSON]:
         "title": channel.title,
         "anyOf": [{"$ref": f"#/$defs/{name}"} for name in unions],
         "$defs": {**dict(sorted(defs.items())), **unions},
+    }
+
+
+def channel_table(channel: Channel) -> dict[str, JSON]:
+    """What the one JavaScript envelope (site/common/envelope.js) knows of a channel: its
+    title, the request types a reply answers, the event types by receiver, and whether a
+    request's `id` is an integer (a failed reply echoes only an id of that kind)."""
+    return {
+        "title": channel.title,
+        "replies": [r.TYPE for r in channel.requests],  # type: ignore[attr-defined]
+        "events": {g.to: [e.TYPE for e in g.records] for g in channel.events},  # type: ignore[attr-defined]
+        "integer_ids": channel.id_schema.get("type") == "integer",
     }
 
 

@@ -53,6 +53,7 @@ from pyapp.protocol.results import (
     HeaderText,
     HeldoutPredictions,
     JournalKept,
+    LedgerEntry,
     OpenedTrace,
     PredictionsText,
     ReportHtml,
@@ -205,10 +206,15 @@ class SweepStart(Request):
     environment: dict[str, JSON] | None = None
     """The browser (BrowserInfo JSON)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
-    """What the ledgers (the page's, the sweep CLI's) hold for this model id and revision,
-    per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids
-    recorded before content keys. Python keeps those that name this sweep's held-out tasks
+    """What another ledger (the sweep CLI's file) holds for this model, per condition:
+    held-out task content keys (`TrialDone.heldout_content`), or task ids recorded before
+    content keys. Python keeps those that name this sweep's held-out tasks
     (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory."""
+    ledger: tuple[LedgerEntry, ...] | None = field(default=None, metadata=ADDED)
+    """Every entry of the page's own ledger ({model_id, revision, revision_served, condition,
+    task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a
+    branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and
+    joins them to `previously_observed`."""
     faults: tuple[str, ...] | None = None
     """Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js):
     recorded in the trace's `run.faults`."""
@@ -235,10 +241,15 @@ class SweepResume(Request):
     in_flight: str | None = None
     """The trial that was in flight when the page closed (recorded as interrupted)."""
     previously_observed: dict[str, tuple[str, ...]] | None = None
-    """What the ledgers (the page's, the sweep CLI's) hold for this model id and revision,
-    per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids
-    recorded before content keys. Python keeps those that name this sweep's held-out tasks
+    """What another ledger (the sweep CLI's file) holds for this model, per condition:
+    held-out task content keys (`TrialDone.heldout_content`), or task ids recorded before
+    content keys. Python keeps those that name this sweep's held-out tasks
     (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory."""
+    ledger: tuple[LedgerEntry, ...] | None = field(default=None, metadata=ADDED)
+    """Every entry of the page's own ledger ({model_id, revision, revision_served, condition,
+    task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a
+    branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and
+    joins them to `previously_observed`."""
 
 
 @dataclass(frozen=True)
@@ -347,12 +358,17 @@ class StoredTraceRequest(Request):
 
 @dataclass(frozen=True)
 class OpenedRun:
-    """One finished run to compare: its predictions document as read from disk."""
+    """One finished run to compare: its predictions document as read from disk, and its
+    trace when the reader gave it."""
 
     name: str
     """What the reader calls it (the file's name)."""
     predictions_json: str
     """The predictions document's text."""
+    trace_json: str | None = field(default=None, metadata=ADDED)
+    """Its trace's text (paired by run id): the predictions' `task_set` is checked against
+    it (`pyapp.predict.compare.trace_problem`, refused when it differs); null: the task set
+    is said to be unverified."""
 
 
 @dataclass(frozen=True)

@@ -341,9 +341,11 @@ class OpenedTrace:
     evidence: str
     """The run's label: `fixture`, `control` or `model`."""
     ok: bool
-    """Whether everything re-derived exactly."""
+    """Whether everything re-derived exactly and the run is complete."""
     trace_mismatches: tuple[str, ...]
-    """Everything in the trace that does not re-derive from its seed and raw trials."""
+    """Everything in the trace that does not re-derive from its seed and raw trials (and,
+    for a synthetic trace, each completion its re-execution does not give again): the
+    mismatches `reproduce` prints, named by trial."""
     predictions_mismatches: tuple[str, ...] | None
     """The opened predictions document against the derived one; null without one."""
     derive_error: str | None
@@ -351,7 +353,7 @@ class OpenedTrace:
     predictions_json: str | None
     """The derived predictions document as Python's JSON text; null when none derives."""
     summary: str
-    """One line, as the CLI prints it."""
+    """The verdict lines `reproduce` prints, joined by `; ` (`pyapp.audit.verdict`)."""
     header_json: str
     """The trace without its trials, as Python's text."""
     trials_json: tuple[str, ...]
@@ -365,6 +367,10 @@ class OpenedTrace:
     plots: RunPlots | None = None
     """The derived predictions' plots, as the report draws them; null while no condition has
     held-out observations."""
+    incomplete: tuple[str, ...] = ()
+    """How the run is not complete, one line each (held-out tasks of a frozen profile with
+    no trial, a model condition never frozen, how it ended): `reproduce`'s INCOMPLETE lines;
+    empty when it is complete."""
 
 
 @dataclass(frozen=True)
@@ -564,12 +570,16 @@ class LedgerEntry:
     """The held-out tasks this browser observed for one model, revision and condition."""
 
     key: str
-    """`MODEL_ID@REVISION|CONDITION`."""
+    """`MODEL_ID@REVISION|REVISION_SERVED|CONDITION` (the commit empty when unknown)."""
     model_id: str
     revision: str
     condition: str
     task_ids: tuple[str, ...]
     """The held-out tasks (as Python named them in `trial_done.heldout_content`), sorted."""
+    revision_served: str | None = field(default=None, metadata=ADDED)
+    """The commit the hub served for `revision` when the sweep recorded it; null when
+    unknown or recorded before it was kept (a branch and its commit are then one model for
+    the exploratory rule: `pyapp.predict.exploratory.same_model`)."""
 
 
 @dataclass(frozen=True)

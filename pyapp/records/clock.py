@@ -27,6 +27,15 @@ class ClockInfo:
     """Smallest non-zero difference seen between successive reads (null if none was seen)."""
 
 
+VIRTUAL_CLOCK = ClockInfo(
+    name="synthetic virtual clock (advanced only by the synthetic cost model)",
+    declared_resolution_ms=1e-6,
+    measured_resolution_ms=None,
+)
+"""The clock of a synthetic model's run (`pyapp.synthetic.adapter.VirtualClock`): a trace
+timed by it was made by a synthetic model, whatever its model record says
+(`pyapp.records.evidence.derived_evidence`)."""
+
 _source: Callable[[], int] = time.perf_counter_ns
 
 

@@ -4,19 +4,22 @@
 `python -m pyapp schema`), the report's banner and plots, and the CLI name a run's evidence
 with these words. Only `model` is model evidence; every other label says "not model evidence".
 
-`run_evidence` is the label a run is shown under. It is the trace's own `model.evidence`,
-except that a fixture is a fixture whatever its label claims: a `scripted` or
-`bundled-fixture` source, or a `config.json` whose SHA-256 is a test fixture's (the stand-ins
-served from a hub or folder), is shown as `fixture`, and a `synthetic` source as `synthetic`
-(`reproduce` reports such a relabelled trace as a mismatch as well). The locally trained
+`derived_evidence` re-derives the label from everything a trace records about the model and
+its environment, whatever its `evidence` field claims: a synthetic specification, the
+`synthetic` source or the synthetic virtual clock (`pyapp.records.clock.VIRTUAL_CLOCK`) make
+it `synthetic`; a `scripted` or `bundled-fixture` source, or a `config.json` whose SHA-256 is
+a test fixture's (the stand-ins served from a hub or folder), `fixture`; the locally trained
 reference subject (`pyapp.records.subject`: the `bundled-subject` source or its config.json
-digest) is shown as `reference-subject`, whatever its trace claims. A run without a model is
-the supplied-program `control`.
+digest) `reference-subject`. Only a model none of them names keeps its own label (`model`).
+`run_evidence` is the label a run is shown under (the derived one; `control` without a
+model), and `evidence_mismatches` is what `reproduce` and `score` refuse: a recorded label
+that is not the derived one.
 """
 
 from __future__ import annotations
 
 from pyapp.records.base import Mismatch
+from pyapp.records.clock import VIRTUAL_CLOCK, ClockInfo
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, ModelProvenance
 from pyapp.records.subject import (
     SUBJECT_CONFIG_SHA256,
@@ -56,18 +59,50 @@ FIXTURE_SOURCES = ("bundled-fixture", "scripted")
 """Model sources that are test fixtures whatever their label says."""
 
 
-def run_evidence(model: ModelProvenance | None) -> Evidence:
+def evidence_reason(model: ModelProvenance, clock: ClockInfo | None = None) -> tuple[Evidence, str]:
+    """The evidence everything recorded about the model (and the run's clock, when given)
+    gives, and what gave it (module docstring)."""
+    if model.source == "synthetic":
+        return "synthetic", "source 'synthetic' is a synthetic model"
+    if model.synthetic is not None:
+        return "synthetic", "the trace records a synthetic model's specification"
+    if model.source in FIXTURE_SOURCES:
+        return "fixture", f"source {model.source!r} is a fixture"
+    if model.config_sha256 in TEST_FIXTURE_CONFIGS:
+        return "fixture", f"config.json {model.config_sha256[:12]}… is a test fixture's"
+    if clock is not None and clock.name == VIRTUAL_CLOCK.name:
+        return "synthetic", "its timings are the synthetic virtual clock's"
+    if is_subject(model):
+        return "reference-subject", (
+            f"the model is the locally trained reference subject (source {model.source!r}, "
+            f"config.json {str(model.config_sha256)[:12]}…)"
+        )
+    return model.evidence, "nothing recorded about the model names another kind"
+
+
+def derived_evidence(model: ModelProvenance, clock: ClockInfo | None = None) -> Evidence:
+    """The evidence a trace's records give its model (`evidence_reason`)."""
+    return evidence_reason(model, clock)[0]
+
+
+def run_evidence(model: ModelProvenance | None, clock: ClockInfo | None = None) -> Evidence:
     """The evidence a run is shown under (module docstring): never `model` for a fixture or a
     synthetic model, `control` without a model."""
     if model is None:
         return "control"
-    if model.source in FIXTURE_SOURCES or model.config_sha256 in TEST_FIXTURE_CONFIGS:
-        return "fixture"
-    if model.source == "synthetic":
-        return "synthetic"
-    if is_subject(model):
-        return "reference-subject"
-    return model.evidence
+    return derived_evidence(model, clock)
+
+
+def evidence_mismatches(model: ModelProvenance, clock: ClockInfo | None = None) -> list[Mismatch]:
+    """A recorded label that is not the one the trace's records give (`reproduce` reports
+    it; `score` refuses the trace), and the reference subject's own checks."""
+    derived, reason = evidence_reason(model, clock)
+    found = []
+    if model.evidence != derived:
+        found.append(Mismatch("$.model.evidence", f"{reason}, never {model.evidence!r} evidence"))
+    if derived == "reference-subject" or model.evidence == "reference-subject":
+        found += [m for m in subject_mismatches(model) if m not in found]
+    return found
 
 
 def is_subject(model: ModelProvenance) -> bool:

@@ -100,6 +100,30 @@ GENERATION_SETTINGS = GenerationSettings(
     ),
 )
 
+SYNTHETIC_GENERATION = GenerationSettings(
+    greedy=True,
+    max_new_tokens=(
+        "caps.max_new_tokens of each request (a synthetic reply is one integer or tree, "
+        "never cut at it)"
+    ),
+    stop_tokens=(
+        "none: a synthetic model has no tokenizer, so its token counts are ESTIMATES "
+        "(UTF-8 bytes / 4, rounded up), not a tokenizer's"
+    ),
+    chat_template="none: a synthetic model has no chat template; it reads the prompt as it is",
+)
+"""How a synthetic model's generations are recorded (`pyapp.synthetic.adapter`): no
+template, no tokenizer — its token counts are estimates, said here, where a trace records
+how it generates (the trace's format keeps the counts' fields as they are)."""
+
+
+def generation_of(model: ModelProvenance | None) -> GenerationSettings:
+    """The generation record of a run of `model`: a synthetic model's says it has no
+    template and estimates its tokens; every other model's is `GENERATION_SETTINGS`."""
+    if model is not None and model.source == "synthetic":
+        return SYNTHETIC_GENERATION
+    return GENERATION_SETTINGS
+
 
 @dataclass(frozen=True)
 class ModelFailure:

@@ -27,12 +27,12 @@ from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_jso
 from pyapp.records.clock import ClockInfo, measure_clock
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
 from pyapp.records.model import (
-    GENERATION_SETTINGS,
     Caps,
     Completion,
     GenerationSettings,
     HardStop,
     ModelProvenance,
+    generation_of,
     revision_note,
 )
 from pyapp.records.prompts import template_hashes
@@ -352,6 +352,7 @@ def new_run_info(
     conditions: tuple[Condition, ...],
     templates: dict[str, str],
     faults: tuple[str, ...] = (),
+    generation: GenerationSettings | None = None,
     terms: RunTerms | None = None,
 ) -> RunInfo:
     return RunInfo(
@@ -362,7 +363,7 @@ def new_run_info(
         generator_version=GENERATOR_VERSION,
         conditions=conditions,
         prompt_templates=templates,
-        generation=GENERATION_SETTINGS,
+        generation=generation or generation_of(None),
         faults=faults,
         terms=terms or terms_for(DEFAULT_CHAIN_PROTOCOL),
     )
@@ -423,7 +424,9 @@ def make_trace(
     return Trace(
         schema_version="trace/4",
         kind="composition-lab-trace",
-        run=new_run_info(params, conditions, template_hashes(), faults, terms),
+        run=new_run_info(
+            params, conditions, template_hashes(), faults, generation_of(model), terms
+        ),
         environment=environment(clock or measure_clock(), browser),
         model=model,
         revision_note=None if model is None else revision_note(model),

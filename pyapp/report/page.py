@@ -81,6 +81,8 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
         lines.append(
             el("ul", {"class": "mismatches"}, [el("li", None, m) for m in v.trace_mismatches])
         )
+    if v.rerun is not None:
+        lines.append(el("p", None, v.rerun))
     if v.derive_error is not None:
         lines.append(el("p", None, f"✗ The predictions cannot be derived: {v.derive_error}"))
     if v.predictions_mismatches is None:
@@ -107,10 +109,12 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
         lines.append(
             el("ul", {"class": "mismatches"}, [el("li", None, m) for m in v.predictions_mismatches])
         )
-    cls = "check-ok" if v.ok else "check-failed"
+    lines += [el("p", {"class": "incomplete"}, f"✗ Incomplete: {line}") for line in v.incomplete]
+    passed = v.ok and v.complete
+    cls = "check-ok" if passed else "check-failed"
     return el(
         "section",
-        {"id": "reproduce", "class": cls, "data-ok": str(v.ok).lower()},
+        {"id": "reproduce", "class": cls, "data-ok": str(passed).lower()},
         el("h2", None, "Reproduction"),
         lines,
     )

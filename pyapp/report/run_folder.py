@@ -2,10 +2,11 @@
 
 A run folder holds `trace.json` (required), and may hold `predictions.json` (the page's or
 the sweep's predictions document) and `run.json` (the sweep's record). Reading it checks the
-trace against its record types; `verify` re-derives the trace from its seed and raw trials
-(`pyapp.verify.reproduce`) and the predictions from the trace alone
-(`pyapp.predict.predictor.score_trace`), and compares a supplied predictions document with
-them number for number. A report shows the derived numbers, never the supplied ones.
+trace against its record types; `verify` re-derives the folder through the one
+re-derivation every reader uses (`pyapp.audit.verdict.audit`: the trace from its seed and raw
+trials, the predictions from the trace as re-derived, a supplied predictions document compared
+with them number for number, completeness, a synthetic trace re-executed). A report shows the
+derived numbers, never the supplied ones.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pyapp.audit.verdict import audit, verdict_lines
 from pyapp.errors import InputError, LabError
-from pyapp.predict.predictor import PredictionsDocument, score_trace
+from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records import trace as records
 from pyapp.records.base import JSON, RecordError, from_json
-from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
+from pyapp.records.documents import MAX_TRIALS, check_count, stream_object
+from pyapp.records.kinds import read_kind
 from pyapp.records.trace import (
     CHAINED_VERSIONS,
     RunInfo,
@@ -30,8 +33,7 @@ from pyapp.records.trace import (
     version_problem,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
-from pyapp.verify.trials import Correction, rederive, regenerated_records
+from pyapp.verify.trials import Correction, regenerated_records
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 
@@ -79,18 +81,34 @@ class Verification:
     the re-derived value)."""
     rederived_json: Any = None
     """The trace with every derivable trial field as re-derived (what is drawn)."""
+    incomplete: tuple[str, ...] = ()
+    """How the run is not complete (`pyapp.verify.completeness`); empty when it is."""
+    verdict: tuple[str, ...] = ()
+    """The verdict in lines, as `reproduce` prints it (`pyapp.audit.verdict.verdict_lines`)."""
+    predictions_other_run: str | None = None
+    """One line when predictions.json is of another run than the trace."""
+    rerun: str | None = None
+    """What re-executing the trace found (a synthetic trace, from its specification), or why
+    it could not; null when nothing was re-executed."""
 
     @property
     def ok(self) -> bool:
+        """Everything re-derives (whether the run is complete is `complete`)."""
         return not (self.trace_mismatches or self.predictions_mismatches or self.derive_error)
 
+    @property
+    def complete(self) -> bool:
+        """Every held-out task of the run has its trial (`incomplete` is empty)."""
+        return not self.incomplete
 
-def _read_json(path: Path) -> Any:
+
+def _read_json(path: Path, kind: str) -> Any:
     """A file's JSON through the one bounded reader of `pyapp.records.documents` (a FIFO,
     a device, a huge file, bad UTF-8, deep nesting, NaN, huge numbers, repeated keys, lone
-    surrogates are refused in one line, never a traceback or a hang)."""
+    surrogates are refused in one line, never a traceback or a hang), refused unless it is
+    a document of `kind` (`pyapp.records.kinds`)."""
     try:
-        document = read_document(path)
+        document = read_kind(path, kind)
         if isinstance(document, dict):
             check_count(document.get("trials"), "trials", MAX_TRIALS, str(path))
         return document
@@ -115,12 +133,14 @@ def read_run_folder(path: Path) -> RunFolder:
     if streamed is not None:
         trace, trace_json = streamed
     else:  # an older version, or something in it is refused: read whole, as ever
-        trace_json = _read_json(trace_path)
+        trace_json = _read_json(trace_path, "trace")
         trace = read_trace(trace_json, str(trace_path))
         trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
-    predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
-    sweep_record = _read_json(run_path) if run_path.exists() else None
+    predictions_json = (
+        _read_json(predictions_path, "predictions") if predictions_path.exists() else None
+    )
+    sweep_record = _read_json(run_path, "sweep-run") if run_path.exists() else None
     if sweep_record is not None and not isinstance(sweep_record, dict):
         raise RunInputError(f"{run_path} is not a JSON object")
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)
@@ -218,62 +238,31 @@ def named(mismatch: str, trace: Trace) -> str:
     return f"{trial.trial_id} · {field[0]}:{field[1]}" if len(field) == 2 else mismatch
 
 
-def other_run(trace: Trace, predictions_json: Any) -> str | None:
-    """One plain line when a predictions document is of another run than the trace (run
-    ids or models differ): its numbers are then not compared one by one."""
-    if not isinstance(predictions_json, dict):
-        return None
-    run_id = predictions_json.get("trace_run_id")
-    models = set()
-    for condition in predictions_json.get("conditions") or ():
-        frozen = condition.get("frozen") if isinstance(condition, dict) else None
-        if isinstance(frozen, dict):
-            models.add(f"{frozen.get('model_id')} @ {frozen.get('model_revision')}")
-    model = trace.model
-    ours = f"{model.model_id} @ {model.revision}" if model is not None else "no model"
-    differ = []
-    if run_id != trace.run.run_id:
-        differ.append(f"run ids differ (trace {trace.run.run_id}, predictions {run_id})")
-    if models and models != {ours}:
-        differ.append(f"models differ (trace {ours}, predictions {', '.join(sorted(models))})")
-    if not differ:
-        return None
-    return "the predictions document is of another run: " + "; ".join(differ)
-
-
 def verify_documents(trace: Trace, trace_json: Any, predictions_json: Any | None) -> Verification:
-    """Re-derive a trace and its predictions; compare a predictions document with them.
-
-    The predictions are derived from the trace *as re-derived* (`pyapp.verify.reproduce.
-    rederive`): a recorded verdict that re-derivation contradicts never enters a score."""
-    changed: dict[int, dict[str, JSON]] = {}
-    found = reproduce(trace_json, read=trace, changed=changed)
-    trace_mismatches = tuple(named(str(m), trace) for m in found)
-    current = isinstance(trace_json, dict) and trace_json.get("schema_version") in CHAINED_VERSIONS
-    # a trace/3 or trace/4 document: each trial was re-derived once, by `reproduce`
-    rederived_json, corrections = rederive(
-        trace_json, read=trace, changed=changed if current else None
+    """Re-derive a trace and its predictions; compare a predictions document with them: the
+    one re-derivation (`pyapp.audit.verdict.audit`), its mismatches named as a person looks
+    for them (`named`). The predictions are derived from the trace *as re-derived*: a
+    recorded verdict that re-derivation contradicts never enters a score."""
+    result = audit(trace_json, read=trace, predictions_json=predictions_json)
+    rerun = result.rerun.mismatches if result.rerun is not None else ()
+    predictions_mismatches = (
+        (result.predictions_other_run,)
+        if result.predictions_other_run is not None
+        else None
+        if result.predictions_mismatches is None
+        else tuple(str(m) for m in result.predictions_mismatches)
     )
-    rederived = read_trace(rederived_json) if corrections else trace
-    derived, error = None, None
-    if trace.model is not None and trace.freezes:
-        try:
-            derived = score_trace(rederived)
-        except ValueError as failure:
-            error = str(failure)
-    predictions_mismatches = None
-    if predictions_json is not None:
-        elsewhere = other_run(trace, predictions_json)
-        predictions_mismatches = (
-            (elsewhere,)
-            if elsewhere is not None
-            else tuple(
-                str(m)
-                for m in reproduce_predictions(rederived_json, predictions_json, read=rederived)
-            )
-        )
     return Verification(
-        trace_mismatches, predictions_mismatches, derived, error, tuple(corrections), rederived_json
+        trace_mismatches=tuple(named(str(m), trace) for m in result.trace_mismatches + rerun),
+        predictions_mismatches=predictions_mismatches,
+        derived=result.derived,
+        derive_error=result.derive_error,
+        corrections=result.corrections,
+        rederived_json=result.rederived_json,
+        incomplete=result.incomplete,
+        verdict=tuple(verdict_lines(result, trace)),
+        predictions_other_run=result.predictions_other_run,
+        rerun=result.rerun.line() if result.rerun is not None else result.rerun_note,
     )
 
 

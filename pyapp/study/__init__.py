@@ -7,6 +7,8 @@
                 over a ladder's rungs) and answers, from `pyapp.predict.slices` / `flags`
     record.py   study.json's records (generated schema: exports/study.schema.json)
     render.py   study.html (self-contained, the report's plots) and the Markdown
+    verdicts.py each hypothesis's verdict (the study receipt's; others post hoc) and the
+                model-identity residual tests (docs/comparison.md)
     command.py  the command: read, build, write atomically, print the answer
 
 A matrix's `summary.json` stays per cell and states no answer; the study states it, and only

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.errors import InputError
+from pyapp.matrix.hypotheses import Hypothesis
+from pyapp.matrix.state import MatrixRecord
+from pyapp.matrix.study_receipt import StudyReceipt
 from pyapp.predict.flags import (
     ANSWER_LABEL,
     MIN_TASKS,
@@ -47,6 +50,7 @@ from pyapp.study.record import (
     StudyMethod,
     StudySlice,
 )
+from pyapp.study.verdicts import cell_source, judge_hypotheses, residual_tests, settings_of
 
 POOLING = (
     "Cells are pooled only when they differ in their seed and in the rung of one ladder alone "
@@ -250,8 +254,15 @@ def _answer_lines(groups: Sequence[StudyGroup], first: str | None) -> list[str]:
     return lines
 
 
-def build_study(folder: Path, resamples: int, seed: int) -> StudyDocument:
-    """The study of a matrix output folder (`InputError` when no done cell re-derives)."""
+def build_study(
+    folder: Path,
+    resamples: int,
+    seed: int,
+    receipt: StudyReceipt | None = None,
+    current: Sequence[Hypothesis] = (),
+) -> StudyDocument:
+    """The study of a matrix output folder (`InputError` when no done cell re-derives):
+    `receipt` the folder's study receipt, `current` the plan's hypotheses now."""
     record, found = read_cells(folder)
     read = [c for c in found if isinstance(c, ReadCell)]
     if not read:
@@ -271,6 +282,15 @@ def build_study(folder: Path, resamples: int, seed: int) -> StudyDocument:
     leads = [s.figures for g in groups for s in g.slices if _is_lead(g, s.figures)]
     flags = [] if (first := headline(leads)) is None else [first]
     flags += [w for g in groups for s in g.slices if _is_lead(g, s.figures) for w in s.flags]
+    frozen, receipt_words, warning = _receipt_of(record, receipt)
+    flags += [warning] if warning else []
+    source = cell_source(kept)
+    verdicts = judge_hypotheses(current, frozen, source, resamples, seed)
+    models = sorted({c.cell.model for c in kept})
+    conditions = _conditions(kept)
+    residuals = (
+        () if frozen is None else residual_tests(source, models, conditions, settings_of(frozen))
+    )
     left_out = sum(1 for c in cells if not c.used)
     if left_out:
         flags.append(
@@ -280,6 +300,9 @@ def build_study(folder: Path, resamples: int, seed: int) -> StudyDocument:
     return StudyDocument(
         schema_version=STUDY_SCHEMA,
         kind="composition-lab-study",
+        receipt=receipt_words,
+        hypotheses=verdicts,
+        residuals=residuals,
         answer=tuple(_answer_lines(groups, headline(leads))),
         flags=tuple(flags),
         name=record.name,
@@ -289,6 +312,27 @@ def build_study(folder: Path, resamples: int, seed: int) -> StudyDocument:
         groups=tuple(groups),
         cells=cells,
     )
+
+
+def _receipt_of(
+    record: MatrixRecord, receipt: StudyReceipt | None
+) -> tuple[StudyReceipt | None, str | None, str | None]:
+    """The receipt the study may judge by (None when there is none, or it froze another
+    plan than the one whose cells ran), its words, and a flag."""
+    if receipt is None:
+        return None, None, None
+    words = f"study receipt {receipt.fingerprint[:16]}, written {receipt.created_at}"
+    ran = {s.plan_sha256 for s in record.sessions}
+    if ran - {receipt.plan_sha256}:
+        return (
+            None,
+            words + " (ANOTHER PLAN'S)",
+            (
+                "STUDY RECEIPT OF ANOTHER PLAN: the cells ran a plan the receipt did not freeze; "
+                "every hypothesis is post hoc (no verdict)"
+            ),
+        )
+    return receipt, words, None
 
 
 def _is_lead(group: StudyGroup, fig: SliceFigures) -> bool:

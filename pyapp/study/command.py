@@ -12,12 +12,19 @@ rerun after the matrix was resumed gives the study of one run straight through.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pyapp.host.files import write_atomically
+from pyapp.matrix.folder import check_entry, hold_folder
+from pyapp.matrix.hypotheses import Hypothesis
+from pyapp.matrix.plan import read_plan
+from pyapp.matrix.study_receipt import RECEIPT_NAME, StudyReceipt, read_receipt
 from pyapp.records.base import to_json
-from pyapp.records.documents import read_text
+from pyapp.records.documents import read_document, read_text
+from pyapp.records.kinds import check_kind
 from pyapp.study.build import build_study
+from pyapp.study.cells import read_matrix
 from pyapp.study.record import StudyDocument
 from pyapp.study.render import study_html, study_markdown
 
@@ -30,16 +37,46 @@ def study_text(doc: StudyDocument) -> str:
     return json.dumps(to_json(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def hypotheses_now(folder: Path, plan: Path | None) -> tuple[Hypothesis, ...]:
+    """The plan's hypotheses now: `plan`'s, or those of the plan matrix.json names (none
+    when that file is gone)."""
+    path = plan if plan is not None else Path(read_matrix(folder).plan)
+    if plan is None and not path.is_file():
+        return ()
+    return read_plan(path).hypotheses
+
+
+def folder_receipt(folder: Path) -> StudyReceipt | None:
+    """The folder's study receipt, its fingerprint checked; None when it has none."""
+    path = folder / RECEIPT_NAME
+    check_entry(path, "file")
+    return read_receipt(path) if os.path.lexists(path) else None
+
+
 def run_study(
-    folder: Path, resamples: int, seed: int, markdown: Path | None = None
+    folder: Path,
+    resamples: int,
+    seed: int,
+    markdown: Path | None = None,
+    plan: Path | None = None,
 ) -> StudyDocument:
-    """Build the study of `folder` and write its files (`InputError` on bad data)."""
-    doc = build_study(folder, resamples, seed)
-    texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
-    if markdown is not None:
-        texts[markdown] = markdown_into(markdown, doc)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    """Build the study of `folder` and write its files (`InputError` on bad data). The
+    study holds the folder's lock (`pyapp.matrix.folder`: one writer at a time, a `matrix`
+    or another `study` on the same folder is refused in one line), and a `study.json` or
+    `study.html` already there must be a plain file, and the JSON a study's, before it is
+    replaced."""
+    with hold_folder(folder, "study", wait=False):
+        for name in (STUDY_JSON, STUDY_HTML):
+            check_entry(folder / name, "file")
+        if os.path.lexists(folder / STUDY_JSON):
+            check_kind(read_document(folder / STUDY_JSON), "study", folder / STUDY_JSON)
+        receipt = folder_receipt(folder)
+        doc = build_study(folder, resamples, seed, receipt, hypotheses_now(folder, plan))
+        texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
+        if markdown is not None:
+            texts[markdown] = markdown_into(markdown, doc)
+        for path, text in texts.items():
+            write_atomically(path, text)
     return doc
 
 

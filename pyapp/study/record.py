@@ -2,7 +2,8 @@
 
 `python -m pyapp study` is its only writer (`pyapp.study.command`); `python -m pyapp schema`
 generates `exports/study.schema.json` from these records (a docstring per field), drift-
-checked like the other schemas. The plain-language answer comes first (`answer`), then the
+checked like the other schemas. The confirmatory layer comes first (the study receipt, each
+hypothesis's verdict, the residual tests), then the plain-language answer (`answer`), then the
 flags, the method (every interval's name, the bootstrap's resamples and seed), the groups of
 cells that may be pooled and each group's slices, and every cell with what was done with it.
 
@@ -19,8 +20,9 @@ from typing import Literal
 from pyapp.predict.flags import Answer
 from pyapp.predict.slices import SliceFigures
 from pyapp.records.base import JSON, json_schema
+from pyapp.study.verdicts import ResidualTest, Verdict
 
-STUDY_SCHEMA: Literal["study/1"] = "study/1"
+STUDY_SCHEMA: Literal["study/2"] = "study/2"
 SCHEMA_ID = "https://composition-lab.invalid/schemas/study.schema.json"
 
 
@@ -135,10 +137,18 @@ class StudyCell:
 class StudyDocument:
     """study.json: a study's answer first, then every figure behind it."""
 
-    schema_version: Literal["study/1"]
-    """Version of this schema."""
+    schema_version: Literal["study/2"]
+    """Version of this schema (study/2: the confirmatory layer first)."""
     kind: Literal["composition-lab-study"]
     """Document kind."""
+    receipt: str | None
+    """The study receipt the hypotheses were frozen in (its fingerprint and time, in words);
+    null when the folder has none (every hypothesis is then post hoc)."""
+    hypotheses: tuple[Verdict, ...]
+    """Each hypothesis's verdict (`pyapp.study.verdicts`): the receipt's, preregistered, then
+    the plan's post-hoc ones (no verdict) — first, before every descriptive figure."""
+    residuals: tuple[ResidualTest, ...]
+    """The model-identity residual tests (two or more models), per condition and family."""
     answer: tuple[str, ...]
     """The plain-language answer, first line first: a degenerate headline when there is one
     (`DEGENERATE: all N held-out outcomes are 0 …`), then templated from the numbers only,

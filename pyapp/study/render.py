@@ -1,7 +1,8 @@
 """A study as `study.html` (one self-contained document, like the report: no script, nothing
 loaded, the report's styles, CSP and inline SVG plots) and as Markdown (`--markdown FILE`).
 
-Both say the same things in the same order, from the one `StudyDocument`: the answer first,
+Both say the same things in the same order, from the one `StudyDocument`: the hypotheses'
+verdicts and the residual tests first (`hypothesis_rows`, `residual_rows`), then the answer,
 then the flags, then per group and condition the reliability diagram of both predictors and
 success by steps (`pyapp.report.plots`, the report's own drawing) for the slice the answer
 comes from, and a table of every slice; then the method and every cell. The table's text is
@@ -61,6 +62,107 @@ def _both(
 
 def _pair(a: object, b: object) -> str:
     return f"{a} / {b}"
+
+
+HYPOTHESIS_HEADER = (
+    "hypothesis",
+    "registration",
+    "claim",
+    "test",
+    "verdict",
+    "estimate [95 % bootstrap]",
+    "p (one-sided)",
+    "p after correction",
+    "n",
+    "informed by",
+)
+RESIDUAL_HEADER = (
+    "models",
+    "condition · family",
+    "verdict",
+    "mean residual A − B",
+    "p",
+    "p corrected",
+    "n",
+)
+CONFIRM_NOTE = (
+    "Verdicts are given only to hypotheses frozen unchanged in the study receipt (Holm's "
+    "correction across them); post-hoc hypotheses are described, never judged. The residual "
+    "test: does the subject's identity explain composed outcomes after its frozen state-aware "
+    "prediction (a permutation of subject labels within each task; Holm across the tests)."
+)
+
+
+def hypothesis_rows(doc: StudyDocument) -> list[list[str]]:
+    """One row per hypothesis (HTML and Markdown)."""
+    rows = []
+    for v in doc.hypotheses:
+        word: str = "POST HOC: no verdict" if v.verdict is None else v.verdict
+        if v.verdict == "inconclusive":
+            word += f" ({v.reason})"
+        estimate = "—" if v.estimate is None else f"{signed(v.estimate)} {_short(v.interval)}"
+        rows.append(
+            [
+                f"{v.id}: {v.statement}",
+                v.registration.upper() if v.registration == "post hoc" else v.registration,
+                v.claim,
+                v.test,
+                word,
+                estimate,
+                _p(v.p_value),
+                _p(v.p_corrected),
+                str(v.n),
+                v.informed_by or "—",
+            ]
+        )
+    return rows
+
+
+def residual_rows(doc: StudyDocument) -> list[list[str]]:
+    return [
+        [
+            " vs ".join(r.models),
+            f"{r.condition} · {r.family}",
+            r.verdict + (f" ({r.reason})" if r.reason else ""),
+            "—" if r.estimate is None else signed(r.estimate),
+            _p(r.p_value),
+            _p(r.p_corrected),
+            str(r.n),
+        ]
+        for r in doc.residuals
+    ]
+
+
+def _p(p: float | None) -> str:
+    return "—" if p is None else f"{p:.4f}"
+
+
+def _confirm_html(doc: StudyDocument) -> Markup | None:
+    if not doc.hypotheses and not doc.residuals:
+        return None
+    return el(
+        "section",
+        {"id": "hypotheses"},
+        el("h2", None, "Hypotheses: the confirmatory verdicts"),
+        el("p", None, doc.receipt or "NO STUDY RECEIPT: every hypothesis is post hoc"),
+        table(HYPOTHESIS_HEADER, hypothesis_rows(doc)) if doc.hypotheses else None,
+        el("h3", None, "Model-identity residuals") if doc.residuals else None,
+        table(RESIDUAL_HEADER, residual_rows(doc)) if doc.residuals else None,
+        el("p", {"class": "muted"}, CONFIRM_NOTE),
+    )
+
+
+def _confirm_markdown(doc: StudyDocument, heading: str) -> list[str]:
+    if not doc.hypotheses and not doc.residuals:
+        return []
+    lines = [f"{heading} Hypotheses: the confirmatory verdicts", ""]
+    lines += [doc.receipt or "NO STUDY RECEIPT: every hypothesis is post hoc", ""]
+    if doc.hypotheses:
+        lines += [*_md_table(HYPOTHESIS_HEADER, hypothesis_rows(doc)), ""]
+    if doc.residuals:
+        lines += [f"{heading}# Model-identity residuals", ""]
+        lines += [*_md_table(RESIDUAL_HEADER, residual_rows(doc)), ""]
+    return [*lines, CONFIRM_NOTE, ""]
 
 
 def slice_rows(slices: Sequence[StudySlice]) -> list[list[str]]:
@@ -209,6 +311,7 @@ def study_html(doc: StudyDocument) -> str:
         "body",
         None,
         el("header", None, el("h1", None, title)),
+        _confirm_html(doc),
         el(
             "section",
             {"id": "answer"},
@@ -253,7 +356,8 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 def study_markdown(doc: StudyDocument, heading: str = "##") -> str:
     """The study as Markdown (the same order and text as study.html, without the plots)."""
     label = doc.answer.index(ANSWER_LABEL)
-    lines = [f"{heading} Answer", "", *(f"**{x}**\n" for x in doc.answer[:label])]
+    lines = _confirm_markdown(doc, heading)
+    lines += [f"{heading} Answer", "", *(f"**{x}**\n" for x in doc.answer[:label])]
     lines += [f"**{ANSWER_LABEL}**", ""]
     lines += [f"- {line}" for line in doc.answer[label + 1 :]]
     lines += ["", *(f"> **{flag}**" for flag in doc.flags), ""] if doc.flags else [""]

@@ -1,4 +1,6 @@
-"""The end-of-sweep checks: both documents against exports/, and re-derived exactly."""
+"""The end-of-sweep checks: both documents against exports/, and re-derived exactly by the one
+re-derivation every reader uses (`pyapp.audit.verdict.audit`: the same mismatches as
+`reproduce` and the page's Open a trace, and whether every held-out task was observed)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,9 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from pyapp.audit.verdict import audit
 from pyapp.host.files import EXPORTS
 from pyapp.records.documents import read_document
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
 
 
 def validate(document: Any, schema_name: str) -> list[str] | None:
@@ -35,12 +37,19 @@ def check_files(out: Path) -> dict[str, Any]:
     else:
         prediction_errors = validate(predictions, "predictions.schema.json") or []
         checks["schema"] = {"trace.json": trace_errors, "predictions.json": prediction_errors}
-    mismatches = [str(m) for m in reproduce(trace)]
-    prediction_mismatches = [str(m) for m in reproduce_predictions(trace, predictions)]
+    result = audit(trace, predictions_json=predictions)
+    rerun = result.rerun.mismatches if result.rerun is not None else ()
+    mismatches = [str(m) for m in result.trace_mismatches + rerun]
+    prediction_mismatches = [str(m) for m in result.predictions_mismatches or ()]
+    if result.predictions_other_run is not None:
+        prediction_mismatches.append(result.predictions_other_run)
+    if result.derive_error is not None:
+        prediction_mismatches.append(f"the predictions cannot be derived: {result.derive_error}")
     checks["reproduce"] = {"trace.json": mismatches, "predictions.json": prediction_mismatches}
     checks["exact"] = not mismatches and not prediction_mismatches
+    checks["incomplete"] = list(result.incomplete)
     schema_ok = isinstance(checks["schema"], str) or not any(checks["schema"].values())
-    checks["ok"] = schema_ok and checks["exact"]
+    checks["ok"] = schema_ok and checks["exact"] and not result.incomplete
     return checks
 
 
@@ -69,6 +78,8 @@ def report_checks(checks: dict[str, Any], trace: dict[str, Any]) -> None:
             )
         else:
             print("reproduce: ok: every number in predictions.json re-derived exactly")
+    for line in checks.get("incomplete") or ():
+        print(f"reproduce: INCOMPLETE: {line}")
 
 
 def report_scores(predictions: dict[str, Any]) -> None:

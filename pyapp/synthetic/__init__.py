@@ -3,7 +3,9 @@ construction. Their records (error sources composed as data) and step rule are i
 ``pyapp.records.synthetic_spec``, below the model records that carry them;
 ``language`` reads structure files (TOML or JSON) and the ``NAME:key=value`` shorthand of the
 shipped structures (``structures/*.toml``) through one validator; ``adapter`` answers every
-condition as a model would; ``simulate`` runs the page's protocol natively over many seeds.
+condition as a model would; ``simulate`` runs the page's protocol natively over many seeds;
+``rerun`` re-executes a synthetic trace from the specification it records (every
+completion compared: `reproduce` always does).
 The validation of the instrument: ``validation`` (measurements, Monte Carlo truths, the
 same-prior product), ``checks`` (intervals over seeds, verdicts, power), ``expectations``
 (stated before the numbers), ``report`` and ``figures`` (docs/validation.md, generated whole).

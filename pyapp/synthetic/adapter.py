@@ -30,7 +30,6 @@ import re
 import interpreter
 from interpreter import Node, Op
 from pyapp.conditions.run import exact_op, resolve_operand, route_of
-from pyapp.records.clock import ClockInfo
 from pyapp.records.model import (
     Caps,
     Completion,
@@ -46,11 +45,6 @@ from pyapp.tasks.taskset import Task
 CORRUPTED_OP = {"add": "sub", "sub": "add", "mul": "add"}
 """The specific corruption of a wrongly written program node."""
 
-VIRTUAL_CLOCK = ClockInfo(
-    name="synthetic virtual clock (advanced only by the synthetic cost model)",
-    declared_resolution_ms=1e-6,
-    measured_resolution_ms=None,
-)
 _CHAIN_V1 = re.compile(r"Compute (-?[0-9]+) ([-+*]) \(?(-?[0-9]+)\)?\.")
 _CHAIN_OP = re.compile(r"Compute a ([-+*]) b\.")
 _REGISTER = {

@@ -18,10 +18,11 @@ from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import PredictionsDocument, Scores, score_trace
 from pyapp.records import clock
+from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import Condition, Trace
-from pyapp.synthetic.adapter import VIRTUAL_CLOCK, SyntheticAdapter
+from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import written_name
 from pyapp.tasks.taskset import TaskParams
 

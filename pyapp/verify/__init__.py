@@ -2,5 +2,7 @@
 ``reproduce`` (regenerates the tasks, re-runs the interpreter and the judges on the recorded
 completions, re-derives the profile, predictions and scores; one trial at a time through
 ``trials``, which also gives a report the trace as re-derived), ``consistency`` (the rules by
-which a trace's fields must agree with each other) and ``receipt`` (freeze receipts: made
-at the freeze, checked against a trace later)."""
+which a trace's fields must agree with each other), ``receipt`` (freeze receipts: made
+at the freeze, checked against a trace later), ``completeness`` (every held-out task a
+freeze listed against the trials present: a run that ended early says so) and ``rerun``
+(audit by re-execution: each recorded completion generated again and compared)."""

@@ -26,8 +26,8 @@ edits and deletions, but a determined forger can recompute the whole chain. A re
 not prove when it was published (that is the place it was published), that the model
 behind the trials is the one named (only its identity as reported), nor anything about
 records after the freeze beyond their order (a later held-out trial can still be deleted
-at the tail; the receipt lists the held-out tasks each frozen profile predicts, so a
-reader counts them).
+at the tail; the receipt lists the held-out tasks each frozen profile predicts, and
+`reproduce` counts them against the trials present: `pyapp.verify.completeness`).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from pyapp.conditions.failures import kind_of
 from pyapp.conditions.run import (
     MODEL_CONDITIONS,
 )
+from pyapp.predict.never_scored import never_scored_line
 from pyapp.predict.predictor import (
     as_version,
     heldout_tasks,
@@ -45,12 +46,9 @@ from pyapp.predict.predictor import (
 from pyapp.records import prompts
 from pyapp.records.base import JSON, RecordError, to_json
 from pyapp.records.chain import chain_mismatches
-from pyapp.records.evidence import FIXTURE_SOURCES, subject_mismatches
+from pyapp.records.evidence import evidence_mismatches
 from pyapp.records.frozen import task_set_identity
-from pyapp.records.model import (
-    TEST_FIXTURE_CONFIGS,
-    revision_note,
-)
+from pyapp.records.model import revision_note
 from pyapp.records.terms import protocol_of
 from pyapp.records.trace import (
     CHAINED_VERSIONS,
@@ -163,6 +161,9 @@ def reproduce(
             changed[i] = fields
         if trial.condition in MODEL_CONDITIONS:
             check_model_trial(trial, where, trial_ctx, found)
+        unscored = never_scored_line(trial)
+        if unscored is not None:
+            found.append(Mismatch(where, unscored))
 
     _check_interruptions(trace, ctx, upgraded, found)
     found.extend(chain_mismatches(trace, required=version in CHAINED_VERSIONS)[0])
@@ -177,8 +178,10 @@ def reproduce(
     if trace.freezes:
         try:
             score_trace(trace)
-        except ValueError as error:
-            found.append(Mismatch("$.freezes", str(error)))
+        except ValueError as error:  # unless it refuses what was named already
+            named = {str(m) for m in found} | {m.message for m in found}
+            if str(error) not in named:
+                found.append(Mismatch("$.freezes", str(error)))
 
     summary = summarise(trace.trials)
     if summary != trace.summary:
@@ -297,7 +300,9 @@ def _check_tasks(trace: Trace, found: list[Mismatch]) -> dict[str, TaskRecord]:
 
 
 def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
-    """A fixture (or a synthetic model) is never relabelled model evidence."""
+    """The recorded evidence label is the one everything the trace records about the model
+    gives (`pyapp.records.evidence.derived_evidence`): a fixture, a synthetic model or the
+    reference subject is never relabelled."""
     model = trace.model
     expected_note = None if model is None or legacy else revision_note(model)
     if trace.revision_note != expected_note:
@@ -306,29 +311,7 @@ def _check_model(trace: Trace, legacy: bool, found: list[Mismatch]) -> None:
         return
     if not legacy:
         found.extend(model_mismatches(model))
-    found.extend(subject_mismatches(model))
-    if model.source in FIXTURE_SOURCES and model.evidence != "fixture":
-        found.append(
-            Mismatch(
-                "$.model.evidence",
-                f"source {model.source!r} is a fixture, never {model.evidence!r} evidence",
-            )
-        )
-    if model.source == "synthetic" and model.evidence != "synthetic":
-        found.append(
-            Mismatch(
-                "$.model.evidence",
-                f"source 'synthetic' is a synthetic model, never {model.evidence!r} evidence",
-            )
-        )
-    if model.config_sha256 in TEST_FIXTURE_CONFIGS and model.evidence != "fixture":
-        found.append(
-            Mismatch(
-                "$.model.evidence",
-                f"config.json {model.config_sha256[:12]}… is a test fixture's, never "
-                f"{model.evidence!r} evidence",
-            )
-        )
+    found.extend(evidence_mismatches(model, trace.environment.clock))
 
 
 def _check_interruptions(

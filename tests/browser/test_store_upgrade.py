@@ -92,11 +92,15 @@ def as_version_1(document: dict[str, Any]) -> dict[str, Any]:
     return old
 
 
-def reproduced_by_cli(document: Any, path: Path) -> str:
+def reproduced_by_cli(document: Any, path: Path, *, complete: bool = True) -> str:
+    """`reproduce`'s output: every record re-derived; a paused sweep (`complete` false) is
+    said to be incomplete, which is exit 1 (issue 37: a run that ended early says so)."""
     path.write_text(json.dumps(document), "utf-8")
     command = [sys.executable, "-m", "pyapp", "reproduce", str(path)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == (0 if complete else 1), result.stdout + result.stderr
+    assert "MISMATCH" not in result.stdout and "re-derived exactly" in result.stdout
+    assert ("INCOMPLETE: " in result.stdout) is not complete, result.stdout
     return result.stdout
 
 
@@ -170,7 +174,7 @@ def test_a_version_1_database_is_converted_and_its_sweep_resumes(
         assert to_json(converted_sweep.summary) == v1["summary"]
         rebuilt = {**header, "trials": v1["trials"], "summary": v1["summary"]}
         assert rebuilt == v1 and reproduce(rebuilt) == []
-        reproduced_by_cli(rebuilt, tmp_path / "converted.json")
+        reproduced_by_cli(rebuilt, tmp_path / "converted.json", complete=False)  # paused
         kept = stored_document(converted_sweep)
         assert kept == to_json(read_trace(v1))
 
