@@ -132,6 +132,7 @@ export class ExperimentView extends ExperimentState {
     for (const box of document.querySelectorAll('input[name="condition"]')) {
       if (box instanceof HTMLInputElement) box.disabled = !(loaded && idle);
     }
+    $("#chain-protocol", HTMLSelectElement).disabled = !(loaded && idle);
     button("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     button("#download-sweep-trace").disabled = !(idle && this.header);
     button("#download-predictions").disabled = !(idle && this.predictionsDoc);
@@ -157,7 +158,14 @@ export class ExperimentView extends ExperimentState {
     const { trials, correct, incorrect, failed } = this.summary ?? { trials: 0, correct: 0, incorrect: 0, failed: 0 };
     const notEvidence = this.notEvidence();
     const label = notEvidence ? ` — ${notEvidence}` : "";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+    // the chain protocol the sweep runs under (trace/4's run.terms; older traces: the design's)
+    const protocol = this.header.run.terms?.chain_protocol ?? "chain-design/1";
+    return `Sweep ${this.header.run.run_id.slice(0, 8)} (chain protocol ${protocol}): ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+  }
+
+  /** The chain protocol step 2 chose (`design` or `extended`), sent with `sweep_start`. */
+  chosenChainProtocol() {
+    return $("#chain-protocol", HTMLSelectElement).value;
   }
 
   /** @param {string} trialId */

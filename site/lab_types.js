@@ -310,6 +310,7 @@
  * @property {(TaskSetIdentity | null)} [task_set] The task set frozen with the profile (seed, canonical parameters, generator version); null only in documents older than trace/3.
  * @property {(StateAwareModel | null)} [state_aware] The state-aware predictor's fit as frozen (coefficients, prior, clamp ranges, version): `score` uses it, `reproduce` re-fits and compares; null only in documents older than trace/3.
  * @property {(number | null)} [reference_probability] The reference forecast of every Brier skill score: the frozen profile's pooled success rate (its ops' successes / trials, `pyapp.predict.skill.pooled_rate`), one probability for every held-out task. `score` uses it, `reproduce` re-derives it from the trials before the freeze and names a difference; the profile hash and the receipt cover it. Null in documents written before it was frozen (then derived from the profile) and when the profile has no trials.
+ * @property {(RunTerms | null)} [terms] The run's terms as frozen (the chain protocol decides which held-out tasks the profile predicts; the chain and the profile hash cover it); null only in documents older than trace/4.
  */
 /**
  * Python froze the profiles inside `sweep_run` (phase `all`); the freeze records travel beside it (`EventTexts.change`), and so does the receipt (`EventTexts.receipt`).
@@ -339,6 +340,7 @@
  * @property {(TaskSetIdentity | null)} [task_set] The task set frozen with the profile: seed, canonical parameters, generator version (the preset a person chose is only a label); null as `chain_head`.
  * @property {(StateAwareModel | null)} [state_aware] The state-aware predictor's fit as frozen; null as `chain_head`.
  * @property {(number | null)} [reference_probability] The reference forecast frozen with the profile: its pooled success rate (every op's successes / trials), the forecast every Brier skill score is measured against; absent in documents derived from freezes recorded before it was frozen (the skill scores then derive it from the profile).
+ * @property {(RunTerms | null)} [terms] The run's terms as frozen (trace/4: the chain protocol, which decides the held-out tasks a chain profile predicts and their routes); absent in documents derived from traces older than trace/4 (measured under the design's chain protocol).
  */
 /**
  * `model_generate`: one generation through Python's model adapter (kept in the journal).
@@ -806,6 +808,7 @@
  * @property {string} chain_head SHA-256 of that record: it fixes every record before it.
  * @property {string} at When the last profile was frozen, UTC ISO 8601.
  * @property {string} fingerprint The first 80 bits of the SHA-256 of the canonical JSON of every other field, as five groups of four hex digits.
+ * @property {(RunTerms | null)} [terms] The run's terms (trace/4: the chain protocol the held-out tasks are routed under); absent in receipts of traces older than trace/4 (the design's chain protocol).
  */
 /**
  * One frozen profile as the receipt names it.
@@ -878,6 +881,7 @@
  * @property {Record<string, string>} prompt_templates Prompt template id → SHA-256 of the template file.
  * @property {(GenerationSettings | null)} generation How every generation decodes (greedy, stop tokens, chat template); null only in traces upgraded from trace/1.
  * @property {string[]} faults Fault-injection hooks the page ran with (`worker_crash@N`, ...); empty for a normal run. A run with faults injected is a test of the instrument.
+ * @property {(RunTerms | null)} terms The terms the run was measured under that trace/4 added (`pyapp.records.terms`: the chain protocol, and any term added to trace/4 later); null only in documents older than trace/4, which were measured under the design's chain protocol.
  */
 /**
  * A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own drawing; the page inserts this text as it is, only from its own worker's reply).
@@ -910,6 +914,11 @@
 /**
  * The reply to `run_supplied`.
  * @typedef {({ type: "run_supplied", id: unknown, ok: true, result: SuppliedRun, error?: (Error | null) } | { type: "run_supplied", id: unknown, ok: false, result?: SuppliedRun, error: (Error | null) })} RunSuppliedReply
+ */
+/**
+ * The terms a run was measured under that trace/4 added, in one record (the run's, and a copy in every freeze, frozen profile and receipt). A term added later in trace/4 is a field here with a default and `ADDED_IN_TRACE_4` (see the module docstring).
+ * @typedef {object} RunTerms
+ * @property {("chain-design/1" | "chain-extended/1")} chain_protocol The controlled chain's protocol version (`chain-design/1`, the default, or `chain-extended/1`): which families are routed and the route limits of every chain trial of the run.
  */
 /**
  * How well the frozen profile predicted the held-out observations.
@@ -1074,6 +1083,7 @@
  * @property {(Record<string, string[]> | null)} [previously_observed] What another ledger (the sweep CLI's file) holds for this model, per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids recorded before content keys. Python keeps those that name this sweep's held-out tasks (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory.
  * @property {(LedgerEntry[] | null)} [ledger] Every entry of the page's own ledger ({model_id, revision, revision_served, condition, task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and joins them to `previously_observed`.
  * @property {(string[] | null)} [faults] Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js): recorded in the trace's `run.faults`.
+ * @property {(string | null)} [chain_protocol] The controlled chain's protocol, chosen explicitly (`design` or `extended`, `pyapp.records.terms`); null: the design's. Recorded in the trace's `run.terms`.
  * @property {unknown} [id] Repeated by the reply.
  */
 /**
@@ -1101,6 +1111,7 @@
  * @property {string} run_id The run's id.
  * @property {Summary} summary Counts over the trials observed (the page's caption shows them as they are).
  * @property {PlanLeft[]} left What `measure_left` and `heldout_left` hold, per phase and condition (non-zero groups only, in plan order).
+ * @property {string} chain_protocol The controlled chain's protocol version the sweep runs under (`chain-design/1` or `chain-extended/1`); the page's step 2 shows it.
  */
 /**
  * The reply to `sweep_state`.
@@ -1288,7 +1299,7 @@
 /**
  * A Composition Lab trace: the raw observations of one run.
  * @typedef {object} Trace
- * @property {"trace/3"} schema_version Version of this schema.
+ * @property {"trace/4"} schema_version Version of this schema.
  * @property {"composition-lab-trace"} kind Document kind.
  * @property {RunInfo} run What was run.
  * @property {Environment} environment Where it ran.
@@ -1348,7 +1359,7 @@
  * @property {(number | null)} input_tokens Actual prompt tokens (summed over calls for chains); null when unavailable.
  * @property {(number | null)} output_tokens Actual generated tokens (summed over calls for chains); null when unavailable.
  * @property {(InterpreterBudget | null)} budget The register-tree language limits in force; null for controlled chains, which call no interpreter.
- * @property {(RouteLimits | null)} route_limits Controlled chains: the route's limits (6 calls, 3,072 input / 256 output tokens, 90 s, the per-call caps); null for whole-task conditions.
+ * @property {(RouteLimits | null)} route_limits Controlled chains: the route's limits, those of the run's chain protocol (`chain-design/1`: 6 calls, 3,072 input / 256 output tokens, 90 s; `chain-extended/1`: 7 calls, 3,584 / 256 tokens, 105 s; the per-call caps the same); null for whole-task conditions.
  * @property {Timings} timings Per-phase wall times.
  * @property {(string | null)} [prev_sha256] The hash chain (`pyapp.records.chain`): SHA-256 of the canonical JSON of the record just before this one in the timeline (or of the chain's genesis); null only in documents older than trace/3.
  */

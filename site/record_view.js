@@ -76,6 +76,7 @@ export function showRecord(trial, runLabel = null) {
         ["Final correct", yesNo(c.final_correct)],
         ["Reserved tokens in / out", `${c.reserved_input_tokens} / ${c.reserved_output_tokens}`],
         ["Used tokens in / out", `${c.used_input_tokens ?? "—"} / ${c.used_output_tokens ?? "—"}`],
+        ["Route limits", trial.route_limits ? `${trial.route_limits.max_calls} calls, ${trial.route_limits.max_input_tokens} / ${trial.route_limits.max_output_tokens} tokens, ${trial.route_limits.timeout_ms / 1000} s` : "—"],
       ]),
     );
     if (c.calls.length) {

@@ -39,7 +39,7 @@ function conditionLabel(condition, label) {
 /** @param {Trial} trial */
 function outcomeText(trial) {
   const f = trial.failure ?? trial.chain?.halt;
-  if (trial.chain?.status === "unsupported") return "unsupported (no route; zero model calls)";
+  if (trial.chain?.status === "unsupported") return "unsupported (no route under this chain protocol; zero model calls)";
   if (!f) return trial.outcome;
   const limit = f.limit ? ` (${f.limit}${f.maximum !== null ? ` > ${f.maximum}` : ""})` : "";
   return `${trial.outcome}${trial.outcome === f.code ? "" : ` [halt: ${f.code}]`}${limit} — ${f.stage}`;

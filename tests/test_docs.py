@@ -22,6 +22,7 @@ import pytest
 import interpreter
 from pyapp.cli import main as cli_main
 from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
+from pyapp.conditions.route import route_of
 from pyapp.conditions.run import _MAX_DIGITS, DEFAULT_ROUTE_LIMITS
 from pyapp.experiment.phases import PAUSE_AFTER
 from pyapp.host import serve
@@ -29,6 +30,7 @@ from pyapp.predict import metrics
 from pyapp.protocol import messages, model_messages
 from pyapp.records import documents, model, prompts
 from pyapp.records.evidence import EVIDENCE_LABELS
+from pyapp.records.terms import DESIGN_CHAIN, EXTENDED_CHAIN
 from pyapp.records.trace import TRACE_2_FIELDS, budget_of
 from pyapp.tasks import taskset as tasks
 
@@ -142,6 +144,7 @@ def expected_constants() -> dict[str, object]:
     for f in fields(DEFAULT_ROUTE_LIMITS):
         if f.name != "call":
             expected[f"route.{f.name}"] = getattr(DEFAULT_ROUTE_LIMITS, f.name)
+            expected[f"extended_route.{f.name}"] = getattr(EXTENDED_CHAIN.limits, f.name)
     return expected
 
 
@@ -162,6 +165,31 @@ def test_every_number_in_the_spec_tables_is_the_codes() -> None:
 
 def test_the_route_uses_the_chain_call_caps() -> None:
     assert DEFAULT_ROUTE_LIMITS.call == model.CHAIN_CALL_CAPS
+    assert DESIGN_CHAIN.limits == DEFAULT_ROUTE_LIMITS
+    assert EXTENDED_CHAIN.limits.call == model.CHAIN_CALL_CAPS  # per call unchanged
+
+
+def test_the_specs_route_tables_are_the_routes() -> None:
+    """docs/specification.md draws each new family's route as a table: it is `route_of`."""
+    text = spec_text()
+    by_id = tasks.tasks_by_id(tasks.generate())
+    for task_id, start in (
+        ("determinant-1", "* `triangle_determinant` (extended"),
+        ("derivative-1", "* `cubic_derivative` (extended"),
+    ):
+        lines = [line.strip() for line in text[text.index(start) :].splitlines()]
+        head = lines.index("| call | op | left | right | value |")
+        cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[head + 2 :]]
+        drawn = [(row[1], _source(row[2]), _source(row[3])) for row in cells[:7]]
+        assert [row[0] for row in cells[:7]] == [str(i) for i in range(7)]
+        planned = [(c.op, c.left, c.right) for c in route_of(by_id[task_id])]
+        assert drawn == planned, task_id
+
+
+def _source(cell: str) -> str:
+    """A route table's operand cell as a planned call's source (`x2` → `register:x2`)."""
+    cell = cell.strip("` ")
+    return f"call:{cell.split()[1]}" if cell.startswith("call ") else f"register:{cell}"
 
 
 def test_prompt_hashes_are_the_template_files() -> None:

@@ -234,15 +234,15 @@ def test_an_empty_trial_list_reproduces_or_names_the_freeze(capsys, tmp_path, do
             "(prev_sha256): a trace/3 document says 'trace/3'",
         ),
         (
-            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/4")),
-            "$.schema_version: expected one of ['trace/3'], got 'trace/4'",
+            lambda doc, old: edited(doc, lambda d: d.update(schema_version="trace/5")),
+            "$.schema_version: expected one of ['trace/4'], got 'trace/5'",
         ),
     ],
     ids=[
         "trace-3-body-says-trace-1",
         "trace-1-body-says-trace-2",
         "chained-says-trace-2",
-        "trace-4",
+        "trace-5",
     ],
 )
 def test_a_schema_version_the_body_contradicts_is_one_line(
@@ -275,7 +275,7 @@ def test_report_and_open_a_trace_read_a_trace_1_document(capsys, tmp_path, trace
     reply = opened(trace_1)
     assert reply["ok"] and reply["result"]["ok"], reply
     header = json.loads(reply["result"]["header_json"])
-    assert header["schema_version"] == "trace/3" and header["revision_note"] is None
+    assert header["schema_version"] == "trace/4" and header["revision_note"] is None
     trials = [json.loads(text) for text in reply["result"]["trials_json"]]
     assert [t["sequence"] for t in trials] == sorted(t["sequence"] for t in trials)
     assert open_run(trace_1).ok

@@ -376,7 +376,7 @@ def as_trace_1(document: dict) -> dict:
 def test_a_trace_1_document_is_still_read_and_reproduced(finished_document) -> None:
     old = as_trace_1(finished_document)
     trace = read_trace(old)
-    assert trace.schema_version == "trace/3" and trace.trials[0].started_at is None
+    assert trace.schema_version == "trace/4" and trace.trials[0].started_at is None
     assert [t.sequence for t in trace.trials] == sorted(t.sequence for t in trace.trials)
     # the freeze hashes still re-derive: the profile does not depend on the new fields
     assert reproduce(old) == []
@@ -395,7 +395,7 @@ def test_a_trace_1_sweep_continued_under_trace_3_reproduces(finished_document) -
     sweep = Sweep.from_trace(read_trace(old))
     assert run(run_phase(sweep, "heldout", ScriptedAdapter(answer))) == "finished"
     document = to_json(sweep.trace())
-    assert document["schema_version"] == "trace/3"
+    assert document["schema_version"] == "trace/4"
     assert document["trials"][kept - 1].get("prev_sha256") is None
     assert document["trials"][kept]["prev_sha256"] is not None
     assert [t["trial_id"] for t in document["trials"]] == [

@@ -92,7 +92,7 @@ def test_a_stalled_trial_moved_among_the_scored_ones_is_a_mismatch(tmp_path, cap
 
 def capacity_run(monkeypatch) -> dict[str, Any]:
     """A chain sweep of recurrence_steps [2, 4] as the code before issue 23 §6 ran it."""
-    monkeypatch.setattr(phases, "chain_capacity_problem", lambda params: None)
+    monkeypatch.setattr(phases, "chain_capacity_problem", lambda params, protocol=None: None)
     model = ScriptedAdapter(answer)
     sweep = Sweep(
         params=TaskParams(recurrence_steps=(2, 4)),

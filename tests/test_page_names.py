@@ -317,3 +317,14 @@ def test_the_pages_event_answer_writes_exactly_the_records_fields() -> None:
     assert found, "site/experiment_state.js has no answer(cancel) building the EventAnswer"
     keys = [part.strip().split(":")[0].strip() for part in found.group(1).split(",")]
     assert keys == fields
+
+
+def test_the_chain_protocol_options_are_generated_from_the_protocols() -> None:
+    from pyapp.records.terms import CHAIN_PROTOCOL_NAMES
+
+    html = (ROOT / "site" / "index.html").read_text(encoding="utf-8")
+    assert page.chain_protocol_options() in html
+    begin = html.index("<!-- chain-protocols:begin")
+    block = html[begin : html.index("<!-- chain-protocols:end -->")]
+    assert re.findall(r'<option value="([a-z]+)"', block) == list(CHAIN_PROTOCOL_NAMES)
+    assert 'value="design" selected' in block  # the design's is the default

@@ -141,7 +141,7 @@ def test_a_control_run_streamed_and_whole_give_the_same_report(
         lambda text: text.replace('"outcome":', '"outcome_": "x", "outcome":', 1),
         lambda text: text[: len(text) // 2],
         lambda text: text + "\n{}",
-        lambda text: text.replace('"schema_version": "trace/3"', '"schema_version": "trace/9"'),
+        lambda text: text.replace('"schema_version": "trace/4"', '"schema_version": "trace/9"'),
     ],
     ids=["nan", "repeated-key", "extra-key", "cut", "trailing", "version"],
 )

@@ -231,7 +231,7 @@ def test_a_trace_1_sweep_stored_by_indexeddb_version_1_resumes_upgraded():
 
     page2 = Page(ScriptedAdapter(known_model))
     assert call(page2, "sweep_resume", **stored)["result"]["trials"] == 20
-    assert json.loads(header(page2))["schema_version"] == "trace/3"
+    assert json.loads(header(page2))["schema_version"] == "trace/4"
     split = call(page2, "sweep_trace", split=True)["result"]
     assert split["trace_json"] is None and len(split["trials_json"]) == 20  # TraceText, split
     upgraded = [json.loads(text) for text in split["trials_json"]]

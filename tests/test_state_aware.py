@@ -94,7 +94,7 @@ def test_both_predictors_side_by_side_and_older_documents_still_read(version, ab
     for condition in old["conditions"]:
         for key in absent:
             del condition[key]
-        for key in ("chain_head", "task_set", "state_aware", "reference_probability"):
+        for key in ("chain_head", "task_set", "state_aware", "reference_probability", "terms"):
             del condition["frozen"][key]
         if condition.get("interrupted"):
             condition["interrupted"]["output_shown"] = 0  # always 0 before predictions/4

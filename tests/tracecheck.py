@@ -36,6 +36,9 @@ def as_trace_2(document: dict[str, Any]) -> dict[str, Any]:
 
     old = copy.deepcopy(document)
     old["schema_version"] = "trace/2"
+    old["run"].pop("terms", None)  # trace/4's
+    for record in old["freezes"]:
+        record.pop("terms", None)
     records = [*old["trials"], *old["freezes"], *old["interruptions"]]
     records += [i["partial"] for i in old["interruptions"] if i.get("partial")]
     for record in records:
@@ -60,7 +63,7 @@ def rechained(document: dict[str, Any]) -> dict[str, Any]:
     from pyapp.records.chain import genesis, links, sha256_of
     from pyapp.records.trace import read_trace
 
-    if document.get("schema_version") != "trace/3":
+    if document.get("schema_version") not in ("trace/3", "trace/4"):
         return document
     trace = read_trace(document)
     run = document.get("run") or {}

@@ -19,7 +19,7 @@ from typing import Any
 
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records.base import JSON, Mismatch
-from pyapp.records.trace import SCHEMA_VERSION, Trace, read_trace
+from pyapp.records.trace import CHAINED_VERSIONS, Trace, read_trace
 from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.verify.completeness import incomplete
 from pyapp.verify.receipt import Receipt, receipt_mismatches
@@ -102,8 +102,8 @@ def audit(
     trace = read_trace(document) if read is None else read
     changed: dict[int, dict[str, JSON]] = {}
     found = reproduce(document, read=trace, changed=changed)
-    current = isinstance(document, dict) and document.get("schema_version") == SCHEMA_VERSION
-    # a current document: each trial was re-derived once, by `reproduce`
+    current = isinstance(document, dict) and document.get("schema_version") in CHAINED_VERSIONS
+    # a trace/3 or trace/4 document: each trial was re-derived once, by `reproduce`
     rederived_json, corrections = rederive(
         document, read=trace, changed=changed if current else None
     )

@@ -99,6 +99,7 @@ from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter,
 from pyapp.records.params import task_params as params_from_json
 from pyapp.records.stored import Mark, header_change, stored_trace
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     BrowserInfo,
@@ -150,7 +151,15 @@ def _previously(request: SweepStart | SweepResume, sweep: Sweep) -> dict[str, tu
         mine = keys_by_condition(entries, model.model_id, model.revision, model.revision_served)
         for condition, found in mine.items():
             keys[condition] = list(dict.fromkeys([*keys.get(condition, []), *found]))
-    return seen_in(keys, sweep.tasks, sweep.conditions)
+    return seen_in(keys, sweep.tasks, sweep.conditions, sweep.protocol)
+
+
+def _chain_protocol(name: str | None) -> ChainProtocol:
+    """The protocol a start request chose (null: the design's); an unknown name is refused."""
+    try:
+        return DEFAULT_CHAIN_PROTOCOL if name is None else chain_protocol(name)
+    except KeyError as error:
+        raise SessionError("bad_request", f"chain_protocol: {error.args[0]}") from None
 
 
 class Session:
@@ -230,6 +239,7 @@ class Session:
             run_id=sweep.run_id,
             summary=summarise(tuple(sweep.trials)),
             left=left,
+            chain_protocol=sweep.protocol.version,
         )
 
     # ---- requests --------------------------------------------------------------------
@@ -258,7 +268,10 @@ class Session:
             raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
-        problem = chain_capacity_problem(params) if "controlled-chain" in ordered else None
+        protocol = _chain_protocol(request.chain_protocol)
+        problem = (
+            chain_capacity_problem(params, protocol) if "controlled-chain" in ordered else None
+        )
         if problem is not None:  # refused before the sweep starts, naming the parameter
             raise SessionError("bad_params", problem.message)
         self.sweep = Sweep(
@@ -268,6 +281,7 @@ class Session:
             browser=browser,
             journal=list(self.journal),
             faults=tuple(request.faults or ()),
+            protocol=protocol,
             # a synthetic model's timings are its cost model's, on its virtual clock
             clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
@@ -310,7 +324,7 @@ class Session:
         synthetic = adapter if isinstance(adapter, SyntheticAdapter) else None
         observed_before = len(sweep.trials)
         counts = [summarise(tuple(sweep.trials))]  # kept as trials arrive: constant per trial
-        ledgered = {c: ledger_task_ids(sweep.tasks, c) for c in sweep.conditions}
+        ledgered = {c: ledger_task_ids(sweep.tasks, c, sweep.protocol) for c in sweep.conditions}
         by_id = {t.id: t for t in sweep.tasks}
         for current in phases:
             profiles = freeze(sweep) if current == "heldout" and phase == "all" else []
@@ -501,7 +515,7 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
     shown = []
     for p in profiles:
         condition = p.profile.condition
-        tasks = heldout_tasks(sweep.tasks, condition)
+        tasks = heldout_tasks(sweep.tasks, condition, sweep.protocol)
         fit = p.state_aware
         shown.append(
             HeldoutPredictions(
@@ -509,7 +523,7 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
                 predictions=tuple(predict(p, t) for t in tasks),
                 state_aware=()
                 if fit is None
-                else tuple(predict_state_aware(fit, t, condition) for t in tasks),
+                else tuple(predict_state_aware(fit, t, condition, sweep.protocol) for t in tasks),
             )
         )
     return tuple(shown)

@@ -1,6 +1,6 @@
 """Argument types and option groups the commands share: a TCP port (`port`), a seed
-(`seed`), a count of at least one (`positive`), the task set's options (`seeded`) and the
-check of an output file (`check_output`)."""
+(`seed`), a count of at least one (`positive`), the task set's options (`seeded`), the chain
+protocol (`chain_protocol_option`) and the check of an output file (`check_output`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from pyapp.errors import UsageError
+from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
 from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, SEED_LIMIT
 
 
@@ -61,6 +62,22 @@ PRESET_HELP = (
 )
 """The `--preset` help every command shares (the names are checked by
 `pyapp.host.files.param_overrides`: a ladder's name is refused with its rungs named)."""
+
+
+def chain_protocol_option(
+    p: argparse.ArgumentParser, default: str | None = DEFAULT_CHAIN_PROTOCOL.name
+) -> None:
+    """`--chain-protocol NAME` (`sweep`, `simulate`): the controlled chain's protocol, the
+    design's unless chosen (`pyapp.records.terms`); `sweep` takes no default, so that
+    `--resume` tells an explicit choice from the recorded one."""
+    p.add_argument(
+        "--chain-protocol",
+        choices=CHAIN_PROTOCOL_NAMES,
+        default=default,
+        help="the controlled chain's protocol: design (the default: 6 calls a route, "
+        "determinants and derivatives unsupported) or extended (chain-extended/1: every "
+        "family routed, 7 calls, 3,584 input tokens, 105 s a route)",
+    )
 
 
 def check_output(path: str, option: str) -> Path:

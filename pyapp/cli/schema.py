@@ -69,14 +69,16 @@ def generated() -> dict[Path, str]:
 def blocks() -> dict[Path, str]:
     """The files with a generated block among hand-written text: docs/page.md's tables of
     the page's shared names, docs/sweep.md's fault hooks and site/index.html's condition
-    checkboxes."""
-    out = {}
+    checkboxes and chain-protocol choices."""
+    out: dict[Path, str] = {}
+    index = REPO_ROOT / "site" / "index.html"
     for path, marker, text, pad in (
         (REPO_ROOT / "docs" / "page.md", "page-names", page.markdown_tables(), "\n"),
         (REPO_ROOT / "docs" / "sweep.md", "fault-hooks", faults.markdown_table(), "\n"),
-        (REPO_ROOT / "site" / "index.html", "conditions", page.condition_checkboxes(), ""),
+        (index, "conditions", page.condition_checkboxes(), ""),
+        (index, "chain-protocols", page.chain_protocol_options(), ""),
     ):
-        current = path.read_text(encoding="utf-8")
+        current = out.get(path) or path.read_text(encoding="utf-8")
         out[path] = with_generated_block(current, text, marker, pad)
     return out
 

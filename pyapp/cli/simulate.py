@@ -4,6 +4,8 @@
     python -m pyapp simulate --model correlated:rho=0.9 --seeds 1..50 --preset calibration-60 \\
         --out runs/sim-corr
     python -m pyapp simulate --model my-structure.toml --seeds 1..20 --out runs/mine
+    python -m pyapp simulate --model size-dependent --seeds 1..20 --chain-protocol extended \
+        --out runs/sim-extended
 
 `--model` is a shipped structure's shorthand (`NAME` or `NAME:key=value,...`) or a structure
 file (TOML or JSON, `pyapp.synthetic.language`; schema `exports/synthetic-model.schema.json`).
@@ -24,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.cli.arguments import PRESET_HELP
+from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option
 from pyapp.conditions.run import MODEL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import (
@@ -36,6 +38,7 @@ from pyapp.host.files import (
 )
 from pyapp.records.base import to_json
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
+from pyapp.records.terms import chain_protocol
 from pyapp.records.trace import Condition
 from pyapp.synthetic.language import is_file_argument, parse_spec, read_spec_file
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
@@ -108,7 +111,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     conditions = parse_conditions(args.conditions)
     args.seed = seeds[0]
     params = task_params_of(args)
-    problem = chain_capacity_problem(params) if "controlled-chain" in conditions else None
+    protocol = chain_protocol(args.chain_protocol)
+    problem = chain_capacity_problem(params, protocol) if "controlled-chain" in conditions else None
     if problem is not None:
         raise UsageError(problem.message)
     out = check_output_folder(args.out, "--out")
@@ -127,7 +131,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             rate = done[0] / max(time.perf_counter() - start, 1e-9)
             print(f"\r{done[0]}/{len(seeds)} seeds ({rate:.1f} seeds/s)", end="", file=sys.stderr)
 
-    runs = run_seeds(spec, params, seeds, conditions, on_seed)
+    runs = run_seeds(spec, params, seeds, conditions, on_seed, protocol)
     elapsed = time.perf_counter() - start
     print(file=sys.stderr)
     summary = summarise_runs(spec, runs)
@@ -173,6 +177,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
     p.add_argument("--conditions", metavar="C1,C2", help="default: the three model conditions")
+    chain_protocol_option(p)
     p.add_argument("--out", type=output_folder, required=True, help="output folder")
     p.add_argument(
         "--summary-only", action="store_true", help="write summary.json only, no per-seed files"

@@ -1,13 +1,20 @@
 """The controlled primitive chain: the external computation route of a task and its
 verdicts.
 
-Chain routes exist for isolated add/sub/mul, the encoding probes and affine recurrences
-(one mul then one add per update). Determinants and derivatives have no route: they are
-recorded as `unsupported` with zero model calls. A wrong but valid integer continues; an
-invalid reply, a budget limit, a timeout or a cancellation halts the route, and the calls
-after a halt are unobserved. Before each call its caps are reserved against the route's
-budgets; a call that could exceed them is not made and halts the route. No interpreter is
-called during a route.
+A task's route is its reference program in the interpreter's evaluation order (post-order,
+left argument first: `route_of`): one primitive call per operation, each operand a
+register or the *actual parsed* output of an earlier call. The run's chain protocol
+(`pyapp.records.terms.ChainProtocol`) decides which families are routed and the one set
+of limits of every route: the design's (the default) routes isolated add/sub/mul, the
+encoding probes and affine recurrences (one mul then one add per update), and records
+determinants and derivatives as `unsupported` with zero model calls; the extended
+protocol routes those too (seven calls each, the constants 3 and 2 read from the `three`
+and `two` registers by model calls like any other). A wrong but valid integer continues;
+an invalid reply, a budget limit, a timeout or a cancellation halts the route, and the
+calls after a halt are unobserved. Before each call its caps are reserved against the
+route's budgets; a call that could exceed them is not made and halts the route; a route
+whose plan is over its limits is refused when the sweep starts
+(`chain_capacity_problem`). No interpreter is called during a route.
 
 `judge_call` turns one call's completion into a verdict; `reproduce` calls the same
 function (and `call_step`, `verify_route`, `chain_result`), so a recorded verdict is
@@ -19,7 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
+import interpreter
 from pyapp.conditions.replies import (
     CancelToken,
     failure,
@@ -31,15 +40,15 @@ from pyapp.errors import Cancelled, ParamsError
 from pyapp.records import prompts
 from pyapp.records.clock import elapsed_ms, now_ns
 from pyapp.records.model import (
-    DEFAULT_ROUTE_LIMITS,
     Caps,
     Completion,
     ModelAdapter,
     RouteLimits,
 )
 from pyapp.records.prompts import RenderedPrompt
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trial import ChainCall, ChainRoute, Failure, Timings, Trial, new_trial, utc_now
-from pyapp.tasks.taskset import Task, TaskLike, TaskParams
+from pyapp.tasks.taskset import PROGRAMS, Task, TaskLike, TaskParams
 
 
 @dataclass(frozen=True)
@@ -51,19 +60,45 @@ class PlannedCall:
     right: str
 
 
-def plan_route(task: TaskLike) -> tuple[PlannedCall, ...] | None:
-    """The route of a task, or None when the family has no controlled route."""
-    if task.family in ("add", "sub", "mul"):
-        return (PlannedCall(task.family, "register:a", "register:b"),)
-    if task.family == "affine_recurrence" and task.steps is not None:
-        calls: list[PlannedCall] = []
-        current = "register:x0"
-        for _ in range(task.steps):
-            calls.append(PlannedCall("mul", "register:a", current))
-            calls.append(PlannedCall("add", f"call:{len(calls) - 1}", "register:b"))
-            current = f"call:{len(calls) - 1}"
-        return tuple(calls)
-    return None
+def route_of_program(program: interpreter.Node) -> tuple[PlannedCall, ...]:
+    """One call per operation of `program`, in the interpreter's evaluation order (its
+    code: post-order, left argument first); an operand is the register the program reads or
+    the output of the call that computed it."""
+    code = interpreter.program_from_json(program).code
+    calls: list[PlannedCall] = []
+    sources: list[str] = []
+    for entry in code:
+        if isinstance(entry, str):  # a register read
+            sources.append(f"register:{entry}")
+            continue
+        right = sources.pop()
+        calls.append(PlannedCall(entry.name, sources.pop(), right))
+        sources.append(f"call:{len(calls) - 1}")
+    return tuple(calls)
+
+
+@lru_cache(maxsize=64)
+def _family_route(family: str, steps: int | None) -> tuple[PlannedCall, ...]:
+    return route_of_program(PROGRAMS[family](steps))
+
+
+def route_of(task: TaskLike) -> tuple[PlannedCall, ...]:
+    """The route of a task's reference program, whatever the protocol: isolated primitives
+    one call; a recurrence one mul and one add per update; a determinant x2−x1, y3−y1, ×,
+    x3−x1, y2−y1, ×, −; a derivative three·c3, x0·x0, ×, two·c2, ×x0, +, +c1."""
+    return _family_route(task.family, task.steps)
+
+
+def plan_route(
+    task: TaskLike, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+) -> tuple[PlannedCall, ...] | None:
+    """The route of a task under `protocol`, or None when the protocol does not route its
+    family (the design's protocol: determinants and derivatives)."""
+    if task.family not in protocol.families:
+        return None
+    if task.family == "affine_recurrence" and task.steps is None:
+        return None
+    return route_of(task)
 
 
 def exact_op(op: str, left: int, right: int) -> int:
@@ -82,6 +117,8 @@ def unsupported_failure(task: TaskLike) -> Failure:
 
 
 def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Failure | None:
+    """Why a route has more calls than a route allows (None: it does not); checked as the
+    route starts, before any call."""
     if len(plan) > limits.max_calls:
         return failure(
             "route_call_budget",
@@ -94,25 +131,86 @@ def route_call_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Fail
     return None
 
 
+def plan_refusal(plan: Sequence[PlannedCall], limits: RouteLimits) -> Failure | None:
+    """Why a route's plan is over its limits as a whole (None: it fits): more calls than a
+    route allows, more tokens than its budgets once every call's caps are reserved, or
+    more wall time than the route has once every call's deadline is counted. What a sweep
+    refuses at its start (`chain_capacity_problem`)."""
+    refusal = route_call_refusal(plan, limits)
+    reservation = Reservation(limits)
+    for _ in plan:
+        refusal = refusal or reservation.refusal(limits.call)
+        reservation.reserve(limits.call)
+    wall_ms = len(plan) * limits.call.timeout_ms
+    if refusal is None and wall_ms > limits.timeout_ms:
+        refusal = failure(
+            "route_timeout",
+            "route",
+            f"the route's calls may take {wall_ms} ms, over its {limits.timeout_ms} ms",
+            limit="route_timeout_ms",
+            maximum=limits.timeout_ms,
+            value=wall_ms,
+        )
+    return refusal
+
+
 def chain_capacity_problem(
-    params: TaskParams, limits: RouteLimits = DEFAULT_ROUTE_LIMITS
+    params: TaskParams, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
 ) -> ParamsError | None:
-    """Why the controlled chain cannot run these task parameters (a recurrence whose route
-    needs more calls than a route allows), naming the parameter; None when it can. Protocol
-    capacity is never the model's failure: a sweep with the chain refuses such parameters at
-    its start (`pyapp.experiment.phases.Sweep`)."""
-    too_long = [steps for steps in params.recurrence_steps if 2 * steps > limits.max_calls]
-    if not too_long:
-        return None
-    worst = max(too_long)
-    return ParamsError(
-        f"recurrence_steps: a recurrence of {worst} updates needs {2 * worst} chain calls, "
-        f"over the route's limit of {limits.max_calls}; the controlled chain runs at most "
-        f"{limits.max_calls // 2} updates (leave out controlled-chain, or use fewer steps)",
-        limit="recurrence_steps",
-        maximum=limits.max_calls // 2,
-        value=worst,
-    )
+    """Why the controlled chain cannot run these task parameters under `protocol` (a route
+    whose plan is over the protocol's limits: a recurrence of too many updates), naming the
+    parameter; None when it can. Protocol capacity is never the model's failure: a sweep
+    with the chain refuses such parameters at its start (`pyapp.experiment.phases.Sweep`)."""
+    limits = protocol.limits
+    for family, steps, name in _routed_shapes(params, protocol):
+        plan = _family_route(family, steps)
+        refusal = plan_refusal(plan, limits)
+        if refusal is None:
+            continue
+        if family == "affine_recurrence":
+            worst = max(params.recurrence_steps)
+            most = max(
+                (
+                    n
+                    for n in range(1, worst + 1)
+                    if plan_refusal(_family_route(family, n), limits) is None
+                ),
+                default=0,
+            )
+            return ParamsError(
+                f"recurrence_steps: a recurrence of {worst} updates needs {2 * worst} chain "
+                f"calls, over the {protocol.name} protocol's route limits "
+                f"({refusal.message}); the controlled chain runs at most {most} updates "
+                "(leave out controlled-chain, or use fewer steps)",
+                limit="recurrence_steps",
+                maximum=most,
+                value=worst,
+            )
+        return ParamsError(
+            f"{name}: a {family} route is over the {protocol.name} protocol's route limits "
+            f"({refusal.message}); leave out controlled-chain",
+            limit=name,
+            maximum=0,
+            value=getattr(params, name),
+        )
+    return None
+
+
+def _routed_shapes(
+    params: TaskParams, protocol: ChainProtocol
+) -> list[tuple[str, int | None, str]]:
+    """(family, steps, parameter) of each held-out route shape the parameters generate and
+    the protocol routes, the longest recurrence first."""
+    shapes: list[tuple[str, int | None, str]] = []
+    if "affine_recurrence" in protocol.families and params.recurrence_steps:
+        shapes.append(("affine_recurrence", max(params.recurrence_steps), "recurrence_steps"))
+    for family, name in (
+        ("triangle_determinant", "determinants"),
+        ("cubic_derivative", "derivatives"),
+    ):
+        if family in protocol.families and getattr(params, name) > 0:
+            shapes.append((family, None, name))
+    return shapes
 
 
 def route_timeout(stage: str, limits: RouteLimits, deadline_ns: int) -> Failure:
@@ -302,13 +400,16 @@ async def run_chain(
     task: Task,
     adapter: ModelAdapter,
     *,
-    limits: RouteLimits = DEFAULT_ROUTE_LIMITS,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+    limits: RouteLimits | None = None,
     cancel: CancelToken | None = None,
 ) -> Trial:
-    """The controlled primitive chain for one task (see the module docstring)."""
+    """The controlled primitive chain for one task under `protocol` (see the module
+    docstring); `limits`: the protocol's unless given (tests of the budgets)."""
     started_at = utc_now()
     start = now_ns()
-    plan = plan_route(task)
+    limits = protocol.limits if limits is None else limits
+    plan = plan_route(task, protocol)
     reservation = Reservation(limits)
     state = await _run_route(
         task,

@@ -43,6 +43,7 @@ from pyapp.conditions.route import (
     plan_route,
     resolve_operand,
     route_call_refusal,
+    route_of,
     run_chain,
     unsupported_failure,
     verify_route,
@@ -60,6 +61,7 @@ from pyapp.records.model import (
     RouteLimits,
 )
 from pyapp.records.prompts import RenderedPrompt
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trial import Condition, Failure, StepRecord, Trial, budget_of, new_trial, utc_now
 from pyapp.tasks.taskset import Task, TaskLike
 
@@ -159,9 +161,11 @@ async def run_trial(
     condition: Condition,
     adapter: ModelAdapter,
     cancel: CancelToken | None = None,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> Trial:
+    """One trial of `condition`; a chain runs under the run's chain `protocol`."""
     if condition == "controlled-chain":
-        return await run_chain(task, adapter, cancel=cancel)
+        return await run_chain(task, adapter, protocol=protocol, cancel=cancel)
     return await run_whole_task(task, condition, adapter, cancel=cancel)
 
 
@@ -184,6 +188,7 @@ __all__ = [  # the runners here, and what other modules import from here under t
     "plan_route",
     "resolve_operand",
     "route_call_refusal",
+    "route_of",
     "run_chain",
     "run_trial",
     "run_whole_task",

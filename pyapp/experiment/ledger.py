@@ -41,6 +41,7 @@ from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
 from pyapp.records.model import ModelProvenance
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.records.trace import Trace
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
 
@@ -212,24 +213,31 @@ def observed_for(ledger: dict[str, Any], model: ModelProvenance) -> dict[str, li
 
 
 def seen_in(
-    previously: Mapping[str, Sequence[str]], tasks: Sequence[Task], conditions: Sequence[str]
+    previously: Mapping[str, Sequence[str]],
+    tasks: Sequence[Task],
+    conditions: Sequence[str],
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> dict[str, tuple[str, ...]]:
     """Per condition, the ids of this task set's held-out tasks the keys name (the one rule,
-    `pyapp.predict.exploratory.previously_seen`); conditions with none left out."""
+    `pyapp.predict.exploratory.previously_seen`) that a profile under the run's chain
+    `protocol` predicts; conditions with none left out."""
     seen = {
-        c: previously_seen(previously.get(c, ()), tasks, ledger_task_ids(tasks, c))
+        c: previously_seen(previously.get(c, ()), tasks, ledger_task_ids(tasks, c, protocol))
         for c in conditions
     }
     return {c: ids for c, ids in seen.items() if ids}
 
 
-def ledger_task_ids(tasks: Sequence[Task], condition: str) -> frozenset[str]:
+def ledger_task_ids(
+    tasks: Sequence[Task], condition: str, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+) -> frozenset[str]:
     """The tasks whose observation under `condition` a ledger records (this file, the page's
-    IndexedDB one): the held-out tasks its profile predicts; none for a control condition."""
+    IndexedDB one): the held-out tasks its profile predicts (a chain's: those the run's
+    chain `protocol` routes, the others made no call); none for a control condition."""
 
     if condition not in MODEL_CONDITIONS:
         return frozenset()
-    return frozenset(t.id for t in heldout_tasks(tasks, condition))
+    return frozenset(t.id for t in heldout_tasks(tasks, condition, protocol))
 
 
 def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
@@ -238,9 +246,10 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
     if trace.model is None:
         return ledger
     tasks = {t.id: t for t in generate(trace.run.task_params)}
+    protocol = protocol_of(trace.run.terms)
     entries = [dict(e) for e in ledger["entries"]]
     for condition in trace.run.conditions:
-        heldout = ledger_task_ids(tuple(tasks.values()), condition)
+        heldout = ledger_task_ids(tuple(tasks.values()), condition, protocol)
         ids = {t.task_id for t in trace.trials if t.condition == condition and t.task_id in heldout}
         if not ids:
             continue

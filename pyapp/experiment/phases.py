@@ -55,6 +55,7 @@ from pyapp.records.model import (
     identity_difference,
     identity_sha256,
 )
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of, terms_for
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
@@ -97,6 +98,9 @@ class Sweep:
     """Measured once per sweep, so every persisted copy of the trace agrees."""
     faults: tuple[str, ...] = ()
     """Fault-injection hooks the page ran with (recorded in the trace's run)."""
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+    """The controlled chain's protocol, chosen at the start (recorded in the trace's
+    `run.terms` and every freeze)."""
     paused: Interruption | None = None
     """The interruption that paused the sweep (the last of `PAUSE_AFTER` in a row); null
     while it is not paused."""
@@ -118,7 +122,9 @@ class Sweep:
 
     def __post_init__(self) -> None:
         problem = (
-            chain_capacity_problem(self.params) if "controlled-chain" in self.conditions else None
+            chain_capacity_problem(self.params, self.protocol)
+            if "controlled-chain" in self.conditions
+            else None
         )
         if problem is not None:  # protocol capacity is never the model's failure: refused
             raise ProtocolError("bad_params", problem.message)
@@ -143,6 +149,7 @@ class Sweep:
             created_at=trace.run.created_at,
             clock=trace.environment.clock,
             faults=trace.run.faults,
+            protocol=protocol_of(trace.run.terms),
         )
 
     @cached_property
@@ -256,6 +263,7 @@ class Sweep:
             tuple(self.journal),
             self.clock,
             self.faults,
+            terms_for(self.protocol),
         )
         self.clock = trace.environment.clock
         run = replace(trace.run, run_id=self.run_id, created_at=self.created_at)
@@ -380,7 +388,7 @@ async def attempt(
         return replace(run_control_trial(task), **sweep.link())
     sweep.bind(adapter.provenance)
     load_id, identity = sweep.run_under()
-    trial = await run_trial(task, condition, adapter, cancel)
+    trial = await run_trial(task, condition, adapter, cancel, sweep.protocol)
     return replace(trial, load_id=load_id, model_identity=identity, **sweep.link())
 
 

@@ -86,6 +86,7 @@ def fixed_options(plan: Plan, plan_path: Path, out: Path, hooks: dict[str, JSON]
         "chromium_flags": tuple(plan.options.chromium_flags),
         "hooks": hooks,
         "stop_file": str(out.resolve() / ".stop"),
+        "chain_protocol": plan.options.chain_protocol,
     }
 
 

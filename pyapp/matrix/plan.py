@@ -132,6 +132,10 @@ class Options:
     """Ray engine: CPUs a native sweep cell asks for (onnxruntime runs one thread)."""
     retries: int = field(default=2, metadata=OPTIONAL)
     """Ray engine: how often a cell whose worker or node was lost is tried again."""
+    chain_protocol: Literal["design", "extended"] = field(default="design", metadata=OPTIONAL)
+    """The controlled chain's protocol of every cell (`--chain-protocol` of `sweep` and
+    `simulate`; `pyapp.records.terms`): `design` (the default) or `extended` (every family
+    routed, seven calls a route). A study pools only cells of one protocol."""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,8 @@ class Job:
     stop_file: str
     """While this file exists, no cell starts and running cells are asked to stop (the
     matrix command creates it on Ctrl-C; on a cluster it is on the shared filesystem)."""
+    chain_protocol: str = "design"
+    """The plan's chain protocol (`--chain-protocol` of every cell's command)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,8 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
             seeds,
             *params,
             *conditions,
+            "--chain-protocol",
+            job.chain_protocol,
             "--out",
             str(folder),
         ]
@@ -176,7 +180,8 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
         model += [option, value] if value else []
     extra = [] if native else [f"--page-param={k}={v}" for k, v in job.page_params.items()]
     extra += [] if native else [f"--chromium-flag={flag}" for flag in job.chromium_flags]
-    return ["sweep", *model, *params, *conditions, *extra, *tail]
+    protocol = ["--chain-protocol", job.chain_protocol]
+    return ["sweep", *model, *params, *conditions, *protocol, *extra, *tail]
 
 
 def _json(value: JSON) -> str:

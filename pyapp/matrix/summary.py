@@ -56,6 +56,7 @@ from pyapp.predict.predictor import (
 )
 from pyapp.records.base import JSON, to_json
 from pyapp.records.kinds import read_kind
+from pyapp.records.terms import protocol_of
 
 SUMMARY_SCHEMA = "matrix-summary/1"
 NOTE = (
@@ -290,7 +291,8 @@ def poolable(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> bool:
 def _groups(
     found: Sequence[tuple[Cell, PredictionsDocument]],
 ) -> list[list[tuple[Cell, ConditionResult, str]]]:
-    """Cells of the same task key, evidence, condition and frozen versions, grouped; a group
+    """Cells of the same task key, evidence, condition, frozen versions and chain protocol,
+    grouped; a group
     of several cells only when `poolable` (a group of one is always kept)."""
     groups: dict[str, list[tuple[Cell, ConditionResult, str]]] = {}
     for cell, doc in found:
@@ -303,6 +305,7 @@ def _groups(
                     f.profile.condition,
                     f.generator_version,
                     sorted(f.prompt_templates.items()),
+                    protocol_of(f.terms).version,  # pooled only within one chain protocol
                 ]
             )
             groups.setdefault(key, []).append((cell, result, doc.evidence))

@@ -8,9 +8,10 @@ checked against the trace's (`trace_problem`; a document of another run or of an
 set is refused). A predictions document given alone is said to have an unverified task set
 (`UNVERIFIED`). Runs are pooled only when their task sets are alike: the same canonical
 task parameters (every count and range; `params_sha256` of the predictions' task-set
-identity) and generator version. Runs whose parameters differ are refused
-(`parameter_differences`) unless the caller asks to describe them anyway, and then the first
-line says so. Runs of different
+identity) and generator version, and the same chain protocol (`chain_protocol_of`: a
+frozen profile's terms; the design's before trace/4). Runs whose parameters or chain
+protocols differ are refused (`parameter_differences`) unless the caller asks to describe
+them anyway, and then the first line says so. Runs of different
 seeds under the same parameters are pooled, their seeds named (`seed_note`). Prompt versions
 that differ are flagged.
 A run compared with itself is flagged too.
@@ -39,6 +40,7 @@ from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_
 from pyapp.records.chain import canonical
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.subject import SUBJECT_LABEL, subject_of
+from pyapp.records.terms import protocol_of
 from pyapp.records.trace import Trace
 
 DISCLAIMER = (
@@ -88,8 +90,20 @@ def _params(doc: PredictionsDocument) -> dict[str, object] | None:
     return {k: v for k, v in value.items() if k != "seed"}
 
 
+def chain_protocol_of(doc: PredictionsDocument) -> str:
+    """The chain protocol version a run's profiles were frozen under (its frozen terms; the
+    design's for a document derived from a trace older than trace/4)."""
+    terms = next((r.frozen.terms for r in doc.conditions if r.frozen.terms is not None), None)
+    return protocol_of(terms).version
+
+
 def parameter_differences(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:
-    """Why the runs' task sets cannot be pooled (parameters that differ, named), or None."""
+    """Why the runs cannot be pooled (chain protocols or task parameters that differ,
+    named), or None."""
+    protocols = [chain_protocol_of(doc) for doc in docs]
+    if len(set(protocols)) > 1:
+        shown = "; ".join(f"{n}: {p}" for n, p in zip(names, protocols, strict=True))
+        return f"chain protocols differ between runs ({shown}): never pooled"
     params = [_params(doc) for doc in docs]
     first = params[0]
     if all(p == first for p in params):

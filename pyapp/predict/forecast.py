@@ -11,13 +11,16 @@ from pyapp.conditions.run import exact_op, plan_route, resolve_operand
 from pyapp.predict import state_aware
 from pyapp.predict.predictions import FrozenProfile, OpProfile, Prediction
 from pyapp.predict.state_aware import StateAwareModel
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.records.trace import Condition
 from pyapp.tasks.taskset import Task
 
 
 def predict(frozen: FrozenProfile, task: Task) -> Prediction:
+    """The product predictor: a chain route's planned calls under the frozen chain protocol
+    (`frozen.terms`), the reference program's operations otherwise."""
     if frozen.profile.condition == "controlled-chain":
-        route = plan_route(task)
+        route = plan_route(task, protocol_of(frozen.terms))
         ops = tuple(c.op for c in route) if route is not None else ()
     else:
         ops = task.operations
@@ -45,15 +48,17 @@ def predict(frozen: FrozenProfile, task: Task) -> Prediction:
     )
 
 
-def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
-    """The steps a prediction composes, with exact values: the route's calls for chains,
-    the reference program's nodes otherwise."""
+def task_steps(
+    task: Task, condition: Condition, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+) -> list[state_aware.Step]:
+    """The steps a prediction composes, with exact values: the route's planned calls for
+    chains (under the run's chain `protocol`), the reference program's nodes otherwise."""
 
     if condition != "controlled-chain":
         return state_aware.program_steps(task.program, dict(task.registers))
     outputs: list[int] = []
     steps = []
-    for call in plan_route(task) or ():
+    for call in plan_route(task, protocol) or ():
         left = resolve_operand(call.left, task.registers, outputs)
         right = resolve_operand(call.right, task.registers, outputs)
         outputs.append(exact_op(call.op, left, right))
@@ -61,8 +66,13 @@ def task_steps(task: Task, condition: Condition) -> list[state_aware.Step]:
     return steps
 
 
-def predict_state_aware(model: StateAwareModel, task: Task, condition: Condition) -> Prediction:
-    steps = task_steps(task, condition)
+def predict_state_aware(
+    model: StateAwareModel,
+    task: Task,
+    condition: Condition,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+) -> Prediction:
+    steps = task_steps(task, condition, protocol)
     ops = tuple(step.op for step in steps)
     if not steps:
         return Prediction(task.id, ops, None, None, None, None, "no operations")

@@ -6,11 +6,11 @@ A freeze record (`pyapp.records.trace.FreezeRecord`; what it carries besides the
 identity, the state-aware predictor's fit (`refit_state_aware`) and the reference forecast
 of the skill scores (`rederive_reference`: the profile's pooled success rate,
 `reference_of`), and with the SHA-256 of the frozen profile (`freeze_profile`), which
-covers them and the chain head. Everything that reads a freeze later recomputes it with
-the same functions: scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the
-freeze receipt (`pyapp.verify.receipt`), whose hash of both predictors' predictions is
-`predictions_sha256`.
-"""
+covers them, the run's terms (trace/4: the chain protocol, `frozen_protocol`) and the
+chain head. Everything that reads a freeze later recomputes it with the same functions:
+scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the freeze receipt
+(`pyapp.verify.receipt`), whose hash of both predictors' predictions is
+`predictions_sha256`."""
 
 from __future__ import annotations
 
@@ -33,11 +33,18 @@ from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import to_json
 from pyapp.records.chain import sha256_of
 from pyapp.records.frozen import task_set_identity
+from pyapp.records.terms import ChainProtocol, protocol_of
 from pyapp.records.trace import Condition, FreezeRecord, Trace
 
 
 def canonical_json(value: object) -> str:
     return json.dumps(to_json(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def frozen_protocol(trace: Trace, record: FreezeRecord) -> ChainProtocol:
+    """The chain protocol a freeze predicts under: its own terms (trace/4), else the run's
+    (the design's before trace/4); `reproduce` checks that the two agree."""
+    return protocol_of(record.terms if record.terms is not None else trace.run.terms)
 
 
 def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
@@ -48,7 +55,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
     by_id = {t.id: t for t in tasks}
     before = trace.trials[: record.after_trials]
     profile = build_profile(before, by_id, record.condition, trace.model.evidence)
-    heldout = heldout_tasks(tasks, record.condition)
+    heldout = heldout_tasks(tasks, record.condition, frozen_protocol(trace, record))
     early = sorted(
         {t.task_id for t in before if t.condition == record.condition} & {t.id for t in heldout}
     )
@@ -86,6 +93,8 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
         content["state_aware"] = record.state_aware
         if record.reference_probability is not None:  # hashed only where it was frozen
             content["reference_probability"] = record.reference_probability
+        if record.terms is not None:  # trace/4: the run's terms (the chain protocol)
+            content["terms"] = record.terms
     # No template options hash as before the field existed (older documents still verify).
     hashed = {k: v for k, v in content.items() if v or k != "model_chat_template_options"}
     if record.prev_sha256 is None:  # hashed as before trace/3: no distinct-state counts
@@ -123,6 +132,7 @@ def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, Froze
     head)."""
     record = replace(
         record,
+        terms=trace.run.terms,
         task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
         state_aware=refit_state_aware(trace, record),
         reference_probability=rederive_reference(trace, record),
@@ -159,11 +169,14 @@ def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
     """SHA-256 of both predictors' predictions from the freeze `record`."""
 
     frozen = freeze_profile(trace, record)
-    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition)
+    protocol = frozen_protocol(trace, record)
+    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition, protocol)
     fit = record.state_aware or refit_state_aware(trace, record)
     return sha256_of(
         {
             "product": [predict(frozen, task) for task in heldout],
-            "state_aware": [predict_state_aware(fit, task, record.condition) for task in heldout],
+            "state_aware": [
+                predict_state_aware(fit, task, record.condition, protocol) for task in heldout
+            ],
         }
     )

@@ -21,6 +21,7 @@ from pyapp.predict.skill import SkillScores
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema
 from pyapp.records.frozen import TaskSetIdentity
+from pyapp.records.terms import RunTerms
 from pyapp.records.trace import Condition, Evidence
 
 SCHEMA_VERSION: Literal["predictions/4"] = "predictions/4"
@@ -191,6 +192,10 @@ class FrozenProfile:
     successes / trials), the forecast every Brier skill score is measured against; absent in
     documents derived from freezes recorded before it was frozen (the skill scores then
     derive it from the profile)."""
+    terms: RunTerms | None = field(default=None, metadata=ADDED_IN_4)
+    """The run's terms as frozen (trace/4: the chain protocol, which decides the held-out
+    tasks a chain profile predicts and their routes); absent in documents derived from
+    traces older than trace/4 (measured under the design's chain protocol)."""
 
 
 @dataclass(frozen=True)
@@ -330,10 +335,16 @@ class PredictionsDocument:
     documents older than predictions/4."""
 
 
+_LATER_FROZEN_FIELDS = ("reference_probability", "terms")
+"""A frozen profile's fields added to predictions/4 after documents without them were
+written (null where the freeze recorded none)."""
+
+
 def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
     """`derived` without the additive optional fields that `recorded` — a document of the
     same version written before they existed — lacks, so that it still re-derives: `skill`,
-    and a frozen profile's `reference_probability` where the freeze recorded none (null)."""
+    and a frozen profile's `reference_probability` or `terms` where the freeze recorded none
+    (null)."""
     if not isinstance(recorded, dict) or not isinstance(derived, dict):
         return derived
     kept = recorded.get("conditions")
@@ -346,14 +357,11 @@ def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
     for i, condition in enumerate(conditions):
         frozen = condition.get("frozen")
         theirs = kept[i].get("frozen") if i < len(kept) else None
-        if (
-            isinstance(frozen, dict)
-            and isinstance(theirs, dict)
-            and "reference_probability" not in theirs
-            and frozen.get("reference_probability") is None
-        ):
-            frozen = {k: v for k, v in frozen.items() if k != "reference_probability"}
-            condition = dict(condition, frozen=frozen)
+        if isinstance(frozen, dict) and isinstance(theirs, dict):
+            absent = {k for k in _LATER_FROZEN_FIELDS if k not in theirs and frozen.get(k) is None}
+            if absent:
+                frozen = {k: v for k, v in frozen.items() if k not in absent}
+                condition = dict(condition, frozen=frozen)
         trimmed.append(condition)
     return dict(derived, conditions=trimmed)
 
@@ -381,7 +389,7 @@ def _condition_as_3(condition: dict[str, JSON]) -> dict[str, JSON]:
     frozen = {
         k: v
         for k, v in condition["frozen"].items()
-        if k not in ("chain_head", "task_set", "state_aware", "reference_probability")
+        if k not in ("chain_head", "task_set", "state_aware", *_LATER_FROZEN_FIELDS)
     }
     frozen["profile"] = without_distinct_states(frozen["profile"])
     out = dict(condition, frozen=frozen)

@@ -27,7 +27,12 @@ from collections.abc import Sequence
 
 from pyapp.predict import skill
 from pyapp.predict.forecast import predict, predict_state_aware
-from pyapp.predict.freeze import freeze_profile, reference_of, refit_state_aware
+from pyapp.predict.freeze import (
+    freeze_profile,
+    frozen_protocol,
+    reference_of,
+    refit_state_aware,
+)
 from pyapp.predict.freeze import rederive_reference as rederive_reference
 from pyapp.predict.metrics import brier_score, calibration_cells, cost_errors
 from pyapp.predict.never_scored import never_scored_line
@@ -275,7 +280,8 @@ def state_aware_result(
     """The state-aware predictor frozen by `record`: its frozen fit (trace/3), or, for an
     older trace, fitted now on the same profile trials."""
     model = record.state_aware or refit_state_aware(trace, record)
-    heldout = heldout_tasks(tuple(tasks.values()), record.condition)
-    predictions = tuple(predict_state_aware(model, t, record.condition) for t in heldout)
+    protocol = frozen_protocol(trace, record)
+    heldout = heldout_tasks(tuple(tasks.values()), record.condition, protocol)
+    predictions = tuple(predict_state_aware(model, t, record.condition, protocol) for t in heldout)
     chain = record.condition == "controlled-chain"
     return StateAwareResult(model, predictions, score(predictions, observations, chain))

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pyapp.conditions.run import plan_route
 from pyapp.predict.metrics import wilson_interval
 from pyapp.predict.predictions import EncodingPair, EncodingTable, OpProfile, Profile
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import Condition, Evidence, Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
 
@@ -102,13 +103,17 @@ def _encoding_table(trials: Sequence[Trial], tasks: dict[str, Task]) -> Encoding
     )
 
 
-def heldout_tasks(tasks: Sequence[Task], condition: Condition) -> tuple[Task, ...]:
-    """Held-out tasks a profile under `condition` predicts (chains: routed ones only)."""
+def heldout_tasks(
+    tasks: Sequence[Task], condition: str, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+) -> tuple[Task, ...]:
+    """Held-out tasks a profile under `condition` predicts (chains: the ones the run's chain
+    `protocol` routes)."""
 
+    chain = condition == "controlled-chain"
     return tuple(
         t
         for t in tasks
-        if t.split == "heldout" and (condition != "controlled-chain" or plan_route(t) is not None)
+        if t.split == "heldout" and (not chain or plan_route(t, protocol) is not None)
     )
 
 

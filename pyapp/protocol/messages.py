@@ -218,6 +218,9 @@ class SweepStart(Request):
     faults: tuple[str, ...] | None = None
     """Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js):
     recorded in the trace's `run.faults`."""
+    chain_protocol: str | None = None
+    """The controlled chain's protocol, chosen explicitly (`design` or `extended`,
+    `pyapp.records.terms`); null: the design's. Recorded in the trace's `run.terms`."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,29 @@ def condition_checkboxes() -> str:
         f'      <label><input type="checkbox" name="condition" value="{html.escape(c)}"'
         f" checked> {html.escape(label, quote=False)}</label>"
         for c, label in CONDITION_LABELS.items()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+CHAIN_PROTOCOL_LABELS: dict[str, str] = {
+    "design": "design (chain-design/1: primitives and recurrences routed, 6 calls a route; "
+    "determinants and derivatives unsupported)",
+    "extended": "extended (chain-extended/1: every family routed, 7 calls, 3,584 input "
+    "tokens and 105 s a route)",
+}
+"""The page's chain-protocol choices (step 2), the design's first and selected; every
+protocol of `pyapp.records.terms.CHAIN_PROTOCOLS`, checked by `chain_protocol_options`."""
+
+
+def chain_protocol_options() -> str:
+    """The `<option>`s `site/index.html` holds between its `chain-protocols` markers."""
+    if list(CHAIN_PROTOCOL_LABELS) != list(CHAIN_PROTOCOL_NAMES):
+        raise ValueError("CHAIN_PROTOCOL_LABELS must name every chain protocol, in order")
+    lines = [
+        f'        <option value="{html.escape(name)}"'
+        f"{' selected' if name == DEFAULT_CHAIN_PROTOCOL.name else ''}>"
+        f"{html.escape(label, quote=False)}</option>"
+        for name, label in CHAIN_PROTOCOL_LABELS.items()
     ]
     return "\n".join(lines) + "\n"
 

@@ -212,6 +212,9 @@ class SweepState:
     left: tuple[PlanLeft, ...] = ()
     """What `measure_left` and `heldout_left` hold, per phase and condition (non-zero
     groups only, in plan order)."""
+    chain_protocol: str = "chain-design/1"
+    """The controlled chain's protocol version the sweep runs under (`chain-design/1` or
+    `chain-extended/1`); the page's step 2 shows it."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,14 @@ from pyapp.records.model import (
     revision_note,
 )
 from pyapp.records.prompts import template_hashes
-from pyapp.records.trace_versions import ADDED_IN_TRACE_3, upgrade, version_problem
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, RunTerms, terms_for
+from pyapp.records.trace_versions import (
+    ADDED_IN_TRACE_3,
+    ADDED_IN_TRACE_4,
+    upgrade,
+    version_problem,
+)
+from pyapp.records.trace_versions import CHAINED_VERSIONS as CHAINED_VERSIONS
 from pyapp.records.trace_versions import LEGACY_SCHEMA_VERSIONS as LEGACY_SCHEMA_VERSIONS
 from pyapp.records.trace_versions import SCHEMA_VERSION as SCHEMA_VERSION
 from pyapp.records.trace_versions import TRACE_2_FIELDS as TRACE_2_FIELDS
@@ -59,6 +66,8 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
 
 __all__ = [  # what other modules import from here (some of it re-exported)
     "ADDED_IN_TRACE_3",
+    "ADDED_IN_TRACE_4",
+    "CHAINED_VERSIONS",
     "COMPILER_LIMIT",
     "EVIDENCE_NOTES",
     "LEGACY_SCHEMA_VERSIONS",
@@ -81,6 +90,7 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "JournalEntry",
     "Outcome",
     "RunInfo",
+    "RunTerms",
     "Stage",
     "StepRecord",
     "Summary",
@@ -165,6 +175,10 @@ class RunInfo:
     faults: tuple[str, ...]
     """Fault-injection hooks the page ran with (`worker_crash@N`, ...); empty for a normal
     run. A run with faults injected is a test of the instrument."""
+    terms: RunTerms | None
+    """The terms the run was measured under that trace/4 added (`pyapp.records.terms`: the
+    chain protocol, and any term added to trace/4 later); null only in documents older
+    than trace/4, which were measured under the design's chain protocol."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +215,10 @@ class FreezeRecord:
     before the freeze and names a difference; the profile hash and the receipt cover it.
     Null in documents written before it was frozen (then derived from the profile) and when
     the profile has no trials."""
+    terms: RunTerms | None = field(default=None, metadata=ADDED_IN_TRACE_4)
+    """The run's terms as frozen (the chain protocol decides which held-out tasks the
+    profile predicts; the chain and the profile hash cover it); null only in documents
+    older than trace/4."""
 
 
 @dataclass(frozen=True)
@@ -277,7 +295,7 @@ class Summary:
 class Trace:
     """A Composition Lab trace: the raw observations of one run."""
 
-    schema_version: Literal["trace/3"]
+    schema_version: Literal["trace/4"]
     """Version of this schema."""
     kind: Literal["composition-lab-trace"]
     """Document kind."""
@@ -335,6 +353,7 @@ def new_run_info(
     templates: dict[str, str],
     faults: tuple[str, ...] = (),
     generation: GenerationSettings | None = None,
+    terms: RunTerms | None = None,
 ) -> RunInfo:
     return RunInfo(
         run_id=uuid.uuid4().hex,
@@ -346,6 +365,7 @@ def new_run_info(
         prompt_templates=templates,
         generation=generation or generation_of(None),
         faults=faults,
+        terms=terms or terms_for(DEFAULT_CHAIN_PROTOCOL),
     )
 
 
@@ -396,13 +416,17 @@ def make_trace(
     journal: tuple[JournalEntry, ...] = (),
     clock: ClockInfo | None = None,
     faults: tuple[str, ...] = (),
+    terms: RunTerms | None = None,
 ) -> Trace:
-    """A trace document from a run's trials (the clock is measured now unless given)."""
+    """A trace document from a run's trials (the clock is measured now unless given; the
+    terms are the design's chain protocol unless given)."""
 
     return Trace(
-        schema_version="trace/3",
+        schema_version="trace/4",
         kind="composition-lab-trace",
-        run=new_run_info(params, conditions, template_hashes(), faults, generation_of(model)),
+        run=new_run_info(
+            params, conditions, template_hashes(), faults, generation_of(model), terms
+        ),
         environment=environment(clock or measure_clock(), browser),
         model=model,
         revision_note=None if model is None else revision_note(model),
@@ -434,7 +458,7 @@ def loads(text: str) -> Trace:
 
 
 def read_trace(document: JSON) -> Trace:
-    """A trace from its JSON document, upgrading a trace/1 document first; a `RecordError`
+    """A trace from its JSON document, upgrading an older document first; a `RecordError`
     names what does not fit (a `schema_version` its body contradicts: `$.schema_version`)."""
     problem = version_problem(document)
     if problem is not None:

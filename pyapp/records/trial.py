@@ -315,8 +315,10 @@ class Trial:
     """The register-tree language limits in force; null for controlled chains, which call
     no interpreter."""
     route_limits: RouteLimits | None
-    """Controlled chains: the route's limits (6 calls, 3,072 input / 256 output tokens,
-    90 s, the per-call caps); null for whole-task conditions."""
+    """Controlled chains: the route's limits, those of the run's chain protocol
+    (`chain-design/1`: 6 calls, 3,072 input / 256 output tokens, 90 s; `chain-extended/1`:
+    7 calls, 3,584 / 256 tokens, 105 s; the per-call caps the same); null for whole-task
+    conditions."""
     timings: Timings
     """Per-phase wall times."""
     prev_sha256: str | None = field(default=None, metadata=ADDED_IN_TRACE_3)

@@ -24,11 +24,12 @@ from pyapp.records.base import JSON, RecordError, from_json
 from pyapp.records.documents import MAX_TRIALS, check_count, stream_object
 from pyapp.records.kinds import read_kind
 from pyapp.records.trace import (
-    SCHEMA_VERSION,
+    CHAINED_VERSIONS,
     RunInfo,
     TaskRecord,
     Trace,
     Trial,
+    upgrade,
     version_problem,
 )
 from pyapp.tasks.taskset import GENERATOR_VERSION
@@ -181,12 +182,12 @@ def _regenerated(run: JSON) -> tuple[TaskRecord, ...]:
 
 
 def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
-    """A trace/3 document read an item at a time (`pyapp.records.documents.stream_object`):
-    each trial and each task becomes its record as it is decoded, and the document's JSON is
-    kept without them. None when it must be read whole instead — an older version (upgraded
-    as JSON first), or anything in it refused or not fitting the records (the whole read
-    names it, exactly as it always has). `InputError` when the file itself is refused (not a
-    regular file, too large)."""
+    """A trace/3 or trace/4 document read an item at a time
+    (`pyapp.records.documents.stream_object`): each trial and each task becomes its record
+    as it is decoded, and the document's JSON is kept without them. None when it must be
+    read whole instead — an older version (upgraded as JSON first), or anything in it
+    refused or not fitting the records (the whole read names it, exactly as it always has).
+    `InputError` when the file itself is refused (not a regular file, too large)."""
     try:
         streamed = stream_object(path, {"trials": _trial, "tasks": _Tasks()})
     except RecordError:
@@ -196,7 +197,7 @@ def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
     document = streamed[0]
     trials, tasks = document.get("trials"), document.get("tasks")
     if (
-        document.get("schema_version") != SCHEMA_VERSION
+        document.get("schema_version") not in CHAINED_VERSIONS
         or not isinstance(trials, list)
         or not isinstance(tasks, list)
         or len(trials) > MAX_TRIALS
@@ -205,8 +206,8 @@ def stream_trace(path: Path) -> tuple[Trace, dict[str, JSON]] | None:
     header = {**document, "trials": [], "tasks": []}
     if version_problem(header) is not None:
         return None
-    try:
-        trace: Trace = from_json(Trace, header)
+    try:  # a trace/3 header as trace/4 (its run's terms null)
+        trace: Trace = from_json(Trace, upgrade(header))
     except RecordError:
         return None
     trace_json = {key: value for key, value in document.items() if key not in ("trials", "tasks")}

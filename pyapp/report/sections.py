@@ -17,6 +17,7 @@ from pyapp.predict.predictor import ConditionResult, FrozenProfile
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS, evidence_label
 from pyapp.records.evidence import run_evidence as evidence_of
+from pyapp.records.terms import RunTerms, protocol_of
 from pyapp.records.trace import EVIDENCE_NOTES, Evidence, Trace, Trial
 from pyapp.report.markup import Markup, el, join
 from pyapp.report.sample import Listed, listed
@@ -82,6 +83,13 @@ def table(
     )
 
 
+def chain_protocol_text(terms: RunTerms | None) -> str:
+    """A run's chain protocol in words: its version and how many calls a route allows."""
+    protocol = protocol_of(terms)
+    note = "" if terms is not None else " (recorded before trace/4: the only one there was)"
+    return f"{protocol.version}, {protocol.limits.max_calls} calls a route{note}"
+
+
 def run_evidence(trace: Trace) -> Evidence:
     """The run's label (`pyapp.records.evidence.run_evidence`): the model's evidence, never
     `model` for a fixture or a synthetic model, `control` when no model ran."""
@@ -137,6 +145,7 @@ def provenance(trace: Trace, sweep_record: dict[str, Any] | None) -> Markup:
                 ("Seed", r.seed),
                 ("Generator", r.generator_version),
                 ("Conditions", ", ".join(r.conditions)),
+                ("Chain protocol", chain_protocol_text(r.terms)),
                 ("Task parameters", json.dumps(to_json(r.task_params), sort_keys=True)),
             ]
         )
@@ -226,6 +235,7 @@ def _frozen_facts(f: FrozenProfile) -> Markup:
                 f"{f.model_id} @ {f.model_revision} ({f.model_dtype}, {f.backend or 'no backend'})",
             ),
             ("Seed / generator", f"{f.seed} / {f.generator_version}"),
+            ("Chain protocol", chain_protocol_text(f.terms)),
             ("Prompt templates", templates),
             ("Held-out tasks predicted", ", ".join(f.heldout_task_ids)),
             ("Profile trials", len(f.profile.trial_ids)),
@@ -398,7 +408,7 @@ def verdict(trial: Trial) -> tuple[str, str]:
 def outcome_text(trial: Trial) -> str:
     f = trial.failure or (trial.chain.halt if trial.chain else None)
     if trial.chain is not None and trial.chain.status == "unsupported":
-        return "unsupported (no route; zero model calls)"
+        return "unsupported (no route under this chain protocol; zero model calls)"
     if f is None:
         return trial.outcome
     limit = f" ({f.limit}{'' if f.maximum is None else f' > {f.maximum}'})" if f.limit else ""

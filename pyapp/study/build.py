@@ -40,6 +40,7 @@ from pyapp.predict.slices import (
     scored_tasks,
     slice_figures,
 )
+from pyapp.records.terms import protocol_of
 from pyapp.study.cells import ReadCell, Skipped, key_of, read_cells
 from pyapp.study.record import (
     STUDY_SCHEMA,
@@ -54,7 +55,8 @@ from pyapp.study.verdicts import cell_source, judge_hypotheses, residual_tests, 
 POOLING = (
     "Cells are pooled only when they differ in their seed and in the rung of one ladder alone "
     "(same kind, model, revision, dtype, backend, evidence, generator and prompt versions, "
-    "decoding, faults, condition set, exploratory or not); anything else is a separate group. "
+    "decoding, faults, condition set, exploratory or not, chain protocol); anything else is a "
+    "separate group. "
     "Rows pooled over a ladder's rungs say so and use rung-aware climatology."
 )
 ANSWERS = (
@@ -136,6 +138,8 @@ def _title(first: ReadCell, task_sets: str, seeds: Sequence[int]) -> str:
     if any(r.frozen.exploratory for r in first.doc.conditions):
         label += "; EXPLORATORY profiles (held-out tasks seen before the freeze)"
     conditions = ", ".join(first.cell.conditions) or "default conditions"
+    if not first.cell.conditions or "controlled-chain" in first.cell.conditions:
+        conditions += f" (chain protocol {protocol_of(first.trace.run.terms).version})"
     shown = ", ".join(str(s) for s in seeds)
     return f"{model}, {first.cell.backend}, {task_sets}, seeds {shown}, {conditions} — {label}"
 

@@ -10,8 +10,10 @@ model and versions the frozen profile's.
 
 A cell's **identity** is everything it must share with another to be pooled with it: kind,
 model (id, revision, dtype, chat-template options), backend, evidence, generator and prompt
-versions, decoding settings, injected faults, condition set, exploratory or not, and its task
-sets — the ladder when its preset is a rung, else the preset (or the custom parameters).
+versions, decoding settings, injected faults, condition set, exploratory or not, the chain
+protocol (a run's terms: cells of the design's and of the extended protocol are never
+pooled), and its task sets — the ladder when its preset is a rung, else the preset (or the
+custom parameters).
 Cells of one identity differ in their seed and rung alone.
 """
 
@@ -30,6 +32,7 @@ from pyapp.predict.predictor import PredictionsDocument
 from pyapp.records.base import RecordError, from_json, to_json
 from pyapp.records.chain import canonical
 from pyapp.records.documents import read_document
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, protocol_of
 from pyapp.records.trace import Trace
 from pyapp.report.run_folder import RunInputError, read_run_folder, verify
 from pyapp.tasks.presets import ladder_of
@@ -110,6 +113,9 @@ def identity_of(cell: Cell, trace: Trace, doc: PredictionsDocument, task_sets: s
         "exploratory": sorted({f.exploratory for f in frozen}),
         "task_sets": task_sets,
     }
+    protocol = protocol_of(trace.run.terms)
+    if protocol != DEFAULT_CHAIN_PROTOCOL:  # the design's is left out: identities kept
+        parts["chain_protocol"] = protocol.version
     return json.dumps(parts, sort_keys=True, separators=(",", ":"))
 
 

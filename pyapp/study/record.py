@@ -78,8 +78,9 @@ class StudyGroup:
     identity: str
     """Everything the group's cells share, as canonical JSON: kind, model (id, revision,
     dtype, chat-template options), backend, evidence, generator and prompt versions,
-    decoding settings, injected faults, condition set, exploratory or not, and the task sets
-    (a ladder, a preset or a custom parameter set)."""
+    decoding settings, injected faults, condition set, exploratory or not, the chain protocol
+    when it is not the design's, and the task sets (a ladder, a preset or a custom parameter
+    set)."""
     title: str
     """The group in words."""
     evidence: str

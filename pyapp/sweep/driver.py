@@ -45,6 +45,7 @@ from pyapp.protocol.results import (
     SweepState,
 )
 from pyapp.records.base import from_json, to_json
+from pyapp.records.terms import chain_protocol
 from pyapp.records.trace import Trace
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
@@ -168,7 +169,8 @@ class Driver:
         """Per condition, the held-out tasks of this sweep those keys name (the one rule)."""
         params = task_params(self.options.seed, self.options.params)
         conditions = tuple(self.options.conditions or ALL_CONDITIONS)
-        return seen_in(keys, generate(params), conditions)
+        protocol = chain_protocol(self.options.chain_protocol)
+        return seen_in(keys, generate(params), conditions, protocol)
 
     # -- page events --
 
@@ -388,6 +390,7 @@ class Driver:
                     # Explicit, so the sweep never depends on the page's checkboxes.
                     conditions=tuple(self.options.conditions or ALL_CONDITIONS),
                     previously_observed={c: tuple(ids) for c, ids in seen.items()} or None,
+                    chain_protocol=self.options.chain_protocol,
                 )
             )
         self.checkpoint(self.header())

@@ -16,6 +16,7 @@ from pyapp.protocol.page import URL_PARAM_NAMES, URL_PARAMS
 from pyapp.records.documents import read_document
 from pyapp.records.faults import fault_errors, split_hooks
 from pyapp.records.params import task_params
+from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL, chain_protocol
 from pyapp.sweep.errors import SetupError
 from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
 
@@ -59,6 +60,9 @@ class Options:
     model_folder: str | None
     chromium_flags: list[str]
     page_params: dict[str, str]
+    chain_protocol: str = DEFAULT_CHAIN_PROTOCOL.name
+    """The controlled chain's protocol (`design` or `extended`); absent from run.json files
+    written before it existed, where it reads as `design`."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +77,7 @@ class Options:
             "model_folder": self.model_folder,
             "chromium_flags": self.chromium_flags,
             "page_params": self.page_params,
+            "chain_protocol": self.chain_protocol,
         }
 
 
@@ -117,7 +122,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise UsageError("--model is required (e.g. --model fixture)")
     seed = DEFAULT_SEED if args.seed is None else args.seed
     params = sweep_params(args, seed)
-    check_chain_capacity(params, parse_conditions(args.conditions), seed)
+    protocol = args.chain_protocol or DEFAULT_CHAIN_PROTOCOL.name
+    check_chain_capacity(params, parse_conditions(args.conditions), seed, protocol)
     return Options(
         model=args.model,
         backend=args.backend or "webgpu",
@@ -130,6 +136,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         model_folder=args.model_folder,
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
+        chain_protocol=protocol,
     )
 
 
@@ -142,12 +149,18 @@ def sweep_params(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     return param_overrides(args.param, seed, getattr(args, "preset", None))
 
 
-def check_chain_capacity(params: dict[str, Any], conditions: list[str] | None, seed: int) -> None:
-    """Refuse (exit 2, naming the parameter) task parameters whose chain routes cannot fit a
-    route's call budget when the controlled chain is among the conditions (all by default)."""
+def check_chain_capacity(
+    params: dict[str, Any],
+    conditions: list[str] | None,
+    seed: int,
+    protocol: str = DEFAULT_CHAIN_PROTOCOL.name,
+) -> None:
+    """Refuse (exit 2, naming the parameter) task parameters whose chain routes cannot fit
+    the chain protocol's route limits when the controlled chain is among the conditions
+    (all by default)."""
     if conditions is not None and "controlled-chain" not in conditions:
         return
-    problem = chain_capacity_problem(task_params(seed, params))
+    problem = chain_capacity_problem(task_params(seed, params), chain_protocol(protocol))
     if problem is not None:
         raise UsageError(f"--param {problem.message}")
 
@@ -167,6 +180,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         if args.param is None and getattr(args, "preset", None) is None
         else sweep_params(args, args.seed or 0),
         "conditions": parse_conditions(args.conditions),
+        "chain_protocol": args.chain_protocol,
     }
     for key, value in given.items():
         if value is not None and value != stored.get(key):
@@ -186,6 +200,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         model_folder=args.model_folder or recorded_options.model_folder,
         chromium_flags=list(args.chromium_flag or recorded_options.chromium_flags),
         page_params=parse_page_params(args.page_param) or recorded_options.page_params,
+        chain_protocol=recorded_options.chain_protocol,
     )
 
 
@@ -253,6 +268,13 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
     bad = fault_errors(page_params.get("fault", ""))
     if bad:
         raise bad_recorded(where, "page_params.fault", bad[0])
+    protocol = recorded.get("chain_protocol", DEFAULT_CHAIN_PROTOCOL.name)
+    if protocol not in CHAIN_PROTOCOL_NAMES:
+        raise bad_recorded(
+            where,
+            "chain_protocol",
+            f"must be {' or '.join(CHAIN_PROTOCOL_NAMES)}, not {str(protocol)[:20]!r}",
+        )
     assert model is not None
     return Options(
         model=model,
@@ -266,6 +288,7 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
         model_folder=_text(recorded, "model_folder", where),
         chromium_flags=_texts(recorded.get("chromium_flags") or [], "chromium_flags", where),
         page_params=dict(page_params),
+        chain_protocol=protocol,
     )
 
 

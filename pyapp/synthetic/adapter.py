@@ -29,7 +29,7 @@ import re
 
 import interpreter
 from interpreter import Node, Op
-from pyapp.conditions.run import exact_op, plan_route, resolve_operand
+from pyapp.conditions.run import exact_op, resolve_operand, route_of
 from pyapp.records.model import (
     Caps,
     Completion,
@@ -113,8 +113,10 @@ class SyntheticAdapter:
         shared = self._uniform("shared", 0) < self.spec.shared_latent
         self._shared = self._uniform("latent", 0) if shared else None
         self._exact_route = []  # the route's exact outputs, for compensating steps
-        route = plan_route(task) if condition == "controlled-chain" else None
-        for planned in route or ():
+        # the route of the task's reference program, whichever chain protocol runs it (a
+        # protocol that does not route the family makes no call)
+        route = route_of(task) if condition == "controlled-chain" else ()
+        for planned in route:
             left = resolve_operand(planned.left, task.registers, self._exact_route)
             right = resolve_operand(planned.right, task.registers, self._exact_route)
             self._exact_route.append(exact_op(planned.op, left, right))

@@ -20,6 +20,7 @@ from pyapp.predict.predictor import PredictionsDocument, Scores, score_trace
 from pyapp.records import clock
 from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.synthetic_spec import SyntheticSpec
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import Condition, Trace
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import written_name
@@ -39,7 +40,10 @@ class SeedRun:
 
 
 async def run_seed_async(
-    spec: SyntheticSpec, params: TaskParams, conditions: Sequence[Condition] = MODEL_CONDITIONS
+    spec: SyntheticSpec,
+    params: TaskParams,
+    conditions: Sequence[Condition] = MODEL_CONDITIONS,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> SeedRun:
     adapter = SyntheticAdapter(spec, params.seed)
     sweep = Sweep(
@@ -48,6 +52,7 @@ async def run_seed_async(
         model=adapter.provenance,
         run_id=f"synthetic-{spec.structure}-seed-{params.seed}",
         clock=VIRTUAL_CLOCK,
+        protocol=protocol,
     )
     with clock.using(adapter.clock.now_ns):
         await run_phase(sweep, "measure", adapter, before_trial=adapter.begin_trial)
@@ -58,10 +63,13 @@ async def run_seed_async(
 
 
 def run_seed(
-    spec: SyntheticSpec, params: TaskParams, conditions: Sequence[Condition] = MODEL_CONDITIONS
+    spec: SyntheticSpec,
+    params: TaskParams,
+    conditions: Sequence[Condition] = MODEL_CONDITIONS,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> SeedRun:
-    """One seed through measure → freeze → held-out → score."""
-    return asyncio.run(run_seed_async(spec, params, conditions))
+    """One seed through measure → freeze → held-out → score (the chain under `protocol`)."""
+    return asyncio.run(run_seed_async(spec, params, conditions, protocol))
 
 
 def run_seeds(
@@ -70,13 +78,15 @@ def run_seeds(
     seeds: Iterable[int],
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     on_seed: Callable[[SeedRun], None] | None = None,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> list[SeedRun]:
     """Every seed in turn (task seed replaced, everything else in `params` kept)."""
 
     async def all_seeds() -> list[SeedRun]:
         runs = []
         for seed in seeds:
-            run = await run_seed_async(spec, replace(params, seed=seed), conditions)
+            seeded = replace(params, seed=seed)
+            run = await run_seed_async(spec, seeded, conditions, protocol)
             if on_seed is not None:
                 on_seed(run)
             runs.append(run)

@@ -38,6 +38,7 @@ from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cell
 from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction
 from pyapp.predict.state_aware import FEATURES, fit_logistic
 from pyapp.records.synthetic_spec import SyntheticSpec
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.simulate import SeedRun, run_seeds
 from pyapp.tasks.taskset import Task, TaskParams, generate
@@ -118,14 +119,20 @@ def _mean(values: Sequence[float]) -> float:
 
 
 async def _truth(
-    spec: SyntheticSpec, params: TaskParams, task: Task, condition: str, draws: int
+    spec: SyntheticSpec,
+    params: TaskParams,
+    task: Task,
+    condition: str,
+    draws: int,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> tuple[float, float | None]:
-    """(P(final right), P(all steps right) for chains) of one trial, by Monte Carlo."""
+    """(P(final right), P(all steps right) for chains) of one trial, by Monte Carlo (a
+    chain under the run's chain `protocol`)."""
     final = steps = 0
     for r in range(draws):
         adapter = SyntheticAdapter(replace(spec, seed=MC_SEED_BASE + r), params.seed)
         adapter.begin_trial(condition, task)
-        trial = await run_trial(task, condition, adapter)  # type: ignore[arg-type]
+        trial = await run_trial(task, condition, adapter, None, protocol)  # type: ignore[arg-type]
         final += trial.correct
         steps += bool(trial.chain is not None and trial.chain.all_steps_correct)
     return final / draws, (steps / draws if condition == "controlled-chain" else None)
@@ -136,6 +143,7 @@ def truths(
 ) -> dict[tuple[str, str], tuple[float, float | None]]:
     """(condition, task id) → Monte Carlo truths for every held-out prediction of a run."""
     params = run.trace.run.task_params
+    protocol = protocol_of(run.trace.run.terms)
     tasks = {t.id: t for t in generate(params)}
 
     async def every() -> dict[tuple[str, str], tuple[float, float | None]]:
@@ -144,7 +152,7 @@ def truths(
             condition = result.frozen.profile.condition
             for task_id in result.frozen.heldout_task_ids:
                 found[(condition, task_id)] = await _truth(
-                    spec, params, tasks[task_id], condition, draws
+                    spec, params, tasks[task_id], condition, draws, protocol
                 )
         return found
 

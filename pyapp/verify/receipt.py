@@ -3,13 +3,14 @@
 A hash inside the trace proves nothing to a reader who suspects the trace. At every freeze
 the page shows (and offers to download) a receipt, and the sweep CLI writes `receipt.json`
 and prints its fingerprint, **before** any held-out trial runs. The receipt holds the run
-id, the model identity, the task-set identity, the prompt templates' hashes, each frozen
-profile's hash, both predictors' frozen fits (the product predictor's is the profile; the
-state-aware predictor's fit is written out), the reference forecast of the skill scores
-(the profile's pooled success rate), the SHA-256 of both predictors' predictions,
-the chain head (the hash of the last record at the freeze) and the time. Its fingerprint
-is the first 80 bits of the SHA-256 of its canonical JSON, in five groups of four hex
-digits: short enough to paste into a lab notebook, a preregistration or a message.
+id, the model identity, the task-set identity, the run's terms (the chain protocol), the
+prompt templates' hashes, each frozen profile's hash, both predictors' frozen fits (the
+product predictor's is the profile; the state-aware predictor's fit is written out), the
+reference forecast of the skill scores (the profile's pooled success rate), the SHA-256 of
+both predictors' predictions, the chain head (the hash of the last record at the freeze)
+and the time. Its fingerprint is the first 80 bits of the SHA-256 of its canonical JSON,
+in five groups of four hex digits: short enough to paste into a lab notebook, a
+preregistration or a message.
 
 `receipt_mismatches(trace, receipt)` (`python -m pyapp reproduce TRACE --receipt R`)
 checks that the trace's freezes and everything before them are what the receipt names
@@ -36,12 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from pyapp.predict.freeze import freeze_profile, predictions_sha256
+from pyapp.predict.freeze import freeze_profile, frozen_protocol, predictions_sha256
 from pyapp.predict.profile import heldout_tasks, tasks_of
 from pyapp.records.base import JSON, Mismatch, from_json, json_schema, to_json
 from pyapp.records.chain import links, sha256_of
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
 from pyapp.records.model import identity_sha256
+from pyapp.records.terms import RunTerms
 from pyapp.records.trace import Condition, FreezeRecord, Trace
 
 SCHEMA_VERSION: Literal["receipt/1"] = "receipt/1"
@@ -118,6 +120,9 @@ class Receipt:
     fingerprint: str
     """The first 80 bits of the SHA-256 of the canonical JSON of every other field, as
     five groups of four hex digits."""
+    terms: RunTerms | None = field(default=None, metadata={"optional_on_read": True})
+    """The run's terms (trace/4: the chain protocol the held-out tasks are routed under);
+    absent in receipts of traces older than trace/4 (the design's chain protocol)."""
 
 
 def fingerprint_of(receipt: Receipt) -> str:
@@ -152,12 +157,14 @@ def make_receipt(trace: Trace) -> Receipt:
         chain_head=sha256_of(last.record),
         at=trace.freezes[-1].frozen_at,
         fingerprint="",
+        terms=trace.run.terms,
     )
     return replace(receipt, fingerprint=fingerprint_of(receipt))
 
 
 def _freeze_of(trace: Trace, record: FreezeRecord) -> ReceiptFreeze:
-    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition)
+    protocol = frozen_protocol(trace, record)
+    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition, protocol)
     return ReceiptFreeze(
         condition=record.condition,
         sequence=record.sequence,
@@ -183,6 +190,8 @@ def receipt_lines(receipt: Receipt) -> list[str]:
     """What the command line prints of a receipt (the page's receipt view shows the same):
     its fingerprint, then per frozen profile its hashes and reference forecast."""
     lines = [f"receipt {receipt.fingerprint}: run {receipt.run_id}, frozen at {receipt.at}"]
+    if receipt.terms is not None:
+        lines.append(f"  chain protocol {receipt.terms.chain_protocol}")
     for f in receipt.freezes:
         parts = [f"profile {f.profile_sha256[:12]}…", f"predictions {f.predictions_sha256[:12]}…"]
         if f.state_aware is not None:
@@ -211,6 +220,8 @@ def receipt_mismatches(trace: Trace, receipt: Receipt) -> list[Mismatch]:
         differs("$.task_set", "is not the trace's task set")
     if receipt.prompt_templates != trace.run.prompt_templates:
         differs("$.prompt_templates", "are not the trace's prompt templates")
+    if receipt.terms != trace.run.terms:
+        differs("$.terms", "are not the trace's run terms (the chain protocol)")
     by_sequence = {link.sequence: link for link in links(trace) if link.sequence is not None}
     anchor = by_sequence.get(receipt.chain_sequence)
     if anchor is None or sha256_of(anchor.record) != receipt.chain_head:

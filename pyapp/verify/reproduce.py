@@ -11,14 +11,17 @@ with what their writer guarantees (`pyapp.verify.consistency`), and recounts the
 Each disagreement is reported as a `Mismatch`; an empty list means every derivable number in
 the trace was re-derived exactly.
 
-A trace/3 document's hash chain is re-walked (`pyapp.records.chain`): the first broken link
-(a record deleted, inserted, reordered or edited) and every sequence gap is a mismatch; each
-freeze's task set and state-aware fit are compared with the ones the trials give.
+A trace/3 or trace/4 document's hash chain is re-walked (`pyapp.records.chain`): the first
+broken link (a record deleted, inserted, reordered or edited) and every sequence gap is a
+mismatch; each freeze's task set and state-aware fit are compared with the ones the trials
+give. A trace/4 document records its terms (`run.terms`: the chain protocol) and every
+freeze carries the run's; each chain trial is re-derived under that protocol (a route is
+planned by the code that made it, every call's operands routed from the recorded replies).
 
 An older document is upgraded first (`pyapp.records.trace.upgrade`); what its version did
 not record is not checked, and `limitations` says so in a line per check (trace/1: no
 timestamps, loads, identities, route limits; trace/1 and trace/2: no chain, no frozen task
-set or state-aware fit).
+set or state-aware fit; trace/1–3: no recorded terms, read as the design's chain protocol).
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ from pyapp.records.chain import chain_mismatches
 from pyapp.records.evidence import evidence_mismatches
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import revision_note
+from pyapp.records.terms import protocol_of
 from pyapp.records.trace import (
+    CHAINED_VERSIONS,
     SCHEMA_VERSION,
     TaskRecord,
     Trace,
@@ -79,9 +84,14 @@ def limitations(document: JSON) -> list[str]:
             "trace/1: timestamps, model loads, identities and route limits were not recorded: "
             "not checked"
         )
-    _, note = chain_mismatches(trace, required=version == SCHEMA_VERSION)
+    _, note = chain_mismatches(trace, required=version in CHAINED_VERSIONS)
     if note is not None:
         lines.append(note)
+    if trace.run.terms is None:
+        lines.append(
+            "run terms absent (recorded before trace/4): the chain protocol reads as "
+            "chain-design/1, the only one there was"
+        )
     if any(f.state_aware is None for f in trace.freezes):
         lines.append(
             "frozen state-aware fit and task set absent (recorded before trace/3): the "
@@ -130,7 +140,10 @@ def reproduce(
     _check_templates(trace, found)
     tasks = _check_tasks(trace, found)
     _check_model(trace, legacy, found)
-    ctx = TrialContext(tasks=tasks, model=trace.model, legacy=legacy)
+    _check_terms(trace, version, found)
+    ctx = TrialContext(
+        tasks=tasks, model=trace.model, legacy=legacy, protocol=protocol_of(trace.run.terms)
+    )
     upgraded = upgraded_trials(trace, legacy)
 
     seen: set[str] = set()
@@ -153,7 +166,7 @@ def reproduce(
             found.append(Mismatch(where, unscored))
 
     _check_interruptions(trace, ctx, upgraded, found)
-    found.extend(chain_mismatches(trace, required=version == SCHEMA_VERSION)[0])
+    found.extend(chain_mismatches(trace, required=version in CHAINED_VERSIONS)[0])
     _check_frozen_fits(trace, found)
     if not legacy:
         for i, entry in enumerate(trace.journal):
@@ -178,6 +191,23 @@ def reproduce(
             )
         )
     return found
+
+
+def _check_terms(trace: Trace, version: object, found: list[Mismatch]) -> None:
+    """A trace/4 document records its terms, and every freeze it made carries the run's (an
+    older freeze, of a sweep resumed under trace/4, carries none)."""
+    if version == SCHEMA_VERSION and trace.run.terms is None:
+        found.append(
+            Mismatch("$.run.terms", "is null, but a trace/4 records its terms (chain protocol)")
+        )
+    for i, record in enumerate(trace.freezes):
+        if record.terms is not None and record.terms != trace.run.terms:
+            found.append(
+                Mismatch(
+                    f"$.freezes[{i}].terms",
+                    "are not the run's terms: a profile frozen under another chain protocol",
+                )
+            )
 
 
 def _check_frozen_fits(trace: Trace, found: list[Mismatch]) -> None:
@@ -352,7 +382,8 @@ def _check_timeline(trace: Trace, legacy: bool, found: list[Mismatch]) -> bool:
         if condition not in MODEL_CONDITIONS:
             continue
         tasks = tasks_of(trace.run.task_params)
-        heldout = {t.id for t in heldout_tasks(tasks, condition)}
+        protocol = protocol_of(trace.run.terms)
+        heldout = {t.id for t in heldout_tasks(tasks, condition, protocol)}
         freezes = [f for f in trace.freezes if f.condition == condition]
         for i, trial in enumerate(trace.trials):
             if trial.condition != condition or trial.task_id not in heldout:

@@ -33,7 +33,6 @@ from pyapp.records import prompts
 from pyapp.records.base import JSON, to_json
 from pyapp.records.model import (
     CHAIN_CALL_CAPS,
-    DEFAULT_ROUTE_LIMITS,
     WHOLE_TASK_CAPS,
     ModelProvenance,
     identity_sha256,
@@ -41,6 +40,7 @@ from pyapp.records.model import (
 )
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.subject import REFERENCE, subject_of
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.records.trace import (
     EVIDENCE_NOTES,
     LEGACY_SCHEMA_VERSIONS,
@@ -71,6 +71,9 @@ class TrialContext:
     legacy: bool
     """The trial (or the whole document) was recorded under trace/1: fields it did not
     record are not checked."""
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+    """The run's chain protocol (`run.terms`; the design's before trace/4): which families
+    are routed and the limits of every route."""
 
 
 def unstamped(trial: Trial) -> bool:
@@ -125,7 +128,7 @@ def check_trial(
     elif trial.condition in ("model-only", "model-program"):
         derived = _rederive_whole_task(trial, task, where, found, ctx.legacy)
     else:
-        derived = _rederive_chain(trial, task, where, found, ctx.legacy)
+        derived = _rederive_chain(trial, task, where, found, ctx)
     for key, value in derived.items():
         recorded = to_json(getattr(trial, key))
         if recorded != value:
@@ -166,8 +169,14 @@ def _check_budgets(trial: Trial, where: str, ctx: TrialContext, found: list[Mism
     if chain and not ctx.legacy:
         if trial.budget is not None:
             found.append(Mismatch(f"{where}.budget", "a chain calls no interpreter: must be null"))
-        if trial.route_limits != DEFAULT_ROUTE_LIMITS:
-            found.append(Mismatch(f"{where}.route_limits", "are not the protocol's route limits"))
+        if trial.route_limits != ctx.protocol.limits:
+            found.append(
+                Mismatch(
+                    f"{where}.route_limits",
+                    f"are not the route limits of the run's chain protocol "
+                    f"({ctx.protocol.version})",
+                )
+            )
     elif not chain and trial.budget != PROTOCOL_BUDGET:
         found.append(Mismatch(f"{where}.budget", "is not the protocol's interpreter budget"))
     if not chain and trial.route_limits is not None:
@@ -250,14 +259,17 @@ def _check_call_caps(trial: Trial, where: str, found: list[Mismatch]) -> None:
 
 
 def _rederive_chain(
-    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch], legacy: bool
+    trial: Trial, task: TaskRecord, where: str, found: list[Mismatch], ctx: TrialContext
 ) -> dict[str, JSON]:
+    """The route re-derived by the code that made it: planned under the run's chain
+    protocol, each call's operands routed from the recorded replies, each reply re-judged."""
     route = trial.chain
     if route is None:
         found.append(Mismatch(where, "a controlled-chain trial without its route"))
         return {}
+    legacy, limits = ctx.legacy, ctx.protocol.limits
     _check_call_caps(trial, where, found)
-    plan = plan_route(task)
+    plan = plan_route(task, ctx.protocol)
     if plan is None:
         if route.calls:
             found.append(Mismatch(f"{where}.chain", "an unsupported route made model calls"))
@@ -267,11 +279,11 @@ def _rederive_chain(
             **_verdict(None, unsupported_failure(task), task.answer),
         }
     outputs: list[int] = []
-    reservation = Reservation(DEFAULT_ROUTE_LIMITS)
+    reservation = Reservation(limits)
     halt = route.halt
-    refused = route_call_refusal(plan, DEFAULT_ROUTE_LIMITS)
+    refused = route_call_refusal(plan, limits)
     if refused is not None and (route.calls or halt != refused):
-        found.append(Mismatch(f"{where}.chain", "the route is over the call budget"))
+        found.append(Mismatch(f"{where}.chain", "the route is over its budgets"))
     for position, call in enumerate(route.calls):
         at = f"{where}.chain.calls[{position}]"
         planned = plan[position] if position < len(plan) else None
@@ -281,6 +293,9 @@ def _rederive_chain(
             call.right_source,
         ):
             found.append(Mismatch(at, "does not follow the task's route"))
+            if call.parsed is None:
+                break
+            outputs.append(call.parsed)  # later calls still read their routed operands
             continue
         template = call.prompt.template_id
         if template not in (prompts.CHAIN_STEP, prompts.CHAIN_STEP_V1):
@@ -433,7 +448,7 @@ def rederive(
         for i, fields in sorted(changed.items())
         for key, value in fields.items()
     ]
-    if not corrections:  # an older document is still returned as trace/3
+    if not corrections:  # an older document is still returned as trace/4
         return (upgrade(document) if "trials" in document else document), []
     upgraded = json.loads(json.dumps(upgrade(document)))
     if "trials" not in upgraded:
@@ -450,6 +465,7 @@ def _changed_fields(trace: Trace, legacy: bool) -> dict[int, dict[str, JSON]]:
     """Each trial's derivable fields that re-derivation contradicts, by trial index."""
     tasks = {task.id: task for task in regenerated_records(trace.run.task_params)}
     upgraded_count = upgraded_trials(trace, legacy)
+    ctx = TrialContext(tasks, trace.model, legacy, protocol_of(trace.run.terms))
     changed: dict[int, dict[str, JSON]] = {}
     for i, trial in enumerate(trace.trials):
         task = tasks.get(trial.task_id)
@@ -462,7 +478,7 @@ def _changed_fields(trace: Trace, legacy: bool) -> dict[int, dict[str, JSON]]:
         elif trial.condition in ("model-only", "model-program"):
             derived = _rederive_whole_task(trial, task, where, ignored, old)
         else:
-            derived = _rederive_chain(trial, task, where, ignored, old)
+            derived = _rederive_chain(trial, task, where, ignored, replace(ctx, legacy=old))
         for key, value in derived.items():
             if to_json(getattr(trial, key)) != value:
                 changed.setdefault(i, {})[key] = value

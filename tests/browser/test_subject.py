@@ -278,3 +278,38 @@ def test_the_native_sweep_gives_the_browsers_verdicts(
         (near_ties if tie else differ).append(f"{trial['trial_id']}: {tie or verdict(trial)}")
     assert not differ, differ
     print(f"native vs browser: {len(ours['trials'])} trials, near-ties listed: {near_ties}")
+
+
+def test_a_design_size_sweep_on_the_extended_chain_protocol(
+    loaded: tuple[Booted, str], tmp_path: Path
+) -> None:
+    """The design's 24 tasks, the controlled chain under `chain-extended/1` (issue 35): step
+    2 offers the protocol; every held-out family is routed in the page (determinants and
+    derivatives seven calls each), the trace records the protocol, and it reproduces."""
+    import time
+
+    page = loaded[0].page
+    options = page.eval_on_selector_all("#chain-protocol option", "os => os.map(o => o.value)")
+    assert options == ["design", "extended"]
+    assert page.input_value("#chain-protocol") == "design"  # the design's is the default
+    out = tmp_path / "extended"
+    started = time.monotonic()
+    result = sweep("--model", "subject", "--backend", "wasm", "--dtype", "fp32", "--seed", "1729",
+                   "--consent", "--conditions", "controlled-chain", "--chain-protocol", "extended",
+                   "--out", str(out), timeout=SWEEP_TIMEOUT_S)  # fmt: skip
+    took = time.monotonic() - started
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reproduce: ok" in result.stdout
+    trace = read(out / "trace.json")
+    assert trace["schema_version"] == "trace/4"
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert all(f["terms"] == trace["run"]["terms"] for f in trace["freezes"])
+    chains = {t["task_id"]: t["chain"] for t in trace["trials"]}
+    for task_id in ("determinant-1", "determinant-2", "derivative-1", "derivative-2"):
+        route = chains[task_id]
+        assert route["status"] in ("completed", "halted") and route["planned_calls"] == 7
+        assert route["calls"], task_id  # the model was asked: never `unsupported`
+    predictions = read(out / "predictions.json")
+    heldout = predictions["conditions"][0]["frozen"]["heldout_task_ids"]
+    assert len(heldout) == 6 and read(out / "run.json")["options"]["chain_protocol"] == "extended"
+    print(f"design-size extended-protocol sweep: {took:.0f} s")  # no timed assertion
