@@ -104,11 +104,18 @@ def neutral(kind: Any, tmp: Path, control: Path) -> str:
 def argv_for(command: str, dest: str, value: Path, tmp: Path, control: Path) -> list[str]:
     sub = subcommands()[command]
     argv = [command]
+    # a required group of alternatives (`--out | --check`) needs one: the one under test, or
+    # else its first
+    chosen = set()
+    for group in sub._mutually_exclusive_groups:
+        if group.required:
+            dests = [a.dest for a in group._group_actions]
+            chosen.add(dest if dest in dests else dests[0])
     for action in sub._actions:
         if isinstance(action, argparse._HelpAction):
             continue
         under_test = action.dest == dest
-        if not under_test and not action.required:
+        if not under_test and not action.required and action.dest not in chosen:
             continue
         text = str(value) if under_test else None
         if text is None and action.type in common.PATH_TYPES:
