@@ -302,3 +302,24 @@ def test_each_bundled_subject_loads_its_own_folder() -> None:
         assert folder is not None and folder.name == subject.folder.rsplit("/", 1)[-1]
     assert bundled_folder("bundled-subject", "subject/nonesuch") is None
     assert bundled_folder("hub", "subject/reference-2") is None
+
+
+def test_each_subject_run_natively_records_its_own_recipe() -> None:
+    """A native run of the second subject records the second subject's recipe: the adapter
+    wrote the first's for both, so every subject2 cell of the comparison failed to score
+    ("$.model.subject_recipe: is not the recipe of the reference subject")."""
+    from pyapp.native.adapter import NativeIdentity, native_model_provenance
+    from pyapp.native.folder import read_model
+    from pyapp.records.evidence import evidence_mismatches
+    from pyapp.records.subject import SUBJECTS
+    from pyapp.sweep.native import bundled_folder
+
+    for subject in SUBJECTS:
+        folder = bundled_folder("bundled-subject", subject.model_id)
+        assert folder is not None
+        files = read_model((folder,), "fp32")
+        identity = NativeIdentity(subject.model_id, "bundled", "bundled-subject", {})
+        provenance = native_model_provenance(files, identity, "1.0", 1.0)
+        assert provenance.evidence == "reference-subject"
+        assert provenance.subject_recipe == subject.recipe
+        assert evidence_mismatches(provenance) == []

@@ -42,7 +42,7 @@ from pyapp.records.model import (
     ModelProvenance,
     text_sha256,
 )
-from pyapp.records.subject import SUBJECT_CONFIG_SHA256, SUBJECT_RECIPE
+from pyapp.records.subject import subject_by_config, subject_of
 
 Source = Literal["bundled-fixture", "bundled-subject", "local-folder"]
 THREADS = 1
@@ -274,7 +274,7 @@ def evidence_of(
     """What the model's numbers are evidence of, by its config.json digest."""
     if source == "bundled-fixture" or files.config_sha256 in TEST_FIXTURE_CONFIGS:
         return "fixture"
-    if source == "bundled-subject" or files.config_sha256 == SUBJECT_CONFIG_SHA256:
+    if source == "bundled-subject" or subject_by_config(files.config_sha256) is not None:
         return "reference-subject"
     return "model"
 
@@ -318,7 +318,11 @@ def native_model_provenance(
         flops=None,
         loads=(load,),
         config_sha256=files.config_sha256,
-        subject_recipe=dict(SUBJECT_RECIPE) if evidence == "reference-subject" else None,
+        subject_recipe=(
+            dict(subject_of(identity.model_id, files.config_sha256).recipe)
+            if evidence == "reference-subject"
+            else None
+        ),
     )
 
 
