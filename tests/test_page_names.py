@@ -31,7 +31,8 @@ SYNC_NAMES = [s.name for s in page.SYNC_NAMES]
 
 def page_sources() -> list[Path]:
     """The page's and the workers' hand-written JavaScript (generated modules aside)."""
-    generated = {"lab_protocol.js", "model_protocol.js", "faults_grammar.js"}
+    generated = {"lab_protocol.js", "lab_types.js", "model_protocol.js", "model_types.js"}
+    generated |= {"faults_grammar.js"}
     paths = sorted((ROOT / "site").rglob("*.js"))
     return [p for p in paths if p.name not in generated]
 

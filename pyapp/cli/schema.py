@@ -1,7 +1,8 @@
 """`python -m pyapp schema [--check]`: every generated file, (re)written from the records
 that define it — the JSON Schemas in `exports/` (`schemas`, the ledger's included), the
 page's protocol constants (`site/lab_protocol.js`: message names, sync names, URL
-parameters, the `window.lab` members), the fault grammar
+parameters, the `window.lab` members), the JSDoc types of the page's messages and documents
+(`site/lab_types.js`; the model channel's `site/common/model_types.js`), the fault grammar
 (`site/faults_grammar.js`), the model channel's files (`model_channel_files`), the
 condition checkboxes of `site/index.html` and the generated blocks of `docs/hosting.md`,
 `docs/models.md`, `docs/page.md` and `docs/sweep.md` (`blocks`). With `--check` it only
@@ -21,7 +22,7 @@ from pyapp.matrix.state import state_schema
 from pyapp.predict.predictions import predictions_schema
 from pyapp.protocol import model_exports as model_message_exports
 from pyapp.protocol import page
-from pyapp.protocol.exports import js_module, markdown_tables, messages_schema
+from pyapp.protocol.exports import js_module, markdown_tables, messages_schema, types_module
 from pyapp.records import faults
 from pyapp.records.trace import trace_schema
 from pyapp.sweep.runfile import run_schema
@@ -52,6 +53,7 @@ def generated() -> dict[Path, str]:
         for name, schema in schemas().items()
     }
     files[REPO_ROOT / "site" / "lab_protocol.js"] = js_module()
+    files[REPO_ROOT / "site" / "lab_types.js"] = types_module()
     files[REPO_ROOT / "site" / "faults_grammar.js"] = faults.js_module()
     hosting = REPO_ROOT / "docs" / "hosting.md"
     files[hosting] = with_generated_block(hosting.read_text(encoding="utf-8"))
@@ -86,6 +88,7 @@ def model_channel_files() -> dict[Path, str]:
         )
         + "\n",
         REPO_ROOT / "site" / "common" / "model_protocol.js": model_message_exports.js_module(),
+        REPO_ROOT / "site" / "common" / "model_types.js": model_message_exports.types_module(),
         models: with_generated_block(models.read_text(encoding="utf-8"), tables, "model-messages"),
     }
 

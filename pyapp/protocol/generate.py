@@ -29,7 +29,7 @@ def reply_name(kind: str) -> str:
     return "".join(part.title() for part in kind.split("_")) + "Reply"
 
 
-def _merge(defs: dict[str, Any], more: dict[str, Any]) -> None:
+def merge_defs(defs: dict[str, Any], more: dict[str, Any]) -> None:
     """Add schema definitions; two different records of one name would silently clash."""
     for name, entry in more.items():
         if name in defs and defs[name] != entry:
@@ -101,7 +101,7 @@ def channel_schema(channel: Channel) -> dict[str, JSON]:
     messages = list(dict.fromkeys((*channel.requests, *channel.event_types.values())))
     roots = [*messages, *channel.results.values(), channel.reply, *channel.nested]
     for record in dict.fromkeys(roots):
-        _merge(defs, json_schema(record, schema_id=channel.schema_id, title="")["$defs"])
+        merge_defs(defs, json_schema(record, schema_id=channel.schema_id, title="")["$defs"])
     tagged = {m.__name__: _tagged(channel, m, defs) for m in messages}
     replies = _replies(channel, defs)
     defs.update(tagged)
