@@ -385,8 +385,10 @@ class Experiment extends ExperimentView {
 
   // Python's text, saved as it is: 1.0 stays 1.0.
   // Its name says the evidence kind: trace-fixture-<run id>.json.
+  // A shown run (opened or stored): its own texts, never the live sweep's.
   async download(kind) {
-    downloadJson(await this.text(kind), fileName(kind, this.header.model?.evidence, this.header.run.run_id));
+    const text = this.viewing ? this.viewing.texts[kind] : await this.text(kind);
+    if (text) downloadJson(text, fileName(kind, this.header.model?.evidence, this.header.run.run_id));
   }
 
   async acceptResume() {

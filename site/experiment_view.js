@@ -11,6 +11,7 @@ import { showRecord } from "./record_view.js";
 import { renderReceipt } from "./receipt_view.js";
 import { Eta, etaText } from "./eta.js";
 import { ExperimentState, withStateAware } from "./experiment_state.js";
+import { markNode, markNotRederived, renderAnswer } from "./results_answer.js";
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -114,12 +115,21 @@ export class ExperimentView extends ExperimentState {
     $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     $("#download-sweep-trace").disabled = !(idle && this.header);
     $("#download-predictions").disabled = !(idle && this.predictionsDoc);
+    $("#download-receipt-results").disabled = !(idle && this.receiptJson);
     $("#resume-accept").disabled = !idle;
     const viewing = $("#viewing-banner");
     viewing.hidden = !this.viewing;
+    // nothing of another run in a shown run's view: the live sweep's receipt and progress wait
+    $("#receipt-view").hidden = Boolean(this.viewing) || !this.receiptJson;
+    $("#sweep-progress").hidden = Boolean(this.viewing);
     if (this.viewing) {
-      $("#viewing-text").textContent = `Showing ${this.viewing.name}, opened from disk (${this.viewing.label}) — not the live sweep.`;
-      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) $(id).disabled = true;
+      // the shown run's own files: the trace as opened, the predictions derived from it
+      const texts = this.viewing.texts;
+      $("#download-sweep-trace").disabled = !texts.trace;
+      $("#download-predictions").disabled = !texts.predictions;
+      const from = this.viewing.source === "browser" ? "stored in this browser" : `opened from a file (${this.viewing.name})`;
+      $("#viewing-text").textContent = `Showing run ${this.viewing.runId}, ${from} (${this.viewing.label}) — not the live sweep.`;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-receipt-results"]) $(id).disabled = true;
     }
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
@@ -141,7 +151,9 @@ export class ExperimentView extends ExperimentState {
 
   openRecord(trialId) {
     const trial = this.trials.get(trialId);
-    if (trial) showRecord(trial, this.notEvidence());
+    if (!trial) return;
+    showRecord(trial, this.notEvidence());
+    if (this.viewing?.mismatches.length) $("#record-body").prepend(markNode(this.viewing.mismatches.length));
   }
 
   clearTables() {
@@ -161,6 +173,9 @@ export class ExperimentView extends ExperimentState {
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
     renderScores(this.predictionsDoc, this.notEvidence(), this.plots);
+    const names = { evidence: this.header?.model?.evidence ?? "control", runId: this.header?.run.run_id ?? "none" };
+    renderAnswer(this.plots, names);
+    if (this.viewing?.mismatches.length) markNotRederived(this.viewing.mismatches.length);
     this.renderProgress();
     this.refreshControls();
   }
@@ -171,7 +186,10 @@ export class ExperimentView extends ExperimentState {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
-  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [] }) {
+  // `source`: where the run came from ("file": opened from disk; "browser": stored here);
+  // `mismatches`: what re-deriving it found (marked on everything drawn of it when any).
+  // `traceText`: the trace as opened (what its download saves).
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [], source = "file", mismatches = [], traceText = null }) {
     this.requireIdle("open a trace");
     this.viewing ??= {
       live: {
@@ -190,9 +208,10 @@ export class ExperimentView extends ExperimentState {
     };
     const corrected = new Map();
     for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
-    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected });
+    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected, source, mismatches, texts: { trace: traceText, predictions: predictionsJson } });
     this.state = null;
     this.useHeader(headerJson);
+    this.viewing.runId = this.header.run.run_id;
     this.useTrials(trialsJson);
     this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
     this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;

@@ -878,8 +878,9 @@
 /**
  * A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own drawing; the page inserts this text as it is, only from its own worker's reply).
  * @typedef {object} RunPlots
- * @property {string} calibration_svg Predicted probability against observed rate per non-empty calibration cell.
+ * @property {string} calibration_svg Both predictors' predicted probability against observed rate per non-empty calibration cell.
  * @property {string} cost_svg Predicted against observed cost per held-out task.
+ * @property {(RunVerdict | null)} [verdict] The run's verdict in words and its skill picture; null where none can be said.
  */
 /**
  * The report of a run the page holds (a sweep stored in this browser), written by the page's own Python with the code of `python -m pyapp report`.
@@ -904,6 +905,15 @@
 /**
  * The reply to `run_supplied`.
  * @typedef {({ type: "run_supplied", id: unknown, ok: true, result: SuppliedRun, error?: (Error | null) } | { type: "run_supplied", id: unknown, ok: false, result?: SuppliedRun, error: (Error | null) })} RunSuppliedReply
+ */
+/**
+ * What step 4 leads with: the run's verdict in words and one picture (`pyapp.browser.verdict.run_verdict`; the flags and words are `pyapp.predict.flags`').
+ * @typedef {object} RunVerdict
+ * @property {string} headline The first line a reader sees: a degenerate run says so here.
+ * @property {string[]} flags Every degenerate-score flag, in words.
+ * @property {VerdictRow[]} rows Per condition, each predictor's verdict.
+ * @property {string[]} sentences The answer in full sentences, its label first.
+ * @property {string} skill_svg Per condition, each predictor against its frozen reference and against climatology (`pyapp.report.skill_plot`).
  */
 /**
  * How well the frozen profile predicted the held-out observations.
@@ -1375,6 +1385,15 @@
  * @property {number} index 0-based position in this run's plan.
  * @property {number} total Trials in this run's plan.
  * @property {("measure" | "heldout")} phase The phase.
+ */
+/**
+ * One condition's verdict in words: each predictor against climatology.
+ * @typedef {object} VerdictRow
+ * @property {string} condition The condition.
+ * @property {string} product The product predictor: `beats climatology`, `fails against climatology` or `cannot say`.
+ * @property {(string | null)} product_reason Why it cannot say; null otherwise.
+ * @property {(string | null)} state_aware The state-aware predictor's verdict; null where the document has none.
+ * @property {(string | null)} state_aware_reason Why it cannot say; null otherwise.
  */
 /**
  * `hello`: the versions the page reports (and the sweep CLI records in run.json).

@@ -83,7 +83,7 @@ export function setupRuns({ request, experiment, viewer }) {
 
   const actions = {
     show: async (record) => {
-      await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))]);
+      await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))], "browser");
       $("#step-results").scrollIntoView();
     },
     download: async (record) => downloadJson(await traceText(record), fileName("trace", record.evidence, record.run_id)),

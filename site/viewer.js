@@ -82,14 +82,29 @@ function verificationView(result) {
   return lines;
 }
 
-// The verdict at the top of step 4, one line: what a reader must know before any number.
-function stepVerdict(result, name) {
+// Everything re-deriving a shown run found against it, as the page's re-derivation returned
+// it (the trace's and the opened predictions document's mismatches; predictions that cannot
+// be derived): what every mark in step 4 points to. A predictions.json of another run is not
+// one (its one line says so; what is drawn is derived from the trace).
+function mismatchesOf(result) {
+  const found = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
+  if (result.derive_error) found.push(`the predictions cannot be derived: ${result.derive_error}`);
+  return found;
+}
+
+// The verdict at the top of step 4, one line: what a reader must know before any number;
+// below it, folded, the list every mark points to.
+function stepVerdict(result, name, mismatches) {
   const bad = verdictLines(result).filter(([ok]) => !ok);
   const line = $("#viewing-verdict");
   line.className = bad.length ? "incorrect" : "correct";
   line.textContent = bad.length
-    ? `✗ ${name} failed re-derivation (see Open a trace): ${bad.map(([, text]) => text).join(" ")}`
+    ? `✗ ${name} failed re-derivation: ${bad.map(([, text]) => text).join(" ")}`
     : `✓ ${name} re-derived exactly: every number below is re-derived from its seed and raw trials.`;
+  const fold = $("#viewing-mismatches");
+  fold.hidden = !mismatches.length;
+  $("#viewing-mismatches-summary").textContent = `Mismatches (${mismatches.length}): what re-deriving this run found`;
+  $("#viewing-mismatch-list").replaceChildren(...mismatches.map((m) => h("li", m)));
 }
 
 // A failed open leaves nothing of the previous one on the page.
@@ -136,7 +151,8 @@ function journalView(trace) {
 export function setupViewer({ request, experiment }) {
   const status = $("#open-status");
 
-  async function open(files) {
+  // `source`: "file" (picked or dropped) or "browser" (a run stored here: site/runs_panel.js)
+  async function open(files, source = "file") {
     const read = await readFiles(files);
     const traces = read.filter((f) => f.kind === TRACE_KIND);
     const predictions = read.filter((f) => f.kind === PREDICTIONS_KIND);
@@ -185,8 +201,11 @@ export function setupViewer({ request, experiment }) {
       predictionsJson: result.predictions_json,
       plots: result.plots ?? null,
       corrections: result.corrections,
+      source,
+      mismatches: mismatchesOf(result),
+      traceText: traces[0].text,
     });
-    stepVerdict(result, traces[0].name);
+    stepVerdict(result, traces[0].name, mismatchesOf(result));
     status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
   }
 
@@ -229,7 +248,7 @@ export function setupViewer({ request, experiment }) {
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  const opening = (files) => open(files).catch((error) => (status.textContent = error.message));
+  const opening = (files, source = "file") => open(files, source).catch((error) => (status.textContent = error.message));
   const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message));
   dropZone($("#open-drop"), $("#open-files"), opening);
   dropZone($("#compare-drop"), $("#compare-files"), comparing);

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pyapp.browser.verdict import run_verdict
 from pyapp.predict import compare
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.protocol.results import (
@@ -104,7 +105,7 @@ def run_plots(doc: PredictionsDocument | None, evidence: Evidence) -> RunPlots |
         return None
     label = NOT_EVIDENCE_LABELS.get(evidence)
     [(calibration, cost)] = plots.plots([(doc, label)])
-    return RunPlots(calibration_svg=calibration, cost_svg=cost)
+    return RunPlots(calibration_svg=calibration, cost_svg=cost, verdict=run_verdict(doc, label))
 
 
 def predictions_plots(predictions_json: str) -> RunPlots | None:

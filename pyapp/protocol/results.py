@@ -279,14 +279,53 @@ class TraceText:
 
 
 @dataclass(frozen=True)
+class VerdictRow:
+    """One condition's verdict in words: each predictor against climatology."""
+
+    condition: str
+    """The condition."""
+    product: str
+    """The product predictor: `beats climatology`, `fails against climatology` or `cannot
+    say`."""
+    product_reason: str | None
+    """Why it cannot say; null otherwise."""
+    state_aware: str | None
+    """The state-aware predictor's verdict; null where the document has none."""
+    state_aware_reason: str | None
+    """Why it cannot say; null otherwise."""
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What step 4 leads with: the run's verdict in words and one picture
+    (`pyapp.browser.verdict.run_verdict`; the flags and words are
+    `pyapp.predict.flags`')."""
+
+    headline: str
+    """The first line a reader sees: a degenerate run says so here."""
+    flags: tuple[str, ...]
+    """Every degenerate-score flag, in words."""
+    rows: tuple[VerdictRow, ...]
+    """Per condition, each predictor's verdict."""
+    sentences: tuple[str, ...]
+    """The answer in full sentences, its label first."""
+    skill_svg: str
+    """Per condition, each predictor against its frozen reference and against climatology
+    (`pyapp.report.skill_plot`)."""
+
+
+@dataclass(frozen=True)
 class RunPlots:
     """A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own
     drawing; the page inserts this text as it is, only from its own worker's reply)."""
 
     calibration_svg: str
-    """Predicted probability against observed rate per non-empty calibration cell."""
+    """Both predictors' predicted probability against observed rate per non-empty
+    calibration cell."""
     cost_svg: str
     """Predicted against observed cost per held-out task."""
+    verdict: RunVerdict | None = field(default=None, metadata=ADDED)
+    """The run's verdict in words and its skill picture; null where none can be said."""
 
 
 @dataclass(frozen=True)

@@ -72,13 +72,13 @@ def marker(
     return el("circle", {"cx": _n(x), "cy": _n(y), "r": r, **style, "class": classes}, label)
 
 
-def _text(
+def svg_text(
     x: float, y: float, text: str, size: int = 11, attrs: Mapping[str, object] | None = None
 ) -> Markup:
     return el("text", {"x": _n(x), "y": _n(y), "font-size": size, **(attrs or {})}, text)
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup:
+def svg_line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup:
     return el("line", {"x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2), **attrs})
 
 
@@ -163,15 +163,15 @@ def _ticks(f: Frame, fmt: Callable[[float, Sequence[float]], str]) -> list[Marku
     out = []
     x_ticks, y_ticks = nice_ticks(*f.domain.x), nice_ticks(*f.domain.y)
     for xv in x_ticks:
-        out.append(_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
+        out.append(svg_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
         attrs = {"text-anchor": "middle", "class": "tick"}
-        out.append(_text(f.sx(xv), TOP + plot_h + 16, fmt(xv, x_ticks), 11, attrs))
+        out.append(svg_text(f.sx(xv), TOP + plot_h + 16, fmt(xv, x_ticks), 11, attrs))
     for yv in y_ticks:
-        out.append(_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
+        out.append(svg_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
         attrs = {"text-anchor": "end", "class": "tick"}
-        out.append(_text(LEFT - 7, f.sy(yv) + 4, fmt(yv, y_ticks), 11, attrs))
+        out.append(svg_text(LEFT - 7, f.sy(yv) + 4, fmt(yv, y_ticks), 11, attrs))
         grid = {"stroke": "#ddd", "stroke-width": 0.5}
-        out.append(_line(LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), **grid))
+        out.append(svg_line(LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), **grid))
     return out
 
 
@@ -179,24 +179,24 @@ def _frame(
     f: Frame, title: str, subtitle: str, label: str | None, labels: tuple[str, str]
 ) -> list[Markup]:
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
-    out = [_text(LEFT, 18, title, 14, {"font-weight": 600})]
-    out.append(_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
+    out = [svg_text(LEFT, 18, title, 14, {"font-weight": 600})]
+    out.append(svg_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
     if label:  # the run's evidence label (not model evidence)
         words = label[0].upper() + label[1:] + "."
         attrs = {"font-weight": 700, "fill": "#b06000", "class": "fixture"}
-        out.append(_text(LEFT, 50, words, 11, attrs))
+        out.append(svg_text(LEFT, 50, words, 11, attrs))
     box = {"x": LEFT, "y": TOP, "width": plot_w, "height": plot_h}
     out.append(el("rect", {**box, "fill": "none", "stroke": "#999"}))
     out += _ticks(f, tick_format)
-    out.append(_text(LEFT + plot_w / 2, H - 14, labels[0], 12, {"text-anchor": "middle"}))
+    out.append(svg_text(LEFT + plot_w / 2, H - 14, labels[0], 12, {"text-anchor": "middle"}))
     mid = TOP + plot_h / 2
     rotate = {"text-anchor": "middle", "transform": f"rotate(-90 16 {_n(mid)})"}
-    out.append(_text(16, mid, labels[1], 12, rotate))
+    out.append(svg_text(16, mid, labels[1], 12, rotate))
     # y = x, where it crosses the plotted range
     low, high = max(f.domain.x[0], f.domain.y[0]), min(f.domain.x[1], f.domain.y[1])
     if high > low:
         dashed = {"stroke": "#777", "stroke-dasharray": "5 4", "class": "identity"}
-        out.append(_line(f.sx(low), f.sy(low), f.sx(high), f.sy(high), **dashed))
+        out.append(svg_line(f.sx(low), f.sy(low), f.sx(high), f.sy(high), **dashed))
     return out
 
 
@@ -219,10 +219,10 @@ def _legend(entries: Sequence[Entry]) -> list[Markup]:
     out = []
     for entry in entries:
         out.append(marker(entry.shape, x, y, entry.colour, entry.label, hollow=entry.hollow))
-        out.append(_text(x + 10, y + 4, entry.label))
+        out.append(svg_text(x + 10, y + 4, entry.label))
         y += 18
-    out.append(_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
-    out.append(_text(x + 10, y + 4, "y = x (perfect)"))
+    out.append(svg_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
+    out.append(svg_text(x + 10, y + 4, "y = x (perfect)"))
     return out
 
 
@@ -324,8 +324,8 @@ def calibration_series_svg(
     subtitle = "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
     subtitle += "each; axes zoomed to the cells."
     if by_predictor:
-        subtitle = "Both predictors, one point per non-empty cell (filled: product; hollow: "
-        subtitle += "state-aware); bars: 95% Wilson intervals; n beside each."
+        subtitle = "Both predictors (filled: product; hollow: state-aware), a point per "
+        subtitle += "non-empty cell; bars: 95% Wilson intervals."
     x_label = "predicted probability" + (
         " (each predictor)" if by_predictor else " (product of primitive rates)"
     )
@@ -342,9 +342,9 @@ def calibration_series_svg(
             predicted, observed = cell.mean_predicted or 0.0, cell.observed_rate or 0.0
             x = f.sx(predicted) + (i - (len(series) - 1) / 2) * 3  # overlapping series apart
             bar = {"stroke": colour, "stroke-width": 2}
-            group.append(_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
+            group.append(svg_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
             for v in (cell.wilson_low, cell.wilson_high):
-                group.append(_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
+                group.append(svg_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
             text = (
                 f"{name}: bin [{cell.low:.1f}, {cell.high:.1f}), n = {cell.n}, "
                 f"mean predicted {predicted:.3f}, observed {observed:.3f}, "
@@ -394,9 +394,9 @@ def _n_labels(points: Sequence[tuple[float, float]], texts: Sequence[str]) -> li
         if abs(box[1] + LABEL_H / 2 - y) > LABEL_H / 2:  # moved up or down: a leader line
             end_x = box[0] if box[0] > x else box[0] + w
             end_y = box[1] + LABEL_H / 2
-            out.append(_line(x, y, end_x, end_y, stroke="#999", **{"stroke-width": 0.6}))
+            out.append(svg_line(x, y, end_x, end_y, stroke="#999", **{"stroke-width": 0.6}))
         attrs = {"class": "n-label"}
-        out.append(_text(box[0], box[1] + LABEL_H - 2, text, 10, attrs))
+        out.append(svg_text(box[0], box[1] + LABEL_H - 2, text, 10, attrs))
     return out
 
 
@@ -463,7 +463,7 @@ def cost_svg(doc: PredictionsDocument, label: str | None, domain: Domain | None 
         x, y = f.sx(predicted_ms), f.sy(observed_ms)
         parts.append(marker(e.shape, x, y, e.colour, text, "task"))
     if not points:
-        parts.append(_text(LEFT + 20, TOP + 30, "No held-out observation with both costs.", 12))
+        parts.append(svg_text(LEFT + 20, TOP + 30, "No held-out observation with both costs.", 12))
     return _svg(title, [*parts, *_legend(list(entries.values()))])
 
 
