@@ -369,7 +369,7 @@ LABEL_H = 11.0
 
 
 def _label_width(text: str) -> float:
-    return 6.0 * len(text) + 2  # 10 px digits are about 5.6 px wide
+    return 7.0 * len(text)  # 10 px DejaVu Sans (the page's sans-serif): "n=4" is 21 px wide
 
 
 def _n_labels(points: Sequence[tuple[float, float]], texts: Sequence[str]) -> list[Markup]:

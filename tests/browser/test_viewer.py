@@ -110,7 +110,13 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     assert rows(page, "#predictions-table") == len(heldout)
     assert page.locator("#plot-calibration svg").count() == 1
     assert page.locator("#freeze-view article.frozen").count() == 1
-    assert page.is_disabled("#download-predictions") and page.is_disabled("#sweep-freeze")
+    assert page.is_disabled("#sweep-freeze") and page.is_disabled("#download-receipt-results")
+    # the downloads are the shown run's own: its trace as opened, the predictions derived
+    with page.expect_download() as caught:
+        page.click("#download-predictions")
+    saved = json.loads(Path(caught.value.path()).read_text("utf-8"))
+    assert saved == json.loads((a / "predictions.json").read_text("utf-8"))
+    assert caught.value.suggested_filename == f"predictions-fixture-{trace['run']['run_id']}.json"
     page.click("#sweep-results tbody button")
     assert page.is_visible("#record-dialog")
     page.keyboard.press("Escape")
