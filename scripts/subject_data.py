@@ -63,7 +63,7 @@ if str(ROOT) not in sys.path:
 
 import interpreter  # noqa: E402
 from pyapp.records import prompts  # noqa: E402
-from pyapp.tasks import taskset  # noqa: E402
+from pyapp.tasks import presets, taskset  # noqa: E402
 
 DATA_VERSION = "subject-data/2"
 """Version of this generator; a change to what any (seed, step, index) gives bumps it."""
@@ -87,7 +87,11 @@ FORMATS: tuple[tuple[str, str, int], ...] = (
     (prompts.REGISTER_PROGRAM, "json", 1),
     (prompts.REGISTER_PROGRAM, "prose", 1),
 )
-PRESETS = tuple(taskset.PRESETS)
+PRESETS = tuple(presets.CALIBRATION_PRESETS)
+"""The presets whose default-seed operations the stream excludes: the three calibration sets
+the subject was trained against (subject-data/2). The ladder rungs came later and are not
+excluded (their one-digit operands may occur in training, as other seeds' small operands
+may): adding them here would change the committed recipe's stream."""
 EXCLUDED_SEED = taskset.DEFAULT_SEED
 
 RECIPE: dict[str, object] = {

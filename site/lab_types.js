@@ -132,6 +132,7 @@
  * @property {Array<string[]>} summary_rows One row per run and condition (both predictors' Brier with intervals and skill, their paired difference, cost error), then the difference across runs per condition.
  * @property {string} summary_note What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`, as the matrix and validation reports say it); empty when the summary has none.
  * @property {RunPlots[]} plots Each run's plots, in the runs' order, every run on the same axes.
+ * @property {string[]} flags Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`), shown before everything else.
  */
 /**
  * One generation as the adapter reports it: raw text, token use, finish, timing.
@@ -880,6 +881,8 @@
  * @typedef {object} RunPlots
  * @property {string} calibration_svg Both predictors' predicted probability against observed rate per non-empty calibration cell.
  * @property {string} cost_svg Predicted against observed cost per held-out task.
+ * @property {string[]} flags What the run's scores may not be read as, first line first (`pyapp.predict.flags`: a run whose held-out outcomes are all 0 says so in the first); drawn above the scores.
+ * @property {string[]} answers The run's descriptive answer per condition and predictor (`pyapp.predict.flags` templates: beats climatology, fails, cannot say), its label first.
  * @property {(RunVerdict | null)} [verdict] The run's verdict in words and its skill picture; null where none can be said.
  */
 /**

@@ -222,6 +222,10 @@ export function renderScores(predictionsDoc, label, plots = null) {
     return;
   }
   view.replaceChildren();
+  // Python's lines first (pyapp/predict/flags.py): the degenerate flags — a run whose held-out
+  // outcomes are all 0 says so in the first line — then the descriptive answer
+  for (const line of plots?.flags ?? []) view.append(h("p", line, { class: "degenerate incorrect" }));
+  for (const line of plots?.answers ?? []) view.append(h("p", line, { class: "answer" }));
   if (label) view.append(h("p", `Scores of a run labelled ${label}: ${meaningOf(predictionsDoc.evidence)}.`, { class: "fixture-label" }));
   view.append(
     table(

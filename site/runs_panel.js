@@ -9,12 +9,15 @@ import { PRESETS } from "./lab_protocol.js";
 
 const $ = (selector) => document.querySelector(selector);
 
-// The calibration preset a sweep's task parameters are (a preset's overrides all match), or
-// "custom" with its size; older status records carry no parameters ("—").
+// The calibration preset a sweep's task parameters are (a preset's overrides all match; the
+// preset with the most overrides first, so a ladder's rung is not taken for the
+// calibration-300 profile it shares), or "custom" with its size; older status records carry
+// no parameters ("—").
 export function presetOf(params) {
   if (!params) return "—";
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-  for (const [name, overrides] of Object.entries(PRESETS)) {
+  const bySpecificity = Object.entries(PRESETS).sort((a, b) => Object.keys(b[1]).length - Object.keys(a[1]).length);
+  for (const [name, overrides] of bySpecificity) {
     const keys = Object.keys(overrides);
     if (keys.length && keys.every((key) => same(params[key], overrides[key]))) return name;
   }

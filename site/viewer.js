@@ -243,7 +243,8 @@ export function setupViewer({ request, experiment }) {
       plots.append(figure);
     });
     const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
-    view.replaceChildren(h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
+    const flags = (result.flags ?? []).map((line) => h("p", line, { class: "degenerate incorrect" }));
+    view.replaceChildren(...flags, h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }

@@ -131,7 +131,7 @@ def test_presets_give_6_60_300_trials_per_op_and_stratified_digits():
         if t.family == "add" and t.group == "primitive"
     }
     assert pairs == {(a, b) for a in range(1, 7) for b in range(1, 7)}
-    assert set(PRESETS) == {"design", "calibration-60", "calibration-300"}
+    assert set(PRESETS) >= {"design", "calibration-60", "calibration-300"}
 
 
 def test_the_preset_option_of_the_cli(capsys):

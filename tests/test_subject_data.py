@@ -34,7 +34,7 @@ QUESTION = re.compile(r"\n\nQuestion: Compute a [-+*] b\.(\nProgram:)?$")
 def task_prompts() -> set[str]:
     """Every prompt a run of the default seed sends, under every preset and condition."""
     found: set[str] = set()
-    for preset in taskset.PRESETS:
+    for preset in subject_data.PRESETS:  # the calibration presets (not the later ladders)
         for task in taskset.generate(taskset.preset_params(preset, taskset.DEFAULT_SEED)):
             for condition in ("model-only", "model-program"):
                 found.add(whole_task_prompt(task, condition).text)  # type: ignore[arg-type]
@@ -132,7 +132,7 @@ def test_the_stream_is_deterministic_and_not_a_task_seed_stream() -> None:
 
 def test_every_task_operation_of_the_default_seed_is_excluded() -> None:
     excluded = subject_data.excluded_operations()
-    for preset in taskset.PRESETS:
+    for preset in subject_data.PRESETS:
         for task in taskset.generate(taskset.preset_params(preset)):
             if task.family in taskset.PRIMITIVE_OPS:
                 a, b = task.registers["a"], task.registers["b"]

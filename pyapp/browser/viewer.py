@@ -23,6 +23,7 @@ from typing import Any
 
 from pyapp.browser.verdict import run_verdict
 from pyapp.predict import compare
+from pyapp.predict.flags import answer_lines, flag_lines, run_figures
 from pyapp.predict.predictor import PredictionsDocument
 from pyapp.protocol.results import (
     ComparedRuns,
@@ -105,7 +106,14 @@ def run_plots(doc: PredictionsDocument | None, evidence: Evidence) -> RunPlots |
         return None
     label = NOT_EVIDENCE_LABELS.get(evidence)
     [(calibration, cost)] = plots.plots([(doc, label)])
-    return RunPlots(calibration_svg=calibration, cost_svg=cost, verdict=run_verdict(doc, label))
+    figures = run_figures(doc)
+    return RunPlots(
+        calibration_svg=calibration,
+        cost_svg=cost,
+        flags=tuple(flag_lines(figures)),
+        answers=tuple(answer_lines(figures)),
+        verdict=run_verdict(figures, label),
+    )
 
 
 def predictions_plots(predictions_json: str) -> RunPlots | None:
@@ -157,12 +165,13 @@ def compare_runs(runs: Any) -> ComparedRuns:
     header, body = compare.table(all_rows)
     summary = compare.summary(names, docs)
     return ComparedRuns(
+        flags=tuple(compare.flags(names, docs)),
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),
         header=tuple(header),
         rows=tuple(tuple(row) for row in body),
-        markdown=compare.to_markdown(all_rows, problems, summary),
+        markdown=compare.to_markdown(all_rows, problems, summary, compare.flags(names, docs)),
         csv=compare.to_csv(all_rows),
         summary_header=tuple(compare.SUMMARY_HEADER),
         summary_rows=tuple(tuple(row) for row in summary),

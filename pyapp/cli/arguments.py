@@ -39,9 +39,13 @@ def seeded(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a task parameter, e.g. primitives_per_op=100",
     )
-    p.add_argument(
-        "--preset",
-        choices=list(PRESETS),
-        help="a named calibration set (design: 6 trials per op; calibration-60; "
-        "calibration-300, operands stratified by digit count); --param applies after it",
-    )
+    p.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
+
+
+PRESET_HELP = (
+    f"a named task set ({', '.join(PRESETS)}; pyapp/tasks/presets.py): design is 6 trials per "
+    "op, calibration-60/-300 60 or 300 with operands stratified by digit count, a ladder's "
+    "rung adds 220 held-out tasks of its magnitudes; --param applies after it"
+)
+"""The `--preset` help every command shares (the names are checked by
+`pyapp.host.files.param_overrides`: a ladder's name is refused with its rungs named)."""

@@ -51,6 +51,7 @@ from pyapp.host.serve import serve
 from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
+from pyapp.predict.flags import climatology_line, lines_of, run_figures
 from pyapp.predict.predictor import read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
@@ -217,6 +218,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
     except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
         raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
+    figures = run_figures(document)
+    for line in lines_of(figures):  # the flags first: the first line a reader sees
+        print(line)
     print(
         f"evidence: {document.evidence}"
         + (
@@ -259,6 +263,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
         for line in skill_lines(result):  # what the Brier score means (pyapp.predict.skill)
             print(f"  {line}")
+        for fig in figures:
+            if fig.condition == frozen.profile.condition:
+                print(f"  {climatology_line(fig)}")
     if out is not None:
         write_output(out, written)
         print(f"\nwrote {args.out}")
@@ -295,13 +302,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 1
     if differ is not None:
         print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
+    flagged = compare.flags(names, docs)  # degenerate scores before any number
+    for line in flagged:
+        print(line)
     problems = compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, problems, summary), end="")
     texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
-        texts.append(compare.to_markdown(all_rows, problems, summary))
+        texts.append(compare.to_markdown(all_rows, problems, summary, flagged))
     for target, text in zip(outputs, texts, strict=True):
         write_output(target, text)
         print(f"wrote {target}")

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from pyapp.cli.arguments import PRESET_HELP
 from pyapp.conditions.run import MODEL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import (
@@ -38,7 +39,6 @@ from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.trace import Condition
 from pyapp.synthetic.language import is_file_argument, parse_spec, read_spec_file
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
-from pyapp.tasks.taskset import PRESETS
 
 MAX_SEEDS = 100_000
 
@@ -171,7 +171,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--param", action="append", metavar="KEY=VALUE", help="override a task parameter"
     )
-    p.add_argument("--preset", choices=list(PRESETS), help="a named calibration set")
+    p.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
     p.add_argument("--conditions", metavar="C1,C2", help="default: the three model conditions")
     p.add_argument("--out", type=output_folder, required=True, help="output folder")
     p.add_argument(

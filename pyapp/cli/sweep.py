@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from pyapp.cli.arguments import seed
+from pyapp.cli.arguments import PRESET_HELP, seed
 from pyapp.host.files import REPO_ROOT, input_file, input_folder, output_folder
 from pyapp.sweep import main as sweep_main
 from pyapp.tasks.taskset import DEFAULT_SEED
@@ -22,6 +22,7 @@ def sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", help="model dtype (default: the page's first choice)")
     p.add_argument("--revision", help="model revision (default: the catalogue's, or main)")
     p.add_argument("--seed", type=seed, help=f"task seed ({DEFAULT_SEED})")
+    p.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
     p.add_argument(
         "--param", action="append", metavar="KEY=VALUE", help="override a task parameter"
     )

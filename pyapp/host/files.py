@@ -14,6 +14,7 @@ from pyapp.errors import InputError, RecordError
 from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
 from pyapp.records.documents import loads_document
 from pyapp.records.params import task_params
+from pyapp.tasks.presets import LADDERS
 from pyapp.tasks.taskset import PRESETS
 
 if TYPE_CHECKING:
@@ -97,9 +98,15 @@ def check_output_folder(path: str, option: str) -> Path:
 def param_overrides(
     items: list[str] | None, seed: int, preset: str | None = None
 ) -> dict[str, Any]:
-    """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values, checked by the same
-    code the page uses."""
+    """`--preset NAME` then `--param KEY=VALUE` overrides as JSON values (a `--param` applies
+    after the preset, so it changes one parameter of it), checked by the same code the page
+    uses. A ladder's name is refused: a run is one task set (one rung)."""
 
+    if preset is not None and preset in LADDERS:
+        raise UsageError(
+            f"--preset {preset!r} is a ladder, not one task set: choose one of its rungs "
+            f"({', '.join(LADDERS[preset])}), or name the ladder in a matrix plan's axes.presets"
+        )
     if preset is not None and preset not in PRESETS:
         raise UsageError(f"unknown --preset {preset!r}; known: {', '.join(PRESETS)}")
     overrides: dict[str, Any] = dict(PRESETS[preset]) if preset is not None else {}

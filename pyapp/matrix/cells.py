@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
+from pyapp.tasks.presets import LADDERS, ladder_of
 from pyapp.tasks.taskset import PRESETS, SEED_LIMIT
 
 MAX_CELLS = 100_000
@@ -77,6 +78,12 @@ class Cell:
     """Task parameter overrides of the parameter set (the commands' `--param`)."""
     conditions: tuple[str, ...]
     """Condition set; empty: the command's default."""
+    ladder: str | None = field(default=None, metadata={"optional_on_read": True})
+    """The ladder whose rung `preset` is, when `axes.presets` named a ladder
+    (`pyapp.tasks.presets.LADDERS`); null otherwise. `python -m pyapp study` checks it
+    against the rung the cell's trace parameters are (`pyapp.tasks.taskset.preset_of`)."""
+    rung: int | None = field(default=None, metadata={"optional_on_read": True})
+    """The rung's place on its ladder, 1 the easiest; null when not a rung."""
 
     @property
     def task_key(self) -> str:
@@ -196,19 +203,33 @@ def resolve_models(plan: Plan, plan_path: Path) -> list[_Model]:
     return models
 
 
+def _axis_names(plan: Plan) -> list[tuple[int, str]]:
+    """The `axes.presets` entries with a ladder's name replaced by its rungs, each with the
+    index of the entry that named it."""
+    named = plan.parameter_sets or {}
+    return [
+        (i, rung)
+        for i, name in enumerate(plan.axes.presets)
+        for rung in (LADDERS[name] if name in LADDERS and name not in named else (name,))
+    ]
+
+
 def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
-    """The presets of the axis → their overrides, each checked by the page's own check."""
+    """The presets of the axis → their overrides, each checked by the page's own check; a
+    ladder's name (`pyapp.tasks.presets.LADDERS`) stands for its rungs, easiest first."""
 
     chosen: dict[str, dict[str, JSON]] = {}
-    for i, name in enumerate(plan.axes.presets):
-        named = plan.parameter_sets or {}
+    named = plan.parameter_sets or {}
+    for i, name in _axis_names(plan):
         if name in named:
             overrides, key = dict(named[name]), f"parameter_sets.{name}"
         elif name in PRESETS:
             overrides, key = dict(PRESETS[name]), f"axes.presets[{i}]"
         else:
-            known = ", ".join([*PRESETS, *named])
+            known = ", ".join([*PRESETS, *LADDERS, *named])
             raise _bad(plan_path, f"axes.presets[{i}]", f"unknown preset {name!r}; known: {known}")
+        if name in chosen:
+            raise _bad(plan_path, f"axes.presets[{i}]", f"{name!r} is named twice")
         if "seed" in overrides:
             raise _bad(plan_path, f"{key}.seed", "the seed is an axis (axes.seeds)")
         try:
@@ -248,7 +269,7 @@ def _excluded(exclusion: Exclusion, cell: Cell) -> bool:
     return (
         exclusion.model in (None, cell.model)
         and exclusion.seed in (None, cell.seed)
-        and exclusion.preset in (None, cell.preset)
+        and exclusion.preset in (None, cell.preset, cell.ladder)
         and exclusion.backend in (None, cell.backend)
         and (exclusion.conditions is None or tuple(exclusion.conditions) == cell.conditions)
     )
@@ -268,6 +289,7 @@ def _cell(
     model_part += "-folder" if entry.folder else ""
     conds = "+".join(CONDITION_ABBREVIATIONS[c] for c in conditions) or "default"
     name = "_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}"))
+    place = ladder_of(preset) if params == PRESETS.get(preset) else None
     return Cell(
         name,
         model.kind,
@@ -283,6 +305,8 @@ def _cell(
         preset,
         params,
         conditions,
+        None if place is None else place[0],
+        None if place is None else place[1],
     )
 
 
@@ -297,6 +321,7 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
         raise _bad(plan_path, "axes.seeds", "an axis that makes no cell (no seed)")
     models = resolve_models(plan, plan_path)
     presets = parameter_sets(plan, plan_path)
+    entry_of = {name: i for i, name in _axis_names(plan)}
     conditions = condition_sets(plan, plan_path)
     if any(m.kind == "browser" for m in models) and not plan.axes.backends:
         raise _bad(
@@ -308,7 +333,8 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
     for model in models:
         backends = ("native",) if model.kind == "synthetic" else plan.axes.backends
         for backend in backends:
-            for p, (preset, params) in enumerate(presets.items()):
+            for preset, params in presets.items():
+                p = entry_of[preset]
                 for c, chosen in enumerate(conditions):
                     for seed in seeds:
                         cell = _cell(model, backend, preset, params, chosen, seed)

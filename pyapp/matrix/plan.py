@@ -10,7 +10,7 @@ refused with one line naming the file and the key (`axes.models[2]`, `options.co
               { id = "smollm2-135m", folder = "tests/fixtures/standins/llama" },
               { id = "HuggingFaceTB/SmolLM2-135M-Instruct", revision = "12fd…", dtype = "q4" }]
     seeds = [1, 2, 3]                     # or { first = 1, last = 40 }
-    presets = ["design", "small"]         # pyapp.tasks PRESETS or [parameter_sets.NAME]
+    presets = ["design", "small"]         # pyapp.tasks PRESETS, a ladder, [parameter_sets.NAME]
     conditions = [["model-only", "controlled-chain"]]   # condition sets
     backends = ["wasm"]                   # browser cells only; synthetic cells are native
 
@@ -86,8 +86,9 @@ class Axes:
     seeds: tuple[int, ...] | SeedRange
     """Task seeds: a list, or a range `{ first = A, last = B }`."""
     presets: tuple[str, ...] = field(default=("design",), metadata=OPTIONAL)
-    """Task parameter sets: names of `pyapp.tasks.taskset.PRESETS` or of the plan's
-    `[parameter_sets.NAME]` tables."""
+    """Task parameter sets: names of `pyapp.tasks.presets.PRESETS`, of a ladder
+    (`pyapp.tasks.presets.LADDERS`: it stands for its rungs, easiest first, and each cell
+    remembers its ladder and rung) or of the plan's `[parameter_sets.NAME]` tables."""
     conditions: tuple[tuple[str, ...], ...] = field(default=((),), metadata=OPTIONAL)
     """Condition sets, each a list of conditions; an empty list is the command's default
     (sweep: all four; simulate: the three model conditions)."""
@@ -130,7 +131,7 @@ class Exclusion:
     seed: int | None = field(default=None, metadata=OPTIONAL)
     """A task seed."""
     preset: str | None = field(default=None, metadata=OPTIONAL)
-    """A preset or parameter-set name."""
+    """A preset or parameter-set name, or a ladder's (all its rungs)."""
     conditions: tuple[str, ...] | None = field(default=None, metadata=OPTIONAL)
     """A condition set, as written."""
     backend: str | None = field(default=None, metadata=OPTIONAL)

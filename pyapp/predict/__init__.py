@@ -6,6 +6,11 @@ reference forecast, sealing a freeze record, the hash of the predictions a recei
 and scoring the held-out tasks (``predictor``: ``score_trace``), the state-aware predictor
 (``state_aware``), Wilson intervals and Brier scores (``metrics``), what a Brier score
 means — skill against a reference forecast, Murphy's decomposition, the two predictors'
-paired difference with intervals (``skill``) — and laying runs side by side
+paired difference with intervals, and against climatology (``skill``) —, the study's
+figures of a slice of held-out tasks — skill against climatology, rung-aware pooling,
+success by steps (``slices``) — with their two named intervals, a percentile bootstrap over
+tasks and Student-t across seeds (``intervals``), the degenerate-score flags and the
+descriptive answer templates every place that shows scores calls (``flags``), laying runs
+side by side
 (``compare``), and the one rule for when a profile is exploratory — held-out tasks keyed by
 content per model and condition, journal leaks (``exploratory``)."""

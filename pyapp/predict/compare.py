@@ -14,9 +14,10 @@ A run compared with itself is flagged too.
 `summary` leads: one row per run and condition (evidence, n, both predictors' Brier scores
 with 95 % intervals and skill against the profile's pooled rate, their paired difference,
 cost error), then, per condition in several runs, the difference across runs (over seeds:
-`pyapp.predict.skill.across_runs`). The page's Compare and `python -m pyapp compare` print
-the same tables from this module, and the matrix's summary and report and the validation
-report say the difference across runs in the same words (`ACROSS_RUNS`,
+`pyapp.predict.skill.across_runs`). Each run's degenerate-score flags (`flags`:
+`pyapp.predict.flags`) come before everything else. The page's Compare and `python -m
+pyapp compare` print the same tables from this module, and the matrix's summary and
+report and the validation report say the difference across runs in the same words (`ACROSS_RUNS`,
 `ACROSS_RUNS_DEFINITION`, `run_differences`, `across_runs_text`).
 """
 
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyapp.predict import skill
+from pyapp.predict.flags import flag_lines, run_figures
 from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
 from pyapp.records.chain import canonical
 from pyapp.records.subject import SUBJECT_LABEL
@@ -395,11 +397,24 @@ def _markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> lis
     return lines
 
 
+def flags(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
+    """Each run's degenerate-score flags (`pyapp.predict.flags.flag_lines`), named by run:
+    what Compare shows before anything else."""
+    found = []
+    for name, doc in zip(names, docs, strict=True):
+        found += [f"{name}: {line}" for line in flag_lines(run_figures(doc))]
+    return found
+
+
 def to_markdown(
-    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+    all_rows: Sequence[Row],
+    problems: Sequence[str],
+    summary_rows: Sequence[Sequence[str]] = (),
+    flagged: Sequence[str] = (),
 ) -> str:
     header, body = table(all_rows)
-    lines = [f"> {DISCLAIMER}", ""]
+    lines = [f"> **{line}**" for line in flagged] + ([""] if flagged else [])
+    lines += [f"> {DISCLAIMER}", ""]
     lines += [f"> **Warning:** {p}" for p in problems]
     if problems:
         lines.append("")
@@ -422,10 +437,13 @@ def _text_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[st
 
 
 def to_text(
-    all_rows: Sequence[Row], problems: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
+    all_rows: Sequence[Row],
+    problems: Sequence[str],
+    summary_rows: Sequence[Sequence[str]] = (),
+    flagged: Sequence[str] = (),
 ) -> str:
     header, body = table(all_rows)
-    lines = [DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
+    lines = [*flagged, DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
     if summary_rows:
         note = summary_note(summary_rows)
         lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows)]

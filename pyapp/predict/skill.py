@@ -14,6 +14,13 @@ frozen, before any held-out observation.
 | decomposition     | reliability − resolution + uncertainty = Brier     | no pairs: None    |
 | mean_interval     | mean and 95 % Student-t interval                   | n < 2: no bounds  |
 | paired_difference | per task BS(product) − BS(state-aware), paired     | no pairs: None    |
+| climatology_brier | Brier of each task's stratum base rate (climatology) | no pairs: None    |
+| binned_decomposition | reliability, resolution, uncertainty in 10 bins | no pairs: None    |
+
+Climatology — the held-out base rate of the tasks scored, the standard no-skill reference
+of forecast verification — is the study's reference (`pyapp.predict.slices`): a skill
+against it is undefined when every outcome is equal (`climatology_brier` is 0 then); pooled
+over the rungs of a ladder each task's reference is its own rung's base rate.
 
 Intervals are Student-t over held-out tasks (within one run) or over runs (across runs,
 `across_runs`), clipped to the range the quantity can take: descriptive, not a test.
@@ -184,3 +191,72 @@ def across_runs(differences: Sequence[float]) -> Interval | None:
     mean difference with a 95 % Student-t interval over runs — the same definition as within
     a run, with runs in place of tasks."""
     return mean_interval(differences, (-1.0, 1.0))
+
+
+CLIMATOLOGY = "climatology: the held-out base rate of the tasks scored"
+"""What the study's reference forecast is (per rung, pooled over a ladder: `RUNG_AWARE`)."""
+RUNG_AWARE = "rung-aware climatology: each task's reference is its own rung's held-out base rate"
+"""The reference of a row pooled over the rungs of one ladder."""
+
+
+def climatology_brier(outcomes: Sequence[bool], strata: Sequence[str]) -> float | None:
+    """The Brier score of climatology: each task forecast at the base rate of its stratum
+    (one stratum: the slice's base rate ō, and the score is ō(1 − ō)); 0 when every stratum's
+    outcomes are equal; None without tasks."""
+    if len(outcomes) != len(strata):
+        raise ValueError("outcomes and strata differ in length")
+    if not outcomes:
+        return None
+    counts: dict[str, list[int]] = {}
+    for o, stratum in zip(outcomes, strata, strict=True):
+        tally = counts.setdefault(stratum, [0, 0])
+        tally[0] += 1
+        tally[1] += 1 if o else 0
+    total = math.fsum(k * (h / k) * (1 - h / k) for k, h in counts.values())
+    return total / len(outcomes)
+
+
+@dataclass(frozen=True)
+class BinnedDecomposition:
+    """Murphy's decomposition with forecasts grouped in equal-width bins (the reliability
+    diagram's): Brier = reliability − resolution + uncertainty + within_bins."""
+
+    bins: int
+    """How many equal-width bins of [0, 1]."""
+    reliability: float
+    """Σ n_k (mean forecast_k − observed rate_k)² / n: 0 is calibrated."""
+    resolution: float
+    """Σ n_k (observed rate_k − ō)² / n: how far the bins' rates spread (higher is better)."""
+    uncertainty: float
+    """ō(1 − ō)."""
+    within_bins: float
+    """What binning leaves over (the forecasts' spread inside each bin), so that the four
+    add up to the Brier score exactly."""
+
+
+def binned_decomposition(
+    probabilities: Sequence[float], outcomes: Sequence[bool], bins: int = 10
+) -> BinnedDecomposition | None:
+    """Reliability and resolution in `bins` equal-width bins; None without pairs. Unlike
+    `decomposition` (one group per distinct forecast value: exact, but meaningless for a
+    forecast that takes a new value on every task, as the state-aware one does)."""
+    n = len(probabilities)
+    if n == 0:
+        return None
+    if len(outcomes) != n:
+        raise ValueError("probabilities and outcomes differ in length")
+    groups: dict[int, list[tuple[float, float]]] = {}
+    for p, o in zip(probabilities, outcomes, strict=True):
+        groups.setdefault(min(int(p * bins), bins - 1), []).append((p, 1.0 if o else 0.0))
+    base = math.fsum(1.0 if o else 0.0 for o in outcomes) / n
+    reliability = resolution = 0.0
+    for members in groups.values():
+        k = len(members)
+        mean_p = math.fsum(p for p, _ in members) / k
+        rate = math.fsum(o for _, o in members) / k
+        reliability += k * (mean_p - rate) ** 2
+        resolution += k * (rate - base) ** 2
+    brier = math.fsum(e for e in squared_errors(probabilities, outcomes)) / n
+    uncertainty = base * (1 - base)
+    rel, res = reliability / n, resolution / n
+    return BinnedDecomposition(bins, rel, res, uncertainty, brier - (rel - res + uncertainty))

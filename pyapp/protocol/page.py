@@ -101,7 +101,8 @@ URL_PARAMS: tuple[UrlParam, ...] = (
         "preset",
         "NAME",
         "site/guide.js",
-        "the calibration set: design, calibration-60, calibration-300",
+        "the task set: a name of `pyapp/tasks/presets.py` (design, calibration-60, "
+        "calibration-300, subject-ladder/1 … /4)",
     ),
     UrlParam(
         "model",

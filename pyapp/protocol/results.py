@@ -324,6 +324,12 @@ class RunPlots:
     calibration cell."""
     cost_svg: str
     """Predicted against observed cost per held-out task."""
+    flags: tuple[str, ...] = ()
+    """What the run's scores may not be read as, first line first (`pyapp.predict.flags`:
+    a run whose held-out outcomes are all 0 says so in the first); drawn above the scores."""
+    answers: tuple[str, ...] = ()
+    """The run's descriptive answer per condition and predictor (`pyapp.predict.flags`
+    templates: beats climatology, fails, cannot say), its label first."""
     verdict: RunVerdict | None = field(default=None, metadata=ADDED)
     """The run's verdict in words and its skill picture; null where none can be said."""
 
@@ -435,6 +441,9 @@ class ComparedRuns:
     as the matrix and validation reports say it); empty when the summary has none."""
     plots: tuple[RunPlots, ...] = ()
     """Each run's plots, in the runs' order, every run on the same axes."""
+    flags: tuple[str, ...] = ()
+    """Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`),
+    shown before everything else."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ load anything. The evidence banner comes first, under the title, as in the page.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyapp import __version__
+from pyapp.predict.flags import answer_lines, flag_lines, run_figures
+from pyapp.predict.slices import SliceFigures
 from pyapp.records.trace import Trace
 from pyapp.report import sections
 from pyapp.report.markup import Markup, el, join
@@ -44,6 +48,8 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .incorrect { color: #b3261e; font-weight: 600; }
 .exploratory { color: #b3261e; font-weight: 700; }
 .muted { color: #5f6368; }
+.degenerate { border: 3px solid #b3261e; background: #fce8e6; border-radius: 6px;
+  padding: 0.2rem 1rem; margin: 0.6rem 0; }
 .check-ok { border-left: 6px solid #137333; padding-left: 0.8rem; }
 .check-failed { border-left: 6px solid #b3261e; padding-left: 0.8rem; }
 svg { max-width: 100%; height: auto; }
@@ -110,7 +116,37 @@ def _check(verification: Verification, trace: Trace, derived_only: bool) -> Mark
     )
 
 
-def _results(verification: Verification, not_evidence: str | None) -> Markup:
+def _flags(figures: Sequence[SliceFigures]) -> Markup:
+    """The degenerate-score flags (`pyapp.predict.flags`), right under the title: a run whose
+    held-out outcomes are all 0 says so in the first line a reader sees."""
+    lines = flag_lines(figures)
+    if not lines:
+        return join()
+    return el(
+        "section",
+        {"id": "flags", "class": "degenerate", "role": "alert"},
+        [
+            el("p", None, el("strong", None, line) if i == 0 else line)
+            for i, line in enumerate(lines)
+        ],
+    )
+
+
+def _answers(figures: Sequence[SliceFigures]) -> Markup:
+    lines = answer_lines(figures)
+    if not lines:
+        return join()
+    return el(
+        "section",
+        {"class": "answers"},
+        el("p", None, el("strong", None, lines[0])),
+        el("ul", None, [el("li", None, line) for line in lines[1:]]),
+    )
+
+
+def _results(
+    verification: Verification, not_evidence: str | None, figures: Sequence[SliceFigures]
+) -> Markup:
     doc = verification.derived
     if doc is None:
         return el(
@@ -153,8 +189,9 @@ def _results(verification: Verification, not_evidence: str | None) -> Markup:
             "section",
             {"id": "scores"},
             el("h2", None, "Scores"),
+            _answers(figures),
             sections.scores(doc.conditions, doc.interpretation, not_evidence),
-            skill_table([c for c in doc.conditions if c.observations]),
+            skill_table([c for c in doc.conditions if c.observations], figures),
             plots,
         ),
     )
@@ -179,6 +216,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
     evidence = sections.run_evidence(trace)
     not_evidence = sections.NOT_EVIDENCE_LABELS.get(evidence)
     title = f"Composition Lab report — {sections.BANNERS[evidence]} — run {trace.run.run_id[:8]}"
+    figures = [] if verification.derived is None else run_figures(verification.derived)
     head = el(
         "head",
         None,
@@ -195,6 +233,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
             "header",
             None,
             el("h1", None, "Composition Lab — run report"),
+            _flags(figures),
             el(
                 "p",
                 {"class": "muted"},
@@ -214,7 +253,7 @@ def render(folder: RunFolder, verification: Verification) -> str:
                 folder.predictions_json is None and verification.derived is not None,
             ),
             sections.provenance(trace, folder.sweep_record),
-            _results(verification, not_evidence),
+            _results(verification, not_evidence, figures),
             el("section", {"id": "trials"}, el("h2", None, "Trials"), sections.trials(trace)),
             sections.interruptions_and_journal(trace),
             el("section", {"id": "tasks"}, el("h2", None, "Tasks"), sections.tasks(trace)),

@@ -127,8 +127,9 @@ def skill_svg(points: Sequence[SkillPoint], label: str | None, subtitle: str) ->
             )
             if p.verdict:
                 tone = {"beats climatology": "#137333", "fails against climatology": "#b3261e"}
-                words = {"fill": tone.get(p.verdict, "#202124"), "font-weight": 600}
-                group.append(svg_text(right + 132, y, p.verdict, 11, {**words, "class": "verdict"}))
+                style: dict[str, object] = {"fill": tone.get(p.verdict, "#202124")}
+                style |= {"font-weight": 600, "class": "verdict"}
+                group.append(svg_text(right + 132, y, p.verdict, 11, style))
             parts.append(el("g", {"data-series": condition, "data-predictor": p.predictor}, *group))
     attrs = {"viewBox": f"0 0 {W} {height}", "width": "100%", "role": "img"}
     return el(

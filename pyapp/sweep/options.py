@@ -113,20 +113,30 @@ def options_from_args(args: argparse.Namespace) -> Options:
     if not args.model:
         raise UsageError("--model is required (e.g. --model fixture)")
     seed = DEFAULT_SEED if args.seed is None else args.seed
-    check_chain_capacity(param_overrides(args.param, seed), parse_conditions(args.conditions), seed)
+    params = sweep_params(args, seed)
+    check_chain_capacity(params, parse_conditions(args.conditions), seed)
     return Options(
         model=args.model,
         backend=args.backend or "webgpu",
         dtype=args.dtype,
         revision=args.revision,
         seed=seed,
-        params=param_overrides(args.param, seed),
+        params=params,
         conditions=parse_conditions(args.conditions),
         model_host=args.model_host,
         model_folder=args.model_folder,
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
     )
+
+
+def sweep_params(args: argparse.Namespace, seed: int) -> dict[str, Any]:
+    """The task-parameter overrides `--preset NAME` and `--param KEY=VALUE` ask for: the
+    preset's first, then each `--param` over it (`pyapp.host.files.param_overrides`, as
+    `tasks` and `simulate` take them). run.json records the merged overrides, never the
+    preset's name: the rung a run is comes back from its parameters
+    (`pyapp.tasks.taskset.preset_of`)."""
+    return param_overrides(args.param, seed, getattr(args, "preset", None))
 
 
 def check_chain_capacity(params: dict[str, Any], conditions: list[str] | None, seed: int) -> None:
@@ -150,7 +160,9 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         "dtype": args.dtype,
         "revision": args.revision,
         "seed": args.seed,
-        "params": None if args.param is None else param_overrides(args.param, args.seed or 0),
+        "params": None
+        if args.param is None and getattr(args, "preset", None) is None
+        else sweep_params(args, args.seed or 0),
         "conditions": parse_conditions(args.conditions),
     }
     for key, value in given.items():

@@ -29,6 +29,8 @@ import interpreter
 from interpreter import Node, Op, Ref
 from pyapp.errors import OracleDisagreement, ParamsError
 from pyapp.tasks import oracles
+from pyapp.tasks.presets import CALIBRATION_RANGES as CALIBRATION_RANGES
+from pyapp.tasks.presets import PRESETS as PRESETS
 from pyapp.tasks.rng import SplitMix64
 
 GENERATOR_VERSION = "tasks/1"
@@ -204,30 +206,23 @@ _WORST_NAMES: Final = {
 }
 
 
-CALIBRATION_RANGES: dict[str, object] = {
-    "operand_digits": "stratified",
-    "addsub_magnitude": [1, 999_999],
-    "mul_magnitude": [1, 99_999],
-}
-
-PRESETS: dict[str, dict[str, object]] = {
-    "design": {},
-    "calibration-60": {"primitives_per_op": 56, **CALIBRATION_RANGES},
-    "calibration-300": {"primitives_per_op": 296, **CALIBRATION_RANGES},
-}
-"""Named calibration sets, as task-parameter overrides. Each op gets `primitives_per_op`
-isolated probes plus four encoding-probe tasks: `design` is the design's 6 trials per op
-(seed 1729 gives the pinned 24 tasks), `calibration-60` 60 and `calibration-300` 300 per
-op, their operands stratified by digit count from 1 digit up to 6 (add, sub) or 5 (mul),
-so a profile sees the small operands that compositions' steps see as well as large ones."""
-
-
 def preset_params(name: str, seed: int = DEFAULT_SEED) -> TaskParams:
-    """The task parameters of a named preset for `seed` (KeyError names the presets)."""
+    """The task parameters of a named preset for `seed` (`pyapp.tasks.presets`; KeyError
+    names the presets)."""
     if name not in PRESETS:
         raise KeyError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in PRESETS[name].items()}
     return TaskParams(seed=seed, **values)  # type: ignore[arg-type]
+
+
+def preset_of(params: TaskParams) -> str | None:
+    """The preset whose task set `params` is, whatever the seed (every parameter equal);
+    None for a custom set. The name a run is shown under comes from here, never from a
+    label someone wrote down."""
+    for name in PRESETS:
+        if preset_params(name, params.seed) == params:
+            return name
+    return None
 
 
 class TaskLike(Protocol):

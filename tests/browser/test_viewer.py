@@ -25,8 +25,9 @@ from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_integrity import as_trace_1
 
+from pyapp.browser.viewer import run_plots
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
+from pyapp.predict.predictor import read_predictions, score_trace
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
@@ -320,6 +321,13 @@ def test_an_opened_run_is_labelled_what_it_is_everywhere(
         assert page.locator("#scores table, #plot-calibration svg").count() == 0
     else:
         assert page.locator("#freeze-view article h4").count() >= 1
+        # Python's lines lead the scores: the degenerate flags, then the descriptive answer
+        doc = read_predictions(json.loads(files[1].read_text("utf-8")))
+        drawn = run_plots(doc, doc.evidence)
+        assert drawn is not None
+        lines = page.eval_on_selector_all("#scores > p", "ps => ps.map(p => p.textContent)")
+        expected_lines = [*drawn.flags, *drawn.answers]
+        assert lines[: len(expected_lines)] == expected_lines and expected_lines
     assert mislabelled(page, label, scored) == []
     page.click("#viewing-close")
 
