@@ -50,6 +50,8 @@ class SkillPoint:
 
 
 SKILL_LEFT, SKILL_RIGHT, SKILL_ROW = 205, 285, 16
+UNDEFINED = {"fill": "#b3261e", "class": "undefined"}
+"""How an undefined skill's words are drawn."""
 SKILL_AXIS = (-1.0, 1.0)
 """The skill axis: a skill below −1 is drawn at the edge with its value written."""
 
@@ -118,9 +120,7 @@ def skill_svg(points: Sequence[SkillPoint], label: str | None, subtitle: str) ->
                 if p.skill < lo:
                     group.append(svg_text(sx(lo) + 8, y, "◀ off the axis", 10))
             else:
-                group.append(
-                    svg_text(SKILL_LEFT + 6, y, p.note or "undefined", 11, {"fill": "#b3261e"})
-                )
+                group.append(svg_text(SKILL_LEFT + 6, y, p.note or "undefined", 11, UNDEFINED))
             attrs = {"class": "skill-value"}
             group.append(
                 svg_text(right + 8, y, _skill_text(p) if p.skill is not None else "—", 11, attrs)
