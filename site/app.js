@@ -9,7 +9,7 @@
 // one tag key `type`, an `id` per request that its reply repeats); exports/messages.schema.json
 // and ./lab_protocol.js (names and shared constants) are generated from it, and
 // docs/hosting.md lists them in generated tables. This file checks each request name against
-// them and reads each reply with ./envelope.js (the one place the envelope is built and read).
+// them and reads each reply with ./common/envelope.js (the one place the envelope is built and read).
 //
 // The app root carries data-state = booting | ready | running | done | error, and #status
 // (role=status) says in words what is happening or what failed.
@@ -22,7 +22,7 @@ import "./guide.js"; // the guided flow: the setup in the address, the current s
 import { setupViewer } from "./viewer.js";
 import { setupRuns } from "./runs_panel.js";
 import { makeSend } from "./entry.js";
-import { readReply } from "./envelope.js";
+import { readReply } from "./common/envelope.js";
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -89,7 +89,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
     timeoutMs,
     `waiting for Python to answer "${type}"`,
   );
-  return readReply(replyJson, type, id);
+  return readReply(JSON.parse(replyJson), type, id);
 }
 
 // ---- boot --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The page's ONE entry point for drivers (the sweep CLI, the benches, tests): window.lab.send(
 // messageJson, onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page
 // itself speaks to Python (pyapp/protocol/messages.py: `{type, id, ...fields}`, one of
-// REQUEST_TYPES) and answers with the protocol's reply envelope (./envelope.js), whose `result`
+// REQUEST_TYPES) and answers with the protocol's reply envelope (./common/envelope.js), whose `result`
 // is the request's result record (exports/messages.schema.json). While the request is handled,
 // every event Python sends (trial_start, trial_done, trial_interrupted, frozen) is passed to
 // onEvent(eventJson, texts): the event's text as Python wrote it, and beside it the documents it
@@ -21,8 +21,8 @@
 // A request the page itself refuses (a button's precondition: busy, no model loaded) answers
 // `page_refused`.
 
-import { failedReply, okReply } from "./envelope.js";
-import { PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
+import { failedReply, okReply } from "./common/envelope.js";
+import { LAB_CHANNEL, PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
 
 const EXPERIMENT_ROUTES = {
   sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined }),
@@ -31,6 +31,9 @@ const EXPERIMENT_ROUTES = {
   sweep_freeze: (api) => api.freeze(),
   sweep_state: (api) => api.state(),
 };
+
+const ok = (type, id, result) => JSON.stringify(okReply(LAB_CHANNEL, type, id, result));
+const failed = (type, id, code, message) => JSON.stringify(failedReply(LAB_CHANNEL, type, id, code, message));
 
 const text = (selector) => document.querySelector(selector)?.textContent ?? "";
 
@@ -78,24 +81,24 @@ export function makeSend({ request, experiment, models, timings }) {
     try {
       message = JSON.parse(messageJson);
     } catch (error) {
-      return failedReply(null, null, "bad_request", `not JSON: ${error.message}`);
+      return failed(null, null, "bad_request", `not JSON: ${error.message}`);
     }
     const { type, id = null, ...fields } = message ?? {};
-    if (!REQUEST_TYPES.includes(type)) return failedReply(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
+    if (!REQUEST_TYPES.includes(type)) return failed(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
     if (PAGE_REQUEST_TYPES.includes(type)) {
       try {
-        return okReply(type, id, await pageRoute[type](fields));
+        return ok(type, id, await pageRoute[type](fields));
       } catch (error) {
-        return failedReply(type, id, error.code ?? "page_refused", String(error?.message ?? error));
+        return failed(type, id, error.code ?? "page_refused", String(error?.message ?? error));
       }
     }
     const unsubscribe = onEvent ? experiment.onEvent((event, eventText, texts) => onEvent(eventText, texts)) : () => {};
     try {
       const route = EXPERIMENT_ROUTES[type];
-      return okReply(type, id, route ? await route(experiment, message) : await request(type, fields));
+      return ok(type, id, route ? await route(experiment, message) : await request(type, fields));
     } catch (error) {
       const code = error.code ?? "page_refused";
-      return failedReply(type, id, code, String(error?.message ?? error));
+      return failed(type, id, code, String(error?.message ?? error));
     } finally {
       unsubscribe();
       if (type === "sweep_run") experiment.stopAfter(null); // the ask lasts until a run has ended

@@ -2,6 +2,7 @@
 // The message names and shared constants of the page ⇄ Python protocol;
 // exports/messages.schema.json describes every message. A test fails on drift.
 
+export const LAB_CHANNEL = Object.freeze({"title": "Composition Lab messages (page ⇄ Python worker)", "replies": ["hello", "tasks", "run_supplied", "sympy_load", "sympy_check", "memory", "model_generate", "synthetic_select", "sweep_start", "sweep_resume", "sweep_run", "sweep_freeze", "sweep_state", "sweep_header", "sweep_trace", "sweep_predictions", "journal_generate", "trace_open", "run_report", "stored_trace", "compare_runs", "page_state", "model_choose", "sweep_stop", "model_direct", "page_stored", "model_synthetic"], "events": {"page": ["trial_start", "trial_done", "trial_interrupted", "frozen"]}, "integer_ids": false});
 export const REQUEST_TYPES = Object.freeze(["hello", "tasks", "run_supplied", "sympy_load", "sympy_check", "memory", "model_generate", "synthetic_select", "sweep_start", "sweep_resume", "sweep_run", "sweep_freeze", "sweep_state", "sweep_header", "sweep_trace", "sweep_predictions", "journal_generate", "trace_open", "run_report", "stored_trace", "compare_runs", "page_state", "model_choose", "sweep_stop", "model_direct", "page_stored", "model_synthetic"]);
 export const PAGE_REQUEST_TYPES = Object.freeze(["page_state", "model_choose", "sweep_stop", "model_direct", "page_stored", "model_synthetic"]);
 export const EVENT_TYPES = Object.freeze(["trial_start", "trial_done", "trial_interrupted", "frozen"]);

@@ -45,10 +45,11 @@
 import { parseFaults } from "./faults.js";
 import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./common/model_check.js";
 import { DirectCalls } from "./model_direct.js";
-import { failedReply, okReply, panelEvent } from "./common/model_envelope.js";
+import { channelEvent, failedReply, okReply } from "./common/envelope.js";
 import {
   GRACE_MS,
   LOAD_TIMEOUT_MS,
+  MODEL_CHANNEL,
   MODEL_ERROR,
   MODEL_SCHEMA_DEFS,
   MODEL_TYPE,
@@ -72,8 +73,9 @@ export function stallWindow(steps) {
   return { stepMs, windowMs: Math.max(STALL_FLOOR_MS, stepMs === null ? 0 : STALL_STEP_FACTOR * stepMs) };
 }
 
-// A failed reply (./model_envelope.js: `type` and `id` echoed only when a request carries them).
-const failure = failedReply;
+// A failed reply (./common/envelope.js: `type` and `id` echoed only when a request carries them).
+/** @type {(type: unknown, id: unknown, code: string, message: unknown, extras?: Record<string, unknown>) => ReturnType<typeof failedReply>} */
+const failure = (...args) => failedReply(MODEL_CHANNEL, ...args);
 
 export class ModelClient {
   constructor({ workerUrl = "./model_worker/model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
@@ -110,7 +112,7 @@ export class ModelClient {
     this.state = state;
     this.version += 1;
     this.direct.gate();
-    this.emit(panelEvent(MODEL_TYPE.STATE, { state, ...detail }));
+    this.emit(channelEvent(MODEL_CHANNEL, "panel", MODEL_TYPE.STATE, { state, ...detail }));
   }
 
   // The mailbox Python shares for its generate calls (./model_direct.js); `debug`: the
@@ -280,7 +282,7 @@ export class ModelClient {
       }
       this.setState("failed", { record });
     }
-    this.emit(panelEvent(MODEL_TYPE.LOAD_DONE, { record, result }));
+    this.emit(channelEvent(MODEL_CHANNEL, "panel", MODEL_TYPE.LOAD_DONE, { record, result }));
     return record;
   }
 
@@ -306,7 +308,7 @@ export class ModelClient {
     this.loads.push(record);
     this.lastLoaded = null;
     this.setState("failed", { record });
-    this.emit(panelEvent(MODEL_TYPE.LOAD_DONE, { record, result: null }));
+    this.emit(channelEvent(MODEL_CHANNEL, "panel", MODEL_TYPE.LOAD_DONE, { record, result: null }));
     return record;
   }
 
@@ -430,7 +432,7 @@ export class ModelClient {
         input_text: null, // the worker was stopped before it answered
         input_sha256: null,
       };
-      if (settle(okReply(MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {})) === false) return;
+      if (settle(okReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {})) === false) return;
     }
     this.terminate(message);
     this.load(this.spec, this.backend, "reload-after-terminate");
@@ -488,7 +490,7 @@ export class ModelClient {
     const wrong = checkRequest(request);
     if (wrong) return JSON.stringify(failure(request?.type, request?.id, wrong.code, wrong.message));
     const { type, id } = request;
-    if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify(okReply(type, id, this.provenance()));
+    if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify(okReply(MODEL_CHANNEL, type, id, this.provenance()));
     if (type === MODEL_TYPE.GENERATE) {
       if (!viaMailbox) this.syncGenerates += 1;
       const reply = await this.generate({ debug, ...request });

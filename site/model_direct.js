@@ -18,9 +18,9 @@
 //   timeout), Cancel, a crash or termination (a failed reply). The page's reply and the
 //   worker's race for the one `writing` claim: exactly one is written.
 
-import { failedReply } from "./common/model_envelope.js";
+import { failedReply } from "./common/envelope.js";
 import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./common/model_mailbox.js";
-import { MODEL_ERROR, MODEL_TYPE } from "./common/model_protocol.js";
+import { MODEL_CHANNEL, MODEL_ERROR, MODEL_TYPE } from "./common/model_protocol.js";
 
 const INT32_MAX = 0x7fffffff;
 
@@ -96,7 +96,7 @@ export class DirectCalls {
       reply = await this.client.call(this.mailbox.text(), this.debug, { viaMailbox: true });
     } catch (error) {
       // a bug: still answer, so that Python never waits for ever
-      reply = JSON.stringify(this.envelope(failedReply(MODEL_TYPE.GENERATE, this.requestId(), MODEL_ERROR.WORKER_ERROR, String(error))));
+      reply = JSON.stringify(this.envelope(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.requestId(), MODEL_ERROR.WORKER_ERROR, String(error))));
     }
     this.mailbox.answer(held, reply);
     this.gate();
@@ -107,7 +107,7 @@ export class DirectCalls {
   fail(code, message) {
     const state = this.mailbox?.state();
     if (state === undefined || phaseOf(state) !== PHASE.worker) return;
-    this.mailbox.answer(state, () => JSON.stringify(this.envelope(failedReply(MODEL_TYPE.GENERATE, this.requestId(), code, message))));
+    this.mailbox.answer(state, () => JSON.stringify(this.envelope(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.requestId(), code, message))));
   }
 
   requestId() {

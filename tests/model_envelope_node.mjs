@@ -1,12 +1,13 @@
-// Runs site/common/model_envelope.js under Node for tests/test_model_envelope.py: builds one reply
-// or event per case of the JSON on stdin ({replies: [[type, id, ok, result | [code, message],
-// extras]], events: [["worker" | "panel", type, id | null, fields]]}) and prints each built
-// message with what site/common/model_check.js says of it (null: it fits the protocol), or the
-// error the envelope threw.
+// Runs site/common/envelope.js with the model channel's table (MODEL_CHANNEL) under Node for
+// tests/test_model_envelope.py: builds one reply or event per case of the JSON on stdin
+// ({replies: [[type, id, ok, result | [code, message], extras]], events: [["client" | "panel",
+// type, fields]]}) and prints each built message with what site/common/model_check.js says of it
+// (null: it fits the protocol), or the error the envelope threw.
 
 import { readFileSync } from "node:fs";
 import { checkEvent, checkPanelEvent, checkReply } from "../site/common/model_check.js";
-import { failedReply, okReply, panelEvent, workerEvent } from "../site/common/model_envelope.js";
+import { channelEvent, failedReply, okReply } from "../site/common/envelope.js";
+import { MODEL_CHANNEL } from "../site/common/model_protocol.js";
 
 const attempt = (build, check) => {
   try {
@@ -21,14 +22,15 @@ const cases = JSON.parse(readFileSync(0, "utf-8"));
 const answer = {
   replies: cases.replies.map(([type, id, ok, body, extras]) =>
     attempt(
-      () => (ok ? okReply(type, id, body, extras) : failedReply(type, id, body[0], body[1], extras)),
+      () =>
+        ok
+          ? okReply(MODEL_CHANNEL, type, id, body, extras)
+          : failedReply(MODEL_CHANNEL, type, id, body[0], body[1], extras),
       (message) => checkReply(type, message),
     ),
   ),
-  events: cases.events.map(([side, type, id, fields]) =>
-    side === "worker"
-      ? attempt(() => workerEvent(type, id, fields), checkEvent)
-      : attempt(() => panelEvent(type, fields), checkPanelEvent),
+  events: cases.events.map(([to, type, fields]) =>
+    attempt(() => channelEvent(MODEL_CHANNEL, to, type, fields), to === "client" ? checkEvent : checkPanelEvent),
   ),
 };
 process.stdout.write(JSON.stringify(answer));

@@ -1,8 +1,10 @@
-"""The model channel's one JavaScript envelope (site/common/model_envelope.js): both ends of the
-channel — site/model_worker/model_worker.js and site/model_client.js — build every reply and event
-through it (no `{type, id, ok, ...}` written by hand), and what it builds fits the generated
-protocol (site/common/model_check.js, from site/common/model_protocol.js) and Python's records
-(`pyapp.protocol.model_messages`); a type the protocol lacks throws."""
+"""The one JavaScript envelope (site/common/envelope.js) on the model channel: both ends of the
+channel — site/model_worker/model_worker.js and site/model_client.js — build every reply and
+event through it (no `{type, id, ok, ...}` written by hand), and what it builds with the
+channel's generated table (MODEL_CHANNEL) fits the generated protocol (site/common/model_check.js,
+from site/common/model_protocol.js) and Python's records (`pyapp.protocol.model_messages`); a
+type the protocol lacks throws. The page ⇄ Python side: tests/site/test_envelope.py; and no
+second envelope module is left (`test_one_envelope_module`)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pyapp.protocol import model_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = ("site/model_worker/model_worker.js", "site/model_client.js")
-IMPORT = re.compile(r'import \{[^}]*\} from "\.\.?/common/model_envelope\.js";')
+IMPORT = re.compile(r'import \{[^}]*\} from "\.\.?/common/envelope\.js";')
 
 HAND_REPLY = re.compile(
     r"\{[^{}]*\bok\s*:\s*(?:true|false)\b[^{}]*\b(?:result|error)\b"  # ok beside result/error
@@ -70,10 +72,10 @@ def test_the_checker_catches_what_it_must() -> None:
 @pytest.mark.parametrize("path", WORKERS)
 def test_both_ends_build_every_reply_and_event_through_the_envelope(path: str) -> None:
     js = (ROOT / path).read_text("utf-8")
-    assert IMPORT.search(js), f"{path} does not import common/model_envelope.js"
+    assert IMPORT.search(js), f"{path} does not import common/envelope.js"
     assert hand_built(js) == []
     assert re.search(r"\b(?:okReply|failedReply)\(", js)  # it does build replies with it
-    assert re.search(r"\b(?:workerEvent|panelEvent)\(", js)  # and events
+    assert re.search(r"\bchannelEvent\(MODEL_CHANNEL, ", js)  # and events
 
 
 def run_node(cases: dict[str, Any]) -> Any:
@@ -99,13 +101,13 @@ def test_what_the_envelope_builds_fits_the_protocol_and_pythons_records() -> Non
             ["no_such_request", 5, True, {}, {}],
         ],
         "events": [
-            ["worker", "first_token", 4, {}],
-            ["worker", "tokens", 4, {"tokens": 2}],
-            ["worker", "progress", 1, PROGRESS],
-            ["panel", "state", None, {"state": "loading", "reason": "consent"}],
-            ["panel", "load_done", None, {"record": LOAD_RECORD, "result": None}],
-            ["worker", "state", 1, {"state": "loading"}],  # a panel event, not the worker's
-            ["panel", "first_token", None, {}],  # a worker event, not the panel's
+            ["client", "first_token", {"id": 4}],
+            ["client", "tokens", {"id": 4, "tokens": 2}],
+            ["client", "progress", {"id": 1, **PROGRESS}],
+            ["panel", "state", {"state": "loading", "reason": "consent"}],
+            ["panel", "load_done", {"record": LOAD_RECORD, "result": None}],
+            ["client", "state", {"id": 1, "state": "loading"}],  # a panel event, not the worker's
+            ["panel", "first_token", {}],  # a worker event, not the panel's
         ],
     }
     answer = run_node(cases)
@@ -124,5 +126,18 @@ def test_what_the_envelope_builds_fits_the_protocol_and_pythons_records() -> Non
     for built in events:
         record = model_messages.parse_message(built["message"])
         assert built["message"]["type"] == record.TYPE
-    assert "not a worker event" in worker_state["thrown"]
-    assert "not a panel event" in panel_token["thrown"]
+    assert "state is not an event to the client" in worker_state["thrown"]
+    assert "first_token is not an event to the panel" in panel_token["thrown"]
+
+
+def test_one_envelope_module() -> None:
+    """Both channels build and read replies in site/common/envelope.js: no other module of the
+    page or its workers defines a reply or event builder of its own."""
+    builders = re.compile(r"export function (okReply|failedReply|readReply|\w*Event)\b")
+    found = {
+        str(p.relative_to(ROOT)): builders.findall(p.read_text("utf-8"))
+        for p in sorted((ROOT / "site").rglob("*.js"))
+    }
+    assert {p: f for p, f in found.items() if f} == {
+        "site/common/envelope.js": ["okReply", "failedReply", "channelEvent", "readReply"]
+    }

@@ -69,6 +69,7 @@ def constants() -> dict[str, JSON]:
     """The names and constants the page shares with Python (site/lab_protocol.js)."""
 
     return {
+        "LAB_CHANNEL": generate.channel_table(CHANNEL),
         "REQUEST_TYPES": [r.TYPE for r in REQUESTS],
         "PAGE_REQUEST_TYPES": [r.TYPE for r in PAGE_REQUESTS],
         "EVENT_TYPES": [e.TYPE for e in EVENTS],

@@ -124,6 +124,18 @@ def channel_schema(channel: Channel) -> dict[str, JSON]:
     }
 
 
+def channel_table(channel: Channel) -> dict[str, JSON]:
+    """What the one JavaScript envelope (site/common/envelope.js) knows of a channel: its
+    title, the request types a reply answers, the event types by receiver, and whether a
+    request's `id` is an integer (a failed reply echoes only an id of that kind)."""
+    return {
+        "title": channel.title,
+        "replies": [r.TYPE for r in channel.requests],  # type: ignore[attr-defined]
+        "events": {g.to: [e.TYPE for e in g.records] for g in channel.events},  # type: ignore[attr-defined]
+        "integer_ids": channel.id_schema.get("type") == "integer",
+    }
+
+
 def js_module(header: str, constants: dict[str, JSON], indented: tuple[str, ...] = ()) -> str:
     """A generated ES module: `header` as comments, then each constant as a frozen export
     (those named in `indented` pretty-printed)."""

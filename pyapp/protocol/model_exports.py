@@ -68,6 +68,7 @@ def constants() -> dict[str, JSON]:
     """What site/common/model_protocol.js exports."""
     schema = messages_schema()
     return {
+        "MODEL_CHANNEL": generate.channel_table(CHANNEL),
         "MODEL_TYPE": {_name(m.TYPE): m.TYPE for m in (*REQUESTS, *EVENTS, *PANEL_EVENTS)},
         "MODEL_REQUESTS": {r.TYPE: r.__name__ for r in REQUESTS},
         "MODEL_EVENTS": {e.TYPE: e.__name__ for e in EVENTS},

@@ -20,8 +20,8 @@
 // The buffer is growable (up to its maxByteLength): a writer grows it for a text that does
 // not fit; a reply that cannot fit at all is replaced by a failed reply `bad_reply`.
 
-import { failedReply } from "./model_envelope.js";
-import { MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
+import { failedReply } from "./envelope.js";
+import { MODEL_CHANNEL, MODEL_ERROR, MODEL_TYPE } from "./model_protocol.js";
 
 export const SLOT = Object.freeze({
   state: 0,
@@ -98,7 +98,7 @@ export class Mailbox {
     if (!this.move(held, stateOf(seq, PHASE.writing))) return false;
     if (!this.write(typeof reply === "function" ? reply() : reply)) {
       const why = `the reply does not fit the model mailbox (at most ${this.buffer.maxByteLength ?? this.buffer.byteLength} bytes)`;
-      this.write(JSON.stringify(failedReply(MODEL_TYPE.GENERATE, this.load("request_id"), MODEL_ERROR.BAD_REPLY, why)));
+      this.write(JSON.stringify(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.load("request_id"), MODEL_ERROR.BAD_REPLY, why)));
     }
     Atomics.store(this.slots, SLOT.state, stateOf(seq, PHASE.replied));
     Atomics.notify(this.slots, SLOT.state);

@@ -3,6 +3,7 @@
 // (exports/model-messages.schema.json); site/common/model_check.js validates with it.
 // A test fails on drift.
 
+export const MODEL_CHANNEL = Object.freeze({"title": "Composition Lab model-worker messages (Python ⇄ model client ⇄ model worker)", "replies": ["load", "generate", "interrupt", "provenance"], "events": {"client": ["progress", "first_token", "tokens"], "panel": ["progress", "state", "load_done"]}, "integer_ids": true});
 export const MODEL_TYPE = Object.freeze({"LOAD": "load", "GENERATE": "generate", "INTERRUPT": "interrupt", "PROVENANCE": "provenance", "PROGRESS": "progress", "FIRST_TOKEN": "first_token", "TOKENS": "tokens", "STATE": "state", "LOAD_DONE": "load_done"});
 export const MODEL_REQUESTS = Object.freeze({"load": "Load", "generate": "Generate", "interrupt": "Interrupt", "provenance": "Provenance"});
 export const MODEL_EVENTS = Object.freeze({"progress": "Progress", "first_token": "FirstToken", "tokens": "Tokens"});

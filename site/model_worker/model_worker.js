@@ -43,9 +43,9 @@ import { greedyGenerate } from "./greedy.js";
 import { byteCeiling, overCap } from "./output_bytes.js";
 import { checkCachedConfig, keepServedRevision, measureWasm, watchFetches, webgpuAdapter } from "./load_provenance.js";
 import { checkReply, checkRequest } from "../common/model_check.js";
-import { failedReply, okReply, workerEvent } from "../common/model_envelope.js";
+import { channelEvent, failedReply, okReply } from "../common/envelope.js";
 import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "../common/model_mailbox.js";
-import { COMPLETION_FAILURE, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "../common/model_protocol.js";
+import { COMPLETION_FAILURE, MODEL_CHANNEL, MODEL_ERROR, MODEL_TYPE, TOKENS_EVERY_MS, WARMUP_TOKENS } from "../common/model_protocol.js";
 
 let tokenizer = null;
 let model = null;
@@ -98,14 +98,14 @@ class StopReason {
 
 // ---- helpers -----------------------------------------------------------------------------
 
-// Replies and events are built by the channel's one envelope (./model_envelope.js).
+// Replies and events are built by the one envelope of both channels (../common/envelope.js).
 function reply(type, id, result, extra = {}) {
-  self.postMessage(okReply(type, id, result, extra));
+  self.postMessage(okReply(MODEL_CHANNEL, type, id, result, extra));
 }
 
 // A failed reply (the envelope echoes `type` and `id` only when a request carries them).
 function replyError(type, id, code, message) {
-  self.postMessage(failedReply(type, id, code, message));
+  self.postMessage(failedReply(MODEL_CHANNEL, type, id, code, message));
 }
 
 class WorkerError extends Error {
@@ -178,7 +178,8 @@ function progressReporter(id, seen) {
     if (!data || !data.file) return;
     if (data.status === "done") seen.lastDone = performance.now();
     self.postMessage(
-      workerEvent(MODEL_TYPE.PROGRESS, id, {
+      channelEvent(MODEL_CHANNEL, "client", MODEL_TYPE.PROGRESS, {
+        id,
         file: String(data.file),
         status: String(data.status),
         loaded: Number.isFinite(data.loaded) ? data.loaded : null,
@@ -373,12 +374,12 @@ async function generate(request, job) {
       const now = performance.now();
       if (index === 0) {
         firstTokenAt = now;
-        self.postMessage(workerEvent(MODEL_TYPE.FIRST_TOKEN, request.id));
+        self.postMessage(channelEvent(MODEL_CHANNEL, "client", MODEL_TYPE.FIRST_TOKEN, { id: request.id }));
       }
       // Progress for the client's hard-stop judgement (a stall is no token for a window).
       if (index === 0 || now - reported >= TOKENS_EVERY_MS) {
         reported = now;
-        self.postMessage(workerEvent(MODEL_TYPE.TOKENS, request.id, { tokens: index + 1 }));
+        self.postMessage(channelEvent(MODEL_CHANNEL, "client", MODEL_TYPE.TOKENS, { id: request.id, tokens: index + 1 }));
       }
     },
     // Every reason is checked every step (none short-circuits another), as before.
@@ -465,12 +466,12 @@ async function generateReply(request) {
     running = { id: request.id, interrupt: null };
     try {
       const result = await generate(request, running);
-      return okReply(request.type, request.id, result, { elapsed_ms: performance.now() - received });
+      return okReply(MODEL_CHANNEL, request.type, request.id, result, { elapsed_ms: performance.now() - received });
     } finally {
       running = null;
     }
   } catch (error) {
-    return failedReply(request.type, request.id, failureCode(error, request.type), error?.message || String(error));
+    return failedReply(MODEL_CHANNEL, request.type, request.id, failureCode(error, request.type), error?.message || String(error));
   }
 }
 
@@ -514,17 +515,17 @@ async function directReply(text) {
   try {
     request = { debug: mailboxDebug, ...JSON.parse(text) };
   } catch (error) {
-    return failedReply(MODEL_TYPE.GENERATE, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${error.message}`);
+    return failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${error.message}`);
   }
   const refused =
     request.type === MODEL_TYPE.GENERATE
       ? checkRequest(request)
       : { code: MODEL_ERROR.UNKNOWN_TYPE, message: `${request.type} is not a request of the mailbox` };
-  if (refused) return failedReply(request.type, request.id, refused.code, refused.message);
+  if (refused) return failedReply(MODEL_CHANNEL, request.type, request.id, refused.code, refused.message);
   const { elapsed_ms: workerMs = null, ...answer } = await generateReply(request);
   const wrong = checkReply(MODEL_TYPE.GENERATE, workerMs === null ? answer : { ...answer, elapsed_ms: workerMs });
   const reply = wrong
-    ? failedReply(MODEL_TYPE.GENERATE, request.id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`)
+    ? failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, request.id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`)
     : answer;
   return { ...reply, timing: { worker_ms: workerMs, client_ms: 0, load_wait_ms: 0 } };
 }

@@ -1,5 +1,7 @@
-"""site/envelope.js, the page's one builder and reader of the reply envelope, under Node: what it
-builds fits exports/messages.schema.json, and it reads Python's own replies (bridge.handle)."""
+"""site/common/envelope.js, the one builder and reader of the reply envelope of both channels,
+under Node with the page ⇄ Python channel's table (LAB_CHANNEL): what it builds fits
+exports/messages.schema.json, and it reads Python's own replies (bridge.handle). The model
+channel's side: tests/test_model_envelope.py."""
 
 from __future__ import annotations
 
@@ -14,18 +16,24 @@ import pytest
 from pyapp.browser.bridge import handle
 from pyapp.protocol import exports as message_exports
 
-ENVELOPE = Path(__file__).resolve().parents[2] / "site" / "envelope.js"
+SITE = Path(__file__).resolve().parents[2] / "site"
+ENVELOPE = SITE / "common" / "envelope.js"
+PROTOCOL = SITE / "lab_protocol.js"
 
 SCRIPT = """
 import { okReply, failedReply, readReply } from %(module)s;
-const [hello, refused] = %(replies)s;
+import { LAB_CHANNEL } from %(protocol)s;
+const [hello, refused] = %(replies)s.map((text) => JSON.parse(text));
 const out = {
-  ok: JSON.parse(okReply("sweep_header", 4, { header_json: "{}" })),
-  failed: JSON.parse(failedReply("sweep_run", 5, "page_refused", "busy")),
+  ok: okReply(LAB_CHANNEL, "sweep_header", 4, { header_json: "{}" }),
+  failed: failedReply(LAB_CHANNEL, "sweep_run", 5, "page_refused", "busy"),
+  hostile: failedReply(LAB_CHANNEL, 7, { any: "id" }, "unknown_type", "no such type"),
   read: readReply(hello, "hello", 1),
 };
 try { readReply(refused, "tasks", 2); } catch (error) { out.code = error.code; }
 try { readReply(hello, "hello", 9); } catch (error) { out.mismatch = error.message; }
+try { okReply(LAB_CHANNEL, "no_such_request", 3, {}); }
+catch (error) { out.unknown = error.message; }
 console.log(JSON.stringify(out));
 """
 
@@ -38,6 +46,7 @@ def test_the_page_envelope_fits_the_schema_and_reads_pythons_replies() -> None:
     refused = handle(json.dumps({"type": "tasks", "id": 2, "seed": "x"}))
     script = SCRIPT % {
         "module": json.dumps(ENVELOPE.as_uri()),
+        "protocol": json.dumps(PROTOCOL.as_uri()),
         "replies": json.dumps([hello, refused]),
     }
     done = subprocess.run(
@@ -48,6 +57,9 @@ def test_the_page_envelope_fits_the_schema_and_reads_pythons_replies() -> None:
     check = jsonschema.Draft202012Validator(message_exports.messages_schema())
     check.validate(out["ok"])
     check.validate(out["failed"])
+    check.validate(out["hostile"])  # a type that is no string is not echoed; any id is
+    assert out["hostile"]["type"] is None and out["hostile"]["id"] == {"any": "id"}
+    assert "no_such_request is not a request of the Composition Lab messages" in out["unknown"]
     assert out["read"] == json.loads(hello)["result"]
     assert out["code"] == "bad_request"
     assert out["mismatch"] == "reply mismatch: sent hello#9, got hello#1"
