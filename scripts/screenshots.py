@@ -114,6 +114,7 @@ def run_held(page: Page, out: Path) -> None:
     """Run every condition; hold the model after HOLD_AFTER trials for the running picture;
     then cancel, and run a fresh sweep to the end."""
     page.evaluate(HOLD_AT_TRIAL, HOLD_AFTER)
+    page.check("#sweep-run-through")  # no pause at the freeze: the pictures need a whole run
     page.click("#sweep-run-all")
     page.wait_for_function(HELD, arg=HOLD_AFTER, timeout=TIMEOUT_MS)
     shoot(page, out, "running", "#experiment")
@@ -123,6 +124,7 @@ def run_held(page: Page, out: Path) -> None:
     page.evaluate("() => window.__openGate()")
     wait_experiment(page, "cancelled")
     page.click("#sweep-new")
+    page.click("#unfinished-new")  # the cancelled sweep is unfinished: the page asks first
     page.click("#sweep-run-all")
     ended = wait_experiment(page, "done error")
     if ended.experiment != "done":

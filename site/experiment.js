@@ -66,6 +66,7 @@ import { addJournalEntry } from "./profile_views.js";
 import { fileName } from "./runs_panel.js";
 import { Trials, withStateAware } from "./experiment_state.js";
 import { ExperimentView } from "./experiment_view.js";
+import { askAboutUnfinished } from "./unfinished_dialog.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
@@ -93,6 +94,8 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
     cancelRequested: (posted) => controller.channel.answerAfter(posted, () => controller.cancelFlag || controller.stopReached),
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     showOpened: (opened) => controller.showOpened(opened),
+    // site/runs_panel.js: Resume a stored sweep (asked first when the live one is unfinished)
+    resumeStored: (record) => controller.resumeStored(record),
     closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
     ready: () =>
@@ -262,6 +265,8 @@ class Experiment extends ExperimentView {
       }
       this.useHeader(texts.header_json);
       this.record = (await this.store.getSweep(this.header.run.run_id)) ?? null;
+      this.receiptJson = this.record?.receipt_json ?? null; // the receipt made at its freeze, kept
+      renderReceipt(this.receiptJson);
       this.clearTables();
       this.shownPredictions = new Map();
       this.useTrials(texts.trials_json);
@@ -366,6 +371,87 @@ class Experiment extends ExperimentView {
     return { run_id, in_flight, phase, finished, updated_at, summary, ...texts };
   }
 
+  // ---- the pause at the freeze, and no run lost (issue 41) ----------------------------------
+
+  // Plain Run, "run through" unticked: measure and freeze, then stop with the receipt shown
+  // beside the buttons, so that it can be kept before any held-out result; pressed again (or
+  // "3. Run held-out"), the held-out phase. A driver's run("all") (the sweep CLI through
+  // window.lab.send) runs through: the pause is this button's.
+  async runToFreeze() {
+    if (this.state.can_run_heldout) return this.run("heldout");
+    if (this.state.measure_left) {
+      const measured = await this.run("measure");
+      if (measured.cancelled || this.state.paused || this.state.measure_left) return measured;
+    }
+    if (!this.state.can_freeze) return this.run("all"); // nothing to freeze (the control only): Python decides
+    await this.freeze();
+    this.status(
+      `Frozen, paused before the held-out tasks: keep the receipt now (Copy or Download, above), then press Run or ` +
+        `"3. Run held-out". Tick "run through" to run without this pause.`,
+    );
+    $("#receipt-view").scrollIntoView({ block: "nearest" });
+    return { state: this.state, cancelled: false, notice: null };
+  }
+
+  // The live sweep's state when it is unfinished (some trials observed, not done), also while a
+  // shown run keeps it aside; else null.
+  liveUnfinished() {
+    const s = this.viewing ? this.viewing.live.state : this.state;
+    return s && s.stage !== "done" && s.trials > 0 ? s : null;
+  }
+
+  // Run pressed while another run is shown: back to the live sweep first; if it is unfinished,
+  // ask whether Run continues it or starts a new one (it stays stored either way). False:
+  // the reader cancelled.
+  async backToLive(action) {
+    if (!this.viewing) return true;
+    this.closeOpened();
+    const unfinished = this.liveUnfinished();
+    if (!unfinished) return true;
+    const choice = await askAboutUnfinished(unfinished, { action });
+    if (choice === "cancel") return false;
+    if (choice === "new") await this.start({});
+    return true;
+  }
+
+  // The runs list's Resume: another stored sweep becomes the live one (asked first when the
+  // live one is unfinished); the reader presses Run to continue it.
+  async resumeStored(record) {
+    if (this.viewing) this.closeOpened();
+    const unfinished = this.liveUnfinished();
+    if (unfinished && unfinished.run_id !== record.run_id) {
+      const choice = await askAboutUnfinished(unfinished, { action: `Resume ${record.run_id.slice(0, 8)}`, offerContinue: false });
+      if (choice !== "new") return null;
+    }
+    const state = await this.resumeFrom(await this.store.storedTexts(record.run_id), record.in_flight ?? null);
+    this.status(`${$("#experiment-status").textContent} Press Run to continue it.`);
+    $("#step-run").scrollIntoView({ block: "start" });
+    return state;
+  }
+
+  // The freeze receipt, saved as Python wrote it, named after the run's evidence and id.
+  downloadReceipt() {
+    if (!this.receiptJson || this.viewing) return;
+    downloadJson(this.receiptJson, fileName("receipt", this.header.model?.evidence, this.header.run.run_id));
+  }
+
+  // Copy the receipt's text to the clipboard; where the browser refuses, select the fingerprint
+  // so that it can be copied by hand.
+  async copyReceipt() {
+    const said = $("#receipt-status");
+    if (!this.receiptJson) return;
+    try {
+      await navigator.clipboard.writeText(this.receiptJson);
+      said.textContent = `Copied the receipt (fingerprint ${JSON.parse(this.receiptJson).fingerprint}).`;
+    } catch (error) {
+      const range = document.createRange();
+      range.selectNodeContents($("#receipt-fingerprint"));
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      said.textContent = `The browser refused the clipboard (${error.message}): the fingerprint is selected — copy it with Ctrl+C, or download the receipt.`;
+    }
+  }
+
   // ---- journal -------------------------------------------------------------------------
 
   async journal(prompt) {
@@ -456,8 +542,9 @@ class Experiment extends ExperimentView {
     };
     const on = (selector, work) => $(selector).addEventListener("click", ui(work));
     on("#sweep-run-all", async () => {
+      if (!(await this.backToLive("Run"))) return;
       await ensureSweep();
-      await this.run("all");
+      await ($("#sweep-run-through").checked ? this.run("all") : this.runToFreeze());
     });
     on("#sweep-measure", async () => {
       await ensureSweep();
@@ -465,11 +552,18 @@ class Experiment extends ExperimentView {
     });
     on("#sweep-freeze", () => this.freeze());
     on("#sweep-heldout", () => this.run("heldout"));
-    on("#sweep-new", () => this.start({}));
+    on("#sweep-new", async () => {
+      if (this.viewing) this.closeOpened();
+      const unfinished = this.liveUnfinished();
+      const choice = unfinished ? await askAboutUnfinished(unfinished, { action: "New sweep", offerContinue: false }) : "new";
+      if (choice === "new") await this.start({});
+    });
     $("#sweep-cancel").addEventListener("click", () => this.cancel());
     on("#download-sweep-trace", () => this.download("trace"));
     on("#download-predictions", () => this.download("predictions"));
-    on("#download-receipt", () => this.receiptJson && downloadJson(this.receiptJson, `receipt-${this.header.run.run_id}.json`));
+    on("#download-receipt", () => this.downloadReceipt());
+    on("#download-receipt-results", () => this.downloadReceipt());
+    on("#copy-receipt", () => this.copyReceipt());
     on("#clear-stored", () => this.clearStored());
     on("#clear-ledger", () => this.clearLedger());
     on("#resume-accept", () => this.acceptResume());

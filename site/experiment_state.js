@@ -248,6 +248,8 @@ export class ExperimentState {
       created_at: this.header.run.created_at,
       trials: this.trials.size,
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
+      // the freeze receipt as Python made it at the freeze (the runs list downloads it)
+      receipt_json: this.receiptJson ?? (this.record?.run_id === runId ? (this.record.receipt_json ?? null) : null),
       ...fields,
     };
     const changes = change ? [change] : [];

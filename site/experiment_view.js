@@ -110,6 +110,7 @@ export class ExperimentView extends ExperimentState {
     $("#sweep-freeze").disabled = !(idle && hasSweep && this.state.can_freeze);
     $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && this.state.can_run_heldout);
     $("#sweep-new").disabled = !(loaded && idle);
+    $("#sweep-run-through").disabled = !idle;
     $("#sweep-cancel").disabled = this.busy !== "run";
     for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
     $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only

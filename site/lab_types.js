@@ -15,7 +15,7 @@
  * @property {(boolean | null)} shader_f16 Whether the adapter offers the `shader-f16` feature (needed by q4f16/fp16 dtypes).
  */
 /**
- * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
+ * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | ReceiptRemakeReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
  */
 /**
  * When the page got there, in ms since navigation started (bench/boot.py).
@@ -827,6 +827,24 @@
  * @property {string} identity_sha256 SHA-256 of the load identity (`pyapp.records.model.identity_sha256`).
  */
 /**
+ * The freeze receipt of a run the page holds, made again from its trace (the runs list's "Download receipt" where the one made at the freeze was not kept).
+ * @typedef {object} ReceiptRemake
+ * @property {"receipt_remake"} type
+ * @property {string} trace_json The run's trace as text.
+ * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * The reply to `receipt_remake`.
+ * @typedef {({ type: "receipt_remake", id: unknown, ok: true, result: RemadeReceipt, error?: (Error | null) } | { type: "receipt_remake", id: unknown, ok: false, result?: RemadeReceipt, error: (Error | null) })} ReceiptRemakeReply
+ */
+/**
+ * `receipt_remake`: the freeze receipt of a stored run, made again from its trace (the receipt made at the freeze was not kept).
+ * @typedef {object} RemadeReceipt
+ * @property {string} receipt_json The receipt (`pyapp.verify.receipt.make_receipt` of the trace), as Python wrote it.
+ * @property {boolean} after_heldout Made after held-out trials were observed: its chain head is the trace's last record, not the freeze's, so it proves nothing about what was fixed before the held-out results.
+ * @property {string} name The file name to save it under: `receipt-<evidence>-<run id>.json`, or `receipt-remade-after-heldout-<evidence>-<run id>.json`.
+ */
+/**
  * A prompt as sent: the template it came from and the exact text.
  * @typedef {object} RenderedPrompt
  * @property {string} template_id Template name and version, e.g. `integer-answer/1`.
@@ -844,7 +862,7 @@
  * @property {string} name The file name to save it under (`report-<evidence>-<run id>.html`).
  */
 /**
- * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
+ * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | ReceiptRemake | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
  */
 /**
  * Budgets of one controlled-chain route (the design's numbers are the defaults).

@@ -29,6 +29,7 @@ from pyapp.protocol.results import (
     ComparedRuns,
     CorrectedField,
     OpenedTrace,
+    RemadeReceipt,
     ReportHtml,
     RunPlots,
 )
@@ -45,6 +46,7 @@ from pyapp.report.run_folder import (
     verify_documents,
 )
 from pyapp.report.sections import NOT_EVIDENCE_LABELS, run_evidence
+from pyapp.verify.receipt import make_receipt, receipt_text
 
 
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
@@ -130,6 +132,26 @@ def report_of(trace_json: Any) -> ReportHtml:
     evidence = run_evidence(trace)
     return ReportHtml(
         html=render(folder, verify(folder)), name=f"report-{evidence}-{trace.run.run_id}.html"
+    )
+
+
+def receipt_of(trace_json: Any) -> RemadeReceipt:
+    """The freeze receipt of a run the page holds, made again from its trace. Made after any
+    held-out trial, it says so in its file name and `after_heldout`: its chain head is then
+    the last record's, and it proves nothing about timing."""
+    trace = read_trace(trace_json)
+    try:
+        receipt = make_receipt(trace)
+    except ValueError:
+        raise RunInputError("this run has no freeze yet: there is no receipt to make") from None
+    heldout = {t.id for t in trace.tasks if t.split == "heldout"}
+    after = any(trial.task_id in heldout for trial in trace.trials)
+    evidence = trace.model.evidence if trace.model else "control"
+    prefix = "receipt-remade-after-heldout" if after else "receipt"
+    return RemadeReceipt(
+        receipt_json=receipt_text(receipt),
+        after_heldout=after,
+        name=f"{prefix}-{evidence}-{trace.run.run_id}.json",
     )
 
 

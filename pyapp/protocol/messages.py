@@ -55,6 +55,7 @@ from pyapp.protocol.results import (
     JournalKept,
     OpenedTrace,
     PredictionsText,
+    RemadeReceipt,
     ReportHtml,
     RunEnded,
     SuppliedRun,
@@ -327,6 +328,17 @@ class RunReport(Request):
 
 
 @dataclass(frozen=True)
+class ReceiptRemake(Request):
+    """The freeze receipt of a run the page holds, made again from its trace (the runs
+    list's "Download receipt" where the one made at the freeze was not kept)."""
+
+    TYPE: ClassVar[str] = "receipt_remake"
+    RESULT: ClassVar[type] = RemadeReceipt
+    trace_json: str
+    """The run's trace as text."""
+
+
+@dataclass(frozen=True)
 class StoredTraceRequest(Request):
     """The trace of a sweep this browser stores (the runs panel's Show, Download and Report),
     assembled by Python from the stored texts (`pyapp.records.stored.stored_trace`, the one
@@ -382,6 +394,7 @@ REQUESTS: tuple[type[Request], ...] = (
     JournalGenerate,
     TraceOpen,
     RunReport,
+    ReceiptRemake,
     StoredTraceRequest,
     CompareRuns,
     *PAGE_REQUESTS,

@@ -414,6 +414,21 @@ class ReportHtml:
 
 
 @dataclass(frozen=True)
+class RemadeReceipt:
+    """`receipt_remake`: the freeze receipt of a stored run, made again from its trace (the
+    receipt made at the freeze was not kept)."""
+
+    receipt_json: str
+    """The receipt (`pyapp.verify.receipt.make_receipt` of the trace), as Python wrote it."""
+    after_heldout: bool
+    """Made after held-out trials were observed: its chain head is the trace's last record,
+    not the freeze's, so it proves nothing about what was fixed before the held-out results."""
+    name: str
+    """The file name to save it under: `receipt-<evidence>-<run id>.json`, or
+    `receipt-remade-after-heldout-<evidence>-<run id>.json`."""
+
+
+@dataclass(frozen=True)
 class ComparedRuns:
     """`compare_runs`: the table of `python -m pyapp compare` (descriptive, not a ranking)."""
 
@@ -638,6 +653,7 @@ RESULTS: tuple[type, ...] = (
     CorrectedField,
     OpenedTrace,
     ReportHtml,
+    RemadeReceipt,
     ComparedRuns,
     PageState,
     ModelChosen,

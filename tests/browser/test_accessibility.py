@@ -185,6 +185,12 @@ def test_the_whole_flow_by_keyboard_passes_the_audit_in_every_state(
         audit(page, "running")
         assert state_of(page, "#experiment") == "running"  # held by the gate
         page.evaluate("() => window.__openGate()")
+        # plain Run pauses at the freeze, the receipt shown; Enter on Run again goes on
+        assert wait_state(page, "#experiment", "frozen error", SWEEP_TIMEOUT_MS) == "frozen"
+        assert page.is_visible("#receipt-view")
+        audit(page, "paused at the freeze")
+        tab_to(page, "#sweep-run-all")
+        page.keyboard.press("Enter")
         assert wait_state(page, "#experiment", "done error", SWEEP_TIMEOUT_MS) == "done"
         audit(page, "done")
         verdicts = page.eval_on_selector_all(

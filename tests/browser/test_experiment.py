@@ -336,6 +336,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
              });
            }"""
     )
+    page.check("#sweep-run-through")  # one request, measure → freeze → held-out
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 3"
@@ -409,6 +410,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
 def test_cancel_stops_the_sweep(lab: Lab) -> None:
     page = lab.page
     send(page, SweepStart(seed=1729, conditions=("model-program",)))
+    page.check("#sweep-run-through")  # no pause at the freeze
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 2", timeout=MODEL_TIMEOUT_MS
@@ -471,6 +473,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         load_fixture(page)
         assert page.is_hidden("#resume-prompt")
         choose_conditions(page, ("model-only",))
+        page.check("#sweep-run-through")  # no pause at the freeze
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         page.wait_for_function(
             "() => document.querySelector('#sweep-bar').value >= 3", timeout=MODEL_TIMEOUT_MS
@@ -517,6 +520,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         status = page.inner_text("#experiment-status")
         assert "Load " not in status and f"({kept} / 24 trials observed)" in status, status
         assert page.inner_text("#sweep-count") == f"{kept} / 24 trials"
+        page.check("#sweep-run-through")  # no pause at the freeze
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         assert wait_experiment(page, "done") == "done"
         assert page.inner_text("#sweep-count") == "24 / 24 trials"

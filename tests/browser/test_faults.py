@@ -158,6 +158,7 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
         load_fixture(page)
         send(page, SweepStart(seed=1729, params=SMALL_PARAMS, conditions=("model-only",)))
         run_all = page.get_by_role("button", name="Run (measure, freeze, held-out)")
+        page.check("#sweep-run-through")  # no pause at the freeze
         run_all.click()
         assert wait_experiment(page, "paused done") == "paused"
         status = page.inner_text("#experiment-status")

@@ -69,6 +69,7 @@ def test_focus_stays_in_the_run_step_and_the_caption_counts_wrong_trials(fresh: 
     page = fresh.page
     load_fixture(page)
     choose_conditions(page, ("model-only",))
+    page.check("#sweep-run-through")  # to the end, no pause at the freeze
     page.focus("#sweep-run-all")
     page.keyboard.press("Enter")
     wait_page(page, lambda s: s.sweep_running, MODEL_TIMEOUT_MS, "the run to start")
