@@ -199,6 +199,8 @@ def test_the_whole_flow_by_keyboard_passes_the_audit_in_every_state(
         )
         assert verdicts and all(v in ("correct", "wrong", "failed") for v in verdicts)
 
+        tab_to(page, "#fold-trials > summary")  # every trial is folded below the answer
+        page.keyboard.press("Enter")
         tab_to(page, "#sweep-results tbody button")
         page.keyboard.press("Enter")
         assert page.is_visible("#record-dialog")
