@@ -311,6 +311,7 @@ LAYERS = (
     "host",
     "sweep",
     "matrix",
+    "study",
     "cli",
     "__main__",
 )

@@ -1,10 +1,14 @@
 """Argument types and option groups the commands share: a TCP port (`port`), a seed
-(`seed`) and the task set's options (`seeded`)."""
+(`seed`), the task set's options (`seeded`) and the check of an output file
+(`check_output`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
+from pyapp.errors import UsageError
 from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, SEED_LIMIT
 
 
@@ -49,3 +53,25 @@ PRESET_HELP = (
 )
 """The `--preset` help every command shares (the names are checked by
 `pyapp.host.files.param_overrides`: a ladder's name is refused with its rungs named)."""
+
+
+def check_output(path: str, option: str) -> Path:
+    """`path` as an output file, refused (exit 2) before any work when it is a folder,
+    lies under a file, or its folder cannot be written."""
+    target = Path(path)
+    if "\x00" in path:
+        raise UsageError(f"{option}: a NUL byte in the path")
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a directory, not a file")
+    if os.path.lexists(target) and not target.is_symlink() and not target.is_file():
+        raise UsageError(f"{option} {path}: not a regular file (a FIFO, device or socket)")
+    if target.is_symlink() and target.exists() and not target.is_file():
+        raise UsageError(f"{option} {path}: links to something that is not a regular file")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
+    return target

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from pyapp.cli.arguments import port, seeded
+from pyapp.cli.arguments import check_output, port, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
 from pyapp.cli.schema import schemas as schemas
 from pyapp.cli.simulate import add_parser as add_simulate
+from pyapp.cli.study import add_parser as add_study
 from pyapp.cli.sweep import add_parser as add_sweep
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError, LabError, RecordError, UsageError
@@ -71,28 +71,6 @@ if TYPE_CHECKING:
 
 MAX_COMPARED_RUNS = 64
 """Most predictions files `compare` lays side by side."""
-
-
-def check_output(path: str, option: str) -> Path:
-    """`path` as an output file, refused (exit 2) before any work when it is a folder,
-    lies under a file, or its folder cannot be written."""
-    target = Path(path)
-    if "\x00" in path:
-        raise UsageError(f"{option}: a NUL byte in the path")
-    if target.is_dir():
-        raise UsageError(f"{option} {path}: is a directory, not a file")
-    if os.path.lexists(target) and not target.is_symlink() and not target.is_file():
-        raise UsageError(f"{option} {path}: not a regular file (a FIFO, device or socket)")
-    if target.is_symlink() and target.exists() and not target.is_file():
-        raise UsageError(f"{option} {path}: links to something that is not a regular file")
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {path}: the folder {folder} is not writable")
-    return target
 
 
 def write_output(path: Path, text: str) -> None:
@@ -415,6 +393,8 @@ def parser() -> argparse.ArgumentParser:
     add_simulate(sub)
 
     add_matrix(sub)
+
+    add_study(sub)
 
     add_schema(sub)
 

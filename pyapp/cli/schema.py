@@ -25,6 +25,7 @@ from pyapp.protocol import page
 from pyapp.protocol.exports import js_module, markdown_tables, messages_schema, types_module
 from pyapp.records import faults
 from pyapp.records.trace import trace_schema
+from pyapp.study.record import study_schema
 from pyapp.sweep.runfile import run_schema
 from pyapp.synthetic.language import synthetic_model_schema
 from pyapp.verify.receipt import receipt_schema
@@ -41,6 +42,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "matrix-plan.schema.json": plan_schema(),
         "matrix-state.schema.json": state_schema(),
         "ledger.schema.json": ledger_schema(),
+        "study.schema.json": study_schema(),
     }
 
 

@@ -97,6 +97,8 @@ _REFUSAL = (
     "unreadable_sweep_file",
     "bad_plan",
     "bad_matrix",
+    "bad_study_folder",
+    "no_study_data",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

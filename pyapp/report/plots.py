@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyapp.predict.metrics import CalibrationCell
+from pyapp.predict.metrics import CalibrationCell, wilson_interval
 from pyapp.predict.predictions import ConditionResult, PredictionsDocument
 from pyapp.report.markup import Markup, el
 
@@ -32,6 +32,9 @@ COLOURS = {
     "model-program": "#b3261e",
     "controlled-chain": "#137333",
     "controlled-chain (all steps)": "#8e24aa",
+    "product": "#b06000",
+    "state-aware": "#1a73e8",
+    "observed": "#202124",
 }
 """Each plotted series' colour, written once (the page draws no plot of its own)."""
 OTHER_COLOUR = "#444"
@@ -214,15 +217,16 @@ class Entry:
     """Drawn hollow (the state-aware predictor's points)."""
 
 
-def _legend(entries: Sequence[Entry]) -> list[Markup]:
+def _legend(entries: Sequence[Entry], identity: bool = True) -> list[Markup]:
     x, y = W - RIGHT + 14, TOP + 6
     out = []
     for entry in entries:
         out.append(marker(entry.shape, x, y, entry.colour, entry.label, hollow=entry.hollow))
         out.append(svg_text(x + 10, y + 4, entry.label))
         y += 18
-    out.append(svg_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
-    out.append(svg_text(x + 10, y + 4, "y = x (perfect)"))
+    if identity:
+        out.append(svg_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
+        out.append(svg_text(x + 10, y + 4, "y = x (perfect)"))
     return out
 
 
@@ -315,18 +319,20 @@ def calibration_series_svg(
     label: str | None,
     domain: Domain | None = None,
     by_predictor: bool = False,
+    x_label: str | None = None,
+    title: str = "Calibration: predicted probability vs observed outcome",
 ) -> Markup:
     """The calibration plot of any series: (legend label, colour key, calibration cells);
-    the matrix report draws every cell's points of one model this way. `by_predictor`: the
-    series are pairs of predictors (labels ending `· product` / `· state-aware`)."""
-    title = "Calibration: predicted probability vs observed outcome"
+    the matrix report draws every cell's points of one model this way, the study both
+    predictors of a slice (`x_label` then names them both). `by_predictor`: the series are
+    pairs of predictors (labels ending `· product` / `· state-aware`)."""
     f = Frame(domain or series_domain(series))
     subtitle = "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
     subtitle += "each; axes zoomed to the cells."
     if by_predictor:
         subtitle = "Both predictors (filled: product; hollow: state-aware), a point per "
         subtitle += "non-empty cell; bars: 95% Wilson intervals."
-    x_label = "predicted probability" + (
+    x_label = x_label or "predicted probability" + (
         " (each predictor)" if by_predictor else " (product of primitive rates)"
     )
     parts = _frame(f, title, subtitle, label, (x_label, "observed rate"))
@@ -475,3 +481,43 @@ def plots(
     calibration = calibration_domain(d for d, _ in docs)
     cost = cost_domain(d for d, _ in docs)
     return [(calibration_svg(d, lb, calibration), cost_svg(d, lb, cost)) for d, lb in docs]
+
+
+StepsPoint = tuple[int, int, int, float, float | None]
+"""Success by steps: (steps, n, successes, mean product forecast, mean state-aware forecast)."""
+
+
+def steps_svg(points: Sequence[StepsPoint], label: str | None, title: str) -> Markup:
+    """Observed success rate (95% Wilson bars) and both predictors' mean forecast against
+    the number of steps (operations composed): the study's success-by-steps plot."""
+    steps = [p[0] for p in points]
+    f = Frame(Domain(span(steps, 0.0, math.inf, 2.0), (-0.04, 1.04)))
+    parts = _frame(
+        f,
+        title,
+        "Observed rate with its 95% Wilson interval (n beside each); both predictors' mean "
+        "forecast over the same tasks.",
+        label,
+        ("steps (operations composed)", "success rate / mean forecast"),
+    )
+    entries = [
+        Entry("observed rate", COLOURS["observed"], "circle"),
+        Entry("product, mean forecast", COLOURS["product"], "square"),
+        Entry("state-aware, mean forecast", COLOURS["state-aware"], "diamond"),
+    ]
+    observed: list[tuple[float, float]] = []
+    for step, n, hits, product, aware in points:
+        low, high = wilson_interval(hits, n)
+        x, rate = f.sx(step), hits / n if n else 0.0
+        bar = {"stroke": COLOURS["observed"], "stroke-width": 2}
+        parts.append(svg_line(x, f.sy(low), x, f.sy(high), **bar))
+        text = f"{step} steps: {hits}/{n} right ({rate:.3f}), Wilson [{low:.3f}, {high:.3f}]"
+        parts.append(marker("circle", x, f.sy(rate), COLOURS["observed"], text, "cell"))
+        observed.append((x, f.sy(rate)))
+        forecasts = [(product, entries[1])] + ([] if aware is None else [(aware, entries[2])])
+        for value, entry in forecasts:
+            words = f"{step} steps: {entry.label} {value:.3f}"
+            parts.append(marker(entry.shape, x + 9, f.sy(value), entry.colour, words, "task"))
+    parts += _n_labels(observed, [f"n={p[1]}" for p in points])
+    shown = entries[: 2 if all(p[4] is None for p in points) else 3]
+    return _svg(title, [*parts, *_legend(shown, identity=False)])

@@ -1,0 +1,61 @@
+"""`python -m pyapp study DIR [--markdown FILE] [--resamples N] [--bootstrap-seed S]`.
+
+Reads the matrix output folder DIR (`matrix.json` and every done cell's trace, each
+re-derived), builds the study (`pyapp.study.build`) and writes `DIR/study.json` and
+`DIR/study.html` atomically — and FILE with `--markdown` (into its results block when it
+has one: docs/study.md) — then prints the answer. The same
+folder gives the same bytes every time (sorted iteration, a seeded bootstrap, nothing of
+when or where), so a study interrupted by Ctrl-C (nothing is written before the end) or
+rerun after the matrix was resumed gives the study of one run straight through.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pyapp.host.files import write_atomically
+from pyapp.records.base import to_json
+from pyapp.records.documents import read_text
+from pyapp.study.build import build_study
+from pyapp.study.record import StudyDocument
+from pyapp.study.render import study_html, study_markdown
+
+STUDY_JSON = "study.json"
+STUDY_HTML = "study.html"
+
+
+def study_text(doc: StudyDocument) -> str:
+    """study.json's text (indented, keys in record order, no NaN)."""
+    return json.dumps(to_json(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def run_study(
+    folder: Path, resamples: int, seed: int, markdown: Path | None = None
+) -> StudyDocument:
+    """Build the study of `folder` and write its files (`InputError` on bad data)."""
+    doc = build_study(folder, resamples, seed)
+    texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
+    if markdown is not None:
+        texts[markdown] = markdown_into(markdown, doc)
+    for path, text in texts.items():
+        write_atomically(path, text)
+    return doc
+
+
+MAX_MARKDOWN_BYTES = 4_000_000
+"""The largest Markdown file whose results block the study rewrites."""
+BEGIN, END = "<!-- study-results:begin", "<!-- study-results:end -->"
+"""The markers of a generated results block in a hand-written Markdown file (docs/study.md)."""
+
+
+def markdown_into(path: Path, doc: StudyDocument) -> str:
+    """The Markdown to write to `path`: the study alone, or — when `path` is a document with
+    a results block (`BEGIN` … `END`) — that document with only the block replaced (headings
+    one level down), so the method written by hand beside it stays."""
+    current = read_text(path, MAX_MARKDOWN_BYTES) if path.exists() else ""
+    if BEGIN not in current or END not in current:
+        return study_markdown(doc)
+    start = current.index("\n", current.index(BEGIN)) + 1
+    end = current.index(END)
+    return current[:start] + "\n" + study_markdown(doc, heading="###") + "\n" + current[end:]

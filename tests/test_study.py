@@ -1,0 +1,198 @@
+"""`python -m pyapp study DIR` (issue 34) end to end on the shipped synthetic study plan
+(`examples/study-synthetic.toml`: subject-ladder rungs 1-2, two seeds, natively): the
+matrix runs its cells, the study re-derives each from its trace, pools the rungs of the
+ladder (rung-aware climatology) and writes study.json (its schema, the answer first),
+study.html and Markdown; a matrix interrupted by Ctrl-C and resumed gives the same
+study.json byte for byte; a cell whose trace does not re-derive, or whose matrix.json names
+another rung, is left out or corrected, named."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pyapp.cli.main import main
+from pyapp.predict.flags import ANSWER_LABEL
+from pyapp.records.base import from_json
+from pyapp.study.command import BEGIN, END, markdown_into
+from pyapp.study.record import StudyDocument
+from pyapp.tasks.presets import LADDERS
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = ROOT / "examples" / "study-synthetic.toml"
+RESAMPLES = ["--resamples", "200", "--bootstrap-seed", "5"]
+
+
+def matrix(out: Path, hooks: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("COMPOSITION_LAB_MATRIX_HOOKS", None)
+    if hooks:
+        env["COMPOSITION_LAB_MATRIX_HOOKS"] = json.dumps(hooks)
+    command = [sys.executable, "-m", "pyapp", "matrix", str(PLAN), "--out", str(out)]
+    return subprocess.run(
+        [*command, "--jobs", "2"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+    )
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def studied(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic study plan run straight through, then studied."""
+    out = tmp_path_factory.mktemp("study") / "straight"
+    done = matrix(out)
+    assert done.returncode == 0, done.stderr
+    assert main(["study", str(out), "--markdown", str(out / "study.md"), *RESAMPLES]) == 0
+    return out
+
+
+def test_the_study_answers_first_and_pools_the_ladders_rungs(studied: Path) -> None:
+    document = read(studied / "study.json")
+    jsonschema.validate(document, read(ROOT / "exports" / "study.schema.json"))
+    assert list(document)[:3] == ["schema_version", "kind", "answer"]
+    assert document["answer"][0] == ANSWER_LABEL and "NOT model evidence" in document["answer"][1]
+    [group] = document["groups"]
+    assert group["ladder"] == "subject-ladder" and group["rungs"] == ["subject-ladder/1",
+           "subject-ladder/2"] and group["seeds"] == [1, 2]  # fmt: skip
+    assert [(a["condition"], a["predictor"]) for a in group["answers"]] == [
+        ("model-only", "product"), ("model-only", "state-aware"),
+        ("controlled-chain", "product"), ("controlled-chain", "state-aware"),
+    ]  # fmt: skip
+    verdicts = {a["verdict"] for a in group["answers"]}
+    assert verdicts <= {"beats climatology", "fails against climatology", "cannot say"}
+    pooled = [s["figures"] for s in group["slices"] if s["figures"]["pooled_over_rungs"]]
+    chain = next(f for f in pooled if f["condition"] == "controlled-chain")
+    assert chain["n"] == 4 * 120 and chain["family"] == "all families"  # routed recurrences
+    assert "rung-aware" in chain["climatology"] and "pooled over subject-ladder" in chain["scope"]
+    boot = chain["state_aware"]["skill_bootstrap"]
+    assert (boot["method"], boot["resamples"], boot["seed"]) == (
+        "percentile bootstrap over tasks", 200, 5)  # fmt: skip
+    assert chain["state_aware"]["skill_seeds"]["method"] == "Student-t across seeds"
+    rung = [s["figures"] for s in group["slices"] if s["figures"]["scope"] == "subject-ladder/2"]
+    assert {f["family"] for f in rung} == {"all families", "affine_recurrence",
+            "triangle_determinant", "cubic_derivative"}  # fmt: skip
+    assert all(not f["pooled_over_rungs"] for f in rung)
+    assert [(c["preset"], c["ladder"], c["rung"], c["used"]) for c in document["cells"]] == [
+        (f"subject-ladder/{r}", "subject-ladder", r, True) for r in (1, 1, 2, 2)
+    ]
+    assert document["method"]["resamples"] == 200 and document["cells_done"] == 4
+    summary = (studied / "summary.json").read_text(encoding="utf-8")  # per cell, no answer
+    assert "climatology" not in summary and "answer" not in read(studied / "summary.json")
+
+
+def test_study_html_and_markdown_lead_with_the_answer(studied: Path) -> None:
+    html = (studied / "study.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "Content-Security-Policy" in html
+    assert html.index(ANSWER_LABEL) < html.index("<svg") < html.index("Method")
+    assert html.count('data-series="product"') == 2 and html.count('data-series="state-aware"') == 2
+    assert html.count("Success by steps") >= 2 and "NOT model evidence" in html
+    markdown = (studied / "study.md").read_text(encoding="utf-8")
+    assert markdown.startswith(f"## Answer\n\n**{ANSWER_LABEL}**")
+    document = read(studied / "study.json")
+    assert all(line in markdown for line in document["answer"][1:])
+
+
+def test_a_matrix_resumed_after_ctrl_c_gives_the_same_study(studied: Path, tmp_path: Path) -> None:
+    out = tmp_path / "resumed"
+    first = matrix(out, hooks={"sigint_after_cells": 1})
+    assert first.returncode == 130, first.stderr
+    states = [c["status"] for c in read(out / "matrix.json")["cells"]]
+    assert states.count("done") < 4, states
+    second = matrix(out)
+    assert second.returncode == 0, second.stderr
+    assert main(["study", str(out), *RESAMPLES]) == 0
+    assert (out / "study.json").read_bytes() == (studied / "study.json").read_bytes()
+
+
+def test_a_cell_that_does_not_rederive_is_left_out_and_a_wrong_rung_corrected(
+    studied: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "edited"
+    shutil.copytree(studied, copy)
+    names = sorted(p.name for p in (copy / "cells").iterdir())
+    trace_path = copy / "cells" / names[0] / "seed-1" / "trace.json"
+    trace = read(trace_path)
+    held = next(t for t in trace["trials"] if not t["correct"] and "recurrence" in t["task_id"])
+    held["correct"] = True  # a verdict the raw completion does not support
+    trace_path.write_text(json.dumps(trace), encoding="utf-8")
+    state = read(copy / "matrix.json")
+    renamed = next(c for c in state["cells"] if c["cell"]["name"] == names[2])
+    renamed["cell"]["preset"], renamed["cell"]["rung"] = "subject-ladder/1", 1  # a wrong name
+    (copy / "matrix.json").write_text(json.dumps(state), encoding="utf-8")
+    assert main(["study", str(copy), *RESAMPLES]) == 0
+    cells = {c["name"]: c for c in read(copy / "study.json")["cells"]}
+    assert not cells[names[0]]["used"] and "does not re-derive" in cells[names[0]]["note"]
+    corrected = cells[names[2]]
+    assert corrected["used"] and corrected["preset"] == "subject-ladder/2"  # the trace's
+    assert "its trace's parameters are 'subject-ladder/2'" in corrected["note"]
+    assert any("INCOMPLETE: 1 of 4 cells" in f for f in read(copy / "study.json")["flags"])
+
+
+def test_bad_study_folders_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", str(tmp_path)]) == 1
+    assert "no matrix.json: not a matrix output folder" in capsys.readouterr().err
+    assert main(["study", str(tmp_path), "--markdown", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["study", str(tmp_path), "--resamples", "5"])
+
+
+def test_the_subject_study_plan_is_the_ladder_three_seeds_three_conditions() -> None:
+    plan = tomllib.loads((ROOT / "examples" / "study-subject.toml").read_text("utf-8"))
+    axes = plan["axes"]
+    assert axes["models"] == ["subject"] and axes["backends"] == ["native"]
+    assert axes["presets"] == ["subject-ladder"] and "subject-ladder" in LADDERS
+    assert axes["seeds"] == [11, 12, 13] and not {901, 902} & set(axes["seeds"])
+    assert axes["conditions"] == [["model-only", "model-program", "controlled-chain"]]
+
+
+def test_markdown_fills_only_the_results_block_of_a_document(studied: Path, tmp_path: Path) -> None:
+    doc = from_json(StudyDocument, read(studied / "study.json"))  # the record reads back
+    page = tmp_path / "study.md"
+    page.write_text(
+        "# Method by hand\n\n<!-- study-results:begin (generated) -->\nold numbers\n"
+        "<!-- study-results:end -->\n\nAfter.\n",
+        encoding="utf-8",
+    )
+    text = markdown_into(page, doc)
+    assert text.startswith("# Method by hand\n\n<!-- study-results:begin (generated) -->\n")
+    assert "old numbers" not in text and text.endswith("<!-- study-results:end -->\n\nAfter.\n")
+    assert f"### Answer\n\n**{ANSWER_LABEL}**" in text
+    assert markdown_into(tmp_path / "new.md", doc).startswith("## Answer")
+    shipped = (ROOT / "docs" / "study.md").read_text(encoding="utf-8")
+    assert BEGIN in shipped and END in shipped  # the coordinator's run fills docs/study.md
+
+
+def test_a_study_whose_outcomes_are_all_zero_says_so_first(tmp_path: Path) -> None:
+    """The issue's reproducer: on held-out tasks the model never gets right, the old skill
+    read "1.000"; the study's first line says the outcomes are all 0 and it cannot say."""
+    plan = tmp_path / "zero.toml"
+    plan.write_text(
+        '[axes]\nmodels = ["independent:p_add=1,p_sub=1,p_mul=1"]\nseeds = [1, 2]\n'
+        'conditions = [["model-only", "controlled-chain"]]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert main(["study", str(out), *RESAMPLES]) == 0
+    document = read(out / "study.json")
+    assert document["answer"][0].startswith("DEGENERATE: all 16 held-out outcomes are 0")
+    assert document["answer"][1] == ANSWER_LABEL
+    [group] = document["groups"]
+    assert {a["verdict"] for a in group["answers"]} == {"cannot say"}
+    assert all("constant" in a["reason"] for a in group["answers"])
+    html = (out / "study.html").read_text(encoding="utf-8")
+    assert html.index("DEGENERATE: all 16") < html.index(ANSWER_LABEL)
