@@ -15,7 +15,7 @@
  * @property {(boolean | null)} shader_f16 Whether the adapter offers the `shader-f16` feature (needed by q4f16/fp16 dtypes).
  */
 /**
- * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | ReceiptRemakeReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
+ * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | ReceiptRemakeReply | StudyOpenReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
  */
 /**
  * When the page got there, in ms since navigation started (bench/boot.py).
@@ -862,7 +862,7 @@
  * @property {string} name The file name to save it under (`report-<evidence>-<run id>.html`).
  */
 /**
- * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | ReceiptRemake | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
+ * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | ReceiptRemake | StudyOpen | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
  */
 /**
  * Budgets of one controlled-chain route (the design's numbers are the defaults).
@@ -1015,6 +1015,44 @@
  * @property {string[]} trials_json One stored trial per entry, as Python wrote it.
  * @property {string[]} [changes_json] The header changes stored since the header (`EventTexts.change`), in order.
  * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * One condition of a study group in the Study view.
+ * @typedef {object} StudyConditionView
+ * @property {VerdictRow} verdict Each predictor's verdict against climatology, as the study's answers say it.
+ * @property {(string | null)} scope The slice the answer comes from (pooled over a ladder, or one preset); null when the study gives no answer for it.
+ * @property {(string | null)} reliability_svg Both predictors' reliability diagram of that slice (`pyapp.report.plots`); null without the slice.
+ */
+/**
+ * A group of pooled cells in the Study view.
+ * @typedef {object} StudyGroupView
+ * @property {string} title The group in words (model, backend, task sets, seeds, conditions, evidence).
+ * @property {string} evidence The cells' evidence label.
+ * @property {string[]} answers Each condition's and predictor's answer in a sentence.
+ * @property {string[]} differences Per condition, which predictor's Brier score is lower (as far as the interval says).
+ * @property {string[]} flags Every slice's degenerate-score flags.
+ * @property {StudyConditionView[]} conditions Per condition: the verdicts and the reliability diagram.
+ */
+/**
+ * A study folder's study.json, opened in the page's Study view (read there, never uploaded): the answer first, each condition's verdicts and both predictors' reliability.
+ * @typedef {object} StudyOpen
+ * @property {"study_open"} type
+ * @property {string} study_json The study.json's text.
+ * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * The reply to `study_open`.
+ * @typedef {({ type: "study_open", id: unknown, ok: true, result: StudyOpened, error?: (Error | null) } | { type: "study_open", id: unknown, ok: false, result?: StudyOpened, error: (Error | null) })} StudyOpenReply
+ */
+/**
+ * `study_open`: a study.json (`python -m pyapp study`'s) as the Study view draws it, the answer first (`pyapp.browser.study_view.open_study`).
+ * @typedef {object} StudyOpened
+ * @property {(string | null)} name The plan's name.
+ * @property {string[]} answer The study's plain-language answer, first line first.
+ * @property {string[]} flags Degenerate scores and incomplete data, in words.
+ * @property {number} cells_done Cells of the plan that are done.
+ * @property {number} cells_planned Cells of the plan.
+ * @property {StudyGroupView[]} groups The groups of pooled cells.
  */
 /**
  * Counts over the trials, re-derivable from them.

@@ -23,6 +23,7 @@ from pyapp import __version__
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.page_link import Context
 from pyapp.browser.session import Session, browser_info, task_params
+from pyapp.browser.study_view import open_study
 from pyapp.browser.viewer import (
     compare_runs,
     open_run,
@@ -173,6 +174,14 @@ def _receipt_remake(request: m.ReceiptRemake, ctx: Context) -> r.RemadeReceipt:
         raise RequestError("bad_request", str(error)) from None
 
 
+def _study_open(request: m.StudyOpen, ctx: Context) -> r.StudyOpened:
+    docs = _documents({"the study": request.study_json})
+    try:
+        return open_study(docs["the study"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
 def _stored_trace(request: m.StoredTraceRequest, ctx: Context) -> r.TraceText:
     try:
         trace = stored_trace(request.header_json, request.trials_json, request.changes_json)
@@ -244,6 +253,7 @@ HANDLERS: dict[type[m.Request], Handler] = {
     m.CompareRuns: _compare_runs,
     m.RunReport: _run_report,
     m.ReceiptRemake: _receipt_remake,
+    m.StudyOpen: _study_open,
     m.StoredTraceRequest: _stored_trace,
 }
 """The one handler table: request record → handler(record, context) → that request's

@@ -58,6 +58,7 @@ from pyapp.protocol.results import (
     RemadeReceipt,
     ReportHtml,
     RunEnded,
+    StudyOpened,
     SuppliedRun,
     SweepState,
     SympyChecked,
@@ -339,6 +340,17 @@ class ReceiptRemake(Request):
 
 
 @dataclass(frozen=True)
+class StudyOpen(Request):
+    """A study folder's study.json, opened in the page's Study view (read there, never
+    uploaded): the answer first, each condition's verdicts and both predictors' reliability."""
+
+    TYPE: ClassVar[str] = "study_open"
+    RESULT: ClassVar[type] = StudyOpened
+    study_json: str
+    """The study.json's text."""
+
+
+@dataclass(frozen=True)
 class StoredTraceRequest(Request):
     """The trace of a sweep this browser stores (the runs panel's Show, Download and Report),
     assembled by Python from the stored texts (`pyapp.records.stored.stored_trace`, the one
@@ -395,6 +407,7 @@ REQUESTS: tuple[type[Request], ...] = (
     TraceOpen,
     RunReport,
     ReceiptRemake,
+    StudyOpen,
     StoredTraceRequest,
     CompareRuns,
     *PAGE_REQUESTS,

@@ -414,6 +414,57 @@ class ReportHtml:
 
 
 @dataclass(frozen=True)
+class StudyConditionView:
+    """One condition of a study group in the Study view."""
+
+    verdict: VerdictRow
+    """Each predictor's verdict against climatology, as the study's answers say it."""
+    scope: str | None
+    """The slice the answer comes from (pooled over a ladder, or one preset); null when the
+    study gives no answer for it."""
+    reliability_svg: str | None
+    """Both predictors' reliability diagram of that slice (`pyapp.report.plots`); null
+    without the slice."""
+
+
+@dataclass(frozen=True)
+class StudyGroupView:
+    """A group of pooled cells in the Study view."""
+
+    title: str
+    """The group in words (model, backend, task sets, seeds, conditions, evidence)."""
+    evidence: str
+    """The cells' evidence label."""
+    answers: tuple[str, ...]
+    """Each condition's and predictor's answer in a sentence."""
+    differences: tuple[str, ...]
+    """Per condition, which predictor's Brier score is lower (as far as the interval says)."""
+    flags: tuple[str, ...]
+    """Every slice's degenerate-score flags."""
+    conditions: tuple[StudyConditionView, ...]
+    """Per condition: the verdicts and the reliability diagram."""
+
+
+@dataclass(frozen=True)
+class StudyOpened:
+    """`study_open`: a study.json (`python -m pyapp study`'s) as the Study view draws it,
+    the answer first (`pyapp.browser.study_view.open_study`)."""
+
+    name: str | None
+    """The plan's name."""
+    answer: tuple[str, ...]
+    """The study's plain-language answer, first line first."""
+    flags: tuple[str, ...]
+    """Degenerate scores and incomplete data, in words."""
+    cells_done: int
+    """Cells of the plan that are done."""
+    cells_planned: int
+    """Cells of the plan."""
+    groups: tuple[StudyGroupView, ...]
+    """The groups of pooled cells."""
+
+
+@dataclass(frozen=True)
 class RemadeReceipt:
     """`receipt_remake`: the freeze receipt of a stored run, made again from its trace (the
     receipt made at the freeze was not kept)."""
@@ -654,6 +705,7 @@ RESULTS: tuple[type, ...] = (
     OpenedTrace,
     ReportHtml,
     RemadeReceipt,
+    StudyOpened,
     ComparedRuns,
     PageState,
     ModelChosen,
