@@ -208,7 +208,7 @@ class Experiment extends ExperimentView {
       this.stopProgress();
       this.storedChanged();
       const s = this.state;
-      const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
+      const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded, never scored (each is attempted again as the sweep goes on).` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
       if (s.paused) {
         const cause = s.paused;

@@ -12,7 +12,7 @@
 
 import { notEvidenceLabel } from "./dom.js";
 import { SweepStore, SweepWriter } from "./store.js";
-import { EVENT_TYPES } from "./lab_protocol.js";
+import { EVENT_TYPES, EVIDENCE_ROW_TAGS } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { fillObservation } from "./profile_views.js";
 import { EventChannel } from "./experiment_channel.js";
@@ -167,6 +167,13 @@ export class ExperimentState {
     return evidence ? notEvidenceLabel(evidence) : null;
   }
 
+  // What each results row carries beside its condition (EVIDENCE_ROW_TAGS: the label, the
+  // reference subject's shortened; the caption carries it whole), or null for model evidence.
+  rowTag() {
+    const evidence = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? this.model().evidence);
+    return evidence ? (EVIDENCE_ROW_TAGS[evidence] ?? notEvidenceLabel(evidence)) || null : null;
+  }
+
   requireIdle(what) {
     if (this.busy) throw new Error(`cannot ${what} while "${this.busy}" is in progress`);
   }
@@ -310,7 +317,7 @@ export class ExperimentState {
 
   rowOf(trial) {
     const corrected = this.viewing?.corrections?.get(trial.trial_id) ?? null;
-    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split, corrected });
+    return rowOf(trial, { label: this.rowTag(), split: this.tasks.get(trial.task_id)?.split, corrected });
   }
 
   // ---- the function Python calls after each step of a run ---------------------------------

@@ -133,6 +133,8 @@
  * @property {string} summary_note What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`, as the matrix and validation reports say it); empty when the summary has none.
  * @property {RunPlots[]} plots Each run's plots, in the runs' order, every run on the same axes.
  * @property {string[]} flags Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`), shown before everything else.
+ * @property {(string | null)} [refusal] What `python -m pyapp compare` says when it refuses these runs (their task sets differ; `pyapp.predict.compare.refusal`), shown first; null when it does not refuse.
+ * @property {string[]} [lines] The lines `compare --describe-anyway` prints before its tables (`pyapp.predict.compare.lead_lines`: what the comparison is, the flags, the disclaimer, the warnings, why nothing is pooled), shown after the refusal.
  */
 /**
  * One generation as the adapter reports it: raw text, token use, finish, timing.

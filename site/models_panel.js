@@ -187,7 +187,7 @@ function fillDtypes(panel) {
   $("#model-backend").hidden = Boolean(synthetic);
   $("#backend-status").hidden = Boolean(synthetic);
   // a bundled model is served by this site: no host to choose
-  $("#model-host-field").hidden = Boolean(synthetic) || entry(panel)?.source === "bundled-fixture";
+  $("#model-host-field").hidden = Boolean(synthetic) || isBundled(entry(panel)?.source);
   $("#synthetic-notice").hidden = !synthetic;
   $("#synthetic-notice").textContent = synthetic ? syntheticNotice(synthetic) : "";
   $("#model-review").textContent = synthetic ? "Use synthetic model (no download)" : "Load model…";
@@ -211,7 +211,9 @@ function summarise(panel) {
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
   const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec.source)}` : "";
-  $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
+  // before a backend is chosen there is no dtype, so no size: said so, never "· · size unknown"
+  const dtypeAndSize = spec.dtype ? [spec.dtype, size] : ["dtype and size once a backend is chosen"];
+  $("#model-summary").textContent = `${[spec.model_id, pin, ...dtypeAndSize, spec.licence].filter(Boolean).join(" · ")}${evidence}`;
 }
 
 // The catalogue (./models.json) and the architectures the pinned transformers.js runs, into
@@ -235,6 +237,10 @@ async function loadCatalogue(panel) {
   const chosenBackend = document.querySelector('input[name="backend"]:checked');
   if (!chosenBackend && panel.webgpu.available) document.querySelector('input[name="backend"][value="webgpu"]').checked = true;
   if (chosenBackend?.value === "webgpu" && !panel.webgpu.available) chosenBackend.checked = false;
+  // where the browser has no WebGPU the option is not offered (the worker refuses it too)
+  const webgpu = document.querySelector('input[name="backend"][value="webgpu"]');
+  webgpu.disabled = !panel.webgpu.available;
+  webgpu.parentElement.lastChild.textContent = panel.webgpu.available ? " WebGPU (GPU)" : " WebGPU (not available in this browser)";
   showWebGPU(panel.webgpu);
   fillDtypes(panel);
   panel.catalogueReady = true;

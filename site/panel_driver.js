@@ -44,6 +44,7 @@ export function choose(panel, steps, { key, backend = null, dtype = null, model_
   if (backend !== null) {
     const radio = document.querySelector(`input[name="backend"][value="${backend}"]`);
     if (!radio) return notOffered(`no backend ${JSON.stringify(backend)} in the Models panel`);
+    if (radio.disabled) return notOffered(`the Models panel does not offer ${backend} here: ${$("#backend-status").textContent}`);
     radio.checked = true;
   }
   steps.fillDtypes(panel);

@@ -225,7 +225,6 @@ export function setupViewer({ request, experiment }) {
       return;
     }
     const view = $("#compare-view");
-    const warnings = result.problems.map((p) => h("p", `Warning: ${p}`, { class: "incorrect" }));
     // the compact summary leads: one row per run and condition, the run column fixed
     const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
     lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
@@ -243,8 +242,13 @@ export function setupViewer({ request, experiment }) {
       plots.append(figure);
     });
     const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
-    const flags = (result.flags ?? []).map((line) => h("p", line, { class: "degenerate incorrect" }));
-    view.replaceChildren(...flags, h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
+    // what `python -m pyapp compare` says: its refusal first, then the lines it prints with
+    // --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the tables
+    const said = [
+      ...(result.refusal ? [h("p", result.refusal, { class: "compare-refusal incorrect" })] : []),
+      ...result.lines.map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
+    ];
+    view.replaceChildren(...said, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }

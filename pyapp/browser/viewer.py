@@ -188,6 +188,8 @@ def compare_runs(runs: Any) -> ComparedRuns:
     summary = compare.summary(names, docs)
     return ComparedRuns(
         flags=tuple(compare.flags(names, docs)),
+        refusal=compare.refusal(names, docs),
+        lines=tuple(compare.lead_lines(names, docs)),
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),

@@ -510,6 +510,13 @@ class ComparedRuns:
     flags: tuple[str, ...] = ()
     """Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`),
     shown before everything else."""
+    refusal: str | None = field(default=None, metadata=ADDED)
+    """What `python -m pyapp compare` says when it refuses these runs (their task sets
+    differ; `pyapp.predict.compare.refusal`), shown first; null when it does not refuse."""
+    lines: tuple[str, ...] = field(default=(), metadata=ADDED)
+    """The lines `compare --describe-anyway` prints before its tables
+    (`pyapp.predict.compare.lead_lines`: what the comparison is, the flags, the
+    disclaimer, the warnings, why nothing is pooled), shown after the refusal."""
 
 
 @dataclass(frozen=True)

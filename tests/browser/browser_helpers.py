@@ -93,9 +93,9 @@ def open_app(browser: Browser, url: str, *, boot: bool = True) -> Booted:
     return booted
 
 
-UNFOLDED = "details.tool, details.results-fold, #viewing-more"
-"""What `open_tools` unfolds: the Tools, step 4's folded tables and a shown run's
-provenance."""
+UNFOLDED = "details.tool, details.results-fold, #viewing-more, #receipt-details"
+"""What `open_tools` unfolds: the Tools, step 4's folded tables, a shown run's provenance
+and what the freeze receipt holds."""
 
 
 def open_tools(page: Page) -> None:

@@ -116,13 +116,11 @@ def choose_fixture_by_keyboard(page: Page) -> None:
             break
         page.keyboard.press("ArrowDown")
     assert page.input_value("#model-choice") == "fixture"
-    # nothing is preselected where WebGPU is unavailable (issue 25): Tab reaches the group's
-    # first radio (WebGPU), ArrowDown chooses WASM either way
+    # nothing is preselected where WebGPU is unavailable (issue 25), and WebGPU is then not
+    # offered (issue 41): Tab reaches WASM, Space chooses it; else ArrowDown from WebGPU
     none = page.locator('input[name="backend"]:checked').count() == 0
-    tab_to(
-        page, 'input[name="backend"][value="webgpu"]' if none else 'input[name="backend"]:checked'
-    )
-    page.keyboard.press("ArrowDown")
+    tab_to(page, 'input[name="backend"][value="wasm"]' if none else 'input[name="backend"]:checked')
+    page.keyboard.press("Space" if none else "ArrowDown")
     assert page.is_checked('input[name="backend"][value="wasm"]')
 
 

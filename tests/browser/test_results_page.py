@@ -226,6 +226,7 @@ def test_run_pauses_at_the_freeze_with_the_receipt_beside_the_buttons(lab: Boote
     assert page.locator("#step-run #receipt-view").is_visible()
     assert in_first_screen(page, "#receipt-view #copy-receipt")
     assert "paused before the held-out tasks" in page.inner_text("#experiment-status")
+    assert page.get_attribute('nav a[href="#step-run"]', "aria-current") == "step"
     page.click("#copy-receipt")
     page.wait_for_function(
         "() => /Copied/.test(document.querySelector('#receipt-status').textContent)"
@@ -240,6 +241,8 @@ def test_run_pauses_at_the_freeze_with_the_receipt_beside_the_buttons(lab: Boote
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_stage(page, "done error") == "done"
     assert sweep(page).heldout_left == 0
+    # the step list keeps its "you are here" marker after a run: on the results
+    assert page.get_attribute('nav a[href="#step-results"]', "aria-current") == "step"
 
 
 def test_no_run_is_lost(lab: Booted, tmp_path: Path) -> None:
