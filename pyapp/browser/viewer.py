@@ -155,16 +155,6 @@ def receipt_of(trace_json: Any) -> RemadeReceipt:
     )
 
 
-def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
-    """File names repeat (every run writes predictions.json): add the run id where they do."""
-    if len(set(names)) == len(names):
-        return names
-    named = [f"{n} ({d.trace_run_id[:8]})" for n, d in zip(names, docs, strict=True)]
-    if len(set(named)) == len(named):
-        return named
-    return [f"{i + 1}. {n}" for i, n in enumerate(named)]
-
-
 def compare_runs(runs: Any) -> ComparedRuns:
     """`runs`: a list of `{name, predictions}`. Result: `pyapp.protocol.results.ComparedRuns`
     (disclaimer, problems, names, header, rows, markdown, csv) — the CLI's compare, for the
@@ -180,7 +170,7 @@ def compare_runs(runs: Any) -> ComparedRuns:
         except RecordError as error:
             raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
         names.append(run["name"])
-    names = _unique(names, docs)
+    names = compare.run_names([(n, None) for n in names], docs)
     # the page always lays them side by side; task sets that differ are said first
     problems = compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)

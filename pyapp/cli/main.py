@@ -264,12 +264,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise InputError(
                 "bad_predictions", f"not a predictions document: {error}", path=path
             ) from None
-    names = [
-        Path(p).parent.name if Path(p).name == "predictions.json" else Path(p).stem
-        for p in args.predictions
-    ]
-    if len(set(names)) != len(names):
-        names = [str(p) for p in args.predictions]
+    # named as the page names them (pyapp.predict.compare.run_names)
+    files = [(Path(p).name, Path(p).parent.name) for p in args.predictions]
+    names = compare.run_names(files, docs, [str(p) for p in args.predictions])
     refused = compare.refusal(names, docs)
     if refused is not None and not args.describe_anyway:
         print(f"error: {refused}", file=sys.stderr)

@@ -424,6 +424,29 @@ def _markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> lis
     return lines
 
 
+def run_names(
+    files: Sequence[tuple[str, str | None]],
+    docs: Sequence[PredictionsDocument],
+    paths: Sequence[str] | None = None,
+) -> list[str]:
+    """What a run is called in a comparison, the CLI's and the page's alike: its folder for a
+    file named predictions.json (where the folder is known), else the file name without
+    `.json`. Names that repeat: the paths given (the CLI's arguments), else each with its run
+    id's first 8 characters. `files`: (file name, folder name or None)."""
+    names = [
+        folder if name == "predictions.json" and folder else name.removesuffix(".json")
+        for name, folder in files
+    ]
+    if len(set(names)) == len(names):
+        return names
+    if paths is not None:
+        return list(paths)
+    named = [f"{n} ({d.trace_run_id[:8]})" for n, d in zip(names, docs, strict=True)]
+    if len(set(named)) == len(named):
+        return named
+    return [f"{i + 1}. {n}" for i, n in enumerate(named)]
+
+
 def refusal(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:
     """What `python -m pyapp compare` says when it refuses the runs (exit 1, without
     `--describe-anyway`): their task sets differ; None when it lays them side by side."""

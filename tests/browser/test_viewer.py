@@ -352,7 +352,7 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         "#compare-view table.compare-table tbody tr",
         "rows => rows.map(r => r.cells[0].textContent)",
     )
-    assert set(body) == {"A-predictions.json", "B-predictions.json"}
+    assert set(body) == {"A-predictions", "B-predictions"}  # named as the CLI names them
     assert page.locator("#compare-view figure svg").count() == 4
 
     # Issue 25 item 7: a compact summary leads (one row per run and condition, both
@@ -368,7 +368,7 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         "#compare-view table.compare-summary tbody tr",
         "rows => rows.map(r => r.cells[0].textContent)",
     )
-    assert summary[:2] == ["A-predictions.json", "B-predictions.json"]
+    assert summary[:2] == ["A-predictions", "B-predictions"]
     assert "across runs (seeds)" in summary  # with its definition, as the matrix says it
     assert "each run's Brier(product) − Brier(state-aware) paired over" in text
     assert page.is_hidden("#compare-view table.compare-table")  # folded under "All rows"
