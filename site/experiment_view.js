@@ -9,7 +9,7 @@ import { CONTROL_LABEL } from "./lab_protocol.js";
 import { renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
 import { renderReceipt } from "./receipt_view.js";
-import { Eta, etaText } from "./eta.js";
+import { Eta, etaRange, etaText } from "./eta.js";
 import { ExperimentState, withStateAware } from "./experiment_state.js";
 import { markNode, markNotRederived, renderAnswer } from "./results_answer.js";
 
@@ -25,12 +25,26 @@ export class ExperimentView extends ExperimentState {
     const p = this.progress;
     this.countFromState();
     const phases = phase === "all" ? ["measure", "heldout"] : [phase];
-    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)));
+    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)), this.timedTrials());
     p.started = performance.now();
     p.current = "";
     clearInterval(p.timer);
     p.timer = setInterval(() => this.renderProgress(), 500);
     this.renderProgress();
+  }
+
+  // The sweep's trials already observed (an earlier run, an earlier session before a resume) as
+  // the ETA counts them: [phase, condition, ms, model calls] (site/eta.js).
+  timedTrials() {
+    const done = [];
+    for (const text of this.trials.list()) {
+      const t = JSON.parse(text);
+      const phase = this.tasks.get(t.task_id)?.split === "heldout" ? "heldout" : "measure";
+      const ms = Date.parse(t.ended_at) - Date.parse(t.started_at);
+      const calls = t.chain ? t.chain.planned_calls : t.condition === "supplied-program" ? 0 : 1;
+      if (Number.isFinite(ms)) done.push([phase, t.condition, ms, calls]);
+    }
+    return done;
   }
 
   // The counter from Python's state: observed trials of all the sweep's trials.
@@ -74,7 +88,9 @@ export class ExperimentView extends ExperimentState {
     }
     const elapsed = (performance.now() - p.started) / 1000;
     $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
-    $("#sweep-eta").textContent = p.eta ? etaText(p.eta.estimate(performance.now())) : "";
+    const estimate = p.eta ? p.eta.estimate(performance.now()) : null;
+    $("#sweep-eta").textContent = p.eta ? etaText(estimate) : "";
+    $("#sweep-eta").title = p.eta ? etaRange(estimate) : "";
   }
 
   // A resumed sweep waited for its model: once it is loaded the status says what to do now.

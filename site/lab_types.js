@@ -735,6 +735,8 @@
  * @property {("measure" | "heldout")} phase The phase.
  * @property {string} condition The condition.
  * @property {number} trials Trials of that phase and condition not observed yet.
+ * @property {(number | null)} [calls] The model calls those trials will make (a chain: its route's calls, none for an unsupported route; one per whole-task model trial; none for the control): what the ETA scales a measured per-call time by.
+ * @property {(("integer" | "program" | "none") | null)} [answer] What the condition's model writes (`none`: the control makes no call): the ETA's kin for a group not timed yet.
  */
 /**
  * What the frozen profile says about one held-out task, before it is observed.

@@ -166,6 +166,13 @@ class PlanLeft:
     """The condition."""
     trials: int
     """Trials of that phase and condition not observed yet."""
+    calls: int | None = field(default=None, metadata=ADDED)
+    """The model calls those trials will make (a chain: its route's calls, none for an
+    unsupported route; one per whole-task model trial; none for the control): what the ETA
+    scales a measured per-call time by."""
+    answer: Literal["integer", "program", "none"] | None = field(default=None, metadata=ADDED)
+    """What the condition's model writes (`none`: the control makes no call): the ETA's kin
+    for a group not timed yet."""
 
 
 @dataclass(frozen=True)
