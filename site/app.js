@@ -1,3 +1,4 @@
+// @ts-check
 // Composition Lab page glue: draws the page and forwards requests to Python. No Python here.
 //
 // Python runs in a PyScript worker (site/python_worker/lab_worker.py, Pyodide from ./pyodide/). The worker
@@ -16,7 +17,7 @@
 
 import { DEFAULT_SEED, PARAM, PRESETS, REQUEST_TIMEOUT_MS, REQUEST_TYPES, SYNC } from "./lab_protocol.js";
 import { setupModels } from "./models_panel.js";
-import { downloadJson } from "./dom.js";
+import { $, downloadJson, entryOf } from "./dom.js";
 import { setupExperiment } from "./experiment.js";
 import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
@@ -24,6 +25,37 @@ import { setupRuns } from "./runs_panel.js";
 import { setupStudyView } from "./study_view.js";
 import { makeSend } from "./entry.js";
 import { readReply } from "./common/envelope.js";
+import { messageOf } from "./common/errors.js";
+
+/** @import { Generated, Program, Requests, Results, TaskSet, Trace } from "./lab_types.js" */
+
+/**
+ * window.lab (docs/page.md): the page's entry points for drivers, tests and benches.
+ * @typedef {object} Lab
+ * @property {typeof request} request the page's one path to Python
+ * @property {ReturnType<typeof makeSend>} send the one entry point for drivers (./entry.js)
+ * @property {typeof timings} timings
+ * @property {number} t0
+ * @property {ReturnType<typeof setupModels>} models the Models panel
+ * @property {ReturnType<typeof setupExperiment>["api"]} experiment the experiment's state API
+ * @property {Generated} [lastModelResult] the last "try a prompt" result
+ */
+
+/**
+ * What the page uses of PyScript's worker (the `xworker` of <script type="py" worker>): the
+ * functions each side calls synchronously (`sync`, by the SYNC names) and its readiness.
+ * @typedef {object} XWorker
+ * @property {XWorkerSync} sync
+ * @property {Promise<unknown>} ready
+ * @property {(type: "message", listener: (event: MessageEvent<unknown>) => void) => void} addEventListener
+ */
+/**
+ * @typedef {object} XWorkerSync
+ * @property {(requestJson: string) => Promise<string>} handle Python's one entry point
+ * @property {(requestJson: string) => Promise<string>} [model_call] the page's model client
+ * @property {(eventJson: string, posted: number, trial?: string | null, change?: string | null, receipt?: string | null) => unknown} [session_event]
+ * @property {(posted: number) => unknown} [cancel_requested]
+ */
 
 // Give up on the boot after this long (?boot_timeout_ms=N overrides it, for tests).
 const BOOT_TIMEOUT_MS =
@@ -40,28 +72,32 @@ const RUNTIME_FILES = [
   "./pyodide/pyodide-lock.json",
 ];
 
-const $ = (selector) => document.querySelector(selector);
 const app = $("#app");
 const statusLine = $("#status");
 const errorLine = $("#error");
 const t0 = performance.now();
 
 // Timings the bench (bench/boot.py) and tests read; milliseconds since navigation start.
+/** @type {{ python_ready_ms: number | null, first_table_ms: number | null }} */
 const timings = { python_ready_ms: null, first_table_ms: null };
 
+/** @type {XWorker | null} */
 let worker = null; // the PyScript XWorker
 let nextId = 1;
+/** @type {Trace | null} */
 let lastTrace = null;
 let bootStep = "loading PyScript";
 let failed = false;
 let booted = false; // Python answered hello
 
+/** @param {string} state @param {string} [message] */
 function setState(state, message) {
   app.dataset.state = state;
   if (state !== "error") errorLine.hidden = true;
   if (message !== undefined) statusLine.textContent = message;
 }
 
+/** @param {string} message */
 function fail(message) {
   failed = true;
   errorLine.hidden = false;
@@ -70,8 +106,11 @@ function fail(message) {
   console.error("[composition-lab]", message);
 }
 
+/** @template T @param {Promise<T>} promise @param {number} ms @param {string} what @returns {Promise<T>} */
 function withTimeout(promise, ms, what) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
+  /** @type {Promise<never>} */
   const timeout = new Promise((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${Math.round(ms / 100) / 10} s while ${what}`)), ms);
   });
@@ -81,7 +120,14 @@ function withTimeout(promise, ms, what) {
 // Send one request to Python; resolves with `result`, rejects with an Error naming the code.
 // Documents that must keep Python's number types (traces, predictions) come back as JSON
 // text in `*_json` fields, which JavaScript never re-writes.
-async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
+/**
+ * @template {keyof Results} T
+ * @param {T} type
+ * @param {Omit<Requests[T], "type" | "id">} [fields]
+ * @param {number} [timeoutMs]
+ * @returns {Promise<Results[T]>}
+ */
+async function request(type, fields, timeoutMs = REQUEST_TIMEOUT_MS) {
   if (!REQUEST_TYPES.includes(type)) throw new Error(`unknown request type ${type}`);
   if (!worker) throw new Error("Python is not ready");
   const id = nextId++;
@@ -90,7 +136,8 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
     timeoutMs,
     `waiting for Python to answer "${type}"`,
   );
-  return readReply(JSON.parse(replyJson), type, id);
+  // Python's reply to `type`: its result record (pyapp.browser.bridge checks it is that one)
+  return /** @type {Results[T]} */ (readReply(/** @type {unknown} */ (JSON.parse(replyJson)), type, id));
 }
 
 // ---- boot --------------------------------------------------------------------------------
@@ -98,6 +145,7 @@ async function request(type, fields = {}, timeoutMs = REQUEST_TIMEOUT_MS) {
 // HEAD every runtime file; returns "path (HTTP 404)"-style entries for the ones that failed.
 // 405/501 (a host without HEAD) count as fine: only clear failures are reported.
 async function probeRuntime() {
+  /** @type {string[]} */
   const missing = [];
   await Promise.all(
     RUNTIME_FILES.map(async (path) => {
@@ -107,24 +155,26 @@ async function probeRuntime() {
           missing.push(`${path.slice(2)} (HTTP ${response.status})`);
         }
       } catch (error) {
-        missing.push(`${path.slice(2)} (${error.message})`);
+        missing.push(`${path.slice(2)} (${messageOf(error)})`);
       }
     }),
   );
   return missing.sort();
 }
 
+/** @param {unknown} error @param {string[] | null} [missing] */
 async function bootFailed(error, missing = null) {
   if (failed || booted) return;
-  const reason = error?.message || String(error);
+  const reason = messageOf(error);
   missing ??= await withTimeout(probeRuntime(), 10_000, "probing runtime files").catch(() => []);
   const which = missing.length ? ` Could not load: ${missing.join(", ")}.` : "";
   fail(`Python runtime failed to start (${bootStep}): ${reason}.${which}`);
 }
 
+/** @returns {Promise<XWorker>} */
 function waitForWorkerElement() {
   // PyScript attaches `xworker` to the <script type="py" worker> element once it handles it.
-  const script = $("#lab-worker");
+  const script = /** @type {HTMLScriptElement & { xworker?: XWorker }} */ ($("#lab-worker"));
   return new Promise((resolve) => {
     const poll = () => (script.xworker ? resolve(script.xworker) : setTimeout(poll, 25));
     poll();
@@ -132,8 +182,8 @@ function waitForWorkerElement() {
 }
 
 async function boot() {
-  window.addEventListener("py:progress", ({ detail }) => {
-    bootStep = String(detail);
+  window.addEventListener("py:progress", (event) => {
+    bootStep = String(/** @type {CustomEvent<unknown>} */ (event).detail);
     if (app.dataset.state === "booting") statusLine.textContent = `Starting Python: ${bootStep}…`;
   });
   window.addEventListener("error", (event) => {
@@ -159,7 +209,7 @@ async function boot() {
       xworker.sync[SYNC.SESSION_EVENT] = experiment.sessionEvent;
       xworker.sync[SYNC.CANCEL_REQUESTED] = experiment.cancelRequested;
       // ... and the events Python posts without waiting (site/experiment_channel.js)
-      xworker.addEventListener("message", ({ data }) => experiment.workerMessage(data) || models.workerMessage(data));
+      xworker.addEventListener("message", (/** @type {MessageEvent<unknown>} */ { data }) => experiment.workerMessage(data) || models.workerMessage(data));
       bootStep = "starting the Python worker";
       await xworker.ready; // rejects with the worker's error if Python fails to start
       return xworker;
@@ -178,7 +228,7 @@ async function boot() {
     return;
   }
   if (failed) return;
-  for (const id of ["#load-tasks", "#run-control", "#sympy-check"]) $(id).disabled = false;
+  for (const id of ["#load-tasks", "#run-control", "#sympy-check"]) $(id, HTMLButtonElement).disabled = false;
   await loadTasks(seedFromUrl());
   await experiment.ready();
 }
@@ -192,7 +242,7 @@ function seedFromUrl() {
 }
 
 function currentSeed() {
-  const seed = Number($("#seed").value);
+  const seed = Number($("#seed", HTMLInputElement).value);
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error("the seed must be a whole number ≥ 0");
   return seed;
 }
@@ -202,32 +252,37 @@ function seedOrFail() {
   try {
     return currentSeed();
   } catch (error) {
-    fail(error.message);
+    fail(messageOf(error));
     return null;
   }
 }
 
 // The chosen calibration preset's task-parameter overrides (none for "design").
+/** @returns {Record<string, unknown> | undefined} */
 function currentParams() {
-  const overrides = PRESETS[$("#preset").value] ?? {};
+  /** @type {Record<string, unknown>} */
+  const overrides = entryOf(PRESETS, $("#preset", HTMLSelectElement).value) ?? {};
   return Object.keys(overrides).length ? overrides : undefined;
 }
 
+/** @template {object} F @param {F} fields @returns {F & { params?: Record<string, unknown> }} */
 function withParams(fields) {
   const params = currentParams();
   return params ? { ...fields, params } : fields;
 }
 
-const SYMBOL = { add: "+", sub: "−", mul: "×" };
+const SYMBOL = Object.freeze({ add: "+", sub: "−", mul: "×" });
 
 // The register tree as infix text: {"op":"add","args":[{"ref":"a"},{"ref":"b"}]} -> "a + b".
+/** @param {Program} node @param {boolean} [top] @returns {string} */
 function programText(node, top = true) {
-  if (node && typeof node.ref === "string") return node.ref;
-  if (!node || !Array.isArray(node.args)) return JSON.stringify(node);
-  const text = node.args.map((arg) => programText(arg, false)).join(` ${SYMBOL[node.op] ?? node.op} `);
+  if (node && "ref" in node && typeof node.ref === "string") return node.ref;
+  if (!node || !("args" in node) || !Array.isArray(node.args)) return JSON.stringify(node);
+  const text = node.args.map((arg) => programText(arg, false)).join(` ${entryOf(SYMBOL, node.op) ?? node.op} `);
   return top ? text : `(${text})`;
 }
 
+/** @param {HTMLTableRowElement} row @param {string} text @param {string} [className] */
 function cell(row, text, className) {
   const td = row.insertCell();
   td.textContent = text;
@@ -236,6 +291,7 @@ function cell(row, text, className) {
 }
 
 // A table row whose first cell is a row header naming the task.
+/** @param {HTMLTableSectionElement} body @param {string} taskId */
 function taskRow(body, taskId) {
   const row = body.insertRow();
   row.dataset.taskId = taskId;
@@ -246,8 +302,9 @@ function taskRow(body, taskId) {
   return row;
 }
 
+/** @param {TaskSet} result */
 function renderTasks(result) {
-  const body = $("#tasks tbody");
+  const body = $("#tasks tbody", HTMLTableSectionElement);
   body.replaceChildren();
   for (const task of result.tasks) {
     const row = taskRow(body, task.id);
@@ -265,8 +322,9 @@ function renderTasks(result) {
   $("#tasks-caption").textContent = `Seed ${result.seed}: ${result.tasks.length} tasks`;
 }
 
+/** @param {number} seed */
 async function loadTasks(seed) {
-  $("#seed").value = String(seed);
+  $("#seed", HTMLInputElement).value = String(seed);
   setState("running", `Generating tasks for seed ${seed}…`);
   try {
     const result = await request("tasks", withParams({ seed }));
@@ -278,7 +336,7 @@ async function loadTasks(seed) {
     clearResults();
     setState("ready", `Ready. Seed ${seed}: ${result.tasks.length} tasks.`);
   } catch (error) {
-    fail(`generating tasks for seed ${seed} failed: ${error.message}`);
+    fail(`generating tasks for seed ${seed} failed: ${messageOf(error)}`);
   }
 }
 
@@ -286,7 +344,7 @@ async function loadTasks(seed) {
 
 function clearResults() {
   lastTrace = null;
-  $("#download-trace").disabled = true;
+  $("#download-trace", HTMLButtonElement).disabled = true;
   $("#results tbody").replaceChildren();
   $("#results-caption").textContent = "Not run yet.";
   $("#run-summary").textContent = "";
@@ -302,14 +360,17 @@ function environment() {
   };
 }
 
+/** @param {unknown} value */
 const ms = (value) => (typeof value === "number" ? value.toFixed(3) : "—");
 
+/** @param {Trace} trace */
 function renderTrace(trace) {
-  const body = $("#results tbody");
+  const body = $("#results tbody", HTMLTableSectionElement);
   body.replaceChildren();
   for (const trial of trace.trials) {
     const row = taskRow(body, trial.task_id);
     cell(row, trial.correct ? "correct" : "incorrect", trial.correct ? "correct" : "incorrect");
+    /** @type {Record<string, unknown>} */
     const t = trial.timings ?? {};
     for (const key of ["construction_ms", "parse_ms", "execution_ms", "verification_ms", "total_ms"]) {
       cell(row, ms(t[key]), "num");
@@ -330,24 +391,24 @@ async function runControl() {
     const { trace } = await request("run_supplied", withParams({ seed, environment: environment() }));
     lastTrace = trace;
     renderTrace(trace);
-    $("#download-trace").disabled = false;
+    $("#download-trace", HTMLButtonElement).disabled = false;
     const { trials, correct } = trace.summary;
     setState("done", `Done: supplied-program control, seed ${seed}: ${correct}/${trials} correct.`);
   } catch (error) {
-    fail(`supplied-program control failed: ${error.message}`);
+    fail(`supplied-program control failed: ${messageOf(error)}`);
   }
 }
 
 function downloadTrace() {
   if (!lastTrace) return;
-  downloadJson(JSON.stringify(lastTrace, null, 2) + "\n", `trace-seed-${$("#seed").value}-supplied-program.json`);
+  downloadJson(JSON.stringify(lastTrace, null, 2) + "\n", `trace-seed-${$("#seed", HTMLInputElement).value}-supplied-program.json`);
 }
 
 // ---- sympy (lazy) --------------------------------------------------------------------------
 
 async function sympyCheck() {
   const sympyStatus = $("#sympy-status");
-  const button = $("#sympy-check");
+  const button = $("#sympy-check", HTMLButtonElement);
   const seed = seedOrFail();
   if (seed === null) return;
   button.disabled = true;
@@ -367,7 +428,7 @@ async function sympyCheck() {
     setState(previous === "done" ? "done" : "ready", `sympy agrees on ${agree} answers.`);
   } catch (error) {
     sympyStatus.textContent = "sympy check failed.";
-    fail(`sympy check failed: ${error.message}`);
+    fail(`sympy check failed: ${messageOf(error)}`);
   } finally {
     button.disabled = false;
   }
@@ -375,22 +436,22 @@ async function sympyCheck() {
 
 // ---- wiring --------------------------------------------------------------------------------
 
-$("#seed").value = String(seedFromUrl());
-for (const name of Object.keys(PRESETS)) $("#preset").append(new Option(name, name));
+$("#seed", HTMLInputElement).value = String(seedFromUrl());
+for (const name of Object.keys(PRESETS)) $("#preset", HTMLSelectElement).append(new Option(name, name));
 $("#seed-form").addEventListener("submit", (event) => {
   event.preventDefault();
   try {
     loadTasks(currentSeed());
   } catch (error) {
-    fail(error.message);
+    fail(messageOf(error));
   }
 });
 $("#preset").addEventListener("change", () => {
-  if ($("#load-tasks").disabled) return; // not ready yet: the boot generates with this preset
+  if ($("#load-tasks", HTMLButtonElement).disabled) return; // not ready yet: the boot generates with this preset
   try {
     loadTasks(currentSeed());
   } catch (error) {
-    fail(error.message);
+    fail(messageOf(error));
   }
 });
 $("#run-control").addEventListener("click", runControl);

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's ONE entry point for drivers (the sweep CLI, the benches, tests): window.lab.send(
 // messageJson, onEvent?) -> Promise<replyJson>. It takes a request of the protocol the page
 // itself speaks to Python (pyapp/protocol/messages.py: `{type, id, ...fields}`, one of
@@ -23,7 +24,28 @@
 
 import { failedReply, okReply } from "./common/envelope.js";
 import { LAB_CHANNEL, PAGE_REQUEST_TYPES, REQUEST_TYPES } from "./lab_protocol.js";
+import { codeOf, messageOf } from "./common/errors.js";
+import { $ } from "./dom.js";
 
+/** @import { EventTexts, PageRequestType as PageType, RequestFunction, Requests, Results } from "./lab_types.js" */
+/** @import { ExperimentHandle } from "./experiment.js" */
+/** @import { Models } from "./models_panel.js" */
+
+/** @typedef {ExperimentHandle["api"]} ExperimentApi */
+/** @typedef {"sweep_start" | "sweep_resume" | "sweep_run" | "sweep_freeze" | "sweep_state"} ExperimentType */
+/**
+ * A request's fields as a driver sent them (the page's routes read each with its default).
+ * @template {keyof Requests} T
+ * @typedef {Omit<Requests[T], "type" | "id">} Fields
+ */
+/**
+ * The requests the page answers itself, by type.
+ * @typedef {{ [T in PageType]: (fields: Fields<T>) => Results[T] | Promise<Results[T]> }} PageRoutes
+ */
+
+// The sweep requests, answered as the Experiment section's buttons do (sweep_state: null
+// before any sweep).
+/** @type {{ [T in ExperimentType]: (api: ExperimentApi, m: Fields<T>) => Promise<Results[T] | null> }} */
 const EXPERIMENT_ROUTES = {
   sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined }),
   sweep_resume: (api, m) => api.resumeFrom({ header_json: m.header_json, changes_json: m.changes_json ?? [], trials_json: m.trials_json }, m.in_flight ?? null),
@@ -32,25 +54,45 @@ const EXPERIMENT_ROUTES = {
   sweep_state: (api) => api.state(),
 };
 
+/** @param {string} type @param {unknown} id @param {unknown} result */
 const ok = (type, id, result) => JSON.stringify(okReply(LAB_CHANNEL, type, id, result));
+/** @param {unknown} type @param {unknown} id @param {string} code @param {string} message */
 const failed = (type, id, code, message) => JSON.stringify(failedReply(LAB_CHANNEL, type, id, code, message));
 
+/** @param {string} selector */
 const text = (selector) => document.querySelector(selector)?.textContent ?? "";
 
+/** @param {unknown} type @returns {type is keyof Requests} */
+const isRequestType = (type) => typeof type === "string" && REQUEST_TYPES.includes(type);
+/** @param {string} type @returns {type is PageType} */
+const isPageType = (type) => /** @type {readonly string[]} */ (PAGE_REQUEST_TYPES).includes(type);
+/** @param {string} type @returns {type is ExperimentType} */
+const isExperimentType = (type) => Object.hasOwn(EXPERIMENT_ROUTES, type);
+
+/**
+ * What the page's routes are given.
+ * @typedef {object} PageParts
+ * @property {ExperimentApi} experiment
+ * @property {Models} models
+ * @property {Record<string, number | null>} timings
+ */
+
 // The requests the page answers itself (PAGE_REQUEST_TYPES), given the page's parts.
+/** @param {PageParts} parts @returns {PageRoutes} */
 function pageRoutes({ experiment, models, timings }) {
   return {
     page_state: () => {
       const shown = experiment.snapshot();
-      return {
-        app: document.querySelector("#app").dataset.state,
+      // the page's own words for its states (app.js setState, experiment.js setData)
+      return /** @type {Results["page_state"]} */ ({
+        app: $("#app").dataset.state,
         status: text("#status"),
         models: models.panelState(),
         experiment: shown.data_state,
         sweep_running: Boolean(shown.busy),
         trials: shown.trials,
         timings: { ...timings },
-      };
+      });
     },
     model_choose: (m) => models.choose(m),
     sweep_stop: (m) => {
@@ -60,17 +102,24 @@ function pageRoutes({ experiment, models, timings }) {
     page_stored: async () => ({ sweep: await experiment.persisted(), ledger: await experiment.ledger() }),
     model_synthetic: async (m) => (await models.useSynthetic(m.spec ?? null)) ?? { spec: null, provenance: null, note: null },
     model_direct: async (m) => {
-      const reply = await models.client.generate({ prompt: m.prompt ?? undefined, messages: m.messages ?? undefined, caps: m.caps });
+      // the caps as the driver sent them: the model client checks the request (checkRequest)
+      const caps = /** @type {import("./common/model_types.js").Caps} */ (m.caps);
+      const reply = await models.client.generate({ prompt: m.prompt ?? undefined, messages: m.messages ?? undefined, caps });
       return {
-        completion: reply.ok ? reply.result : null,
+        // a Completion: the worker's reply fits its record (site/common/model_check.js)
+        completion: reply.ok ? /** @type {Results["model_direct"]["completion"]} */ (reply.result) : null,
         worker_ms: reply.timing?.worker_ms ?? null,
         client_ms: reply.timing?.client_ms ?? 0,
-        error: reply.ok ? null : reply.error,
+        error: reply.ok ? null : (reply.error ?? null),
       };
     },
   };
 }
 
+/**
+ * @param {PageParts & { request: RequestFunction }} parts
+ * @returns {(messageJson: string, onEvent?: ((eventText: string, texts: Partial<EventTexts>) => void) | null) => Promise<string>}
+ */
 export function makeSend({ request, experiment, models, timings }) {
   // `sweep_stop`: the experiment's stopAfter — the Cancel as the trial in flight (or the
   // `after`-th trial from now) is done, before the next one starts, so no generation is cut
@@ -79,26 +128,35 @@ export function makeSend({ request, experiment, models, timings }) {
   return async function send(messageJson, onEvent = null) {
     let message;
     try {
-      message = JSON.parse(messageJson);
+      message = /** @type {unknown} */ (JSON.parse(messageJson));
     } catch (error) {
-      return failed(null, null, "bad_request", `not JSON: ${error.message}`);
+      return failed(null, null, "bad_request", `not JSON: ${messageOf(error)}`);
     }
-    const { type, id = null, ...fields } = message ?? {};
-    if (!REQUEST_TYPES.includes(type)) return failed(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
-    if (PAGE_REQUEST_TYPES.includes(type)) {
+    /** @type {Record<string, unknown>} */
+    const object = typeof message === "object" && message !== null ? { ...message } : {};
+    const { type, id = null, ...fields } = object;
+    if (!isRequestType(type)) return failed(type ?? null, id, "unknown_type", `unknown request type ${String(type)}`);
+    if (isPageType(type)) {
       try {
-        return ok(type, id, await pageRoute[type](fields));
+        // a dispatch table: each route reads its own type's fields (with defaults)
+        const route = /** @type {(fields: unknown) => unknown} */ (pageRoute[type]);
+        return ok(type, id, await route(fields));
       } catch (error) {
-        return failed(type, id, error.code ?? "page_refused", String(error?.message ?? error));
+        const code = codeOf(error) ?? "page_refused";
+        return failed(type, id, code, messageOf(error));
       }
     }
-    const unsubscribe = onEvent ? experiment.onEvent((event, eventText, texts) => onEvent(eventText, texts)) : () => {};
+    const unsubscribe = onEvent ? experiment.onEvent((_event, eventText, texts) => onEvent(eventText, texts)) : () => {};
     try {
-      const route = EXPERIMENT_ROUTES[type];
-      return ok(type, id, route ? await route(experiment, message) : await request(type, fields));
+      if (isExperimentType(type)) {
+        const route = /** @type {(api: ExperimentApi, m: unknown) => Promise<unknown>} */ (EXPERIMENT_ROUTES[type]);
+        return ok(type, id, await route(experiment, object));
+      }
+      // Python reads the fields into its request record (pyapp.protocol.messages): it refuses a bad one
+      return ok(type, id, await request(type, /** @type {Fields<typeof type>} */ (fields)));
     } catch (error) {
-      const code = error.code ?? "page_refused";
-      return failed(type, id, code, String(error?.message ?? error));
+      const code = codeOf(error) ?? "page_refused";
+      return failed(type, id, code, messageOf(error));
     } finally {
       unsubscribe();
       if (type === "sweep_run") experiment.stopAfter(null); // the ask lasts until a run has ended

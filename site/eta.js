@@ -39,7 +39,7 @@ const DRIFT = 0.2; // what a measured mean may drift by over the rest of its gro
 
 const key = (/** @type {string} */ phase, /** @type {string} */ condition) => `${phase}/${condition}`;
 
-/** @typedef {{phase: string, condition: string, trials: number, calls?: number, answer?: string}} Left */
+/** @typedef {{phase: string, condition: string, trials: number, calls?: number | null, answer?: string | null}} Left */
 /** @typedef {{low_s: number, high_s: number, mid_s: number, unmeasured: string[]} | null} Estimate */
 
 class Group {
@@ -75,7 +75,7 @@ export class Eta {
     /** @type {Map<string, Group>} */
     this.groups = new Map();
     for (const entry of left) if (entry.trials > 0) this.groups.set(key(entry.phase, entry.condition), new Group(entry));
-    /** @type {Map<string, string | undefined>} each condition's kind of answer */
+    /** @type {Map<string, string | null | undefined>} each condition's kind of answer */
     this.answers = new Map(left.map((entry) => [entry.condition, entry.answer]));
     /** @type {Map<string, {ms: number, calls: number}>} per group (phase/condition): model calls timed */
     this.perCall = new Map();

@@ -1,3 +1,4 @@
+// @ts-check
 // The Experiment and Journal sections (main thread): the controller. Python owns the protocol
 // (pyapp/browser/session.py: sweep_start, sweep_resume, sweep_run, sweep_freeze, sweep_state,
 // sweep_header, sweep_trace, sweep_predictions, journal_generate); this file sends those
@@ -60,7 +61,8 @@
 // (site/experiment_view.js: progress, controls, tables, an opened trace, the resume prompt)
 // and Experiment here (the requests to Python, the API above, the buttons).
 
-import { downloadJson } from "./dom.js";
+import { $, downloadJson } from "./dom.js";
+import { messageOf } from "./common/errors.js";
 import { renderReceipt } from "./receipt_view.js";
 import { addJournalEntry } from "./profile_views.js";
 import { fileName } from "./runs_panel.js";
@@ -68,7 +70,16 @@ import { Trials, withStateAware } from "./experiment_state.js";
 import { ExperimentView } from "./experiment_view.js";
 import { askAboutUnfinished } from "./unfinished_dialog.js";
 
-const $ = (selector) => document.querySelector(selector);
+
+/** @import { Opened } from "./experiment_view.js" */
+/** @import { ModelProvenance, Receipt, SweepStart, SweepState, Trace, TraceHeader, Trial } from "./lab_types.js" */
+/** @import { StoredTexts, SweepStatus } from "./store.js" */
+/** @import { ExperimentParts, Listener } from "./page_types.js" */
+
+/** @typedef {"measure" | "heldout" | "all"} Phase */
+/** @typedef {"header" | "trace" | "predictions"} TextKind */
+/** @typedef {Omit<SweepStart, "type" | "id" | "environment" | "faults">} StartOptions */
+/** @typedef {{ header_json?: string | null, changes_json?: string[] | null, trials_json?: string[] | null }} Stored what a driver hands over (checked) */
 const RUN_TIMEOUT_MS = 2_000_000_000; // a sweep of a real model can take hours; Cancel stops it
 // transformers.js keeps downloaded model files in this Cache Storage entry.
 const MODEL_CACHE = "transformers-cache";
@@ -77,24 +88,33 @@ const LEDGER_WARNING =
   "already observed for each model, so a later freeze of those models is marked CONFIRMATORY although " +
   "the tasks were seen. This cannot be undone.";
 
+/** @typedef {ReturnType<typeof setupExperiment>} ExperimentHandle the experiment as site/app.js set it up */
+
+/** @param {ExperimentParts} parts */
 export function setupExperiment({ request, models, environment, currentSeed, currentParams }) {
   const controller = new Experiment({ request, models, environment, currentSeed, currentParams });
   controller.wire();
   return {
     api: controller.api(),
     // Python's events: told (after every event posted before, `posted`) or posted (message)
+    /** @param {string} json @param {number} posted @param {string | null} [trial] @param {string | null} [change] @param {string | null} [receipt] */
     sessionEvent: (json, posted, trial = null, change = null, receipt = null) =>
       controller.channel.answerAfter(posted, () => controller.sessionEvent(json, { trial, change, receipt })),
+    /** @param {unknown} data */
     workerMessage: (data) => controller.channel.message(data),
     // site/runs_panel.js: the runs IndexedDB holds
     store: controller.store,
     liveRunId: () => controller.header?.run.run_id ?? null,
     busy: () => Boolean(controller.busy),
+    /** @param {() => void} callback */
     onStoredChange: (callback) => controller.storedListeners.add(callback),
+    /** @param {number} posted */
     cancelRequested: (posted) => controller.channel.answerAfter(posted, () => controller.cancelFlag || controller.stopReached),
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
+    /** @param {Opened} opened */
     showOpened: (opened) => controller.showOpened(opened),
     // site/runs_panel.js: Resume a stored sweep (asked first when the live one is unfinished)
+    /** @param {SweepStatus} record */
     resumeStored: (record) => controller.resumeStored(record),
     closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
@@ -111,30 +131,36 @@ class Experiment extends ExperimentView {
 
   // `previously_observed` ({condition: [task ids]}, e.g. the sweep CLI's ledger file) joins
   // what this browser's own ledger holds for the model.
+  /** @param {StartOptions} [options] @returns {Promise<SweepState>} */
   async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
       this.notice(null);
       const provenance = this.model().provenance;
+      if (!provenance) throw new Error("load a model (with consent) in the Models panel first");
       const previously = await this.store.observedFor(provenance.model_id, provenance.revision);
       for (const [condition, ids] of Object.entries(previously_observed ?? {})) {
         previously[condition] = [...new Set([...(previously[condition] ?? []), ...ids])];
       }
+      const checked = document.querySelectorAll('input[name="condition"]:checked');
+      /** @type {Omit<SweepStart, "type" | "id">} */
       const fields = {
         seed: seed ?? this.currentSeed(),
-        conditions: conditions ?? [...document.querySelectorAll('input[name="condition"]:checked')].map((box) => box.value),
+        conditions: conditions ?? [...checked].map((box) => (box instanceof HTMLInputElement ? box.value : "")),
         environment: this.environment(),
         previously_observed: previously,
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
       };
       const chosen = params ?? this.currentParams();
       if (chosen) fields.params = chosen;
+      /** @type {SweepState} */
+      let s;
       try {
-        this.useState(await this.request("sweep_start", fields));
+        s = this.useState(await this.request("sweep_start", fields));
         this.useHeader((await this.request("sweep_header")).header_json);
       } catch (error) {
-        this.showError(`Starting the sweep failed: ${error.message}`);
+        this.showError(`Starting the sweep failed: ${messageOf(error)}`);
         throw error;
       }
       this.predictionsDoc = null;
@@ -148,7 +174,6 @@ class Experiment extends ExperimentView {
       await this.persist({ phase: null }, { header: true });
       this.clearTables();
       this.renderAll();
-      const s = this.state;
       this.status(`Sweep ${s.run_id.slice(0, 8)} started: seed ${s.seed}, ${s.conditions.join(", ")}; ${s.measure_left} profile trials to measure.`);
       this.storedChanged();
       return s;
@@ -157,6 +182,7 @@ class Experiment extends ExperimentView {
 
   // One sweep_run request; the caller holds `busy`. Python's notice (a run that made no trial
   // although asked) is shown as it is.
+  /** @param {Phase} phase */
   async runOne(phase) {
     const result = await this.request("sweep_run", { phase }, RUN_TIMEOUT_MS);
     this.useState(result.state);
@@ -177,6 +203,7 @@ class Experiment extends ExperimentView {
     return result;
   }
 
+  /** @param {Phase} [phase] @returns {Promise<import("./lab_types.js").RunEnded>} */
   async run(phase = "all") {
     if (!["measure", "heldout", "all"].includes(phase)) throw new Error("phase must be measure, heldout or all");
     return this.exclusive("run", async () => {
@@ -200,14 +227,14 @@ class Experiment extends ExperimentView {
         await this.persist({ phase: null }); // only a page that died mid-run leaves a phase
       } catch (error) {
         this.stopProgress();
-        this.showError(`The ${phase} run failed: ${error.message}`);
+        this.showError(`The ${phase} run failed: ${messageOf(error)}`);
         await this.refresh().catch(() => {}); // Python may be gone; what is stored survives
         this.setData("error");
         throw error;
       }
       this.stopProgress();
       this.storedChanged();
-      const s = this.state;
+      const s = this.sweepState(); // as refreshed
       const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded, never scored (each is attempted again as the sweep goes on).` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
       if (s.paused) {
@@ -236,7 +263,7 @@ class Experiment extends ExperimentView {
         this.setData(this.derivedState());
         return result;
       } catch (error) {
-        this.showError(`Freezing failed: ${error.message}`);
+        this.showError(`Freezing failed: ${messageOf(error)}`);
         throw error;
       }
     });
@@ -245,26 +272,30 @@ class Experiment extends ExperimentView {
   // Continue a sweep from its stored texts ({header_json, changes_json?, trials_json}:
   // IndexedDB's records, or the sweep CLI's trace.json header and trials.jsonl lines); Python
   // puts them together (pyapp/records/stored.py).
+  /** @param {Stored | null} stored @param {string | null} [inFlight] @returns {Promise<SweepState>} */
   async resumeFrom(stored, inFlight = null) {
     if (typeof stored?.header_json !== "string" || !Array.isArray(stored.trials_json)) {
       throw new Error("resumeFrom needs {header_json, trials_json} (Python's JSON texts)");
     }
+    const given = { header_json: stored.header_json, changes_json: stored.changes_json ?? [], trials_json: stored.trials_json };
     return this.exclusive("resume", async () => {
       this.clearError();
       this.notice(null);
-      const provenance = JSON.parse(stored.header_json).model ?? {};
-      const previously = provenance.model_id ? await this.store.observedFor(provenance.model_id, provenance.revision) : {};
+      /** @type {Partial<ModelProvenance>} */
+      const provenance = /** @type {TraceHeader} */ (JSON.parse(given.header_json)).model ?? {}; // Python's header
+      const { model_id: modelId, revision } = provenance;
+      const previously = modelId && revision ? await this.store.observedFor(modelId, revision) : {};
       let texts;
       try {
         await this.followSyntheticModel(provenance);
-        this.useState(await this.request("sweep_resume", { ...stored, in_flight: inFlight ?? null, previously_observed: previously }));
-        texts = await this.resumedTexts(stored);
+        this.useState(await this.request("sweep_resume", { ...given, in_flight: inFlight ?? null, previously_observed: previously }));
+        texts = await this.resumedTexts(given);
       } catch (error) {
-        this.showError(`Resuming failed: ${error.message}`);
+        this.showError(`Resuming failed: ${messageOf(error)}`);
         throw error;
       }
-      this.useHeader(texts.header_json);
-      this.record = (await this.store.getSweep(this.header.run.run_id)) ?? null;
+      const header = this.useHeader(texts.header_json);
+      this.record = (await this.store.getSweep(header.run.run_id)) ?? null;
       this.receiptJson = this.record?.receipt_json ?? null; // the receipt made at its freeze, kept
       renderReceipt(this.receiptJson);
       this.clearTables();
@@ -273,13 +304,14 @@ class Experiment extends ExperimentView {
       if (texts.upgraded || this.record?.trials !== this.trials.size) {
         // a sweep new to this browser (the CLI's --resume), or one Python upgraded from an
         // older trace version: store every trial (again), as Python wrote it
-        const trials = texts.trials_json.map((json, seq) => ({ seq, trial_id: JSON.parse(json).trial_id, json }));
+        const trialId = (/** @type {string} */ json) => /** @type {Trial} */ (JSON.parse(json)).trial_id; // Python's Trial record
+        const trials = texts.trials_json.map((json, seq) => ({ seq, trial_id: trialId(json), json }));
         await this.persist({}, { header: true, trials });
       }
       await this.refresh({ headerJson: texts.header_json });
       this.hideResumePrompt();
-      const interrupted = inFlight && this.header.interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
-      const s = this.state;
+      const interrupted = inFlight && this.sweepHeader().interruptions.some((i) => i.trial_id === inFlight) ? ` The trial in flight (${inFlight}) is recorded as interrupted and will be attempted again.` : "";
+      const s = this.sweepState();
       this.countFromState();
       this.renderProgress();
       this.storedChanged();
@@ -291,8 +323,9 @@ class Experiment extends ExperimentView {
 
   // A synthetic sweep continues with its synthetic model (its spec is the trace's revision:
   // nothing to download or consent to); any other sweep with the loaded model.
+  /** @param {Partial<ModelProvenance>} provenance */
   async followSyntheticModel(provenance) {
-    const wanted = provenance.source === "synthetic" ? provenance.revision : null;
+    const wanted = provenance.source === "synthetic" ? (provenance.revision ?? null) : null;
     if (wanted !== (this.model().synthetic ?? null)) await this.models.useSynthetic(wanted);
   }
 
@@ -300,12 +333,15 @@ class Experiment extends ExperimentView {
   // interruption), asked once; the trials only when Python upgraded a stored trace of an
   // older schema (trace/1, e.g. converted from IndexedDB version 1) as it resumed it: the
   // page then takes Python's texts of every trial, so that what is stored is one schema.
+  /** @param {StoredTexts} stored @returns {Promise<{ header_json: string, trials_json: string[], upgraded: boolean }>} */
   async resumedTexts(stored) {
     const header = (await this.request("sweep_header")).header_json;
-    if (JSON.parse(header).schema_version === JSON.parse(stored.header_json).schema_version) {
+    const version = (/** @type {string} */ text) => /** @type {TraceHeader} */ (JSON.parse(text)).schema_version; // Python's headers
+    if (version(header) === version(stored.header_json)) {
       return { header_json: header, trials_json: stored.trials_json, upgraded: false };
     }
     const { header_json, trials_json } = await this.request("sweep_trace", { split: true }, 120_000);
+    if (header_json === null || trials_json === null) throw new Error("sweep_trace split without its texts");
     return { header_json, trials_json, upgraded: true };
   }
 
@@ -333,9 +369,10 @@ class Experiment extends ExperimentView {
   }
 
   // Python's JSON text of a document: what downloads save and the sweep CLI writes.
+  /** @param {TextKind} kind @returns {Promise<string>} */
   async text(kind) {
     if (kind === "header") return (await this.request("sweep_header")).header_json;
-    if (kind === "trace") return (await this.request("sweep_trace", {}, 120_000)).trace_json;
+    if (kind === "trace") return String((await this.request("sweep_trace", {}, 120_000)).trace_json);
     if (kind === "predictions") return (await this.request("sweep_predictions", {}, 120_000)).predictions_json;
     throw new Error(`text(kind): kind is header, trace or predictions, not ${kind}`);
   }
@@ -345,7 +382,7 @@ class Experiment extends ExperimentView {
   async getTrace() {
     if (!this.header) return null;
     if (this.busy || !this.state) return this.heldTexts();
-    return JSON.parse(await this.text("trace"));
+    return /** @type {Trace} */ (JSON.parse(await this.text("trace"))); // Python's trace document
   }
 
   // What the page holds of the live sweep, as Python's texts (what `sweep_resume` takes).
@@ -368,7 +405,7 @@ class Experiment extends ExperimentView {
     const texts = await this.store.storedTexts(stored.run_id);
     if (!texts) return null;
     const { in_flight, run_id, phase, finished, updated_at, summary = null } = stored;
-    return { run_id, in_flight, phase, finished, updated_at, summary, ...texts };
+    return { run_id, in_flight, phase, finished, updated_at: updated_at ?? null, summary, ...texts };
   }
 
   // ---- the pause at the freeze, and no run lost (issue 41) ----------------------------------
@@ -378,19 +415,20 @@ class Experiment extends ExperimentView {
   // "3. Run held-out"), the held-out phase. A driver's run("all") (the sweep CLI through
   // window.lab.send) runs through: the pause is this button's.
   async runToFreeze() {
-    if (this.state.can_run_heldout) return this.run("heldout");
-    if (this.state.measure_left) {
+    if (this.sweepState().can_run_heldout) return this.run("heldout");
+    if (this.sweepState().measure_left) {
       const measured = await this.run("measure");
-      if (measured.cancelled || this.state.paused || this.state.measure_left) return measured;
+      const s = this.sweepState();
+      if (measured.cancelled || s.paused || s.measure_left) return measured;
     }
-    if (!this.state.can_freeze) return this.run("all"); // nothing to freeze (the control only): Python decides
+    if (!this.sweepState().can_freeze) return this.run("all"); // nothing to freeze (the control only): Python decides
     await this.freeze();
     this.status(
       `Frozen, paused before the held-out tasks: keep the receipt now (Copy or Download, above), then press Run or ` +
         `"3. Run held-out". Tick "run through" to run without this pause.`,
     );
     $("#receipt-view").scrollIntoView({ block: "nearest" });
-    return { state: this.state, cancelled: false, notice: null };
+    return { state: this.sweepState(), cancelled: false, notice: null };
   }
 
   // The live sweep's state when it is unfinished (some trials observed, not done), also while a
@@ -403,6 +441,7 @@ class Experiment extends ExperimentView {
   // Run pressed while another run is shown: back to the live sweep first; if it is unfinished,
   // ask whether Run continues it or starts a new one (it stays stored either way). False:
   // the reader cancelled.
+  /** @param {string} action */
   async backToLive(action) {
     if (!this.viewing) return true;
     this.closeOpened();
@@ -416,6 +455,7 @@ class Experiment extends ExperimentView {
 
   // The runs list's Resume: another stored sweep becomes the live one (asked first when the
   // live one is unfinished); the reader presses Run to continue it.
+  /** @param {SweepStatus} record */
   async resumeStored(record) {
     if (this.viewing) this.closeOpened();
     const unfinished = this.liveUnfinished();
@@ -423,7 +463,9 @@ class Experiment extends ExperimentView {
       const choice = await askAboutUnfinished(unfinished, { action: `Resume ${record.run_id.slice(0, 8)}`, offerContinue: false });
       if (choice !== "new") return null;
     }
-    const state = await this.resumeFrom(await this.store.storedTexts(record.run_id), record.in_flight ?? null);
+    const texts = await this.store.storedTexts(record.run_id);
+    if (!texts) throw new Error(`run ${record.run_id.slice(0, 8)} has no stored header`);
+    const state = await this.resumeFrom(texts, record.in_flight ?? null);
     this.status(`${$("#experiment-status").textContent} Press Run to continue it.`);
     $("#step-run").scrollIntoView({ block: "start" });
     return state;
@@ -432,7 +474,8 @@ class Experiment extends ExperimentView {
   // The freeze receipt, saved as Python wrote it, named after the run's evidence and id.
   downloadReceipt() {
     if (!this.receiptJson || this.viewing) return;
-    downloadJson(this.receiptJson, fileName("receipt", this.header.model?.evidence, this.header.run.run_id));
+    const header = this.sweepHeader();
+    downloadJson(this.receiptJson, fileName("receipt", header.model?.evidence ?? null, header.run.run_id));
   }
 
   // Copy the receipt's text to the clipboard; where the browser refuses, select the fingerprint
@@ -442,18 +485,20 @@ class Experiment extends ExperimentView {
     if (!this.receiptJson) return;
     try {
       await navigator.clipboard.writeText(this.receiptJson);
-      said.textContent = `Copied the receipt (fingerprint ${JSON.parse(this.receiptJson).fingerprint}).`;
+      const receipt = /** @type {Receipt} */ (JSON.parse(this.receiptJson));
+      said.textContent = `Copied the receipt (fingerprint ${receipt.fingerprint}).`;
     } catch (error) {
       const range = document.createRange();
       range.selectNodeContents($("#receipt-fingerprint"));
       getSelection()?.removeAllRanges();
       getSelection()?.addRange(range);
-      said.textContent = `The browser refused the clipboard (${error.message}): the fingerprint is selected — copy it with Ctrl+C, or download the receipt.`;
+      said.textContent = `The browser refused the clipboard (${messageOf(error)}): the fingerprint is selected — copy it with Ctrl+C, or download the receipt.`;
     }
   }
 
   // ---- journal -------------------------------------------------------------------------
 
+  /** @param {string} prompt */
   async journal(prompt) {
     return this.exclusive("journal", async () => {
       this.requireLoaded();
@@ -472,9 +517,12 @@ class Experiment extends ExperimentView {
   // Python's text, saved as it is: 1.0 stays 1.0.
   // Its name says the evidence kind: trace-fixture-<run id>.json.
   // A shown run (opened or stored): its own texts, never the live sweep's.
+  /** @param {TextKind} kind */
   async download(kind) {
-    const text = this.viewing ? this.viewing.texts[kind] : await this.text(kind);
-    if (text) downloadJson(text, fileName(kind, this.header.model?.evidence, this.header.run.run_id));
+    const header = this.sweepHeader();
+    const own = this.viewing?.texts;
+    const text = own ? (kind === "trace" ? own.trace : kind === "predictions" ? own.predictions : null) : await this.text(kind);
+    if (text) downloadJson(text, fileName(kind, header.model?.evidence ?? null, header.run.run_id));
   }
 
   async acceptResume() {
@@ -485,10 +533,11 @@ class Experiment extends ExperimentView {
     } catch {
       return; // shown by resumeFrom
     }
-    if (chosen.phase && this.model().loaded) {
-      await this.run(chosen.phase).catch(() => {});
+    const phase = chosen.phase;
+    if ((phase === "measure" || phase === "heldout" || phase === "all") && this.model().loaded) {
+      await this.run(phase).catch(() => {});
     } else if (chosen.phase) {
-      this.waitingFor = chosen.model_id;
+      this.waitingFor = chosen.model_id ?? null;
       this.status(`${$("#experiment-status").textContent} Load ${chosen.model_id} and press Run to continue.`);
     }
   }
@@ -504,8 +553,8 @@ class Experiment extends ExperimentView {
   // Stored sweeps and cached model files; the ledger stays (it is what marks a later freeze
   // exploratory when its held-out tasks were already seen here).
   async clearStored() {
-    const counts = await this.store.clear();
-    counts.model_cache = "caches" in self ? await caches.delete(MODEL_CACHE) : false;
+    const cleared = await this.store.clear();
+    const counts = { ...cleared, model_cache: "caches" in self ? await caches.delete(MODEL_CACHE) : false };
     this.record = null;
     this.hideResumePrompt();
     const kept = (await this.store.ledger()).length;
@@ -517,6 +566,7 @@ class Experiment extends ExperimentView {
   }
 
   // The separate, confirmed action: what is lost is said before anything is deleted.
+  /** @param {{ confirmed?: boolean }} [options] */
   async clearLedger({ confirmed = false } = {}) {
     if (!confirmed && !window.confirm(LEDGER_WARNING)) {
       $("#stored-status").textContent = "The ledger was kept.";
@@ -530,21 +580,23 @@ class Experiment extends ExperimentView {
   // ---- wiring ----------------------------------------------------------------------------
 
   wire() {
+    /** @param {() => unknown} work */
     const ui = (work) => async () => {
       try {
         await work();
       } catch (error) {
-        if (this.section.dataset.state !== "error") this.showError(error.message);
+        if (this.section.dataset.state !== "error") this.showError(error);
       }
     };
     const ensureSweep = async () => {
       if (!this.state || this.finished()) await this.start({});
     };
+    /** @param {string} selector @param {() => unknown} work */
     const on = (selector, work) => $(selector).addEventListener("click", ui(work));
     on("#sweep-run-all", async () => {
       if (!(await this.backToLive("Run"))) return;
       await ensureSweep();
-      await ($("#sweep-run-through").checked ? this.run("all") : this.runToFreeze());
+      await ($("#sweep-run-through", HTMLInputElement).checked ? this.run("all") : this.runToFreeze());
     });
     on("#sweep-measure", async () => {
       await ensureSweep();
@@ -571,11 +623,11 @@ class Experiment extends ExperimentView {
     $("#viewing-close").addEventListener("click", () => this.closeOpened());
     $("#journal-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      const prompt = $("#journal-prompt").value;
+      const prompt = $("#journal-prompt", HTMLTextAreaElement).value;
       $("#journal-status").textContent = "Generating (journal)…";
       this.journal(prompt).then(
         (result) => ($("#journal-status").textContent = `Journal entry ${result.journal} kept (exploration only).`),
-        (error) => ($("#journal-status").textContent = `Journal generation failed: ${error.message}`),
+        (error) => ($("#journal-status").textContent = `Journal generation failed: ${messageOf(error)}`),
       );
     });
     this.models.subscribe(() => {
@@ -587,29 +639,37 @@ class Experiment extends ExperimentView {
 
   api() {
     return {
+      /** @param {StartOptions} [options] */
       start: (options) => this.start(options),
+      /** @param {Phase} [phase] */
       run: (phase) => this.run(phase),
       freeze: () => this.freeze(),
       state: () => this.getState(),
       trace: () => this.getTrace(),
       predictions: () => this.getPredictions(),
+      /** @param {TextKind} kind */
       text: (kind) => this.text(kind),
       resume: () => this.resume(),
+      /** @param {Stored} stored @param {string | null} [inFlight] */
       resumeFrom: (stored, inFlight) => this.resumeFrom(stored, inFlight),
       cancel: () => this.cancel(),
       // the Cancel once the `trials`-th trial_done from now is sent (null: no stop); Python reads it
       // before each trial (the shared flag `stop_at`, or a told event's answer)
+      /** @param {number | null} trials */
       stopAfter: (trials) => {
         this.stopAt = trials === null ? 0 : this.doneSeen + Math.max(1, trials);
         this.channel.set("stop_at", this.stopAt);
       },
       persisted: () => this.persisted(),
+      /** @param {Listener} callback */
       onEvent: (callback) => {
         this.listeners.add(callback);
         return () => this.listeners.delete(callback);
       },
+      /** @param {string} prompt */
       journal: (prompt) => this.journal(prompt),
       clearStored: () => this.clearStored(),
+      /** @param {{ confirmed?: boolean }} [options] */
       clearLedger: (options) => this.clearLedger(options),
       ledger: () => this.store.ledger(),
       // for tests and the bench: what the page shows, without asking Python

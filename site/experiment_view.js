@@ -1,10 +1,11 @@
+// @ts-check
 // The experiment controller's drawing (main thread): the progress bar and ETA, the buttons'
 // state, the results caption and tables, the predictions shown at the freeze, a trace opened
 // from disk (site/viewer.js) drawn in place of the live sweep, and the resume prompt. Between
 // ExperimentState (site/experiment_state.js) and Experiment (site/experiment.js), which holds
 // the requests to Python and the API.
 
-import { evidenceLabel, meaningOf } from "./dom.js";
+import { $, evidenceLabel, meaningOf } from "./dom.js";
 import { CONTROL_LABEL } from "./lab_protocol.js";
 import { renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
@@ -13,15 +14,36 @@ import { Eta, etaRange, etaText } from "./eta.js";
 import { ExperimentState, withStateAware } from "./experiment_state.js";
 import { markNode, markNotRederived, renderAnswer } from "./results_answer.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { CorrectedField, HeldoutPredictions, PredictionsDocument, RunPlots, Trial } from "./lab_types.js" */
+/** @import { CorrectedField as Correction } from "./lab_types.js" */
+
+/**
+ * A run read from disk, as site/viewer.js hands it over (Python's texts, re-derived).
+ * @typedef {object} Opened
+ * @property {string} name
+ * @property {string} evidence Python's decision
+ * @property {string} headerJson
+ * @property {string[]} trialsJson
+ * @property {string | null} predictionsJson
+ * @property {RunPlots | null} [plots]
+ * @property {CorrectedField[]} [corrections]
+ * @property {string} [source] "file" (opened from disk) or "browser" (a stored run shown)
+ * @property {string[]} [mismatches] what re-deriving it found
+ * @property {string | null} [traceText] the trace as opened
+ */
+
+/** @param {string} selector */
+const button = (selector) => $(selector, HTMLButtonElement);
 
 export class ExperimentView extends ExperimentState {
   // ---- progress ------------------------------------------------------------------------
 
   // The counter is the sweep's (trials observed / all its trials); the ETA covers the phases
   // this run does, estimated per phase and condition (site/eta.js).
+  /** @param {string} phase */
   startProgress(phase) {
     const s = this.state;
+    if (!s) return;
     const p = this.progress;
     this.countFromState();
     const phases = phase === "all" ? ["measure", "heldout"] : [phase];
@@ -36,11 +58,12 @@ export class ExperimentView extends ExperimentState {
   // The sweep's trials already observed (an earlier run, an earlier session before a resume) as
   // the ETA counts them: [phase, condition, ms, model calls] (site/eta.js).
   timedTrials() {
+    /** @type {[string, string, number, number][]} */
     const done = [];
     for (const text of this.trials.list()) {
-      const t = JSON.parse(text);
+      const t = /** @type {Trial} */ (JSON.parse(text));
       const phase = this.tasks.get(t.task_id)?.split === "heldout" ? "heldout" : "measure";
-      const ms = Date.parse(t.ended_at) - Date.parse(t.started_at);
+      const ms = Date.parse(t.ended_at ?? "") - Date.parse(t.started_at ?? "");
       const calls = t.chain ? t.chain.planned_calls : t.condition === "supplied-program" ? 0 : 1;
       if (Number.isFinite(ms)) done.push([phase, t.condition, ms, calls]);
     }
@@ -56,7 +79,7 @@ export class ExperimentView extends ExperimentState {
 
   stopProgress() {
     clearInterval(this.progress.timer);
-    this.progress.timer = null;
+    this.progress.timer = undefined;
     this.progress.current = "";
     this.renderProgress();
   }
@@ -64,6 +87,7 @@ export class ExperimentView extends ExperimentState {
   // Python froze the profiles inside a run of phase "all": its predictions go on the page now,
   // before the first held-out result (Python is busy: the full view follows the run).
   // The freeze receipt is drawn here too, before Python starts the first held-out trial.
+  /** @param {HeldoutPredictions[]} predictions @param {string | null} [receiptJson] */
   showFrozen(predictions, receiptJson = null) {
     this.shownPredictions = new Map(predictions.map((p) => [p.condition, withStateAware(p)]));
     this.receiptJson = receiptJson;
@@ -76,7 +100,7 @@ export class ExperimentView extends ExperimentState {
 
   renderProgress() {
     const p = this.progress;
-    const bar = $("#sweep-bar");
+    const bar = $("#sweep-bar", HTMLProgressElement);
     bar.max = Math.max(p.total, 1);
     bar.value = p.done;
     $("#sweep-count").textContent = `${p.done} / ${p.total} trials`;
@@ -97,21 +121,20 @@ export class ExperimentView extends ExperimentState {
   modelArrived() {
     const m = this.model();
     if (!this.waitingFor || !m.loaded || this.busy || !this.state) return;
-    const matches = m.model_id === this.waitingFor;
+    const waited = this.stopWaiting();
     const s = this.state;
     this.status(
       `${m.model_id} loaded: press Run to continue sweep ${s.run_id.slice(0, 8)} ` +
         `(${s.trials} / ${s.trials + s.measure_left + s.heldout_left} trials observed)` +
-        `${matches ? "" : `; note: the sweep was recorded with ${this.waitingFor}`}.`,
+        `${m.model_id === waited ? "" : `; note: the sweep was recorded with ${waited}`}.`,
     );
-    this.waitingFor = null;
   }
 
   refreshControls() {
     const focused = document.activeElement; // kept: a button disabled below must not drop focus to <body>
     this.drawControls();
     if (focused instanceof HTMLButtonElement && focused.disabled && this.section.contains(focused)) {
-      const cancel = $("#sweep-cancel");
+      const cancel = button("#sweep-cancel");
       (cancel.disabled ? $("#experiment-status") : cancel).focus();
     }
   }
@@ -120,20 +143,22 @@ export class ExperimentView extends ExperimentState {
     const m = this.model();
     const loaded = m.loaded;
     const idle = !this.busy;
-    const hasSweep = Boolean(this.state);
-    $("#sweep-run-all").disabled = !(loaded && idle);
-    $("#sweep-measure").disabled = !(loaded && idle);
-    $("#sweep-freeze").disabled = !(idle && hasSweep && this.state.can_freeze);
-    $("#sweep-heldout").disabled = !(loaded && idle && hasSweep && this.state.can_run_heldout);
-    $("#sweep-new").disabled = !(loaded && idle);
-    $("#sweep-run-through").disabled = !idle;
-    $("#sweep-cancel").disabled = this.busy !== "run";
-    for (const box of document.querySelectorAll('input[name="condition"]')) box.disabled = !(loaded && idle);
-    $("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
-    $("#download-sweep-trace").disabled = !(idle && this.header);
-    $("#download-predictions").disabled = !(idle && this.predictionsDoc);
-    $("#download-receipt-results").disabled = !(idle && this.receiptJson);
-    $("#resume-accept").disabled = !idle;
+    const state = this.state;
+    button("#sweep-run-all").disabled = !(loaded && idle);
+    button("#sweep-measure").disabled = !(loaded && idle);
+    button("#sweep-freeze").disabled = !(idle && state?.can_freeze);
+    button("#sweep-heldout").disabled = !(loaded && idle && state?.can_run_heldout);
+    button("#sweep-new").disabled = !(loaded && idle);
+    $("#sweep-run-through", HTMLInputElement).disabled = !idle;
+    button("#sweep-cancel").disabled = this.busy !== "run";
+    for (const box of document.querySelectorAll('input[name="condition"]')) {
+      if (box instanceof HTMLInputElement) box.disabled = !(loaded && idle);
+    }
+    button("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
+    button("#download-sweep-trace").disabled = !(idle && this.header);
+    button("#download-predictions").disabled = !(idle && this.predictionsDoc);
+    button("#download-receipt-results").disabled = !(idle && this.receiptJson);
+    button("#resume-accept").disabled = !idle;
     const viewing = $("#viewing-banner");
     viewing.hidden = !this.viewing;
     // nothing of another run in a shown run's view: the live sweep's receipt and progress wait
@@ -142,11 +167,11 @@ export class ExperimentView extends ExperimentState {
     if (this.viewing) {
       // the shown run's own files: the trace as opened, the predictions derived from it
       const texts = this.viewing.texts;
-      $("#download-sweep-trace").disabled = !texts.trace;
-      $("#download-predictions").disabled = !texts.predictions;
+      button("#download-sweep-trace").disabled = !texts?.trace;
+      button("#download-predictions").disabled = !texts?.predictions;
       const from = this.viewing.source === "browser" ? "stored in this browser" : `opened from a file (${this.viewing.name})`;
       $("#viewing-text").textContent = `Showing run ${this.viewing.runId}, ${from} (${this.viewing.label}) — not the live sweep.`;
-      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-receipt-results"]) $(id).disabled = true;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-receipt-results"]) button(id).disabled = true;
     }
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
@@ -166,11 +191,13 @@ export class ExperimentView extends ExperimentState {
     return `Sweep ${this.header.run.run_id.slice(0, 8)}: ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
+  /** @param {string} trialId */
   openRecord(trialId) {
     const trial = this.trials.get(trialId);
     if (!trial) return;
     showRecord(trial, this.notEvidence());
-    if (this.viewing?.mismatches.length) $("#record-body").prepend(markNode(this.viewing.mismatches.length));
+    const mismatches = this.viewing?.mismatches ?? [];
+    if (mismatches.length) $("#record-body").prepend(markNode(mismatches.length));
   }
 
   clearTables() {
@@ -183,16 +210,18 @@ export class ExperimentView extends ExperimentState {
   renderAll() {
     $("#sweep-results-caption").textContent = this.resultsCaption();
     renderFreeze(this.predictionsDoc, this.notEvidence());
-    if (!this.shownPredictions.size && this.predictionsDoc) {
+    const doc = this.predictionsDoc;
+    if (!this.shownPredictions.size && doc) {
       this.shownPredictions = new Map(
-        this.predictionsDoc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
+        doc.conditions.map((c) => [c.frozen.profile.condition, withStateAware({ predictions: c.predictions, state_aware: c.state_aware?.predictions })]),
       );
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
     renderScores(this.predictionsDoc, this.notEvidence(), this.plots);
     const names = { evidence: this.header?.model?.evidence ?? "control", runId: this.header?.run.run_id ?? "none" };
     renderAnswer(this.plots, names);
-    if (this.viewing?.mismatches.length) markNotRederived(this.viewing.mismatches.length);
+    const mismatches = this.viewing?.mismatches ?? [];
+    if (mismatches.length) markNotRederived(mismatches.length);
     this.renderProgress();
     this.refreshControls();
   }
@@ -204,56 +233,29 @@ export class ExperimentView extends ExperimentState {
   // and drawn again on close.
 
   // `source`: where the run came from ("file": opened from disk; "browser": stored here);
-  // `mismatches`: what re-deriving it found (marked on everything drawn of it when any).
+  // `mismatches`: what re-deriving it found (marked on everything drawn of it when any);
   // `traceText`: the trace as opened (what its download saves).
+  /** @param {Opened} opened */
   showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [], source = "file", mismatches = [], traceText = null }) {
     this.requireIdle("open a trace");
-    this.viewing ??= {
-      live: {
-        state: this.state,
-        header: this.header,
-        headerJson: this.headerJson,
-        tasks: this.tasks,
-        trials: this.trials,
-        summary: this.summary,
-        predictionsDoc: this.predictionsDoc,
-        plots: this.plots,
-        shown: this.shownPredictions,
-        rows: [...this.results.rows],
-        data: this.section.dataset.state,
-      },
-    };
+    /** @type {Map<string, Correction[]>} */
     const corrected = new Map();
     for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
-    Object.assign(this.viewing, { name, evidence, label: evidenceLabel(evidence), corrections: corrected, source, mismatches, texts: { trace: traceText, predictions: predictionsJson } });
-    this.state = null;
-    this.useHeader(headerJson);
-    this.viewing.runId = this.header.run.run_id;
-    this.useTrials(trialsJson);
-    this.summary = this.header.summary; // the opened trace's own counts, as Python wrote them
-    this.predictionsDoc = predictionsJson ? JSON.parse(predictionsJson) : null;
-    this.plots = plots;
-    this.shownPredictions = new Map();
+    const predictions = predictionsJson ? /** @type {PredictionsDocument} */ (JSON.parse(predictionsJson)) : null;
+    const texts = { trace: traceText, predictions: predictionsJson };
+    const shown = { name, evidence, label: evidenceLabel(evidence), corrections: corrected, source, mismatches, texts };
+    this.useOpened(shown, headerJson, trialsJson, predictions, plots);
+    if (this.viewing) this.viewing.runId = this.sweepHeader().run.run_id;
     this.renderAll();
     this.setData("viewing");
   }
 
   closeOpened() {
-    const live = this.viewing?.live;
+    const live = this.restoreLive();
     if (!live) return;
-    this.viewing = null;
-    this.state = live.state;
-    this.header = live.header;
-    this.headerJson = live.headerJson;
-    this.tasks = live.tasks;
-    this.trials = live.trials;
-    this.summary = live.summary;
-    this.predictionsDoc = live.predictionsDoc;
-    this.plots = live.plots;
-    this.shownPredictions = live.shown;
     this.results.setAll(live.rows);
     this.renderAll();
-    this.setData(live.data);
+    this.setData(live.data ?? "idle");
   }
 
   // ---- the resume prompt -----------------------------------------------------------------

@@ -1,3 +1,4 @@
+// @ts-check
 // Fault-injection hooks for tests (docs/sweep.md#fault-injection), read from the page
 // parameter `fault`: comma-separated KIND@N, N counting the generations of the page's life
 // from 1 (every generate request the model client passes to a loaded worker).
@@ -16,9 +17,23 @@ import { FAULT_HOOK, FAULT_KINDS, FAULT_MAX_HOOKS, FAULT_MAX_TEXT } from "./faul
 
 export { FAULT_KINDS };
 
+/**
+ * The hooks a `fault` value asks for: `at(kind, n)` whether a hook of `kind` acts on
+ * generation n, `next(n)` the first generation after n that some hook acts on.
+ * @typedef {object} Faults
+ * @property {string[]} hooks the hooks, as written
+ * @property {string[]} errors what was ignored, one line each
+ * @property {(kind: string, n: number) => boolean} at
+ * @property {(n: number) => number} next
+ */
+
+/** @param {unknown} text @returns {Faults} */
 export function parseFaults(text) {
+  /** @type {string[]} */
   const hooks = [];
+  /** @type {string[]} */
   const errors = [];
+  /** @type {Map<string, Set<number>>} */
   const at = new Map(FAULT_KINDS.map((kind) => [kind, new Set()]));
   const value = String(text ?? "");
   if (value.length > FAULT_MAX_TEXT) {
@@ -31,15 +46,17 @@ export function parseFaults(text) {
   }
   for (const item of items.slice(0, FAULT_MAX_HOOKS)) {
     const match = FAULT_HOOK.exec(item);
-    if (!match || !at.has(match[1])) {
+    const numbers = match ? at.get(match[1]) : undefined;
+    if (!match || !numbers) {
       errors.push(`fault ${JSON.stringify(item)}: expected KIND@N with KIND one of ${FAULT_KINDS.join(", ")}`);
       continue;
     }
-    at.get(match[1]).add(Number(match[2]));
+    numbers.add(Number(match[2]));
     hooks.push(item);
   }
   // next(n): the first generation after n that some hook acts on (Infinity: none)
   const numbers = [...at.values()].flatMap((set) => [...set]);
+  /** @param {number} n */
   const next = (n) => Math.min(Infinity, ...numbers.filter((m) => m > n));
   return { hooks, errors, at: (kind, n) => at.get(kind)?.has(n) === true, next };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The guided flow's glue (main thread): the address holds the setup, the step list shows where
 // you are, and a tool opens when the address points into it. No experiment logic here.
 //
@@ -10,10 +11,16 @@
 // whenever the setup changes. app.js imports this module, which sets itself up once.
 
 import { PARAM } from "./lab_protocol.js";
+import { $ } from "./dom.js";
 
-const $ = (selector) => document.querySelector(selector);
-const conditionBoxes = () => [...document.querySelectorAll('input[name="condition"]')];
+/** @returns {HTMLInputElement[]} */
+const conditionBoxes = () => [...document.querySelectorAll('input[name="condition"]')].filter((box) => box instanceof HTMLInputElement);
+/** @param {string} selector */
+const input = (selector) => $(selector, HTMLInputElement);
+/** @param {string} selector */
+const select = (selector) => $(selector, HTMLSelectElement);
 
+/** @param {string} name @param {string | null} value */
 function setParam(name, value) {
   const url = new URL(location.href);
   if (value === null || value === "") url.searchParams.delete(name);
@@ -23,6 +30,7 @@ function setParam(name, value) {
 
 // ---- conditions and calibration set -------------------------------------------------------
 
+/** @param {URLSearchParams} params */
 function applyConditions(params) {
   const wanted = params.get(PARAM.CONDITIONS);
   if (wanted === null) return;
@@ -35,6 +43,7 @@ function recordConditions() {
 }
 
 // Choose `value` in the select as soon as it has that option (options may arrive later).
+/** @param {HTMLSelectElement} select @param {string} value @param {() => void} [before] */
 function chooseWhenPresent(select, value, before = () => {}) {
   const choose = () => {
     if (![...select.options].some((option) => option.value === value)) return false;
@@ -48,28 +57,32 @@ function chooseWhenPresent(select, value, before = () => {}) {
   watcher.observe(select, { childList: true });
 }
 
+/** @param {URLSearchParams} params */
 function applyPreset(params) {
   const preset = params.get(PARAM.PRESET);
-  if (preset) chooseWhenPresent($("#preset"), preset);
+  if (preset) chooseWhenPresent(select("#preset"), preset);
 }
 
 // ---- the model choice ----------------------------------------------------------------------
 
+/** @param {URLSearchParams} params */
 function applyModel(params) {
   const key = params.get(PARAM.MODEL);
   if (!key) return;
-  chooseWhenPresent($("#model-choice"), key, () => {
+  chooseWhenPresent(select("#model-choice"), key, () => {
     if (key !== "other") return;
-    if (params.get(PARAM.MODEL_ID)) $("#model-id").value = params.get(PARAM.MODEL_ID);
-    if (params.get(PARAM.REVISION)) $("#model-revision").value = params.get(PARAM.REVISION);
+    const modelId = params.get(PARAM.MODEL_ID);
+    const revision = params.get(PARAM.REVISION);
+    if (modelId) input("#model-id").value = modelId;
+    if (revision) input("#model-revision").value = revision;
   });
 }
 
 function recordModel() {
-  const key = $("#model-choice").value;
+  const key = select("#model-choice").value;
   setParam(PARAM.MODEL, key);
-  setParam(PARAM.MODEL_ID, key === "other" ? $("#model-id").value.trim() : null);
-  setParam(PARAM.REVISION, key === "other" ? $("#model-revision").value.trim() : null);
+  setParam(PARAM.MODEL_ID, key === "other" ? input("#model-id").value.trim() : null);
+  setParam(PARAM.REVISION, key === "other" ? input("#model-revision").value.trim() : null);
 }
 
 // ---- where the reader is: the current step, and tools opened by the address ---------------
@@ -79,8 +92,8 @@ function recordModel() {
 function currentStep() {
   const models = $("#models").dataset.state;
   const experiment = $("#experiment").dataset.state;
-  if (["done", "viewing"].includes(experiment)) return "step-results";
-  if (["running", "paused", "frozen", "measured", "cancelled", "error"].includes(experiment)) return "step-run";
+  if (["done", "viewing"].includes(experiment ?? "")) return "step-results";
+  if (["running", "paused", "frozen", "measured", "cancelled", "error"].includes(experiment ?? "")) return "step-run";
   if (models !== "loaded" && models !== "generating") return "step-model";
   return "step-setup";
 }
@@ -105,7 +118,7 @@ export function setupGuide() {
   applyPreset(params);
   applyModel(params);
   for (const box of conditionBoxes()) box.addEventListener("change", recordConditions);
-  $("#preset").addEventListener("change", () => setParam(PARAM.PRESET, $("#preset").value));
+  select("#preset").addEventListener("change", () => setParam(PARAM.PRESET, select("#preset").value));
   for (const id of ["#model-choice", "#model-id", "#model-revision"]) $(id).addEventListener("change", recordModel);
   const observer = new MutationObserver(markStep);
   for (const id of ["#models", "#experiment"]) observer.observe($(id), { attributes: true, attributeFilter: ["data-state"] });

@@ -1482,5 +1482,20 @@
 /**
  * @typedef {Omit<Trace, "trials">} TraceHeader
  */
+/**
+ * @typedef {"page_state" | "model_choose" | "sweep_stop" | "model_direct" | "page_stored" | "model_synthetic"} PageRequestType
+ */
+/**
+ * @typedef {{ hello: Versions, tasks: TaskSet, run_supplied: SuppliedRun, sympy_load: SympyLoaded, sympy_check: SympyChecked, memory: WorkerMemory, model_generate: Generated, synthetic_select: SyntheticChosen, sweep_start: SweepState, sweep_resume: SweepState, sweep_run: RunEnded, sweep_freeze: FreezeDone, sweep_state: SweepState, sweep_header: HeaderText, sweep_trace: TraceText, sweep_predictions: PredictionsText, journal_generate: JournalKept, trace_open: OpenedTrace, run_report: ReportHtml, receipt_remake: RemadeReceipt, study_open: StudyOpened, stored_trace: TraceText, compare_runs: ComparedRuns, page_state: PageState, model_choose: ModelChosen, sweep_stop: StopAsked, model_direct: DirectGenerated, page_stored: PageStored, model_synthetic: SyntheticChosen }} Results
+ */
+/**
+ * @typedef {{ hello: Hello, tasks: TasksRequest, run_supplied: RunSupplied, sympy_load: SympyLoad, sympy_check: SympyCheck, memory: Memory, model_generate: ModelGenerate, synthetic_select: SyntheticSelect, sweep_start: SweepStart, sweep_resume: SweepResume, sweep_run: SweepRun, sweep_freeze: SweepFreeze, sweep_state: SweepStateRequest, sweep_header: SweepHeader, sweep_trace: SweepTrace, sweep_predictions: SweepPredictions, journal_generate: JournalGenerate, trace_open: TraceOpen, run_report: RunReport, receipt_remake: ReceiptRemake, study_open: StudyOpen, stored_trace: StoredTraceRequest, compare_runs: CompareRuns, page_state: PageStateRequest, model_choose: ModelChoose, sweep_stop: SweepStop, model_direct: ModelDirect, page_stored: PageStoredRequest, model_synthetic: ModelSynthetic }} Requests
+ */
+/**
+ * @typedef {{ hello: HelloReply, tasks: TasksReply, run_supplied: RunSuppliedReply, sympy_load: SympyLoadReply, sympy_check: SympyCheckReply, memory: MemoryReply, model_generate: ModelGenerateReply, synthetic_select: SyntheticSelectReply, sweep_start: SweepStartReply, sweep_resume: SweepResumeReply, sweep_run: SweepRunReply, sweep_freeze: SweepFreezeReply, sweep_state: SweepStateReply, sweep_header: SweepHeaderReply, sweep_trace: SweepTraceReply, sweep_predictions: SweepPredictionsReply, journal_generate: JournalGenerateReply, trace_open: TraceOpenReply, run_report: RunReportReply, receipt_remake: ReceiptRemakeReply, study_open: StudyOpenReply, stored_trace: StoredTraceReply, compare_runs: CompareRunsReply, page_state: PageStateReply, model_choose: ModelChooseReply, sweep_stop: SweepStopReply, model_direct: ModelDirectReply, page_stored: PageStoredReply, model_synthetic: ModelSyntheticReply }} Replies
+ */
+/**
+ * @typedef {<T extends keyof Results>(type: T, fields?: Omit<Requests[T], "type" | "id">, timeoutMs?: number) => Promise<Results[T]>} RequestFunction
+ */
 
 export {};

@@ -1,3 +1,4 @@
+// @ts-check
 // Main-thread owner of the model worker (site/model_worker/model_worker.js). No DOM here: the Models
 // panel (site/models_panel.js) draws; this file loads, generates, enforces deadlines and keeps
 // the provenance. Python reaches it through PyScript's sync channel (site/python_worker/lab_worker.py ->
@@ -45,6 +46,7 @@
 import { parseFaults } from "./faults.js";
 import { checkEvent, checkPanelEvent, checkReply, checkRequest } from "./common/model_check.js";
 import { DirectCalls } from "./model_direct.js";
+import { messageOf } from "./common/errors.js";
 import { channelEvent, failedReply, okReply } from "./common/envelope.js";
 import {
   GRACE_MS,
@@ -57,15 +59,29 @@ import {
   STALL_STEP_FACTOR,
 } from "./common/model_protocol.js";
 
+/** @import { Faults } from "./faults.js" */
+/** @import { Caps, Generate, GenerateDebug, HardStop, LoadResult, ModelLoad, ModelProvenance, ModelSpec, PanelEvent } from "./common/model_types.js" */
+/** @import { Backend, ChosenModel, ClientState, Current, Reply } from "./page_types.js" */
+
+
+
+
+
 // The load request's `model`: the ModelSpec fields the generated definition names, taken from
 // the consented catalogue entry (a field it leaves out is null, options `{}`).
 const SPEC_FIELDS = Object.keys(MODEL_SCHEMA_DEFS.ModelSpec.properties);
+/** @type {Readonly<Record<string, unknown>>} */
 const SPEC_DEFAULTS = { chat_template_options: {} };
-const modelSpec = (entry) => Object.fromEntries(SPEC_FIELDS.map((name) => [name, entry[name] ?? SPEC_DEFAULTS[name] ?? null]));
+/** @param {ChosenModel} entry @returns {ModelSpec} checked against its generated definition before it is sent (`_load`) */
+const modelSpec = (entry) =>
+  /** @type {ModelSpec} */ (
+    Object.fromEntries(SPEC_FIELDS.map((name) => [name, Reflect.get(entry, name) ?? SPEC_DEFAULTS[name] ?? null]))
+  );
 
 // The stall window of a load from its warm-up step times (ms): the slowest decode step (the
 // steps after the first, whose time includes the warm-up prompt's prefill and lazy
 // initialisation), or the first when the warm-up made one token; never below the floor.
+/** @param {unknown} steps @returns {{ stepMs: number | null, windowMs: number }} */
 export function stallWindow(steps) {
   const measured = Array.isArray(steps) ? steps.filter((ms) => Number.isFinite(ms) && ms >= 0) : [];
   const decode = measured.length > 1 ? measured.slice(1) : measured;
@@ -74,40 +90,60 @@ export function stallWindow(steps) {
 }
 
 // A failed reply (./common/envelope.js: `type` and `id` echoed only when a request carries them).
-/** @type {(type: unknown, id: unknown, code: string, message: unknown, extras?: Record<string, unknown>) => ReturnType<typeof failedReply>} */
-const failure = (...args) => failedReply(MODEL_CHANNEL, ...args);
+/**
+ * @param {unknown} type
+ * @param {unknown} id
+ * @param {string} code
+ * @param {unknown} message
+ * @param {Record<string, unknown>} [extras]
+ * @returns {Reply}
+ */
+const failure = (type, id, code, message, extras) => failedReply(MODEL_CHANNEL, type, id, code, message, extras);
 
 export class ModelClient {
+  /** @param {{ workerUrl?: string, wasmBase?: string, onEvent?: (event: PanelEvent) => void, faults?: string }} [options] */
   constructor({ workerUrl = "./model_worker/model_worker.js", wasmBase = "./transformers/", onEvent = () => {}, faults = "" } = {}) {
     this.workerUrl = workerUrl;
     this.wasmBase = wasmBase;
     this.onEvent = onEvent; // a PANEL_EVENTS record: {type: "progress"|"state"|"load_done", ...}
+    /** @type {Worker | null} */
     this.worker = null;
     this.nextId = 1;
+    /** @type {Map<number, { resolve: (reply: Reply) => void, type: string }>} */
     this.pending = new Map(); // id -> {resolve, type}
+    /** @type {ChosenModel | null} */
     this.spec = null; // the consented model {key, model_id, revision, dtype, source, ...}
+    /** @type {Backend | null} */
     this.backend = null;
+    /** @type {ModelLoad[]} */
     this.loads = []; // ModelLoad JSON, in order
+    /** @type {LoadResult | null} */
     this.lastLoaded = null; // the worker's load result
+    /** @type {ClientState} */
     this.state = "none"; // none | loading | loaded | unloaded | failed
     // Bumped with every state change: whatever provenance() reports (spec, loads, the load
     // result) changes only together with one, in the same task. The experiment's answer to
     // each of Python's events carries it, so Python asks the provenance again only after a
     // change (pyapp/browser/model.py, issue 22 §3).
     this.version = 0;
+    /** @type {Promise<ModelLoad> | null} */
     this.ready = null; // promise of the current (re)load
+    /** @type {Current | null} */
     this.current = null; // {id, stop: (reason) => void, firstToken: bool} of the running generate
+    /** @type {Faults} */
     this.faults = parseFaults(faults); // {hooks, errors, at(kind, n)}
     this.counted = 0; // generate requests passed to a loaded worker, in the page's life (before the mailbox)
     this.syncGenerates = 0; // Python's generate requests through PyScript's sync channel (call)
     // Python's generate requests through the mailbox it shares (./model_direct.js): answered by
     // the model worker itself, the page supervising, or by the page where it must.
     this.direct = new DirectCalls(this);
+    /** @type {string | null} */
     this.failNextLoad = null; // an injected reload failure (message), used once
   }
 
   // ---- plumbing --------------------------------------------------------------------------
 
+  /** @param {Exclude<ClientState, "none">} state @param {Record<string, unknown>} [detail] */
   setState(state, detail = {}) {
     this.state = state;
     this.version += 1;
@@ -117,6 +153,7 @@ export class ModelClient {
 
   // The mailbox Python shares for its generate calls (./model_direct.js); `debug`: the
   // default added to generate requests without one, as `call` adds it.
+  /** @param {SharedArrayBuffer} buffer @param {GenerateDebug} [debug] */
   attachMailbox(buffer, debug = undefined) {
     return this.direct.attach(buffer, debug);
   }
@@ -132,15 +169,16 @@ export class ModelClient {
   }
 
   // An event to the Models panel, checked against its generated record first.
+  /** @param {object} event */
   emit(event) {
     const wrong = checkPanelEvent(event);
     if (wrong) console.error(`model client: an event to the panel does not fit the protocol (${wrong})`);
-    this.onEvent(event);
+    this.onEvent(/** @type {PanelEvent} */ (event)); // drawn even when it does not fit (reported above)
   }
 
   spawn() {
     const worker = new Worker(this.workerUrl, { type: "module", name: "model-worker" });
-    worker.onmessage = ({ data }) => this.receive(data);
+    worker.onmessage = (/** @type {MessageEvent<unknown>} */ { data }) => this.receive(data);
     worker.onmessageerror = () => console.warn("model client: a message from the model worker could not be read");
     this.direct.spawned(worker);
     worker.onerror = (event) => {
@@ -154,12 +192,16 @@ export class ModelClient {
 
   // One message from the worker: an event, or the reply to a pending request (checked
   // against that request's result record; one that does not fit fails it as `bad_reply`).
-  receive(data) {
+  /** @param {unknown} received */
+  receive(received) {
+    const data = /** @type {{ type?: unknown, id?: unknown, tokens?: number } | null} */ (
+      typeof received === "object" ? received : null
+    );
     if (data?.type === MODEL_TYPE.PROGRESS || data?.type === MODEL_TYPE.FIRST_TOKEN || data?.type === MODEL_TYPE.TOKENS) {
       const wrong = checkEvent(data);
       if (wrong) console.warn(`model client: dropped a malformed event (${wrong})`);
       else if (data.type === MODEL_TYPE.PROGRESS) this.emit(data);
-      else if (this.current?.id === data.id || this.direct.heard(data.id)) {
+      else if (typeof data.id === "number" && (this.current?.id === data.id || this.direct.heard(data.id)) && this.current) {
         // token progress: what a hard stop is judged by
         this.current.lastTokenAt = performance.now();
         this.current.tokens = Math.max(this.current.tokens, data.tokens ?? 1);
@@ -167,34 +209,39 @@ export class ModelClient {
       }
       return;
     }
-    const waiter = Number.isInteger(data?.id) ? this.pending.get(data.id) : undefined;
-    if (!waiter) {
+    const id = data?.id;
+    const waiter = typeof id === "number" && Number.isInteger(id) ? this.pending.get(id) : undefined;
+    if (id === undefined || !waiter) {
       console.warn(`model client: dropped a message that answers nothing pending (${JSON.stringify(data)?.slice(0, 80)})`);
       return;
     }
-    this.pending.delete(data.id);
+    this.pending.delete(/** @type {number} */ (id));
     const wrong = checkReply(waiter.type, data);
     waiter.resolve(
       wrong === null
-        ? data
-        : failure(waiter.type, data.id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`),
+        ? /** @type {Reply} */ (data) // it fits the reply to its request (checkReply)
+        : failure(waiter.type, id, MODEL_ERROR.BAD_REPLY, `the model worker's reply does not fit the protocol: ${wrong}`),
     );
   }
 
+  /** @param {string} type @param {Record<string, unknown>} [fields] @returns {{ id: number, promise: Promise<Reply> }} */
   send(type, fields = {}) {
     const id = this.nextId++;
     const message = { type, id, ...fields };
+    /** @type {Promise<Reply>} */
     const promise = new Promise((resolve) => this.pending.set(id, { resolve, type }));
-    this.worker.postMessage(message);
+    this.worker?.postMessage(message);
     return { id, promise };
   }
 
+  /** @param {string} code @param {string} message */
   failAll(code, message) {
     for (const [id, waiter] of this.pending) waiter.resolve(failure(waiter.type, id, code, message));
     this.pending.clear();
   }
 
   // The worker died under a loaded model: fail what was pending, reload the same model.
+  /** @param {string} message */
   crash(message) {
     if (!this.worker) return;
     this.worker.terminate();
@@ -202,9 +249,16 @@ export class ModelClient {
     this.failAll(MODEL_ERROR.WORKER_ERROR, message);
     this.direct.fail(MODEL_ERROR.WORKER_ERROR, message);
     this.setState("unloaded", { why: message });
-    this.load(this.spec, this.backend, "reload-after-terminate");
+    this.reload("reload-after-terminate");
   }
 
+  // The same model again (no new consent in this session).
+  /** @param {"reload-after-terminate" | "reload"} reason */
+  reload(reason) {
+    if (this.spec && this.backend) this.load(this.spec, this.backend, reason);
+  }
+
+  /** @param {string} why */
   terminate(why) {
     if (!this.worker) return;
     this.worker.terminate();
@@ -218,33 +272,37 @@ export class ModelClient {
 
   // Load `spec` on `backend`. `reason` is "consent" (first load after the dialog),
   // "reload-after-terminate" or "reload". Resolves with the ModelLoad record (ok or not).
+  /** @param {ChosenModel} spec @param {Backend} backend @param {ModelLoad["reason"]} [reason] */
   load(spec, backend, reason = "consent") {
     if (this.worker) this.terminate("replaced by a new load");
     this.spec = spec;
     this.backend = backend;
-    this.ready = this._load(reason);
+    this.ready = this._load(spec, backend, reason);
     return this.ready;
   }
 
-  async _load(reason) {
+  /** @param {ChosenModel} spec @param {Backend} backend @param {ModelLoad["reason"]} reason @returns {Promise<ModelLoad>} */
+  async _load(spec, backend, reason) {
     if (this.failNextLoad) {
       const message = this.failNextLoad;
       this.failNextLoad = null;
-      return this.refuse(this.spec, this.backend, MODEL_ERROR.LOAD_FAILED, message, reason);
+      return this.refuse(spec, backend, MODEL_ERROR.LOAD_FAILED, message, reason);
     }
     const request = {
-      model: modelSpec(this.spec),
-      backend: this.backend,
+      model: modelSpec(spec),
+      backend,
       wasm_base: new URL(this.wasmBase, location.href).href,
-      threads: this.spec.threads ?? null,
+      threads: spec.threads ?? null,
     };
     const wrong = checkRequest({ type: MODEL_TYPE.LOAD, id: this.nextId, ...request });
-    if (wrong) return this.refuse(this.spec, this.backend, wrong.code, `the load request does not fit: ${wrong.message}`, reason);
+    if (wrong) return this.refuse(spec, backend, wrong.code, `the load request does not fit: ${wrong.message}`, reason);
     const started = performance.now();
     this.setState("loading", { reason });
     this.worker = this.spawn();
     const { promise } = this.send(MODEL_TYPE.LOAD, request);
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer;
+    /** @type {Promise<Reply>} */
     const timeout = new Promise((resolve) => {
       timer = setTimeout(
         () => resolve(failure(MODEL_TYPE.LOAD, null, MODEL_ERROR.LOAD_TIMEOUT, `no answer after ${LOAD_TIMEOUT_MS / 1000} s`)),
@@ -253,15 +311,16 @@ export class ModelClient {
     });
     const answer = await Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
     const setupMs = performance.now() - started;
-    const result = answer.ok ? answer.result : null;
+    const result = answer.ok ? /** @type {LoadResult} */ (answer.result) : null; // checked: checkReply
     const steps = result?.warmup_step_ms ?? null;
+    /** @type {ModelLoad} */
     const record = {
       load_id: this.loads.length + 1,
       reason,
       ok: answer.ok === true,
-      error_code: answer.ok ? null : answer.error.code,
-      error_message: answer.ok ? null : answer.error.message,
-      backend_requested: this.backend,
+      error_code: answer.ok ? null : (answer.error?.code ?? null),
+      error_message: answer.ok ? null : (answer.error?.message ?? null),
+      backend_requested: backend,
       backend_actual: result ? result.backend_actual : null,
       download_bytes: result ? result.download_bytes : null,
       download_ms: result ? result.download_ms : null,
@@ -288,10 +347,19 @@ export class ModelClient {
 
   // A load refused before any worker or download (e.g. WebGPU asked for where there is no
   // adapter): recorded like any failed load, so it is shown and exportable.
+  /**
+   * @param {ChosenModel} spec
+   * @param {Backend} backend
+   * @param {string} code
+   * @param {string} message
+   * @param {ModelLoad["reason"]} [reason]
+   * @returns {ModelLoad}
+   */
   refuse(spec, backend, code, message, reason = "consent") {
     if (this.worker) this.terminate("replaced by a refused load");
     this.spec = spec;
     this.backend = backend;
+    /** @type {ModelLoad} */
     const record = {
       load_id: this.loads.length + 1,
       reason,
@@ -315,9 +383,11 @@ export class ModelClient {
   // ---- generation ------------------------------------------------------------------------
 
   // Generate; always resolves with a reply envelope {type, id, ok, result|error, timing}.
+  /** @param {Omit<Generate, "type" | "id">} request @returns {Promise<Reply>} */
   async generate({ prompt, messages, caps, debug }) {
     const clientStart = performance.now();
     let loadWaitMs = 0; // waiting for a pending (re)load: reported apart, never generation time
+    /** @param {Reply & { worker_ms?: number | null }} reply @returns {Reply} */
     const envelope = ({ worker_ms: workerMs = null, elapsed_ms: _, ...reply }) => ({
       ...reply,
       type: MODEL_TYPE.GENERATE,
@@ -334,25 +404,28 @@ export class ModelClient {
       const why = this.spec ? `the model is ${this.state}` : "no model has been loaded (consent first)";
       const lastLoad = this.loads.at(-1);
       if (this.spec && this.state === "failed" && lastLoad && lastLoad.reason !== "consent") {
-        this.load(this.spec, this.backend, "reload"); // a failed reload: try again (no new consent)
+        this.reload("reload"); // a failed reload: try again (no new consent)
       }
       return envelope(failure(MODEL_TYPE.GENERATE, null, MODEL_ERROR.NOT_LOADED, why));
     }
     const n = this.nextGeneration();
+    /** @param {string} kind */
     const fault = (kind) => this.faults.at(kind, n);
     if (fault("hang")) debug = { ...(debug ?? {}), stall_ms: 2_000_000_000 }; // never yields
     const { id, promise } = this.send(MODEL_TYPE.GENERATE, { prompt, messages, caps, debug });
     if (fault("worker_crash")) this.crash(`the model worker died during generation ${n} (injected fault worker_crash@${n})`);
-    let settle;
+    /** @type {(reply: Reply) => void} */
+    let settle = () => {};
+    /** @type {Promise<Reply>} */
     const stopped = new Promise((resolve) => (settle = resolve));
-    const unwatch = this.watch(id, caps, settle);
+    const unwatch = this.watch(id, caps, (reply) => settle(reply));
     let reply = await Promise.race([promise, stopped]);
     unwatch();
     if (fault("bad_reply") && reply.ok) reply = { ...reply, result: { text: 42, injected: `bad_reply@${n}` } };
     if (fault("reload_fail") && this.worker) {
       this.failNextLoad = `the reload after generation ${n} failed (injected fault reload_fail@${n})`;
       this.terminate(`replaced after generation ${n} (injected fault reload_fail@${n})`);
-      this.load(this.spec, this.backend, "reload-after-terminate");
+      this.reload("reload-after-terminate");
     }
     return envelope({ ...reply, worker_ms: reply.elapsed_ms ?? null });
   }
@@ -361,8 +434,10 @@ export class ModelClient {
   // `current`: the worker stops itself at caps.timeout_ms (soft); the client interrupts too
   // and, if nothing comes back within GRACE_MS, terminates the worker (hard); Cancel takes the
   // same path (`current.stop`). `settle` answers the generation. Returns what ends the watch.
+  /** @param {number} id @param {Pick<Caps, "timeout_ms">} caps @param {(reply: Reply) => unknown} settle @returns {() => void} */
   watch(id, caps, settle) {
-    const current = { id, stop: null, firstToken: false, sentAt: performance.now(), lastTokenAt: null, tokens: 0, caps };
+    /** @type {Current} */
+    const current = { id, stop: () => {}, firstToken: false, sentAt: performance.now(), lastTokenAt: null, tokens: 0, caps };
     const soft = setTimeout(() => this.interrupt(id, "timeout"), caps.timeout_ms);
     const hard = setTimeout(() => this.hardStop(id, "timeout", settle), caps.timeout_ms + GRACE_MS);
     current.stop = (reason) => {
@@ -377,6 +452,7 @@ export class ModelClient {
     };
   }
 
+  /** @param {number} target @param {"cancelled" | "timeout"} reason */
   interrupt(target, reason) {
     if (this.worker && this.current?.id === target) this.send(MODEL_TYPE.INTERRUPT, { target, reason });
   }
@@ -390,6 +466,7 @@ export class ModelClient {
 
   // How a hard stop past the deadline is judged: by the time since the worker's last token
   // (or, before any, since the request was passed to it) against the load's stall window.
+  /** @param {Current} current @returns {HardStop} */
   judgeHardStop(current) {
     const { stepMs, windowMs } = stallWindow(this.lastLoaded?.warmup_step_ms ?? null); // the load that ran it
     const silentMs = performance.now() - (current.lastTokenAt ?? current.sentAt);
@@ -407,6 +484,7 @@ export class ModelClient {
 
   // `settle` answers the generation; one answering a mailbox request (./model_direct.js)
   // returns false when the worker's reply won the race: then nothing is stopped.
+  /** @param {number} id @param {"cancelled" | "timeout"} reason @param {(reply: Reply) => unknown} settle */
   hardStop(id, reason, settle) {
     if (this.current?.id !== id) return;
     const judgement = reason === "timeout" ? this.judgeHardStop(this.current) : null;
@@ -435,12 +513,14 @@ export class ModelClient {
       if (settle(okReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, id, stopped, judgement ? { hard_stop: judgement } : {})) === false) return;
     }
     this.terminate(message);
-    this.load(this.spec, this.backend, "reload-after-terminate");
+    this.reload("reload-after-terminate");
   }
 
   // ---- provenance ------------------------------------------------------------------------
 
+  /** @returns {ModelProvenance} */
   provenance() {
+    /** @type {Partial<ChosenModel>} */
     const spec = this.spec ?? {};
     const result = this.lastLoaded;
     return {
@@ -480,18 +560,25 @@ export class ModelClient {
   // The one function Python calls (through xworker.sync): a request JSON in, a reply JSON out,
   // for the requests Python sends (`provenance`, `generate`). `debug` (test hooks, see
   // GenerateDebug) is added to generate requests without one.
+  /** @param {string} requestJson @param {GenerateDebug} [debug] @param {{ viaMailbox?: boolean }} [how] @returns {Promise<string>} */
   async call(requestJson, debug = undefined, { viaMailbox = false } = {}) {
-    let request;
+    /** @type {unknown} */
+    let parsed;
     try {
-      request = JSON.parse(requestJson);
+      parsed = /** @type {unknown} */ (JSON.parse(requestJson));
     } catch (error) {
-      return JSON.stringify(failure(null, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${error.message}`));
+      return JSON.stringify(failure(null, null, MODEL_ERROR.BAD_REQUEST, `the request is not JSON: ${messageOf(error)}`));
     }
-    const wrong = checkRequest(request);
-    if (wrong) return JSON.stringify(failure(request?.type, request?.id, wrong.code, wrong.message));
+    const wrong = checkRequest(parsed);
+    if (wrong) {
+      const { type, id } = /** @type {{ type?: unknown, id?: unknown } | null} */ (parsed) ?? {};
+      return JSON.stringify(failure(type, id, wrong.code, wrong.message));
+    }
+    // it fits one of the channel's request records (checkRequest)
+    const request = /** @type {Generate & { id: number } | { type: string, id: number }} */ (parsed);
     const { type, id } = request;
     if (type === MODEL_TYPE.PROVENANCE) return JSON.stringify(okReply(MODEL_CHANNEL, type, id, this.provenance()));
-    if (type === MODEL_TYPE.GENERATE) {
+    if (type === MODEL_TYPE.GENERATE && "caps" in request) {
       if (!viaMailbox) this.syncGenerates += 1;
       const reply = await this.generate({ debug, ...request });
       return JSON.stringify({ ...reply, id });

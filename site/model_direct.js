@@ -1,3 +1,4 @@
+// @ts-check
 // The page's half of the model mailbox (site/common/model_mailbox.js): Python's generate requests
 // reach the model worker without the main thread in their path, and the page still owns and
 // supervises the worker. Used by site/model_client.js (one DirectCalls per client).
@@ -22,17 +23,32 @@ import { failedReply } from "./common/envelope.js";
 import { Mailbox, PHASE, phaseOf, seqOf, stateOf } from "./common/model_mailbox.js";
 import { MODEL_CHANNEL, MODEL_ERROR, MODEL_TYPE } from "./common/model_protocol.js";
 
+/** @import { ModelClient } from "./model_client.js" */
+/** @import { GenerateDebug } from "./common/model_types.js" */
+/** @import { Reply } from "./page_types.js" */
+
 const INT32_MAX = 0x7fffffff;
 
 export class DirectCalls {
+  /** @param {ModelClient} client */
   constructor(client) {
     this.client = client;
+    /** @type {Mailbox | null} */
     this.mailbox = null;
+    /** @type {GenerateDebug | undefined} */
     this.debug = undefined;
+    /** @type {{ held: number, unwatch: () => void } | null} */
     this.supervised = null; // {held, unwatch} of a direct generation being watched
     this.taken = 0; // mailbox requests the page answered itself
   }
 
+  /** The attached mailbox: every caller of this runs once one is (`attach`). */
+  get box() {
+    if (!this.mailbox) throw new Error("no model mailbox is attached");
+    return this.mailbox;
+  }
+
+  /** @param {unknown} buffer @param {GenerateDebug} [debug] */
   attach(buffer, debug) {
     if (this.mailbox || !(buffer instanceof SharedArrayBuffer)) return false;
     this.mailbox = new Mailbox(buffer);
@@ -46,13 +62,14 @@ export class DirectCalls {
   }
 
   // A model worker the client started (or had): it gets the mailbox before anything else.
+  /** @param {Worker} worker */
   spawned(worker) {
     if (this.mailbox) worker.postMessage({ model_mailbox: this.mailbox.buffer, debug: this.debug });
   }
 
   // The next generation number (the fault hooks count them), shared with the model worker.
   next() {
-    return this.mailbox.add("generations", 1) + 1;
+    return this.box.add("generations", 1) + 1;
   }
 
   // Open the gate up to the generation before the next fault hook while a model is loaded;
@@ -67,9 +84,10 @@ export class DirectCalls {
   }
 
   workerMayTake() {
-    return this.mailbox.load("generations") + 1 <= this.mailbox.load("direct_until");
+    return this.box.load("generations") + 1 <= this.box.load("direct_until");
   }
 
+  /** @param {number} state */
   onState(state) {
     const phase = phaseOf(state);
     if (this.supervised && (this.supervised.held !== state || phase !== PHASE.worker)) this.release();
@@ -79,6 +97,7 @@ export class DirectCalls {
 
   // A token event of generation `id` before the page saw the worker take it: supervised from
   // now on (true), so that no token goes uncounted.
+  /** @param {number} id */
   heard(id) {
     const state = this.mailbox?.state();
     if (state === undefined || phaseOf(state) !== PHASE.worker || this.requestId() !== id) return false;
@@ -87,54 +106,60 @@ export class DirectCalls {
   }
 
   // The page answers this request itself (ModelClient.call), unless the worker took it first.
+  /** @param {number} state */
   async take(state) {
     const held = stateOf(seqOf(state), PHASE.page);
-    if (!this.mailbox.move(state, held)) return;
+    if (!this.box.move(state, held)) return;
     this.taken += 1;
     let reply;
     try {
-      reply = await this.client.call(this.mailbox.text(), this.debug, { viaMailbox: true });
+      reply = await this.client.call(this.box.text(), this.debug, { viaMailbox: true });
     } catch (error) {
       // a bug: still answer, so that Python never waits for ever
       reply = JSON.stringify(this.envelope(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.requestId(), MODEL_ERROR.WORKER_ERROR, String(error))));
     }
-    this.mailbox.answer(held, reply);
+    this.box.answer(held, reply);
     this.gate();
   }
 
   // A failed reply to the direct generation under way, if any (the worker was terminated or
   // crashed); nothing when the worker already answered.
+  /** @param {string} code @param {string} message */
   fail(code, message) {
     const state = this.mailbox?.state();
     if (state === undefined || phaseOf(state) !== PHASE.worker) return;
-    this.mailbox.answer(state, () => JSON.stringify(this.envelope(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.requestId(), code, message))));
+    this.box.answer(state, () => JSON.stringify(this.envelope(failedReply(MODEL_CHANNEL, MODEL_TYPE.GENERATE, this.requestId(), code, message))));
   }
 
   requestId() {
-    return this.mailbox.load("request_id");
+    return this.box.load("request_id");
   }
 
+  /** @param {Reply} reply @param {number | null} [since] @returns {Reply} */
   envelope(reply, since = null) {
     const clientMs = since === null ? 0 : performance.now() - since;
     return { ...reply, type: MODEL_TYPE.GENERATE, id: this.requestId(), timing: { worker_ms: null, client_ms: clientMs, load_wait_ms: 0 } };
   }
 
   // Watch the generation the worker took as ModelClient.generate watches its own (`watch`).
+  /** @param {number} held */
   supervise(held) {
     if (this.supervised) return;
     const since = performance.now();
-    const settle = (reply) => this.mailbox.answer(held, () => JSON.stringify(this.envelope(reply, since)));
-    const caps = { timeout_ms: this.mailbox.load("timeout_ms") };
+    /** @param {Reply} reply */
+    const settle = (reply) => this.box.answer(held, () => JSON.stringify(this.envelope(reply, since)));
+    const caps = { timeout_ms: this.box.load("timeout_ms") };
     this.supervised = { held, unwatch: this.client.watch(this.requestId(), caps, settle) };
   }
 
   release() {
-    this.supervised.unwatch();
+    this.supervised?.unwatch();
     this.supervised = null;
   }
 
   // Python's generate calls so far: through PyScript's sync channel (`sync`), through the
   // mailbox answered by the page (`page`), and by the model worker directly (`direct`).
+  /** @param {number} sync */
   counts(sync) {
     return { sync, page: this.taken, direct: this.mailbox ? this.mailbox.load("direct") : 0 };
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // The Models panel (main thread): catalogue picker, backend choice, consent dialog, per-file
 // progress, provenance, diagnostics, and the "try a prompt" box. The model itself lives in
 // site/model_client.js (which owns site/model_worker/model_worker.js); Python reaches it through the
@@ -27,19 +28,30 @@ import { MODEL_TYPE } from "./common/model_protocol.js";
 import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
 import { choose, panelState } from "./panel_driver.js";
-import { addSyntheticGroup, syntheticNotice, syntheticOf, syntheticRows, syntheticSummary } from "./synthetic_choice.js";
+import { syntheticOf, syntheticRows } from "./synthetic_choice.js";
+import { backend, bundledLabel, currentSpec, fillDtypes, hostOf, isBundled, loadCatalogue, summarise } from "./model_choice.js";
+import { $, entryOf } from "./dom.js";
+import { messageOf } from "./common/errors.js";
 
-const $ = (selector) => document.querySelector(selector);
+
+/** @import { LoadResult, ModelLoad, PanelEvent, Progress, StateChanged } from "./common/model_types.js" */
+/** @import { ModelChoose, RequestFunction, SyntheticChosen } from "./lab_types.js" */
+/** @import { Backend, Catalogue, ChangeListener, ChosenModel, DetailRow, ModelState, WebGpu } from "./page_types.js" */
+
+
 const params = new URLSearchParams(location.search);
-const HEX40 = /^[0-9a-f]{40}$/;
 
 // "the model's own, no options" or "enable_thinking: false" (part of the measurement condition).
+/** @param {Record<string, unknown> | null | undefined} options */
 export function templateOptionsText(options) {
   const entries = Object.entries(options ?? {});
   if (!entries.length) return "the model's own template, no options";
   return `the model's own template with ${entries.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`;
 }
 
+/** @typedef {ReturnType<typeof setupModels>} Models the Models panel, as the page's parts use it */
+
+/** @param {{ request: RequestFunction }} parts */
 export function setupModels({ request }) {
   const panel = new Panel(request);
   wire(panel);
@@ -49,14 +61,21 @@ export function setupModels({ request }) {
     client: panel.client,
     ready,
     // The one function Python calls through PyScript's sync channel.
+    /** @param {string} requestJson */
     modelCall: (requestJson) => panel.client.call(requestJson, panel.defaultDebug),
     // ... and the mailbox it shares for its generate calls (site/model_direct.js), posted once
-    workerMessage: (data) => data?.model_mailbox instanceof SharedArrayBuffer && panel.client.attachMailbox(data.model_mailbox, panel.defaultDebug),
+    /** @param {unknown} data */
+    workerMessage: (data) => {
+      const buffer = typeof data === "object" && data !== null ? Reflect.get(data, "model_mailbox") : undefined;
+      return buffer instanceof SharedArrayBuffer && panel.client.attachMailbox(buffer, panel.defaultDebug);
+    },
     webgpu: () => panel.webgpu,
     // The loaded model, for the experiment section and the sweep CLI (window.lab.models.state()).
     state: () => stateOf(panel),
     // A synthetic model by spec (`NAME` or `NAME:key=value,...`), or null: the loaded model again.
+    /** @param {string | null} spec */
     useSynthetic: (spec) => useSynthetic(panel, spec),
+    /** @param {ChangeListener} listener */
     subscribe: (listener) => {
       panel.changeListeners.add(listener);
       return () => panel.changeListeners.delete(listener);
@@ -64,26 +83,37 @@ export function setupModels({ request }) {
     // For drivers, through window.lab.send (site/entry.js): the panel as a person sees it
     // (`page_state`'s ModelsState) and "choose, then Load model…" (`model_choose`).
     panelState: () => panelState(panel, steps),
+    /** @param {Omit<ModelChoose, "type" | "id">} choice */
     choose: (choice) => choose(panel, steps, choice),
   };
 }
 
 // ---- the panel's state ---------------------------------------------------------------------
 
-class Panel {
+export class Panel {
+  /** @param {RequestFunction} request */
   constructor(request) {
     this.request = request;
     this.element = $("#models");
     this.status = $("#model-status");
+    /** @type {Map<string, { row: HTMLLIElement, bar: HTMLProgressElement, text: HTMLSpanElement }>} */
     this.files = new Map(); // file -> {row, bar, text}
+    /** @type {Set<string>} */
     this.consented = new Set(); // spec keys the user agreed to in this session
+    /** @type {Catalogue} */
     this.catalogue = { models: [], default_host: "https://huggingface.co/" };
+    /** @type {Record<string, string>} */
     this.architectures = {}; // model_type -> class the pinned transformers.js runs (build_site.py)
     this.architecturesVersion = "?";
+    /** @type {WebGpu} */
     this.webgpu = { checked: false, available: false, why: "not checked yet", info: null };
     this.generating = false;
+    this.catalogueReady = false;
+    /** @type {SyntheticChosen | null} */
     this.synthetic = null; // {spec, provenance, note}: the synthetic model Python runs, if any
+    /** @type {DetailRow[] | null} */
     this.loadedRows = null; // the loaded model's provenance rows (shown again after a synthetic one)
+    /** @type {Set<ChangeListener>} */
     this.changeListeners = new Set(); // called on every load / state change of the client
     // `fault=KIND@N,...`: fault-injection hooks for tests (site/faults.js, docs/sweep.md)
     this.client = new ModelClient({ onEvent: (event) => onEvent(this, event), faults: params.get(PARAM.FAULT) ?? "" });
@@ -93,201 +123,22 @@ class Panel {
     this.defaultDebug = stepDelay ? { step_delay_ms: stepDelay } : undefined;
   }
 
+  /** @param {string} state @param {string} [message] */
   set(state, message) {
     this.element.dataset.state = state;
     if (message !== undefined) this.status.textContent = message;
   }
 }
 
-// ---- catalogue and choices -------------------------------------------------------------------
-
-function entry(panel) {
-  const key = $("#model-choice").value;
-  return panel.catalogue.models.find((model) => model.key === key) ?? null;
-}
-
-// The backend the user chose, or null: none is preselected where the page found WebGPU
-// unavailable (the user chooses; the app never switches by itself).
-function backend() {
-  return document.querySelector('input[name="backend"]:checked')?.value ?? null;
-}
-
-function hostOf(url) {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-// The bundled models served by this site: the test fixture and the locally trained reference
-// subject (tests/fixtures/subject), each named with its own evidence label.
-const SUBJECT_SOURCE = "bundled-subject";
-const isBundled = (source) => source === "bundled-fixture" || source === SUBJECT_SOURCE;
-const bundledLabel = (source) => (source === SUBJECT_SOURCE ? EVIDENCE_LABELS["reference-subject"] : FIXTURE_LABEL);
-
-// The config.json hashes of the test fixtures (the tiny fixture and the stand-ins): a model
-// whose config.json is one of them is labelled a fixture wherever it was served from.
-function fixtureConfigs(catalogue) {
-  return [catalogue.fixture_config_sha256, ...Object.values(catalogue.standin_config_sha256 ?? {})].filter(Boolean);
-}
-
-// The spec the client loads: from the catalogue entry, or the free-text id.
-function currentSpec(panel) {
-  const chosen = entry(panel);
-  const { catalogue, architectures, threads } = panel;
-  const dtype = $("#model-dtype").value;
-  const host = $("#model-host").value.trim() || catalogue.default_host;
-  if (chosen) {
-    const bundled = isBundled(chosen.source);
-    return {
-      key: chosen.key,
-      label: chosen.label,
-      model_id: chosen.model_id,
-      revision: chosen.revision,
-      pinned: bundled || HEX40.test(chosen.revision),
-      dtype,
-      source: chosen.source,
-      host: bundled ? null : host,
-      local_path: bundled ? new URL("./models/", location.href).pathname : null,
-      download_mb: chosen.download_mb?.[dtype] ?? null,
-      licence: chosen.licence ?? "unknown",
-      revision_note: chosen.revision_note ?? null,
-      fixture_config_sha256: fixtureConfigs(catalogue),
-      supported_model_types: Object.keys(architectures),
-      threads,
-      chat_template_options: chosen.chat_template_options ?? {},
-      architecture: chosen.architecture ?? null,
-    };
-  }
-  const revision = $("#model-revision").value.trim() || "main";
-  return {
-    key: "other",
-    label: "Other model",
-    model_id: $("#model-id").value.trim(),
-    revision,
-    pinned: HEX40.test(revision),
-    dtype,
-    source: "hub",
-    host,
-    local_path: null,
-    download_mb: null,
-    licence: "see the model card",
-    revision_note: null,
-    fixture_config_sha256: fixtureConfigs(catalogue),
-    supported_model_types: Object.keys(architectures),
-    threads,
-    chat_template_options: {},
-    architecture: null,
-  };
-}
-
-function fillDtypes(panel) {
-  const synthetic = syntheticOf($("#model-choice").value);
-  $("#model-backend").hidden = Boolean(synthetic);
-  $("#backend-status").hidden = Boolean(synthetic);
-  // a bundled model is served by this site: no host to choose
-  $("#model-host-field").hidden = Boolean(synthetic) || isBundled(entry(panel)?.source);
-  $("#synthetic-notice").hidden = !synthetic;
-  $("#synthetic-notice").textContent = synthetic ? syntheticNotice(synthetic) : "";
-  $("#model-review").textContent = synthetic ? "Use synthetic model (no download)" : "Load model…";
-  const chosen = entry(panel);
-  const chosenBackend = backend();
-  const generic = chosenBackend === "webgpu" ? ["q4f16", "q4", "fp32"] : ["q8", "q4", "fp32"];
-  const options = chosenBackend === null ? [] : chosen ? (chosen.dtypes[chosenBackend] ?? []) : generic;
-  const select = $("#model-dtype");
-  select.replaceChildren(...options.map((dtype) => new Option(dtype, dtype)));
-  $("#model-other").hidden = chosen !== null || Boolean(synthetic);
-  summarise(panel);
-}
-
-function summarise(panel) {
-  const synthetic = syntheticOf($("#model-choice").value);
-  if (synthetic) {
-    $("#model-summary").textContent = syntheticSummary(synthetic);
-    return;
-  }
-  const spec = currentSpec(panel);
-  const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
-  const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
-  const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec.source)}` : "";
-  // before a backend is chosen there is no dtype, so no size: said so, never "· · size unknown"
-  const dtypeAndSize = spec.dtype ? [spec.dtype, size] : ["dtype and size once a backend is chosen"];
-  $("#model-summary").textContent = `${[spec.model_id, pin, ...dtypeAndSize, spec.licence].filter(Boolean).join(" · ")}${evidence}`;
-}
-
-// The catalogue (./models.json) and the architectures the pinned transformers.js runs, into
-// the picker; then the WebGPU check. Nothing leaves this origin.
-async function loadCatalogue(panel) {
-  const response = await fetch("./models.json", { cache: "no-cache" });
-  panel.catalogue = await response.json();
-  const known = await fetch("./transformers/architectures.json", { cache: "no-cache" }).then((r) => r.json());
-  panel.architectures = known.causal_lm;
-  panel.architecturesVersion = known.transformers_js;
-  if (params.get(PARAM.MODEL_HOST)) panel.catalogue.default_host = params.get(PARAM.MODEL_HOST);
-  const select = $("#model-choice");
-  for (const model of panel.catalogue.models) {
-    const pin = isBundled(model.source) || HEX40.test(model.revision) ? "" : " — UNPINNED";
-    select.append(new Option(`${model.label}${pin}`, model.key));
-  }
-  select.append(new Option("Other: type a model id", "other"));
-  addSyntheticGroup(select);
-  panel.webgpu = await probeWebGPU();
-  // WebGPU is preselected only where it is available; otherwise the user chooses
-  const chosenBackend = document.querySelector('input[name="backend"]:checked');
-  if (!chosenBackend && panel.webgpu.available) document.querySelector('input[name="backend"][value="webgpu"]').checked = true;
-  if (chosenBackend?.value === "webgpu" && !panel.webgpu.available) chosenBackend.checked = false;
-  // where the browser has no WebGPU the option is not offered (the worker refuses it too)
-  const webgpu = document.querySelector('input[name="backend"][value="webgpu"]');
-  webgpu.disabled = !panel.webgpu.available;
-  webgpu.parentElement.lastChild.textContent = panel.webgpu.available ? " WebGPU (GPU)" : " WebGPU (not available in this browser)";
-  showWebGPU(panel.webgpu);
-  fillDtypes(panel);
-  panel.catalogueReady = true;
-}
-
-// ---- the WebGPU check (local: nothing is downloaded) ------------------------------------------
-
-async function probeWebGPU() {
-  if (!("gpu" in navigator) || !navigator.gpu) {
-    return { checked: true, available: false, why: "this browser has no navigator.gpu", info: null };
-  }
-  try {
-    const adapter = await navigator.gpu.requestAdapter();
-    if (!adapter) return { checked: true, available: false, why: "the browser offers no WebGPU adapter", info: null };
-    return {
-      checked: true,
-      available: true,
-      why: "",
-      info: {
-        vendor: adapter.info?.vendor || null,
-        architecture: adapter.info?.architecture || null,
-        fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
-      },
-      f16: adapter.features.has("shader-f16"),
-    };
-  } catch (error) {
-    return { checked: true, available: false, why: `requestAdapter() failed: ${error.message}`, info: null };
-  }
-}
-
-function showWebGPU(webgpu) {
-  const line = $("#backend-status");
-  if (webgpu.available) {
-    const fallback = webgpu.info.fallback ? " (a software fallback adapter: slow)" : "";
-    line.textContent = `WebGPU available: ${webgpu.info.vendor || "unknown vendor"} ${webgpu.info.architecture || ""}${fallback}; shader-f16: ${webgpu.f16 ? "yes" : "no"}.`;
-  } else {
-    line.textContent = `WebGPU is not available (${webgpu.why}). Choose a backend: WASM runs on the CPU; nothing is preselected and the app never switches by itself.`;
-  }
-}
-
 // ---- review, consent and loading ---------------------------------------------------------------
 
+/** @param {ChosenModel} spec @param {Backend} chosenBackend */
 function consentKey(spec, chosenBackend) {
   const options = JSON.stringify(spec.chat_template_options ?? {});
   return [spec.model_id, spec.revision, spec.dtype, spec.source, spec.host, chosenBackend, options].join("|");
 }
 
+/** @param {HTMLElement} target @param {readonly DetailRow[]} rows */
 function detailRows(target, rows) {
   target.replaceChildren();
   for (const [term, value, className] of rows) {
@@ -302,6 +153,7 @@ function detailRows(target, rows) {
 
 // A load refused before any consent or download (recorded as a failed load, exportable);
 // true when refused.
+/** @param {Panel} panel @param {ChosenModel} spec @param {Backend} chosenBackend */
 function refused(panel, spec, chosenBackend) {
   if (chosenBackend === "webgpu" && panel.webgpu.checked && !panel.webgpu.available) {
     const why = `WebGPU is not available (${panel.webgpu.why}); nothing was downloaded and nothing ran on another backend. Choose WASM explicitly.`;
@@ -309,7 +161,7 @@ function refused(panel, spec, chosenBackend) {
     return true;
   }
   const type = spec.architecture?.model_type;
-  if (type && !Object.hasOwn(panel.architectures, type)) {
+  if (spec.architecture && type && !Object.hasOwn(panel.architectures, type)) {
     // the pinned transformers.js has no such model
     const why = `${spec.label} is a "${type}" model (${spec.architecture.class}), which the pinned transformers.js ${panel.architecturesVersion} cannot run; nothing was downloaded.`;
     panel.client.refuse(spec, chosenBackend, "architecture_unsupported", why);
@@ -321,8 +173,9 @@ function refused(panel, spec, chosenBackend) {
 // "Load model…": refuse, reload (consented already in this session), or ask; a synthetic
 // entry is used at once (nothing to download, nothing to consent to).
 // Returns what it did: synthetic, refused, reload or consent (the dialog is open).
+/** @param {Panel} panel @returns {"synthetic" | "refused" | "reload" | "consent"} */
 function review(panel) {
-  const synthetic = syntheticOf($("#model-choice").value);
+  const synthetic = syntheticOf($("#model-choice", HTMLSelectElement).value);
   if (synthetic) {
     useSynthetic(panel, synthetic).catch(() => {}); // shown in the panel
     return "synthetic";
@@ -348,11 +201,12 @@ function review(panel) {
 }
 
 // The consent dialog: what would be downloaded, from where, under which licence.
+/** @param {Panel} panel @param {ChosenModel} spec @param {Backend} chosenBackend */
 function askConsent(panel, spec, chosenBackend) {
   const bundled = isBundled(spec.source);
   const source = bundled
     ? `${location.host} (this site; bundled with the app)`
-    : `${hostOf(spec.host)} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
+    : `${hostOf(spec.host ?? "")} (${spec.host}${spec.model_id}/resolve/${spec.revision}/…)`;
   detailRows($("#consent-details"), [
     ["Model", spec.model_id, bundled ? "fixture-label" : ""],
     ["What it is", bundled ? bundledLabel(spec.source) : spec.label],
@@ -366,7 +220,7 @@ function askConsent(panel, spec, chosenBackend) {
   const warning = $("#consent-warning");
   warning.hidden = !spec.revision_note;
   warning.textContent = spec.revision_note ? `About the revision: ${spec.revision_note}.` : "";
-  const dialog = $("#consent-dialog");
+  const dialog = $("#consent-dialog", HTMLDialogElement);
   dialog.returnValue = "";
   dialog.showModal();
   $("#consent-decline").focus();
@@ -384,6 +238,7 @@ function askConsent(panel, spec, chosenBackend) {
   );
 }
 
+/** @param {Panel} panel @param {ChosenModel} spec @param {Backend} chosenBackend @param {ModelLoad["reason"]} reason */
 async function startLoad(panel, spec, chosenBackend, reason) {
   panel.files.clear();
   $("#model-files").replaceChildren();
@@ -396,20 +251,22 @@ async function startLoad(panel, spec, chosenBackend, reason) {
 
 // Python runs the synthetic model `spec` from now on (null: the loaded model again). Refused
 // specs and a Python still starting are shown in the panel and thrown.
+/** @param {Panel} panel @param {string | null} spec @returns {Promise<SyntheticChosen | null>} */
 async function useSynthetic(panel, spec) {
   let selected;
   try {
     selected = await panel.request("synthetic_select", { spec });
   } catch (error) {
-    if (spec !== null) panel.set("failed", `Synthetic model not used: ${error.message}`);
+    if (spec !== null) panel.set("failed", `Synthetic model not used: ${messageOf(error)}`);
     throw error;
   }
   panel.synthetic = selected.spec === null ? null : selected;
   const client = panel.client;
-  $("#try-generate").disabled = Boolean(panel.synthetic) || client.state !== "loaded";
-  if (panel.synthetic) {
+  $("#try-generate", HTMLButtonElement).disabled = Boolean(panel.synthetic) || client.state !== "loaded";
+  if (panel.synthetic && selected.spec !== null) {
     const structure = selected.spec.split(":")[0];
-    if ([...$("#model-choice").options].some((o) => o.value === `synthetic:${structure}`)) $("#model-choice").value = `synthetic:${structure}`;
+    const choice = $("#model-choice", HTMLSelectElement);
+    if ([...choice.options].some((o) => o.value === `synthetic:${structure}`)) choice.value = `synthetic:${structure}`;
     fillDtypes(panel);
     panel.set("loaded", `Using the synthetic model ${selected.spec} in Python (no download) — ${EVIDENCE_LABELS.synthetic}.`);
     detailRows($("#model-provenance"), syntheticRows(selected));
@@ -426,6 +283,7 @@ async function useSynthetic(panel, spec) {
 
 // ---- the client's events: per-file progress, state, the load's record -----------------------
 
+/** @param {Panel} panel @param {PanelEvent} event */
 function onEvent(panel, event) {
   if (event.type === MODEL_TYPE.PROGRESS) {
     showProgress(panel, event);
@@ -436,8 +294,10 @@ function onEvent(panel, event) {
   else if (event.type === MODEL_TYPE.LOAD_DONE) showLoad(panel, event.record, event.result);
 }
 
+/** @param {Panel} panel @param {string} file */
 function progressRow(panel, file) {
-  if (panel.files.has(file)) return panel.files.get(file);
+  const known = panel.files.get(file);
+  if (known) return known;
   const row = document.createElement("li");
   const bar = document.createElement("progress");
   bar.max = 1;
@@ -451,6 +311,7 @@ function progressRow(panel, file) {
   return item;
 }
 
+/** @param {Panel} panel @param {Progress} event */
 function showProgress(panel, event) {
   const item = progressRow(panel, event.file);
   item.row.dataset.status = event.status;
@@ -463,39 +324,50 @@ function showProgress(panel, event) {
   item.text.textContent = `${event.file}: ${event.status}${amount}`;
 }
 
+/** @param {Panel} panel @param {StateChanged} event */
 function showState(panel, event) {
-  const spec = panel.client.spec ?? {};
+  const spec = panel.client.spec;
   if (event.state === "loading") {
     const why = event.reason === "reload-after-terminate" ? " again after the worker was terminated (no new consent needed)" : "";
-    panel.set("loading", `Loading ${spec.model_id} on ${panel.client.backend}${why}…`);
+    panel.set("loading", `Loading ${spec?.model_id} on ${panel.client.backend}${why}…`);
   } else if (event.state === "unloaded") {
     panel.set("unloaded", `Model unloaded: ${event.why}`);
   }
 }
 
-const secs = (ms) => (ms === null ? "—" : `${(ms / 1000).toFixed(2)} s`);
+/** @param {number | null | undefined} ms */
+const secs = (ms) => (ms === null || ms === undefined ? "—" : `${(ms / 1000).toFixed(2)} s`);
 
+/** @param {Panel} panel @param {ModelLoad} record @param {LoadResult | null} result */
 function showLoad(panel, record, result) {
-  $("#model-diagnostics").disabled = false;
-  if (!record.ok) {
+  $("#model-diagnostics", HTMLButtonElement).disabled = false;
+  const spec = panel.client.spec;
+  if (!record.ok || !result || !spec) {
     panel.set("failed", `Load failed [${record.error_code}]: ${record.error_message}`);
-    $("#try-generate").disabled = true;
+    $("#try-generate", HTMLButtonElement).disabled = true;
     return;
   }
-  const spec = panel.client.spec ?? {};
   // The bundled fixture, or a download recognised as a test fixture (a stand-in) by its config.json.
   const isFixture = spec.source === "bundled-fixture" || panel.client.provenance().evidence === "fixture";
   // The reference subject is named as what it is, never as a pretrained model.
   const isSubject = !isFixture && panel.client.provenance().evidence === "reference-subject";
   const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
   panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
-  $("#try-generate").disabled = panel.generating;
+  $("#try-generate", HTMLButtonElement).disabled = panel.generating;
   panel.loadedRows = provenanceRows(spec, record, result, isFixture, isSubject);
   if (panel.synthetic) return; // the synthetic model in use stays shown until a load replaces it
   detailRows($("#model-provenance"), panel.loadedRows);
   $("#model-provenance").hidden = false;
 }
 
+/**
+ * @param {ChosenModel} spec
+ * @param {ModelLoad} record
+ * @param {LoadResult} result
+ * @param {boolean} isFixture
+ * @param {boolean} isSubject
+ * @returns {DetailRow[]}
+ */
 function provenanceRows(spec, record, result, isFixture, isSubject) {
   const adapter = result.adapter;
   const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
@@ -520,6 +392,7 @@ function provenanceRows(spec, record, result, isFixture, isSubject) {
   ];
 }
 
+/** @param {Panel} panel */
 function downloadDiagnostics(panel) {
   const data = { provenance: panel.client.provenance(), generated_at: new Date().toISOString() };
   const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
@@ -534,10 +407,11 @@ function downloadDiagnostics(panel) {
 
 // ---- wiring and state ----------------------------------------------------------------------------
 
+/** @param {Panel} panel */
 function wire(panel) {
   const refill = () => fillDtypes(panel);
   const resummarise = () => summarise(panel);
-  $("#model-host").value = params.get(PARAM.MODEL_HOST) || "https://huggingface.co/";
+  $("#model-host", HTMLInputElement).value = params.get(PARAM.MODEL_HOST) || "https://huggingface.co/";
   $("#model-choice").addEventListener("change", refill);
   for (const radio of document.querySelectorAll('input[name="backend"]')) radio.addEventListener("change", refill);
   $("#model-dtype").addEventListener("change", resummarise);
@@ -547,9 +421,11 @@ function wire(panel) {
   wireTryPrompt(panel);
 }
 
+/** @param {Panel} panel @returns {ModelState} */
 function stateOf(panel) {
   if (panel.synthetic) return syntheticState(panel.synthetic);
   const client = panel.client;
+  /** @type {Partial<ChosenModel>} */
   const spec = client.spec ?? {};
   return {
     state: client.state,
@@ -561,15 +437,18 @@ function stateOf(panel) {
     // The client's provenance knows more than the spec: a hub download whose config.json is
     // the test fixture's is a fixture too.
     evidence: spec.source ? client.provenance().evidence : null,
-    label: spec.source && client.provenance().evidence !== "model" ? EVIDENCE_LABELS[client.provenance().evidence] : (spec.label ?? null),
+    label: spec.source && client.provenance().evidence !== "model" ? (entryOf(EVIDENCE_LABELS, client.provenance().evidence) ?? null) : (spec.label ?? null),
     backend: client.backend,
     provenance: client.provenance(),
     synthetic: null,
   };
 }
 
+
+/** @param {SyntheticChosen} selected @returns {ModelState} */
 function syntheticState(selected) {
   const p = selected.provenance;
+  if (!p) throw new Error("a synthetic model in use without its provenance");
   return {
     state: "loaded",
     loaded: true,
@@ -578,7 +457,7 @@ function syntheticState(selected) {
     dtype: p.dtype,
     source: p.source,
     evidence: p.evidence,
-    label: EVIDENCE_LABELS[p.evidence],
+    label: entryOf(EVIDENCE_LABELS, p.evidence) ?? null,
     backend: p.backend_actual,
     provenance: p,
     synthetic: selected.spec,

@@ -1,23 +1,30 @@
+// @ts-check
 // The experiment's profile views: frozen profiles, predictions beside observations, scores
 // and plots, and the journal list. Each is drawn from Python's documents as they are; no
 // decision is recomputed here.
 
-import { dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
-import { EVIDENCE_LABELS } from "./lab_protocol.js";
+import { $, dl, fmt, h, meaningOf, notEvidenceLabel, table, yesNo } from "./dom.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { ConditionResult, InterruptedAttempts, Interval, JournalEntry, Observation, PredictionsDocument, RunPlots, Trial } from "./lab_types.js" */
+/** @import { ShownPrediction } from "./page_types.js" */
 
+
+/** @typedef {Pick<Observation, "outcome" | "final_correct" | "all_steps_correct" | "cost_ms">} Observed */
+
+/** @param {PredictionsDocument | null} predictionsDoc */
 function frozenProfiles(predictionsDoc) {
   return predictionsDoc ? predictionsDoc.conditions.map((c) => c.frozen) : [];
 }
 
 // The frozen profiles (#freeze-view), from the predictions document.
 // `UNPINNED: …` when the model was asked for by a branch (the predictions document says).
+/** @param {PredictionsDocument | null} predictionsDoc @param {string} condition */
 function revisionNote(predictionsDoc, condition) {
   return predictionsDoc?.conditions.find((c) => c.frozen.profile.condition === condition)?.revision_note ?? "—";
 }
 
 // `label`: the run's evidence label when it is not model evidence (else each profile's own).
+/** @param {PredictionsDocument | null} predictionsDoc @param {string | null} [label] */
 export function renderFreeze(predictionsDoc, label = null) {
   const view = $("#freeze-view");
   const profiles = frozenProfiles(predictionsDoc);
@@ -87,6 +94,7 @@ export function renderFreeze(predictionsDoc, label = null) {
   }
 }
 
+/** @param {HTMLTableRowElement} row @param {Observed | null} observed */
 function observationCells(row, observed) {
   const cells = row.cells;
   cells[6].textContent = observed ? observed.outcome : "pending";
@@ -100,10 +108,18 @@ function observationCells(row, observed) {
 // The predictions table: every prediction shown (condition -> [Prediction]) beside its
 // observation once made. Returns trial id -> row, so that an arriving trial fills its row
 // without a search.
+/**
+ * @param {Map<string, ShownPrediction[]>} shownPredictions
+ * @param {PredictionsDocument | null} predictionsDoc
+ * @param {string | null} label
+ * @returns {Map<string, HTMLTableRowElement>}
+ */
 export function renderPredictions(shownPredictions, predictionsDoc, label) {
+  /** @type {Map<string, HTMLTableRowElement>} */
   const rows = new Map();
-  const body = $("#predictions-table tbody");
+  const body = $("#predictions-table tbody", HTMLTableSectionElement);
   body.replaceChildren();
+  /** @type {Map<string, Observation>} */
   const observations = new Map();
   for (const result of predictionsDoc?.conditions ?? []) {
     for (const o of result.observations) observations.set(`${result.frozen.profile.condition}/${o.task_id}`, o);
@@ -113,8 +129,9 @@ export function renderPredictions(shownPredictions, predictionsDoc, label) {
     for (const p of predictions) {
       count += 1;
       const row = body.insertRow();
-      row.dataset.trialId = `${condition}/${p.task_id}`;
-      rows.set(row.dataset.trialId, row);
+      const trialId = `${condition}/${p.task_id}`;
+      row.dataset.trialId = trialId;
+      rows.set(trialId, row);
       row.insertCell().textContent = condition;
       const th = h("th", p.task_id, { scope: "row" });
       row.append(th);
@@ -135,6 +152,7 @@ export function renderPredictions(shownPredictions, predictionsDoc, label) {
 }
 
 // A held-out trial just arrived: put its observation beside its prediction at once.
+/** @param {Map<string, HTMLTableRowElement>} rows @param {Trial} trial */
 export function fillObservation(rows, trial) {
   const row = rows.get(trial.trial_id);
   if (!row) return;
@@ -150,6 +168,7 @@ export function fillObservation(rows, trial) {
 
 // Per condition: held-out attempts a Cancel, an infrastructure failure or a closed page cut
 // short (never scored, attempted again). Their cut-off output is kept raw, never shown.
+/** @param {InterruptedAttempts | null} cut */
 function interruptedCell(cut) {
   if (!cut) return "—";
   return (
@@ -158,19 +177,22 @@ function interruptedCell(cut) {
   );
 }
 
+/** @param {Interval | null | undefined} i @param {number} [digits] */
 const interval = (i, digits = 4) =>
   !i ? "—" : i.low === null ? `${fmt(i.mean, digits)} (n=${i.n}: no interval)` : `${fmt(i.mean, digits)} [${fmt(i.low, digits)}, ${fmt(i.high, digits)}]`;
 
 // What each Brier score means (pyapp/predict/skill.py, the document's `skill`): skill against
 // the reference forecast frozen with the profile, the decomposition, and the two predictors'
 // paired difference.
+/** @param {ConditionResult[]} scored */
 function skillTable(scored) {
+  /** @type {unknown[][]} */
   const rows = [];
   for (const c of scored) {
     const s = c.skill;
     if (!s) continue;
     const condition = c.frozen.profile.condition;
-    for (const [name, p] of [["product", s.product], ["state-aware", s.state_aware]]) {
+    for (const [name, p] of /** @type {const} */ ([["product", s.product], ["state-aware", s.state_aware]])) {
       if (!p) continue;
       const d = p.decomposition;
       rows.push([condition, name, interval(p.brier), `${fmt(p.brier_reference, 4)} (forecast ${fmt(s.reference_probability, 3)})`, fmt(p.skill, 3), fmt(d?.reliability, 4), fmt(d?.resolution, 4), fmt(d?.uncertainty, 4)]);
@@ -203,10 +225,11 @@ function skillTable(scored) {
 // parsed in an inert document (no script runs, nothing loads), as the report's reader parses
 // the same text, and only an <svg> is taken: the one markup the page parses; every other
 // text goes in as text.
+/** @param {string} text @returns {Element} */
 export function plotSvg(text) {
   const body = new DOMParser().parseFromString(text, "text/html").body;
   const svg = body.firstElementChild;
-  if (body.childElementCount !== 1 || svg.namespaceURI !== "http://www.w3.org/2000/svg" || svg.localName !== "svg") {
+  if (body.childElementCount !== 1 || !svg || svg.namespaceURI !== "http://www.w3.org/2000/svg" || svg.localName !== "svg") {
     throw new Error("a plot from Python is not one SVG");
   }
   return document.importNode(svg, true);
@@ -214,10 +237,11 @@ export function plotSvg(text) {
 
 // Scores: the predictions document's numbers (its plots, `plots`: RunPlots as Python drew them,
 // are placed by site/results_answer.js).
+/** @param {PredictionsDocument | null} predictionsDoc @param {string | null} label @param {RunPlots | null} [plots] */
 export function renderScores(predictionsDoc, label, plots = null) {
   const view = $("#scores");
   const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
-  if (!scored.length) {
+  if (!predictionsDoc || !scored.length) {
     view.replaceChildren(h("p", "No scores yet: they appear after the held-out run.", { class: "muted" }));
     return;
   }
@@ -253,6 +277,7 @@ export function renderScores(predictionsDoc, label, plots = null) {
   view.append(h("p", "The prediction's assumptions:", { class: "muted" }), assumptions, h("p", predictionsDoc.interpretation, { class: "muted" }));
 }
 
+/** @param {JournalEntry} entry */
 export function addJournalEntry(entry) {
   const item = h("li");
   const c = entry.completion;

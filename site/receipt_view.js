@@ -1,19 +1,21 @@
+// @ts-check
 // The freeze receipt (pyapp/verify/receipt.py): drawn at the freeze, before the first
 // held-out trial starts, with its fingerprint and a download. Python makes the receipt; this
 // file only shows it.
 
-import { dl } from "./dom.js";
+import { $, dl } from "./dom.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { Receipt } from "./lab_types.js" */
 
 // Show a receipt (Python's JSON text), or hide the view (null).
+/** @param {string | null} receiptJson @returns {Receipt | null} */
 export function renderReceipt(receiptJson) {
   const view = $("#receipt-view");
   if (!receiptJson) {
     view.hidden = true;
     return null;
   }
-  const receipt = JSON.parse(receiptJson);
+  const receipt = /** @type {Receipt} */ (JSON.parse(receiptJson));
   $("#receipt-fingerprint").textContent = receipt.fingerprint;
   const freezes = receipt.freezes
     .map((f) => `${f.condition}: profile ${f.profile_sha256.slice(0, 12)}…, predictions ${f.predictions_sha256.slice(0, 12)}…` +

@@ -1,11 +1,13 @@
+// @ts-check
 // The raw record dialog (#record-dialog): everything one trial holds, drawn from the trial
 // as Python wrote it (the page keeps each trial's JSON text; it is parsed when opened).
 
-import { dl, fmt, h, table, trialLabel, yesNo } from "./dom.js";
+import { $, dl, fmt, h, table, trialLabel, yesNo } from "./dom.js";
 import { verdictOf } from "./results_table.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { Completion, Trial } from "./lab_types.js" */
 
+/** @param {Completion} c @returns {[string, unknown][]} */
 function completionFacts(c) {
   return [
     ["Finish reason", c.finish_reason ?? "none"],
@@ -16,6 +18,7 @@ function completionFacts(c) {
 }
 
 // `runLabel`: the run's evidence label when it is not model evidence (dom.js notEvidenceLabel).
+/** @param {Trial} trial @param {string | null} [runLabel] */
 export function showRecord(trial, runLabel = null) {
   const trialId = trial.trial_id;
   const body = $("#record-body");
@@ -105,7 +108,7 @@ export function showRecord(trial, runLabel = null) {
   body.append(raw);
   const label = trialLabel(trial, runLabel);
   $("#record-heading").textContent = `Raw record: ${trial.trial_id}${trial.evidence === "model" && !runLabel ? "" : ` — ${label}`}`;
-  $("#record-dialog").showModal();
+  $("#record-dialog", HTMLDialogElement).showModal();
 }
 
 // ---- drawing: freeze view, predictions, scores, plots --------------------------------

@@ -53,6 +53,7 @@ function verdictTable(verdict) {
 function answerLines(verdict) {
   if (!verdict) return [h("p", "No answer yet: it appears after the held-out run.", { class: "muted" })];
   const flagged = verdict.flags.length > 0 || verdict.headline.startsWith("DEGENERATE");
+  /** @type {HTMLElement[]} */
   const out = [h("p", verdict.headline, { id: "answer-headline", class: flagged ? "answer-headline degenerate incorrect" : "answer-headline" })];
   const more = h("details", null, { class: "answer-more" });
   more.append(h("summary", `Per condition, and in full sentences${verdict.flags.length ? `, with ${verdict.flags.length} flag(s)` : ""}`));

@@ -1,46 +1,61 @@
+// @ts-check
 // "Runs stored in this browser" (step 4): every sweep IndexedDB holds (site/store.js), finished
 // or not, listed with its model, seed, calibration preset, evidence and when it was last
 // written; each can be shown (re-derived by this page's Python and drawn in step 4 as an
 // opened trace is: site/viewer.js), downloaded, reported (the code of `python -m pyapp
 // report`), compared with others (Compare runs) or deleted. Nothing leaves this browser.
 
-import { downloadJson, evidenceLabel, h } from "./dom.js";
+import { $, downloadJson, evidenceLabel, h } from "./dom.js";
 import { PRESETS } from "./lab_protocol.js";
+import { messageOf } from "./common/errors.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { RequestFunction, TaskParams } from "./lab_types.js" */
+/** @import { ExperimentHandle } from "./experiment.js" */
+/** @import { SweepStatus } from "./store.js" */
+/** @import { FileLike, setupViewer } from "./viewer.js" */
+
+/** @typedef {(record: SweepStatus) => Promise<unknown>} Action */
+/** @typedef {"show" | "download" | "predictions" | "receipt" | "resume" | "report" | "delete"} ActionName */
 
 // The calibration preset a sweep's task parameters are (a preset's overrides all match; the
 // preset with the most overrides first, so a ladder's rung is not taken for the
 // calibration-300 profile it shares), or "custom" with its size; older status records carry
 // no parameters ("—").
+/** @param {TaskParams | null | undefined} params */
 export function presetOf(params) {
   if (!params) return "—";
+  /** @param {unknown} a @param {unknown} b */
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const bySpecificity = Object.entries(PRESETS).sort((a, b) => Object.keys(b[1]).length - Object.keys(a[1]).length);
   for (const [name, overrides] of bySpecificity) {
-    const keys = Object.keys(overrides);
-    if (keys.length && keys.every((key) => same(params[key], overrides[key]))) return name;
+    /** @type {Record<string, unknown>} */
+    const wanted = overrides;
+    const keys = Object.keys(wanted);
+    if (keys.length && keys.every((key) => same(Reflect.get(params, key), wanted[key]))) return name;
   }
   return params.primitives_per_op === 2 ? "design" : `custom (${params.primitives_per_op} per op)`;
 }
 
 // The file name of a download: what it is, its evidence, the run (trace-fixture-<run id>.json).
+/** @param {string} kind @param {string | null | undefined} evidence @param {string} runId @param {string} [extension] */
 export function fileName(kind, evidence, runId, extension = "json") {
   return `${kind}-${evidence ?? "control"}-${runId}.${extension}`;
 }
 
 // One action button of a stored run; a failure is said in the panel's status line.
+/** @param {string} text @param {string} label @param {Action} work @param {SweepStatus} record @param {HTMLElement} note */
 function actionButton(text, label, work, record, note) {
   const b = h("button", text, { type: "button", "aria-label": `${label} ${record.run_id.slice(0, 8)}` });
   b.addEventListener("click", () =>
     work(record).catch((error) => {
-      note.textContent = `${text} failed: ${error.message}`;
+      note.textContent = `${text} failed: ${messageOf(error)}`;
     }),
   );
   return b;
 }
 
 // One row of the stored runs table: the run (with its compare box), what it is, its actions.
+/** @param {SweepStatus} record @param {Record<ActionName, Action>} actions @param {HTMLElement} note */
 function runRow(record, actions, note) {
   const tr = h("tr");
   tr.dataset.runId = record.run_id;
@@ -72,6 +87,7 @@ function runRow(record, actions, note) {
   return tr;
 }
 
+/** @param {{ request: RequestFunction, experiment: ExperimentHandle, viewer: ReturnType<typeof setupViewer> }} parts */
 export function setupRuns({ request, experiment, viewer }) {
   const store = experiment.store;
   const view = $("#stored-runs");
@@ -79,14 +95,17 @@ export function setupRuns({ request, experiment, viewer }) {
 
   // The stored sweep as one trace document: Python assembles it from the stored texts (the one
   // assembly, pyapp/records/stored.py) and writes it (1.0 stays 1.0).
+  /** @param {SweepStatus} record @returns {Promise<string>} */
   async function traceText(record) {
     const texts = await store.storedTexts(record.run_id);
     if (!texts) throw new Error(`run ${record.run_id.slice(0, 8)} has no stored header`);
-    return (await request("stored_trace", texts, 600_000)).trace_json;
+    return String((await request("stored_trace", texts, 600_000)).trace_json);
   }
 
+  /** @param {string} name @param {string} text @returns {FileLike} */
   const asFile = (name, text) => ({ name, text: async () => text });
 
+  /** @type {Record<ActionName, Action>} */
   const actions = {
     show: async (record) => {
       await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))], "browser");
@@ -141,7 +160,7 @@ export function setupRuns({ request, experiment, viewer }) {
   // Compare the checked runs: each one's predictions derived from its trace by this page's
   // Python (trace_open), then laid side by side by Compare runs.
   async function compareChecked() {
-    const checked = [...view.querySelectorAll("input.compare-run:checked")].map((box) => box.value);
+    const checked = [...view.querySelectorAll("input.compare-run:checked")].map((box) => (box instanceof HTMLInputElement ? box.value : ""));
     const records = (await store.sweeps()).filter((r) => checked.includes(r.run_id));
     if (records.length < 2) {
       note.textContent = "Check two or more runs to compare.";
@@ -176,9 +195,10 @@ export function setupRuns({ request, experiment, viewer }) {
     const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Runs stored in this browser" });
     wrap.append(t);
     const compare = h("button", "Compare the checked runs", { type: "button", id: "stored-runs-compare" });
-    compare.addEventListener("click", () => compareChecked().catch((error) => (note.textContent = `Compare failed: ${error.message}`)));
-    view.replaceChildren(wrap, h("p", null, { class: "actions" }));
-    view.lastChild.append(compare);
+    compare.addEventListener("click", () => compareChecked().catch((error) => (note.textContent = `Compare failed: ${messageOf(error)}`)));
+    const actionsLine = h("p", null, { class: "actions" });
+    view.replaceChildren(wrap, actionsLine);
+    actionsLine.append(compare);
     return records;
   }
 

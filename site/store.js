@@ -1,3 +1,4 @@
+// @ts-check
 // What the page keeps in IndexedDB (database "composition-lab", version 2). No DOM here.
 //
 // A sweep is stored as records that never grow with the sweep: a trial is written once, as
@@ -39,10 +40,45 @@
 // freeze of a model whose held-out tasks were already seen here would be marked
 // confirmatory (docs/page.md).
 
+/** @import { LedgerEntry, Summary, Trace } from "./lab_types.js" */
+
+/**
+ * A sweep's status record (store "sweeps").
+ * @typedef {object} SweepStatus
+ * @property {string} run_id
+ * @property {string | null} in_flight
+ * @property {string | null} phase
+ * @property {boolean} finished
+ * @property {string | null} [model_id]
+ * @property {string | null} [revision]
+ * @property {string | null} [evidence]
+ * @property {number | null} [seed]
+ * @property {import("./lab_types.js").TaskParams} [task_params] the runs panel names the calibration preset
+ * @property {string | null} [created_at]
+ * @property {number} [trials]
+ * @property {Summary | null} [summary]
+ * @property {string} [updated_at]
+ * @property {string | null} [receipt_json] the freeze receipt as Python made it at the freeze
+ */
+/** @typedef {{ run_id: string, json: string, changes?: string[] }} HeaderRecord store "headers" */
+/** @typedef {{ seq: number, trial_id: string, json: string }} TrialText a trial as stored, less its run */
+/** @typedef {{ key: string, model_id: string, revision: string, condition: string, task_id: string }} LedgerRecord */
+/** @typedef {{ model_id: string, revision: string, condition: string, task_id: string }} Observed */
+/** @typedef {{ header_json: string, changes_json: string[], trials_json: string[] }} StoredTexts */
+/**
+ * What one write brings beside the status record.
+ * @typedef {object} SweepWrites
+ * @property {string | null} [header] the header text whole
+ * @property {string[]} [changes] header changes since
+ * @property {TrialText[]} [trials] new trial records
+ * @property {Observed[]} [observed] new ledger records
+ */
+
 const DB_NAME = "composition-lab";
 const DB_VERSION = 2;
 const STORES = ["sweeps", "headers", "trials", "ledger"];
 
+/** @template T @param {IDBRequest<T>} request @returns {Promise<T>} */
 function promised(request) {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);
@@ -52,12 +88,15 @@ function promised(request) {
 
 // Version 1 → 2: split each stored trace into its header and one record per trial, and each
 // ledger entry into one record per task. Runs inside the upgrade transaction.
+/** @param {IDBTransaction} transaction */
 function migrateV1(transaction) {
   const sweeps = transaction.objectStore("sweeps");
-  sweeps.openCursor().onsuccess = (event) => {
-    const cursor = event.target.result;
+  const sweepCursor = sweeps.openCursor();
+  sweepCursor.onsuccess = () => {
+    const cursor = sweepCursor.result;
     if (!cursor) return;
-    const { trace, ...status } = cursor.value;
+    // a version-1 record: the status with the whole trace in it
+    const { trace, ...status } = /** @type {SweepStatus & { trace?: Trace }} */ (cursor.value);
     if (trace) {
       const trials = trace.trials ?? [];
       trials.forEach((trial, seq) =>
@@ -70,10 +109,11 @@ function migrateV1(transaction) {
     cursor.continue();
   };
   const ledger = transaction.objectStore("ledger");
-  ledger.openCursor().onsuccess = (event) => {
-    const cursor = event.target.result;
+  const ledgerCursor = ledger.openCursor();
+  ledgerCursor.onsuccess = () => {
+    const cursor = ledgerCursor.result;
     if (!cursor) return;
-    const entry = cursor.value;
+    const entry = /** @type {LedgerEntry} */ (cursor.value); // a version-1 record: one per condition
     if (Array.isArray(entry.task_ids)) {
       for (const taskId of entry.task_ids) ledger.put(ledgerRecord(entry.model_id, entry.revision, entry.condition, taskId));
       cursor.delete();
@@ -82,12 +122,14 @@ function migrateV1(transaction) {
   };
 }
 
+/** @param {string} modelId @param {string} revision @param {string} condition @param {string} taskId @returns {LedgerRecord} */
 function ledgerRecord(modelId, revision, condition, taskId) {
   return { key: `${modelId}@${revision}|${condition}|${taskId}`, model_id: modelId, revision, condition, task_id: taskId };
 }
 
 export class SweepStore {
   constructor() {
+    /** @type {IDBDatabase | null} */
     this.db = null;
   }
 
@@ -100,15 +142,24 @@ export class SweepStore {
       if (!db.objectStoreNames.contains("ledger")) db.createObjectStore("ledger", { keyPath: "key" });
       if (!db.objectStoreNames.contains("headers")) db.createObjectStore("headers", { keyPath: "run_id" });
       if (!db.objectStoreNames.contains("trials")) db.createObjectStore("trials", { keyPath: ["run_id", "seq"] });
-      if (event.oldVersion === 1) migrateV1(request.transaction);
+      if (event.oldVersion === 1 && request.transaction) migrateV1(request.transaction);
     };
     this.db = await promised(request);
     return this.db;
   }
 
+  /**
+   * One transaction over `storeNames`; `work` gets their stores in that order.
+   * @template T
+   * @param {string | string[]} storeNames
+   * @param {IDBTransactionMode} mode
+   * @param {(...stores: IDBObjectStore[]) => T | Promise<T>} work
+   * @returns {Promise<T>}
+   */
   async tx(storeNames, mode, work) {
     const db = await this.open();
     const transaction = db.transaction(storeNames, mode);
+    /** @type {Promise<void>} */
     const done = new Promise((resolve, reject) => {
       transaction.oncomplete = () => resolve();
       transaction.onerror = () => reject(transaction.error);
@@ -125,32 +176,45 @@ export class SweepStore {
   // The status record, and (when given) the header text, header changes after it (or after
   // the stored header), new trial records and new ledger records ({model_id, revision,
   // condition, task_id}), in one transaction: what is stored is always consistent.
+  /** @param {SweepStatus} status @param {SweepWrites} [writes] */
   putSweep(status, { header = null, changes = [], trials = [], observed = [] } = {}) {
     return this.tx(["sweeps", "headers", "trials", "ledger"], "readwrite", (sweeps, headers, trialStore, ledger) => {
+      /** @type {Promise<unknown>[]} */
       const writes = [promised(sweeps.put({ ...status, updated_at: new Date().toISOString() }))];
       if (header !== null) writes.push(promised(headers.put({ run_id: status.run_id, json: header, changes })));
-      else if (changes.length) writes.push(promised(headers.get(status.run_id)).then((stored) => promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }))));
+      else if (changes.length) {
+        const appended = promised(headers.get(status.run_id)).then((found) => {
+          const stored = /** @type {HeaderRecord} */ (found);
+          return promised(headers.put({ ...stored, changes: [...(stored.changes ?? []), ...changes] }));
+        });
+        writes.push(appended);
+      }
       for (const trial of trials) writes.push(promised(trialStore.put({ run_id: status.run_id, ...trial })));
       for (const o of observed) writes.push(promised(ledger.put(ledgerRecord(o.model_id, o.revision, o.condition, o.task_id))));
       return Promise.all(writes);
     });
   }
 
+  /** @param {string} runId @returns {Promise<SweepStatus | undefined>} */
   getSweep(runId) {
     return this.tx("sweeps", "readonly", (store) => promised(store.get(runId)));
   }
 
   // {header_json, changes_json: [text], trials_json: [text]} of a stored sweep: what
   // `sweep_resume` takes.
+  /** @param {string} runId @returns {Promise<StoredTexts | null>} */
   async storedTexts(runId) {
     return this.tx(["headers", "trials"], "readonly", async (headers, trials) => {
       const range = IDBKeyRange.bound([runId, 0], [runId, Infinity]);
-      const [header, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
+      const [found, records] = await Promise.all([promised(headers.get(runId)), promised(trials.getAll(range))]);
+      const header = /** @type {HeaderRecord | undefined} */ (found);
       if (!header) return null;
-      return { header_json: header.json, changes_json: header.changes ?? [], trials_json: records.map((r) => r.json) };
+      const texts = /** @type {TrialText[]} */ (records);
+      return { header_json: header.json, changes_json: header.changes ?? [], trials_json: texts.map((r) => r.json) };
     });
   }
 
+  /** @param {string} runId */
   deleteSweep(runId) {
     return this.tx(["sweeps", "headers", "trials"], "readwrite", (sweeps, headers, trials) =>
       Promise.all([
@@ -161,7 +225,9 @@ export class SweepStore {
     );
   }
 
+  /** @returns {Promise<SweepStatus[]>} */
   async sweeps() {
+    /** @type {SweepStatus[]} */
     const all = await this.tx("sweeps", "readonly", (store) => promised(store.getAll()));
     return all.sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
   }
@@ -174,7 +240,9 @@ export class SweepStore {
   // ---- ledger ------------------------------------------------------------------------------
 
   // {condition: [task ids]} observed for this model id + revision in earlier sweeps.
+  /** @param {string} modelId @param {string} revision */
   async observedFor(modelId, revision) {
+    /** @type {Record<string, string[]>} */
     const seen = {};
     for (const entry of await this.ledger()) {
       if (entry.model_id === modelId && entry.revision === revision) seen[entry.condition] = entry.task_ids;
@@ -183,13 +251,17 @@ export class SweepStore {
   }
 
   // [{key, model_id, revision, condition, task_ids}]: one entry per model, revision and condition.
+  /** @returns {Promise<LedgerEntry[]>} */
   async ledger() {
+    /** @type {LedgerRecord[]} */
     const all = await this.tx("ledger", "readonly", (store) => promised(store.getAll()));
+    /** @type {Map<string, LedgerEntry>} */
     const entries = new Map();
     for (const record of all) {
       const key = `${record.model_id}@${record.revision}|${record.condition}`;
-      if (!entries.has(key)) entries.set(key, { key, model_id: record.model_id, revision: record.revision, condition: record.condition, task_ids: [] });
-      entries.get(key).task_ids.push(record.task_id);
+      const entry = entries.get(key) ?? { key, model_id: record.model_id, revision: record.revision, condition: record.condition, task_ids: [] };
+      entries.set(key, entry);
+      entry.task_ids.push(record.task_id);
     }
     for (const entry of entries.values()) entry.task_ids.sort();
     return [...entries.values()];
@@ -199,6 +271,7 @@ export class SweepStore {
 
   // Delete every stored sweep (and, only when asked, the whole ledger); returns how many
   // records of each were deleted.
+  /** @param {{ ledger?: boolean }} [what] */
   async clear({ ledger: alsoLedger = false } = {}) {
     const sweeps = (await this.sweeps()).length;
     const kept = STORES.filter((name) => name !== "ledger");
@@ -224,20 +297,40 @@ export class SweepStore {
 // again). After a batch commits, its `after` callbacks run in order (the experiment's
 // listeners are told of an event only once it is stored). A failed write is kept and thrown
 // by the next `write` and by `flush`, so a run stops instead of going on unstored.
+/**
+ * One batch of writes, gathered until the one before it has committed.
+ * @typedef {object} Batch
+ * @property {SweepStatus} status
+ * @property {string | null} header
+ * @property {string[]} changes
+ * @property {TrialText[]} trials
+ * @property {Observed[]} observed
+ * @property {(() => void)[]} after
+ * @property {Promise<void>} done
+ * @property {() => void} resolve
+ */
+
 export class SweepWriter {
+  /** @param {SweepStore} store */
   constructor(store) {
     this.store = store;
+    /** @type {Batch | null} */
     this.pending = null; // the batch being gathered
+    /** @type {Promise<void> | null} */
     this.running = null; // the loop writing batches, while there are any
+    /** @type {unknown} */
     this.failure = null;
   }
 
   // Merge into the next batch; resolves once it is committed (callers on the trial path do not
   // wait for it).
+  /** @param {SweepStatus} status @param {SweepWrites & { after?: (() => void) | null }} [writes] @returns {Promise<void>} */
   write(status, { header = null, changes = [], trials = [], observed = [], after = null } = {}) {
     if (this.failure) throw this.failure;
     if (!this.pending) {
-      let resolve;
+      /** @type {() => void} */
+      let resolve = () => {};
+      /** @type {Promise<void>} */
       const done = new Promise((r) => (resolve = r));
       this.pending = { status, header: null, changes: [], trials: [], observed: [], after: [], done, resolve };
     }

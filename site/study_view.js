@@ -9,6 +9,9 @@
 import { h } from "./dom.js";
 import { plotSvg } from "./profile_views.js";
 import { addExport } from "./plot_export.js";
+import { messageOf } from "./common/errors.js";
+
+/** @import { RequestFunction } from "./lab_types.js" */
 
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
 const STUDY_KIND = "composition-lab-study";
@@ -78,6 +81,7 @@ function groupView(group, index) {
 function draw(study, name) {
   const view = $("#study-view-body");
   const [first, ...rest] = study.answer;
+  /** @type {HTMLElement[]} */
   const parts = [
     h("h3", `${study.name ?? name}: ${study.cells_done} of ${study.cells_planned} cells done`),
     h("p", first ?? "No answer: no group of cells.", { id: "study-answer", class: "answer-headline" }),
@@ -92,7 +96,7 @@ function draw(study, name) {
 }
 
 /** Wire the Study view's file input and drop zone.
- * @param {{request: (type: string, fields?: object, timeoutMs?: number) => Promise<any>}} deps */
+ * @param {{request: RequestFunction}} deps */
 export function setupStudyView({ request }) {
   const status = $("#study-status");
   /** @param {File[]} files */
@@ -105,7 +109,8 @@ export function setupStudyView({ request }) {
     const text = await files[0].text();
     let kind = null;
     try {
-      kind = JSON.parse(text)?.kind ?? null;
+      const read = /** @type {unknown} */ (JSON.parse(text));
+      kind = read && typeof read === "object" ? (Reflect.get(read, "kind") ?? null) : null;
     } catch {
       status.textContent = `Cannot open ${files[0].name}: not valid JSON.`;
       return;
@@ -119,7 +124,7 @@ export function setupStudyView({ request }) {
       draw(await request("study_open", { study_json: text }, 600_000), files[0].name);
       status.textContent = `${files[0].name}: the study's answer is shown below.`;
     } catch (error) {
-      status.textContent = `Cannot open ${files[0].name}: ${error.message}`;
+      status.textContent = `Cannot open ${files[0].name}: ${messageOf(error)}`;
     }
   }
   const zone = $("#study-drop");
@@ -127,10 +132,10 @@ export function setupStudyView({ request }) {
   zone.addEventListener("dragover", (event) => event.preventDefault());
   zone.addEventListener("drop", (event) => {
     event.preventDefault();
-    open([...(event.dataTransfer?.files ?? [])]).catch((error) => (status.textContent = error.message));
+    open([...(event.dataTransfer?.files ?? [])]).catch((error) => (status.textContent = messageOf(error)));
   });
   input.addEventListener("change", () => {
-    open([...(input.files ?? [])]).catch((error) => (status.textContent = error.message));
+    open([...(input.files ?? [])]).catch((error) => (status.textContent = messageOf(error)));
     input.value = "";
   });
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // "Open a trace" and "Compare runs" (main thread). Files are read from the reader's disk with
 // the File API and handed to the page's own Python: nothing is uploaded, nothing is fetched.
 //
@@ -12,22 +13,31 @@
 // with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes.
 
 import { plotSvg } from "./profile_views.js";
-import { dl, evidenceLabel, h, table } from "./dom.js";
+import { $, dl, evidenceLabel, h, table } from "./dom.js";
+import { messageOf } from "./common/errors.js";
 
-const $ = (selector) => document.querySelector(selector);
+/** @import { OpenedTrace, RequestFunction, Trace } from "./lab_types.js" */
+/** @import { ExperimentHandle } from "./experiment.js" */
+
+/** @typedef {{ name: string, text: string, kind: unknown, json: boolean }} ReadFile */
+/** @typedef {{ name: string, text(): Promise<string> }} FileLike a File, or a stored run's text (site/runs_panel.js) */
+
 const TRACE_KIND = "composition-lab-trace";
 const PREDICTIONS_KIND = "composition-lab-predictions";
 
 // Every file as {name, text, kind}; kind is the document's `kind` field, or null.
 // `json`: whether the file parses as JSON at all.
+/** @param {Iterable<FileLike>} files @returns {Promise<ReadFile[]>} */
 async function readFiles(files) {
   const read = [];
   for (const file of files) {
     const text = await file.text();
+    /** @type {unknown} */
     let kind = null;
     let json = true;
     try {
-      kind = JSON.parse(text)?.kind ?? null;
+      const parsed = /** @type {unknown} */ (JSON.parse(text));
+      kind = (typeof parsed === "object" && parsed !== null ? Reflect.get(parsed, "kind") : null) ?? null;
     } catch {
       json = false;
     }
@@ -36,6 +46,7 @@ async function readFiles(files) {
   return read;
 }
 
+/** @param {HTMLElement} zone @param {HTMLInputElement} input @param {(files: FileLike[]) => unknown} onFiles */
 function dropZone(zone, input, onFiles) {
   zone.addEventListener("dragover", (event) => {
     event.preventDefault();
@@ -45,17 +56,19 @@ function dropZone(zone, input, onFiles) {
   zone.addEventListener("drop", (event) => {
     event.preventDefault();
     zone.classList.remove("dragging");
-    onFiles([...event.dataTransfer.files]);
+    onFiles([...(event.dataTransfer?.files ?? [])]);
   });
   input.addEventListener("change", () => {
-    onFiles([...input.files]);
+    onFiles([...(input.files ?? [])]);
     input.value = "";
   });
 }
 
 // Each part of the verdict with its own mark: the trace, the recorded fields it contradicts,
 // the predictions document (or the one line that says it is of another run).
+/** @param {OpenedTrace} result @returns {[boolean, string][]} */
 function verdictLines(result) {
+  /** @type {[boolean, string][]} */
   const lines = [];
   const traceOk = !result.trace_mismatches.length;
   lines.push([traceOk, traceOk ? "The trace re-derived exactly from its seed and raw trials." : `The trace does not re-derive: ${result.trace_mismatches.length} mismatch(es).`]);
@@ -71,7 +84,9 @@ function verdictLines(result) {
   return lines;
 }
 
+/** @param {OpenedTrace} result @returns {HTMLElement[]} */
 function verificationView(result) {
+  /** @type {HTMLElement[]} */
   const lines = verdictLines(result).map(([ok, text]) => h("p", `${ok ? "✓" : "✗"} ${text}`, { class: ok ? "correct" : "incorrect" }));
   const mismatches = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
   if (mismatches.length) {
@@ -86,6 +101,7 @@ function verificationView(result) {
 // it (the trace's and the opened predictions document's mismatches; predictions that cannot
 // be derived): what every mark in step 4 points to. A predictions.json of another run is not
 // one (its one line says so; what is drawn is derived from the trace).
+/** @param {OpenedTrace} result @returns {string[]} */
 function mismatchesOf(result) {
   const found = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
   if (result.derive_error) found.push(`the predictions cannot be derived: ${result.derive_error}`);
@@ -94,6 +110,7 @@ function mismatchesOf(result) {
 
 // The verdict at the top of step 4, one line: what a reader must know before any number;
 // below it, folded, the list every mark points to.
+/** @param {OpenedTrace} result @param {string} name @param {string[]} mismatches */
 function stepVerdict(result, name, mismatches) {
   const bad = verdictLines(result).filter(([ok]) => !ok);
   const line = $("#viewing-verdict");
@@ -108,6 +125,7 @@ function stepVerdict(result, name, mismatches) {
 }
 
 // A failed open leaves nothing of the previous one on the page.
+/** @param {ExperimentHandle} experiment */
 function clearOpened(experiment) {
   const view = $("#open-view");
   view.replaceChildren();
@@ -116,6 +134,7 @@ function clearOpened(experiment) {
 }
 
 // `evidence`: what Python shows the run as (trace_open); the model's own label is shown beside it.
+/** @param {Trace} trace @param {string} evidence */
 function provenanceView(trace, evidence) {
   const r = trace.run;
   const m = trace.model;
@@ -130,6 +149,7 @@ function provenanceView(trace, evidence) {
   ]);
 }
 
+/** @param {Trace} trace */
 function interruptionsView(trace) {
   if (!trace.interruptions.length) return h("p", "Interruptions: none.", { class: "muted" });
   return table(
@@ -139,6 +159,7 @@ function interruptionsView(trace) {
   );
 }
 
+/** @param {Trace} trace */
 function journalView(trace) {
   if (!trace.journal.length) return h("p", "Journal: no entries.", { class: "muted" });
   return table(
@@ -148,10 +169,12 @@ function journalView(trace) {
   );
 }
 
+/** @param {{ request: RequestFunction, experiment: ExperimentHandle }} parts */
 export function setupViewer({ request, experiment }) {
   const status = $("#open-status");
 
   // `source`: "file" (picked or dropped) or "browser" (a run stored here: site/runs_panel.js)
+  /** @param {Iterable<FileLike>} files @param {string} [source] */
   async function open(files, source = "file") {
     const read = await readFiles(files);
     const traces = read.filter((f) => f.kind === TRACE_KIND);
@@ -174,10 +197,10 @@ export function setupViewer({ request, experiment }) {
     try {
       result = await request("trace_open", { trace_json: traces[0].text, predictions_json: predictions[0]?.text ?? null }, 600_000);
     } catch (error) {
-      status.textContent = `Cannot open ${traces[0].name}: ${error.message}`;
+      status.textContent = `Cannot open ${traces[0].name}: ${messageOf(error)}`;
       return;
     }
-    const trace = JSON.parse(traces[0].text);
+    const trace = /** @type {Trace} */ (JSON.parse(traces[0].text)); // it re-derived in Python (trace_open)
     const view = $("#open-view");
     view.replaceChildren(
       h("h3", `Opened: ${traces[0].name}${predictions.length ? ` + ${predictions[0].name}` : ""}`),
@@ -209,6 +232,7 @@ export function setupViewer({ request, experiment }) {
     status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
   }
 
+  /** @param {Iterable<FileLike>} files */
   async function compare(files) {
     const read = await readFiles(files);
     const docs = read.filter((f) => f.kind === PREDICTIONS_KIND);
@@ -221,7 +245,7 @@ export function setupViewer({ request, experiment }) {
     try {
       result = await request("compare_runs", { runs: docs.map((d) => ({ name: d.name, predictions_json: d.text })) });
     } catch (error) {
-      cstatus.textContent = `Cannot compare: ${error.message}`;
+      cstatus.textContent = `Cannot compare: ${messageOf(error)}`;
       return;
     }
     const view = $("#compare-view");
@@ -246,17 +270,19 @@ export function setupViewer({ request, experiment }) {
     // --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the tables
     const said = [
       ...(result.refusal ? [h("p", result.refusal, { class: "compare-refusal incorrect" })] : []),
-      ...result.lines.map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
+      ...(result.lines ?? []).map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
     ];
     view.replaceChildren(...said, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  const opening = (files, source = "file") => open(files, source).catch((error) => (status.textContent = error.message));
-  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = error.message));
-  dropZone($("#open-drop"), $("#open-files"), opening);
-  dropZone($("#compare-drop"), $("#compare-files"), comparing);
+  /** @param {Iterable<FileLike>} files @param {string} [source] */
+  const opening = (files, source = "file") => open(files, source).catch((error) => (status.textContent = messageOf(error)));
+  /** @param {Iterable<FileLike>} files */
+  const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = messageOf(error)));
+  dropZone($("#open-drop"), $("#open-files", HTMLInputElement), opening);
+  dropZone($("#compare-drop"), $("#compare-files", HTMLInputElement), comparing);
   // site/runs_panel.js shows and compares stored runs through the same paths
   return { open: opening, compare: comparing };
 }

@@ -281,6 +281,7 @@ TYPE_LITERAL = re.compile(
 def worker_sources() -> dict[str, str]:
     paths = (
         "model_worker/model_worker.js",
+        "model_worker/generation.js",
         "model_worker/load_provenance.js",
         "model_client.js",
         "common/model_check.js",

@@ -10,6 +10,7 @@ test fails when any of them drifts.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
 from pyapp.predict.predictions import predictions_schema
@@ -120,11 +121,20 @@ Type-only: import them with `@import`. A test fails on drift."""
 
 def types_module() -> str:
     """site/lab_types.js: JSDoc typedefs of the channel's messages and the page's documents,
-    with `TraceHeader` (a sweep's header: the trace without its trials)."""
+    with `TraceHeader` (a sweep's header: the trace without its trials), `PageRequestType` (the
+    requests the page answers itself), the maps from a request type to its request and result
+    records (`Requests`, `Results`), and `RequestFunction`, the page's one path to Python: a
+    request of a type resolves with that type's result record."""
     defs = jsdoc.merged_defs(
         messages_schema(), trace_schema(), predictions_schema(), receipt_schema()
     )
     if "trials" not in defs["Trace"]["properties"]:
         raise ValueError("the header is the trace without its `trials`: Trace has none")
-    extra = {"TraceHeader": 'Omit<Trace, "trials">'}
+    extra = {
+        "TraceHeader": 'Omit<Trace, "trials">',
+        "PageRequestType": " | ".join(json.dumps(r.TYPE) for r in PAGE_REQUESTS),
+        **jsdoc.channel_maps(CHANNEL),
+        "RequestFunction": "<T extends keyof Results>(type: T, fields?: Omit<Requests[T], "
+        '"type" | "id">, timeoutMs?: number) => Promise<Results[T]>',
+    }
     return jsdoc.types_module(TYPES_HEADER, defs, extra)

@@ -24,7 +24,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pyapp.protocol.generate import merge_defs
+from pyapp.protocol.envelope import Channel
+from pyapp.protocol.generate import merge_defs, reply_name
 
 KNOWN = frozenset(
     [
@@ -188,6 +189,8 @@ def typedefs(defs: Mapping[str, Any], extra: Mapping[str, str] | None = None) ->
     for name, schema in defs.items():
         lines += typedef(name, schema, defs)
     for name, expression in (extra or {}).items():
+        if name in defs:
+            raise SchemaTypeError(f"{name} is a schema definition already")
         lines += ["/**", f" * @typedef {{{expression}}} {name}", " */"]
     return "\n".join(lines) + "\n"
 
@@ -199,6 +202,19 @@ def types_module(
     its types with `@import`)."""
     head = [f"// {line}".rstrip() for line in header.strip().splitlines()]
     return "\n".join([*head, "", typedefs(defs, extra), "export {};", ""]).replace("\n\n\n", "\n\n")
+
+
+def channel_maps(channel: Channel) -> dict[str, str]:
+    """`Results` (each request type → its result record), `Requests` (→ its request record)
+    and `Replies` (→ its reply) of a channel, so that a typed `request(type, fields)` returns
+    the result of that type."""
+    results = {kind: record.__name__ for kind, record in channel.results.items()}
+    requests = {r.TYPE: r.__name__ for r in channel.requests}  # type: ignore[attr-defined]
+    replies = {kind: reply_name(kind) for kind in channel.results}
+    return {
+        name: "{ " + ", ".join(f"{_key(k)}: {v}" for k, v in table.items()) + " }"
+        for name, table in (("Results", results), ("Requests", requests), ("Replies", replies))
+    }
 
 
 def merged_defs(*schemas: Mapping[str, Any]) -> dict[str, Any]:

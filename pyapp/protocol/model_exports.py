@@ -110,5 +110,7 @@ A test fails on drift."""
 
 
 def types_module() -> str:
-    """site/common/model_types.js: JSDoc typedefs of the channel's messages."""
-    return jsdoc.types_module(TYPES_HEADER, jsdoc.merged_defs(messages_schema()))
+    """site/common/model_types.js: JSDoc typedefs of the channel's messages, and the maps from
+    a request type to its request and result records (`Requests`, `Results`)."""
+    defs = jsdoc.merged_defs(messages_schema())
+    return jsdoc.types_module(TYPES_HEADER, defs, jsdoc.channel_maps(CHANNEL))

@@ -1,3 +1,4 @@
+// @ts-check
 // The sweep CLI's whole JavaScript (pyapp/sweep/driver.py): installed into the page before it
 // loads (Playwright's add_init_script). It is only a relay for one long request: it sends a
 // protocol message through the page's one entry point, window.lab.send (site/entry.js,
@@ -8,20 +9,34 @@
 // (tests/test_sweep_driver_js.py checks); everything else Python asks the page with one
 // window.lab.send call (pyapp/sweep/panel.py).
 
-window.__sweep = {
+/**
+ * The relay's slot: the reply's JSON text once it came, or why the call failed.
+ * @typedef {{ done: boolean, reply?: string, failure?: string }} Slot
+ */
+/**
+ * @typedef {object} Relay
+ * @property {Slot} [slot]
+ * @property {(messageJson: string) => void} call
+ * @property {() => boolean} callDone
+ * @property {() => Slot | undefined} callResult
+ */
+
+/** @type {Relay} */
+const relay = {
   // Send one protocol request (`{type, id, ...fields}`, pyapp/protocol/messages.py) as its
   // JSON text; `callDone()` / `callResult()` poll it. The slot holds the reply's JSON text.
   call(messageJson) {
+    /** @type {Slot} */
     const slot = { done: false };
     this.slot = slot;
     Promise.resolve()
-      .then(() => window.lab.send(messageJson, (text, texts) => window.__sweepEvent(text, texts ?? {})))
+      .then(() => window.lab.send(messageJson, (text, texts) => window.__sweepEvent?.(text, texts ?? {})))
       .then(
         (reply) => {
           slot.reply = reply;
         },
-        (error) => {
-          slot.failure = String(error?.message ?? error);
+        (/** @type {unknown} */ error) => {
+          slot.failure = String(typeof error === "object" && error !== null && "message" in error ? error.message : error);
         },
       )
       .finally(() => {
@@ -37,3 +52,5 @@ window.__sweep = {
     return this.slot;
   },
 };
+
+window.__sweep = relay;

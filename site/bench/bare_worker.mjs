@@ -1,3 +1,4 @@
+// @ts-check
 // Bench baseline: load the local Pyodide in a module worker and run one statement.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 

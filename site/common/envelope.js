@@ -1,3 +1,4 @@
+// @ts-check
 // The one envelope of both channels — page ⇄ Python (site/app.js reads Python's replies,
 // site/entry.js answers drivers) and page ⇄ model worker (site/model_worker/model_worker.js
 // builds every reply and event it posts, site/model_client.js every reply it answers Python
@@ -29,22 +30,14 @@
 
 /** A refused request read from its reply: an Error carrying the reply's `code`. */
 export class ReplyFailed extends Error {
-  /**
-   * @param {string} code
-   * @param {string} message
-   */
+  /** @param {string} code @param {string} message */
   constructor(code, message) {
     super(`${code}: ${message}`);
     this.code = code;
   }
 }
 
-/**
- * @param {readonly string[] | undefined} types
- * @param {unknown} type
- * @param {string} what
- * @param {ChannelTable} channel
- */
+/** @param {readonly string[] | undefined} types @param {unknown} type @param {string} what @param {ChannelTable} channel */
 function known(types, type, what, channel) {
   if (typeof type !== "string" || !types?.includes(type)) {
     throw new Error(`${String(type)} is not ${what} of the ${channel.title} (its generated table)`);
@@ -105,14 +98,9 @@ export function channelEvent(channel, to, type, fields = /** @type {F} */ ({})) 
   return { type, ...fields };
 }
 
-/**
- * The result of a decoded reply to request `type`#`id`; a refusal throws a ReplyFailed
- * carrying its `code`, a reply that does not answer the request (or is no envelope) an Error.
- * @param {unknown} reply
- * @param {string} type
- * @param {unknown} id
- * @returns {unknown}
- */
+// The result of a decoded reply to request `type`#`id`; a refusal throws a ReplyFailed
+// carrying its `code`, a reply that does not answer the request (or is no envelope) an Error.
+/** @param {unknown} reply @param {string} type @param {unknown} id @returns {unknown} */
 export function readReply(reply, type, id) {
   const r = /** @type {Partial<Envelope>} */ (typeof reply === "object" && reply !== null ? reply : {});
   if (r.id !== id || r.type !== type) {

@@ -1,3 +1,4 @@
+// @ts-check
 // The model mailbox: the generate call from the Python worker to the model worker without
 // the page's main thread in its path (issue 22 §3). One SharedArrayBuffer, created by Python
 // (pyapp/browser/mailbox.py, which writes the same layout: tests/test_model_mailbox.py checks
@@ -37,27 +38,36 @@ export const PHASE = Object.freeze({ idle: 0, request: 1, worker: 2, page: 3, wr
 export const HEADER_BYTES = 64;
 export const SEQ_MASK = 0x0fffffff; // a request's seq, kept in the state's upper bits
 
+/** @param {number} seq @param {number} phase */
 export const stateOf = (seq, phase) => ((seq & SEQ_MASK) << 3) | phase;
+/** @param {number} state */
 export const seqOf = (state) => state >>> 3;
+/** @param {number} state */
 export const phaseOf = (state) => state & 7;
+
+/** @typedef {keyof typeof SLOT} SlotName */
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
 export class Mailbox {
+  /** @param {SharedArrayBuffer} buffer */
   constructor(buffer) {
     this.buffer = buffer;
     this.slots = new Int32Array(buffer, 0, HEADER_BYTES / 4);
   }
 
+  /** @param {SlotName} name */
   load(name) {
     return Atomics.load(this.slots, SLOT[name]);
   }
 
+  /** @param {SlotName} name @param {number} value */
   store(name, value) {
     Atomics.store(this.slots, SLOT[name], value);
   }
 
+  /** @param {SlotName} name @param {number} value */
   add(name, value) {
     return Atomics.add(this.slots, SLOT[name], value);
   }
@@ -67,6 +77,7 @@ export class Mailbox {
   }
 
   // Move `state` from `from` to `to`; true when this side won.
+  /** @param {number} from @param {number} to */
   move(from, to) {
     return Atomics.compareExchange(this.slots, SLOT.state, from, to) === from;
   }
@@ -78,6 +89,7 @@ export class Mailbox {
   }
 
   // Write `text` (growing the buffer when it can); false when it cannot fit.
+  /** @param {string} text */
   write(text) {
     const bytes = utf8.encode(text);
     const needed = HEADER_BYTES + bytes.length;
@@ -93,6 +105,7 @@ export class Mailbox {
   // Answer the request this side holds (`held`: its state, phase worker or page) with the
   // reply's JSON text (or a function making it: called only once this side has won). False
   // when the other side answered it first (nothing written).
+  /** @param {number} held @param {string | (() => string)} reply */
   answer(held, reply) {
     const seq = seqOf(held);
     if (!this.move(held, stateOf(seq, PHASE.writing))) return false;
@@ -107,6 +120,7 @@ export class Mailbox {
 
   // Call `onState(state)` with the state now and after every change (Atomics.waitAsync), for
   // as long as this side lives; an awaited onState holds the next call back.
+  /** @param {(state: number) => unknown} onState */
   async watch(onState) {
     let seen = this.state();
     for (;;) {

@@ -366,5 +366,14 @@
  * @property {boolean} cross_origin_isolated Whether the page was cross-origin isolated (needed for SharedArrayBuffer).
  * @property {boolean} threads_allowed Cross-origin isolated and `SharedArrayBuffer` present: more than one thread can run.
  */
+/**
+ * @typedef {{ load: LoadResult, generate: Completion, interrupt: InterruptResult, provenance: ModelProvenance }} Results
+ */
+/**
+ * @typedef {{ load: Load, generate: Generate, interrupt: Interrupt, provenance: Provenance }} Requests
+ */
+/**
+ * @typedef {{ load: LoadReply, generate: GenerateReply, interrupt: InterruptReply, provenance: ProvenanceReply }} Replies
+ */
 
 export {};

@@ -1,3 +1,4 @@
+// @ts-check
 // The model worker's output-bytes cap (finish `bytes`) without decoding the whole output after
 // every token, which costs ~0.2 ms per token with a 151,936-token tokenizer and grows with the
 // output (bench/wasm_loops.py's `greedy` vs `steps` loops, docs/models.md "WASM speed").
@@ -18,10 +19,15 @@
 // (`tokenizer._tokenizer`, an internal of the pinned version: the browser test above checks it
 // is there and ByteLevel for every stand-in). Returns (id) => ceiling in bytes, or null when the decoder is not
 // ByteLevel (then nothing is skipped).
+/**
+ * What this reads of the inner tokenizer (an internal of the pinned version).
+ * @typedef {{ model?: { vocab?: ArrayLike<string>, unk_token?: string }, decoder?: { config?: { type?: string } } }} InnerTokenizer
+ */
+/** @param {InnerTokenizer | null | undefined} tokenizer @returns {((id: number) => number) | null} */
 export function byteCeiling(tokenizer) {
   const vocab = tokenizer?.model?.vocab;
   if (tokenizer?.decoder?.config?.type !== "ByteLevel" || !vocab) return null;
-  const unknown = tokenizer.model.unk_token ?? "";
+  const unknown = tokenizer.model?.unk_token ?? "";
   return (id) => {
     const token = vocab[Number(id)] ?? unknown;
     let codePoints = 0;
@@ -32,6 +38,12 @@ export function byteCeiling(tokenizer) {
 
 // A check for "the decoded output is over `cap` bytes", called with the generated ids after
 // every token. `decodeBytes(ids)` is the exact byte count; `ceiling` is byteCeiling()'s.
+/**
+ * @param {number} cap
+ * @param {((id: number) => number) | null} ceiling
+ * @param {(generated: number[]) => number} decodeBytes
+ * @returns {(generated: number[]) => boolean}
+ */
 export function overCap(cap, ceiling, decodeBytes) {
   let counted = 0;
   let upper = 0;
