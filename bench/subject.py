@@ -5,8 +5,8 @@
 Runs (each skipped when its folder already holds predictions.json, unless --fresh):
 * in the browser (WASM, fp32; `python -m pyapp sweep --model subject`): `design` and
   `calibration-60` (its parameters passed as --param), seed 1729, all four conditions;
-* natively (onnxruntime, the same greedy decoding; bench/subject_native.py under
-  build/fixture-venv): `design`, `calibration-60` and `calibration-300`, seed 1729.
+* natively (`python -m pyapp sweep --model subject --backend native`: the same sweep under
+  onnxruntime, fp32): `design`, `calibration-60` and `calibration-300`, seed 1729.
 Then it compares browser and native verdicts trial by trial on the shared seed and presets,
 and writes docs/subject.md: the recipe and what training measured, the expectation (written
 before any sweep), accuracy by op and digit count, profiles, both predictors' Brier scores
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,6 @@ from pyapp.records.subject import SUBJECT_LABEL  # noqa: E402
 from pyapp.tasks.taskset import PRESETS  # noqa: E402
 
 SUBJECT = ROOT / "tests" / "fixtures" / "subject"
-BUILD_PYTHON = ROOT / "build" / "fixture-venv" / "bin" / "python"
 DOC = ROOT / "docs" / "subject.md"
 BOOTSTRAP = 2000
 EXPECTATION = """\
@@ -53,21 +53,20 @@ def sweep_args(preset: str) -> list[str]:
     return [f"--param={key}={json.dumps(value)}" for key, value in PRESETS[preset].items()]
 
 
-def browser_run(preset: str, out: Path) -> None:
+def subject_sweep(backend: str, preset: str, out: Path) -> None:
     command = [sys.executable, "-m", "pyapp", "sweep", "--model", "subject", "--backend",
-               "wasm", "--dtype", "fp32", "--seed", "1729", "--consent", "--out", str(out),
+               backend, "--dtype", "fp32", "--seed", "1729", "--consent", "--out", str(out),
                *sweep_args(preset)]  # fmt: skip
     print("$", " ".join(command), flush=True)
     subprocess.run(command, cwd=ROOT, check=True)
 
 
+def browser_run(preset: str, out: Path) -> None:
+    subject_sweep("wasm", preset, out)
+
+
 def native_run(preset: str, out: Path) -> None:
-    command = [str(BUILD_PYTHON), str(ROOT / "bench" / "subject_native.py"), "--preset",
-               preset, "--out", str(out)]  # fmt: skip
-    print("$", " ".join(command), flush=True)
-    subprocess.run(
-        command, cwd=ROOT, check=True, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}
-    )
+    subject_sweep("native", preset, out)
 
 
 def load(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -281,6 +280,8 @@ def main() -> None:
     for name, runner, preset in plan:
         folder = args.runs / name
         if args.fresh or not (folder / "predictions.json").is_file():
+            if folder.exists():  # a sweep folder is never written over: start it again
+                shutil.rmtree(folder)
             runner(preset, folder)
         runs[name] = folder
     print(write_doc(runs))

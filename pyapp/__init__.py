@@ -9,10 +9,12 @@ the direction of their imports): `errors` (the one error tree), `tasks` (the tas
 seed), `records` (record types, the model contract, prompts), `conditions` (running and
 judging a condition), `predict` (profiles, predictions, scores), `verify` (re-deriving a
 trace offline), `experiment` (measure -> freeze -> held-out), `synthetic` (validation
-models and `simulate`), `report` (a run as one HTML file), `protocol` (every message and
+models and `simulate`), `native` (local ONNX models under onnxruntime, as the page runs
+them), `report` (a run as one HTML file), `protocol` (every message and
 name the page shares, and the files generated from them), `browser` (the page's handlers
 and session), `host` (files and the static server), `sweep` (headless sweeps in the real
-page), `matrix` (a study: many sweeps and simulations as one plan), `cli` (the command line).
+page, or natively), `matrix` (a study: many sweeps and simulations as one plan), `cli`
+(the command line).
 """
 
 __version__ = "0.1.0"

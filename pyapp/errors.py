@@ -30,6 +30,8 @@ Hierarchy::
         │                               that cannot be read as a run (bad_run_folder)
         ├── LedgerError                 pyapp.experiment.ledger: a ledger file that is not a
         │                               ledger (bad_ledger)
+        ├── NativeModelError            pyapp.native.folder: a model the native backend
+        │                               cannot run as the page would (unverified_template, ...)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)
             ├── SetupError              nothing ran (exit 2)
             ├── Paused                  three infrastructure failures in a row (exit 3)

@@ -305,6 +305,7 @@ LAYERS = (
     "verify",
     "experiment",
     "synthetic",
+    "native",
     "report",
     "protocol",
     "browser",
@@ -319,10 +320,20 @@ LAYERS = (
 docs/architecture.md): a package imports only from packages below it (and from itself, the
 interpreter and `pyapp`'s own `__version__`). Imports made inside functions count."""
 
-IMPORTS_ALLOWED_IN_FUNCTIONS = ("playwright", "sympy", "ray")
+IMPORTS_ALLOWED_IN_FUNCTIONS = (
+    "playwright",
+    "sympy",
+    "ray",
+    "onnxruntime",
+    "numpy",
+    "tokenizers",
+    "jinja2",
+)
 """Optional heavy dependencies, imported only where used: Playwright (only the headless
-sweep drives a browser) and sympy (about 6 MB in the page, loaded on request). Nothing else,
-of the project or not, is imported inside a function."""
+sweep drives a browser), sympy (about 6 MB in the page, loaded on request), Ray (the matrix's
+cluster engine) and the native backend's onnxruntime, numpy, tokenizers and Jinja2 (the
+`native` extra; the page never loads them). Nothing else, of the project or not, is imported
+inside a function."""
 
 
 def package_of(module: str) -> str:

@@ -101,3 +101,37 @@ def test_a_bad_receipt_file_is_one_line_exit_1(run_with_receipt, tmp_path, capsy
     trace, _ = run_with_receipt
     status, out = cli(tmp_path, capsys, trace, {"kind": "nothing"})
     assert status == 1 and "r.json" in out and "Traceback" not in out
+
+
+def test_the_receipt_verdict_line_is_printed_in_every_case(
+    run_with_receipt, tmp_path, capsys
+) -> None:
+    """Issue 37 (with issue 39's reproduce change): `reproduce --receipt` prints the
+    receipt's own verdict line whether the trace re-derives or not (it printed none when
+    the trace had a mismatch of its own)."""
+    trace, receipt = run_with_receipt
+    status, out = cli(tmp_path, capsys, trace, receipt)
+    assert status == 0 and "receipt: ok: the freezes and every record before them" in out
+    edited = copy.deepcopy(trace)
+    edited["summary"]["correct"] += 1  # after the freeze: the receipt still holds
+    status, out = cli(tmp_path, capsys, edited, receipt)
+    verdicts = [line for line in out.splitlines() if line.startswith("receipt: ")]
+    assert status == 1 and "MISMATCH $.summary" in out, out
+    assert len(verdicts) == 1 and verdicts[0].startswith("receipt: ok:"), out
+    assert "other mismatch(es) are above" in verdicts[0]
+    other = copy.deepcopy(receipt)
+    other["run_id"] = "another-run"
+    status, out = cli(tmp_path, capsys, trace, other)
+    verdicts = [line for line in out.splitlines() if line.startswith("receipt: ")]
+    assert status == 1 and len(verdicts) == 1 and verdicts[0].startswith("receipt: FAILED:")
+
+
+def test_a_document_of_another_kind_as_the_receipt_is_named(
+    run_with_receipt, tmp_path, capsys
+) -> None:
+    """Issue 39: the trace itself given as --receipt: one line, the kind found and wanted."""
+    trace, _ = run_with_receipt
+    status, out = cli(tmp_path, capsys, trace, trace)
+    assert status == 1 and "MISMATCH" not in out, out
+    assert out.strip().count("\n") == 0 and "r.json" in out
+    assert "a trace (composition-lab-trace), not a freeze receipt" in out

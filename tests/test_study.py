@@ -196,3 +196,26 @@ def test_a_study_whose_outcomes_are_all_zero_says_so_first(tmp_path: Path) -> No
     assert all("constant" in a["reason"] for a in group["answers"])
     html = (out / "study.html").read_text(encoding="utf-8")
     assert html.index("DEGENERATE: all 16") < html.index(ANSWER_LABEL)
+
+
+def test_study_is_one_writer_and_refuses_a_study_json_of_another_kind(
+    studied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The study holds the folder's lock (a matrix or a study already on it is refused in
+    one line) and replaces only a study.json that is a study's."""
+    from pyapp.matrix.folder import hold_folder
+
+    copy = tmp_path / "copy"
+    shutil.copytree(studied, copy)
+    with hold_folder(copy, "matrix", wait=False):
+        assert main(["study", str(copy), *RESAMPLES]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "in use by matrix" in err, err
+    shutil.copyfile(copy / "matrix.json", copy / "study.json")
+    assert main(["study", str(copy), *RESAMPLES]) == 1
+    err = capsys.readouterr().err
+    assert "study.json" in err and "matrix" in err, err
+    (copy / "study.json").unlink()
+    (copy / "study.json").symlink_to(copy / "matrix.json")
+    assert main(["study", str(copy), *RESAMPLES]) == 1
+    assert "symbolic link" in capsys.readouterr().err

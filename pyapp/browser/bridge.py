@@ -129,6 +129,14 @@ def session() -> Session:
     return SESSION
 
 
+def new_session() -> Session:
+    """A fresh experiment session in place of the worker's one (a native sweep: each run in a
+    process starts from nothing, as a page does)."""
+    global SESSION
+    SESSION = Session()
+    return SESSION
+
+
 def _documents(texts: dict[str, str | None]) -> dict[str, JSON]:
     """Documents read from the reader's disk, parsed (`bad_request` when one is not JSON)."""
     parsed: dict[str, JSON] = {}

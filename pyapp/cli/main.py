@@ -52,14 +52,16 @@ from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
 from pyapp.predict.flags import climatology_line, lines_of, run_figures
-from pyapp.predict.predictor import read_predictions, score_trace
+from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
 from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
+from pyapp.records.kinds import read_kind
 from pyapp.records.trace import read_trace
 from pyapp.report import RunInputError, build_report
 from pyapp.tasks.taskset import MAX_TASKS, generate
 from pyapp.verify.receipt import (
+    Receipt,
     read_receipt,
     receipt_lines,
     receipt_mismatches,
@@ -137,41 +139,65 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     document = read_trace_document(args.trace)
     valid_trace(document, args.trace)  # a bad trace is one line naming the file, exit 1
-    predictions = read_document(args.predictions) if args.predictions else None
+    # every document is of its kind and fits its records before anything is compared
+    predictions = read_predictions_file(args.predictions)[0] if args.predictions else None
+    receipt = read_receipt_file(args.receipt) if args.receipt else None
     for line in limitations(document):
         print(f"note: {line}")
     mismatches = reproduce(document)
-    if args.receipt:
-        mismatches += receipt_check(args.receipt, document)
+    against_receipt = (
+        list(receipt_mismatches(read_trace(document), receipt)) if receipt is not None else []
+    )
     if predictions is not None:
         mismatches += reproduce_predictions(document, predictions)
-    if mismatches:
-        for mismatch in mismatches:
-            print(f"MISMATCH {mismatch}")
-        print(f"{len(mismatches)} mismatch(es): the trace does not re-derive")
-        return 1
-    trials = len(document.get("trials", []))
-    print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
-    if args.predictions:
-        print(f"ok: every number in {args.predictions} re-derived exactly")
-    if args.receipt:
-        print(
-            f"ok: the freezes and every record before them are those of {args.receipt}, and "
-            "every held-out trial came after it"
-        )
-        for line in receipt_lines(read_receipt(read_document(args.receipt))):
-            print(line)
-    return 0
+    found = [*mismatches, *against_receipt]
+    for mismatch in found:
+        print(f"MISMATCH {mismatch}")
+    if found:
+        print(f"{len(found)} mismatch(es): the trace does not re-derive")
+    else:
+        trials = len(document.get("trials", []))
+        print(f"ok: {len(document.get('tasks', []))} tasks and {trials} trials re-derived exactly")
+        if args.predictions:
+            print(f"ok: every number in {args.predictions} re-derived exactly")
+    if receipt is not None:  # the receipt's own verdict, in every case
+        print(receipt_verdict(args.receipt, len(against_receipt), len(mismatches)))
+        if not against_receipt:
+            for line in receipt_lines(receipt):
+                print(line)
+    return 1 if found else 0
 
 
-def receipt_check(path: str, document: object) -> list[Any]:
-    """The mismatches between a trace and a freeze receipt (exit 1 on an unreadable one)."""
+def receipt_verdict(path: str, against: int, others: int) -> str:
+    """The receipt check's one verdict line (`reproduce --receipt`)."""
+    if against:
+        return f"receipt: FAILED: {against} mismatch(es) with {path} (above, `MISMATCH receipt …`)"
+    ok = (
+        f"receipt: ok: the freezes and every record before them are those of {path}, and "
+        "every held-out trial came after it"
+    )
+    return ok if not others else ok + f" (the trace's {others} other mismatch(es) are above)"
 
+
+def read_predictions_file(path: str) -> tuple[Any, PredictionsDocument]:
+    """A predictions document, as JSON and as its records: of its kind and fitting its
+    records (else one line, exit 1)."""
+    document = read_kind(path, "predictions")
     try:
-        receipt = read_receipt(read_document(path))
+        return document, read_predictions(document)
+    except RecordError as error:
+        raise InputError(
+            "bad_predictions", f"not a valid predictions document: {error}", path=path
+        ) from None
+
+
+def read_receipt_file(path: str) -> Receipt:
+    """A freeze receipt: of its kind and fitting its records (else one line, exit 1)."""
+    document = read_kind(path, "receipt")
+    try:
+        return read_receipt(document)
     except RecordError as error:
         raise InputError("bad_receipt", f"not a receipt: {error}", path=path) from None
-    return list(receipt_mismatches(read_trace(document), receipt))
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -258,12 +284,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
     docs = []
     for path in args.predictions:
-        try:
-            docs.append(read_predictions(read_document(path)))
-        except RecordError as error:
-            raise InputError(
-                "bad_predictions", f"not a predictions document: {error}", path=path
-            ) from None
+        docs.append(read_predictions_file(path)[1])
     # named as the page names them (pyapp.predict.compare.run_names)
     files = [(Path(p).name, Path(p).parent.name) for p in args.predictions]
     names = compare.run_names(files, docs, [str(p) for p in args.predictions])
@@ -427,8 +448,8 @@ def valid_trace(document: Any, path: str) -> Trace:
 
 
 def read_trace_document(path: str) -> Any:
-    """A trace file as JSON, within the size, nesting and trial-count limits."""
-    document = read_document(path)
+    """A trace file as JSON, of its kind, within the size, nesting and trial-count limits."""
+    document = read_kind(path, "trace")
     if isinstance(document, dict):
         check_count(document.get("trials"), "trials", MAX_TRIALS, path)
         check_count(document.get("interruptions"), "interruptions", MAX_TRIALS, path)

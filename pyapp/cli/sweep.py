@@ -18,7 +18,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def sweep_options(p: argparse.ArgumentParser) -> None:
     """The options of `python -m pyapp sweep` (docs/sweep.md)."""
     p.add_argument("--model", help="fixture, a catalogue key or id, or any org/name hub id")
-    p.add_argument("--backend", choices=["webgpu", "wasm"], help="model backend (webgpu)")
+    p.add_argument(
+        "--backend",
+        choices=["webgpu", "wasm", "native"],
+        help="model backend (webgpu); native: a local ONNX model under onnxruntime, no browser",
+    )
     p.add_argument("--dtype", help="model dtype (default: the page's first choice)")
     p.add_argument("--revision", help="model revision (default: the catalogue's, or main)")
     p.add_argument("--seed", type=seed, help=f"task seed ({DEFAULT_SEED})")
@@ -49,9 +53,7 @@ def sweep_options(p: argparse.ArgumentParser) -> None:
         metavar="FLAG",
         help="extra Chromium flag, e.g. --chromium-flag=--enable-unsafe-webgpu (repeatable)",
     )
-    p.add_argument(
-        "--site", type=input_folder, default=str(REPO_ROOT / "build" / "site"), help="built site"
-    )
+    p.add_argument("--site", type=input_folder, help=f"built site ({REPO_ROOT / 'build' / 'site'})")
     p.add_argument(
         "--timeout", type=float, help="stop (resumably) after this many seconds (no limit)"
     )
@@ -76,7 +78,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "sweep",
         help="run measure -> freeze -> held-out -> score headless, in the real page",
         description="Serve the built site, start headless Chromium, load the model through the"
-        " page's consent dialog and run the whole protocol in the page; writes trace.json,"
+        " page's consent dialog and run the whole protocol in the page (or, --backend native,"
+        " the same protocol in this process with onnxruntime); writes trace.json,"
         " predictions.json and run.json into --out (see docs/sweep.md).",
     )
     sweep_options(p)

@@ -38,6 +38,7 @@ from pyapp.predict.exploratory import content_sha256, keys_by_condition, previou
 from pyapp.predict.predictor import heldout_tasks
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
+from pyapp.records.kinds import check_kind
 from pyapp.records.model import ModelProvenance
 from pyapp.records.trace import Trace
 from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
@@ -136,6 +137,7 @@ def read_ledger(path: Path) -> dict[str, Any]:
         return {"schema_version": LEDGER_SCHEMA, "entries": []}
     try:
         data = read_document(path, MAX_LEDGER_BYTES)
+        check_kind(data, "ledger", path)  # by its schema_version: a ledger has no `kind`
     except InputError as error:
         raise LedgerError(f"{path}: {error.message}") from None
     if isinstance(data, dict) and data.get("schema_version") == LEGACY_SCHEMA:

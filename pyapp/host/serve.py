@@ -15,9 +15,11 @@ one selector thread, holding no worker, until its whole request head (the reques
 headers, up to the blank line) has arrived: the selector thread collects it, so a client
 that sends half a head and waits holds no thread either. A connection silent for
 `idle_timeout_s` is closed, and one whose head has started but not ended within
-`head_timeout_s` (or is over `MAX_HEAD_BYTES`) too; at most `max_workers` threads answer
-requests and at most `max_waiting` connections wait (more are closed at once); a body slow
-to arrive once the head is in is dropped after `HANDLER_TIMEOUT_S`. Paths are resolved to
+`head_timeout_s` too. A head over `MAX_HEAD_BYTES` (64 KiB) is answered 414 when its
+request line alone is that long, else 431 (a header line or the whole head), and then
+closed. At most `max_workers` threads answer requests and at most `max_waiting`
+connections wait (more are closed at once); a body slow to arrive once the head is in is
+dropped after `HANDLER_TIMEOUT_S`. Paths are resolved to
 their real path and nothing outside the served folder's real path is served (a symlink out
 of it is a 404); a NUL byte in a path is a 400; an unexpected error is one log line, never
 a traceback.
@@ -85,6 +87,18 @@ IDLE_TIMEOUT_S: Final = 30.0
 HEAD_TIMEOUT_S: Final = 10.0
 #: Largest request head (request line and headers) collected; a longer one is closed.
 MAX_HEAD_BYTES: Final = 64 * 1024
+#: The answer to a request line longer than `MAX_HEAD_BYTES` (then the connection closes).
+REQUEST_LINE_TOO_LONG: Final = (
+    b"HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+)
+#: The answer to a header line, or a whole head, over `MAX_HEAD_BYTES`.
+HEAD_TOO_LARGE: Final = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+    b"Connection: close\r\n\r\n"
+)
+#: Seconds (and bytes) a refused connection is read and dropped after its answer.
+LINGER_S: Final = 1.0
+MAX_LINGER_BYTES: Final = 1024 * 1024
 #: Seconds one socket read may wait once a request's head is in (a body, a reply's write).
 HANDLER_TIMEOUT_S: Final = 10.0
 #: Most threads answering requests at once.
@@ -152,9 +166,18 @@ class BoundedServer(HTTPServer):
             data = request.recv(16 * 1024)
         except OSError:
             data = b""
-        if not data or len(head) + len(data) > MAX_HEAD_BYTES:
+        if not data:
             self._release(request)
             self.shutdown_request(request)
+            return None
+        if len(head) + len(data) > MAX_HEAD_BYTES:  # answered, then closed (by a worker)
+            self._release(request)
+            line_ended = b"\n" in head or b"\n" in data[: MAX_HEAD_BYTES - len(head)]
+            status = HEAD_TOO_LARGE if line_ended else REQUEST_LINE_TOO_LONG
+            try:
+                self._pool.submit(self._refuse, request, status)
+            except RuntimeError:  # closing down
+                self.shutdown_request(request)
             return None
         if not head:  # its first bytes: the head must now end within head_timeout_s
             address, end = self._waiting[request]
@@ -194,6 +217,26 @@ class BoundedServer(HTTPServer):
             self.finish_request(connection, address)
         except Exception:
             self.handle_error(request, address)
+        finally:
+            self.shutdown_request(request)
+
+    def _refuse(self, request: socket.socket, status: bytes) -> None:
+        """Answer a head over the limit with its status (414 or 431) and close, reading
+        (and dropping) what the client still sends for a moment first, so that the answer
+        is not lost to a reset."""
+        try:
+            request.settimeout(HANDLER_TIMEOUT_S)
+            request.sendall(status)
+            request.shutdown(socket.SHUT_WR)
+            request.settimeout(LINGER_S)
+            drained = 0
+            while drained < MAX_LINGER_BYTES:
+                chunk = request.recv(16 * 1024)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
         finally:
             self.shutdown_request(request)
 

@@ -2,11 +2,15 @@
 
 A cell is exactly one existing run: a synthetic model is one `python -m pyapp simulate`
 of one seed (native, backend `native`); any other model is one `python -m pyapp sweep`
-(the real page, headless). `expand` checks everything a cell needs before anything runs
+(the real page, headless, on `wasm` or `webgpu`; or, backend `native`, the same sweep under
+onnxruntime without a browser, for a model whose files are local: `pyapp.sweep.native`).
+`expand` checks everything a cell needs before anything runs
 and refuses a bad plan with one line naming the key: an unknown model (the page's catalogue,
 `pyapp.sweep.options.choose_model`, and the synthetic structures, `pyapp.records.synthetic_spec`,
 decide what is known), an axis that makes no cell, two entries that make the same cells, an
-exclusion that matches nothing, browser cells without `options.consent`.
+exclusion that matches nothing, browser cells without `options.consent`, a native cell whose
+model the native backend cannot run as the page would (no local files, a chat template not
+compared with the page's: `pyapp.sweep.native.model_files`).
 
 A cell's name is stable (it is its folder, `DIR/cells/NAME/`): model, backend, parameter
 set, condition set and seed, e.g. `size-dependent-slope=1.2_native_design_default_s7`.
@@ -25,18 +29,18 @@ from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.errors import InputError, UsageError
 from pyapp.host.files import REPO_ROOT
-from pyapp.matrix.plan import Exclusion, ModelEntry, Plan, SeedRange
+from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
+from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
+from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
 from pyapp.tasks.presets import LADDERS, ladder_of
-from pyapp.tasks.taskset import PRESETS, SEED_LIMIT
+from pyapp.tasks.taskset import PRESETS
 
-MAX_CELLS = 100_000
-"""Most cells one plan may make."""
 CONDITION_ABBREVIATIONS = {
     "supplied-program": "sp",
     "model-only": "mo",
@@ -52,7 +56,8 @@ class Cell:
     name: str
     """Stable name, also its folder under `DIR/cells/`."""
     kind: Literal["synthetic", "browser"]
-    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep`."""
+    """`synthetic`: `python -m pyapp simulate`; `browser`: `python -m pyapp sweep` (in the
+    page, or natively when `backend` is `native`)."""
     model: str
     """The model as the plan wrote it (`id`)."""
     model_key: str
@@ -69,7 +74,8 @@ class Cell:
     fixture: bool
     """Browser cells: the model is the bundled test fixture (never model evidence)."""
     backend: str
-    """`wasm` or `webgpu` (browser cells), `native` (synthetic)."""
+    """`wasm` or `webgpu` (a sweep in the page), `native` (synthetic, or a sweep under
+    onnxruntime)."""
     seed: int
     """Task seed."""
     preset: str
@@ -240,15 +246,9 @@ def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
     return chosen
 
 
-def seeds_of(plan: Plan, plan_path: Path) -> list[int]:
-    seeds = plan.axes.seeds
-    values = (
-        list(range(seeds.first, seeds.last + 1)) if isinstance(seeds, SeedRange) else list(seeds)
-    )
-    for seed in values:
-        if not 0 <= seed <= SEED_LIMIT:
-            raise _bad(plan_path, "axes.seeds", f"seed {seed} is outside 0..{SEED_LIMIT}")
-    return values
+def seeds_of(plan: Plan, plan_path: Path) -> Sequence[int]:
+    """The seeds, lazily: a range is never listed (`check_plan` has bounded them)."""
+    return seed_values(plan)
 
 
 def condition_sets(plan: Plan, plan_path: Path) -> list[tuple[str, ...]]:
@@ -288,7 +288,7 @@ def _cell(
     model_part += f"-{entry.dtype}" if entry.dtype else ""
     model_part += "-folder" if entry.folder else ""
     conds = "+".join(CONDITION_ABBREVIATIONS[c] for c in conditions) or "default"
-    name = "_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}"))
+    name = folder_name("_".join(slug(p) for p in (model_part, backend, preset, conds, f"s{seed}")))
     place = ladder_of(preset) if params == PRESETS.get(preset) else None
     return Cell(
         name,
@@ -313,6 +313,7 @@ def _cell(
 def expand(plan: Plan, plan_path: Path) -> list[Cell]:
     """The plan's cells in a stable order (models, backends, presets, conditions, seeds),
     or an `InputError` naming the key of the first problem."""
+    check_plan(plan, plan_path)  # bounds, ranges, duplicates, counts: before anything is made
     for axis in ("models", "presets", "conditions"):
         if not getattr(plan.axes, axis):
             raise _bad(plan_path, f"axes.{axis}", "an axis that makes no cell (it is empty)")
@@ -327,6 +328,10 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
         raise _bad(
             plan_path, "axes.backends", "an axis that makes no cell (browser models need a backend)"
         )
+    if "native" in plan.axes.backends:
+        for model in models:
+            if model.kind == "browser":
+                check_native(model, plan_path)
     cells: list[Cell] = []
     where: dict[tuple[str, ...], str] = {}
     names: dict[str, str] = {}
@@ -360,6 +365,33 @@ def expand(plan: Plan, plan_path: Path) -> list[Cell]:
                         if len(cells) > MAX_CELLS:
                             raise _bad(plan_path, "axes", f"more than {MAX_CELLS} cells")
     return exclude(plan, plan_path, cells)
+
+
+def check_native(model: _Model, plan_path: Path) -> None:
+    """The model's files can run natively as the page would (local, a verified chat template,
+    no logits processor), or the plan is refused naming the model's key."""
+    entry = model.entry
+    options = Options(
+        entry.id,
+        "native",
+        entry.dtype,
+        entry.revision,
+        0,
+        {},
+        None,
+        entry.host,
+        entry.folder,
+        [],
+        {},
+    )
+    try:
+        model_files(options, choose_native(options))
+    except (SetupError, UsageError) as error:
+        raise _bad(
+            plan_path,
+            f"axes.models[{model.index}]",
+            f"{entry.id!r} cannot run on backend native: {error.message}",
+        ) from None
 
 
 def exclude(plan: Plan, plan_path: Path, cells: Sequence[Cell]) -> list[Cell]:

@@ -4,10 +4,12 @@
     python -m pyapp matrix PLAN --out DIR --jobs 2
     python -m pyapp matrix PLAN --out DIR --engine ray [--address ADDR]
     python -m pyapp matrix PLAN --out DIR --dry-run
+    python -m pyapp matrix PLAN --out DIR --wait      # after the command that holds DIR
 
-Exit status: 0 every cell done; 1 a bad plan (one line naming the file and the key) or a
-cell failed; 2 bad usage (e.g. --engine ray without Ray); 130 stopped by Ctrl-C (the same
-command continues).
+Exit status: 0 every cell done; 1 a bad plan (one line naming the file and the key), a
+folder refused (another command's, in use, a symlink where a file or folder belongs) or a
+cell failed (or does not re-derive); 2 bad usage (e.g. --engine ray without Ray); 130
+stopped by Ctrl-C (the same command continues).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise UsageError("--jobs is for --engine local (Ray places cells by their resources)")
     out = Path(args.out) if args.dry_run else check_output_folder(args.out, "--out")
     invocation = Invocation(
-        Path(args.plan), out, args.engine, args.jobs, args.address, args.dry_run, hooks
+        Path(args.plan), out, args.engine, args.jobs, args.address, args.dry_run, hooks, args.wait
     )
     return run(invocation)
 
@@ -69,4 +71,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--jobs", type=_jobs, help="local engine: cells at once (default: one per core)")
     p.add_argument("--address", help="ray engine: the cluster's address (default: a local one)")
     p.add_argument("--dry-run", action="store_true", help="print the cells and what would run")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="another command holds DIR: wait for it to end (default: refuse at once)",
+    )
     p.set_defaults(func=cmd_matrix)

@@ -1,9 +1,13 @@
 """`python -m pyapp matrix PLAN --out DIR`: check the plan, run what is unfinished, record.
 
 The command checks the whole plan first (`pyapp.matrix.cells.expand`; nothing starts on a
-bad plan), opens `DIR/matrix.json` (`pyapp.matrix.state`), hands every unfinished cell to
-the engine at once (`pyapp.matrix.engines`), records each attempt as it comes back, shows
-the progress line, and at the end writes `DIR/summary.json` and `DIR/report.html`
+bad plan), refuses a folder made by another command, takes the folder's lock (one writer at
+a time: a second command is refused, or waits with `--wait`; `pyapp.matrix.folder`), opens
+`DIR/matrix.json` (`pyapp.matrix.state`), decides from each cell's own files which cells
+are done, which run and which do not re-derive (`pyapp.matrix.cellfiles.review`, which also
+refuses a plan that changes a cell the folder holds), hands the cells to run to the engine
+at once (`pyapp.matrix.engines`), records each attempt as it comes back, shows the progress
+line, re-derives what ran, and at the end writes `DIR/summary.json` and `DIR/report.html`
 (`pyapp.matrix.summary`, `pyapp.matrix.report`).
 
 Ctrl-C (or SIGTERM) once: the stop file `DIR/.stop` is created; no further cell starts and
@@ -19,7 +23,6 @@ invocation resumes them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import sys
@@ -29,13 +32,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pyapp.matrix.cellfiles import Review, review
 from pyapp.matrix.cells import Cell, check_engine_resources, describe, expand, site_of
+from pyapp.matrix.check import plan_sha256
 from pyapp.matrix.engines import Engine, LocalEngine, RayEngine, default_jobs
+from pyapp.matrix.folder import STOP_NAME, check_entry, claim_folder, hold_folder
 from pyapp.matrix.plan import Plan, read_plan
 from pyapp.matrix.progress import Progress
 from pyapp.matrix.report import write_report
-from pyapp.matrix.runner import Attempt, Job, command, finished, folder_of, job_for
-from pyapp.matrix.state import MatrixFile, Session, now
+from pyapp.matrix.runner import Attempt, Job, command, folder_of, job_for
+from pyapp.matrix.state import DOES_NOT_REDERIVE, CellState, MatrixFile, Session, now
 from pyapp.matrix.summary import write_summary
 from pyapp.records.base import JSON
 from pyapp.sweep.signals import handling_stops
@@ -52,6 +58,15 @@ class Invocation:
     address: str | None
     dry_run: bool
     hooks: dict[str, JSON]
+    wait: bool = False
+    """Another command holds the folder: wait for it (else refuse)."""
+
+
+OWN_ENTRIES = frozenset(
+    {"matrix.json", "summary.json", "report.html", "cells", "ledger.json", ".lock", STOP_NAME}
+)
+"""What a matrix folder holds (a folder holding anything else and no matrix.json was made by
+another command)."""
 
 
 def fixed_options(plan: Plan, plan_path: Path, out: Path, hooks: dict[str, JSON]) -> dict[str, Any]:
@@ -72,12 +87,29 @@ def fixed_options(plan: Plan, plan_path: Path, out: Path, hooks: dict[str, JSON]
     }
 
 
-def dry_run(cells: Sequence[Cell], jobs: Sequence[Job]) -> int:
+def open_folder(inv: Invocation, plan: Plan, cells: Sequence[Cell]) -> tuple[MatrixFile, Review]:
+    """The folder's matrix.json brought up to the plan, every cell decided from its files
+    (written unless this is a dry run); refusals in one line."""
+    claim_folder(inv.out, "matrix.json", "matrix", OWN_ENTRIES)
+    check_entry(inv.out / STOP_NAME, "file")
+    check_entry(inv.out / "cells", "folder")
+    state = MatrixFile.open(inv.out, inv.plan, plan.name, list(cells))
+    decided = review(plan, inv.plan, inv.out, state, cells, save=not inv.dry_run)
+    return state, decided
+
+
+def dry_run(inv: Invocation, plan: Plan, cells: Sequence[Cell], jobs: Sequence[Job]) -> int:
+    decided = open_folder(inv, plan, cells)[1] if inv.out.is_dir() else None
+    to_run = set(decided.run) if decided else {cell.name for cell in cells}
+    not_rederiving = set(decided.not_rederiving) if decided else set()
     print(f"{len(cells)} cells (dry run: nothing runs)")
     for cell, job in zip(cells, jobs, strict=True):
         folder = folder_of(job, cell)
-        if finished(cell, folder):
-            state, argv = "done, would not run", []
+        argv: list[str] = []
+        if cell.name in not_rederiving:
+            state = "does not re-derive, would not run"
+        elif cell.name not in to_run:
+            state = "done, would not run"
         else:
             resume = cell.kind == "browser" and (folder / "run.json").exists()
             state = "would resume" if resume else "would run"
@@ -94,7 +126,11 @@ def make_engine(inv: Invocation, plan: Plan, cells: Sequence[Cell]) -> Engine:
     engine = RayEngine(
         inv.address,
         plan.options.retries,
-        (plan.options.cpus_per_browser_cell, plan.options.cpus_per_synthetic_cell),
+        (
+            plan.options.cpus_per_browser_cell,
+            plan.options.cpus_per_synthetic_cell,
+            plan.options.cpus_per_native_cell,
+        ),
     )
     check_engine_resources(cells, engine.gpus(), inv.plan)
     return engine
@@ -169,13 +205,26 @@ def run(inv: Invocation) -> int:
     fixed = fixed_options(plan, inv.plan, inv.out, inv.hooks)
     jobs = [job_for(cell, **fixed) for cell in cells]
     if inv.dry_run:
-        return dry_run(cells, jobs)
-    engine = make_engine(inv, plan, cells)
-    inv.out.mkdir(parents=True, exist_ok=True)
-    state = MatrixFile.open(inv.out, inv.plan, plan.name, cells)
-    stop_file = inv.out / ".stop"
+        return dry_run(inv, plan, cells, jobs)
+    claim_folder(inv.out, "matrix.json", "matrix", OWN_ENTRIES)  # before the lock is made
+    engine = make_engine(inv, plan, cells)  # before anything is written
+    try:
+        inv.out.mkdir(parents=True, exist_ok=True)
+        with hold_folder(inv.out, f"python -m pyapp matrix {inv.plan}", inv.wait):
+            return run_held(inv, plan, cells, jobs, engine)
+    except BaseException:  # refused or failed before (or after) the cells ran
+        engine.close()  # closing twice is harmless
+        raise
+
+
+def run_held(
+    inv: Invocation, plan: Plan, cells: Sequence[Cell], jobs: Sequence[Job], engine: Engine
+) -> int:
+    """The command, holding the folder's lock."""
+    state, decided = open_folder(inv, plan, cells)
+    stop_file = inv.out / STOP_NAME
     stop_file.unlink(missing_ok=True)
-    sha = hashlib.sha256(inv.plan.read_bytes()).hexdigest()
+    sha = plan_sha256(plan)
     jobs_n = (inv.jobs or default_jobs()) if inv.engine == "local" else None
     state.begin_session(
         Session(
@@ -189,16 +238,23 @@ def run(inv: Invocation) -> int:
             0,
         )
     )
-    todo = [
-        job for job, cell in zip(jobs, cells, strict=True) if state.cell(cell.name).status != "done"
-    ]
+    to_run = set(decided.run)
+    todo = [job for job, cell in zip(jobs, cells, strict=True) if cell.name in to_run]
+    bad = len(decided.not_rederiving)
     print(
-        f"matrix: {len(cells)} cells, {len(cells) - len(todo)} done already, "
-        f"{len(todo)} to run ({inv.engine} engine) -> {inv.out}",
+        f"matrix: {len(cells)} cells, {len(cells) - len(todo) - bad} done already, "
+        f"{len(todo)} to run"
+        + (f", {bad} whose files do not re-derive (left as they are)" if bad else "")
+        + f" ({inv.engine} engine) -> {inv.out}",
         file=sys.stderr,
     )
     stop = StopSignal(stop_file, again_command(inv))
     ran = drive(engine, todo, state, stop, inv.hooks)
+    try:
+        review(plan, inv.plan, inv.out, state, cells, save=True)  # re-derive what ran
+    except BaseException:
+        state.end_session(ended_at=now(), status="failed", cells_run=ran)
+        raise
     counts = state.counts()
     status = (
         "done"
@@ -263,5 +319,11 @@ def finish(inv: Invocation, state: MatrixFile, cells: Sequence[Cell], status: st
             )
     if status == "done":
         return 0
-    print(f"continue with: {again_command(inv)}", file=sys.stderr)
+    if any(c.in_plan and c.status != "done" and not stuck(c) for c in state.record.cells):
+        print(f"continue with: {again_command(inv)}", file=sys.stderr)
     return 130 if status == "interrupted" else 1
+
+
+def stuck(cell: CellState) -> bool:
+    """A cell whose files do not re-derive: running the command again does not run it."""
+    return cell.status == "failed" and (cell.error or "").startswith(DOES_NOT_REDERIVE)

@@ -5,7 +5,8 @@
             cell's own process: cells run in parallel processes on this machine.
     ray     each cell is one Ray task (`ray.remote`): Ray places it (a WebGPU browser cell
             asks for `num_gpus=1`, a WASM one for `options.cpus_per_browser_cell` CPUs, a
-            synthetic one for `options.cpus_per_synthetic_cell`) and tries it again, up to
+            synthetic one for `options.cpus_per_synthetic_cell`, a native sweep for
+            `options.cpus_per_native_cell`) and tries it again, up to
             `options.retries` times, when its worker or node is lost; the retried task is
             the same cell runner, which resumes the cell from its own files.
 
@@ -105,7 +106,7 @@ def _ray_task(job_json: dict[str, JSON]) -> dict[str, JSON]:
 class RayEngine:
     """Each cell a Ray task, on a cluster (`address`) or a local instance."""
 
-    def __init__(self, address: str | None, retries: int, cpus: tuple[float, float]) -> None:
+    def __init__(self, address: str | None, retries: int, cpus: tuple[float, float, float]) -> None:
         try:
             import ray
         except ImportError:
@@ -118,7 +119,7 @@ class RayEngine:
             else:
                 ray.init(include_dashboard=False, log_to_driver=False)
         self.task = ray.remote(max_retries=retries, retry_exceptions=False)(_ray_task)
-        self.cpus_browser, self.cpus_synthetic = cpus
+        self.cpus_browser, self.cpus_synthetic, self.cpus_native = cpus
         self.refs: dict[Any, str] = {}
         self.owned = owned
 
@@ -129,6 +130,8 @@ class RayEngine:
     def resources(self, cell: Cell) -> dict[str, float]:
         if cell.kind == "synthetic":
             return {"num_cpus": self.cpus_synthetic}
+        if cell.backend == "native":
+            return {"num_cpus": self.cpus_native}
         if cell.backend == "webgpu":
             return {"num_cpus": self.cpus_browser, "num_gpus": 1}
         return {"num_cpus": self.cpus_browser}

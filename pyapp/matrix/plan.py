@@ -12,7 +12,8 @@ refused with one line naming the file and the key (`axes.models[2]`, `options.co
     seeds = [1, 2, 3]                     # or { first = 1, last = 40 }
     presets = ["design", "small"]         # pyapp.tasks PRESETS, a ladder, [parameter_sets.NAME]
     conditions = [["model-only", "controlled-chain"]]   # condition sets
-    backends = ["wasm"]                   # browser cells only; synthetic cells are native
+    backends = ["wasm"]                   # wasm, webgpu (the page) or native (onnxruntime,
+                                          # local ONNX models); synthetic cells are native
 
     [parameter_sets.small]
     primitives_per_op = 1
@@ -92,8 +93,12 @@ class Axes:
     conditions: tuple[tuple[str, ...], ...] = field(default=((),), metadata=OPTIONAL)
     """Condition sets, each a list of conditions; an empty list is the command's default
     (sweep: all four; simulate: the three model conditions)."""
-    backends: tuple[Literal["wasm", "webgpu"], ...] = field(default=("wasm",), metadata=OPTIONAL)
-    """Backends of browser cells; synthetic cells run natively and take none."""
+    backends: tuple[Literal["wasm", "webgpu", "native"], ...] = field(
+        default=("wasm",), metadata=OPTIONAL
+    )
+    """Backends of the sweep cells: `wasm` and `webgpu` in the page, `native` under onnxruntime
+    without a browser (`sweep --backend native`: the fixture, the subject, a model with a local
+    `folder` or `host`); synthetic cells run natively and take none."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class Options:
     """Ray engine: CPUs a WASM browser cell asks for (a WebGPU cell asks for one GPU)."""
     cpus_per_synthetic_cell: float = field(default=0.5, metadata=OPTIONAL)
     """Ray engine: CPUs a synthetic cell asks for."""
+    cpus_per_native_cell: float = field(default=1.0, metadata=OPTIONAL)
+    """Ray engine: CPUs a native sweep cell asks for (onnxruntime runs one thread)."""
     retries: int = field(default=2, metadata=OPTIONAL)
     """Ray engine: how often a cell whose worker or node was lost is tried again."""
 
@@ -135,7 +142,7 @@ class Exclusion:
     conditions: tuple[str, ...] | None = field(default=None, metadata=OPTIONAL)
     """A condition set, as written."""
     backend: str | None = field(default=None, metadata=OPTIONAL)
-    """A backend (`wasm`, `webgpu`; `native` for synthetic cells)."""
+    """A backend (`wasm`, `webgpu`, `native`: synthetic cells and native sweeps)."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +179,13 @@ def read_plan(path: Path) -> Plan:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError("bad_plan", f"not TOML: {error}", path=str(path)) from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise InputError("bad_plan", "not TOML: nested too deeply", path=str(path)) from None
     try:
         plan: Plan = from_json(Plan, data)
     except RecordError as error:
         key = _key(error.path or "$")
         raise InputError("bad_plan", f"{key}: {error.message}", path=str(path)) from None
+    except RecursionError:
+        raise InputError("bad_plan", "a value nested too deeply", path=str(path)) from None
     return plan

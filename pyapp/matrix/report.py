@@ -4,10 +4,10 @@ its tables and its calibration plot).
 
 Sections: evidence (which kinds of cells the matrix holds; fixture and synthetic cells are
 never model evidence), a row per cell (status, evidence label, both predictors' Brier scores
-with their intervals), per model a calibration plot with every cell's points (one point per
-non-empty calibration bin of each cell, never a pooled score), the pooled rows, and the
-predictors' difference across seeds (Compare's definition and words; a one-seed group says
-its interval is undefined).
+with their intervals), the cells left out (their files do not re-derive), per model a
+calibration plot with every cell's points (one point per non-empty calibration bin of each
+cell, never a pooled score), the pooled rows, and the predictors' difference across seeds
+(Compare's definition and words; a one-seed group says its interval is undefined).
 """
 
 from __future__ import annotations
@@ -168,6 +168,20 @@ def model_plots(
     return el("section", {"id": "calibration"}, el("h2", None, "Calibration per model"), *parts)
 
 
+def left_out(summary: MatrixSummary) -> Markup:
+    """The cells left out of every row and number, with the reason (none: nothing)."""
+    if not summary.left_out:
+        return Markup("")
+    items = [el("li", None, f"{row.cell}: {row.reason}") for row in summary.left_out]
+    return el(
+        "section",
+        {"id": "left-out"},
+        el("h2", None, "Left out"),
+        el("p", None, "Cells of the plan whose files this report does not use:"),
+        el("ul", None, *items),
+    )
+
+
 def render(
     summary: MatrixSummary, series: Mapping[str, Sequence[tuple[str, Sequence[CalibrationCell]]]]
 ) -> str:
@@ -199,6 +213,7 @@ def render(
         ),
         el("p", {"class": "muted"}, f"{done} of {len(summary.cells)} cells done. {summary.note}"),
         el("section", {"id": "cells"}, el("h2", None, "Cells"), cell_rows(summary.cells)),
+        left_out(summary),
         model_plots(summary.cells, series),
         el("section", {"id": "pooled"}, el("h2", None, "Pooled"), pooled_rows(summary.pooled)),
         el(

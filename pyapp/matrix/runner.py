@@ -157,8 +157,10 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
             "--out",
             str(folder),
         ]
+    native = cell.backend == "native"  # no page: no site, page parameters or Chromium flags
     tail = ["--consent"] if job.consent else []
-    tail += ["--out", str(folder), "--site", job.site, "--ledger", ledger_of(job, folder)]
+    tail += ["--out", str(folder), "--ledger", ledger_of(job, folder)]
+    tail += [] if native else ["--site", job.site]
     if job.timeout_s is not None:
         tail += ["--timeout", str(job.timeout_s)]
     if cell.folder:
@@ -172,8 +174,8 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
         ("--model-host", cell.host),
     ):
         model += [option, value] if value else []
-    extra = [f"--page-param={k}={v}" for k, v in job.page_params.items()]
-    extra += [f"--chromium-flag={flag}" for flag in job.chromium_flags]
+    extra = [] if native else [f"--page-param={k}={v}" for k, v in job.page_params.items()]
+    extra += [] if native else [f"--chromium-flag={flag}" for flag in job.chromium_flags]
     return ["sweep", *model, *params, *conditions, *extra, *tail]
 
 

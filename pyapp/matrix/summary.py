@@ -1,5 +1,10 @@
 """`DIR/summary.json`: a row per cell, and pooled numbers only where pooling is allowed.
 
+The summary never says more than the cells it read: only cells `done` — their files
+re-derived (`pyapp.matrix.cellfiles`) — are read; a cell whose files do not re-derive, or
+whose predictions cannot be read, is left out of every row and pooled number and named in
+`left_out` with the reason.
+
 Each finished cell's predictions document is read through the records reader
 (`pyapp.predict.predictions.read_predictions`, which also upgrades older versions); its row
 holds the evidence label and, per condition, the scores of both predictors (the product and
@@ -28,9 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pyapp.errors import LabError
 from pyapp.host.files import write_atomically
 from pyapp.matrix.cells import Cell
-from pyapp.matrix.state import MatrixRecord
+from pyapp.matrix.state import DOES_NOT_REDERIVE, MatrixRecord
 from pyapp.predict import skill
 from pyapp.predict.compare import (
     ACROSS_RUNS_DEFINITION,
@@ -49,7 +55,7 @@ from pyapp.predict.predictor import (
     score,
 )
 from pyapp.records.base import JSON, to_json
-from pyapp.records.documents import read_document
+from pyapp.records.kinds import read_kind
 
 SUMMARY_SCHEMA = "matrix-summary/1"
 NOTE = (
@@ -163,6 +169,16 @@ class AcrossSeedsRow:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A cell of the plan whose files the summary does not use."""
+
+    cell: str
+    """The cell's name."""
+    reason: str
+    """Why (`does not re-derive: …`, or why its predictions could not be read)."""
+
+
+@dataclass(frozen=True)
 class MatrixSummary:
     """summary.json of a matrix."""
 
@@ -183,6 +199,8 @@ class MatrixSummary:
     alone (one-cell groups included)."""
     across_seeds_note: str = ACROSS_RUNS_DEFINITION
     """What `across_seeds` is, in Compare's words."""
+    left_out: tuple[LeftOut, ...] = ()
+    """Cells of the plan left out of every row and number, with the reason."""
 
 
 def brier_interval(
@@ -235,7 +253,7 @@ def predictions_path(cell: Cell) -> str:
 
 def read_cell(out: Path, cell: Cell) -> PredictionsDocument | None:
     path = out / predictions_path(cell)
-    return read_predictions(read_document(path)) if path.exists() else None
+    return read_predictions(read_kind(path, "predictions")) if path.exists() else None
 
 
 def condition_scores(result: ConditionResult) -> ConditionScores:
@@ -364,12 +382,24 @@ def pooled_rows(found: Sequence[tuple[Cell, PredictionsDocument]]) -> list[Poole
 def build_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
     rows: list[CellRow] = []
     found: list[tuple[Cell, PredictionsDocument]] = []
+    left_out: list[LeftOut] = []
     for state in record.cells:
         if not state.in_plan:
             continue
         cell = state.cell
-        doc = read_cell(out, cell) if state.status == "done" else None
-        if doc is not None:
+        if state.status == "failed" and (state.error or "").startswith(DOES_NOT_REDERIVE):
+            left_out.append(LeftOut(cell.name, state.error or DOES_NOT_REDERIVE))
+            continue
+        doc = None
+        if state.status == "done":
+            try:
+                doc = read_cell(out, cell)
+            except (LabError, ValueError) as error:
+                left_out.append(LeftOut(cell.name, f"its predictions cannot be read: {error}"))
+                continue
+            if doc is None:
+                left_out.append(LeftOut(cell.name, "its predictions are missing"))
+                continue
             found.append((cell, doc))
         rows.append(
             CellRow(
@@ -388,6 +418,7 @@ def build_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
         tuple(rows),
         tuple(pooled_rows(found)),
         tuple(across_seeds_rows(found)),
+        left_out=tuple(left_out),
     )
 
 

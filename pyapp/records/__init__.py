@@ -7,6 +7,7 @@ contract's records and the scripted adapter (``model``: ``Caps``, ``Completion``
 templates in ``prompts/``), task parameters from JSON (``params``), the reference subject's
 identity (``subject``), a synthetic model's specification (``synthetic_spec``), documents
 read under input limits (``documents``: the one bounded reader of every input file), the
+kind of a document, checked by every reader (``kinds``), the
 fault-injection grammar (``faults``), the evidence labels (``evidence``), the hash chain
 over a sweep's records (``chain``), what a freeze commits to besides the profile
 (``frozen``) and a sweep as it is stored between checkpoints, with the one assembly of its

@@ -19,7 +19,8 @@ from pyapp.errors import InputError, LabError
 from pyapp.predict.predictor import PredictionsDocument, score_trace
 from pyapp.records import trace as records
 from pyapp.records.base import JSON, RecordError, from_json
-from pyapp.records.documents import MAX_TRIALS, check_count, read_document, stream_object
+from pyapp.records.documents import MAX_TRIALS, check_count, stream_object
+from pyapp.records.kinds import read_kind
 from pyapp.records.trace import (
     SCHEMA_VERSION,
     RunInfo,
@@ -84,12 +85,13 @@ class Verification:
         return not (self.trace_mismatches or self.predictions_mismatches or self.derive_error)
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, kind: str) -> Any:
     """A file's JSON through the one bounded reader of `pyapp.records.documents` (a FIFO,
     a device, a huge file, bad UTF-8, deep nesting, NaN, huge numbers, repeated keys, lone
-    surrogates are refused in one line, never a traceback or a hang)."""
+    surrogates are refused in one line, never a traceback or a hang), refused unless it is
+    a document of `kind` (`pyapp.records.kinds`)."""
     try:
-        document = read_document(path)
+        document = read_kind(path, kind)
         if isinstance(document, dict):
             check_count(document.get("trials"), "trials", MAX_TRIALS, str(path))
         return document
@@ -114,12 +116,14 @@ def read_run_folder(path: Path) -> RunFolder:
     if streamed is not None:
         trace, trace_json = streamed
     else:  # an older version, or something in it is refused: read whole, as ever
-        trace_json = _read_json(trace_path)
+        trace_json = _read_json(trace_path, "trace")
         trace = read_trace(trace_json, str(trace_path))
         trace_json = {key: value for key, value in trace_json.items() if key != "trials"}
     predictions_path, run_path = path / "predictions.json", path / "run.json"
-    predictions_json = _read_json(predictions_path) if predictions_path.exists() else None
-    sweep_record = _read_json(run_path) if run_path.exists() else None
+    predictions_json = (
+        _read_json(predictions_path, "predictions") if predictions_path.exists() else None
+    )
+    sweep_record = _read_json(run_path, "sweep-run") if run_path.exists() else None
     if sweep_record is not None and not isinstance(sweep_record, dict):
         raise RunInputError(f"{run_path} is not a JSON object")
     return RunFolder(path, trace, trace_json, predictions_json, sweep_record)

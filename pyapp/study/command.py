@@ -12,11 +12,14 @@ rerun after the matrix was resumed gives the study of one run straight through.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pyapp.host.files import write_atomically
+from pyapp.matrix.folder import check_entry, hold_folder
 from pyapp.records.base import to_json
-from pyapp.records.documents import read_text
+from pyapp.records.documents import read_document, read_text
+from pyapp.records.kinds import check_kind
 from pyapp.study.build import build_study
 from pyapp.study.record import StudyDocument
 from pyapp.study.render import study_html, study_markdown
@@ -33,13 +36,22 @@ def study_text(doc: StudyDocument) -> str:
 def run_study(
     folder: Path, resamples: int, seed: int, markdown: Path | None = None
 ) -> StudyDocument:
-    """Build the study of `folder` and write its files (`InputError` on bad data)."""
-    doc = build_study(folder, resamples, seed)
-    texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
-    if markdown is not None:
-        texts[markdown] = markdown_into(markdown, doc)
-    for path, text in texts.items():
-        write_atomically(path, text)
+    """Build the study of `folder` and write its files (`InputError` on bad data). The
+    study holds the folder's lock (`pyapp.matrix.folder`: one writer at a time, a `matrix`
+    or another `study` on the same folder is refused in one line), and a `study.json` or
+    `study.html` already there must be a plain file, and the JSON a study's, before it is
+    replaced."""
+    with hold_folder(folder, "study", wait=False):
+        for name in (STUDY_JSON, STUDY_HTML):
+            check_entry(folder / name, "file")
+        if os.path.lexists(folder / STUDY_JSON):
+            check_kind(read_document(folder / STUDY_JSON), "study", folder / STUDY_JSON)
+        doc = build_study(folder, resamples, seed)
+        texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
+        if markdown is not None:
+            texts[markdown] = markdown_into(markdown, doc)
+        for path, text in texts.items():
+            write_atomically(path, text)
     return doc
 
 

@@ -10,6 +10,8 @@ progress   the progress bar / lines on stderr
 signals    Ctrl-C and SIGTERM
 checks     schemas and exact re-derivation at the end
 errors     SweepError, SetupError, Paused, Interrupted
+native     the same sweep without Chromium: the page swapped for this process
+           (`--backend native`, a local ONNX model from pyapp.native)
 panel      how every driver talks to the page: window.lab.send only (page_state,
            model_choose, the consent's click; the relay driver.js), shared with tests,
            benches and screenshots

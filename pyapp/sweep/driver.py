@@ -233,10 +233,7 @@ class Driver:
     def check_stop(self) -> None:
         if self.callback_error is not None:
             raise SweepError("write_failed", f"writing the files failed: {self.callback_error}")
-        timed_out = self.deadline is not None and time.monotonic() > self.deadline
-        if timed_out and self.stop.reason is None:
-            self.stop.reason = "timeout"
-            say(f"--timeout {self.timeout_s:g} s reached: stopping after the current trial")
+        self.note_timeout()
         if self.stop.reason is None:
             return
         if self.cancel_sent_at is None:
@@ -252,6 +249,13 @@ class Driver:
         ):
             raise self.interrupted()
 
+    def note_timeout(self) -> None:
+        """Once --timeout has passed, the stop's reason is `timeout` (said once)."""
+        timed_out = self.deadline is not None and time.monotonic() > self.deadline
+        if timed_out and self.stop.reason is None:
+            self.stop.reason = "timeout"
+            say(f"--timeout {self.timeout_s:g} s reached: stopping after the current trial")
+
     def interrupted(self) -> Interrupted:
         reason = self.stop.reason or "interrupted"
         if reason == "timeout":
@@ -263,13 +267,18 @@ class Driver:
         its reply's result record (`sent.RESULT`, checked), polling so that Ctrl-C, --timeout
         and a crashed page are noticed while the page works."""
         try:
-            answer = relayed(self.page, sent, on_poll=self.check_stop, poll_ms=POLL_MS)
+            answer = self.call(sent)
         finally:
             if self.callback_error is not None:
                 self.check_stop()
         if isinstance(answer, ErrorBody):
             raise refused(sent, answer)
         return answer
+
+    def call(self, sent: Request) -> Any:
+        """One request to the page through the relay: its result record or the ErrorBody of
+        a refusal (a native sweep answers it in this process instead)."""
+        return relayed(self.page, sent, on_poll=self.check_stop, poll_ms=POLL_MS)
 
     def header(self) -> str:
         """Python's JSON text of the sweep's header."""

@@ -35,6 +35,7 @@ from pyapp.records.documents import (
     read_document,
     read_lines,
 )
+from pyapp.records.kinds import check_kind
 from pyapp.records.stored import stored_trace
 from pyapp.records.trace import Trace, Trial
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
@@ -173,8 +174,11 @@ def stored_texts(out: Path) -> dict[str, JSON] | None:
     if not os.path.lexists(path):
         return None
     trace = read_document(path)
-    if not isinstance(trace, dict):
-        raise FilesError(f"{path} is not a trace")
+    try:
+        check_kind(trace, "trace", path)
+    except InputError as error:
+        raise FilesError(str(error)) from None
+    assert isinstance(trace, dict)
     check_count(trace.get("trials"), "trials", MAX_TRIALS, str(path))
     if not isinstance(trace.get("trials", []), list):
         raise FilesError(f"{path}: `trials` is not a list")

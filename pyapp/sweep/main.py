@@ -5,7 +5,10 @@ through the Models panel's consent dialog (``--consent`` is the click on *Downlo
 load*), and drives the page through protocol messages (pyapp/protocol/messages.py) sent to
 its one entry point, ``window.lab.send``: measure →
 freeze → held-out → score all happen in the page (Pyodide + the transformers.js worker).
-Python here only watches, writes files and checks them; it never runs a trial itself.
+Python here only watches, writes files and checks them; it never runs a trial itself. With
+``--backend native`` the page is swapped for this process (``pyapp.sweep.native``: the same
+requests answered by the same session, with a local ONNX model); the files, the session's
+entry in run.json and the end-of-run checks are the ones below.
 
 Files in ``--out`` (``pyapp.sweep.files``; all but trials.jsonl written atomically, via a
 temporary file and a rename):
@@ -65,6 +68,7 @@ from pyapp.sweep.chromium import (
 from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import TRACE, TRIALS, FilesError, TrialsFile, stored_texts
+from pyapp.sweep.native import NativeDriver, choose_native, load, model_files, refuse_page_options
 from pyapp.sweep.options import (
     ModelChoice,
     Options,
@@ -163,6 +167,9 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         options = options_for_resume(args, run.data.get("options"), str(out / "run.json"))
     else:
         options = options_from_args(args)
+    native = options.backend == "native"
+    if native:
+        refuse_page_options(args)
     # the ledger of held-out tasks observed across sweeps: beside the runs unless --ledger;
     # read and checked now, like every input file, before anything slow starts
     chosen = getattr(args, "ledger", None)
@@ -171,8 +178,10 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
         read_ledger(ledger)
     except LedgerError as error:
         raise InputError("bad_ledger", f"{error} (choose another with --ledger)") from None
+    if native:
+        return _native(args, argv, (out, run, stored, in_flight), options, ledger)
     try:
-        site = check_site(Path(args.site))
+        site = check_site(Path(args.site or DEFAULT_SITE))
     except SiteMissingError as error:
         raise SetupError("no_site", str(error)) from None
     if options.model_folder and options.model_host:
@@ -222,14 +231,8 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
                 ledger=ledger,
             )
             status, message, code = _drive(driver, playwright, site_url, stored, in_flight)
-    except KeyboardInterrupt:
-        status, message, code = "interrupted", "stopped by a second Ctrl-C", 130
-    except Interrupted as error:
-        status, message, code = "interrupted", error.message, error.status
-    except Paused as error:
-        status, message, code = "paused", error.message, error.status
-    except SweepError as error:
-        status, message, code = "failed", f"[{error.code}] {error.message}", error.status
+    except (KeyboardInterrupt, SweepError) as error:
+        status, message, code = ended_by(error)
     except PlaywrightError as error:  # the browser or the page failed under us
         errors = (
             f" (page errors: {'; '.join(driver.page_errors[-3:])})"
@@ -243,6 +246,23 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
             server.shutdown()
             server.server_close()
         message = end_session(run, session, driver, out, status, message)
+    return ended(out, run, choice, (status, message, code))
+
+
+def ended_by(error: KeyboardInterrupt | SweepError) -> tuple[str, str, int]:
+    """(status, message, exit status) of a session that `error` ended."""
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", "stopped by a second Ctrl-C", 130
+    if isinstance(error, Interrupted):
+        return "interrupted", error.message, error.status
+    if isinstance(error, Paused):
+        return "paused", error.message, error.status
+    return "failed", f"[{error.code}] {error.message}", error.status
+
+
+def ended(out: Path, run: RunFile, choice: ModelChoice, outcome: tuple[str, str, int]) -> int:
+    """The end of the command: the checks of a finished sweep, else how to continue."""
+    status, message, code = outcome
     if status != "done":
         resumable = (out / TRACE).exists()
         print(f"sweep {status}: {message}", file=sys.stderr)
@@ -256,9 +276,56 @@ def _main(args: argparse.Namespace, argv: list[str]) -> int:
     return finish(out, run, choice)
 
 
-def no_consent(options: Options, choice: ModelChoice) -> SetupError:
+def _native(
+    args: argparse.Namespace,
+    argv: list[str],
+    prepared: tuple[Path, RunFile, dict[str, Any] | None, str | None],
+    options: Options,
+    ledger: Path,
+) -> int:
+    """The sweep with the page swapped for this process (`pyapp.sweep.native`): the same
+    session, events, files and checks; the model loaded natively after the consent."""
+    out, run, stored, in_flight = prepared
+    choice = choose_native(options)
+    files, identity = model_files(options, choice)  # refused before anything loads
+    if choice.fixture:
+        say(f"*** {FIXTURE_BANNER} ***  {FIXTURE_NOTE}")
+    if not args.consent:
+        raise no_consent(options, choice, native_source=str(files.folders[0]))
+    t0 = time.monotonic()
+    adapter = load(files, identity)
+    stop = StopFlag()
+    trials_at_start = len(stored["trials_json"]) if stored else 0
+    session = begin_session(run, args, argv, options, choice, trials_at_start, in_flight)
+    session["timings_s"]["model_load"] = round(time.monotonic() - t0, 3)
+    out.mkdir(parents=True, exist_ok=True)
+    run.data["ledger"] = str(ledger)
+    run.save()
+    driver = NativeDriver(
+        options, choice, out, run, adapter=adapter, timeout_s=args.timeout, stop=stop, ledger=ledger
+    )
+    status, message, code = "failed", "", 1
+    try:
+        with stop.installed():
+            run.data["versions"] = versions(to_json(driver.request(Hello())), None)
+            t1 = time.monotonic()
+            driver.drive(stored, in_flight)
+            session["timings_s"]["sweep"] = round(time.monotonic() - t1, 3)
+        status, message, code = "done", "", 0
+    except (KeyboardInterrupt, SweepError) as error:
+        status, message, code = ended_by(error)
+    finally:
+        message = end_session(run, session, driver, out, status, message)
+    return ended(out, run, choice, (status, message, code))
+
+
+def no_consent(
+    options: Options, choice: ModelChoice, native_source: str | None = None
+) -> SetupError:
     """What loading needs the user's consent for: model, revision, size, source, licence."""
-    if choice.fixture or choice.subject:
+    if native_source is not None:
+        source = f"the local files in {native_source}, run natively"
+    elif choice.fixture or choice.subject:
         source = "this site (bundled with the app)"
     else:
         source = options.model_host or options.model_folder or "https://huggingface.co/"

@@ -19,6 +19,9 @@ from pyapp.records.params import task_params
 from pyapp.sweep.errors import SetupError
 from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
 
+BACKENDS = ("webgpu", "wasm", "native")
+"""The sweep's backends: the page's two, and native (`pyapp.sweep.native`)."""
+
 
 @dataclass(frozen=True)
 class ModelChoice:
@@ -213,8 +216,10 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
     if not isinstance(recorded, dict):
         raise InputError("bad_run_file", "options is not an object", path=where)
     model, backend = _text(recorded, "model", where, False), recorded.get("backend")
-    if backend not in ("webgpu", "wasm"):
-        raise bad_recorded(where, "backend", f"must be webgpu or wasm, not {str(backend)[:20]!r}")
+    if backend not in BACKENDS:
+        raise bad_recorded(
+            where, "backend", f"must be webgpu, wasm or native, not {str(backend)[:20]!r}"
+        )
     seed = recorded.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEED_LIMIT:
         raise bad_recorded(

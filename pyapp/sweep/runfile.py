@@ -18,6 +18,7 @@ from pyapp.errors import InputError
 from pyapp.host.files import write_atomically
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 from pyapp.records.documents import read_document
+from pyapp.records.kinds import check_kind
 from pyapp.sweep.errors import SweepError
 
 RUN_SCHEMA = "sweep-run/1"
@@ -185,6 +186,7 @@ class RunFile:
         """run.json through the bounded reader, checked against `RunRecord` (bad data: an
         `InputError`, exit 1)."""
         data = read_document(path, MAX_RUN_BYTES)
+        check_kind(data, "sweep-run", path)
         if not isinstance(data, dict) or data.get("schema_version") != RUN_SCHEMA:
             raise InputError("bad_run_file", "not a sweep's run.json", path=str(path))
         try:

@@ -6,7 +6,9 @@ greedy ids on WASM (fp32, the ids onnxruntime gave natively when it was built; a
 part from them only at or after a listed near-tie, top-two logits within NEAR_TIE), loads and
 generates on WebGPU (SwiftShader), and a short sweep on it finishes and reproduces exactly.
 Its profile is neither all-correct nor all-wrong on a fixed seed (the first, 1,500-step
-subject was all wrong here; this test was a strict xfail until the 16,000-step recipe).
+subject was all wrong here; this test was a strict xfail until the 16,000-step recipe). The
+same sweep run natively (`sweep --backend native`, onnxruntime) gives every trial the same
+verdict, or parts from the page only after a near-tie of its own logits (issue 34).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from test_models import caps, client_generate, provenance
 from test_sweep_cli import SWEEP_TIMEOUT_S, pyapp_command, read, sweep
 
 from pyapp.browser.model import parse_provenance
+from pyapp.native.adapter import NativeAdapter, NativeIdentity, load_native
+from pyapp.native.folder import read_model
 from pyapp.records.subject import SUBJECT_LABEL, SUBJECT_MODEL_ID, SUBJECT_RECIPE
 from pyapp.sweep.panel import wait_catalogue, wait_models
 
@@ -44,6 +48,12 @@ REPLIES: list[dict[str, Any]] = (
     else []
 )
 MODEL_TIMEOUT_MS = 90_000
+NEAR_TIE = (
+    json.loads((SUBJECT / "subject.json").read_text(encoding="utf-8"))["near_tie_margin"]
+    if (SUBJECT / "subject.json").is_file()
+    else 0.0
+)
+"""Top-two logits closer than this are a near-tie: another runtime may pick the other token."""
 STRATIFIED = [
     "--param=primitives_per_op=9",
     '--param=operand_digits="stratified"',
@@ -208,3 +218,63 @@ def test_its_profile_is_neither_all_correct_nor_all_wrong(subject_run: tuple[Pat
     ]
     assert len(profile) == 27
     assert 0 < sum(bool(c) for c in profile) < len(profile), profile
+
+
+def generations(trial: dict[str, Any]) -> list[tuple[str, list[int]]]:
+    """(prompt, output ids) of each model call of a trial, in order."""
+    if trial["chain"] is not None:
+        calls = trial["chain"]["calls"]
+        return [(c["prompt"]["text"], c["completion"]["output_token_ids"] or []) for c in calls]
+    if trial["completion"] is None:
+        return []
+    return [(trial["prompt"]["text"], trial["completion"]["output_token_ids"] or [])]
+
+
+def near_tie_before_parting(
+    adapter: NativeAdapter, ours: dict[str, Any], theirs: dict[str, Any]
+) -> str | None:
+    """Where the native trial first parts from the browser's, when a near-tie of the native
+    logits comes at or before that token; None when there is none (a real difference)."""
+    pairs = zip(generations(ours), generations(theirs), strict=False)  # a halt ends one early
+    for (prompt, native_ids), (_, page_ids) in pairs:
+        if native_ids == page_ids:
+            continue
+        parted = zip(native_ids, page_ids, strict=False)
+        step = next((i for i, (a, b) in enumerate(parted) if a != b), None)
+        step = min(len(native_ids), len(page_ids)) if step is None else step
+        gaps = adapter.margins(prompt, native_ids)[: step + 1]
+        ties = [i for i, gap in enumerate(gaps) if gap < NEAR_TIE]
+        return f"call parts at token {step}, near-ties at {ties}" if ties else None
+    return None
+
+
+def test_the_native_sweep_gives_the_browsers_verdicts(
+    subject_run: tuple[Path, Any], tmp_path: Path
+) -> None:
+    out, result = subject_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    native = tmp_path / "native"
+    conditions = "model-only,controlled-chain"
+    done = pyapp_command("sweep", "--backend", "native", "--model", "subject", "--dtype", "fp32",
+                         "--seed", "1729", "--consent", "--conditions", conditions, *STRATIFIED,
+                         "--out", str(native), timeout=SWEEP_TIMEOUT_S)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    page, ours = read(out / "trace.json"), read(native / "trace.json")
+    assert ours["model"]["backend_actual"] == "native" and page["model"]["backend_actual"] == "wasm"
+    assert ours["tasks"] == page["tasks"] and ours["freezes"][0]["profile_sha256"]
+    verdict = lambda t: (t["outcome"], t["result"], t["correct"])  # noqa: E731
+    by_id = {t["trial_id"]: t for t in page["trials"]}
+    assert sorted(by_id) == sorted(t["trial_id"] for t in ours["trials"])
+    adapter = load_native(
+        read_model((SUBJECT,), "fp32"),
+        NativeIdentity(SUBJECT_MODEL_ID, "bundled", "bundled-subject", {}),
+    )
+    near_ties, differ = [], []
+    for trial in ours["trials"]:
+        theirs = by_id[trial["trial_id"]]
+        if verdict(trial) == verdict(theirs):
+            continue
+        tie = near_tie_before_parting(adapter, trial, theirs)
+        (near_ties if tie else differ).append(f"{trial['trial_id']}: {tie or verdict(trial)}")
+    assert not differ, differ
+    print(f"native vs browser: {len(ours['trials'])} trials, near-ties listed: {near_ties}")
