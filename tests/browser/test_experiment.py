@@ -280,15 +280,20 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
     labels = page.eval_on_selector_all(
         "#plot-calibration text",
         "ts => ts.filter(t => t.textContent.startsWith('n='))"
-        ".map(t => [Number(t.getAttribute('x')), Number(t.getAttribute('y'))])",
+        ".map(t => { const b = t.getBBox(); return [b.x, b.y, b.width, b.height]; })",
     )
     assert len(labels) == page.eval_on_selector_all("#plot-calibration .cell", "c => c.length")
-    assert not [
-        (a, b)
-        for i, a in enumerate(labels)
-        for b in labels[i + 1 :]
-        if abs(a[0] - b[0]) < 36 and abs(a[1] - b[1]) < 11
-    ]
+    assert (
+        not [  # their boxes as drawn (both predictors' cells: issue 41)
+            (a, b)
+            for i, a in enumerate(labels)
+            for b in labels[i + 1 :]
+            if a[0] < b[0] + b[2]
+            and b[0] < a[0] + a[2]
+            and a[1] < b[1] + b[3]
+            and b[1] < a[1] + a[3]
+        ]
+    )
     assert page.eval_on_selector_all("#plot-cost .task", "c => c.length") == 8
 
     trace = download_json(page, "Download sweep trace JSON")

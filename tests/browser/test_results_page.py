@@ -106,6 +106,19 @@ def test_the_first_screen_of_step_4_holds_the_answer(
     )
     assert folded == [False, False, False, False]
     audit(page, "step 4 of an opened run: the answer first")
+    # Export SVG / PNG beside every plot: the SVG as Python drew it, the PNG at 2x from it
+    with page.expect_download() as caught:
+        page.click("#plot-calibration .plot-export button:has-text('Export SVG')")
+    svg = Path(caught.value.path()).read_text("utf-8")
+    assert caught.value.suggested_filename.startswith("calibration-synthetic-")
+    assert svg.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in svg
+    assert 'data-predictor="state-aware"' in svg
+    with page.expect_download() as caught:
+        page.click("#plot-calibration .plot-export button:has-text('Export PNG')")
+    png = Path(caught.value.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (2 * 760, 2 * 420)  # the plot's viewBox, twice
     page.click("#viewing-close")
 
 

@@ -419,8 +419,8 @@ def test_compared_runs_are_labelled_what_they_are(
     fixture = EVIDENCE_LABELS["fixture"].capitalize() + "."
     synthetic = EVIDENCE_LABELS["synthetic"].capitalize() + "."
     assert dict(figures) == {
-        "fixture-predictions.json": [fixture, fixture],
-        "synthetic-predictions.json": [synthetic, synthetic],
+        "fixture-predictions": [fixture, fixture],
+        "synthetic-predictions": [synthetic, synthetic],
     }
 
 
