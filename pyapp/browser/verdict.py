@@ -12,6 +12,7 @@ answer templates'; nothing here decides a verdict.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pyapp.predict.flags import (
@@ -35,7 +36,7 @@ SUBTITLE = (
 def _ends(interval: NamedInterval) -> tuple[float | None, float | None]:
     if interval.high is None:
         return None, None
-    return (-1e9 if interval.unbounded_below else interval.low), interval.high
+    return (-math.inf if interval.unbounded_below else interval.low), interval.high
 
 
 def _points(fig: SliceFigures) -> list[SkillPoint]:

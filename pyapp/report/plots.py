@@ -393,7 +393,8 @@ def _n_labels(points: Sequence[tuple[float, float]], texts: Sequence[str]) -> li
         for candidate in _spots(x, y, w):
             inside = candidate[0] >= LEFT + 1 and candidate[0] + w <= LEFT + plot_w - 1
             inside = inside and TOP + 1 <= candidate[1] <= TOP + plot_h - LABEL_H - 1
-            if inside and not any(_overlaps(candidate, b) for b in (*placed, *markers)):
+            padded = (candidate[0] - 2, candidate[1], candidate[2] + 4, candidate[3])  # a gap
+            if inside and not any(_overlaps(padded, b) for b in (*placed, *markers)):
                 box = candidate
                 break
         placed.append(box)

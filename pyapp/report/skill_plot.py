@@ -10,6 +10,7 @@ tests read: `skill` (points), `skill-value`, `undefined`, `verdict`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ class SkillPoint:
     skill: float | None
     """1 − Brier / Brier(reference); None when undefined (`note` says why)."""
     low: float | None = None
-    """The interval's low end; None without an interval."""
+    """The interval's low end (−inf: unbounded below); None without an interval."""
     high: float | None = None
     """The interval's high end; None without an interval."""
     note: str | None = None
@@ -56,13 +57,16 @@ SKILL_AXIS = (-1.0, 1.0)
 """The skill axis: a skill below −1 is drawn at the edge with its value written."""
 
 
+def _signed(v: float) -> str:
+    return "−∞" if v == -math.inf else f"{v:+.2f}".replace("-", "−")
+
+
 def _skill_text(p: SkillPoint) -> str:
     if p.skill is None:
         return p.note or "undefined"
-    value = f"{p.skill:+.2f}".replace("-", "−")
+    value = _signed(p.skill)
     if p.low is not None and p.high is not None:
-        low, high = (f"{v:+.2f}".replace("-", "−") for v in (p.low, p.high))
-        return f"{value} [{low}, {high}]"
+        return f"{value} [{_signed(p.low)}, {_signed(p.high)}]"
     return value
 
 
@@ -119,12 +123,13 @@ def skill_svg(points: Sequence[SkillPoint], label: str | None, subtitle: str) ->
                 group.append(marker(shape, sx(p.skill), y - 4, colour, text, "skill", hollow))
                 if p.skill < lo:
                     group.append(svg_text(sx(lo) + 8, y, "◀ off the axis", 10))
-            else:
-                group.append(svg_text(SKILL_LEFT + 6, y, p.note or "undefined", 11, UNDEFINED))
-            attrs = {"class": "skill-value"}
-            group.append(
-                svg_text(right + 8, y, _skill_text(p) if p.skill is not None else "—", 11, attrs)
-            )
+                attrs = {"class": "skill-value"}
+                group.append(svg_text(right + 8, y, _skill_text(p), 11, attrs))
+            else:  # said in words where the number would be; the whole reason in its title
+                words = svg_text(right + 8, y, "undefined", 11, {**UNDEFINED, "class": "undefined"})
+                group.append(
+                    el("g", None, el("title", None, f"{condition}, {name}: {text}"), words)
+                )
             if p.verdict:
                 tone = {"beats climatology": "#137333", "fails against climatology": "#b3261e"}
                 style: dict[str, object] = {"fill": tone.get(p.verdict, "#202124")}
