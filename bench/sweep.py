@@ -93,6 +93,7 @@ def page_sweep(site: Path) -> dict[str, float]:
                     raise RuntimeError("the fixture did not load")
                 load = time.monotonic() - t1
                 t2 = time.monotonic()
+                page.check("#sweep-run-through")  # measure, freeze, held-out: no pause
                 page.click("#sweep-run-all")  # the page's own button, as a person runs a sweep
                 over = wait_page(
                     page, lambda s: s.experiment in SWEEP_OVER, 1_800_000, "the sweep's end"

@@ -37,7 +37,8 @@ from pyapp.sweep.panel import load_from_catalogue, page_state, wait_page
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "tests" / "browser" / "model_gate.js"
 CHROMIUM = "/usr/bin/chromium"
-VIEWPORT = {"width": 1280, "height": 860}
+VIEWPORT = {"width": 1280, "height": 800}
+"""The first screen issue 41 measures step 4 on."""
 TIMEOUT_MS = 120_000
 HOLD_AFTER = 8
 """The running screenshot is taken with this many trials done and the next one held."""
@@ -114,6 +115,7 @@ def run_held(page: Page, out: Path) -> None:
     """Run every condition; hold the model after HOLD_AFTER trials for the running picture;
     then cancel, and run a fresh sweep to the end."""
     page.evaluate(HOLD_AT_TRIAL, HOLD_AFTER)
+    page.check("#sweep-run-through")  # no pause at the freeze: the pictures need a whole run
     page.click("#sweep-run-all")
     page.wait_for_function(HELD, arg=HOLD_AFTER, timeout=TIMEOUT_MS)
     shoot(page, out, "running", "#experiment")
@@ -123,6 +125,7 @@ def run_held(page: Page, out: Path) -> None:
     page.evaluate("() => window.__openGate()")
     wait_experiment(page, "cancelled")
     page.click("#sweep-new")
+    page.click("#unfinished-new")  # the cancelled sweep is unfinished: the page asks first
     page.click("#sweep-run-all")
     ended = wait_experiment(page, "done error")
     if ended.experiment != "done":
@@ -164,6 +167,49 @@ def report_shots(browser: Browser, page: Page, out: Path) -> None:
         shoot(page, out, "opened-step4", "#results-heading")
 
 
+def paused_shot(page: Page, out: Path) -> None:
+    """Plain Run (no "run through"): measure, freeze, and the pause with the receipt shown
+    beside the buttons, before any held-out result."""
+    page.uncheck("#sweep-run-through")
+    page.click("#sweep-run-all")  # back to the live sweep (done): a new one, to the freeze
+    wait_page(
+        page,
+        lambda s: s.experiment == "frozen" and not s.sweep_running,
+        TIMEOUT_MS,
+        "the pause at the freeze",
+    )
+    shoot(page, out, "frozen", "#run-heading")
+
+
+STUDY_PLAN = """name = "synthetic study: size-dependent on subject-ladder rungs 1-2, one seed"
+[axes]
+models = ["size-dependent"]
+seeds = [5]
+presets = ["subject-ladder"]
+conditions = [["model-only", "controlled-chain"]]
+[[exclude]]
+preset = "subject-ladder/3"
+[[exclude]]
+preset = "subject-ladder/4"
+"""
+"""A small synthetic study (seconds, natively): the Study view's picture."""
+
+
+def study_shot(page: Page, out: Path) -> None:
+    """A study folder made here (`matrix`, then `study`), its study.json opened in the page."""
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = Path(tmp) / "plan.toml"
+        plan.write_text(STUDY_PLAN, encoding="utf-8")
+        folder = Path(tmp) / "study"
+        for command in (["matrix", str(plan), "--out", str(folder)], ["study", str(folder)]):
+            subprocess.run(
+                [sys.executable, "-m", "pyapp", *command], check=True, cwd=ROOT, capture_output=True
+            )
+        page.set_input_files("#study-file", str(folder / "study.json"))
+        page.wait_for_selector("#study-view-body:not([hidden])", timeout=TIMEOUT_MS)
+        shoot(page, out, "study-answer", "#study-heading")
+
+
 def main() -> int:
     options = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     options.add_argument("--site", type=Path, default=ROOT / "build" / "site")
@@ -182,13 +228,17 @@ def main() -> int:
                 shoot(page, args.out, "ready")
                 load_fixture(page, args.out)
                 run_held(page, args.out)
-                shoot(page, args.out, "results", "#scores-heading")
+                shoot(page, args.out, "results", "#results-heading")  # the answer first
+                page.click("#fold-scores > summary")  # the tables are folded: a reader unfolds
                 shoot(page, args.out, "skill", "#scores .skill-table")
                 shoot(page, args.out, "stored", "#stored-runs-heading")
+                page.click("#fold-trials > summary")
                 page.click("#sweep-results tbody button")
                 shoot(page, args.out, "record")
                 page.keyboard.press("Escape")
                 report_shots(browser, page, args.out)
+                paused_shot(page, args.out)
+                study_shot(page, args.out)
             with new_page(browser, url, missing="**/pyodide.asm.wasm") as page:
                 wait_app(page, "error")
                 shoot(page, args.out, "error")

@@ -22,6 +22,7 @@ import { setupExperiment } from "./experiment.js";
 import "./guide.js"; // the guided flow: the setup in the address, the current step
 import { setupViewer } from "./viewer.js";
 import { setupRuns } from "./runs_panel.js";
+import { setupStudyView } from "./study_view.js";
 import { makeSend } from "./entry.js";
 import { readReply } from "./common/envelope.js";
 import { messageOf } from "./common/errors.js";
@@ -468,6 +469,7 @@ const viewer = setupViewer({ request, experiment });
 
 // Runs stored in this browser (site/runs_panel.js): show, download, report, compare, delete.
 setupRuns({ request, experiment, viewer });
+setupStudyView({ request });
 
 // For tests and bench/: the same request path the buttons use, the Models panel
 // (models.state()) and the experiment's state API (docs/page.md). `send` is the one entry

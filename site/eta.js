@@ -1,44 +1,109 @@
 // @ts-check
-// The sweep's ETA, estimated per phase and condition from what has been measured (no DOM, no
-// clock of its own: the caller passes `now` in milliseconds, so a test drives it with a
-// scripted clock — tests/site/test_eta.py).
+// The sweep's ETA (no DOM, no clock of its own: the caller passes `now` in milliseconds, so a
+// test replays recorded trials on a fake clock — tests/site/test_eta.py).
 //
 // Trials of different conditions cost very different times (a supplied-program trial is
-// near-instant, a model-program one waits for the model; a controlled chain makes up to six
-// calls), so elapsed time divided evenly over trials misleads. Each group (phase, condition)
-// left in the run is estimated from the mean duration of its own finished trials. A group
-// with no finished trial yet is not given one number: it contributes a range, from the
-// fastest mean measured so far (or the same condition's mean in the other phase, when it has
-// one) to twice the slowest (a condition not timed yet may be slower
-// than any timed one: a model-program trial writes a whole program where a model-only trial
-// writes one integer), and the estimate is shown as a range, naming the groups not timed,
-// until every group left has been timed. Before any trial has finished there is no estimate.
+// near-instant, a model-program one waits for the model; a held-out controlled chain makes up
+// to six calls where a profile probe makes one), so each group (phase, condition) left is
+// estimated on its own, from what has been measured, and given as a range:
+//
+// - a group with trials of its own timed: its trials left × its mean per trial, the range
+//   spanning its mean over all its trials and over the latest ones (durations drift: a
+//   calibration set's operands grow), widened by the mean's own uncertainty;
+// - a group with none timed yet: its model calls left (Python's plan: a chain's route length,
+//   0 for an unsupported route or the control) × the per-call time of its nearest kin timed
+//   (`KIN`: the same condition in the other phase, a condition whose model writes the same
+//   kind of answer, any), as a range (a held-out prompt is longer and its answer has more
+//   digits than a profile probe's);
+// - before any model call has been timed, the run's model groups have no estimate, and
+//   neither has the run: the page says so instead of a number.
+//
+// A resumed sweep counts the durations of its earlier session's trials (`done`), so the
+// estimate right after a resume is as good as before it. What the page shows is short: "about
+// 1 min 40 s left", the range beside it for whoever wants it.
 
-export const UNTIMED_FACTOR = 2; // the high end of an untimed group: this × the slowest mean
+// An untimed group's range, × the per-call time measured by its nearest kin: the same
+// condition in the other phase, a condition whose model writes the same kind of answer (an
+// integer, a program) in the same or the other phase, or any model condition.
+export const KIN = Object.freeze({
+  condition: [1.0, 3.5], // the same condition, the other phase (held-out prompts are longer)
+  kind: [0.7, 1.5], // the same kind of answer, the same phase
+  kindOther: [1.0, 3.5], // the same kind of answer, the other phase
+  any: [0.7, 4.0], // any model condition (a program answer is longer than an integer)
+});
+const RECENT = 50; // the latest trials a group's recent mean is taken over
+const Z = 2; // the mean's uncertainty: ± Z standard errors
+const TRUSTED = 10; // below this many timed trials a group's estimate leans on its kin's
+const DRIFT = 0.2; // what a measured mean may drift by over the rest of its group (operands grow
+// through a calibration set; a shared machine's load changes): ± this share
 
-/** @import { PlanLeft } from "./lab_types.js" */
+const key = (/** @type {string} */ phase, /** @type {string} */ condition) => `${phase}/${condition}`;
 
-/** @param {string} phase @param {string} condition */
-const key = (phase, condition) => `${phase}/${condition}`;
+/** @typedef {{phase: string, condition: string, trials: number, calls?: number | null, answer?: string | null}} Left */
+/** @typedef {{low_s: number, high_s: number, mid_s: number, unmeasured: string[]} | null} Estimate */
 
-/**
- * The estimate: a range in seconds, and the groups not timed yet.
- * @typedef {{ low_s: number, high_s: number, unmeasured: string[] }} Estimate
- */
+class Group {
+  /** @param {Left} left */
+  constructor({ phase, condition, trials, calls, answer }) {
+    this.phase = phase;
+    this.condition = condition;
+    this.left = trials;
+    this.callsLeft = calls ?? trials; // older states carry no calls: one per trial
+    this.callsPerTrial = trials ? this.callsLeft / trials : 0;
+    this.answer = answer ?? condition; // what kind of answer its model writes (Python's plan)
+    /** @type {number[]} */
+    this.durations = []; // ms, every timed trial of this group
+    this.calls = 0; // model calls of those trials
+  }
+
+  get n() {
+    return this.durations.length;
+  }
+
+  get totalMs() {
+    return this.durations.reduce((a, b) => a + b, 0);
+  }
+}
 
 export class Eta {
-  /**
-   * @param {Iterable<Pick<PlanLeft, "phase" | "condition" | "trials">>} left what the run has still
-   *   to do (Python's SweepState.left, restricted to the phases the run covers)
-   */
-  constructor(left) {
-    /** @type {Map<string, { phase: string, condition: string, left: number, n: number, totalMs: number }>} */
+  /** `left`: what the run has still to do (Python's SweepState.left for the phases it covers);
+   * `done`: [phase, condition, ms, calls] of trials timed before (a resumed sweep's earlier
+   * session), counted as this run's own.
+   * @param {Left[]} left
+   * @param {[string, string, number, number][]} [done] */
+  constructor(left, done = []) {
+    /** @type {Map<string, Group>} */
     this.groups = new Map();
-    for (const { phase, condition, trials } of left) {
-      if (trials > 0) this.groups.set(key(phase, condition), { phase, condition, left: trials, n: 0, totalMs: 0 });
-    }
-    /** @type {{ id: string, since: number } | null} */
+    for (const entry of left) if (entry.trials > 0) this.groups.set(key(entry.phase, entry.condition), new Group(entry));
+    /** @type {Map<string, string | null | undefined>} each condition's kind of answer */
+    this.answers = new Map(left.map((entry) => [entry.condition, entry.answer]));
+    /** @type {Map<string, {ms: number, calls: number}>} per group (phase/condition): model calls timed */
+    this.perCall = new Map();
+    /** @type {Map<string, Group>} groups of trials timed but not left (a phase already done) */
+    this.history = new Map();
+    for (const [phase, condition, ms, calls] of done) this.record(phase, condition, ms, calls, false);
+    /** @type {{id: string, since: number} | null} */
     this.inFlight = null;
+  }
+
+  /** @param {string} phase @param {string} condition @param {number} ms @param {number} calls @param {boolean} counts */
+  record(phase, condition, ms, calls, counts) {
+    const id = key(phase, condition);
+    let group = this.groups.get(id) ?? this.history.get(id);
+    if (!group) {
+      group = new Group({ phase, condition, trials: 0, calls: 0, answer: this.answers.get(condition) });
+      this.history.set(id, group);
+    }
+    group.durations.push(ms);
+    group.calls += calls;
+    if (counts) {
+      group.left = Math.max(0, group.left - 1);
+      group.callsLeft = Math.max(0, group.callsLeft - calls);
+    }
+    if (calls > 0) {
+      const c = this.perCall.get(id) ?? { ms: 0, calls: 0 };
+      this.perCall.set(id, { ms: c.ms + ms, calls: c.calls + calls });
+    }
   }
 
   /** @param {string} phase @param {string} condition @param {number} now */
@@ -46,65 +111,100 @@ export class Eta {
     this.inFlight = { id: key(phase, condition), since: now };
   }
 
-  /** @param {string} phase @param {string} condition @param {number} now */
-  finished(phase, condition, now) {
+  /** `calls`: the model calls the trial made (the page: 1 for a whole-task model trial, a
+   * chain's planned calls, 0 for the control); default: the group's calls per trial.
+   * @param {string} phase @param {string} condition @param {number} now @param {number} [calls] */
+  finished(phase, condition, now, calls) {
     const id = key(phase, condition);
     const group = this.groups.get(id);
-    if (group && this.inFlight?.id === id) {
-      group.n += 1;
-      group.totalMs += Math.max(0, now - this.inFlight.since);
-    }
-    if (group) group.left = Math.max(0, group.left - 1);
+    const made = calls ?? Math.round(group?.callsPerTrial ?? 0);
+    if (this.inFlight?.id === id) this.record(phase, condition, Math.max(0, now - this.inFlight.since), made, true);
+    else if (group) group.left = Math.max(0, group.left - 1);
     this.inFlight = null;
   }
 
-  // {low_s, high_s, unmeasured: ["heldout/model-program", ...]} or null before any trial has
-  // been timed. low_s === high_s once every group left has been timed.
-  /** @param {number} now @returns {Estimate | null} */
+  /** The per-call time (ms) of the group's nearest kin that has model calls timed, as a range
+   * (`KIN`): [low, high], or null when no model call has been timed.
+   * @param {Group} g @returns {[number, number] | null} */
+  callTime(g) {
+    const timed = [...this.perCall.entries()].filter(([, c]) => c.calls > 0);
+    const groupOf = (/** @type {string} */ id) => this.groups.get(id) ?? this.history.get(id);
+    const kin = (/** @type {(h: Group) => boolean} */ test) =>
+      timed.filter(([id]) => test(/** @type {Group} */ (groupOf(id)))).map(([, c]) => c.ms / c.calls);
+    const tiers = /** @type {[number[], number[]][]} */ ([
+      [kin((h) => h.condition === g.condition && h.phase !== g.phase), KIN.condition],
+      [kin((h) => h.answer === g.answer && h.phase === g.phase && h !== g), KIN.kind],
+      [kin((h) => h.answer === g.answer && h !== g), KIN.kindOther],
+      [kin((h) => h !== g), KIN.any],
+    ]);
+    for (const [times, [lowBy, highBy]] of tiers) {
+      if (times.length) return [Math.min(...times) * lowBy, Math.max(...times) * highBy];
+    }
+    return null;
+  }
+
+  /** The remaining time as a range, or null before the run's model calls can be estimated.
+   * @param {number} now @returns {Estimate} */
   estimate(now) {
-    const means = [...this.groups.values()].filter((g) => g.n > 0).map((g) => g.totalMs / g.n);
-    if (!means.length) return null;
-    const fastest = Math.min(...means);
-    const slowest = Math.max(...means);
     let low = 0;
     let high = 0;
     /** @type {string[]} */
     const unmeasured = [];
-    for (const [id, group] of this.groups) {
-      if (!group.left) continue;
-      // the trial in flight has already used part of its expected time
+    for (const [id, g] of this.groups) {
+      if (!g.left) continue;
       const spent = this.inFlight?.id === id ? now - this.inFlight.since : 0;
-      if (group.n > 0) {
-        const mean = group.totalMs / group.n;
-        const rest = group.left * mean - Math.min(spent, mean);
-        low += rest;
-        high += rest;
-      } else {
-        unmeasured.push(id);
-        // the same condition timed in the other phase bounds it from below
-        const same = [...this.groups.values()].find((g) => g.condition === group.condition && g.n > 0);
-        low += Math.max(0, group.left * (same ? same.totalMs / same.n : fastest) - spent);
-        high += Math.max(0, group.left * slowest * UNTIMED_FACTOR - spent);
+      const per = g.callsLeft ? this.callTime(g) : null;
+      if (g.n > 0) {
+        const mean = g.totalMs / g.n;
+        const latest = g.durations.slice(-RECENT);
+        const recent = latest.reduce((a, b) => a + b, 0) / latest.length;
+        const sd = Math.sqrt(g.durations.reduce((a, d) => a + (d - mean) ** 2, 0) / g.n);
+        const error = (Z * sd) / Math.sqrt(g.n);
+        let lo = g.left * Math.max(0, Math.min(mean, recent) - error) * (1 - DRIFT);
+        let hi = (g.left * (Math.max(mean, recent) + error)) / (1 - DRIFT);
+        // a few trials say little (the first ones of a calibration set are its smallest
+        // operands): their estimate leans on the kin's until TRUSTED trials are timed
+        if (per && g.n < TRUSTED) {
+          const w = g.n / TRUSTED;
+          lo = w * lo + (1 - w) * g.callsLeft * per[0];
+          hi = w * hi + (1 - w) * g.callsLeft * per[1];
+        }
+        low += Math.max(0, lo - spent);
+        high += Math.max(0, hi - spent);
+        continue;
       }
+      if (g.callsLeft === 0) continue; // the control, unsupported routes: no model call
+      if (!per) return null; // no model call timed yet: no honest number
+      unmeasured.push(id);
+      low += Math.max(0, g.callsLeft * per[0] - spent);
+      high += Math.max(0, g.callsLeft * per[1] - spent);
     }
-    return { low_s: low / 1000, high_s: high / 1000, unmeasured };
+    // the point shown: the geometric middle of the range (its ends are ratios apart)
+    return { low_s: low / 1000, high_s: high / 1000, mid_s: Math.sqrt(low * high) / 1000, unmeasured };
   }
 }
 
 /** @param {number} seconds */
 export function duration(seconds) {
   const s = Math.round(seconds);
-  if (s < 120) return `${s} s`;
+  if (s < 120) return s < 60 ? `${s} s` : `1 min ${s - 60} s`;
   const minutes = Math.floor(s / 60);
   if (minutes < 120) return `${minutes} min ${s % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-// What #sweep-eta says.
-/** @param {Estimate | null} estimate */
+/** What #sweep-eta says: short ("about 1 min 40 s left"); `etaRange` is its title.
+ * @param {Estimate} estimate */
 export function etaText(estimate) {
-  if (!estimate) return "ETA: known once the first trial has been timed";
+  if (!estimate) return "time left: known once a model trial has been timed";
+  return `about ${duration(estimate.mid_s)} left`;
+}
+
+/** The range behind the short text (the element's title), with the groups not timed yet.
+ * @param {Estimate} estimate */
+export function etaRange(estimate) {
+  if (!estimate) return "No model call has been timed yet, so no estimate is given.";
   const { low_s, high_s, unmeasured } = estimate;
-  if (!unmeasured.length || duration(low_s) === duration(high_s)) return `ETA ${duration(high_s)}`;
-  return `ETA ${duration(low_s)}–${duration(high_s)} (a range until ${unmeasured.join(", ")} has been timed)`;
+  const untimed = unmeasured.length ? `; not timed yet: ${unmeasured.join(", ")}` : "";
+  return `between ${duration(low_s)} and ${duration(high_s)} left${untimed}`;
 }

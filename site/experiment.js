@@ -68,11 +68,12 @@ import { addJournalEntry } from "./profile_views.js";
 import { fileName } from "./runs_panel.js";
 import { Trials, withStateAware } from "./experiment_state.js";
 import { ExperimentView } from "./experiment_view.js";
+import { askAboutUnfinished } from "./unfinished_dialog.js";
 
 
 /** @import { Opened } from "./experiment_view.js" */
-/** @import { ModelProvenance, SweepStart, SweepState, Trace, TraceHeader, Trial } from "./lab_types.js" */
-/** @import { StoredTexts } from "./store.js" */
+/** @import { ModelProvenance, Receipt, SweepStart, SweepState, Trace, TraceHeader, Trial } from "./lab_types.js" */
+/** @import { StoredTexts, SweepStatus } from "./store.js" */
 /** @import { ExperimentParts, Listener } from "./page_types.js" */
 
 /** @typedef {"measure" | "heldout" | "all"} Phase */
@@ -112,6 +113,9 @@ export function setupExperiment({ request, models, environment, currentSeed, cur
     // site/viewer.js ("Open a trace"): draw a run read from disk with these renderers
     /** @param {Opened} opened */
     showOpened: (opened) => controller.showOpened(opened),
+    // site/runs_panel.js: Resume a stored sweep (asked first when the live one is unfinished)
+    /** @param {SweepStatus} record */
+    resumeStored: (record) => controller.resumeStored(record),
     closeOpened: () => controller.closeOpened(),
     // called once Python is ready: offer to resume a stored unfinished sweep
     ready: () =>
@@ -230,7 +234,7 @@ class Experiment extends ExperimentView {
       this.stopProgress();
       this.storedChanged();
       const s = this.sweepState(); // as refreshed
-      const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded and attempted again.` : "";
+      const interrupted = s.interruptions ? ` ${s.interruptions} interrupted trial(s) recorded, never scored (each is attempted again as the sweep goes on).` : "";
       const summary = `${s.trials} trials observed; ${s.measure_left} profile and ${s.heldout_left} held-out left.${interrupted}`;
       if (s.paused) {
         const cause = s.paused;
@@ -290,6 +294,8 @@ class Experiment extends ExperimentView {
       }
       const header = this.useHeader(texts.header_json);
       this.record = (await this.store.getSweep(header.run.run_id)) ?? null;
+      this.receiptJson = this.record?.receipt_json ?? null; // the receipt made at its freeze, kept
+      renderReceipt(this.receiptJson);
       this.clearTables();
       this.shownPredictions = new Map();
       this.useTrials(texts.trials_json);
@@ -400,6 +406,94 @@ class Experiment extends ExperimentView {
     return { run_id, in_flight, phase, finished, updated_at: updated_at ?? null, summary, ...texts };
   }
 
+  // ---- the pause at the freeze, and no run lost (issue 41) ----------------------------------
+
+  // Plain Run, "run through" unticked: measure and freeze, then stop with the receipt shown
+  // beside the buttons, so that it can be kept before any held-out result; pressed again (or
+  // "3. Run held-out"), the held-out phase. A driver's run("all") (the sweep CLI through
+  // window.lab.send) runs through: the pause is this button's.
+  async runToFreeze() {
+    if (this.sweepState().can_run_heldout) return this.run("heldout");
+    if (this.sweepState().measure_left) {
+      const measured = await this.run("measure");
+      const s = this.sweepState();
+      if (measured.cancelled || s.paused || s.measure_left) return measured;
+    }
+    if (!this.sweepState().can_freeze) return this.run("all"); // nothing to freeze (the control only): Python decides
+    await this.freeze();
+    this.status(
+      `Frozen, paused before the held-out tasks: keep the receipt now (Copy or Download, above), then press Run or ` +
+        `"3. Run held-out". Tick "run through" to run without this pause.`,
+    );
+    $("#receipt-view").scrollIntoView({ block: "nearest" });
+    return { state: this.sweepState(), cancelled: false, notice: null };
+  }
+
+  // The live sweep's state when it is unfinished (some trials observed, not done), also while a
+  // shown run keeps it aside; else null.
+  liveUnfinished() {
+    const s = this.viewing ? this.viewing.live.state : this.state;
+    return s && s.stage !== "done" && s.trials > 0 ? s : null;
+  }
+
+  // Run pressed while another run is shown: back to the live sweep first; if it is unfinished,
+  // ask whether Run continues it or starts a new one (it stays stored either way). False:
+  // the reader cancelled.
+  /** @param {string} action */
+  async backToLive(action) {
+    if (!this.viewing) return true;
+    this.closeOpened();
+    const unfinished = this.liveUnfinished();
+    if (!unfinished) return true;
+    const choice = await askAboutUnfinished(unfinished, { action });
+    if (choice === "cancel") return false;
+    if (choice === "new") await this.start({});
+    return true;
+  }
+
+  // The runs list's Resume: another stored sweep becomes the live one (asked first when the
+  // live one is unfinished); the reader presses Run to continue it.
+  /** @param {SweepStatus} record */
+  async resumeStored(record) {
+    if (this.viewing) this.closeOpened();
+    const unfinished = this.liveUnfinished();
+    if (unfinished && unfinished.run_id !== record.run_id) {
+      const choice = await askAboutUnfinished(unfinished, { action: `Resume ${record.run_id.slice(0, 8)}`, offerContinue: false });
+      if (choice !== "new") return null;
+    }
+    const texts = await this.store.storedTexts(record.run_id);
+    if (!texts) throw new Error(`run ${record.run_id.slice(0, 8)} has no stored header`);
+    const state = await this.resumeFrom(texts, record.in_flight ?? null);
+    this.status(`${$("#experiment-status").textContent} Press Run to continue it.`);
+    $("#step-run").scrollIntoView({ block: "start" });
+    return state;
+  }
+
+  // The freeze receipt, saved as Python wrote it, named after the run's evidence and id.
+  downloadReceipt() {
+    if (!this.receiptJson || this.viewing) return;
+    const header = this.sweepHeader();
+    downloadJson(this.receiptJson, fileName("receipt", header.model?.evidence ?? null, header.run.run_id));
+  }
+
+  // Copy the receipt's text to the clipboard; where the browser refuses, select the fingerprint
+  // so that it can be copied by hand.
+  async copyReceipt() {
+    const said = $("#receipt-status");
+    if (!this.receiptJson) return;
+    try {
+      await navigator.clipboard.writeText(this.receiptJson);
+      const receipt = /** @type {Receipt} */ (JSON.parse(this.receiptJson));
+      said.textContent = `Copied the receipt (fingerprint ${receipt.fingerprint}).`;
+    } catch (error) {
+      const range = document.createRange();
+      range.selectNodeContents($("#receipt-fingerprint"));
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      said.textContent = `The browser refused the clipboard (${messageOf(error)}): the fingerprint is selected — copy it with Ctrl+C, or download the receipt.`;
+    }
+  }
+
   // ---- journal -------------------------------------------------------------------------
 
   /** @param {string} prompt */
@@ -420,10 +514,13 @@ class Experiment extends ExperimentView {
 
   // Python's text, saved as it is: 1.0 stays 1.0.
   // Its name says the evidence kind: trace-fixture-<run id>.json.
+  // A shown run (opened or stored): its own texts, never the live sweep's.
   /** @param {TextKind} kind */
   async download(kind) {
     const header = this.sweepHeader();
-    downloadJson(await this.text(kind), fileName(kind, header.model?.evidence ?? null, header.run.run_id));
+    const own = this.viewing?.texts;
+    const text = own ? (kind === "trace" ? own.trace : kind === "predictions" ? own.predictions : null) : await this.text(kind);
+    if (text) downloadJson(text, fileName(kind, header.model?.evidence ?? null, header.run.run_id));
   }
 
   async acceptResume() {
@@ -495,8 +592,9 @@ class Experiment extends ExperimentView {
     /** @param {string} selector @param {() => unknown} work */
     const on = (selector, work) => $(selector).addEventListener("click", ui(work));
     on("#sweep-run-all", async () => {
+      if (!(await this.backToLive("Run"))) return;
       await ensureSweep();
-      await this.run("all");
+      await ($("#sweep-run-through", HTMLInputElement).checked ? this.run("all") : this.runToFreeze());
     });
     on("#sweep-measure", async () => {
       await ensureSweep();
@@ -504,11 +602,18 @@ class Experiment extends ExperimentView {
     });
     on("#sweep-freeze", () => this.freeze());
     on("#sweep-heldout", () => this.run("heldout"));
-    on("#sweep-new", () => this.start({}));
+    on("#sweep-new", async () => {
+      if (this.viewing) this.closeOpened();
+      const unfinished = this.liveUnfinished();
+      const choice = unfinished ? await askAboutUnfinished(unfinished, { action: "New sweep", offerContinue: false }) : "new";
+      if (choice === "new") await this.start({});
+    });
     $("#sweep-cancel").addEventListener("click", () => this.cancel());
     on("#download-sweep-trace", () => this.download("trace"));
     on("#download-predictions", () => this.download("predictions"));
-    on("#download-receipt", () => this.receiptJson && downloadJson(this.receiptJson, `receipt-${this.sweepHeader().run.run_id}.json`));
+    on("#download-receipt", () => this.downloadReceipt());
+    on("#download-receipt-results", () => this.downloadReceipt());
+    on("#copy-receipt", () => this.copyReceipt());
     on("#clear-stored", () => this.clearStored());
     on("#clear-ledger", () => this.clearLedger());
     on("#resume-accept", () => this.acceptResume());

@@ -11,9 +11,9 @@
 // view defines: renderAll, renderProgress, refreshControls, closeOpened, showFrozen,
 // resultsCaption and openRecord.
 
-import { notEvidenceLabel } from "./dom.js";
+import { entryOf, notEvidenceLabel } from "./dom.js";
 import { SweepStore, SweepWriter } from "./store.js";
-import { EVENT_TYPES } from "./lab_protocol.js";
+import { EVENT_TYPES, EVIDENCE_ROW_TAGS } from "./lab_protocol.js";
 import { ResultsTable, rowOf } from "./results_table.js";
 import { fillObservation } from "./profile_views.js";
 import { EventChannel } from "./experiment_channel.js";
@@ -250,6 +250,13 @@ export class ExperimentState {
     return evidence ? notEvidenceLabel(evidence) : null;
   }
 
+  // What each results row carries beside its condition (EVIDENCE_ROW_TAGS: the label, the
+  // reference subject's shortened; the caption carries it whole), or null for model evidence.
+  rowTag() {
+    const evidence = this.viewing ? this.viewing.evidence : (this.header?.model?.evidence ?? this.model().evidence);
+    return evidence ? (entryOf(EVIDENCE_ROW_TAGS, evidence) ?? notEvidenceLabel(evidence)) || null : null;
+  }
+
   /** @param {string} what */
   requireIdle(what) {
     if (this.busy) throw new Error(`cannot ${what} while "${this.busy}" is in progress`);
@@ -408,6 +415,8 @@ export class ExperimentState {
       created_at: this.header.run.created_at,
       trials: this.trials.size,
       summary: this.summary, // Python's counts over those trials (persisted() shows them)
+      // the freeze receipt as Python made it at the freeze (the runs list downloads it)
+      receipt_json: this.receiptJson ?? (this.record?.run_id === runId ? (this.record.receipt_json ?? null) : null),
       ...fields,
     };
     this.record = record;
@@ -492,7 +501,7 @@ export class ExperimentState {
   /** @param {Trial} trial */
   rowOf(trial) {
     const corrected = this.viewing?.corrections?.get(trial.trial_id) ?? null;
-    return rowOf(trial, { label: this.notEvidence(), split: this.tasks.get(trial.task_id)?.split, corrected });
+    return rowOf(trial, { label: this.rowTag(), split: this.tasks.get(trial.task_id)?.split, corrected });
   }
 
   // ---- the function Python calls after each step of a run ---------------------------------

@@ -10,10 +10,11 @@ import { CONTROL_LABEL } from "./lab_protocol.js";
 import { renderFreeze, renderPredictions, renderScores } from "./profile_views.js";
 import { showRecord } from "./record_view.js";
 import { renderReceipt } from "./receipt_view.js";
-import { Eta, etaText } from "./eta.js";
+import { Eta, etaRange, etaText } from "./eta.js";
 import { ExperimentState, withStateAware } from "./experiment_state.js";
+import { markNode, markNotRederived, renderAnswer } from "./results_answer.js";
 
-/** @import { CorrectedField, HeldoutPredictions, PredictionsDocument, RunPlots } from "./lab_types.js" */
+/** @import { CorrectedField, HeldoutPredictions, PredictionsDocument, RunPlots, Trial } from "./lab_types.js" */
 /** @import { CorrectedField as Correction } from "./lab_types.js" */
 
 /**
@@ -26,6 +27,9 @@ import { ExperimentState, withStateAware } from "./experiment_state.js";
  * @property {string | null} predictionsJson
  * @property {RunPlots | null} [plots]
  * @property {CorrectedField[]} [corrections]
+ * @property {string} [source] "file" (opened from disk) or "browser" (a stored run shown)
+ * @property {string[]} [mismatches] what re-deriving it found
+ * @property {string | null} [traceText] the trace as opened
  */
 
 /** @param {string} selector */
@@ -43,12 +47,27 @@ export class ExperimentView extends ExperimentState {
     const p = this.progress;
     this.countFromState();
     const phases = phase === "all" ? ["measure", "heldout"] : [phase];
-    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)));
+    p.eta = new Eta((s.left ?? []).filter((group) => phases.includes(group.phase)), this.timedTrials());
     p.started = performance.now();
     p.current = "";
     clearInterval(p.timer);
     p.timer = setInterval(() => this.renderProgress(), 500);
     this.renderProgress();
+  }
+
+  // The sweep's trials already observed (an earlier run, an earlier session before a resume) as
+  // the ETA counts them: [phase, condition, ms, model calls] (site/eta.js).
+  timedTrials() {
+    /** @type {[string, string, number, number][]} */
+    const done = [];
+    for (const text of this.trials.list()) {
+      const t = /** @type {Trial} */ (JSON.parse(text));
+      const phase = this.tasks.get(t.task_id)?.split === "heldout" ? "heldout" : "measure";
+      const ms = Date.parse(t.ended_at ?? "") - Date.parse(t.started_at ?? "");
+      const calls = t.chain ? t.chain.planned_calls : t.condition === "supplied-program" ? 0 : 1;
+      if (Number.isFinite(ms)) done.push([phase, t.condition, ms, calls]);
+    }
+    return done;
   }
 
   // The counter from Python's state: observed trials of all the sweep's trials.
@@ -93,7 +112,9 @@ export class ExperimentView extends ExperimentState {
     }
     const elapsed = (performance.now() - p.started) / 1000;
     $("#sweep-elapsed").textContent = `elapsed ${elapsed.toFixed(0)} s`;
-    $("#sweep-eta").textContent = p.eta ? etaText(p.eta.estimate(performance.now())) : "";
+    const estimate = p.eta ? p.eta.estimate(performance.now()) : null;
+    $("#sweep-eta").textContent = p.eta ? etaText(estimate) : "";
+    $("#sweep-eta").title = p.eta ? etaRange(estimate) : "";
   }
 
   // A resumed sweep waited for its model: once it is loaded the status says what to do now.
@@ -128,6 +149,7 @@ export class ExperimentView extends ExperimentState {
     button("#sweep-freeze").disabled = !(idle && state?.can_freeze);
     button("#sweep-heldout").disabled = !(loaded && idle && state?.can_run_heldout);
     button("#sweep-new").disabled = !(loaded && idle);
+    $("#sweep-run-through", HTMLInputElement).disabled = !idle;
     button("#sweep-cancel").disabled = this.busy !== "run";
     for (const box of document.querySelectorAll('input[name="condition"]')) {
       if (box instanceof HTMLInputElement) box.disabled = !(loaded && idle);
@@ -136,12 +158,21 @@ export class ExperimentView extends ExperimentState {
     button("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     button("#download-sweep-trace").disabled = !(idle && this.header);
     button("#download-predictions").disabled = !(idle && this.predictionsDoc);
+    button("#download-receipt-results").disabled = !(idle && this.receiptJson);
     button("#resume-accept").disabled = !idle;
     const viewing = $("#viewing-banner");
     viewing.hidden = !this.viewing;
+    // nothing of another run in a shown run's view: the live sweep's receipt and progress wait
+    $("#receipt-view").hidden = Boolean(this.viewing) || !this.receiptJson;
+    $("#sweep-progress").hidden = Boolean(this.viewing);
     if (this.viewing) {
-      $("#viewing-text").textContent = `Showing ${this.viewing.name}, opened from disk (${this.viewing.label}) — not the live sweep.`;
-      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-sweep-trace", "#download-predictions"]) button(id).disabled = true;
+      // the shown run's own files: the trace as opened, the predictions derived from it
+      const texts = this.viewing.texts;
+      button("#download-sweep-trace").disabled = !texts?.trace;
+      button("#download-predictions").disabled = !texts?.predictions;
+      const from = this.viewing.source === "browser" ? "stored in this browser" : `opened from a file (${this.viewing.name})`;
+      $("#viewing-text").textContent = `Showing run ${this.viewing.runId}, ${from} (${this.viewing.label}) — not the live sweep.`;
+      for (const id of ["#sweep-measure", "#sweep-freeze", "#sweep-heldout", "#download-receipt-results"]) button(id).disabled = true;
     }
     const evidence = $("#experiment-evidence");
     const label = this.header || m.loaded ? this.notEvidence() : null;
@@ -171,7 +202,10 @@ export class ExperimentView extends ExperimentState {
   /** @param {string} trialId */
   openRecord(trialId) {
     const trial = this.trials.get(trialId);
-    if (trial) showRecord(trial, this.notEvidence());
+    if (!trial) return;
+    showRecord(trial, this.notEvidence());
+    const mismatches = this.viewing?.mismatches ?? [];
+    if (mismatches.length) $("#record-body").prepend(markNode(mismatches.length));
   }
 
   clearTables() {
@@ -192,6 +226,10 @@ export class ExperimentView extends ExperimentState {
     }
     this.predictionRows = renderPredictions(this.shownPredictions, this.predictionsDoc, this.notEvidence());
     renderScores(this.predictionsDoc, this.notEvidence(), this.plots);
+    const names = { evidence: this.header?.model?.evidence ?? "control", runId: this.header?.run.run_id ?? "none" };
+    renderAnswer(this.plots, names);
+    const mismatches = this.viewing?.mismatches ?? [];
+    if (mismatches.length) markNotRederived(mismatches.length);
     this.renderProgress();
     this.refreshControls();
   }
@@ -202,14 +240,20 @@ export class ExperimentView extends ExperimentState {
   // model evidence for a fixture or a synthetic model). The live sweep's copy is kept aside
   // and drawn again on close.
 
+  // `source`: where the run came from ("file": opened from disk; "browser": stored here);
+  // `mismatches`: what re-deriving it found (marked on everything drawn of it when any);
+  // `traceText`: the trace as opened (what its download saves).
   /** @param {Opened} opened */
-  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [] }) {
+  showOpened({ name, evidence, headerJson, trialsJson, predictionsJson, plots = null, corrections = [], source = "file", mismatches = [], traceText = null }) {
     this.requireIdle("open a trace");
     /** @type {Map<string, Correction[]>} */
     const corrected = new Map();
     for (const c of corrections) corrected.set(c.trial_id, [...(corrected.get(c.trial_id) ?? []), c]);
     const predictions = predictionsJson ? /** @type {PredictionsDocument} */ (JSON.parse(predictionsJson)) : null;
-    this.useOpened({ name, evidence, label: evidenceLabel(evidence), corrections: corrected }, headerJson, trialsJson, predictions, plots);
+    const texts = { trace: traceText, predictions: predictionsJson };
+    const shown = { name, evidence, label: evidenceLabel(evidence), corrections: corrected, source, mismatches, texts };
+    this.useOpened(shown, headerJson, trialsJson, predictions, plots);
+    if (this.viewing) this.viewing.runId = this.sweepHeader().run.run_id;
     this.renderAll();
     this.setData("viewing");
   }

@@ -87,12 +87,14 @@ function recordModel() {
 
 // ---- where the reader is: the current step, and tools opened by the address ---------------
 
+// Where the sweep stands decides first (a run's results stay the current step whatever the
+// model worker does after it); before any sweep, whether a model is loaded.
 function currentStep() {
   const models = $("#models").dataset.state;
   const experiment = $("#experiment").dataset.state;
+  if (["done", "viewing"].includes(experiment ?? "")) return "step-results";
+  if (["running", "paused", "frozen", "measured", "cancelled", "error"].includes(experiment ?? "")) return "step-run";
   if (models !== "loaded" && models !== "generating") return "step-model";
-  if (experiment === "running") return "step-run";
-  if (["done", "frozen", "measured", "cancelled"].includes(experiment ?? "")) return "step-results";
   return "step-setup";
 }
 

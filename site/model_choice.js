@@ -112,7 +112,8 @@ export function fillDtypes(panel) {
   $("#model-backend").hidden = Boolean(synthetic);
   $("#backend-status").hidden = Boolean(synthetic);
   // a bundled model is served by this site: no host to choose
-  $("#model-host-field").hidden = Boolean(synthetic) || entry(panel)?.source === "bundled-fixture";
+  // (the fixture and the reference subject alike)
+  $("#model-host-field").hidden = Boolean(synthetic) || isBundled(entry(panel)?.source ?? "");
   $("#synthetic-notice").hidden = !synthetic;
   $("#synthetic-notice").textContent = synthetic ? syntheticNotice(synthetic) : "";
   $("#model-review").textContent = synthetic ? "Use synthetic model (no download)" : "Load model…";
@@ -137,7 +138,9 @@ export function summarise(panel) {
   const size = spec.download_mb === null ? "size unknown" : `≈ ${spec.download_mb} MB`;
   const pin = spec.pinned ? `revision ${spec.revision.slice(0, 12)}` : `UNPINNED revision "${spec.revision}"`;
   const evidence = isBundled(spec.source) ? ` — ${bundledLabel(spec)}` : "";
-  $("#model-summary").textContent = `${spec.model_id} · ${pin} · ${spec.dtype} · ${size} · ${spec.licence}${evidence}`;
+  // before a backend is chosen there is no dtype, so no size: said so, never "· · size unknown"
+  const dtypeAndSize = spec.dtype ? [spec.dtype, size] : ["dtype and size once a backend is chosen"];
+  $("#model-summary").textContent = `${[spec.model_id, pin, ...dtypeAndSize, spec.licence].filter(Boolean).join(" · ")}${evidence}`;
 }
 
 // The catalogue (./models.json) and the architectures the pinned transformers.js runs, into
@@ -165,6 +168,11 @@ export async function loadCatalogue(panel) {
   const chosenBackend = $('input[name="backend"]:checked', HTMLInputElement);
   if (!chosenBackend && panel.webgpu.available) $('input[name="backend"][value="webgpu"]', HTMLInputElement).checked = true;
   if (chosenBackend?.value === "webgpu" && !panel.webgpu.available) chosenBackend.checked = false;
+  // where the browser has no WebGPU the option is not offered (the worker refuses it too)
+  const webgpu = $('input[name="backend"][value="webgpu"]', HTMLInputElement);
+  webgpu.disabled = !panel.webgpu.available;
+  const words = webgpu.parentElement?.lastChild;
+  if (words) words.textContent = panel.webgpu.available ? " WebGPU (GPU)" : " WebGPU (not available in this browser)";
   showWebGPU(panel.webgpu);
   fillDtypes(panel);
   panel.catalogueReady = true;

@@ -139,6 +139,10 @@
  * @property {string} [evidence] Python's decision (trace_open's `evidence`)
  * @property {string} [label]
  * @property {Map<string, CorrectedField[]>} [corrections]
+ * @property {string} [source] where it came from: "file" (opened from disk) or "browser" (stored here)
+ * @property {string[]} [mismatches] what re-deriving it found (each mark in step 4 points to them)
+ * @property {{trace: string | null, predictions: string | null}} [texts] its own files, for its downloads
+ * @property {string} [runId] its run id
  */
 
 export {};

@@ -62,6 +62,7 @@ export function choose(panel, steps, { key, backend = null, dtype = null, model_
   if (backend !== null) {
     const radio = $(`input[name="backend"][value="${backend}"]`, HTMLInputElement);
     if (!radio) return notOffered(`no backend ${JSON.stringify(backend)} in the Models panel`);
+    if (radio.disabled) return notOffered(`the Models panel does not offer ${backend} here: ${$("#backend-status").textContent}`);
     radio.checked = true;
   }
   steps.fillDtypes(panel);

@@ -235,16 +235,14 @@ export function plotSvg(text) {
   return document.importNode(svg, true);
 }
 
-// Scores and the two plots: the predictions document's numbers, and its plots as Python drew
-// them (`plots`: RunPlots, null while nothing is scored).
+// Scores: the predictions document's numbers (its plots, `plots`: RunPlots as Python drew them,
+// are placed by site/results_answer.js).
 /** @param {PredictionsDocument | null} predictionsDoc @param {string | null} label @param {RunPlots | null} [plots] */
 export function renderScores(predictionsDoc, label, plots = null) {
   const view = $("#scores");
   const scored = predictionsDoc?.conditions.filter((c) => c.observations.length) ?? [];
   if (!predictionsDoc || !scored.length) {
     view.replaceChildren(h("p", "No scores yet: they appear after the held-out run.", { class: "muted" }));
-    $("#plot-calibration").replaceChildren();
-    $("#plot-cost").replaceChildren();
     return;
   }
   view.replaceChildren();
@@ -277,8 +275,6 @@ export function renderScores(predictionsDoc, label, plots = null) {
   const assumptions = h("ul", null, { class: "assumptions muted", "aria-label": "Assumptions of the prediction" });
   for (const text of predictionsDoc.assumptions ?? []) assumptions.append(h("li", text));
   view.append(h("p", "The prediction's assumptions:", { class: "muted" }), assumptions, h("p", predictionsDoc.interpretation, { class: "muted" }));
-  $("#plot-calibration").replaceChildren(...(plots ? [plotSvg(plots.calibration_svg)] : []));
-  $("#plot-cost").replaceChildren(...(plots ? [plotSvg(plots.cost_svg)] : []));
 }
 
 /** @param {JournalEntry} entry */

@@ -15,6 +15,7 @@ import { messageOf } from "./common/errors.js";
 /** @import { FileLike, setupViewer } from "./viewer.js" */
 
 /** @typedef {(record: SweepStatus) => Promise<unknown>} Action */
+/** @typedef {"show" | "download" | "predictions" | "receipt" | "resume" | "report" | "delete"} ActionName */
 
 // The calibration preset a sweep's task parameters are (a preset's overrides all match; the
 // preset with the most overrides first, so a ladder's rung is not taken for the
@@ -25,12 +26,12 @@ export function presetOf(params) {
   if (!params) return "—";
   /** @param {unknown} a @param {unknown} b */
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-  /** @type {[string, Record<string, unknown>][]} */
-  const presets = Object.entries(PRESETS);
-  const bySpecificity = presets.sort((a, b) => Object.keys(b[1]).length - Object.keys(a[1]).length);
+  const bySpecificity = Object.entries(PRESETS).sort((a, b) => Object.keys(b[1]).length - Object.keys(a[1]).length);
   for (const [name, overrides] of bySpecificity) {
-    const keys = Object.keys(overrides);
-    if (keys.length && keys.every((key) => same(Reflect.get(params, key), overrides[key]))) return name;
+    /** @type {Record<string, unknown>} */
+    const wanted = overrides;
+    const keys = Object.keys(wanted);
+    if (keys.length && keys.every((key) => same(Reflect.get(params, key), wanted[key]))) return name;
   }
   return params.primitives_per_op === 2 ? "design" : `custom (${params.primitives_per_op} per op)`;
 }
@@ -54,7 +55,7 @@ function actionButton(text, label, work, record, note) {
 }
 
 // One row of the stored runs table: the run (with its compare box), what it is, its actions.
-/** @param {SweepStatus} record @param {Record<"show" | "download" | "report" | "delete", Action>} actions @param {HTMLElement} note */
+/** @param {SweepStatus} record @param {Record<ActionName, Action>} actions @param {HTMLElement} note */
 function runRow(record, actions, note) {
   const tr = h("tr");
   tr.dataset.runId = record.run_id;
@@ -73,9 +74,12 @@ function runRow(record, actions, note) {
   ];
   for (const text of cells) tr.append(h("td", String(text)));
   const td = h("td", null, { class: "actions" });
+  if (!record.finished) td.append(actionButton("Resume", "Resume run", actions.resume, record, note));
   td.append(
     actionButton("Show", "Show run", actions.show, record, note),
     actionButton("Download trace", "Download trace of run", actions.download, record, note),
+    actionButton("Download predictions", "Download predictions of run", actions.predictions, record, note),
+    actionButton("Download receipt", "Download receipt of run", actions.receipt, record, note),
     actionButton("Report", "Download the report of run", actions.report, record, note),
     actionButton("Delete", "Delete run", actions.delete, record, note),
   );
@@ -101,13 +105,39 @@ export function setupRuns({ request, experiment, viewer }) {
   /** @param {string} name @param {string} text @returns {FileLike} */
   const asFile = (name, text) => ({ name, text: async () => text });
 
-  /** @type {Record<"show" | "download" | "report" | "delete", Action>} */
+  /** @type {Record<ActionName, Action>} */
   const actions = {
     show: async (record) => {
-      await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))]);
+      await viewer.open([asFile(`stored run ${record.run_id.slice(0, 8)}`, await traceText(record))], "browser");
       $("#step-results").scrollIntoView();
     },
     download: async (record) => downloadJson(await traceText(record), fileName("trace", record.evidence, record.run_id)),
+    // the predictions derived from its trace by this page's Python (what `score` writes)
+    predictions: async (record) => {
+      const opened = await request("trace_open", { trace_json: await traceText(record), predictions_json: null }, 600_000);
+      if (!opened.predictions_json) throw new Error(`run ${record.run_id.slice(0, 8)} has no predictions yet (nothing frozen)`);
+      downloadJson(opened.predictions_json, fileName("predictions", record.evidence, record.run_id));
+      note.textContent = `Predictions of ${record.run_id.slice(0, 8)} saved, derived from its stored trace.`;
+    },
+    // the receipt made at its freeze when this browser kept it; else made again from its trace,
+    // which after the held-out phase proves nothing about timing, and says so
+    receipt: async (record) => {
+      const short = record.run_id.slice(0, 8);
+      if (record.receipt_json) {
+        downloadJson(record.receipt_json, fileName("receipt", record.evidence, record.run_id));
+        note.textContent = `Receipt of ${short} saved, as made at its freeze.`;
+        return;
+      }
+      const remade = await request("receipt_remake", { trace_json: await traceText(record) }, 600_000);
+      downloadJson(remade.receipt_json, remade.name);
+      note.textContent = remade.after_heldout
+        ? `Receipt of ${short} RE-MADE AFTER ITS HELD-OUT PHASE (saved as ${remade.name}): the one made at the freeze was not kept here, and this one proves nothing about timing.`
+        : `Receipt of ${short} made again from its trace (saved as ${remade.name}); no held-out trial was observed yet.`;
+    },
+    resume: async (record) => {
+      if (experiment.busy()) throw new Error("a request is in progress: wait for it or cancel it");
+      await experiment.resumeStored(record);
+    },
     report: async (record) => {
       note.textContent = `Writing the report of ${record.run_id.slice(0, 8)} in this page's Python…`;
       const report = await request("run_report", { trace_json: await traceText(record) }, 600_000);
@@ -160,7 +190,7 @@ export function setupRuns({ request, experiment, viewer }) {
       return records;
     }
     const t = h("table", null, { id: "stored-runs-table" });
-    t.append(h("caption", `${records.length} run(s) stored in this browser, newest first`));
+    t.append(h("caption", `${records.length} run(s) stored in this browser (from this browser's sweeps), newest first`));
     const head = t.createTHead().insertRow();
     for (const name of ["Run (check to compare)", "Model", "Seed", "Calibration set", "Evidence", "Last written", "State", "Actions"]) head.append(h("th", name, { scope: "col" }));
     const body = t.createTBody();

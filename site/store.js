@@ -11,6 +11,9 @@
 //       phase      the phase the page was running ("measure" | "heldout" | "all"), or null
 //       finished   true once every measure and held-out trial is observed
 //       trials     how many trial records the sweep has
+//       receipt_json  the freeze receipt as Python made it at the freeze (its text), or null
+//                  (kept so that the runs list downloads the receipt made before the
+//                  held-out results; a record written before it existed has none)
 //   store "headers"  keyPath run_id: {run_id, json, changes}: the sweep's header as Python's
 //       JSON text (the trace without its trials: run, tasks, model, environment, freezes,
 //       interruptions, journal), rewritten at checkpoints (start, freeze, end of a run,
@@ -56,6 +59,7 @@
  * @property {number} [trials]
  * @property {Summary | null} [summary]
  * @property {string} [updated_at]
+ * @property {string | null} [receipt_json] the freeze receipt as Python made it at the freeze
  */
 /** @typedef {{ run_id: string, json: string, changes?: string[] }} HeaderRecord store "headers" */
 /** @typedef {{ seq: number, trial_id: string, json: string }} TrialText a trial as stored, less its run */

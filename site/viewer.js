@@ -105,15 +105,31 @@ function verificationView(result) {
   return lines;
 }
 
-// The verdict at the top of step 4, one line: what a reader must know before any number.
-/** @param {OpenedTrace} result @param {string} name */
-function stepVerdict(result, name) {
+// Everything re-deriving a shown run found against it, as the page's re-derivation returned
+// it (the trace's and the opened predictions document's mismatches; predictions that cannot
+// be derived): what every mark in step 4 points to. A predictions.json of another run is not
+// one (its one line says so; what is drawn is derived from the trace).
+/** @param {OpenedTrace} result @returns {string[]} */
+function mismatchesOf(result) {
+  const found = [...result.trace_mismatches, ...(result.predictions_mismatches ?? [])];
+  if (result.derive_error) found.push(`the predictions cannot be derived: ${result.derive_error}`);
+  return found;
+}
+
+// The verdict at the top of step 4, one line: what a reader must know before any number;
+// below it, folded, the list every mark points to.
+/** @param {OpenedTrace} result @param {string} name @param {string[]} mismatches */
+function stepVerdict(result, name, mismatches) {
   const bad = verdictLines(result).filter(([ok]) => !ok);
   const line = $("#viewing-verdict");
   line.className = bad.length ? "incorrect" : "correct";
   line.textContent = bad.length
-    ? `✗ ${name} failed re-derivation (see Open a trace): ${bad.map(([, text]) => text).join(" ")}`
+    ? `✗ ${name} failed re-derivation: ${bad.map(([, text]) => text).join(" ")}`
     : `✓ ${name} re-derived exactly: every number below is re-derived from its seed and raw trials.`;
+  const fold = $("#viewing-mismatches");
+  fold.hidden = !mismatches.length;
+  $("#viewing-mismatches-summary").textContent = `Mismatches (${mismatches.length}): what re-deriving this run found`;
+  $("#viewing-mismatch-list").replaceChildren(...mismatches.map((m) => h("li", m)));
 }
 
 // A failed open leaves nothing of the previous one on the page.
@@ -165,8 +181,9 @@ function journalView(trace) {
 export function setupViewer({ request, experiment }) {
   const status = $("#open-status");
 
-  /** @param {Iterable<FileLike>} files */
-  async function open(files) {
+  // `source`: "file" (picked or dropped) or "browser" (a run stored here: site/runs_panel.js)
+  /** @param {Iterable<FileLike>} files @param {string} [source] */
+  async function open(files, source = "file") {
     const read = await readFiles(files);
     const traces = read.filter((f) => f.kind === TRACE_KIND);
     const predictions = read.filter((f) => f.kind === PREDICTIONS_KIND);
@@ -215,8 +232,11 @@ export function setupViewer({ request, experiment }) {
       predictionsJson: result.predictions_json,
       plots: result.plots ?? null,
       corrections: result.corrections,
+      source,
+      mismatches: mismatchesOf(result),
+      traceText: traces[0].text,
     });
-    stepVerdict(result, traces[0].name);
+    stepVerdict(result, traces[0].name, mismatchesOf(result));
     status.textContent = `${traces[0].name}: ${result.summary}. Its results are shown in step 4.`;
   }
 
@@ -242,7 +262,6 @@ export function setupViewer({ request, experiment }) {
       return;
     }
     const view = $("#compare-view");
-    const warnings = result.problems.map((p) => h("p", `Warning: ${p}`, { class: "incorrect" }));
     // the compact summary leads: one row per run and condition, the run column fixed
     const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
     lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
@@ -260,14 +279,19 @@ export function setupViewer({ request, experiment }) {
       plots.append(figure);
     });
     const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
-    const flags = (result.flags ?? []).map((line) => h("p", line, { class: "degenerate incorrect" }));
-    view.replaceChildren(...flags, h("p", result.disclaimer, { class: "notice" }), ...warnings, lead, all, shared, plots);
+    // what `python -m pyapp compare` says: its refusal first, then the lines it prints with
+    // --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the tables
+    const said = [
+      ...(result.refusal ? [h("p", result.refusal, { class: "compare-refusal incorrect" })] : []),
+      ...(result.lines ?? []).map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
+    ];
+    view.replaceChildren(...said, lead, all, shared, plots);
     view.hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 
-  /** @param {Iterable<FileLike>} files */
-  const opening = (files) => open(files).catch((error) => (status.textContent = messageOf(error)));
+  /** @param {Iterable<FileLike>} files @param {string} [source] */
+  const opening = (files, source = "file") => open(files, source).catch((error) => (status.textContent = messageOf(error)));
   /** @param {Iterable<FileLike>} files */
   const comparing = (files) => compare(files).catch((error) => ($("#compare-status").textContent = messageOf(error)));
   dropZone($("#open-drop"), $("#open-files", HTMLInputElement), opening);

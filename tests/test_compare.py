@@ -79,9 +79,11 @@ def test_runs_whose_task_parameters_differ_are_refused_unless_described_anyway(r
     a, _, _, d = runs
     refused = compare(a, d)
     assert refused.returncode == 1 and refused.stdout == ""
-    assert "refused to pool: task parameters differ between runs" in refused.stderr
-    assert "recurrence_steps=[2, 3]" in refused.stderr
-    assert "recurrence_steps=[2, 4]" in refused.stderr
+    # a task set is named by its preset where its parameters are one, else by what differs
+    assert (
+        "refused to pool: task sets differ between runs "
+        "(A: design; D: custom parameters (recurrence_steps=[2, 4]))"
+    ) in refused.stderr
     described = compare(a, d, "--describe-anyway")
     assert described.returncode == 0
     assert described.stdout.splitlines()[0].startswith("DESCRIBED ANYWAY (--describe-anyway)")
@@ -101,17 +103,23 @@ def test_a_summary_leads_and_a_run_compared_with_itself_is_flagged(runs, tmp_pat
     across runs over seeds, and a warning when the same run is compared with itself."""
     from pyapp.predict import compare as module
 
-    a, b, *_ = runs
-    done = compare(a, b)
+    a, b, c, _ = runs
+    done = compare(a, c)  # two seeds of one task set: pooled across seeds
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.index("Summary:") < out.index("All rows:")
     summary = out[out.index("Summary:") : out.index("All rows:")].splitlines()
     assert summary[1].split()[:2] == ["run", "evidence"]
-    assert sum(line.startswith(("A ", "B ")) and "model-only" in line for line in summary) == 2
+    assert sum(line.startswith(("A ", "C ")) and "model-only" in line for line in summary) == 2
     assert any(line.startswith("across runs (seeds)") and "2 runs" in line for line in summary)
-    assert "WARNING" not in out
     assert module.ACROSS_RUNS_DEFINITION in out  # said as the matrix and validation say it
+
+    # Issue 41: two runs of the same seed are never pooled "across seeds", and it says so
+    done = compare(a, b)
+    assert done.returncode == 0, done.stderr
+    assert "across runs (seeds)" not in done.stdout.replace("no across runs (seeds) row", "")
+    assert "NOT POOLED: no across runs (seeds) row — they are not of distinct seeds" in done.stdout
+    assert "WARNING" not in done.stdout
 
     again = tmp_path / "again" / "predictions.json"
     again.parent.mkdir()

@@ -202,6 +202,11 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     assert json.loads(assembled) == json.loads(trace)  # Python's one assembly of the texts
     send("compare_runs", runs=[{"name": "a", "predictions_json": predictions}] * 2)
     assert "<!doctype html>" in send("run_report", trace_json=trace)["html"]
+    remade = send("receipt_remake", trace_json=trace)
+    assert remade["after_heldout"] and remade["name"].startswith("receipt-remade-after-heldout-")
+    study = {"schema_version": "study/1", "kind": "composition-lab-study", "answer": ["a"]}
+    study |= {"flags": [], "name": None, "cells_done": 0, "cells_planned": 0, "groups": []}
+    assert send("study_open", study_json=json.dumps(study))["answer"] == ["a"]
     assert send("synthetic_select", spec="independent")["provenance"]["evidence"] == "synthetic"
     assert send("synthetic_select", spec=None) == {"spec": None, "provenance": None, "note": None}
     assert set(results) == set(messages.REQUEST_TYPES) - {r.TYPE for r in messages.PAGE_REQUESTS}

@@ -174,29 +174,35 @@ def test_the_report_of_a_fixture_run_holds_the_run(fixture_run: Path, fixture_re
     svgs = text.count("<svg ")
     assert svgs == 2
     calibration = text.split("<svg ", 2)[1]
+    # both predictors: the product's cells and the state-aware predictor's
     cells = sum(
         1
         for result in predictions["conditions"]
+        for scores in (result["scores"], (result["state_aware"] or {}).get("scores"))
+        if scores
         for key in ("calibration_final", "calibration_all_steps")
         if key == "calibration_final"
         or result["frozen"]["profile"]["condition"] == "controlled-chain"
-        for cell in result["scores"][key]
+        for cell in scores[key]
         if cell["n"]
     )
     assert calibration.count("n=") == cells > 0
+    assert calibration.count('data-predictor="state-aware"') >= 1
     assert "Test fixture — not model evidence." in calibration
     # Points of several series fall on the same spot here: their "n=" labels must not print
-    # over each other (a label is ~36 px wide, a line 11 px high).
+    # over each other (10 px digits are at most 5.6 px wide, a line 11 px high).
     labels = [
-        (float(x), float(y))
-        for x, y in re.findall(r'<text x="([-\d.]+)" y="([-\d.]+)"[^>]*>n=', calibration)
+        (float(x), float(y), 5.6 * len(text))
+        for x, y, text in re.findall(
+            r'<text x="([-\d.]+)" y="([-\d.]+)"[^>]*>(n=\d+)<', calibration
+        )
     ]
     assert len(labels) == cells
     assert not [
         (a, b)
         for i, a in enumerate(labels)
         for b in labels[i + 1 :]
-        if abs(a[0] - b[0]) < 36 and abs(a[1] - b[1]) < 11
+        if a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and abs(a[1] - b[1]) < 11
     ]
 
 
@@ -417,7 +423,8 @@ def test_the_page_reaches_both_through_the_bridge(fixture_run: Path) -> None:
     )
     runs = [{"name": n, "predictions_json": predictions_text} for n in ("a.json", "b.json")]
     compared = ask(type="compare_runs", runs=runs)
-    assert compared["ok"] and compared["result"]["names"] == ["a.json", "b.json"]
+    names = compared["result"]["names"]  # named as the CLI names them: no ".json"
+    assert compared["ok"] and names == ["a", "b"]
     bad = ask(type="compare_runs", runs=[{"name": "t.json", "predictions_json": trace_text}])
     assert bad["error"]["code"] == "bad_request" and "not a predictions document" in str(bad)
 

@@ -167,7 +167,11 @@ UI_TESTS: dict[str, str] = {
     " dialogs and downloads as a person uses and reads them",
     "tests/browser/test_page_details.py": "focus, the pager, the backend preselection, plot"
     " geometry: what is on screen",
+    "tests/browser/test_results_page.py": "step 4's first screen, its marks, the receipt at"
+    " the freeze, the runs list: what is on screen and where",
     "tests/browser/test_runs.py": "the stored-runs table and its buttons",
+    "tests/browser/test_study_view.py": "the Study view: a study.json picked, its answer,"
+    " verdicts and reliability diagrams as shown",
     "tests/browser/test_site_browser.py": "the task table, the control, sympy and the error"
     " panel as shown",
     "tests/browser/test_synthetic_models.py": "the synthetic group, its notice and the"

@@ -23,7 +23,14 @@ from pyapp import __version__
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.page_link import Context
 from pyapp.browser.session import Session, browser_info, task_params
-from pyapp.browser.viewer import compare_runs, open_run, predictions_plots, report_of
+from pyapp.browser.study_view import open_study
+from pyapp.browser.viewer import (
+    compare_runs,
+    open_run,
+    predictions_plots,
+    receipt_of,
+    report_of,
+)
 from pyapp.conditions.interpret import run_supplied
 from pyapp.errors import InputError
 from pyapp.protocol import messages as m
@@ -177,6 +184,22 @@ def _run_report(request: m.RunReport, ctx: Context) -> r.ReportHtml:
         raise RequestError("bad_request", str(error)) from None
 
 
+def _receipt_remake(request: m.ReceiptRemake, ctx: Context) -> r.RemadeReceipt:
+    docs = _documents({"the trace": request.trace_json})
+    try:
+        return receipt_of(docs["the trace"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
+def _study_open(request: m.StudyOpen, ctx: Context) -> r.StudyOpened:
+    docs = _documents({"the study": request.study_json})
+    try:
+        return open_study(docs["the study"])
+    except RunInputError as error:
+        raise RequestError("bad_request", str(error)) from None
+
+
 def _stored_trace(request: m.StoredTraceRequest, ctx: Context) -> r.TraceText:
     try:
         trace = stored_trace(request.header_json, request.trials_json, request.changes_json)
@@ -247,6 +270,8 @@ HANDLERS: dict[type[m.Request], Handler] = {
     m.TraceOpen: _trace_open,
     m.CompareRuns: _compare_runs,
     m.RunReport: _run_report,
+    m.ReceiptRemake: _receipt_remake,
+    m.StudyOpen: _study_open,
     m.StoredTraceRequest: _stored_trace,
 }
 """The one handler table: request record → handler(record, context) → that request's

@@ -45,6 +45,7 @@ from pyapp.conditions.run import (
     MODEL_CONDITIONS,
     CancelToken,
     chain_capacity_problem,
+    plan_route,
 )
 from pyapp.experiment.ledger import ledger_task_ids, seen_in
 from pyapp.experiment.phases import (
@@ -198,7 +199,13 @@ class Session:
         plans = {phase: plan(sweep, phase) for phase in phases}
         measure_left, heldout_left = len(plans["measure"]), len(plans["heldout"])
         left = tuple(
-            PlanLeft(phase=phase, condition=c, trials=n)
+            PlanLeft(
+                phase=phase,
+                condition=c,
+                trials=n,
+                calls=sum(model_calls(condition, t) for condition, t in pending if condition == c),
+                answer=ANSWER_KINDS.get(c, "none"),
+            )
             for phase, pending in plans.items()
             for c in sweep.conditions
             if (n := sum(1 for condition, _ in pending if condition == c))
@@ -527,6 +534,23 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
             )
         )
     return tuple(shown)
+
+
+ANSWER_KINDS: dict[str, Literal["integer", "program", "none"]] = {
+    "supplied-program": "none",
+    "model-only": "integer",
+    "controlled-chain": "integer",
+    "model-program": "program",
+}
+"""What each condition's model writes (the page's ETA: `PlanLeft.answer`)."""
+
+
+def model_calls(condition: str, task: Task) -> int:
+    """The model calls one trial will make: a chain its route's (none without a route), a
+    whole-task model condition one, the control none."""
+    if condition == "controlled-chain":
+        return len(plan_route(task) or ())
+    return 1 if condition in MODEL_CONDITIONS else 0
 
 
 def receipt_json(sweep: Sweep) -> str:

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pyapp.browser.verdict import run_verdict
 from pyapp.predict import compare
 from pyapp.predict.flags import answer_lines, flag_lines, run_figures
 from pyapp.predict.predictor import PredictionsDocument
@@ -30,6 +31,7 @@ from pyapp.protocol.results import (
     ComparedRuns,
     CorrectedField,
     OpenedTrace,
+    RemadeReceipt,
     ReportHtml,
     RunPlots,
 )
@@ -45,6 +47,7 @@ from pyapp.report.run_folder import (
     verify_documents,
 )
 from pyapp.report.sections import NOT_EVIDENCE_LABELS, run_evidence
+from pyapp.verify.receipt import make_receipt, receipt_text
 
 
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
@@ -93,6 +96,7 @@ def run_plots(doc: PredictionsDocument | None, evidence: Evidence) -> RunPlots |
         cost_svg=cost,
         flags=tuple(flag_lines(figures)),
         answers=tuple(answer_lines(figures)),
+        verdict=run_verdict(figures, label),
     )
 
 
@@ -113,14 +117,24 @@ def report_of(trace_json: Any) -> ReportHtml:
     )
 
 
-def _unique(names: list[str], docs: list[PredictionsDocument]) -> list[str]:
-    """File names repeat (every run writes predictions.json): add the run id where they do."""
-    if len(set(names)) == len(names):
-        return names
-    named = [f"{n} ({d.trace_run_id[:8]})" for n, d in zip(names, docs, strict=True)]
-    if len(set(named)) == len(named):
-        return named
-    return [f"{i + 1}. {n}" for i, n in enumerate(named)]
+def receipt_of(trace_json: Any) -> RemadeReceipt:
+    """The freeze receipt of a run the page holds, made again from its trace. Made after any
+    held-out trial, it says so in its file name and `after_heldout`: its chain head is then
+    the last record's, and it proves nothing about timing."""
+    trace = read_trace(trace_json)
+    try:
+        receipt = make_receipt(trace)
+    except ValueError:
+        raise RunInputError("this run has no freeze yet: there is no receipt to make") from None
+    heldout = {t.id for t in trace.tasks if t.split == "heldout"}
+    after = any(trial.task_id in heldout for trial in trace.trials)
+    evidence = trace.model.evidence if trace.model else "control"
+    prefix = "receipt-remade-after-heldout" if after else "receipt"
+    return RemadeReceipt(
+        receipt_json=receipt_text(receipt),
+        after_heldout=after,
+        name=f"{prefix}-{evidence}-{trace.run.run_id}.json",
+    )
 
 
 def compare_runs(runs: Any) -> ComparedRuns:
@@ -147,7 +161,7 @@ def compare_runs(runs: Any) -> ComparedRuns:
                 raise RunInputError(f"refused: {problem}")
         docs.append(doc)
         names.append(run["name"])
-    names = _unique(names, docs)
+    names = compare.run_names([(n, None) for n in names], docs)
     # the page always lays them side by side; task sets that differ are said first
     problems = unverified + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
@@ -155,6 +169,8 @@ def compare_runs(runs: Any) -> ComparedRuns:
     summary = compare.summary(names, docs)
     return ComparedRuns(
         flags=tuple(compare.flags(names, docs)),
+        refusal=compare.refusal(names, docs),
+        lines=tuple(compare.lead_lines(names, docs)),
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),

@@ -336,33 +336,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         doc, note = compared_run(path)
         docs.append(doc)
         unverified += [note] if note is not None else []
-    names = [
-        Path(p).name
-        if Path(p).is_dir()
-        else Path(p).parent.name
-        if Path(p).name == "predictions.json"
-        else Path(p).stem
-        for p in args.predictions
-    ]
-    if len(set(names)) != len(names):
-        names = [str(p) for p in args.predictions]
-    differ = compare.parameter_differences(names, docs)
-    if differ is not None and not args.describe_anyway:
-        print(
-            f"error: refused to pool: {differ}; these are different task sets "
-            "(--describe-anyway lays them side by side all the same)",
-            file=sys.stderr,
-        )
+    # named as the page names them (pyapp.predict.compare.run_names)
+    files = [(Path(p).name, Path(p).parent.name) for p in args.predictions]
+    names = compare.run_names(files, docs, [str(p) for p in args.predictions])
+    refused = compare.refusal(names, docs)
+    if refused is not None and not args.describe_anyway:
+        print(f"error: {refused}", file=sys.stderr)
         return 1
-    if differ is not None:
-        print(f"DESCRIBED ANYWAY (--describe-anyway): {differ}")
-    flagged = compare.flags(names, docs)  # degenerate scores before any number
-    for line in flagged:
-        print(line)
-    problems = unverified + compare.described_anyway(names, docs)
+    # the page's Compare shows the same lines (pyapp.browser.viewer.compare_runs)
+    lead = unverified + compare.lead_lines(names, docs)  # degenerate scores before any number
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
-    print(compare.to_text(all_rows, problems, summary), end="")
+    print(compare.to_text(all_rows, lead, summary), end="")
+    flagged = compare.flags(names, docs)
+    problems = unverified + compare.described_anyway(names, docs)
     texts = [compare.to_csv(all_rows)] if args.csv else []
     if args.markdown:
         texts.append(compare.to_markdown(all_rows, problems, summary, flagged))

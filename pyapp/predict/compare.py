@@ -42,6 +42,7 @@ from pyapp.records.frozen import task_set_identity
 from pyapp.records.subject import SUBJECT_LABEL, subject_of
 from pyapp.records.terms import protocol_of
 from pyapp.records.trace import Trace
+from pyapp.tasks.taskset import preset_of
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "
@@ -117,10 +118,27 @@ def parameter_differences(names: Sequence[str], docs: Sequence[PredictionsDocume
     present = [p for p in params if p is not None]
     keys = sorted({k for p in present for k in p if any(q.get(k) != p.get(k) for q in present)})
     shown = "; ".join(
-        f"{n}: " + ", ".join(f"{k}={json.dumps((p or {}).get(k))}" for k in keys)
-        for n, p in zip(names, params, strict=True)
+        f"{n}: {task_set_name(doc)}"
+        + ("" if task_set_name(doc) != CUSTOM else f" ({_shown(p or {}, keys)})")
+        for n, p, doc in zip(names, params, docs, strict=True)
     )
-    return f"task parameters differ between runs ({shown})"
+    return f"task sets differ between runs ({shown})"
+
+
+CUSTOM = "custom parameters"
+"""A run's task set that no preset or ladder rung is."""
+
+
+def task_set_name(doc: PredictionsDocument) -> str:
+    """The preset or ladder rung a run's task set is (`pyapp.tasks.taskset.preset_of`, from
+    its parameters, never a label), or `custom parameters`."""
+    if doc.task_set is None:
+        return UNRECORDED
+    return preset_of(doc.task_set.task_params) or CUSTOM
+
+
+def _shown(params: dict[str, object], keys: Sequence[str]) -> str:
+    return ", ".join(f"{k}={json.dumps(params.get(k))}" for k in keys)
 
 
 UNVERIFIED = (
@@ -338,12 +356,21 @@ def summary(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[l
                 ]
             )
             differences.setdefault(condition, []).append(result)
-    for kind, results in differences.items():
+    for kind, results in differences.items() if poolable(names, docs) else ():
         values = run_differences(results)
         if len(values) >= 2:
             cells = [ACROSS_RUNS, "—", kind, f"{len(values)} runs"]
             body.append([*cells, "—", "—", "—", "—", across_runs_text(values), "—"])
     return body
+
+
+def poolable(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> bool:
+    """Whether the runs may be pooled across seeds: the same task set (parameters), distinct
+    runs, each of its own seed. Otherwise no `across runs (seeds)` row is shown."""
+    seeds = [d.task_set.seed if d.task_set is not None else None for d in docs]
+    distinct_runs = len({d.trace_run_id for d in docs}) == len(docs)
+    distinct_seeds = None not in seeds and len(set(seeds)) == len(seeds)
+    return parameter_differences(names, docs) is None and distinct_runs and distinct_seeds
 
 
 def summary_note(summary_rows: Sequence[Sequence[str]]) -> str:
@@ -453,6 +480,63 @@ def _markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> lis
     return lines
 
 
+def run_names(
+    files: Sequence[tuple[str, str | None]],
+    docs: Sequence[PredictionsDocument],
+    paths: Sequence[str] | None = None,
+) -> list[str]:
+    """What a run is called in a comparison, the CLI's and the page's alike: its folder for a
+    file named predictions.json (where the folder is known), else the file name without
+    `.json`. Names that repeat: the paths given (the CLI's arguments), else each with its run
+    id's first 8 characters. `files`: (file name, folder name or None)."""
+    names = [
+        folder if name == "predictions.json" and folder else name.removesuffix(".json")
+        for name, folder in files
+    ]
+    if len(set(names)) == len(names):
+        return names
+    if paths is not None:
+        return list(paths)
+    named = [f"{n} ({d.trace_run_id[:8]})" for n, d in zip(names, docs, strict=True)]
+    if len(set(named)) == len(named):
+        return named
+    return [f"{i + 1}. {n}" for i, n in enumerate(named)]
+
+
+def refusal(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str | None:
+    """What `python -m pyapp compare` says when it refuses the runs (exit 1, without
+    `--describe-anyway`): their task sets differ; None when it lays them side by side."""
+    differ = parameter_differences(names, docs)
+    if differ is None:
+        return None
+    return (
+        f"refused to pool: {differ}; these are different task sets (--describe-anyway lays "
+        "them side by side all the same)"
+    )
+
+
+def lead_lines(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
+    """The lines `compare --describe-anyway` prints before its tables — what the comparison
+    is, each run's degenerate flags, the disclaimer and the warnings —, the page's too."""
+    differ = parameter_differences(names, docs)
+    lines = [] if differ is None else [f"DESCRIBED ANYWAY (--describe-anyway): {differ}"]
+    lines += flags(names, docs)
+    lines.append(DISCLAIMER)
+    lines += [f"WARNING: {p}" for p in described_anyway(names, docs)]
+    if not poolable(names, docs) and len(docs) > 1:
+        lines.append(f"NOT POOLED: no {ACROSS_RUNS} row — {why_not_pooled(names, docs)}.")
+    return lines
+
+
+def why_not_pooled(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> str:
+    """Why the runs are not pooled across seeds, in words."""
+    if parameter_differences(names, docs) is not None:
+        return "their task sets differ"
+    if len({d.trace_run_id for d in docs}) < len(docs):
+        return "a run is compared with itself"
+    return "they are not of distinct seeds (runs of one seed are not independent)"
+
+
 def flags(names: Sequence[str], docs: Sequence[PredictionsDocument]) -> list[str]:
     """Each run's degenerate-score flags (`pyapp.predict.flags.flag_lines`), named by run:
     what Compare shows before anything else."""
@@ -493,13 +577,11 @@ def _text_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[st
 
 
 def to_text(
-    all_rows: Sequence[Row],
-    problems: Sequence[str],
-    summary_rows: Sequence[Sequence[str]] = (),
-    flagged: Sequence[str] = (),
+    all_rows: Sequence[Row], lead: Sequence[str], summary_rows: Sequence[Sequence[str]] = ()
 ) -> str:
+    """What `compare` prints: `lead_lines`, the summary, then every row."""
     header, body = table(all_rows)
-    lines = [*flagged, DISCLAIMER, *(f"WARNING: {p}" for p in problems), ""]
+    lines = [*lead, ""]
     if summary_rows:
         note = summary_note(summary_rows)
         lines += ["Summary:", *_text_table(SUMMARY_HEADER, summary_rows)]

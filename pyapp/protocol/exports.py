@@ -30,7 +30,7 @@ from pyapp.protocol.messages import (
     Request,
 )
 from pyapp.records.base import JSON, to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS
+from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS, EVIDENCE_ROW_TAGS
 from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
 from pyapp.records.stored import HeaderChange
 from pyapp.records.subject import SUBJECTS
@@ -90,6 +90,7 @@ def constants() -> dict[str, JSON]:
         "EVIDENCE_LABELS": dict(EVIDENCE_LABELS),
         "EVIDENCE_MEANINGS": dict(EVIDENCE_MEANINGS),
         "SUBJECT_LABELS": {subject.model_id: subject.label for subject in SUBJECTS},
+        "EVIDENCE_ROW_TAGS": dict(EVIDENCE_ROW_TAGS),
         "SYNTHETIC_MODELS": structure_notes(),
         "FAILURE_CODES": dict(FAILURE_CODES),
         "PRESETS": {name: dict(overrides) for name, overrides in PRESETS.items()},

@@ -56,8 +56,10 @@ from pyapp.protocol.results import (
     LedgerEntry,
     OpenedTrace,
     PredictionsText,
+    RemadeReceipt,
     ReportHtml,
     RunEnded,
+    StudyOpened,
     SuppliedRun,
     SweepState,
     SympyChecked,
@@ -341,6 +343,28 @@ class RunReport(Request):
 
 
 @dataclass(frozen=True)
+class ReceiptRemake(Request):
+    """The freeze receipt of a run the page holds, made again from its trace (the runs
+    list's "Download receipt" where the one made at the freeze was not kept)."""
+
+    TYPE: ClassVar[str] = "receipt_remake"
+    RESULT: ClassVar[type] = RemadeReceipt
+    trace_json: str
+    """The run's trace as text."""
+
+
+@dataclass(frozen=True)
+class StudyOpen(Request):
+    """A study folder's study.json, opened in the page's Study view (read there, never
+    uploaded): the answer first, each condition's verdicts and both predictors' reliability."""
+
+    TYPE: ClassVar[str] = "study_open"
+    RESULT: ClassVar[type] = StudyOpened
+    study_json: str
+    """The study.json's text."""
+
+
+@dataclass(frozen=True)
 class StoredTraceRequest(Request):
     """The trace of a sweep this browser stores (the runs panel's Show, Download and Report),
     assembled by Python from the stored texts (`pyapp.records.stored.stored_trace`, the one
@@ -401,6 +425,8 @@ REQUESTS: tuple[type[Request], ...] = (
     JournalGenerate,
     TraceOpen,
     RunReport,
+    ReceiptRemake,
+    StudyOpen,
     StoredTraceRequest,
     CompareRuns,
     *PAGE_REQUESTS,

@@ -166,6 +166,13 @@ class PlanLeft:
     """The condition."""
     trials: int
     """Trials of that phase and condition not observed yet."""
+    calls: int | None = field(default=None, metadata=ADDED)
+    """The model calls those trials will make (a chain: its route's calls, none for an
+    unsupported route; one per whole-task model trial; none for the control): what the ETA
+    scales a measured per-call time by."""
+    answer: Literal["integer", "program", "none"] | None = field(default=None, metadata=ADDED)
+    """What the condition's model writes (`none`: the control makes no call): the ETA's kin
+    for a group not timed yet."""
 
 
 @dataclass(frozen=True)
@@ -282,12 +289,49 @@ class TraceText:
 
 
 @dataclass(frozen=True)
+class VerdictRow:
+    """One condition's verdict in words: each predictor against climatology."""
+
+    condition: str
+    """The condition."""
+    product: str
+    """The product predictor: `beats climatology`, `fails against climatology` or `cannot
+    say`."""
+    product_reason: str | None
+    """Why it cannot say; null otherwise."""
+    state_aware: str | None
+    """The state-aware predictor's verdict; null where the document has none."""
+    state_aware_reason: str | None
+    """Why it cannot say; null otherwise."""
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What step 4 leads with: the run's verdict in words and one picture
+    (`pyapp.browser.verdict.run_verdict`; the flags and words are
+    `pyapp.predict.flags`')."""
+
+    headline: str
+    """The first line a reader sees: a degenerate run says so here."""
+    flags: tuple[str, ...]
+    """Every degenerate-score flag, in words."""
+    rows: tuple[VerdictRow, ...]
+    """Per condition, each predictor's verdict."""
+    sentences: tuple[str, ...]
+    """The answer in full sentences, its label first."""
+    skill_svg: str
+    """Per condition, each predictor against its frozen reference and against climatology
+    (`pyapp.report.skill_plot`)."""
+
+
+@dataclass(frozen=True)
 class RunPlots:
     """A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own
     drawing; the page inserts this text as it is, only from its own worker's reply)."""
 
     calibration_svg: str
-    """Predicted probability against observed rate per non-empty calibration cell."""
+    """Both predictors' predicted probability against observed rate per non-empty
+    calibration cell."""
     cost_svg: str
     """Predicted against observed cost per held-out task."""
     flags: tuple[str, ...] = ()
@@ -296,6 +340,8 @@ class RunPlots:
     answers: tuple[str, ...] = ()
     """The run's descriptive answer per condition and predictor (`pyapp.predict.flags`
     templates: beats climatology, fails, cannot say), its label first."""
+    verdict: RunVerdict | None = field(default=None, metadata=ADDED)
+    """The run's verdict in words and its skill picture; null where none can be said."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +430,72 @@ class ReportHtml:
 
 
 @dataclass(frozen=True)
+class StudyConditionView:
+    """One condition of a study group in the Study view."""
+
+    verdict: VerdictRow
+    """Each predictor's verdict against climatology, as the study's answers say it."""
+    scope: str | None
+    """The slice the answer comes from (pooled over a ladder, or one preset); null when the
+    study gives no answer for it."""
+    reliability_svg: str | None
+    """Both predictors' reliability diagram of that slice (`pyapp.report.plots`); null
+    without the slice."""
+
+
+@dataclass(frozen=True)
+class StudyGroupView:
+    """A group of pooled cells in the Study view."""
+
+    title: str
+    """The group in words (model, backend, task sets, seeds, conditions, evidence)."""
+    evidence: str
+    """The cells' evidence label."""
+    answers: tuple[str, ...]
+    """Each condition's and predictor's answer in a sentence."""
+    differences: tuple[str, ...]
+    """Per condition, which predictor's Brier score is lower (as far as the interval says)."""
+    flags: tuple[str, ...]
+    """Every slice's degenerate-score flags."""
+    conditions: tuple[StudyConditionView, ...]
+    """Per condition: the verdicts and the reliability diagram."""
+
+
+@dataclass(frozen=True)
+class StudyOpened:
+    """`study_open`: a study.json (`python -m pyapp study`'s) as the Study view draws it,
+    the answer first (`pyapp.browser.study_view.open_study`)."""
+
+    name: str | None
+    """The plan's name."""
+    answer: tuple[str, ...]
+    """The study's plain-language answer, first line first."""
+    flags: tuple[str, ...]
+    """Degenerate scores and incomplete data, in words."""
+    cells_done: int
+    """Cells of the plan that are done."""
+    cells_planned: int
+    """Cells of the plan."""
+    groups: tuple[StudyGroupView, ...]
+    """The groups of pooled cells."""
+
+
+@dataclass(frozen=True)
+class RemadeReceipt:
+    """`receipt_remake`: the freeze receipt of a stored run, made again from its trace (the
+    receipt made at the freeze was not kept)."""
+
+    receipt_json: str
+    """The receipt (`pyapp.verify.receipt.make_receipt` of the trace), as Python wrote it."""
+    after_heldout: bool
+    """Made after held-out trials were observed: its chain head is the trace's last record,
+    not the freeze's, so it proves nothing about what was fixed before the held-out results."""
+    name: str
+    """The file name to save it under: `receipt-<evidence>-<run id>.json`, or
+    `receipt-remade-after-heldout-<evidence>-<run id>.json`."""
+
+
+@dataclass(frozen=True)
 class ComparedRuns:
     """`compare_runs`: the table of `python -m pyapp compare` (descriptive, not a ranking)."""
 
@@ -414,6 +526,13 @@ class ComparedRuns:
     flags: tuple[str, ...] = ()
     """Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`),
     shown before everything else."""
+    refusal: str | None = field(default=None, metadata=ADDED)
+    """What `python -m pyapp compare` says when it refuses these runs (their task sets
+    differ; `pyapp.predict.compare.refusal`), shown first; null when it does not refuse."""
+    lines: tuple[str, ...] = field(default=(), metadata=ADDED)
+    """The lines `compare --describe-anyway` prints before its tables
+    (`pyapp.predict.compare.lead_lines`: what the comparison is, the flags, the
+    disclaimer, the warnings, why nothing is pooled), shown after the refusal."""
 
 
 @dataclass(frozen=True)
@@ -612,6 +731,8 @@ RESULTS: tuple[type, ...] = (
     CorrectedField,
     OpenedTrace,
     ReportHtml,
+    RemadeReceipt,
+    StudyOpened,
     ComparedRuns,
     PageState,
     ModelChosen,

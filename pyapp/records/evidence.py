@@ -41,6 +41,15 @@ EVIDENCE_LABELS: dict[Evidence, str] = {
 """The label shown beside a run's numbers, per evidence kind (the report's banner is it in
 capitals)."""
 
+EVIDENCE_ROW_TAGS: dict[Evidence, str] = {
+    **EVIDENCE_LABELS,
+    "model": "",
+    "reference-subject": "reference subject — evidence about it only",
+}
+"""What each row of a run's results table carries beside its condition: the label itself,
+but the reference subject's long label shortened (the caption above the table carries it
+whole)."""
+
 EVIDENCE_MEANINGS: dict[Evidence, str] = {
     "control": "a control of the interpreter and the verifier, not a measurement of a model",
     "fixture": "a pipeline check with a test fixture, not a measurement of a model",

@@ -6,7 +6,9 @@
                     trials with raw records, interruptions, journal, tasks
     sample.py       long lists: all rows up to a stated number, past it summaries and a sample
     skill_table.py  skill, decomposition and the predictors' paired difference as a table
-    plots.py        the page's two plots as inline SVG
+    plots.py        the page's two plots as inline SVG (calibration: both predictors)
+    skill_plot.py   the answer in one picture: each predictor's skill against its frozen
+                    reference and against climatology, per condition
     markup.py       HTML building in which text from a trace is always escaped
     page.py         the document: inline styles, a CSP that forbids every load and script
 

@@ -5,7 +5,9 @@ One drawing for both: the page shows the SVG its Python worker draws here (the r
 and `python -m pyapp report` embeds the same text. Calibration cells (mean predicted
 probability against observed rate with the 95% Wilson interval, n beside each point) and
 predicted against observed cost per held-out task, each with the y = x line; only the
-conditions with held-out observations, and only the numbers the document holds. The axes are
+conditions with held-out observations, and only the numbers the document holds. The
+calibration plot draws both predictors (the product: filled markers; the state-aware
+predictor: hollow), each "n=" label where it overlaps no other label or marker. The axes are
 zoomed to the points (`calibration_domain`, `cost_domain`); runs compared side by side share
 them. Every point carries a `<title>` with its numbers, and each series has its own marker
 shape, so colour is never the only signal. The classes the page's tests read: `cell` and
@@ -50,9 +52,14 @@ def _n(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def marker(shape: str, x: float, y: float, colour: str, title: str, cls: str = "") -> Markup:
+def marker(
+    shape: str, x: float, y: float, colour: str, title: str, cls: str = "", hollow: bool = False
+) -> Markup:
+    """A point: `shape` filled with `colour`, or `hollow` (white inside, a `colour` ring)."""
     r = 5
     style = {"fill": colour, "fill-opacity": "0.85", "stroke": "#000", "stroke-width": "0.5"}
+    if hollow:
+        style = {"fill": "#fff", "fill-opacity": "1", "stroke": colour, "stroke-width": "2"}
     label = el("title", None, title)
     classes = f"{cls} {shape}".strip()
     if shape == "square":
@@ -68,13 +75,13 @@ def marker(shape: str, x: float, y: float, colour: str, title: str, cls: str = "
     return el("circle", {"cx": _n(x), "cy": _n(y), "r": r, **style, "class": classes}, label)
 
 
-def _text(
+def svg_text(
     x: float, y: float, text: str, size: int = 11, attrs: Mapping[str, object] | None = None
 ) -> Markup:
     return el("text", {"x": _n(x), "y": _n(y), "font-size": size, **(attrs or {})}, text)
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup:
+def svg_line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup:
     return el("line", {"x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2), **attrs})
 
 
@@ -159,15 +166,15 @@ def _ticks(f: Frame, fmt: Callable[[float, Sequence[float]], str]) -> list[Marku
     out = []
     x_ticks, y_ticks = nice_ticks(*f.domain.x), nice_ticks(*f.domain.y)
     for xv in x_ticks:
-        out.append(_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
+        out.append(svg_line(f.sx(xv), TOP + plot_h, f.sx(xv), TOP + plot_h + 4, stroke="#666"))
         attrs = {"text-anchor": "middle", "class": "tick"}
-        out.append(_text(f.sx(xv), TOP + plot_h + 16, fmt(xv, x_ticks), 11, attrs))
+        out.append(svg_text(f.sx(xv), TOP + plot_h + 16, fmt(xv, x_ticks), 11, attrs))
     for yv in y_ticks:
-        out.append(_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
+        out.append(svg_line(LEFT - 4, f.sy(yv), LEFT, f.sy(yv), stroke="#666"))
         attrs = {"text-anchor": "end", "class": "tick"}
-        out.append(_text(LEFT - 7, f.sy(yv) + 4, fmt(yv, y_ticks), 11, attrs))
+        out.append(svg_text(LEFT - 7, f.sy(yv) + 4, fmt(yv, y_ticks), 11, attrs))
         grid = {"stroke": "#ddd", "stroke-width": 0.5}
-        out.append(_line(LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), **grid))
+        out.append(svg_line(LEFT, f.sy(yv), LEFT + plot_w, f.sy(yv), **grid))
     return out
 
 
@@ -175,24 +182,24 @@ def _frame(
     f: Frame, title: str, subtitle: str, label: str | None, labels: tuple[str, str]
 ) -> list[Markup]:
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
-    out = [_text(LEFT, 18, title, 14, {"font-weight": 600})]
-    out.append(_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
+    out = [svg_text(LEFT, 18, title, 14, {"font-weight": 600})]
+    out.append(svg_text(LEFT, 34, subtitle, 11, {"fill": "#5f6368"}))
     if label:  # the run's evidence label (not model evidence)
         words = label[0].upper() + label[1:] + "."
         attrs = {"font-weight": 700, "fill": "#b06000", "class": "fixture"}
-        out.append(_text(LEFT, 50, words, 11, attrs))
+        out.append(svg_text(LEFT, 50, words, 11, attrs))
     box = {"x": LEFT, "y": TOP, "width": plot_w, "height": plot_h}
     out.append(el("rect", {**box, "fill": "none", "stroke": "#999"}))
     out += _ticks(f, tick_format)
-    out.append(_text(LEFT + plot_w / 2, H - 14, labels[0], 12, {"text-anchor": "middle"}))
+    out.append(svg_text(LEFT + plot_w / 2, H - 14, labels[0], 12, {"text-anchor": "middle"}))
     mid = TOP + plot_h / 2
     rotate = {"text-anchor": "middle", "transform": f"rotate(-90 16 {_n(mid)})"}
-    out.append(_text(16, mid, labels[1], 12, rotate))
+    out.append(svg_text(16, mid, labels[1], 12, rotate))
     # y = x, where it crosses the plotted range
     low, high = max(f.domain.x[0], f.domain.y[0]), min(f.domain.x[1], f.domain.y[1])
     if high > low:
         dashed = {"stroke": "#777", "stroke-dasharray": "5 4", "class": "identity"}
-        out.append(_line(f.sx(low), f.sy(low), f.sx(high), f.sy(high), **dashed))
+        out.append(svg_line(f.sx(low), f.sy(low), f.sx(high), f.sy(high), **dashed))
     return out
 
 
@@ -206,18 +213,20 @@ class Entry:
     """Its colour."""
     shape: str
     """Its marker shape (so that colour is not the only signal)."""
+    hollow: bool = False
+    """Drawn hollow (the state-aware predictor's points)."""
 
 
 def _legend(entries: Sequence[Entry], identity: bool = True) -> list[Markup]:
     x, y = W - RIGHT + 14, TOP + 6
     out = []
     for entry in entries:
-        out.append(marker(entry.shape, x, y, entry.colour, entry.label))
-        out.append(_text(x + 10, y + 4, entry.label))
+        out.append(marker(entry.shape, x, y, entry.colour, entry.label, hollow=entry.hollow))
+        out.append(svg_text(x + 10, y + 4, entry.label))
         y += 18
     if identity:
-        out.append(_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
-        out.append(_text(x + 10, y + 4, "y = x (perfect)"))
+        out.append(svg_line(x - 6, y, x + 6, y, stroke="#777", **{"stroke-dasharray": "5 4"}))
+        out.append(svg_text(x + 10, y + 4, "y = x (perfect)"))
     return out
 
 
@@ -237,15 +246,29 @@ def scored(doc: PredictionsDocument) -> list[ConditionResult]:
     return [c for c in doc.conditions if c.observations]
 
 
+PREDICTORS = ("product", "state-aware")
+"""The two predictors a calibration plot draws, in legend order."""
+HOLLOW = "state-aware"
+"""The predictor drawn with hollow markers (the product's are filled): the predictor is
+told by fill, the condition by colour and shape, so colour is never the only signal."""
+
+
 def _series(doc: PredictionsDocument) -> list[Series]:
+    """Both predictors' calibration cells per scored condition (final answer), and for
+    controlled chains against all-step correctness too."""
     series: list[Series] = []
     for result in scored(doc):
         condition = result.frozen.profile.condition
-        label = f"{condition} (final answer, naive proxy)"
-        series.append((label, condition, result.scores.calibration_final))
+        aware = result.state_aware.scores if result.state_aware is not None else None
+        series.append((f"{condition} · product", condition, result.scores.calibration_final))
+        if aware is not None:
+            series.append((f"{condition} · state-aware", condition, aware.calibration_final))
         if condition == "controlled-chain":
             key = "controlled-chain (all steps)"
-            series.append((key, key, result.scores.calibration_all_steps))
+            series.append(("chain, all steps · product", key, result.scores.calibration_all_steps))
+            if aware is not None:
+                label = "chain, all steps · state-aware"
+                series.append((label, key, aware.calibration_all_steps))
     return series
 
 
@@ -272,65 +295,135 @@ def calibration_domain(docs: Iterable[PredictionsDocument]) -> Domain:
 def calibration_svg(
     doc: PredictionsDocument, label: str | None, domain: Domain | None = None
 ) -> Markup:
-    """Mean predicted probability (x) against observed rate (y) per non-empty cell."""
-    return calibration_series_svg(_series(doc), label, domain)
+    """Both predictors' mean predicted probability (x) against observed rate (y) per
+    non-empty cell: filled markers the product, hollow ones the state-aware predictor."""
+    return calibration_series_svg(_series(doc), label, domain, by_predictor=True)
+
+
+def _style(series: Sequence[Series], by_predictor: bool) -> list[tuple[str, str, bool]]:
+    """Each series' (colour, shape, hollow). By predictor: the colour key's shape, hollow for
+    the state-aware predictor; otherwise a shape per series."""
+    keys = list(dict.fromkeys(key for _, key, _ in series))
+    out = []
+    for i, (name, key, _) in enumerate(series):
+        colour = COLOURS.get(key, OTHER_COLOUR)
+        if by_predictor:
+            out.append((colour, SHAPES[keys.index(key) % len(SHAPES)], name.endswith(HOLLOW)))
+        else:
+            out.append((colour, SHAPES[i % len(SHAPES)], False))
+    return out
 
 
 def calibration_series_svg(
     series: Sequence[Series],
     label: str | None,
     domain: Domain | None = None,
-    x_label: str = "predicted probability (product of primitive rates)",
+    by_predictor: bool = False,
+    x_label: str | None = None,
     title: str = "Calibration: predicted probability vs observed outcome",
 ) -> Markup:
     """The calibration plot of any series: (legend label, colour key, calibration cells);
     the matrix report draws every cell's points of one model this way, the study both
-    predictors of a slice (`x_label` then names them both)."""
+    predictors of a slice (`x_label` then names them both). `by_predictor`: the series are
+    pairs of predictors (labels ending `· product` / `· state-aware`)."""
     f = Frame(domain or series_domain(series))
-    parts = _frame(
-        f,
-        title,
-        "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
-        "each; axes zoomed to the cells.",
-        label,
-        (x_label, "observed rate"),
+    subtitle = "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
+    subtitle += "each; axes zoomed to the cells."
+    if by_predictor:
+        subtitle = "Both predictors (filled: product; hollow: state-aware), a point per "
+        subtitle += "non-empty cell; bars: 95% Wilson intervals."
+    x_label = x_label or "predicted probability" + (
+        " (each predictor)" if by_predictor else " (product of primitive rates)"
     )
+    parts = _frame(f, title, subtitle, label, (x_label, "observed rate"))
     entries = []
-    placed: list[tuple[float, float]] = []
-    for i, (name, key, cells) in enumerate(series):
-        colour, shape = COLOURS.get(key, OTHER_COLOUR), SHAPES[i % len(SHAPES)]
-        entries.append(Entry(name, colour, shape))
+    points: list[tuple[float, float]] = []
+    styles = _style(series, by_predictor)
+    for i, ((name, key, cells), (colour, shape, hollow)) in enumerate(
+        zip(series, styles, strict=True)
+    ):
+        entries.append(Entry(name, colour, shape, hollow))
         group = []
         for cell in _drawn(cells):
             predicted, observed = cell.mean_predicted or 0.0, cell.observed_rate or 0.0
             x = f.sx(predicted) + (i - (len(series) - 1) / 2) * 3  # overlapping series apart
             bar = {"stroke": colour, "stroke-width": 2}
-            group.append(_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
+            group.append(svg_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
             for v in (cell.wilson_low, cell.wilson_high):
-                group.append(_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
+                group.append(svg_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
             text = (
                 f"{name}: bin [{cell.low:.1f}, {cell.high:.1f}), n = {cell.n}, "
                 f"mean predicted {predicted:.3f}, observed {observed:.3f}, "
                 f"Wilson [{cell.wilson_low:.3f}, {cell.wilson_high:.3f}]"
             )
             y = f.sy(observed)
-            group.append(marker(shape, x, y, colour, text, "cell"))
-            group.append(_text(x + 8, _label_y(x + 8, y, placed), f"n={cell.n}", 10))
-        parts.append(el("g", {"data-series": key}, *group))
+            group.append(marker(shape, x, y, colour, text, "cell", hollow))
+            points.append((x, y))
+        parts.append(el("g", {"data-series": key, "data-predictor": _predictor(name)}, *group))
+    counts = [f"n={c.n}" for _, _, cells in series for c in _drawn(cells)]
+    parts += _n_labels(points, counts)
     return _svg(title, [*parts, *_legend(entries)])
 
 
-def _label_y(x: float, y: float, placed: list[tuple[float, float]]) -> float:
-    """The baseline of a point's "n=" label: just above the point, or the nearest line above
-    or below it that no label already placed there uses (points of several series often fall
-    on the same spot, and their labels would print over each other). Records the spot."""
-    offsets = [-6.0] + [sign * step * 11.0 - 6.0 for step in range(1, 9) for sign in (1, -1)]
-    for offset in offsets:
-        spot = y + offset
-        if all(abs(px - x) >= 36 or abs(py - spot) >= 11 for px, py in placed):
-            break
-    placed.append((x, spot))
-    return spot
+def _predictor(name: str) -> str | None:
+    """The predictor a series draws, from its label (None for other series)."""
+    return next((p for p in PREDICTORS if name.endswith(f"· {p}")), None)
+
+
+LABEL_H = 13.0
+"""A label's height in px (10 px text: its box is 12.4 px high in DejaVu Sans)."""
+
+
+def _label_width(text: str) -> float:
+    return 7.0 * len(text)  # 10 px DejaVu Sans (the page's sans-serif): "n=4" is 21 px wide
+
+
+def _n_labels(points: Sequence[tuple[float, float]], texts: Sequence[str]) -> list[Markup]:
+    """Each point's "n=" label at the nearest spot (right, left, above or below, then
+    farther) where its box overlaps no other label, no marker and stays inside the frame;
+    points of several series often fall on the same spot. A label moved away from its point
+    is tied to it by a thin line."""
+    plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    markers = [(x - 6, y - 6, 12.0, 12.0) for x, y in points]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for (x, y), text in zip(points, texts, strict=True):
+        w = _label_width(text)
+        box = (x + 8, y - LABEL_H / 2, w, LABEL_H)
+        for candidate in _spots(x, y, w):
+            inside = candidate[0] >= LEFT + 1 and candidate[0] + w <= LEFT + plot_w - 1
+            inside = inside and TOP + 1 <= candidate[1] <= TOP + plot_h - LABEL_H - 1
+            padded = (candidate[0] - 2, candidate[1], candidate[2] + 4, candidate[3])  # a gap
+            if inside and not any(_overlaps(padded, b) for b in (*placed, *markers)):
+                box = candidate
+                break
+        placed.append(box)
+        if abs(box[1] + LABEL_H / 2 - y) > LABEL_H / 2:  # moved up or down: a leader line
+            end_x = box[0] if box[0] > x else box[0] + w
+            end_y = box[1] + LABEL_H / 2
+            out.append(svg_line(x, y, end_x, end_y, stroke="#999", **{"stroke-width": 0.6}))
+        attrs = {"class": "n-label"}
+        out.append(svg_text(box[0], box[1] + LABEL_H - 2, text, 10, attrs))
+    return out
+
+
+def _spots(x: float, y: float, w: float) -> Iterable[tuple[float, float, float, float]]:
+    """Candidate label boxes around a point, nearest first."""
+    for ring in range(12):
+        dy = ring * LABEL_H
+        for bx, by in (
+            (x + 8, y - LABEL_H / 2 - dy),
+            (x + 8, y - LABEL_H / 2 + dy),
+            (x - 8 - w, y - LABEL_H / 2 - dy),
+            (x - 8 - w, y - LABEL_H / 2 + dy),
+        ):
+            yield (bx, by, w, LABEL_H)
+        for bx in (x + 8 + w + 4, x - 8 - 2 * w - 4):
+            yield (bx, y - LABEL_H / 2 - dy, w, LABEL_H)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
 def _cost_points(doc: PredictionsDocument) -> list[tuple[str, str, float, float]]:
@@ -377,7 +470,7 @@ def cost_svg(doc: PredictionsDocument, label: str | None, domain: Domain | None 
         x, y = f.sx(predicted_ms), f.sy(observed_ms)
         parts.append(marker(e.shape, x, y, e.colour, text, "task"))
     if not points:
-        parts.append(_text(LEFT + 20, TOP + 30, "No held-out observation with both costs.", 12))
+        parts.append(svg_text(LEFT + 20, TOP + 30, "No held-out observation with both costs.", 12))
     return _svg(title, [*parts, *_legend(list(entries.values()))])
 
 
@@ -413,18 +506,19 @@ def steps_svg(points: Sequence[StepsPoint], label: str | None, title: str) -> Ma
         Entry("product, mean forecast", COLOURS["product"], "square"),
         Entry("state-aware, mean forecast", COLOURS["state-aware"], "diamond"),
     ]
-    placed: list[tuple[float, float]] = []
+    observed: list[tuple[float, float]] = []
     for step, n, hits, product, aware in points:
         low, high = wilson_interval(hits, n)
         x, rate = f.sx(step), hits / n if n else 0.0
         bar = {"stroke": COLOURS["observed"], "stroke-width": 2}
-        parts.append(_line(x, f.sy(low), x, f.sy(high), **bar))
+        parts.append(svg_line(x, f.sy(low), x, f.sy(high), **bar))
         text = f"{step} steps: {hits}/{n} right ({rate:.3f}), Wilson [{low:.3f}, {high:.3f}]"
         parts.append(marker("circle", x, f.sy(rate), COLOURS["observed"], text, "cell"))
-        parts.append(_text(x + 8, _label_y(x + 8, f.sy(rate), placed), f"n={n}", 10))
+        observed.append((x, f.sy(rate)))
         forecasts = [(product, entries[1])] + ([] if aware is None else [(aware, entries[2])])
         for value, entry in forecasts:
             words = f"{step} steps: {entry.label} {value:.3f}"
             parts.append(marker(entry.shape, x + 9, f.sy(value), entry.colour, words, "task"))
+    parts += _n_labels(observed, [f"n={p[1]}" for p in points])
     shown = entries[: 2 if all(p[4] is None for p in points) else 3]
     return _svg(title, [*parts, *_legend(shown, identity=False)])

@@ -93,7 +93,13 @@ def open_app(browser: Browser, url: str, *, boot: bool = True) -> Booted:
     return booted
 
 
+UNFOLDED = "details.tool, details.results-fold, #viewing-more, #receipt-details"
+"""What `open_tools` unfolds: the Tools, step 4's folded tables, a shown run's provenance
+and what the freeze receipt holds."""
+
+
 def open_tools(page: Page) -> None:
-    """Unfold the Tools (task table, control, sympy, prompt box, journal), as a reader would
-    to use them: the guided flow keeps them folded, out of the main path."""
-    page.evaluate("() => document.querySelectorAll('details.tool').forEach((d) => (d.open = true))")
+    """Unfold the Tools (task table, control, sympy, prompt box, journal) and step 4's tables
+    and provenance, as a reader would to use and read them: the guided flow keeps them
+    folded, out of the main path (tests/browser/test_results_page.py reads the page folded)."""
+    page.evaluate(f"() => document.querySelectorAll({UNFOLDED!r}).forEach((d) => (d.open = true))")

@@ -116,13 +116,11 @@ def choose_fixture_by_keyboard(page: Page) -> None:
             break
         page.keyboard.press("ArrowDown")
     assert page.input_value("#model-choice") == "fixture"
-    # nothing is preselected where WebGPU is unavailable (issue 25): Tab reaches the group's
-    # first radio (WebGPU), ArrowDown chooses WASM either way
+    # nothing is preselected where WebGPU is unavailable (issue 25), and WebGPU is then not
+    # offered (issue 41): Tab reaches WASM, Space chooses it; else ArrowDown from WebGPU
     none = page.locator('input[name="backend"]:checked').count() == 0
-    tab_to(
-        page, 'input[name="backend"][value="webgpu"]' if none else 'input[name="backend"]:checked'
-    )
-    page.keyboard.press("ArrowDown")
+    tab_to(page, 'input[name="backend"][value="wasm"]' if none else 'input[name="backend"]:checked')
+    page.keyboard.press("Space" if none else "ArrowDown")
     assert page.is_checked('input[name="backend"][value="wasm"]')
 
 
@@ -185,6 +183,12 @@ def test_the_whole_flow_by_keyboard_passes_the_audit_in_every_state(
         audit(page, "running")
         assert state_of(page, "#experiment") == "running"  # held by the gate
         page.evaluate("() => window.__openGate()")
+        # plain Run pauses at the freeze, the receipt shown; Enter on Run again goes on
+        assert wait_state(page, "#experiment", "frozen error", SWEEP_TIMEOUT_MS) == "frozen"
+        assert page.is_visible("#receipt-view")
+        audit(page, "paused at the freeze")
+        tab_to(page, "#sweep-run-all")
+        page.keyboard.press("Enter")
         assert wait_state(page, "#experiment", "done error", SWEEP_TIMEOUT_MS) == "done"
         audit(page, "done")
         verdicts = page.eval_on_selector_all(
@@ -193,6 +197,8 @@ def test_the_whole_flow_by_keyboard_passes_the_audit_in_every_state(
         )
         assert verdicts and all(v in ("correct", "wrong", "failed") for v in verdicts)
 
+        tab_to(page, "#fold-trials > summary")  # every trial is folded below the answer
+        page.keyboard.press("Enter")
         tab_to(page, "#sweep-results tbody button")
         page.keyboard.press("Enter")
         assert page.is_visible("#record-dialog")

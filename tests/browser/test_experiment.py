@@ -280,15 +280,20 @@ def test_measure_freeze_heldout_scores_and_downloads(lab: Lab) -> None:
     labels = page.eval_on_selector_all(
         "#plot-calibration text",
         "ts => ts.filter(t => t.textContent.startsWith('n='))"
-        ".map(t => [Number(t.getAttribute('x')), Number(t.getAttribute('y'))])",
+        ".map(t => { const b = t.getBBox(); return [b.x, b.y, b.width, b.height]; })",
     )
     assert len(labels) == page.eval_on_selector_all("#plot-calibration .cell", "c => c.length")
-    assert not [
-        (a, b)
-        for i, a in enumerate(labels)
-        for b in labels[i + 1 :]
-        if abs(a[0] - b[0]) < 36 and abs(a[1] - b[1]) < 11
-    ]
+    assert (
+        not [  # their boxes as drawn (both predictors' cells: issue 41)
+            (a, b)
+            for i, a in enumerate(labels)
+            for b in labels[i + 1 :]
+            if a[0] < b[0] + b[2]
+            and b[0] < a[0] + a[2]
+            and a[1] < b[1] + b[3]
+            and b[1] < a[1] + a[3]
+        ]
+    )
     assert page.eval_on_selector_all("#plot-cost .task", "c => c.length") == 8
 
     trace = download_json(page, "Download sweep trace JSON")
@@ -336,6 +341,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
              });
            }"""
     )
+    page.check("#sweep-run-through")  # one request, measure → freeze → held-out
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 3"
@@ -345,7 +351,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
     progress = page.inner_text("#sweep-progress")
     # 96 = 24 tasks x 4 conditions: the 4 chain tasks without a route are recorded as
     # `unsupported` trials with zero model calls (issue 11, section 8), no longer skipped
-    assert "/ 96 trials" in progress and "elapsed" in progress and "ETA" in progress
+    assert "/ 96 trials" in progress and "elapsed" in progress and " left" in progress
     assert page.get_attribute("#experiment", "data-state") == "running"
     assert page.is_enabled("#sweep-cancel")
     assert wait_experiment(page, "done") == "done"
@@ -409,6 +415,7 @@ def test_full_default_sweep_of_all_four_conditions(lab: Lab) -> None:
 def test_cancel_stops_the_sweep(lab: Lab) -> None:
     page = lab.page
     send(page, SweepStart(seed=1729, conditions=("model-program",)))
+    page.check("#sweep-run-through")  # no pause at the freeze
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     page.wait_for_function(
         "() => document.querySelector('#sweep-bar').value >= 2", timeout=MODEL_TIMEOUT_MS
@@ -471,6 +478,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         load_fixture(page)
         assert page.is_hidden("#resume-prompt")
         choose_conditions(page, ("model-only",))
+        page.check("#sweep-run-through")  # no pause at the freeze
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         page.wait_for_function(
             "() => document.querySelector('#sweep-bar').value >= 3", timeout=MODEL_TIMEOUT_MS
@@ -517,6 +525,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         status = page.inner_text("#experiment-status")
         assert "Load " not in status and f"({kept} / 24 trials observed)" in status, status
         assert page.inner_text("#sweep-count") == f"{kept} / 24 trials"
+        page.check("#sweep-run-through")  # no pause at the freeze
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         assert wait_experiment(page, "done") == "done"
         assert page.inner_text("#sweep-count") == "24 / 24 trials"

@@ -158,6 +158,7 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
         load_fixture(page)
         send(page, SweepStart(seed=1729, params=SMALL_PARAMS, conditions=("model-only",)))
         run_all = page.get_by_role("button", name="Run (measure, freeze, held-out)")
+        page.check("#sweep-run-through")  # no pause at the freeze
         run_all.click()
         assert wait_experiment(page, "paused done") == "paused"
         status = page.inner_text("#experiment-status")
@@ -166,6 +167,8 @@ def test_the_page_pauses_names_the_cause_and_counts_the_interrupted_attempts(
         # the click reaches Python before the page leaves `paused`: wait for that, then the end
         wait_page(page, lambda s: s.experiment != "paused", SWEEP_TIMEOUT_MS, "no pause")
         assert wait_experiment(page, "done paused") == "done"
+        # issue 41: nothing is said to be attempted again before it is
+        assert "recorded and attempted again" not in page.inner_text("#experiment-status")
         scores = page.inner_text("#scores")
         assert "Held-out attempts interrupted and attempted again" in scores
         assert "3 (cancelled 0, infrastructure 3, page closed 0; attempted again 3" in scores

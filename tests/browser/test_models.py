@@ -12,7 +12,6 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +30,8 @@ from playwright.sync_api import Browser, BrowserType, Page
 from pyapp.browser.model import parse_provenance
 from pyapp.host.serve import HUB_COMMIT, serve_hub_in_thread
 from pyapp.protocol.messages import ModelGenerate
+from pyapp.protocol.page_messages import ModelChoose
+from pyapp.protocol.results import ModelChosen
 from pyapp.records.base import to_json
 from pyapp.sweep.panel import page_state, send, wait_catalogue, wait_models
 
@@ -382,18 +383,15 @@ def test_webgpu_without_adapter_is_refused_not_switched(browser: Browser, site_u
     try:
         wait_catalogue(page)
         assert "WebGPU is not available" in page.inner_text("#backend-status")
-        choose_fixture(page, "webgpu")
-        page.get_by_role("button", name="Load model…").click()
-        assert wait_models(page, "failed loaded", 30_000) == "failed"
-        assert not page.is_visible("#consent-dialog")
-        status = page.inner_text("#model-status")
-        assert "backend_unavailable" in status and "Choose WASM" in status
-        with page.expect_download(timeout=ACTION_TIMEOUT_MS) as download:
-            page.get_by_role("button", name="Download load diagnostics JSON").click()
-        diagnostic = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
-        record = parse_provenance(diagnostic["provenance"])
-        assert record.backend_actual is None
-        assert (record.loads[0].ok, record.loads[0].error_code) == (False, "backend_unavailable")
+        # issue 41: the option is not offered where the browser has none, and says why
+        webgpu = 'input[name="backend"][value="webgpu"]'
+        assert page.is_disabled(webgpu)
+        assert "not available in this browser" in page.inner_text(
+            'label:has(input[value="webgpu"])'
+        )
+        page.select_option("#model-choice", "fixture")
+        chosen: ModelChosen = send(page, ModelChoose(key="fixture", backend="webgpu"))
+        assert chosen.outcome == "not_offered" and not page.is_visible("#consent-dialog")
         # The worker refuses too (if a page skipped the check), before fetching any model file.
         load = page.evaluate(
             """() => window.lab.models.client.load({model_id: 'fixture/tiny-chat',

@@ -46,6 +46,11 @@ def test_no_backend_preselected_where_webgpu_is_unavailable(fresh: Booted) -> No
     page.click("#model-review")
     assert "Choose a backend" in page.inner_text("#model-status")
     assert page.is_hidden("#consent-dialog")
+    # issue 41: no "· · size unknown" before a backend gives a dtype: it says what comes
+    page.select_option("#model-choice", "smollm2-135m")
+    summary = page.inner_text("#model-summary")
+    assert "·  ·" not in summary and "size unknown" not in summary, summary
+    assert "dtype and size once a backend is chosen" in summary
 
 
 def test_model_host_only_for_models_served_from_elsewhere(fresh: Booted) -> None:
@@ -53,6 +58,8 @@ def test_model_host_only_for_models_served_from_elsewhere(fresh: Booted) -> None
     wait_catalogue(page, 60_000)
     page.select_option("#model-choice", "fixture")
     assert page.is_hidden("#model-host-field")  # bundled: served by this site
+    page.select_option("#model-choice", "subject")
+    assert page.is_hidden("#model-host-field")  # the bundled reference subject too (issue 41)
     page.select_option("#model-choice", "other")
     assert page.is_visible("#model-host-field")
 
@@ -69,6 +76,7 @@ def test_focus_stays_in_the_run_step_and_the_caption_counts_wrong_trials(fresh: 
     page = fresh.page
     load_fixture(page)
     choose_conditions(page, ("model-only",))
+    page.check("#sweep-run-through")  # to the end, no pause at the freeze
     page.focus("#sweep-run-all")
     page.keyboard.press("Enter")
     wait_page(page, lambda s: s.sweep_running, MODEL_TIMEOUT_MS, "the run to start")

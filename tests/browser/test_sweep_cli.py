@@ -298,12 +298,12 @@ def test_compare_two_fixture_runs(
     files = (str(first / "predictions.json"), str(second / "predictions.json"))
     # the folder run uses a smaller task set: refused, never pooled (issue 23 section 5)
     refused = pyapp_command("compare", *files)
-    assert refused.returncode == 1 and "task parameters differ" in refused.stderr
+    assert refused.returncode == 1 and "task sets differ" in refused.stderr
     compared = pyapp_command(
         "compare", *files, "--describe-anyway", "--markdown", str(tmp_path / "table.md")
     )
     assert compared.returncode == 0, compared.stderr
-    assert compared.stdout.startswith("DESCRIBED ANYWAY (--describe-anyway): task parameters")
+    assert compared.stdout.startswith("DESCRIBED ANYWAY (--describe-anyway): task sets")
     assert "not a confirmatory model comparison" in compared.stdout
     warnings = [line for line in compared.stdout.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1  # that one: same seed, generator and prompts

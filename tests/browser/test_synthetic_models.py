@@ -133,6 +133,7 @@ def test_a_synthetic_run_in_the_page_is_the_native_run(booted: Booted, tmp_path:
                row: row ? row.cells[1].textContent : null, models: text("#model-status")};
              off(); }); }"""
     )
+    page.check("#sweep-run-through")  # no pause at the freeze
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 240_000) == "done"
     running: dict[str, str] = page.evaluate("() => window.whileRunning")
@@ -201,6 +202,7 @@ def test_a_reloaded_synthetic_sweep_resumes_with_its_synthetic_model(booted: Boo
     page.get_by_role("button", name="Resume", exact=True).click()
     wait_page(page, lambda s: s.models.synthetic == "correlated:seed=3", 30_000, "the spec")
     assert not page.is_visible("#consent-dialog")
+    page.check("#sweep-run-through")  # no pause at the freeze
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 120_000) == "done"
     assert LABEL in page.inner_text("#experiment-evidence")

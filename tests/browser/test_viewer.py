@@ -43,10 +43,10 @@ def sevens(prompt: str, caps: Caps) -> ScriptedReply:
     return ScriptedReply("7", input_tokens=20, output_tokens=1, generation_ms=5.0)
 
 
-def finished_run(folder: Path, seed: int) -> Path:
+def finished_run(folder: Path, seed: int, **changed: object) -> Path:
     """A small finished run (model-only), written as a sweep writes it."""
     model = ScriptedAdapter(sevens)
-    params = dataclasses.replace(SMALL, seed=seed)
+    params = dataclasses.replace(SMALL, seed=seed, **changed)  # type: ignore[arg-type]
     sweep = Sweep(params=params, conditions=("model-only",), model=model.provenance)
 
     async def protocol() -> None:
@@ -111,7 +111,13 @@ def test_open_a_trace_shows_it_as_a_live_run(viewer: Booted, runs: tuple[Path, P
     assert rows(page, "#predictions-table") == len(heldout)
     assert page.locator("#plot-calibration svg").count() == 1
     assert page.locator("#freeze-view article.frozen").count() == 1
-    assert page.is_disabled("#download-predictions") and page.is_disabled("#sweep-freeze")
+    assert page.is_disabled("#sweep-freeze") and page.is_disabled("#download-receipt-results")
+    # the downloads are the shown run's own: its trace as opened, the predictions derived
+    with page.expect_download() as caught:
+        page.click("#download-predictions")
+    saved = json.loads(Path(caught.value.path()).read_text("utf-8"))
+    assert saved == json.loads((a / "predictions.json").read_text("utf-8"))
+    assert caught.value.suggested_filename == f"predictions-fixture-{trace['run']['run_id']}.json"
     page.click("#sweep-results tbody button")
     assert page.is_visible("#record-dialog")
     page.keyboard.press("Escape")
@@ -346,7 +352,7 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         "#compare-view table.compare-table tbody tr",
         "rows => rows.map(r => r.cells[0].textContent)",
     )
-    assert set(body) == {"A-predictions.json", "B-predictions.json"}
+    assert set(body) == {"A-predictions", "B-predictions"}  # named as the CLI names them
     assert page.locator("#compare-view figure svg").count() == 4
 
     # Issue 25 item 7: a compact summary leads (one row per run and condition, both
@@ -362,7 +368,7 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         "#compare-view table.compare-summary tbody tr",
         "rows => rows.map(r => r.cells[0].textContent)",
     )
-    assert summary[:2] == ["A-predictions.json", "B-predictions.json"]
+    assert summary[:2] == ["A-predictions", "B-predictions"]
     assert "across runs (seeds)" in summary  # with its definition, as the matrix says it
     assert "each run's Brier(product) − Brier(state-aware) paired over" in text
     assert page.is_hidden("#compare-view table.compare-table")  # folded under "All rows"
@@ -413,8 +419,8 @@ def test_compared_runs_are_labelled_what_they_are(
     fixture = EVIDENCE_LABELS["fixture"].capitalize() + "."
     synthetic = EVIDENCE_LABELS["synthetic"].capitalize() + "."
     assert dict(figures) == {
-        "fixture-predictions.json": [fixture, fixture],
-        "synthetic-predictions.json": [synthetic, synthetic],
+        "fixture-predictions": [fixture, fixture],
+        "synthetic-predictions": [synthetic, synthetic],
     }
 
 
@@ -444,3 +450,43 @@ def test_the_address_reproduces_a_setup(browser: Browser, site_url: str) -> None
         assert query["seed"] == "7" and query["model"] == "fixture"
     finally:
         booted.context.close()
+
+
+def test_compare_in_the_page_says_what_the_command_line_says(
+    viewer: Booted, runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Issue 41: the page shows `compare`'s refusal line first, then the lines
+    `compare --describe-anyway` prints before its tables, the same words."""
+    page = viewer.page
+    a, _ = runs
+    other = finished_run(tmp_path / "other", 1729, recurrence_steps=(3,))
+    files = [a / "predictions.json", other / "predictions.json"]
+    named = [tmp_path / "A.json", tmp_path / "other.json"]  # the CLI names runs by file stem
+    for source, target in zip(files, named, strict=True):
+        target.write_text(source.read_text("utf-8"), "utf-8")
+    cli = [sys.executable, "-m", "pyapp", "compare", *map(str, named)]
+    refused = subprocess.run(cli, capture_output=True, text=True, timeout=120)
+    described = subprocess.run(
+        [*cli, "--describe-anyway"], capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode == 1 and described.returncode == 0
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    page.set_input_files("#compare-files", [str(path) for path in named])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    shown = page.eval_on_selector_all(
+        "#compare-view > p.compare-refusal, #compare-view > p.compare-line",
+        "ps => ps.map(p => p.textContent)",
+    )
+    assert refused.stderr.strip() == f"error: {shown[0]}"
+    lead = described.stdout.split("\n\nSummary:")[0].split("\n\nAll rows:")[0]
+    assert shown[1:] == lead.splitlines()
+    assert shown[1].startswith("DESCRIBED ANYWAY (--describe-anyway): task sets differ")
+    assert any(line.startswith("NOT POOLED") for line in shown)
+    summary = page.eval_on_selector_all(
+        "#compare-view table.compare-summary tbody tr",
+        "rows => rows.map(r => r.cells[0].textContent)",
+    )
+    assert "across runs (seeds)" not in summary  # different task sets are never pooled
