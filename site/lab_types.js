@@ -15,7 +15,7 @@
  * @property {(boolean | null)} shader_f16 Whether the adapter offers the `shader-f16` feature (needed by q4f16/fp16 dtypes).
  */
 /**
- * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
+ * @typedef {(HelloReply | TasksReply | RunSuppliedReply | SympyLoadReply | SympyCheckReply | MemoryReply | ModelGenerateReply | SyntheticSelectReply | SweepStartReply | SweepResumeReply | SweepRunReply | SweepFreezeReply | SweepStateReply | SweepHeaderReply | SweepTraceReply | SweepPredictionsReply | JournalGenerateReply | TraceOpenReply | RunReportReply | ReceiptRemakeReply | StudyOpenReply | StoredTraceReply | CompareRunsReply | PageStateReply | ModelChooseReply | SweepStopReply | ModelDirectReply | PageStoredReply | ModelSyntheticReply | FailedReply)} AnyReply
  */
 /**
  * When the page got there, in ms since navigation started (bench/boot.py).
@@ -133,6 +133,8 @@
  * @property {string} summary_note What the `across runs (seeds)` rows are (`pyapp.predict.compare.ACROSS_RUNS_DEFINITION`, as the matrix and validation reports say it); empty when the summary has none.
  * @property {RunPlots[]} plots Each run's plots, in the runs' order, every run on the same axes.
  * @property {string[]} flags Each run's degenerate-score flags, named by run (`pyapp.predict.compare.flags`), shown before everything else.
+ * @property {(string | null)} [refusal] What `python -m pyapp compare` says when it refuses these runs (their task sets differ; `pyapp.predict.compare.refusal`), shown first; null when it does not refuse.
+ * @property {string[]} [lines] The lines `compare --describe-anyway` prints before its tables (`pyapp.predict.compare.lead_lines`: what the comparison is, the flags, the disclaimer, the warnings, why nothing is pooled), shown after the refusal.
  */
 /**
  * One generation as the adapter reports it: raw text, token use, finish, timing.
@@ -738,6 +740,8 @@
  * @property {("measure" | "heldout")} phase The phase.
  * @property {string} condition The condition.
  * @property {number} trials Trials of that phase and condition not observed yet.
+ * @property {(number | null)} [calls] The model calls those trials will make (a chain: its route's calls, none for an unsupported route; one per whole-task model trial; none for the control): what the ETA scales a measured per-call time by.
+ * @property {(("integer" | "program" | "none") | null)} [answer] What the condition's model writes (`none`: the control makes no call): the ETA's kin for a group not timed yet.
  */
 /**
  * What the frozen profile says about one held-out task, before it is observed.
@@ -833,6 +837,24 @@
  * @property {string} identity_sha256 SHA-256 of the load identity (`pyapp.records.model.identity_sha256`).
  */
 /**
+ * The freeze receipt of a run the page holds, made again from its trace (the runs list's "Download receipt" where the one made at the freeze was not kept).
+ * @typedef {object} ReceiptRemake
+ * @property {"receipt_remake"} type
+ * @property {string} trace_json The run's trace as text.
+ * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * The reply to `receipt_remake`.
+ * @typedef {({ type: "receipt_remake", id: unknown, ok: true, result: RemadeReceipt, error?: (Error | null) } | { type: "receipt_remake", id: unknown, ok: false, result?: RemadeReceipt, error: (Error | null) })} ReceiptRemakeReply
+ */
+/**
+ * `receipt_remake`: the freeze receipt of a stored run, made again from its trace (the receipt made at the freeze was not kept).
+ * @typedef {object} RemadeReceipt
+ * @property {string} receipt_json The receipt (`pyapp.verify.receipt.make_receipt` of the trace), as Python wrote it.
+ * @property {boolean} after_heldout Made after held-out trials were observed: its chain head is the trace's last record, not the freeze's, so it proves nothing about what was fixed before the held-out results.
+ * @property {string} name The file name to save it under: `receipt-<evidence>-<run id>.json`, or `receipt-remade-after-heldout-<evidence>-<run id>.json`.
+ */
+/**
  * A prompt as sent: the template it came from and the exact text.
  * @typedef {object} RenderedPrompt
  * @property {string} template_id Template name and version, e.g. `integer-answer/1`.
@@ -850,7 +872,7 @@
  * @property {string} name The file name to save it under (`report-<evidence>-<run id>.html`).
  */
 /**
- * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
+ * @typedef {(Hello | TasksRequest | RunSupplied | SympyLoad | SympyCheck | Memory | ModelGenerate | SyntheticSelect | SweepStart | SweepResume | SweepRun | SweepFreeze | SweepStateRequest | SweepHeader | SweepTrace | SweepPredictions | JournalGenerate | TraceOpen | RunReport | ReceiptRemake | StudyOpen | StoredTraceRequest | CompareRuns | PageStateRequest | ModelChoose | SweepStop | ModelDirect | PageStoredRequest | ModelSynthetic)} Request
  */
 /**
  * Budgets of one controlled-chain route (the design's numbers are the defaults).
@@ -886,10 +908,11 @@
 /**
  * A run's two plots as SVG text, drawn by `pyapp.report.plots` (the report's own drawing; the page inserts this text as it is, only from its own worker's reply).
  * @typedef {object} RunPlots
- * @property {string} calibration_svg Predicted probability against observed rate per non-empty calibration cell.
+ * @property {string} calibration_svg Both predictors' predicted probability against observed rate per non-empty calibration cell.
  * @property {string} cost_svg Predicted against observed cost per held-out task.
  * @property {string[]} flags What the run's scores may not be read as, first line first (`pyapp.predict.flags`: a run whose held-out outcomes are all 0 says so in the first); drawn above the scores.
  * @property {string[]} answers The run's descriptive answer per condition and predictor (`pyapp.predict.flags` templates: beats climatology, fails, cannot say), its label first.
+ * @property {(RunVerdict | null)} [verdict] The run's verdict in words and its skill picture; null where none can be said.
  */
 /**
  * The report of a run the page holds (a sweep stored in this browser), written by the page's own Python with the code of `python -m pyapp report`.
@@ -919,6 +942,15 @@
  * The terms a run was measured under that trace/4 added, in one record (the run's, and a copy in every freeze, frozen profile and receipt). A term added later in trace/4 is a field here with a default and `ADDED_IN_TRACE_4` (see the module docstring).
  * @typedef {object} RunTerms
  * @property {("chain-design/1" | "chain-extended/1")} chain_protocol The controlled chain's protocol version (`chain-design/1`, the default, or `chain-extended/1`): which families are routed and the route limits of every chain trial of the run.
+ */
+/**
+ * What step 4 leads with: the run's verdict in words and one picture (`pyapp.browser.verdict.run_verdict`; the flags and words are `pyapp.predict.flags`').
+ * @typedef {object} RunVerdict
+ * @property {string} headline The first line a reader sees: a degenerate run says so here.
+ * @property {string[]} flags Every degenerate-score flag, in words.
+ * @property {VerdictRow[]} rows Per condition, each predictor's verdict.
+ * @property {string[]} sentences The answer in full sentences, its label first.
+ * @property {string} skill_svg Per condition, each predictor against its frozen reference and against climatology (`pyapp.report.skill_plot`).
  */
 /**
  * How well the frozen profile predicted the held-out observations.
@@ -999,6 +1031,44 @@
  * @property {string[]} trials_json One stored trial per entry, as Python wrote it.
  * @property {string[]} [changes_json] The header changes stored since the header (`EventTexts.change`), in order.
  * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * One condition of a study group in the Study view.
+ * @typedef {object} StudyConditionView
+ * @property {VerdictRow} verdict Each predictor's verdict against climatology, as the study's answers say it.
+ * @property {(string | null)} scope The slice the answer comes from (pooled over a ladder, or one preset); null when the study gives no answer for it.
+ * @property {(string | null)} reliability_svg Both predictors' reliability diagram of that slice (`pyapp.report.plots`); null without the slice.
+ */
+/**
+ * A group of pooled cells in the Study view.
+ * @typedef {object} StudyGroupView
+ * @property {string} title The group in words (model, backend, task sets, seeds, conditions, evidence).
+ * @property {string} evidence The cells' evidence label.
+ * @property {string[]} answers Each condition's and predictor's answer in a sentence.
+ * @property {string[]} differences Per condition, which predictor's Brier score is lower (as far as the interval says).
+ * @property {string[]} flags Every slice's degenerate-score flags.
+ * @property {StudyConditionView[]} conditions Per condition: the verdicts and the reliability diagram.
+ */
+/**
+ * A study folder's study.json, opened in the page's Study view (read there, never uploaded): the answer first, each condition's verdicts and both predictors' reliability.
+ * @typedef {object} StudyOpen
+ * @property {"study_open"} type
+ * @property {string} study_json The study.json's text.
+ * @property {unknown} [id] Repeated by the reply.
+ */
+/**
+ * The reply to `study_open`.
+ * @typedef {({ type: "study_open", id: unknown, ok: true, result: StudyOpened, error?: (Error | null) } | { type: "study_open", id: unknown, ok: false, result?: StudyOpened, error: (Error | null) })} StudyOpenReply
+ */
+/**
+ * `study_open`: a study.json (`python -m pyapp study`'s) as the Study view draws it, the answer first (`pyapp.browser.study_view.open_study`).
+ * @typedef {object} StudyOpened
+ * @property {(string | null)} name The plan's name.
+ * @property {string[]} answer The study's plain-language answer, first line first.
+ * @property {string[]} flags Degenerate scores and incomplete data, in words.
+ * @property {number} cells_done Cells of the plan that are done.
+ * @property {number} cells_planned Cells of the plan.
+ * @property {StudyGroupView[]} groups The groups of pooled cells.
  */
 /**
  * Counts over the trials, re-derivable from them.
@@ -1396,6 +1466,15 @@
  * @property {("measure" | "heldout")} phase The phase.
  */
 /**
+ * One condition's verdict in words: each predictor against climatology.
+ * @typedef {object} VerdictRow
+ * @property {string} condition The condition.
+ * @property {string} product The product predictor: `beats climatology`, `fails against climatology` or `cannot say`.
+ * @property {(string | null)} product_reason Why it cannot say; null otherwise.
+ * @property {(string | null)} state_aware The state-aware predictor's verdict; null where the document has none.
+ * @property {(string | null)} state_aware_reason Why it cannot say; null otherwise.
+ */
+/**
  * `hello`: the versions the page reports (and the sweep CLI records in run.json).
  * @typedef {object} Versions
  * @property {string} python Python's `sys.version` (Pyodide's CPython in the page).
@@ -1423,13 +1502,13 @@
  * @typedef {"page_state" | "model_choose" | "sweep_stop" | "model_direct" | "page_stored" | "model_synthetic"} PageRequestType
  */
 /**
- * @typedef {{ hello: Versions, tasks: TaskSet, run_supplied: SuppliedRun, sympy_load: SympyLoaded, sympy_check: SympyChecked, memory: WorkerMemory, model_generate: Generated, synthetic_select: SyntheticChosen, sweep_start: SweepState, sweep_resume: SweepState, sweep_run: RunEnded, sweep_freeze: FreezeDone, sweep_state: SweepState, sweep_header: HeaderText, sweep_trace: TraceText, sweep_predictions: PredictionsText, journal_generate: JournalKept, trace_open: OpenedTrace, run_report: ReportHtml, stored_trace: TraceText, compare_runs: ComparedRuns, page_state: PageState, model_choose: ModelChosen, sweep_stop: StopAsked, model_direct: DirectGenerated, page_stored: PageStored, model_synthetic: SyntheticChosen }} Results
+ * @typedef {{ hello: Versions, tasks: TaskSet, run_supplied: SuppliedRun, sympy_load: SympyLoaded, sympy_check: SympyChecked, memory: WorkerMemory, model_generate: Generated, synthetic_select: SyntheticChosen, sweep_start: SweepState, sweep_resume: SweepState, sweep_run: RunEnded, sweep_freeze: FreezeDone, sweep_state: SweepState, sweep_header: HeaderText, sweep_trace: TraceText, sweep_predictions: PredictionsText, journal_generate: JournalKept, trace_open: OpenedTrace, run_report: ReportHtml, receipt_remake: RemadeReceipt, study_open: StudyOpened, stored_trace: TraceText, compare_runs: ComparedRuns, page_state: PageState, model_choose: ModelChosen, sweep_stop: StopAsked, model_direct: DirectGenerated, page_stored: PageStored, model_synthetic: SyntheticChosen }} Results
  */
 /**
- * @typedef {{ hello: Hello, tasks: TasksRequest, run_supplied: RunSupplied, sympy_load: SympyLoad, sympy_check: SympyCheck, memory: Memory, model_generate: ModelGenerate, synthetic_select: SyntheticSelect, sweep_start: SweepStart, sweep_resume: SweepResume, sweep_run: SweepRun, sweep_freeze: SweepFreeze, sweep_state: SweepStateRequest, sweep_header: SweepHeader, sweep_trace: SweepTrace, sweep_predictions: SweepPredictions, journal_generate: JournalGenerate, trace_open: TraceOpen, run_report: RunReport, stored_trace: StoredTraceRequest, compare_runs: CompareRuns, page_state: PageStateRequest, model_choose: ModelChoose, sweep_stop: SweepStop, model_direct: ModelDirect, page_stored: PageStoredRequest, model_synthetic: ModelSynthetic }} Requests
+ * @typedef {{ hello: Hello, tasks: TasksRequest, run_supplied: RunSupplied, sympy_load: SympyLoad, sympy_check: SympyCheck, memory: Memory, model_generate: ModelGenerate, synthetic_select: SyntheticSelect, sweep_start: SweepStart, sweep_resume: SweepResume, sweep_run: SweepRun, sweep_freeze: SweepFreeze, sweep_state: SweepStateRequest, sweep_header: SweepHeader, sweep_trace: SweepTrace, sweep_predictions: SweepPredictions, journal_generate: JournalGenerate, trace_open: TraceOpen, run_report: RunReport, receipt_remake: ReceiptRemake, study_open: StudyOpen, stored_trace: StoredTraceRequest, compare_runs: CompareRuns, page_state: PageStateRequest, model_choose: ModelChoose, sweep_stop: SweepStop, model_direct: ModelDirect, page_stored: PageStoredRequest, model_synthetic: ModelSynthetic }} Requests
  */
 /**
- * @typedef {{ hello: HelloReply, tasks: TasksReply, run_supplied: RunSuppliedReply, sympy_load: SympyLoadReply, sympy_check: SympyCheckReply, memory: MemoryReply, model_generate: ModelGenerateReply, synthetic_select: SyntheticSelectReply, sweep_start: SweepStartReply, sweep_resume: SweepResumeReply, sweep_run: SweepRunReply, sweep_freeze: SweepFreezeReply, sweep_state: SweepStateReply, sweep_header: SweepHeaderReply, sweep_trace: SweepTraceReply, sweep_predictions: SweepPredictionsReply, journal_generate: JournalGenerateReply, trace_open: TraceOpenReply, run_report: RunReportReply, stored_trace: StoredTraceReply, compare_runs: CompareRunsReply, page_state: PageStateReply, model_choose: ModelChooseReply, sweep_stop: SweepStopReply, model_direct: ModelDirectReply, page_stored: PageStoredReply, model_synthetic: ModelSyntheticReply }} Replies
+ * @typedef {{ hello: HelloReply, tasks: TasksReply, run_supplied: RunSuppliedReply, sympy_load: SympyLoadReply, sympy_check: SympyCheckReply, memory: MemoryReply, model_generate: ModelGenerateReply, synthetic_select: SyntheticSelectReply, sweep_start: SweepStartReply, sweep_resume: SweepResumeReply, sweep_run: SweepRunReply, sweep_freeze: SweepFreezeReply, sweep_state: SweepStateReply, sweep_header: SweepHeaderReply, sweep_trace: SweepTraceReply, sweep_predictions: SweepPredictionsReply, journal_generate: JournalGenerateReply, trace_open: TraceOpenReply, run_report: RunReportReply, receipt_remake: ReceiptRemakeReply, study_open: StudyOpenReply, stored_trace: StoredTraceReply, compare_runs: CompareRunsReply, page_state: PageStateReply, model_choose: ModelChooseReply, sweep_stop: SweepStopReply, model_direct: ModelDirectReply, page_stored: PageStoredReply, model_synthetic: ModelSyntheticReply }} Replies
  */
 /**
  * @typedef {<T extends keyof Results>(type: T, fields?: Omit<Requests[T], "type" | "id">, timeoutMs?: number) => Promise<Results[T]>} RequestFunction

@@ -344,7 +344,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"error: {refused}", file=sys.stderr)
         return 1
     # the page's Compare shows the same lines (pyapp.browser.viewer.compare_runs)
-    lead = unverified + compare.lead_lines(names, docs)  # degenerate scores before any number
+    warned = [f"WARNING: {note}" for note in unverified]
+    lead = warned + compare.lead_lines(names, docs)  # degenerate scores before any number
     all_rows = compare.rows(names, docs)
     summary = compare.summary(names, docs)  # the compact summary leads, as on the page
     print(compare.to_text(all_rows, lead, summary), end="")
