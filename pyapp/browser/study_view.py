@@ -26,7 +26,8 @@ from pyapp.report.run_folder import RunInputError
 from pyapp.report.sections import NOT_EVIDENCE_LABELS
 
 KIND = "composition-lab-study"
-VERSIONS = ("study/1",)
+VERSIONS = ("study/1", "study/2")
+"""study/2 added the confirmatory part before the answer: its verdicts are shown first."""
 
 
 def _field(document: dict[str, Any], name: str, kind: type, where: str) -> Any:
@@ -110,6 +111,19 @@ def _group(group: Any, i: int) -> StudyGroupView:
     )
 
 
+def _verdict_lines(document: dict[str, Any]) -> tuple[str, ...]:
+    """study/2's hypothesis verdicts and residual tests, each as the study words it (`text`),
+    to lead the answer; none in a study/1 document or a study without hypotheses."""
+    lines = []
+    for name in ("hypotheses", "residuals"):
+        entries = document.get(name)
+        for entry in entries if isinstance(entries, list) else []:
+            text = entry.get("text") if isinstance(entry, dict) else None
+            if isinstance(text, str):
+                lines.append(text)
+    return tuple(lines)
+
+
 def open_study(document: Any) -> StudyOpened:
     """What the Study view draws of a study.json (`RunInputError` when it is not one)."""
     if not isinstance(document, dict) or document.get("kind") != KIND:
@@ -122,7 +136,7 @@ def open_study(document: Any) -> StudyOpened:
     name = document.get("name")
     return StudyOpened(
         name=name if isinstance(name, str) else None,
-        answer=_texts(document, "answer", "$"),
+        answer=_verdict_lines(document) + _texts(document, "answer", "$"),
         flags=_texts(document, "flags", "$"),
         cells_done=_field(document, "cells_done", int, "$"),
         cells_planned=_field(document, "cells_planned", int, "$"),
