@@ -44,7 +44,7 @@ const SUBJECT_SOURCE = "bundled-subject";
 /** @param {string} source */
 export const isBundled = (source) => source === "bundled-fixture" || source === SUBJECT_SOURCE;
 /** A reference subject's own label (pyapp.records.subject.SUBJECTS), by its model id. @param {string} modelId @returns {string} */
-const subjectLabel = (modelId) => /** @type {Record<string, string>} */ (SUBJECT_LABELS)[modelId] ?? EVIDENCE_LABELS["reference-subject"];
+export const subjectLabel = (modelId) => /** @type {Record<string, string>} */ (SUBJECT_LABELS)[modelId] ?? EVIDENCE_LABELS["reference-subject"];
 /** @param {{ source: string, model_id: string }} spec */
 export const bundledLabel = (spec) => (spec.source === SUBJECT_SOURCE ? subjectLabel(spec.model_id) : FIXTURE_LABEL);
 

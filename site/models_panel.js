@@ -29,7 +29,7 @@ import { EVIDENCE_LABELS, FIXTURE_LABEL, PARAM } from "./lab_protocol.js";
 import { wireTryPrompt } from "./try_prompt.js";
 import { choose, panelState } from "./panel_driver.js";
 import { syntheticOf, syntheticRows } from "./synthetic_choice.js";
-import { backend, bundledLabel, currentSpec, fillDtypes, hostOf, isBundled, loadCatalogue, summarise } from "./model_choice.js";
+import { backend, bundledLabel, currentSpec, fillDtypes, hostOf, isBundled, loadCatalogue, subjectLabel, summarise } from "./model_choice.js";
 import { $, entryOf } from "./dom.js";
 import { messageOf } from "./common/errors.js";
 
@@ -351,7 +351,7 @@ function showLoad(panel, record, result) {
   const isFixture = spec.source === "bundled-fixture" || panel.client.provenance().evidence === "fixture";
   // The reference subject is named as what it is, never as a pretrained model.
   const isSubject = !isFixture && panel.client.provenance().evidence === "reference-subject";
-  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
+  const fixture = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${subjectLabel(spec.model_id)})` : "";
   panel.set("loaded", `Loaded ${spec.model_id}${fixture} on ${record.backend_actual} in ${secs(record.setup_ms)} (load ${record.load_id}, ${record.reason}).`);
   $("#try-generate", HTMLButtonElement).disabled = panel.generating;
   panel.loadedRows = provenanceRows(spec, record, result, isFixture, isSubject);
@@ -370,7 +370,7 @@ function showLoad(panel, record, result) {
  */
 function provenanceRows(spec, record, result, isFixture, isSubject) {
   const adapter = result.adapter;
-  const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${EVIDENCE_LABELS["reference-subject"]})` : "";
+  const tag = isFixture ? ` (${FIXTURE_LABEL})` : isSubject ? ` (${subjectLabel(spec.model_id)})` : "";
   return [
     ["Model", `${spec.model_id}${tag}`, isFixture || isSubject ? "fixture-label" : ""],
     ["Revision", spec.pinned ? spec.revision : `${spec.revision} (UNPINNED)`, spec.pinned ? "" : "unpinned"],
