@@ -1069,6 +1069,8 @@
  * @property {number} cells_done Cells of the plan that are done.
  * @property {number} cells_planned Cells of the plan.
  * @property {StudyGroupView[]} groups The groups of pooled cells.
+ * @property {(string | null)} [receipt] The study receipt its hypotheses were frozen in, in words (study/2); null without.
+ * @property {string[]} [hypotheses] Each hypothesis and its verdict in a line, preregistered first (study/2): what the view shows before the descriptive answer.
  */
 /**
  * Counts over the trials, re-derivable from them.

@@ -84,6 +84,9 @@ function draw(study, name) {
   /** @type {HTMLElement[]} */
   const parts = [
     h("h3", `${study.name ?? name}: ${study.cells_done} of ${study.cells_planned} cells done`),
+    // the confirmatory layer first (study/2): the receipt the hypotheses were frozen in, and each verdict
+    ...(study.receipt ? [h("p", `Study receipt: ${study.receipt}`, { class: "muted" })] : []),
+    ...(study.hypotheses ?? []).map((line) => h("p", line, { class: "study-hypothesis" })),
     h("p", first ?? "No answer: no group of cells.", { id: "study-answer", class: "answer-headline" }),
   ];
   const answer = h("ul", null, { class: "study-answer" });

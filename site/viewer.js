@@ -17,7 +17,7 @@ import { plotSvg } from "./profile_views.js";
 import { $, dl, evidenceLabel, h, table } from "./dom.js";
 import { messageOf } from "./common/errors.js";
 
-/** @import { OpenedTrace, RequestFunction, Trace } from "./lab_types.js" */
+/** @import { ComparedRuns, OpenedTrace, RequestFunction, Trace } from "./lab_types.js" */
 /** @import { ExperimentHandle } from "./experiment.js" */
 
 /** @typedef {{ name: string, text: string, kind: unknown, runId: unknown, json: boolean }} ReadFile */
@@ -177,6 +177,38 @@ function journalView(trace) {
   );
 }
 
+// What Compare shows, as `python -m pyapp compare` says it: its refusal first, then the lines
+// it prints with --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the
+// compact summary, every row folded, and each run's plots on shared axes.
+/** @param {ComparedRuns} result */
+function drawComparison(result) {
+  const view = $("#compare-view");
+  // the compact summary leads: one row per run and condition, the run column fixed
+  const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
+  lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
+  if (result.summary_note) lead.append(h("p", result.summary_note, { class: "muted compare-note" }));
+  const all = h("details", null, { class: "compare-all" });
+  all.append(h("summary", `All rows (profiles, held-out tasks, scores): ${result.rows.length}`));
+  const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
+  wrap.append(table(result.header, result.rows, "compare-table fixed-first"));
+  all.append(wrap);
+  // every run's plots, drawn by Python on the same axes
+  const plots = h("div", null, { class: "compare-plots" });
+  result.plots.forEach((drawn, i) => {
+    const figure = h("figure", null, { class: "plot" });
+    figure.append(h("figcaption", result.names[i]), plotSvg(drawn.calibration_svg), plotSvg(drawn.cost_svg));
+    plots.append(figure);
+  });
+  const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
+  // what `python -m pyapp compare` says: its refusal first, then the lines it prints with
+  // --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the tables
+  const said = [
+    ...(result.refusal ? [h("p", result.refusal, { class: "compare-refusal incorrect" })] : []),
+    ...(result.lines ?? []).map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
+  ];
+  view.replaceChildren(...said, lead, all, shared, plots);
+}
+
 /** @param {{ request: RequestFunction, experiment: ExperimentHandle }} parts */
 export function setupViewer({ request, experiment }) {
   const status = $("#open-status");
@@ -261,32 +293,8 @@ export function setupViewer({ request, experiment }) {
       cstatus.textContent = `Cannot compare: ${messageOf(error)}`;
       return;
     }
-    const view = $("#compare-view");
-    // the compact summary leads: one row per run and condition, the run column fixed
-    const lead = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison summary" });
-    lead.append(table(result.summary_header, result.summary_rows, "compare-summary fixed-first"));
-    if (result.summary_note) lead.append(h("p", result.summary_note, { class: "muted compare-note" }));
-    const all = h("details", null, { class: "compare-all" });
-    all.append(h("summary", `All rows (profiles, held-out tasks, scores): ${result.rows.length}`));
-    const wrap = h("div", null, { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Comparison table" });
-    wrap.append(table(result.header, result.rows, "compare-table fixed-first"));
-    all.append(wrap);
-    // every run's plots, drawn by Python on the same axes
-    const plots = h("div", null, { class: "compare-plots" });
-    result.plots.forEach((drawn, i) => {
-      const figure = h("figure", null, { class: "plot" });
-      figure.append(h("figcaption", result.names[i]), plotSvg(drawn.calibration_svg), plotSvg(drawn.cost_svg));
-      plots.append(figure);
-    });
-    const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });
-    // what `python -m pyapp compare` says: its refusal first, then the lines it prints with
-    // --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the tables
-    const said = [
-      ...(result.refusal ? [h("p", result.refusal, { class: "compare-refusal incorrect" })] : []),
-      ...(result.lines ?? []).map((line) => h("p", line, { class: line === result.disclaimer ? "compare-line notice" : line.startsWith("WARNING") || line.startsWith("NOT POOLED") || line.startsWith("DESCRIBED") ? "compare-line incorrect" : "compare-line" })),
-    ];
-    view.replaceChildren(...said, lead, all, shared, plots);
-    view.hidden = false;
+    drawComparison(result);
+    $("#compare-view").hidden = false;
     cstatus.textContent = `${docs.length} run(s) side by side.`;
   }
 

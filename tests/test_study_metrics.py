@@ -230,8 +230,11 @@ def test_compare_and_the_page_show_the_flags_first(
     assert main(["compare", path, str(ROOT / "tests/fixtures/predictions-1.json"),
                  "--describe-anyway"]) == 0  # fmt: skip
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("DESCRIBED ANYWAY")  # what the comparison is, then the flags
-    assert out[1].startswith(f"seed-3: {ALL_ZERO}")
+    # a predictions document alone is said to be unverified first (issue 41: the page says the
+    # same lines), then what the comparison is, then the flags
+    assert out[0].startswith("WARNING: task set unverified: predictions-1 ")
+    assert out[1].startswith("DESCRIBED ANYWAY")
+    assert out[2].startswith(f"seed-3: {ALL_ZERO}")
     assert main(["compare", path, path]) == 0  # the same task set: the flags come first
     assert capsys.readouterr().out.startswith(f"{path}: {ALL_ZERO}")
     doc = read_predictions(json.loads((failing_run / "predictions.json").read_text()))

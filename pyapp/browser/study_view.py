@@ -1,7 +1,8 @@
 """The page's Study view (issues 34 and 41): a study folder's `study.json`, opened in the page.
 
 `open_study` reads the document `python -m pyapp study` wrote (its only writer, `pyapp.study`)
-and gives the page what it draws, answer first: the study's plain-language answer and flags,
+and gives the page what it draws, the confirmatory layer first (study/2: the study receipt and
+each hypothesis's verdict), then the answer: the study's plain-language answer and flags,
 then per group of pooled cells each condition's verdicts (the answers' own: beats climatology
 / fails against climatology / cannot say, and why) and both predictors' reliability diagram
 of the slice the answer comes from, drawn by `pyapp.report.plots` (the report's drawing).
@@ -27,7 +28,6 @@ from pyapp.report.sections import NOT_EVIDENCE_LABELS
 
 KIND = "composition-lab-study"
 VERSIONS = ("study/1", "study/2")
-"""study/2 added the confirmatory part before the answer: its verdicts are shown first."""
 
 
 def _field(document: dict[str, Any], name: str, kind: type, where: str) -> Any:
@@ -111,17 +111,18 @@ def _group(group: Any, i: int) -> StudyGroupView:
     )
 
 
-def _verdict_lines(document: dict[str, Any]) -> tuple[str, ...]:
-    """study/2's hypothesis verdicts and residual tests, each as the study words it (`text`),
-    to lead the answer; none in a study/1 document or a study without hypotheses."""
-    lines = []
-    for name in ("hypotheses", "residuals"):
-        entries = document.get(name)
-        for entry in entries if isinstance(entries, list) else []:
-            text = entry.get("text") if isinstance(entry, dict) else None
-            if isinstance(text, str):
-                lines.append(text)
-    return tuple(lines)
+def _hypothesis(verdict: Any, i: int) -> str:
+    """One hypothesis and its verdict in a line (study/2's confirmatory layer)."""
+    if not isinstance(verdict, dict):
+        raise RunInputError(f"$.hypotheses[{i}] must be an object: this is not a study.json")
+    said = verdict.get("verdict") or "no verdict"
+    why = f" ({verdict['reason']})" if verdict.get("reason") else ""
+    p = verdict.get("p_corrected")
+    tested = f"; p = {p:.3g} after correction" if isinstance(p, int | float) else ""
+    return (
+        f"{verdict.get('id', '?')} ({verdict.get('registration', '?')}): "
+        f"{verdict.get('statement', '')} — {said}{why}{tested}"
+    )
 
 
 def open_study(document: Any) -> StudyOpened:
@@ -134,9 +135,15 @@ def open_study(document: Any) -> StudyOpened:
             f"{', '.join(VERSIONS)}"
         )
     name = document.get("name")
+    hypotheses = document.get("hypotheses") or []
+    if not isinstance(hypotheses, list):
+        raise RunInputError("$.hypotheses must be a list: this is not a study.json")
+    receipt = document.get("receipt")
     return StudyOpened(
+        receipt=receipt if isinstance(receipt, str) else None,
+        hypotheses=tuple(_hypothesis(v, i) for i, v in enumerate(hypotheses)),
         name=name if isinstance(name, str) else None,
-        answer=_verdict_lines(document) + _texts(document, "answer", "$"),
+        answer=_texts(document, "answer", "$"),
         flags=_texts(document, "flags", "$"),
         cells_done=_field(document, "cells_done", int, "$"),
         cells_planned=_field(document, "cells_planned", int, "$"),

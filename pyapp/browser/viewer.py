@@ -145,7 +145,9 @@ def compare_runs(runs: Any) -> ComparedRuns:
     markdown, csv) — the CLI's compare, for the page."""
     if not isinstance(runs, list) or not runs:
         raise RunInputError("runs must be a non-empty list of {name, predictions}")
-    names, docs, unverified = [], [], []
+    names: list[str] = []
+    docs: list[PredictionsDocument] = []
+    unverified: list[int] = []  # the runs given without their trace
     for i, run in enumerate(runs):
         if not isinstance(run, dict) or not isinstance(run.get("name"), str):
             raise RunInputError(f"runs[{i}] must be an object with a name and predictions")
@@ -154,7 +156,7 @@ def compare_runs(runs: Any) -> ComparedRuns:
         except RecordError as error:
             raise RunInputError(f"{run['name']} is not a predictions document: {error}") from None
         if run.get("trace") is None:
-            unverified.append(compare.UNVERIFIED.format(name=run["name"]))
+            unverified.append(len(docs))  # said once the runs are named
         else:
             problem = compare.trace_problem(run["name"], doc, read_trace(run["trace"]))
             if problem is not None:
@@ -162,15 +164,16 @@ def compare_runs(runs: Any) -> ComparedRuns:
         docs.append(doc)
         names.append(run["name"])
     names = compare.run_names([(n, None) for n in names], docs)
+    notes = [compare.UNVERIFIED.format(name=names[i]) for i in unverified]
     # the page always lays them side by side; task sets that differ are said first
-    problems = unverified + compare.described_anyway(names, docs)
+    problems = notes + compare.described_anyway(names, docs)
     all_rows = compare.rows(names, docs)
     header, body = compare.table(all_rows)
     summary = compare.summary(names, docs)
     return ComparedRuns(
         flags=tuple(compare.flags(names, docs)),
         refusal=compare.refusal(names, docs),
-        lines=tuple(compare.lead_lines(names, docs)),
+        lines=tuple([f"WARNING: {note}" for note in notes] + compare.lead_lines(names, docs)),
         disclaimer=compare.DISCLAIMER,
         problems=tuple(problems),
         names=tuple(names),

@@ -331,14 +331,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ]
     if len(args.predictions) > MAX_COMPARED_RUNS:
         raise UsageError(f"compare takes at most {MAX_COMPARED_RUNS} runs")
-    docs, unverified = [], []
-    for path in args.predictions:
+    docs, alone = [], []
+    for i, path in enumerate(args.predictions):
         doc, note = compared_run(path)
         docs.append(doc)
-        unverified += [note] if note is not None else []
-    # named as the page names them (pyapp.predict.compare.run_names)
+        alone += [i] if note is not None else []
+    # named as the page names them (pyapp.predict.compare.run_names), and so in every line
     files = [(Path(p).name, Path(p).parent.name) for p in args.predictions]
     names = compare.run_names(files, docs, [str(p) for p in args.predictions])
+    unverified = [compare.UNVERIFIED.format(name=names[i]) for i in alone]
     refused = compare.refusal(names, docs)
     if refused is not None and not args.describe_anyway:
         print(f"error: {refused}", file=sys.stderr)

@@ -478,6 +478,11 @@ class StudyOpened:
     """Cells of the plan."""
     groups: tuple[StudyGroupView, ...]
     """The groups of pooled cells."""
+    receipt: str | None = field(default=None, metadata=ADDED)
+    """The study receipt its hypotheses were frozen in, in words (study/2); null without."""
+    hypotheses: tuple[str, ...] = field(default=(), metadata=ADDED)
+    """Each hypothesis and its verdict in a line, preregistered first (study/2): what the
+    view shows before the descriptive answer."""
 
 
 @dataclass(frozen=True)

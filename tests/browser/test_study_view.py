@@ -104,4 +104,4 @@ def test_a_file_that_is_not_a_study_is_refused_in_one_line(page: Page, tmp_path:
     assert page.is_hidden("#study-view-body")
     bad = tmp_path / "study.json"
     bad.write_text(json.dumps({"kind": "composition-lab-study", "schema_version": "study/9"}))
-    assert "this page reads study/1" in opened(page, bad)
+    assert "this page reads study/1, study/2" in opened(page, bad)
