@@ -311,3 +311,16 @@ def test_the_receipt_names_each_bundled_subjects_config_without_a_built_site(
     receipt = make_receipt(plan, path, cells, "2026-12-05T00:00:00Z", tmp_path / "no-site")
     digests = {c.model: c.config_sha256 for c in receipt.cells}
     assert digests == {"subject": SUBJECTS[0].config_sha256, "subject2": SUBJECTS[1].config_sha256}
+
+
+def test_a_one_model_brier_difference_hypothesis_is_judged() -> None:
+    """`brier-difference` of one model (product − state-aware) has its own column: the
+    comparison's study crashed on an assertion when the metric's name was cut to `brier`."""
+    from pyapp.matrix.hypotheses import Hypothesis
+    from pyapp.study.verdicts import _statistic
+
+    h = Hypothesis(
+        id="product-worse", statement="s", metric="brier-difference", model="m",
+        condition="controlled-chain", direction="greater", margin=0.0,
+    )  # fmt: skip
+    assert _statistic(h, [])[1] is not None

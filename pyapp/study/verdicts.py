@@ -147,7 +147,10 @@ def _tasks(
 
 
 def _statistic(h: Hypothesis, tasks: Sequence[ScoredTask]) -> tuple[TaskColumns, int | None]:
-    return TaskColumns(tasks), _INDEX.get((h.metric.replace("-difference", ""), h.predictor))
+    # a one-model brier-difference is its own column; a two-model skill-difference or
+    # brier... difference is the difference of the metric's column between the models
+    metric = h.metric if (h.metric, h.predictor) in _INDEX else h.metric.replace("-difference", "")
+    return TaskColumns(tasks), _INDEX.get((metric, h.predictor))
 
 
 def _value(
