@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
+from asyncrun import in_thread
 
 from pyapp.browser.viewer import run_plots
 from pyapp.cli.main import main
@@ -197,7 +198,8 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic run whose every step fails: every held-out outcome is 0."""
     out = tmp_path_factory.mktemp("all-zero") / "sim"
     model = "independent:p_add=1,p_sub=1,p_mul=1"
-    assert main(["simulate", "--model", model, "--seeds", "3..3", "--out", str(out)]) == 0
+    argv = ["simulate", "--model", model, "--seeds", "3..3", "--out", str(out)]
+    assert in_thread(main, argv) == 0  # asyncio inside: not in the browser tests' loop
     return out / "seed-3"
 
 

@@ -11,7 +11,6 @@ budget, deadline, bytes, length). Never model evidence.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from asyncrun import run
 
 from pyapp.cli.main import main
 from pyapp.native.adapter import NativeAdapter, NativeIdentity, load_native
@@ -50,9 +50,13 @@ def read(path: Path) -> Any:
 
 
 def sweep(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["sweep", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """`python -m pyapp sweep ARGS` in its own process: the sweep runs asyncio and installs
+    signal handlers, which the browser tests' event loop in this process would refuse."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "sweep", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
 
 
 def heldout_ids(trace: dict[str, Any]) -> list[str]:
@@ -224,7 +228,7 @@ PROMPT = 'Reply with one integer.\n\nRegisters:\n{"a": 12, "b": 30}\n\nQuestion:
 
 def test_the_adapter_stops_as_the_pages_worker_does(adapter: NativeAdapter) -> None:
     def generate(**caps: int) -> Any:
-        return asyncio.run(adapter.generate(PROMPT, replace(WHOLE_TASK_CAPS, **caps)))
+        return run(adapter.generate(PROMPT, replace(WHOLE_TASK_CAPS, **caps)))
 
     full = generate()
     assert full.finish_reason in ("eos", "length") and full.input_tokens
@@ -242,7 +246,7 @@ def test_the_adapter_stops_as_the_pages_worker_does(adapter: NativeAdapter) -> N
     assert short.finish_reason == ("eos" if len(full.output_token_ids or ()) == 1 else "length")
     narrow = generate(max_output_bytes=0)
     assert narrow.finish_reason in ("bytes", "eos") and narrow.output_tokens == 1
-    chain = asyncio.run(adapter.generate(PROMPT, CHAIN_CALL_CAPS))
+    chain = run(adapter.generate(PROMPT, CHAIN_CALL_CAPS))
     assert chain.output_token_ids == full.output_token_ids[: CHAIN_CALL_CAPS.max_new_tokens]
 
 
@@ -259,7 +263,7 @@ def test_the_adapter_gives_the_subjects_reference_replies(dtype: str) -> None:
     rows = read(subject / "replies.json")
     for row in rows:
         caps = replace(WHOLE_TASK_CAPS, max_new_tokens=row["max_new_tokens"])
-        reply = asyncio.run(native.generate(row["messages"][0]["content"], caps))
+        reply = run(native.generate(row["messages"][0]["content"], caps))
         assert reply.input_tokens == row["prompt_tokens"], row["name"]
         assert list(reply.output_token_ids or ()) == row[dtype]["output_ids"], row["name"]
         assert reply.text == row[dtype]["reply"] and reply.finish_reason == row[dtype]["finish"]
