@@ -30,6 +30,8 @@ Hierarchy::
         │                               that cannot be read as a run (bad_run_folder)
         ├── LedgerError                 pyapp.experiment.ledger: a ledger file that is not a
         │                               ledger (bad_ledger)
+        ├── SchemaTypeError             pyapp.protocol.jsdoc: a schema the generated JSDoc
+        │                               types cannot say (a generator bug guard)
         ├── NativeModelError            pyapp.native.folder: a model the native backend
         │                               cannot run as the page would (unverified_template, ...)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)

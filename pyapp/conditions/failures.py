@@ -63,6 +63,7 @@ _INFRASTRUCTURE = (
     "unknown_type",
     "runtime_load_failed",
     "oracle_disagreement",
+    "schema_type",
 )
 _REFUSAL = (
     "not_frozen",

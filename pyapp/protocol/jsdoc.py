@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from interpreter.lab_error import LabError
 from pyapp.protocol.envelope import Channel
 from pyapp.protocol.generate import merge_defs, reply_name
 
@@ -53,8 +54,11 @@ SCALARS = {"string": "string", "integer": "number", "number": "number", "boolean
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
-class SchemaTypeError(ValueError):
-    """A schema keyword or shape the JSDoc types cannot say."""
+class SchemaTypeError(LabError, ValueError):
+    """A schema keyword or shape the JSDoc types cannot say (a generator bug guard)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("schema_type", message)
 
 
 def _ref(target: str) -> str:
