@@ -61,7 +61,7 @@ def synthetic() -> dict[str, Any]:
 def cli(tmp_path: Path, capsys, document: object, *args: str) -> tuple[int, str]:
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(document), "utf-8")
-    status = main([args[0] if args else "reproduce", str(path), *args[1:]])
+    status = in_thread(main, [args[0] if args else "reproduce", str(path), *args[1:]])
     out, err = capsys.readouterr()
     return status, out + err
 

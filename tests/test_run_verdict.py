@@ -7,6 +7,8 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from asyncrun import in_thread
+
 from pyapp.browser.verdict import run_verdict
 from pyapp.browser.viewer import run_plots
 from pyapp.cli.main import main
@@ -20,7 +22,8 @@ RUN = ROOT / "tests" / "fixtures" / "runs" / "size-dependent"
 def test_a_run_whose_outcomes_are_all_zero_says_so_in_its_first_line(tmp_path: Path) -> None:
     out = tmp_path / "sim"
     model = "independent:p_add=1,p_sub=1,p_mul=1"  # every step fails
-    assert main(["simulate", "--model", model, "--seeds", "3..3", "--out", str(out)]) == 0
+    argv = ["simulate", "--model", model, "--seeds", "3..3", "--out", str(out)]
+    assert in_thread(main, argv) == 0  # asyncio inside: not in the browser tests' loop
     doc = read_predictions(json.loads((out / "seed-3" / "predictions.json").read_text()))
     drawn = run_plots(doc, doc.evidence)
     assert drawn is not None and drawn.verdict is not None

@@ -193,6 +193,8 @@ MODULE_TESTS: dict[str, str] = {
 }
 """Tests whose subject is a JavaScript module's internals: they call it directly."""
 BROWSER_ALLOWED: dict[str, tuple[str, ...]] = {
+    # the chain-protocol choice the page offers in step 2 (what a person sees in the select)
+    "tests/browser/test_subject.py": ('"#chain-protocol option", "os => os.map(o => o.value)"',),
     # what the page showed at the moment a protocol event arrived (an in-page hook at that
     # event: a driver's relayed events reach Python after the page has moved on)
     "tests/browser/test_experiment.py": (
