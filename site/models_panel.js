@@ -100,6 +100,9 @@ export class Panel {
     this.files = new Map(); // file -> {row, bar, text}
     /** @type {Set<string>} */
     this.consented = new Set(); // spec keys the user agreed to in this session
+    /** @type {{ spec: ChosenModel, chosenBackend: Backend } | null} */
+    this.asking = null; // what the open consent dialog asks about
+    $("#consent-dialog").addEventListener("close", () => onConsentClosed(this));
     /** @type {Catalogue} */
     this.catalogue = { models: [], default_host: "https://huggingface.co/" };
     /** @type {Record<string, string>} */
@@ -222,20 +225,26 @@ function askConsent(panel, spec, chosenBackend) {
   warning.textContent = spec.revision_note ? `About the revision: ${spec.revision_note}.` : "";
   const dialog = $("#consent-dialog", HTMLDialogElement);
   dialog.returnValue = "";
+  panel.asking = { spec, chosenBackend };
   dialog.showModal();
   $("#consent-decline").focus();
-  dialog.addEventListener(
-    "close",
-    () => {
-      if (dialog.returnValue === "accept") {
-        panel.consented.add(consentKey(spec, chosenBackend));
-        startLoad(panel, spec, chosenBackend, "consent");
-      } else {
-        panel.status.textContent = "Not loaded: you declined.";
-      }
-    },
-    { once: true },
-  );
+}
+
+// The consent dialog's one close listener (installed with the panel). A close event is queued,
+// so one from an earlier showing can arrive after the dialog was shown again: it is ignored
+// while the dialog is open, and each showing is answered once.
+/** @param {Panel} panel */
+function onConsentClosed(panel) {
+  const dialog = $("#consent-dialog", HTMLDialogElement);
+  if (dialog.open || !panel.asking) return;
+  const { spec, chosenBackend } = panel.asking;
+  panel.asking = null;
+  if (dialog.returnValue === "accept") {
+    panel.consented.add(consentKey(spec, chosenBackend));
+    startLoad(panel, spec, chosenBackend, "consent");
+  } else {
+    panel.status.textContent = "Not loaded: you declined.";
+  }
 }
 
 /** @param {Panel} panel @param {ChosenModel} spec @param {Backend} chosenBackend @param {ModelLoad["reason"]} reason */

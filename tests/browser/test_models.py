@@ -372,6 +372,33 @@ def test_deadline_terminate_then_reload_then_generate(loaded: Loaded) -> None:
     assert again["result"]["finish_reason"] == "eos"
 
 
+def test_a_late_close_event_of_a_declined_dialog_does_not_answer_the_next_one(
+    browser: Browser, site_url: str
+) -> None:
+    """The dialog's close event is queued: declined, then shown again before that event ran,
+    the stale event must not decline the new showing (it did, and the accept then did nothing)."""
+    if not REPLIES:
+        missing(f"no fixture model at {FIXTURE}")
+    booted = open_app(browser, site_url)
+    page = booted.page
+    try:
+        wait_catalogue(page)
+        choose_fixture(page, "wasm")
+        page.get_by_role("button", name="Load model…").click()
+        # decline and review again in one task: the close event runs after the second showing
+        page.evaluate(
+            """() => { const dialog = document.querySelector('#consent-dialog');
+                 dialog.close('decline'); document.querySelector('#model-review').click(); }"""
+        )
+        assert page.is_visible("#consent-dialog")
+        assert "declined" not in page.inner_text("#model-status")
+        page.get_by_role("button", name="Download and load").click()
+        assert wait_models(page, "loaded failed", MODEL_TIMEOUT_MS) == "loaded"
+    finally:
+        booted.context.close()
+    assert not booted.log.offenders
+
+
 # ---- WebGPU ---------------------------------------------------------------------------------
 
 
