@@ -97,6 +97,7 @@ _REFUSAL = (
     "unreadable_sweep_file",
     "bad_plan",
     "bad_matrix",
+    "no_expectations",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {
