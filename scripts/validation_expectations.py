@@ -17,6 +17,8 @@ Everything it computes is synthetic: never model evidence.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import sys
 import time
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pyapp.records.prompts import CHAIN_STEP  # noqa: E402
+from pyapp.records.synthetic_spec import SyntheticSpec  # noqa: E402
 from pyapp.synthetic.closed_form import PRUNE  # noqa: E402
 from pyapp.synthetic.expectations import (  # noqa: E402
     EXPECTATIONS_PATH,
@@ -38,7 +41,7 @@ from pyapp.synthetic.expectations import (  # noqa: E402
     write_expectations,
 )
 from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
-from pyapp.synthetic.targets import seed_targets  # noqa: E402
+from pyapp.synthetic.targets import SeedTargets, seed_targets  # noqa: E402
 from pyapp.synthetic.validation import validate_structure  # noqa: E402
 from pyapp.tasks.taskset import GENERATOR_VERSION, preset_params  # noqa: E402
 
@@ -46,6 +49,27 @@ PRESETS = ("design", "calibration-60")
 
 
 Job = tuple[str, str, tuple[str, ...], bool]
+CACHE = ROOT / "build" / "validation-targets"
+"""Per-seed targets already computed, keyed by the structure's and the target code's hashes
+(a convenience: the file written is the same with or without it)."""
+
+
+def _code_sha() -> str:
+    names = ("closed_form.py", "closed_chain.py", "targets.py")
+    code = b"".join((ROOT / "pyapp" / "synthetic" / n).read_bytes() for n in names)
+    return hashlib.sha256(code).hexdigest()[:16]
+
+
+def cached_targets(spec: SyntheticSpec, preset: str, seed: int) -> SeedTargets:
+    path = CACHE / f"{spec.structure}-{spec.sha256[:16]}-{_code_sha()}-{preset}-{seed}.json"
+    if path.exists():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        return SeedTargets(seed, saved["values"], saved["bounds"], saved["probe_rates"])
+    found = seed_targets(spec, preset_params(preset, seed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"values": found.values, "bounds": found.bounds, "probe_rates": found.probe_rates}
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return found
 
 
 def one(job: Job) -> tuple[str, str, dict[str, Any], dict[str, float] | None, float]:
@@ -54,7 +78,7 @@ def one(job: Job) -> tuple[str, str, dict[str, Any], dict[str, float] | None, fl
     start = time.perf_counter()
     spec = shipped(structure)
     last = max(SEED_LISTS[name][preset][1] for name in names)
-    per_seed = [seed_targets(spec, preset_params(preset, s)) for s in range(1, last + 1)]
+    per_seed = [cached_targets(spec, preset, s) for s in range(1, last + 1)]
     expected: dict[str, Any] = {}
     for name in names:
         lists = SEED_LISTS[name]
@@ -93,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     data: dict[str, Any] = {}
     if out.exists():  # merged: structures not named keep their committed values
-        import json
-
         data = json.loads(out.read_text(encoding="utf-8"))
     data.update(
         kind=KIND,

@@ -45,7 +45,7 @@ EXPECTATIONS_PATH = (
 KIND = "composition-lab-validation-expectations"
 SEED_LISTS: dict[str, dict[str, tuple[int, int]]] = {
     "full": {"design": (1, 200), "calibration-60": (1, 40)},
-    "reduced": {"design": (1, 40), "calibration-60": (1, 8)},
+    "reduced": {"design": (1, 100), "calibration-60": (1, 16)},
     "ci": {"design": (1, 16), "calibration-60": (1, 12)},
     "smoke": {"design": (1, 3), "calibration-60": (1, 2)},
 }
@@ -240,7 +240,8 @@ MARGINS_TEXT: tuple[str, ...] = (
     "the binomial spread its expectation implies), so a few agreeing seeds never give an "
     "interval of width zero.",
     "- **Expected values** come from the structure's parameters alone "
-    "(`pyapp/synthetic/closed_form.py`, `targets.py`): each trial's success probability by "
+    "(`pyapp/synthetic/closed_form.py`, `closed_chain.py`, `targets.py`): each trial's "
+    "success probability by "
     "enumerating the model's finite choices, the profile's Poisson-binomial sampling, the "
     "cost model. They are committed data (`docs/validation/expectations.json`), written "
     "by `scripts/validation_expectations.py` only; a seed list without them is refused.",
