@@ -75,7 +75,12 @@ class Mutant:
 
     @property
     def change(self) -> str:
-        return f"`{self.old.strip()}` → `{self.new.strip()}`"
+        """The change on one line (a multi-line one joined with ` ↵ `)."""
+
+        def flat(text: str) -> str:
+            return " ↵ ".join(part.strip() for part in text.strip().splitlines())
+
+        return f"`{flat(self.old)}` → `{flat(self.new)}`"
 
 
 P = "pyapp/predict/"
@@ -278,7 +283,8 @@ def judge(
         if v["verdict"] == "contradicted"
         and baseline.get((v["structure"], v["preset"], v["statistic"])) != "contradicted"
     ]
-    return {**row, "status": "killed" if killed_by else "alive", "killed_by": killed_by}
+    status = "killed" if killed_by else "alive"
+    return {**row, "status": status, "killed_by": killed_by[:5], "checks_killing": len(killed_by)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -222,10 +222,13 @@ def mutation_lines(mutants: Mapping[str, Any] | None) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for m in rows:
-        by = "; ".join(m.get("killed_by", [])[:3]) or m.get("reason", "—")
+        named = m.get("killed_by", [])[:3]
+        more = m.get("checks_killing", len(m.get("killed_by", []))) - len(named)
+        by = "; ".join(named) + (f" (and {more} more)" if more > 0 else "") or m.get("reason", "—")
         status = m.get("status", "")
+        change = " ".join(part.strip() for part in str(m.get("change", "")).splitlines())
         lines.append(
-            f"| {m.get('name')} | {m.get('area')} | `{m.get('file')}` | {m.get('change')} | "
+            f"| {m.get('name')} | {m.get('area')} | `{m.get('file')}` | {change} | "
             f"{by} | {status if status != 'alive' else '**alive**'} |"
         )
     return lines
