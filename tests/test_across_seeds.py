@@ -109,8 +109,6 @@ def tiny_validation(seeds: int):
             "design",
             TaskParams(),
             range(1, seeds + 1),
-            0,
-            1,
             lambda: 0.0,
         )
 
@@ -122,7 +120,7 @@ def test_the_validation_report_gives_the_same_difference_across_seeds() -> None:
     runs = in_thread(run_seeds, parse_spec("size-dependent:slope=1.2"), TaskParams(), range(1, 4))
     differences = seed_differences(result)
     assert set(differences) == {"model-only", "model-program", "controlled-chain"}
-    text = render_markdown([result], "test", {"seeds": 3}, [])
+    text = render_markdown([result], "test", {"seeds": 3}, [], [])
     for condition, per_seed in differences.items():
         expected = per_run([(None, run.predictions) for run in runs], condition)
         assert list(per_seed) == [1, 2, 3] and list(per_seed.values()) == expected

@@ -194,7 +194,7 @@ def test_carries_and_borrows_are_counted_column_by_column():
 
 
 def test_depth_is_perfect_on_primitives_and_chains_and_fails_deep_whole_tasks():
-    spec = parse_spec("depth:p_deep=1")
+    spec = parse_spec("depth:p_deep=1,p_add=0,p_sub=0,p_mul=0")
     run = simulate(spec)
     for condition in ("model-only", "model-program", "controlled-chain"):
         for trial in by_task(run, condition).values():

@@ -1,6 +1,7 @@
-"""The validation report's machinery on tiny runs (the full run is bench/validation.py):
-checks that can fail, intervals over seeds, power, the same-prior product, and a committed
-docs/validation.md whose structure a quick regeneration reproduces."""
+"""The validation's machinery on tiny runs (the full run is bench/validation.py): checks
+against committed expectations with bands that can be missed, intervals over seeds, power,
+the refusal of a seed list without expectations, and a committed docs/validation.md whose
+structure a quick regeneration reproduces."""
 
 import importlib.util
 import math
@@ -11,127 +12,122 @@ from pathlib import Path
 import pytest
 from asyncrun import in_thread
 
-from pyapp.predict.state_aware import FEATURES, fit_logistic
+from pyapp.errors import InputError
 from pyapp.synthetic.checks import (
-    MARGIN_P,
-    all_checks,
-    bootstrap_interval,
-    calibration_checks,
-    make_check,
-    power_of,
-    seeds_needed,
+    interval,
+    power_at,
+    result_checks,
+    seeds_for_80,
+    verdict,
 )
+from pyapp.synthetic.expectations import SEED_LISTS, plans, read_expectations
 from pyapp.synthetic.figures import calibration_svg
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.report import findings, render_markdown, report_skeleton
-from pyapp.synthetic.validation import (
-    _moment,
-    exact_wilson_coverage,
-    shrunk_rate,
-    validate_structure,
-)
-from pyapp.tasks.taskset import TaskParams
+from pyapp.synthetic.targets import seed_targets
+from pyapp.synthetic.validation import validate_structure
+from pyapp.tasks.taskset import preset_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def tiny(model, seeds=3, mc_seeds=1, draws=4):
-    def run():
-        return validate_structure(
-            parse_spec(model),
-            "design",
-            TaskParams(),
-            range(1, seeds + 1),
-            mc_seeds,
-            draws,
-            lambda: 0.0,
-        )
-
-    return in_thread(run)
+def smoke(model, preset="design"):
+    first, last = SEED_LISTS["smoke"][preset]
+    return in_thread(
+        validate_structure,
+        parse_spec(model),
+        preset,
+        preset_params(preset),
+        range(first, last + 1),
+        lambda: 0.0,
+    )
 
 
-def test_exact_wilson_coverage_at_six_trials():
-    # k = 5 or 6 of 6 cover 0.95; k <= 4 does not: P = 0.95**6 + 6 * 0.95**5 * 0.05
-    assert exact_wilson_coverage(0.95, 6) == pytest.approx(0.95**6 + 6 * 0.95**5 * 0.05)
-    assert exact_wilson_coverage(0.5, 0) == 1.0
-
-
-def test_plug_in_moments_and_the_same_prior_rate():
-    assert _moment(6, 0.9, 1) == pytest.approx(0.9)
-    assert _moment(6, 0.9, 2) == pytest.approx(0.81 + 0.9 * 0.1 / 6)  # E p̂² = p² + p(1−p)/n
-    assert _moment(6, 0.9, 4) > 0.9**4  # the plug-in product's upward bias
-    rows = [((1.0,) + (0.0,) * (len(FEATURES) - 1), True)] * 6
-    assert shrunk_rate(6, 6) == pytest.approx(1 / (1 + math.exp(-fit_logistic(rows)[0])))
-    assert 0.5 < shrunk_rate(6, 6) < 1.0 and shrunk_rate(6, 3) == pytest.approx(0.5)
-
-
-def test_a_tiny_validation_run_renders_its_report():
-    result = tiny("cancelling", seeds=2)
-    keys = {(c.condition, c.predictor, c.target) for c in result.cells}
-    assert ("controlled-chain", "state-aware", "all_steps") in keys
-    assert ("model-only", "product-shrunk", "final") in keys
-    chain = next(c for c in result.cells if c.condition == "controlled-chain" and c.mc_n)
-    assert chain.expected_brier == pytest.approx(chain.miscalibration + chain.irreducible)
-    assert {c.repetitions for c in result.coverage} == {2}
-    ET.fromstring(calibration_svg(result))  # well-formed
-    text = render_markdown([result], "test", {"seeds": 2}, ["x.svg"])
-    assert text.index("Expected outcomes") < text.index("Checks of the expectations")
-    assert text.index("Margins and effect sizes") < text.index("## Findings")
-    assert "never model evidence" in text and "| seeds | 2 |" in text
-    checks = all_checks([result])
-    assert any(c.statistic == "controlled-chain: final rate − all-step rate" for c in checks)
-
-
-def test_direction_and_equivalence_verdicts_need_the_interval():
-    r = tiny("independent", seeds=2)
-    clear = make_check(r, "s", "direction", "up", 0.05, 0.05, [0.04, 0.06, 0.05, 0.07, 0.03])
-    assert clear.holds and clear.low > 0
-    noisy = make_check(r, "s", "direction", "up", 0.05, 0.05, [0.4, -0.3, 0.2, -0.25, 0.1])
-    assert noisy.estimate > 0 and not noisy.holds  # a positive mean is not enough
-    # "calibrated" is equivalence: a wide interval around 0 is no evidence of calibration
-    # (the old check called |gap| < 2 SE calibrated)
-    wide = make_check(r, "s", "equivalence", "calibrated", MARGIN_P, 0.0, [0.2, -0.2, 0.1, -0.1])
-    assert abs(wide.estimate) < 0.01 and not wide.holds
-    tight = make_check(r, "s", "equivalence", "calibrated", MARGIN_P, 0.0, [0.01, -0.01] * 20)
-    assert tight.holds and tight.power > 0.8
-    assert bootstrap_interval([0.1, 0.2, 0.3]) == bootstrap_interval([0.1, 0.2, 0.3])
+def test_verdicts_need_the_interval_inside_or_outside_the_band():
+    assert verdict(0.10, 0.12, 0.08, 0.14) == "holds"
+    assert verdict(0.10, 0.20, 0.08, 0.14) == "consistent"
+    assert verdict(0.15, 0.20, 0.08, 0.14) == "contradicted"
+    assert verdict(-0.02, 0.01, 0.27, 0.33) == "contradicted"  # an absent effect, claimed
+    low, high = interval([1.0, 1.0, 1.0], 0.3)  # three agreeing seeds: the planned spread
+    assert low == pytest.approx(1.0 - 1.96 * 0.3 / math.sqrt(3), abs=1e-3) and high > 1.0
+    assert interval([0.0, 1.0], 0.0)[1] - interval([0.0, 1.0], 0.0)[0] > 1.0
 
 
 def test_power_grows_with_seeds_and_names_the_seeds_needed():
-    assert power_of("direction", 0.042, None, 0.3, 400) > power_of(
-        "direction", 0.042, None, 0.3, 40
-    )
-    n = seeds_needed("direction", 0.042, None, 0.3)
-    assert (
-        power_of("direction", 0.042, None, 0.3, n)
-        >= 0.8
-        > power_of("direction", 0.042, None, 0.3, n - 1)
-    )
-    assert seeds_needed("equivalence", MARGIN_P, 0.05, 0.3) is None  # expected outside margin
+    assert power_at(0.10, 0.03, 0.35, 400) > power_at(0.10, 0.03, 0.35, 40)
+    n = seeds_for_80(0.10, 0.03, 0.35, 5000)
+    assert power_at(0.10, 0.03, 0.35, n) >= 0.8 > power_at(0.10, 0.03, 0.35, n - 1)
+    assert seeds_for_80(0.10, 0.03, 0.35, 50) is None  # unaffordable: descriptive
+    assert power_at(1.0, 0.0, 0.0, 2) == 1.0  # a statistic without spread
 
 
-def test_a_biased_product_fails_the_calibration_check():
-    # Fault injection: the same run, every product prediction raised by 0.2.
-    r = tiny("independent", seeds=6, mc_seeds=0)
-    honest = {c.statistic: c for c in calibration_checks(r)}
-    biased_points = {
-        key: [replace(p, predicted=min(1.0, p.predicted + 0.2)) for p in points]
-        if key[3] == "product"
-        else points
-        for key, points in r.points.items()
-    }
-    biased = {c.statistic: c for c in calibration_checks(replace(r, points=biased_points))}
-    statistic = "model-only (final): product mean p − observed"
-    assert biased[statistic].estimate > honest[statistic].estimate + 0.1
-    assert biased[statistic].holds is False  # equivalence within ±0.03 cannot hold
+def test_a_seed_list_or_structure_without_committed_expectations_is_refused():
+    data = read_expectations()
+    with pytest.raises(InputError, match="no committed expectations for seed list 'nope'"):
+        plans(data, "nope", "independent", "design")
+    changed = dict(data, structures={**data["structures"], "depth": "0" * 64})
+    with pytest.raises(InputError, match="structure 'depth' as it is now") as caught:
+        plans(changed, "smoke", "depth", "design")
+    assert caught.value.code == "no_expectations"
+
+
+@pytest.mark.parametrize(("model", "preset"), [("format", "design"), ("encoding", "design")])
+def test_the_committed_expectations_are_what_the_targets_give(model, preset):
+    """The committed file holds the mean over the list's seeds of `seed_targets` (the one
+    script writes it; this re-derives the smoke list's numbers for cheap structures)."""
+    data = read_expectations()
+    first, last = SEED_LISTS["smoke"][preset]
+    per_seed = [
+        seed_targets(parse_spec(model), preset_params(preset, s)) for s in range(first, last + 1)
+    ]
+    committed = data["expected"]["smoke"][model][preset]
+    for statistic, (value, _) in committed.items():
+        mine = math.fsum(t.values[statistic] for t in per_seed) / len(per_seed)
+        assert mine == pytest.approx(value, abs=1e-12), statistic
+
+
+def test_a_smoke_run_renders_its_report():
+    result = smoke("cancelling")
+    keys = {(c.condition, c.predictor, c.target) for c in result.cells}
+    assert ("controlled-chain", "state-aware", "all_steps") in keys
+    assert ("model-only", "product-shrunk", "final") in keys
+    ET.fromstring(calibration_svg(result))  # well-formed
+    checks = result_checks(result, plans(read_expectations(), "smoke", "cancelling", "design"))
+    assert any(c.statistic == "controlled-chain/-/cancel" for c in checks)
+    assert all(c.verdict != "contradicted" for c in checks), [
+        c.statistic for c in checks if c.verdict == "contradicted"
+    ]
+    text = render_markdown([result], "test", {"seeds": 3}, ["x.svg"], checks)
+    assert text.index("Expected outcomes") < text.index("Checks of the expectations")
+    assert text.index("Margins and effect sizes") < text.index("## Findings")
+    assert "never model evidence" in text and "| seeds | 3 |" in text
+    assert "## Mutation testing of the validation" in text
+
+
+def test_a_biased_product_is_contradicted():
+    # Fault injection on the observations: every product prediction raised by 0.7 (three
+    # seeds: the interval is wide, at the pilot's spread).
+    result = smoke("independent")
+    found = plans(read_expectations(), "smoke", "independent", "design")
+    statistic = "model-only/final/calibration"
+    honest = {c.statistic: c for c in result_checks(result, found)}
+    observed = dict(result.observed)
+    observed[statistic] = {s: v + 0.7 for s, v in observed[statistic].items()}
+    biased = {c.statistic: c for c in result_checks(replace(result, observed=observed), found)}
+    assert honest[statistic].verdict != "contradicted"
+    assert biased[statistic].verdict == "contradicted"
+    gone = dict(result.observed)
+    del gone[statistic]  # a statistic the run no longer produces
+    vanished = {c.statistic: c for c in result_checks(replace(result, observed=gone), found)}
+    assert vanished[statistic].verdict == "contradicted"
 
 
 def test_findings_are_templated_from_the_numbers():
-    r = tiny("depth", seeds=3)
-    checks = all_checks([r])
+    result = smoke("depth")
+    checks = result_checks(result, plans(read_expectations(), "smoke", "depth", "design"))
     lines = findings(checks)
-    depth = next(c for c in checks if c.statistic.startswith("model-only (final): product mean"))
-    assert any(f"by {abs(depth.estimate):.3f}" in line for line in lines)
+    depth = next(c for c in checks if c.statistic == "model-only/final/calibration")
+    assert any(f"observed {depth.estimate:+.3f}" in line for line in lines)
     moved = [replace(c, estimate=c.estimate - 0.5) if c is depth else c for c in checks]
     assert findings(moved) != lines
 

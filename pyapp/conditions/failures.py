@@ -108,6 +108,7 @@ _REFUSAL = (
     "receipt_edited",
     "bad_output_folder",
     "folder_in_use",
+    "no_expectations",
 )
 
 FAILURE_KINDS: dict[str, FailureKind] = {

@@ -10,17 +10,26 @@ covers them, the run's terms (trace/4: the chain protocol, `frozen_protocol`) an
 chain head. Everything that reads a freeze later recomputes it with the same functions:
 scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the freeze receipt
 (`pyapp.verify.receipt`), whose hash of both predictors' predictions is
-`predictions_sha256`."""
+`predictions_sha256`.
+
+**Metric versions.** The profile's Wilson bounds are numbers of a metric version
+(`pyapp.predict.metrics.METRIC_VERSIONS`), and the profile hash commits to them: a freeze
+made before metrics/2 is re-derived under the version whose profile has the hash the freeze
+recorded (`frozen_as_recorded`), so no record needs a version field; a new freeze is made
+under the current version.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 
 from pyapp.predict import skill, state_aware
 from pyapp.predict.exploratory import journal_leaks
 from pyapp.predict.forecast import predict, predict_state_aware
+from pyapp.predict.metrics import METRIC_VERSION, METRIC_VERSIONS
 from pyapp.predict.predictions import FrozenProfile, Profile, without_distinct_states
 from pyapp.predict.profile import (
     build_profile,
@@ -47,14 +56,18 @@ def frozen_protocol(trace: Trace, record: FreezeRecord) -> ChainProtocol:
     return protocol_of(record.terms if record.terms is not None else trace.run.terms)
 
 
-def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
-    """The frozen profile a freeze record names, recomputed from the trials before it."""
+def freeze_profile(trace: Trace, record: FreezeRecord, metric: str | None = None) -> FrozenProfile:
+    """The frozen profile a freeze record names, recomputed from the trials before it, under
+    the metric version `metric` (default: the one its recorded hash names,
+    `frozen_as_recorded`)."""
+    if metric is None:
+        return frozen_as_recorded(trace, record)[0]
     if trace.model is None:
         raise ValueError("a profile needs a model session")
     tasks = tasks_of(trace.run.task_params)
     by_id = {t.id: t for t in tasks}
     before = trace.trials[: record.after_trials]
-    profile = build_profile(before, by_id, record.condition, trace.model.evidence)
+    profile = build_profile(before, by_id, record.condition, trace.model.evidence, metric)
     heldout = heldout_tasks(tasks, record.condition, frozen_protocol(trace, record))
     early = sorted(
         {t.task_id for t in before if t.condition == record.condition} & {t.id for t in heldout}
@@ -105,6 +118,23 @@ def freeze_profile(trace: Trace, record: FreezeRecord) -> FrozenProfile:
     return FrozenProfile(**content, sha256=digest)  # type: ignore[arg-type]
 
 
+def frozen_as_recorded(
+    trace: Trace, record: FreezeRecord, prefer: Sequence[str] = METRIC_VERSIONS
+) -> tuple[FrozenProfile, str]:
+    """The frozen profile of `record` and the metric version it was made under: the first
+    version of `prefer` whose profile has the hash the record holds (where the profile has
+    no bound at k = 0 or k = n the versions agree, and the first is taken); the current
+    version for a record not sealed yet, or when none has that hash (the caller names the
+    mismatch)."""
+    made = {}
+    for metric in prefer:
+        frozen = freeze_profile(trace, record, metric)
+        if frozen.sha256 == record.profile_sha256:
+            return frozen, metric
+        made[metric] = frozen
+    return made.get(METRIC_VERSION) or freeze_profile(trace, record, METRIC_VERSION), METRIC_VERSION
+
+
 def reference_of(profile: Profile) -> float | None:
     """The reference forecast of a profile: its pooled success rate (`skill.pooled_rate`)."""
     return skill.pooled_rate([o.successes for o in profile.ops], [o.trials for o in profile.ops])
@@ -137,7 +167,7 @@ def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, Froze
         state_aware=refit_state_aware(trace, record),
         reference_probability=rederive_reference(trace, record),
     )
-    frozen = freeze_profile(trace, record)
+    frozen = freeze_profile(trace, record, METRIC_VERSION)
     return replace(record, profile_sha256=frozen.sha256), frozen
 
 

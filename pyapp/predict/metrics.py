@@ -17,19 +17,40 @@ from dataclasses import dataclass
 
 Z_95 = 1.959963984540054
 """The two-sided 95% normal quantile."""
+METRIC_VERSION = "metrics/2"
+"""The version of these functions' numbers that documents hold (the Wilson bounds of a
+profile and of calibration cells). metrics/2: the Wilson bounds are exactly 0 at 0
+successes and exactly 1 at k = n (the interval's closed form there; metrics/1 computed
+them in floating point: a lower bound of 2.8e-17 at k = 0 for 180 values of n up to 1,000,
+an upper bound of 0.9999999999999998 at k = n for 298, so a true rate of exactly 1 fell
+outside). No document names its version: a freeze is re-derived under the version whose
+profile has the hash it recorded (`pyapp.predict.freeze.frozen_as_recorded`), and a
+predictions document under the version that re-derives it."""
+OLDER_METRIC_VERSIONS = ("metrics/1",)
+"""Older versions, still re-derived (documents made before metrics/2)."""
+METRIC_VERSIONS = (METRIC_VERSION, *OLDER_METRIC_VERSIONS)
 
 
-def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0, 1) when there are no trials."""
+def wilson_interval(
+    successes: int, trials: int, z: float = Z_95, version: str = METRIC_VERSION
+) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when there are no trials.
+    `version`: `METRIC_VERSIONS` (metrics/1: the bounds at k = 0 and k = n as computed
+    before metrics/2)."""
     if trials < 0 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials, got {successes}/{trials}")
+    if version not in METRIC_VERSIONS:
+        raise ValueError(f"unknown metric version {version!r}")
     if trials == 0:
         return 0.0, 1.0
     p = successes / trials
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    if version == "metrics/1":
+        return low, high
+    return (0.0 if successes == 0 else low), (1.0 if successes == trials else high)
 
 
 def brier_score(probabilities: Sequence[float], outcomes: Sequence[bool]) -> float | None:
@@ -95,8 +116,13 @@ class CalibrationCell:
 
 
 def calibration_cells(
-    probabilities: Sequence[float], outcomes: Sequence[bool], bins: int = 5
+    probabilities: Sequence[float],
+    outcomes: Sequence[bool],
+    bins: int = 5,
+    version: str = METRIC_VERSION,
 ) -> tuple[CalibrationCell, ...]:
+    """Predictions in `bins` equal bins of probability, each with its observed rate and its
+    Wilson interval under the metric `version`."""
     if len(probabilities) != len(outcomes):
         raise ValueError("probabilities and outcomes differ in length")
     if bins < 1:
@@ -107,7 +133,7 @@ def calibration_cells(
     cells = []
     for i, cell in enumerate(members):
         hits = sum(1 for _, o in cell if o)
-        low, high = wilson_interval(hits, len(cell))
+        low, high = wilson_interval(hits, len(cell), version=version)
         cells.append(
             CalibrationCell(
                 low=i / bins,

@@ -29,12 +29,19 @@ from pyapp.predict import skill
 from pyapp.predict.forecast import predict, predict_state_aware
 from pyapp.predict.freeze import (
     freeze_profile,
+    frozen_as_recorded,
     frozen_protocol,
     reference_of,
     refit_state_aware,
 )
 from pyapp.predict.freeze import rederive_reference as rederive_reference
-from pyapp.predict.metrics import brier_score, calibration_cells, cost_errors
+from pyapp.predict.metrics import (
+    METRIC_VERSION,
+    METRIC_VERSIONS,
+    brier_score,
+    calibration_cells,
+    cost_errors,
+)
 from pyapp.predict.never_scored import never_scored_line
 from pyapp.predict.predictions import (
     ASSUMPTIONS,
@@ -83,6 +90,7 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "calibration_cells",
     "cost_errors",
     "freeze_profile",
+    "frozen_as_recorded",
     "heldout_tasks",
     "interrupted_attempts",
     "observe",
@@ -117,8 +125,13 @@ def observe(trial: Trial, before_freeze: bool) -> Observation:
 
 
 def score(
-    predictions: Sequence[Prediction], observations: Sequence[Observation], chain: bool
+    predictions: Sequence[Prediction],
+    observations: Sequence[Observation],
+    chain: bool,
+    metric: str = METRIC_VERSION,
 ) -> Scores:
+    """Brier scores, cost errors and calibration cells (their Wilson bounds under the metric
+    version `metric`) of `predictions` against `observations`."""
     by_task = {p.task_id: p for p in predictions}
     pairs = [
         (by_task[o.task_id], o)
@@ -138,9 +151,9 @@ def score(
         if chain
         else None,
         cost=cost_errors([p for p, _ in costs_known], [o for _, o in costs_known]),
-        calibration_final=calibration_cells(probabilities, finals),
+        calibration_final=calibration_cells(probabilities, finals, version=metric),
         calibration_all_steps=calibration_cells(
-            [p for p, _ in steps_known], [s for _, s in steps_known]
+            [p for p, _ in steps_known], [s for _, s in steps_known], version=metric
         ),
     )
 
@@ -166,8 +179,10 @@ def interrupted_attempts(
     )
 
 
-def score_trace(trace: Trace) -> PredictionsDocument:
-    """Everything a predictions document holds, derived from the trace alone."""
+def score_trace(trace: Trace, prefer: Sequence[str] = METRIC_VERSIONS) -> PredictionsDocument:
+    """Everything a predictions document holds, derived from the trace alone; each freeze's
+    numbers under the metric version its recorded hash names, the first of `prefer` where
+    several do (`pyapp.predict.freeze.frozen_as_recorded`)."""
     if trace.model is None:
         raise ValueError("this trace has no model session: nothing to predict")
     tasks = tasks_of(trace.run.task_params)
@@ -184,7 +199,7 @@ def score_trace(trace: Trace) -> PredictionsDocument:
         if line is not None:
             raise ValueError(line)
     try:
-        results = _score_freezes(trace, by_id)
+        results = _score_freezes(trace, by_id, prefer)
     except OverflowError as error:  # numbers near 1.8e308 in the trace: refused, never inf/NaN
         raise ValueError(f"a number in the trace is too large to average: {error}") from None
     return PredictionsDocument(
@@ -199,12 +214,14 @@ def score_trace(trace: Trace) -> PredictionsDocument:
     )
 
 
-def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult]:
+def _score_freezes(
+    trace: Trace, by_id: dict[str, Task], prefer: Sequence[str]
+) -> list[ConditionResult]:
     model = trace.model
     assert model is not None  # score_trace refused a trace without one
     results = []
     for record in trace.freezes:
-        frozen = freeze_profile(trace, record)
+        frozen, metric = frozen_as_recorded(trace, record, prefer)
         if frozen.sha256 != record.profile_sha256:
             raise ValueError(
                 f"freeze of {record.condition}: recorded hash {record.profile_sha256} but the "
@@ -218,7 +235,7 @@ def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult
             if trial.condition == record.condition and trial.task_id in heldout_ids
         )
         chain = record.condition == "controlled-chain"
-        aware = state_aware_result(trace, record, by_id, observations)
+        aware = state_aware_result(trace, record, by_id, observations, metric)
         results.append(
             ConditionResult(
                 frozen=frozen,
@@ -226,7 +243,7 @@ def _score_freezes(trace: Trace, by_id: dict[str, Task]) -> list[ConditionResult
                 interrupted=interrupted_attempts(trace, record, heldout_ids),
                 predictions=predictions,
                 observations=observations,
-                scores=score(predictions, observations, chain),
+                scores=score(predictions, observations, chain, metric),
                 state_aware=aware,
                 skill=skill_of(frozen, predictions, observations, aware),
             )
@@ -276,6 +293,7 @@ def state_aware_result(
     record: FreezeRecord,
     tasks: dict[str, Task],
     observations: Sequence[Observation],
+    metric: str = METRIC_VERSION,
 ) -> StateAwareResult:
     """The state-aware predictor frozen by `record`: its frozen fit (trace/3), or, for an
     older trace, fitted now on the same profile trials."""
@@ -284,4 +302,4 @@ def state_aware_result(
     heldout = heldout_tasks(tuple(tasks.values()), record.condition, protocol)
     predictions = tuple(predict_state_aware(model, t, record.condition, protocol) for t in heldout)
     chain = record.condition == "controlled-chain"
-    return StateAwareResult(model, predictions, score(predictions, observations, chain))
+    return StateAwareResult(model, predictions, score(predictions, observations, chain, metric))

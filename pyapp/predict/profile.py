@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from pyapp.conditions.run import plan_route
-from pyapp.predict.metrics import wilson_interval
+from pyapp.predict.metrics import METRIC_VERSION, wilson_interval
 from pyapp.predict.predictions import EncodingPair, EncodingTable, OpProfile, Profile
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import Condition, Evidence, Trial
@@ -37,14 +37,20 @@ def profile_trials(
 
 
 def build_profile(
-    trials: Sequence[Trial], tasks: dict[str, Task], condition: Condition, evidence: Evidence
+    trials: Sequence[Trial],
+    tasks: dict[str, Task],
+    condition: Condition,
+    evidence: Evidence,
+    metric: str = METRIC_VERSION,
 ) -> Profile:
+    """The profile of `condition` from `trials`, its Wilson bounds under the metric version
+    `metric` (`pyapp.predict.metrics.METRIC_VERSIONS`)."""
     mine = profile_trials(trials, tasks, condition)
     ops = []
     for op in PRIMITIVE_OPS:
         of_op = [t for t in mine if tasks[t.task_id].family == op]
         successes = sum(1 for t in of_op if t.correct)
-        low, high = wilson_interval(successes, len(of_op))
+        low, high = wilson_interval(successes, len(of_op), version=metric)
         ops.append(
             OpProfile(
                 op=op,

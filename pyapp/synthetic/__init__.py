@@ -6,9 +6,12 @@ shipped structures (``structures/*.toml``) through one validator; ``adapter`` an
 condition as a model would; ``simulate`` runs the page's protocol natively over many seeds;
 ``rerun`` re-executes a synthetic trace from the specification it records (every
 completion compared: `reproduce` always does).
-The validation of the instrument: ``validation`` (measurements, Monte Carlo truths, the
-same-prior product), ``checks`` (intervals over seeds, verdicts, power), ``expectations``
-(stated before the numbers), ``report`` and ``figures`` (docs/validation.md, generated whole).
+The validation of the instrument: ``validation`` (what a run measured, per seed, read from
+its documents), ``closed_form`` and ``closed_chain`` (each trial's exact success probability
+and cost from the structure's parameters alone, by enumerating the model's finite choices),
+``targets`` (each seed's expected statistics from them), ``expectations`` (the committed
+expectations file and the words stated before the numbers), ``checks`` (bands, verdicts,
+power), ``report`` and ``figures`` (docs/validation.md, generated whole).
 
 Their output is labelled ``evidence: "synthetic"`` everywhere: it validates the instrument
 and is never model evidence."""

@@ -1,140 +1,276 @@
-"""What the validation expects, written before any number is run (docs/validation.md).
+"""What the validation expects, fixed before any run: committed data and its reasons.
 
-Each structure's expectation says where the product *should* be wrong and by about how much;
-the exact expected value of every statistic is also computed from the structure itself
-(`checks.Check.expected`) and printed beside the estimate. The margins and effect sizes are
-those of `pyapp.synthetic.checks`, justified here.
+The numbers live in one file, `docs/validation/expectations.json`, written only by
+`scripts/validation_expectations.py` (whose diff a reviewer reads): for each named seed list
+(`SEED_LISTS`), structure, preset and statistic, the expected value — the mean over the
+list's seeds of `pyapp.synthetic.targets.seed_targets`, computed from the structure's
+parameters alone — with its truncation bound; and, from a pilot run on other seeds
+(`PILOT`), each statistic's between-seed standard deviation, the seeds it needs for 80%
+power, and whether it is descriptive (more than `MAX_SEEDS` needed). The file names the
+task generator, the chain step prompt (the chain protocol) and each structure's SHA-256;
+`plans` refuses a seed list, structure or preset it does not hold, or one whose structure or
+protocol changed since (`InputError`, code `no_expectations`): a run is never checked
+against numbers made from itself.
+
+The words below say what each structure is expected to do; the report prints them beside
+the numbers.
 """
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyapp.errors import InputError
+from pyapp.records.documents import read_document
+from pyapp.records.prompts import CHAIN_STEP
 from pyapp.synthetic.checks import (
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    MARGIN_BRIER,
-    MARGIN_P,
+    FAMILIES,
+    MARGIN_GAIN,
     POWER_TARGET,
     STATE_INFORMATIVE,
+    Plan,
+    family_of,
+    seeds_for_80,
 )
+from pyapp.synthetic.language import shipped
+from pyapp.tasks.taskset import GENERATOR_VERSION
+
+EXPECTATIONS_PATH = (
+    Path(__file__).resolve().parents[2] / "docs" / "validation" / "expectations.json"
+)
+KIND = "composition-lab-validation-expectations"
+SEED_LISTS: dict[str, dict[str, tuple[int, int]]] = {
+    "full": {"design": (1, 200), "calibration-60": (1, 40)},
+    "reduced": {"design": (1, 100), "calibration-60": (1, 16)},
+    "ci": {"design": (1, 16), "calibration-60": (1, 12)},
+    "smoke": {"design": (1, 3), "calibration-60": (1, 2)},
+}
+"""The named seed lists (first, last) per preset: the committed report's, the mutation
+bench's, the CI subset's and the smoke test's."""
+PILOT: dict[str, tuple[int, int]] = {"design": (1001, 1040), "calibration-60": (1001, 1012)}
+"""Seeds of the pilot that sizes each check (disjoint from every seed list)."""
+MAX_SEEDS: dict[str, int] = {"design": 2000, "calibration-60": 400}
+"""The most seeds a check may need and still count: beyond, it is descriptive."""
+HELPERS = ("shrunk-brier", "floor")
+"""Expected values that bound another check (the gain from state), not checks."""
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAIN_TARGET = {"controlled-chain": "all_steps"}
+"""The target the gain from state is judged on (final correctness elsewhere)."""
+
+
+def refused(message: str) -> InputError:
+    """No committed expectations for what was asked (code `no_expectations`)."""
+    return InputError("no_expectations", message)
+
+
+def read_expectations(path: Path = EXPECTATIONS_PATH) -> dict[str, Any]:
+    """The committed expectations file, its identity checked against this checkout."""
+    data = read_document(path, MAX_FILE_BYTES)
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise refused(f"{path}: not a validation expectations file")
+    if data.get("generator_version") != GENERATOR_VERSION:
+        raise refused(f"{path}: made for task generator {data.get('generator_version')}")
+    if data.get("chain_protocol") != CHAIN_STEP:
+        raise refused(f"{path}: made for chain protocol {data.get('chain_protocol')}")
+    return data
+
+
+def plans(data: Mapping[str, Any], seed_list: str, structure: str, preset: str) -> dict[str, Plan]:
+    """Each statistic's band and power for one structure and preset under a named seed list
+    (`InputError` when the file holds none, or holds them for another structure)."""
+    lists = data.get("expected", {})
+    if seed_list not in lists:
+        known = ", ".join(sorted(lists)) or "none"
+        raise refused(
+            f"no committed expectations for seed list {seed_list!r} (committed: {known}); "
+            "regenerate with scripts/validation_expectations.py"
+        )
+    digest = data.get("structures", {}).get(structure)
+    if digest is None or digest != shipped(structure).sha256:
+        raise refused(
+            f"no committed expectations for structure {structure!r} as it is now "
+            "(regenerate with scripts/validation_expectations.py)"
+        )
+    expected = lists[seed_list].get(structure, {}).get(preset)
+    pilot = data.get("pilot_sd", {}).get(structure, {}).get(preset, {})
+    if expected is None:
+        raise refused(f"no committed expectations for {structure} under {preset}")
+    seeds = data["seed_lists"][seed_list][preset]
+    n = seeds[1] - seeds[0] + 1
+    found: dict[str, Plan] = {}
+    for statistic, (value, bound) in sorted(expected.items()):
+        condition, target, name = statistic.split("/")
+        if name == "shrunk-brier" and target == MAIN_TARGET.get(condition, "final"):
+            gain = f"{condition}/{target}/state-gain"
+            found[gain] = _plan(gain, 0.0, bound, pilot, expected, structure, preset, n)
+        if name not in HELPERS:
+            found[statistic] = _plan(statistic, value, bound, pilot, expected, structure, preset, n)
+    return dict(sorted(found.items()))
+
+
+def _plan(
+    statistic: str,
+    value: float,
+    bound: float,
+    pilot: Mapping[str, float],
+    expected: Mapping[str, list[float]],
+    structure: str,
+    preset: str,
+    n: int,
+) -> Plan:
+    family = FAMILIES[family_of(statistic)]
+    sd = float(pilot.get(statistic, 0.0))
+    if family_of(statistic) == "coverage":  # each seed covers or not: Bernoulli(value)
+        sd = max(sd, math.sqrt(max(value * (1.0 - value), 0.0)))
+    elif family_of(statistic) in ("rate", "reference"):  # at most the binomial spread
+        ops = ("add", "sub", "mul")
+        name = statistic.replace("rate:", "trials:")
+        trials = (
+            expected.get(name, [0.0])[0]
+            if "rate:" in statistic
+            else sum(
+                expected.get(statistic.replace("reference", f"trials:{op}"), [0.0])[0] for op in ops
+            )
+        )
+        if trials:
+            sd = max(sd, math.sqrt(max(value * (1.0 - value), 0.0) / trials))
+    unit = family.unit
+    if family_of(statistic) == "state-gain":
+        base = statistic.rsplit("/", 1)[0]
+        room = expected[f"{base}/shrunk-brier"][0] - expected[f"{base}/floor"][0]
+        if structure not in STATE_INFORMATIVE:
+            low, high = -MARGIN_GAIN, MARGIN_GAIN
+            claim = f"state carries no information: gain within ±{MARGIN_GAIN}"
+            value = 0.0
+        else:
+            low, high = MARGIN_GAIN, room + bound
+            claim = f"state helps: gain ≥ {MARGIN_GAIN}, ≤ {room:.3f} (room above the Bayes floor)"
+            value = MARGIN_GAIN
+        descriptive = structure in STATE_INFORMATIVE and preset == "design"
+        if descriptive:
+            claim = "no claim: 6 probes per op from a narrow size range"
+    else:
+        half = family.margin + bound
+        low, high = value - half, value + half
+        claim = f"{value:+.3f}{unit} ± {half:.3f}{unit}"
+        descriptive = False
+    needed = seeds_for_80(family.deviation, (high - low) / 2, sd, MAX_SEEDS[preset])
+    return Plan(
+        expected=value,
+        low=low,
+        high=high,
+        claim=claim,
+        pilot_sd=sd,
+        seeds_for_80=needed,
+        descriptive=descriptive or needed is None,
+    )
+
+
+def write_expectations(path: Path, data: Mapping[str, Any]) -> None:
+    """The one writer of the file (`scripts/validation_expectations.py`)."""
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
+
 
 EXPECTATIONS: dict[str, str] = {
     "independent": (
-        "The product's assumptions hold. It is calibrated for all-step correctness except for "
-        "its plug-in bias E[p̂ᵏ] ≥ pᵏ (docs/predictor.md §2): too optimistic by about +0.04 to "
-        "+0.08 on the design preset (6 trials per op), under +0.01 on calibration-60. Once "
-        f"that known bias is removed it is calibrated within ±{MARGIN_P}. State carries no "
-        f"information: the state-aware predictor gains nothing over the product with the same "
-        f"prior (within ±{MARGIN_BRIER} Brier)."
+        "The product's assumptions hold; it is calibrated for all-step correctness up to its "
+        "plug-in bias E[Π p̂ᵏ] ≥ Π pᵏ (docs/predictor.md §2): too optimistic by several "
+        "hundredths on the design preset (6 trials per op), under 0.01 on calibration-60. "
+        "State carries no information."
     ),
     "size-dependent": (
         "A2 fails: composition steps see operands of other sizes than the probes, so the "
-        "product is miscalibrated in the direction of the size difference (printed per row as "
-        "the expected value). With the digit-stratified calibration-60 set the state-aware "
-        f"predictor beats the product with the same prior by at least {MARGIN_BRIER} Brier; "
-        "with the design's 6 narrow-range probes per op no claim is made."
+        "product is miscalibrated in the direction of the size difference. With the "
+        "digit-stratified calibration-60 set the state-aware predictor beats the product "
+        f"with the same prior by at least {MARGIN_GAIN} Brier (and by no more than the room "
+        "above the Bayes floor); with the design's 6 narrow-range probes per op no claim."
     ),
     "correlated": (
-        "A1 fails with positive dependence: a trial's steps fail together, so P(all steps "
-        "right) is above the product of the marginal rates: the product (and the naive proxy "
-        "built on it) is too pessimistic for whole tasks and chains, by more for longer tasks. "
-        "State carries no information."
+        "A1 fails with positive dependence: with probability ρ a trial's steps share one "
+        "draw, so P(all steps right) = ρ(1 − max eᵢ) + (1 − ρ)Π(1 − eᵢ) is above the "
+        "product: too pessimistic for whole tasks and chains. State carries no information."
     ),
     "cancelling": (
         "After a wrong step the next compensates with probability 0.8. All-step correctness "
-        "stays as under `independent` (the first wrong step settles it); final correctness is "
-        "more frequent than all-step correctness in chains, so the naive proxy is too "
-        "pessimistic for chains and model-only answers. Written programs do not cancel (only "
-        "computed values are compensated): model-program behaves as `independent`."
+        "stays as under `independent`; final correctness is more frequent than all-step "
+        "correctness in chains (the `cancel` statistic), so the naive proxy is too "
+        "pessimistic for chains and model-only answers. Written programs do not cancel."
     ),
     "depth": (
-        "The failure the instrument exists to catch. Perfect on every primitive and every "
-        "chain (one step per call): the product predicts 1 and chains are exactly calibrated. "
-        "A whole task of n ≥ 3 steps is right with 0.5^(n−2) only, so the product over-predicts "
-        "model-only and model-program success by about 0.9; only the gap between chains and "
-        "whole tasks reveals it. Digits carry no information: no gain from state."
+        "The failure the instrument exists to catch. Primitives and chains (one step per "
+        "call) see only the base rates (0.03, 0.05, 0.08: below 1, so the product, a mean "
+        "and the first two rates differ); a whole task fails from its 3rd step on with 0.5, "
+        "so the product over-predicts model-only and model-program success by about 0.5 to "
+        "0.9; only the gap between chains and whole tasks reveals it. No gain from state."
     ),
     "carry": (
         "Add and sub steps drop each carry or borrow with probability 0.1; mul is perfect. "
-        "On the design preset a probe's add or sub has 2.7 carries on average (task seeds "
-        "1–100, counted from the generator, not from any outcome) while a composition's add "
-        "and sub steps have 1.4 (determinants, derivatives) to 1.9 (recurrences): the profile "
-        "rates are too low for the compositions, so the product is too pessimistic in every "
-        "condition (the exact expected value per row is computed). Digit counts bound the "
-        "carries: on calibration-60 the state-aware predictor beats the product with the same "
-        "prior."
+        "Probes and compositions carry differently, so the product is miscalibrated by the "
+        "exact amount each row states. Digit counts bound the carries: on calibration-60 the "
+        "state-aware predictor beats the product with the same prior."
     ),
     "encoding": (
         "A4 fails: a step of a prose-rendered task is wrong with 0.3, a JSON one never. The "
-        "profile includes the prose halves of the encoding probes (2 of 6 trials per op on "
-        "the design preset: rate ≈ 0.9) while every composition is rendered in JSON and is "
-        "perfect, so the product is too pessimistic by about 1 − 0.9ⁿ (0.3 to 0.6 for n = 4 "
-        "to 9 ops) in every condition. Digits carry no information."
+        "profile includes the prose halves of the encoding probes while every composition is "
+        "rendered in JSON and is perfect, so the product is too pessimistic in every "
+        "condition; the profile rates' true values include the prose probes."
     ),
     "format": (
-        "One draw per generation makes a reply unparseable (0.15). A probe and a whole task are "
-        "both one generation (right with 0.85), but the product multiplies per op: too "
-        "pessimistic for model-only and model-program by 0.85 − 0.85ⁿ (about 0.3 to 0.5). "
-        "Chains make one call per step, so there the product is right up to its plug-in bias."
+        "One draw per generation makes a reply unparseable (0.15). A probe and a whole task "
+        "are both one generation, but the product multiplies per op: too pessimistic for "
+        "model-only and model-program. Chains make one call per step."
     ),
     "program": (
         "Each written node deviates with 0.2 on top of the base rates, in probes and "
-        "compositions alike, so the product stays calibrated for model-program up to its "
-        "plug-in bias (larger here: lower rates); model-only and chains are as under "
-        "`independent`."
+        "compositions alike (a corrupted node that happens to give the same value counts as "
+        "right), so the product stays calibrated for model-program up to its plug-in bias; "
+        "model-only and chains are as under `independent`."
     ),
 }
-COST_EXPECTATION = (
-    "Synthetic cost = `call_ms` per generation + (`step_ms` + `digit_ms`·digits of the step's "
-    "output) per step. Chains make one call per step, so the product's per-op mean costs are "
-    "right up to the digit term. A whole-task answer makes one call for all its steps while "
-    "each profile trial paid one call, so summing per-op costs over n steps over-predicts by "
-    "about (n − 1)·`call_ms` (A3 fails by construction): ≈ +240 ms for model-only and +200 ms "
-    "for model-program with the default cost model. Not tested with an interval: the cost "
-    "model is deterministic given the steps."
-)
-WILSON_EXPECTATION = (
-    "The 95% Wilson intervals of the profile rates hold the true rate in about 95% of "
-    "repetitions; at 6 trials per op the exact coverage for the true rate (printed when the "
-    "rate is the same in every seed) can differ from 95% by a few points."
-)
 MARGINS_TEXT: tuple[str, ...] = (
-    f"- **Unit and interval.** The task seed is the unit (a seed's held-out trials share one "
-    f"frozen profile). Each statistic is a mean over seeds of a per-seed value with a 95% "
-    f"percentile bootstrap interval over seeds ({BOOTSTRAP_RESAMPLES} resamples, fixed "
-    f"seed {BOOTSTRAP_SEED}).",
-    f"- **Calibrated** means the whole 95% interval of mean p − observed lies inside "
-    f"±{MARGIN_P}. Justification: {MARGIN_P} is below the product's own plug-in bias on "
-    "the design preset (+0.04 and more), so that bias cannot pass as calibration, and below "
-    "the smallest error any shipped structure is built to produce in a condition it "
-    "targets; it is above the plug-in bias of calibration-60 (under 0.01).",
-    f"- **Brier differences** (product − product-shrunk: gain from shrinkage; product-shrunk "
-    f"− state-aware: gain from state) have the margin and stated effect {MARGIN_BRIER}: a "
-    "smaller difference changes no ranking a reader would act on.",
-    "- **Holds** (a direction check) needs the interval to exclude zero on the stated side. "
-    "Its effect size is the statistic's expected value computed from the structure itself: "
-    "the expected product E[Π p̂] from the true probe rates (binomial profile) minus the Monte "
-    "Carlo truth q of each held-out trial, on the seeds with a Monte Carlo truth. Where that "
-    f"expected gap is under {MARGIN_P} the expectation is *calibrated* instead.",
-    f"- **Power** at the stated effect (direction) or at the expected value (equivalence), "
-    f"from the run's own between-seed standard deviation; the target is "
-    f"{POWER_TARGET:.0%}, and each check prints the seeds it would need.",
-    "- **The known plug-in bias** is tested as what it is: under `independent` the "
-    "uncorrected check expects the product too optimistic by the bias, and a second check "
-    "removes each point's exact expected bias E[Π p̂] − Π p and expects calibration.",
-    f"- **State versus shrinkage.** `product-shrunk` is the product with each op's rate under "
-    f"the state-aware predictor's prior on its bias (logistic MAP, N(0, 2.5²)), scored "
-    f"here only. The gain from state is expected only under "
-    f"{', '.join(f'`{s}`' for s in STATE_INFORMATIVE)} with calibration-60; everywhere else "
-    f"it is expected to be zero within ±{MARGIN_BRIER}.",
+    "- **Unit and interval.** The task seed is the unit (a seed's held-out trials share one "
+    "frozen profile). Each statistic is a mean over seeds of a per-seed value with a 95% "
+    "normal interval whose spread is the larger of the run's between-seed standard "
+    "deviation and the one planned before it (the pilot's; for a rate or a coverage at least "
+    "the binomial spread its expectation implies), so a few agreeing seeds never give an "
+    "interval of width zero.",
+    "- **Expected values** come from the structure's parameters alone "
+    "(`pyapp/synthetic/closed_form.py`, `closed_chain.py`, `targets.py`): each trial's "
+    "success probability by "
+    "enumerating the model's finite choices, the profile's Poisson-binomial sampling, the "
+    "cost model. They are committed data (`docs/validation/expectations.json`), written "
+    "by `scripts/validation_expectations.py` only; a seed list without them is refused.",
+    "- **Bands.** expected ± (margin + truncation bound). Margins and the deviation D each "
+    "check must detect: "
+    + "; ".join(
+        f"{name} ±{f.margin:g}{f.unit} (D = {f.deviation:g}{f.unit})"
+        for name, f in FAMILIES.items()
+    )
+    + ". The margins are below the smallest error any shipped structure is built to "
+    "produce in a condition it targets, and D is an error a reader would act on.",
+    "- **Verdicts.** *holds*: the interval lies inside the band; *consistent*: it overlaps "
+    "the band; *contradicted*: it misses the band (an absent effect where one is claimed "
+    "is contradicted); *descriptive*: no verdict.",
+    f"- **Power**, stated before the run: P(contradicted) when the statistic is off by D, "
+    f"from the pilot's between-seed spread; a check that needs more than the affordable "
+    f"seeds for {POWER_TARGET:.0%} is *descriptive* and not counted.",
+    f"- **State versus shrinkage.** `product-shrunk` is the product with each op's rate at "
+    f"the MAP of the state-aware predictor's prior on its bias, N(0, 2.5²) (solved in "
+    f"`targets.shrunk`), scored here only. The gain from state is claimed only under "
+    f"{', '.join(f'`{s}`' for s in STATE_INFORMATIVE)} with calibration-60 (at least "
+    f"{MARGIN_GAIN}, at most the same-prior product's expected Brier minus the Bayes floor "
+    f"E q(1 − q)); elsewhere it is expected within ±{MARGIN_GAIN}.",
 )
 SHARED_DRAWS = (
     "Every structure draws from its own stream: each draw hashes the SHA-256 of the whole "
-    "specification with the task seed, the trial id and the step, so no two structures, "
-    "presets or Monte Carlo model seeds share a draw, and each structure's rows are separate "
-    "evidence. Common random numbers are used on purpose in two places, each counted once: "
-    "(1) the three predictors of one structure × preset × condition are scored on the same "
-    "trials, so their Brier differences are paired per seed and each comparison is one "
-    "check; (2) a chain's final and all-step verdicts come from the same trials: without "
-    "cancellation they are the same row and only all-step is checked; under `cancelling` "
-    "their paired difference is the check."
+    "specification with the task seed, the trial id and the step, so no two structures or "
+    "presets share a draw, and each structure's rows are separate evidence. The three "
+    "predictors of one structure × preset × condition are scored on the same trials, so "
+    "the gain from state is paired per seed; a chain's final and all-step verdicts come "
+    "from the same trials, and their paired difference is the `cancel` check."
 )

@@ -69,7 +69,7 @@ def calibration_svg(result: StructureResult) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="310" '
         f'font-family="sans-serif">',
         f'<text x="20" y="16" font-size="12" font-weight="bold">{result.spec.structure} '
-        f"({result.preset}, {result.seeds} seeds) — synthetic, not model evidence</text>",
+        f"({result.preset}, {len(result.seeds)} seeds) — synthetic, not model evidence</text>",
         '<text x="20" y="302" font-size="10"><tspan fill="#1f5fa8">● product</tspan>  '
         '<tspan fill="#2a9d55">● product-shrunk</tspan>  '
         '<tspan fill="#d06000">● state-aware</tspan>  y: observed rate; dashed: '

@@ -33,9 +33,11 @@ from pyapp.conditions.failures import kind_of
 from pyapp.conditions.run import (
     MODEL_CONDITIONS,
 )
+from pyapp.predict.metrics import METRIC_VERSION, METRIC_VERSIONS
 from pyapp.predict.never_scored import never_scored_line
 from pyapp.predict.predictor import (
     as_version,
+    frozen_as_recorded,
     heldout_tasks,
     rederive_reference,
     refit_state_aware,
@@ -102,6 +104,17 @@ def limitations(document: JSON) -> list[str]:
             "reference forecast not frozen (recorded before it was): the skill scores derive "
             "it from the frozen profile (its pooled success rate)"
         )
+    for record in trace.freezes:
+        try:
+            metric = frozen_as_recorded(trace, record)[1]
+        except (KeyError, ValueError, OverflowError, ZeroDivisionError):
+            continue  # named by reproduce
+        if metric != METRIC_VERSION:
+            lines.append(
+                f"freeze of {record.condition} made under {metric} (Wilson bounds at k = 0 "
+                f"and k = n before {METRIC_VERSION} made them exact): its numbers re-derive "
+                f"under {metric}"
+            )
     return lines
 
 
@@ -426,7 +439,26 @@ def reproduce_predictions(
 
     try:
         trace = read_trace(trace_document) if read is None else read
-        derived = to_json(score_trace(trace))
+    except (RecordError, ValueError) as error:
+        return [Mismatch("trace", f"cannot score the trace: {error}")]
+    first: list[Mismatch] | None = None
+    for preferred in METRIC_VERSIONS:
+        # a document made before metrics/2 re-derives under the version it was made with
+        prefer = (preferred, *(v for v in METRIC_VERSIONS if v != preferred))
+        found = _predictions_mismatches(trace, predictions_document, prefer)
+        if not found:
+            return []
+        first = found if first is None else first
+    return first or []
+
+
+def _predictions_mismatches(
+    trace: Trace, predictions_document: JSON, prefer: tuple[str, ...]
+) -> list[Mismatch]:
+    """The mismatches of a predictions document with the trace scored preferring the metric
+    versions `prefer` (a freeze whose hash names another version keeps that one)."""
+    try:
+        derived = to_json(score_trace(trace, prefer))
         if isinstance(predictions_document, dict):  # an older document: its version's fields
             derived = as_version(derived, str(predictions_document.get("schema_version")))
             derived = without_absent_fields(derived, predictions_document)

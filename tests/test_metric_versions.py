@@ -1,0 +1,101 @@
+"""The Wilson bounds at k = 0 and k = n are exact (metrics/2), and documents made before
+re-derive under the version they were made with (metrics/1): reproduce of an old trace and
+its predictions stays ok, a new one holds the exact bounds."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pyapp.cli.main import main
+from pyapp.predict.freeze import frozen_as_recorded
+from pyapp.predict.metrics import METRIC_VERSION, calibration_cells, wilson_interval
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import to_json
+from pyapp.records.trace import read_trace
+from pyapp.synthetic.language import parse_spec
+from pyapp.synthetic.simulate import run_seed
+from pyapp.tasks.taskset import TaskParams
+from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_the_wilson_bounds_at_k_0_and_k_n_are_exactly_0_and_1():
+    # the issue's reproducer: (60, 60) gave 0.9999999999999998, (0, 6) gave 2.8e-17
+    assert wilson_interval(60, 60)[1] == 1.0
+    assert wilson_interval(300, 300)[1] == 1.0
+    assert wilson_interval(0, 6)[0] == 0.0
+    assert all(wilson_interval(n, n)[1] == 1.0 for n in range(1, 1001))
+    assert all(wilson_interval(0, n)[0] == 0.0 for n in range(1, 1001))
+    # elsewhere the interval is the one it was
+    for k, n in ((1, 6), (5, 6), (30, 60), (59, 60)):
+        assert wilson_interval(k, n) == wilson_interval(k, n, version="metrics/1")
+
+
+def test_the_older_metric_version_keeps_its_numbers():
+    assert wilson_interval(0, 6, version="metrics/1")[0] == 2.7755575615628914e-17
+    assert wilson_interval(60, 60, version="metrics/1")[1] == 0.9999999999999998
+    with pytest.raises(ValueError, match="unknown metric version"):
+        wilson_interval(1, 2, version="metrics/9")
+    cells = calibration_cells([0.0] * 6, [False] * 6, version="metrics/1")
+    assert cells[0].wilson_low == 2.7755575615628914e-17
+    assert calibration_cells([0.0] * 6, [False] * 6)[0].wilson_low == 0.0
+
+
+def test_an_old_trace_3_and_its_predictions_reproduce_under_metrics_1(capsys):
+    """tests/fixtures/trace-3-metrics-1.json and predictions-4-metrics-1.json were written by
+    the code before metrics/2 (commit 495938b, `python -m pyapp simulate --model
+    independent:p_mul=1.0 --seeds 7..7 --conditions model-only`): its mul probes all failed,
+    so its profile holds wilson_low 2.7755575615628914e-17."""
+    trace_path = FIXTURES / "trace-3-metrics-1.json"
+    predictions_path = FIXTURES / "predictions-4-metrics-1.json"
+    recorded = json.loads(predictions_path.read_text(encoding="utf-8"))
+    lows = [op["wilson_low"] for op in recorded["conditions"][0]["frozen"]["profile"]["ops"]]
+    assert 2.7755575615628914e-17 in lows
+    status = main(["reproduce", str(trace_path), "--predictions", str(predictions_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "freeze of model-only made under metrics/1" in out
+    assert "every number in" in out
+    trace = read_trace(json.loads(trace_path.read_text(encoding="utf-8")))
+    assert frozen_as_recorded(trace, trace.freezes[0])[1] == "metrics/1"
+
+
+def test_a_new_run_holds_the_exact_bounds_and_reproduces():
+    run = run_seed(parse_spec("independent:p_mul=1.0"), TaskParams(seed=7), ["model-only"])
+    profile = run.predictions.conditions[0].frozen.profile
+    assert [op.wilson_low for op in profile.ops if op.successes == 0] == [0.0]
+    assert all(op.wilson_high == 1.0 for op in profile.ops if op.successes == op.trials)
+    document = to_json(run.trace)
+    assert reproduce(document) == []
+    assert reproduce_predictions(document, to_json(run.predictions)) == []
+    assert not any("metrics/1" in line for line in limitations(document))
+    assert frozen_as_recorded(run.trace, run.trace.freezes[0])[1] == METRIC_VERSION
+
+
+def test_where_the_profile_cannot_tell_the_versions_apart_the_document_does():
+    # A profile with no op at k = 0 or k = n hashes alike under both versions; a predictions
+    # document made before metrics/2 still re-derives (its calibration cells under
+    # metrics/1), and one mixing the versions does not.
+    run = run_seed(parse_spec("independent:p_mul=0.5"), TaskParams(seed=3), ["model-only"])
+    ops = run.predictions.conditions[0].frozen.profile.ops
+    assert all(0 < op.successes < op.trials for op in ops if op.op == "mul")
+    document = to_json(run.trace)
+    old = to_json(score_trace(run.trace, ("metrics/1", METRIC_VERSION)))
+    new = to_json(run.predictions)
+    assert old != new  # its calibration cells have one at k = 0 or k = n
+    assert reproduce_predictions(document, old) == []
+    mixed = json.loads(json.dumps(new))
+    mixed["conditions"][0]["scores"] = old["conditions"][0]["scores"]
+    mixed["conditions"][0]["state_aware"] = new["conditions"][0]["state_aware"]
+    assert mixed not in (new, old)
+    assert reproduce_predictions(document, mixed) != []
+
+
+def test_a_trace_whose_freeze_no_version_explains_is_a_mismatch():
+    run = run_seed(parse_spec("independent"), TaskParams(seed=2), ["model-only"])
+    broken = replace(run.trace, freezes=(replace(run.trace.freezes[0], profile_sha256="0" * 64),))
+    with pytest.raises(ValueError, match="recorded hash"):
+        score_trace(broken)
