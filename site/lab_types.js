@@ -38,8 +38,8 @@
  * @property {number} n Predictions in the bin.
  * @property {(number | null)} mean_predicted Mean predicted probability in the bin; null when empty.
  * @property {(number | null)} observed_rate Fraction that came true; null when empty.
- * @property {number} wilson_low Lower 95% Wilson bound of the observed rate (0 when empty).
- * @property {number} wilson_high Upper 95% Wilson bound of the observed rate (1 when empty).
+ * @property {(number | null)} wilson_low Lower 95% Wilson bound of the observed rate; null when empty (metrics/1 said 0).
+ * @property {(number | null)} wilson_high Upper 95% Wilson bound of the observed rate; null when empty (metrics/1 said 1).
  */
 /**
  * Errors that cancel: the step after a wrong one compensates.

@@ -99,3 +99,26 @@ def test_a_trace_whose_freeze_no_version_explains_is_a_mismatch():
     broken = replace(run.trace, freezes=(replace(run.trace.freezes[0], profile_sha256="0" * 64),))
     with pytest.raises(ValueError, match="recorded hash"):
         score_trace(broken)
+
+
+def test_an_empty_calibration_bin_carries_no_interval_under_metrics_2():
+    """Issue 37: an empty bin printed the interval [0, 1] as if it had been measured."""
+    empty = calibration_cells([0.1, 0.1], [True, False])[4]
+    assert empty.n == 0 and (empty.wilson_low, empty.wilson_high) == (None, None)
+    old = calibration_cells([0.1, 0.1], [True, False], version="metrics/1")[4]
+    assert (old.wilson_low, old.wilson_high) == (0.0, 1.0)  # as documents made before hold
+    # a document made before, with [0, 1] in its empty bins, still re-derives exactly
+    trace = json.loads((FIXTURES / "trace-3.json").read_text(encoding="utf-8"))
+    document = json.loads((FIXTURES / "predictions-4.json").read_text(encoding="utf-8"))
+    assert any(c["n"] == 0 and c["wilson_high"] == 1.0 for c in cells_of(document))
+    assert reproduce_predictions(trace, document) == []
+
+
+def cells_of(document: object) -> list[dict]:
+    if isinstance(document, dict):
+        if "wilson_low" in document and "observed_rate" in document:
+            return [document]
+        return [c for v in document.values() for c in cells_of(v)]
+    if isinstance(document, list):
+        return [c for v in document for c in cells_of(v)]
+    return []

@@ -109,10 +109,10 @@ class CalibrationCell:
     """Mean predicted probability in the bin; null when empty."""
     observed_rate: float | None
     """Fraction that came true; null when empty."""
-    wilson_low: float
-    """Lower 95% Wilson bound of the observed rate (0 when empty)."""
-    wilson_high: float
-    """Upper 95% Wilson bound of the observed rate (1 when empty)."""
+    wilson_low: float | None
+    """Lower 95% Wilson bound of the observed rate; null when empty (metrics/1 said 0)."""
+    wilson_high: float | None
+    """Upper 95% Wilson bound of the observed rate; null when empty (metrics/1 said 1)."""
 
 
 def calibration_cells(
@@ -122,7 +122,8 @@ def calibration_cells(
     version: str = METRIC_VERSION,
 ) -> tuple[CalibrationCell, ...]:
     """Predictions in `bins` equal bins of probability, each with its observed rate and its
-    Wilson interval under the metric `version`."""
+    Wilson interval under the metric `version` (an empty bin has none under metrics/2; under
+    metrics/1 it said [0, 1])."""
     if len(probabilities) != len(outcomes):
         raise ValueError("probabilities and outcomes differ in length")
     if bins < 1:
@@ -133,7 +134,11 @@ def calibration_cells(
     cells = []
     for i, cell in enumerate(members):
         hits = sum(1 for _, o in cell if o)
+        low: float | None
+        high: float | None
         low, high = wilson_interval(hits, len(cell), version=version)
+        if not cell and version != "metrics/1":
+            low = high = None
         cells.append(
             CalibrationCell(
                 low=i / bins,

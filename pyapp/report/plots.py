@@ -283,7 +283,7 @@ def series_domain(series: Iterable[Series]) -> Domain:
     are, never past [0, 1] but padded."""
     cells = [cell for _, _, cells in series for cell in _drawn(cells)]
     x = span((c.mean_predicted or 0.0 for c in cells), 0.0, 1.0, 0.1)
-    ys = [v for c in cells for v in (c.observed_rate or 0.0, c.wilson_low, c.wilson_high)]
+    ys = [v for c in cells for v in (c.observed_rate, c.wilson_low, c.wilson_high) if v is not None]
     return Domain(x, span(ys, 0.0, 1.0, 0.1))
 
 
@@ -348,13 +348,14 @@ def calibration_series_svg(
             predicted, observed = cell.mean_predicted or 0.0, cell.observed_rate or 0.0
             x = f.sx(predicted) + (i - (len(series) - 1) / 2) * 3  # overlapping series apart
             bar = {"stroke": colour, "stroke-width": 2}
-            group.append(svg_line(x, f.sy(cell.wilson_low), x, f.sy(cell.wilson_high), **bar))
-            for v in (cell.wilson_low, cell.wilson_high):
+            low, high = cell.wilson_low or 0.0, cell.wilson_high or 0.0  # drawn: never empty
+            group.append(svg_line(x, f.sy(low), x, f.sy(high), **bar))
+            for v in (low, high):
                 group.append(svg_line(x - 4, f.sy(v), x + 4, f.sy(v), **bar))
             text = (
                 f"{name}: bin [{cell.low:.1f}, {cell.high:.1f}), n = {cell.n}, "
                 f"mean predicted {predicted:.3f}, observed {observed:.3f}, "
-                f"Wilson [{cell.wilson_low:.3f}, {cell.wilson_high:.3f}]"
+                f"Wilson [{low:.3f}, {high:.3f}]"
             )
             y = f.sy(observed)
             group.append(marker(shape, x, y, colour, text, "cell", hollow))

@@ -51,6 +51,7 @@ def _point(
 ) -> list[str]:
     if b.n == 0 or b.mean_predicted is None or b.observed_rate is None:
         return []
+    assert b.wilson_low is not None and b.wilson_high is not None  # a bin with predictions
     x = x0 + b.mean_predicted * size
     y = top + (1 - b.observed_rate) * size
     r = 2 + 6 * math.sqrt(b.n / max(n, 1))
