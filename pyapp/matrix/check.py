@@ -34,7 +34,7 @@ from typing import Final
 from pyapp.browser.session import task_params
 from pyapp.errors import InputError
 from pyapp.matrix.hypotheses import check_hypotheses
-from pyapp.matrix.plan import ModelEntry, Plan, SeedRange
+from pyapp.matrix.plan import ModelEntry, Options, Plan, SeedRange
 from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON, to_json
 from pyapp.synthetic.language import STRUCTURES
@@ -320,13 +320,32 @@ def folder_name(name: str) -> str:
     return f"{name[: MAX_FOLDER_CHARS - 18].rstrip('-_.')}-h{digest}"
 
 
+HASHED_OPTIONS = frozenset(
+    {
+        "consent", "ledger", "timeout_s", "page_params", "chromium_flags", "site",
+        "cpus_per_browser_cell", "cpus_per_synthetic_cell", "cpus_per_native_cell", "retries",
+        "chain_protocol",
+    }
+)  # fmt: skip
+"""The plan options every plan hash has held since study receipts exist. An option added
+later is hashed only when a plan sets it away from its default, so a plan written before the
+option keeps its hash (and its study receipt stays valid)."""
+
+
 def plan_sha256(plan: Plan) -> str:
     """SHA-256 of the parsed plan's canonical JSON: the same plan however it is written
     (comments, order, spacing); a study's `[[hypotheses]]` and `[[prior_exposure]]` are
-    outside it (the study receipt holds them)."""
+    outside it (the study receipt holds them), and so is an option newer than
+    `HASHED_OPTIONS` left at its default."""
     document = to_json(plan)
     assert isinstance(document, dict)
     document.pop("hypotheses", None)
     document.pop("prior_exposure", None)
+    options = document.get("options")
+    defaults = to_json(Options())
+    if isinstance(options, dict) and isinstance(defaults, dict):
+        for name in set(options) - HASHED_OPTIONS:
+            if options[name] == defaults.get(name):
+                del options[name]
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
