@@ -223,6 +223,7 @@ def test_a_cell_cut_short_is_named_with_what_it_lacks_and_left_out(
     assert any("INCOMPLETE: 1 of 4 cells" in f for f in document["flags"])
     cells = {c["name"]: c for c in document["cells"]}
     assert not cells[name]["used"] and cells[name]["status"] == "done"
+    assert "Cells: 4 of 4 done, 3 used" in (copy / "study.html").read_text(encoding="utf-8")
     [group] = document["groups"]
     assert name not in group["cells"] and pooled_chain_n(document) == 3 * 120
 
