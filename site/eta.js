@@ -18,6 +18,10 @@
 // - before any model call has been timed, the run's model groups have no estimate, and
 //   neither has the run: the page says so instead of a number.
 //
+// The point shown is the estimate itself — a timed group's trials left × its mean per trial,
+// an untimed one's calls left × its kin's middle — kept within the range: not the range's own
+// middle, whose ends are widened on purpose and lie ratios apart.
+//
 // A resumed sweep counts the durations of its earlier session's trials (`done`), so the
 // estimate right after a resume is as good as before it. What the page shows is short: "about
 // 1 min 40 s left", the range beside it for whoever wants it.
@@ -148,6 +152,7 @@ export class Eta {
   estimate(now) {
     let low = 0;
     let high = 0;
+    let point = 0; // the estimate itself: each group's mean (its kin's middle when untimed)
     /** @type {string[]} */
     const unmeasured = [];
     for (const [id, g] of this.groups) {
@@ -162,15 +167,18 @@ export class Eta {
         const error = (Z * sd) / Math.sqrt(g.n);
         let lo = g.left * Math.max(0, Math.min(mean, recent) - error) * (1 - DRIFT);
         let hi = (g.left * (Math.max(mean, recent) + error)) / (1 - DRIFT);
+        let at = g.left * mean;
         // a few trials say little (the first ones of a calibration set are its smallest
         // operands): their estimate leans on the kin's until TRUSTED trials are timed
         if (per && g.n < TRUSTED) {
           const w = g.n / TRUSTED;
           lo = w * lo + (1 - w) * g.callsLeft * per[0];
           hi = w * hi + (1 - w) * g.callsLeft * per[1];
+          at = w * at + (1 - w) * g.callsLeft * Math.sqrt(per[0] * per[1]);
         }
         low += Math.max(0, lo - spent);
         high += Math.max(0, hi - spent);
+        point += Math.max(0, at - spent);
         continue;
       }
       if (g.callsLeft === 0) continue; // the control, unsupported routes: no model call
@@ -178,9 +186,13 @@ export class Eta {
       unmeasured.push(id);
       low += Math.max(0, g.callsLeft * per[0] - spent);
       high += Math.max(0, g.callsLeft * per[1] - spent);
+      point += Math.max(0, g.callsLeft * Math.sqrt(per[0] * per[1]) - spent); // ratios apart
     }
-    // the point shown: the geometric middle of the range (its ends are ratios apart)
-    return { low_s: low / 1000, high_s: high / 1000, mid_s: Math.sqrt(low * high) / 1000, unmeasured };
+    // the point shown: the estimate itself (each timed group's mean per trial, an untimed
+    // one's kin's middle), not the middle of the range — the range's ends are widened for
+    // the mean's error and drift on purpose, and their middle is not the best guess
+    const mid = Math.min(high, Math.max(low, point));
+    return { low_s: low / 1000, high_s: high / 1000, mid_s: mid / 1000, unmeasured };
   }
 }
 

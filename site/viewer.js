@@ -11,9 +11,11 @@
 // Compare runs: several predictions.json files, each with its trace.json when given (paired by
 // run id; Python checks the predictions' task set against the trace). Python lays them side by side
 // (`compare_runs`: pyapp.browser.viewer.compare_runs — the code of `python -m pyapp compare`),
-// with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes.
+// with each run's two plots as Python drew them (pyapp/report/plots.py), on shared axes, each
+// with its "Export SVG / PNG" (site/plot_export.js).
 
 import { plotSvg } from "./profile_views.js";
+import { addExport } from "./plot_export.js";
 import { $, dl, evidenceLabel, h, table } from "./dom.js";
 import { messageOf } from "./common/errors.js";
 
@@ -177,6 +179,12 @@ function journalView(trace) {
   );
 }
 
+/** A run's name as part of a file name: letters, digits, dot, dash and underscore kept.
+ * @param {string} name */
+function fileStem(name) {
+  return name.replace(/[^A-Za-z0-9._-]+/g, "_") || "run";
+}
+
 // What Compare shows, as `python -m pyapp compare` says it: its refusal first, then the lines
 // it prints with --describe-anyway (pyapp/predict/compare.py: refusal, lead_lines), then the
 // compact summary, every row folded, and each run's plots on shared axes.
@@ -196,7 +204,14 @@ function drawComparison(result) {
   const plots = h("div", null, { class: "compare-plots" });
   result.plots.forEach((drawn, i) => {
     const figure = h("figure", null, { class: "plot" });
-    figure.append(h("figcaption", result.names[i]), plotSvg(drawn.calibration_svg), plotSvg(drawn.cost_svg));
+    figure.append(h("figcaption", result.names[i]));
+    // each plot with its own "Export SVG / PNG" (site/plot_export.js, as in step 4)
+    for (const [kind, svgText] of /** @type {const} */ ([["calibration", drawn.calibration_svg], ["cost", drawn.cost_svg]])) {
+      const one = h("div", null, { class: "compare-plot", "data-plot": kind });
+      one.append(plotSvg(svgText));
+      addExport(one, `${kind}-${fileStem(result.names[i])}`);
+      figure.append(one);
+    }
     plots.append(figure);
   });
   const shared = h("p", "The plots share their axes: a point at the same place means the same numbers in every run.", { class: "muted" });

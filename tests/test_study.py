@@ -8,6 +8,7 @@ another rung, is left out or corrected, named."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -22,7 +23,10 @@ import pytest
 
 from pyapp.cli.main import main
 from pyapp.predict.flags import ANSWER_LABEL
-from pyapp.records.base import from_json
+from pyapp.predict.predictor import score_trace
+from pyapp.records.base import from_json, to_json
+from pyapp.records.trace import summarise
+from pyapp.report.run_folder import read_run_folder, verify
 from pyapp.study.command import BEGIN, END, markdown_into
 from pyapp.study.record import StudyDocument
 from pyapp.tasks.presets import LADDERS
@@ -141,6 +145,87 @@ def test_a_cell_that_does_not_rederive_is_left_out_and_a_wrong_rung_corrected(
     assert corrected["used"] and corrected["preset"] == "subject-ladder/2"  # the trace's
     assert "its trace's parameters are 'subject-ladder/2'" in corrected["note"]
     assert any("INCOMPLETE: 1 of 4 cells" in f for f in read(copy / "study.json")["flags"])
+
+
+def cut_short(run: Path, dropped: int) -> None:
+    """The run as a sweep that stopped `dropped` trials early writes it: the trace without its
+    last trials (its counts those of the trials left), predictions.json derived from it."""
+    found = read_run_folder(run)
+    trials = found.trace.trials[:-dropped]
+    trace = dataclasses.replace(found.trace, trials=trials, summary=summarise(trials))
+    (run / "trace.json").write_text(json.dumps(to_json(trace)), encoding="utf-8")
+    (run / "predictions.json").write_text(json.dumps(to_json(score_trace(trace))), "utf-8")
+    check = verify(read_run_folder(run))
+    assert check.ok and check.incomplete  # it re-derives: only its tail is missing
+
+
+def pooled_chain_n(document: Any) -> int:
+    [group] = document["groups"]
+    return next(
+        s["figures"]["n"]
+        for s in group["slices"]
+        if s["figures"]["pooled_over_rungs"]
+        and s["figures"]["condition"] == "controlled-chain"
+        and s["figures"]["family"] == "all families"
+    )
+
+
+def test_a_cell_not_run_is_named_with_what_it_lacks_and_left_out(
+    studied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34: a matrix stopped before one of its cells ran; the study names the cell and
+    what it lacks in study.json, study.html and its printed lines, and pools the others."""
+    copy = tmp_path / "unrun"
+    shutil.copytree(studied, copy)
+    state = read(copy / "matrix.json")
+    unrun = state["cells"][-1]
+    name = unrun["cell"]["name"]
+    unrun.update(status="pending", checked=None)
+    (copy / "matrix.json").write_text(json.dumps(state), encoding="utf-8")
+    shutil.rmtree(copy / "cells" / name)
+    capsys.readouterr()
+    assert main(["study", str(copy), *RESAMPLES]) == 0
+    printed = capsys.readouterr().out
+    said = f"LEFT OUT {name}: not run (pending): no trace, none of its trials"
+    document = read(copy / "study.json")
+    assert said in document["flags"] and said in printed.splitlines()
+    assert said in (copy / "study.html").read_text(encoding="utf-8")
+    cells = {c["name"]: c for c in document["cells"]}
+    assert not cells[name]["used"] and cells[name]["group"] is None
+    [group] = document["groups"]
+    assert name not in group["cells"] and len(group["cells"]) == 3
+    assert pooled_chain_n(document) == 3 * 120
+
+
+def test_a_cell_cut_short_is_named_with_what_it_lacks_and_left_out(
+    studied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34: a done cell whose held-out phase ended early (its last trials missing, the
+    rest re-deriving) is not pooled as if whole: it is left out, and the study says which
+    held-out tasks of which condition have no trial — the count `reproduce` makes."""
+    copy = tmp_path / "cut"
+    shutil.copytree(studied, copy)
+    state = read(copy / "matrix.json")
+    name = state["cells"][0]["cell"]["name"]
+    cut_short(copy / "cells" / name / f"seed-{state['cells'][0]['cell']['seed']}", 150)
+    capsys.readouterr()
+    assert main(["study", str(copy), *RESAMPLES]) == 0
+    printed = capsys.readouterr().out
+    document = read(copy / "study.json")
+    [flag] = [f for f in document["flags"] if f.startswith(f"LEFT OUT {name}: ")]
+    assert (
+        f"LEFT OUT {name}: cut short: " in flag
+        and "held-out tasks of controlled-chain have no trial" in flag
+    )
+    assert "the run ended early" in flag
+    assert flag in printed.splitlines()
+    assert flag in (copy / "study.html").read_text(encoding="utf-8")
+    assert any("INCOMPLETE: 1 of 4 cells" in f for f in document["flags"])
+    cells = {c["name"]: c for c in document["cells"]}
+    assert not cells[name]["used"] and cells[name]["status"] == "done"
+    assert "Cells: 4 of 4 done, 3 used" in (copy / "study.html").read_text(encoding="utf-8")
+    [group] = document["groups"]
+    assert name not in group["cells"] and pooled_chain_n(document) == 3 * 120
 
 
 def test_bad_study_folders_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

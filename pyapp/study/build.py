@@ -57,7 +57,12 @@ POOLING = (
     "(same kind, model, revision, dtype, backend, evidence, generator and prompt versions, "
     "decoding, faults, condition set, exploratory or not, chain protocol); anything else is a "
     "separate group. "
-    "Rows pooled over a ladder's rungs say so and use rung-aware climatology."
+    "Rows pooled over a ladder's rungs say so and use rung-aware climatology. "
+    "Only complete cells are used: a cell not run, not finished, or cut short (a held-out "
+    "task of a condition without its trial after the freeze, or a condition never frozen: "
+    "the count `reproduce` makes) is left out of every figure and flagged with what it "
+    "lacks — a run cut short loses the tasks it would have observed last, not a random "
+    "sample, so its task set is not the one the others share."
 )
 ANSWERS = (
     "Per condition and predictor, from the group's pooled slice (all families) or its one "
@@ -261,15 +266,16 @@ def build_study(
     receipt: StudyReceipt | None = None,
     current: Sequence[Hypothesis] = (),
 ) -> StudyDocument:
-    """The study of a matrix output folder (`InputError` when no done cell re-derives):
+    """The study of a matrix output folder (`InputError` when no done cell re-derives complete):
     `receipt` the folder's study receipt, `current` the plan's hypotheses now."""
     record, found = read_cells(folder)
     read = [c for c in found if isinstance(c, ReadCell)]
     if not read:
         raise InputError(
             "no_study_data",
-            "no done cell re-derives from its trace: nothing to study "
-            f"({len(found)} cell(s); run the matrix first)",
+            "no done cell is complete and re-derives from its trace: nothing to study "
+            f"({len(found)} cell(s); run the matrix first)"
+            + "".join(f"; {c.cell.name}: {c.note}" for c in found[:1] if isinstance(c, Skipped)),
             path=str(folder),
         )
     kept, dropped = _deduplicated(read)
@@ -291,12 +297,14 @@ def build_study(
     residuals = (
         () if frozen is None else residual_tests(source, models, conditions, settings_of(frozen))
     )
-    left_out = sum(1 for c in cells if not c.used)
+    left_out = [c for c in cells if not c.used]
     if left_out:
         flags.append(
-            f"INCOMPLETE: {left_out} of {len(cells)} cells are not in this study (not done, not "
-            "re-derived, or duplicates; see the cells): the answer covers the others only."
+            f"INCOMPLETE: {len(left_out)} of {len(cells)} cells are not in this study (not "
+            "run, not finished or cut short, not re-derived, or duplicates): the answer and "
+            "every pooled figure cover the others only."
         )
+        flags += [f"LEFT OUT {c.name}: {c.note}" for c in left_out]
     return StudyDocument(
         schema_version=STUDY_SCHEMA,
         kind="composition-lab-study",

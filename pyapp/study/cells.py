@@ -15,6 +15,14 @@ protocol (a run's terms: cells of the design's and of the extended protocol are 
 pooled), and its task sets — the ladder when its preset is a rung, else the preset (or the
 custom parameters).
 Cells of one identity differ in their seed and rung alone.
+
+A cell is used only when it is **complete**: done, and every held-out task of every condition
+it lists observed after that condition's freeze — the count `reproduce` makes
+(`pyapp.verify.completeness`). A cell not run, not finished, or done but cut short (its
+held-out phase ended early, trials missing, a condition never frozen) is left out of every
+figure, and its note says what it lacks: a run cut short loses the tasks it would have
+observed last, not a random sample of its seed's, so its tasks are not the task set the
+cells it would be pooled with share.
 """
 
 from __future__ import annotations
@@ -37,6 +45,12 @@ from pyapp.records.trace import Trace
 from pyapp.report.run_folder import RunInputError, read_run_folder, verify
 from pyapp.tasks.presets import ladder_of
 from pyapp.tasks.taskset import preset_of
+from pyapp.verify.completeness import incomplete
+
+CUT_SHORT = "cut short"
+"""A done cell whose trace lacks held-out trials or a freeze (`pyapp.verify.completeness`)."""
+NOT_RUN = "not run"
+"""A cell with no trace."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,8 @@ def read_cell(folder: Path, cell: Cell, status: str) -> ReadCell | Skipped:
         ]
         first = problems[0] if problems else "no frozen profile"
         return Skipped(cell, status, f"does not re-derive ({len(problems)} problem(s)): {first}")
+    if verification.incomplete:  # re-derives, but cut short: its tasks are not its seed's
+        return Skipped(cell, status, f"{CUT_SHORT}: {'; '.join(verification.incomplete)}")
     trace, doc = found.trace, verification.derived
     preset = preset_of(trace.run.task_params)
     place = None if preset is None else ladder_of(preset)
@@ -177,15 +193,32 @@ def read_cell(folder: Path, cell: Cell, status: str) -> ReadCell | Skipped:
     )
 
 
+def missing_of(folder: Path, cell: Cell, status: str) -> str:
+    """Why a cell that is not done is left out, with what it lacks: no trace at all (never
+    run), or — counted on the trace it has (`pyapp.verify.completeness`) — the freezes and
+    held-out trials it has not reached."""
+    run = (folder / predictions_path(cell)).parent
+    if not (run / "trace.json").exists():
+        return f"{NOT_RUN} ({status}): no trace, none of its trials"
+    try:
+        lines = incomplete(read_run_folder(run).trace)
+    except RunInputError as error:
+        return f"not done ({status}): its trace cannot be read ({error.message})"
+    return f"not done ({status}): " + ("; ".join(lines) or "its run did not finish")
+
+
 def read_cells(folder: Path) -> tuple[MatrixRecord, list[ReadCell | Skipped]]:
-    """Every cell of the plan in name order: re-derived when done, else skipped and why."""
+    """Every cell of the plan in name order: re-derived when done and complete, else skipped
+    and why."""
     record = read_matrix(folder)
     found: list[ReadCell | Skipped] = []
     for state in sorted(record.cells, key=lambda s: s.cell.name):
         if not state.in_plan:
             found.append(Skipped(state.cell, state.status, "no longer in the plan"))
         elif state.status != "done":
-            found.append(Skipped(state.cell, state.status, f"not done ({state.status})"))
+            found.append(
+                Skipped(state.cell, state.status, missing_of(folder, state.cell, state.status))
+            )
         else:
             found.append(read_cell(folder, state.cell, state.status))
     return record, found

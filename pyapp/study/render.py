@@ -290,6 +290,13 @@ def _cell_rows(doc: StudyDocument) -> list[list[str]]:
     ]
 
 
+def _cells_count(doc: StudyDocument) -> str:
+    """How many cells are done, and how many of them the study uses (a cell cut short or
+    not re-derived is done but left out)."""
+    used = sum(1 for c in doc.cells if c.used)
+    return f"{doc.cells_done} of {doc.cells_planned} done, {used} used"
+
+
 CELL_HEADER = ["cell", "status", "seed", "preset (from its trace)", "rung", "group", "used", "note"]
 
 
@@ -330,7 +337,7 @@ def study_html(doc: StudyDocument) -> str:
             el(
                 "section",
                 {"id": "cells"},
-                el("h2", None, f"Cells: {doc.cells_done} of {doc.cells_planned} done"),
+                el("h2", None, f"Cells: {_cells_count(doc)}"),
                 table(CELL_HEADER, _cell_rows(doc), cls="cells"),
             ),
         ),
@@ -372,6 +379,6 @@ def study_markdown(doc: StudyDocument, heading: str = "##") -> str:
         lines += [NOTE, ""]
     lines += [f"{heading} Method", ""]
     lines += [f"- **{term}**: {value}" for term, value in _method_rows(doc)]
-    lines += ["", f"{heading} Cells ({doc.cells_done} of {doc.cells_planned} done)", ""]
+    lines += ["", f"{heading} Cells ({_cells_count(doc)})", ""]
     lines += [*_md_table(CELL_HEADER, _cell_rows(doc)), ""]
     return "\n".join(lines)

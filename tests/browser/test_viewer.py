@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from browser_helpers import Booted, open_app
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Locator, Page
 from test_accessibility import audit
 from test_integrity import as_trace_1
 
@@ -394,6 +394,59 @@ def test_compare_runs_side_by_side(viewer: Booted, runs: tuple[Path, Path]) -> N
         timeout=60_000,
     )
     assert "it is compared with itself" in page.inner_text("#compare-view")
+
+
+def shown_inner(locator: Locator) -> str:
+    """The plot shown on screen, serialised: its children, without its own tag."""
+    text = locator.evaluate("svg => new XMLSerializer().serializeToString(svg)")
+    return str(text).split(">", 1)[1]
+
+
+def test_every_compared_plot_exports_itself(viewer: Booted, runs: tuple[Path, Path]) -> None:
+    """Issue 41: "export SVG / PNG" beside every plot, Compare's too: each button downloads
+    that plot (the SVG as shown, the PNG at 2× from it), named after the plot and the run."""
+    page = viewer.page
+    named = []
+    for run in runs:
+        named.append(run.parent / f"{run.name}-export-predictions.json")
+        named[-1].write_text((run / "predictions.json").read_text("utf-8"), "utf-8")
+    page.eval_on_selector("#compare-status", "status => (status.textContent = '')")
+    page.set_input_files("#compare-files", [str(path) for path in named])
+    page.wait_for_function(
+        "() => document.querySelector('#compare-status').textContent.includes('side by side')",
+        timeout=60_000,
+    )
+    plots = page.locator("#compare-view figure svg")
+    assert plots.count() == 4
+    assert page.locator("#compare-view figure .plot-export").count() == 4  # one per plot
+    exported = []
+    for i in range(plots.count()):
+        svg = plots.nth(i)
+        holder = svg.locator("xpath=..")
+        kind = holder.get_attribute("data-plot")
+        run = holder.locator("xpath=..").locator("figcaption").inner_text()
+        with page.expect_download() as caught:
+            holder.locator(".plot-export button:has-text('Export SVG')").click()
+        name = caught.value.suggested_filename
+        text = Path(caught.value.path()).read_text("utf-8")
+        assert name == f"{kind}-{run}.svg", name
+        assert text.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in text
+        assert text.split(">", 1)[1] == shown_inner(svg), name  # the plot as shown
+        width, height = svg.evaluate("s => [s.viewBox.baseVal.width, s.viewBox.baseVal.height]")
+        with page.expect_download() as caught:
+            holder.locator(".plot-export button:has-text('Export PNG')").click()
+        assert caught.value.suggested_filename == f"{kind}-{run}.png"
+        png = Path(caught.value.path()).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        size = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        assert size == (2 * width, 2 * height), name
+        exported.append(name)
+    assert sorted(exported) == sorted(
+        f"{kind}-{run.name}-export-predictions.svg"
+        for run in runs
+        for kind in ("calibration", "cost")
+    )
+    audit(page, "compared runs with their export buttons")
 
 
 def test_compared_runs_are_labelled_what_they_are(

@@ -115,7 +115,7 @@ def test_the_range_holds_the_truth_and_its_middle_is_near_it(path: Path) -> None
     inside, near = scores(trials, shown)
     print(f"{path.stem}: range holds the truth at {inside:.1%}, midpoint near it at {near:.1%}")
     assert inside >= 0.90
-    assert near >= 0.85  # issue 41 asks it at every checkpoint: 88–91 % here (docs/page.md)
+    assert near >= 0.85  # issue 41 asks >= 90 %: 89.5 and 91.0 % here (docs/page.md)
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
@@ -143,6 +143,29 @@ def test_no_number_before_a_model_call_is_timed_and_the_text_is_short() -> None:
     later = shown[first_model + 30]
     assert later["text"].startswith("about ") and later["text"].endswith(" left")
     assert later["range"].startswith("between ")
+
+
+def test_the_point_shown_is_the_groups_mean_not_the_middle_of_the_range() -> None:
+    """One group, 20 trials timed (alternately 50 and 150 ms: mean 100 ms), 30 left: the point
+    shown is 30 × 100 ms, within a range widened for the mean's error and drift."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    script = (
+        f"import {{ Eta }} from {json.dumps(ETA.as_uri())};"
+        "const left = [{phase: 'measure', condition: 'model-only', trials: 50, calls: 50,"
+        " answer: 'integer'}];"
+        "const eta = new Eta(left); let now = 0;"
+        "for (let i = 0; i < 20; i++) { eta.started('measure', 'model-only', now);"
+        " now += i % 2 ? 150 : 50; eta.finished('measure', 'model-only', now, 1); }"
+        "console.log(JSON.stringify(eta.estimate(now)));"
+    )
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+    )
+    estimate = json.loads(done.stdout)
+    assert estimate["mid_s"] == pytest.approx(30 * 0.100)
+    assert estimate["low_s"] < estimate["mid_s"] < estimate["high_s"]
 
 
 def test_durations_read_as_people_say_them() -> None:
