@@ -36,6 +36,7 @@ from pyapp.conditions.run import run_trial
 from pyapp.predict import skill
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells, wilson_interval
 from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction
+from pyapp.predict.profile import tasks_of_trace
 from pyapp.predict.state_aware import FEATURES, fit_logistic
 from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
@@ -241,7 +242,7 @@ def coverage(spec: SyntheticSpec, preset: str, runs: Sequence[SeedRun]) -> list[
     sizes: dict[tuple[str, str], int] = {}
     truths_seen: dict[tuple[str, str], set[float]] = {}
     for run in runs:
-        tasks = {t.id: t for t in generate(run.trace.run.task_params)}
+        tasks = {t.id: t for t in tasks_of_trace(run.trace)}
         for result in run.predictions.conditions:
             condition = result.frozen.profile.condition
             if condition == "model-program":
@@ -332,7 +333,7 @@ def expected_products(
 ) -> dict[str, tuple[float, float]]:
     """Held-out task id → (E[product prediction], Π r̄ᵏ) given the true probe rates r̄ of
     this seed's profile (each op's trials binomial at the mean true rate of its probes)."""
-    tasks = {t.id: t for t in generate(run.trace.run.task_params)}
+    tasks = {t.id: t for t in tasks_of_trace(run.trace)}
     condition = result.frozen.profile.condition
     ids = [i.split("/", 1)[1] for i in result.frozen.profile.trial_ids]
     rates: dict[str, tuple[int, float]] = {}
