@@ -286,3 +286,61 @@ def test_sweep_sealed_is_an_option_run_json_records(tmp_path) -> None:
     assert recorded_options_of(sealed.to_json(), "run.json").sealed
     unsealed = options_from_args(parser.parse_args(base))
     assert not unsealed.sealed and "sealed" not in unsealed.to_json()
+
+
+def test_a_plan_option_seals_every_cell_and_unsealed_plans_keep_their_hash(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from pyapp.matrix.check import plan_sha256
+    from pyapp.matrix.plan import read_plan
+
+    root = Path(__file__).resolve().parents[1]
+    # the hash the code before `options.sealed` gave this shipped plan
+    shipped = read_plan(root / "examples" / "matrix-fixture.toml")
+    assert plan_sha256(shipped).startswith("58923bd51c6b888b")
+    assert plan_sha256(replace(shipped, options=replace(shipped.options, sealed=True))) != (
+        plan_sha256(shipped)
+    )
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[axes]\nmodels = ["depth"]\nseeds = [1]\nconditions = [["model-only"]]\n'
+        "[options]\nsealed = true\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (trace_path,) = out.glob("cells/*/seed-1/trace.json")
+    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+    assert trace["run"]["terms"]["sealed"] is True and trace["draw"] is not None
+    assert reproduce(trace) == []
+
+
+def test_the_page_session_starts_a_sealed_sweep(monkeypatch) -> None:
+    from test_integrity import answer
+    from test_session import Page, call
+
+    from pyapp.browser import bridge
+    from pyapp.browser.session import Session
+    from pyapp.records.model import ScriptedAdapter
+
+    monkeypatch.setattr(bridge, "SESSION", Session())
+    page = Page(ScriptedAdapter(answer))
+    started = call(page, "sweep_start", seed=1729, conditions=["model-only"], sealed=True)
+    assert started["ok"] and started["result"]["sealed"] is True
+    assert started["result"]["draw_seed"] is None
+    assert started["result"]["heldout_left"] == 6  # counted before the draw
+    ran = call(page, "sweep_run", phase="all")
+    assert ran["ok"], ran
+    state = ran["result"]["state"]
+    assert state["stage"] == "done" and state["draw_seed"]
+    trace = json.loads(call(page, "sweep_trace")["result"]["trace_json"])
+    assert trace["draw"]["draw_seed"] == state["draw_seed"]
+    assert reproduce(trace) == []

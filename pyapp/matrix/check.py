@@ -323,10 +323,13 @@ def folder_name(name: str) -> str:
 def plan_sha256(plan: Plan) -> str:
     """SHA-256 of the parsed plan's canonical JSON: the same plan however it is written
     (comments, order, spacing); a study's `[[hypotheses]]` and `[[prior_exposure]]` are
-    outside it (the study receipt holds them)."""
+    outside it (the study receipt holds them), and so is `options.sealed` while false."""
     document = to_json(plan)
     assert isinstance(document, dict)
     document.pop("hypotheses", None)
     document.pop("prior_exposure", None)
+    options = document.get("options")
+    if isinstance(options, dict) and options.get("sealed") is False:
+        del options["sealed"]  # added later: an unsealed plan hashes as it did before
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
