@@ -344,3 +344,21 @@ def test_the_page_session_starts_a_sealed_sweep(monkeypatch) -> None:
     trace = json.loads(call(page, "sweep_trace")["result"]["trace_json"])
     assert trace["draw"]["draw_seed"] == state["draw_seed"]
     assert reproduce(trace) == []
+
+
+def test_the_report_says_sealed_or_not(sealed_run, tmp_path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "trace.json").write_text(json.dumps(to_json(sealed_run.trace)), encoding="utf-8")
+    assert main(["report", str(folder), "--out", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert sealed_run.trace.draw is not None
+    assert (
+        f"sealed: drawn after every freeze from the held-out draw seed {sealed_run.trace.draw.draw_seed}"
+        in html
+    )
+    unsealed = tmp_path / "old"
+    unsealed.mkdir()
+    (unsealed / "trace.json").write_bytes((FIXTURES / "trace-4-unsealed.json").read_bytes())
+    assert main(["report", str(unsealed), "--out", str(tmp_path / "o.html")]) == 0
+    assert "unsealed: drawn from the task seed" in (tmp_path / "o.html").read_text("utf-8")
