@@ -352,11 +352,9 @@ def test_the_report_says_sealed_or_not(sealed_run, tmp_path) -> None:
     (folder / "trace.json").write_text(json.dumps(to_json(sealed_run.trace)), encoding="utf-8")
     assert main(["report", str(folder), "--out", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert sealed_run.trace.draw is not None
-    assert (
-        f"sealed: drawn after every freeze from the held-out draw seed {sealed_run.trace.draw.draw_seed}"
-        in html
-    )
+    draw = sealed_run.trace.draw
+    assert draw is not None
+    assert f"sealed: drawn after every freeze from the held-out draw seed {draw.draw_seed}" in html
     unsealed = tmp_path / "old"
     unsealed.mkdir()
     (unsealed / "trace.json").write_bytes((FIXTURES / "trace-4-unsealed.json").read_bytes())
