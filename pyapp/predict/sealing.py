@@ -33,6 +33,7 @@ from pyapp.predict.freeze import frozen_protocol
 from pyapp.predict.predictions import FrozenProfile
 from pyapp.predict.profile import build_profile, heldout_tasks, tasks_of_trace
 from pyapp.records.chain import sha256_of
+from pyapp.records.terms import is_sealed
 from pyapp.records.trace import DrawCheck, FreezeRecord, HeldoutDraw, Trace
 from pyapp.tasks.taskset import sealed_tasks
 
@@ -164,8 +165,6 @@ def draw_mismatches(trace: Trace) -> list[tuple[str, str]]:
     no draw although held-out trials were made, a draw before a freeze, a seed other than
     the one re-derived from the freeze records, a generator other than `tasks/2`, checks
     that the drawn tasks do not give. Empty for an unsealed trace without a draw."""
-    from pyapp.records.terms import is_sealed
-
     found: list[tuple[str, str]] = []
     draw = trace.draw
     if not is_sealed(trace.run.terms):
