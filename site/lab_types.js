@@ -215,6 +215,13 @@
  * @property {(ErrorBody | null)} error Why it failed (the model channel's code and message); null when it did not.
  */
 /**
+ * The checks of one frozen condition that need the held-out tasks' contents, made after a sealed run's draw (before it the tasks did not exist).
+ * @typedef {object} DrawCheck
+ * @property {("supplied-program" | "model-only" | "model-program" | "controlled-chain")} condition The frozen condition.
+ * @property {string[]} previously_observed Drawn held-out task ids the ledger (`--ledger`, a plan's `options.ledger`, the page's IndexedDB) records as observed with this model and condition in earlier runs, matched by content.
+ * @property {(string | null)} exploratory_reason Why the drawn tasks make this profile's predictions exploratory (observed in an earlier session; shown in a journal prompt before the draw); null when none does.
+ */
+/**
  * Steps of tasks rendered in one encoding go wrong more often (assumption A4).
  * @typedef {object} EncodingEffect
  * @property {("json" | "prose")} affected The encoding that hurts.
@@ -343,6 +350,7 @@
  * @property {(StateAwareModel | null)} [state_aware] The state-aware predictor's fit as frozen; null as `chain_head`.
  * @property {(number | null)} [reference_probability] The reference forecast frozen with the profile: its pooled success rate (every op's successes / trials), the forecast every Brier skill score is measured against; absent in documents derived from freezes recorded before it was frozen (the skill scores then derive it from the profile).
  * @property {(RunTerms | null)} [terms] The run's terms as frozen (trace/4: the chain protocol, which decides the held-out tasks a chain profile predicts and their routes); absent in documents derived from traces older than trace/4 (measured under the design's chain protocol).
+ * @property {(string | null)} [draw_seed] A sealed run's held-out draw seed (`pyapp.predict.sealing`): the held-out tasks predicted here were drawn from it after the freeze. Not covered by `sha256` (the freeze's hash, made before the draw); `exploratory` and `exploratory_reason` then also carry the draw's checks. Null for an unsealed run.
  */
 /**
  * `model_generate`: one generation through Python's model adapter (kept in the journal).
@@ -385,11 +393,22 @@
  * @property {(ModelProvenance | null)} model The model record now, when it changed (a reload's load records joined it and the hash chain); null when it did not.
  * @property {Interruption[]} interruptions Interruptions recorded since (a Cancel or an infrastructure failure cut a trial).
  * @property {FreezeRecord[]} freezes Profiles frozen since.
+ * @property {(HeldoutDraw | null)} [draw] A sealed run's held-out draw, when it was made since (the header's tasks then gain the drawn held-out tasks); null otherwise.
  */
 /**
  * `sweep_header`: the sweep's header (the trace without its trials).
  * @typedef {object} HeaderText
  * @property {string} header_json As Python wrote it (compact JSON text).
+ */
+/**
+ * A sealed run's draw of its held-out tasks: made once every profile of the run is frozen, from the held-out draw seed those freezes seal (`pyapp.predict.sealing`).
+ * @typedef {object} HeldoutDraw
+ * @property {number} sequence Position in the run's timeline (after every freeze).
+ * @property {string} prev_sha256 The chain head at the draw: SHA-256 of the canonical record before it.
+ * @property {string} draw_seed The held-out draw seed (SHA-256, hex) derived from the task seed, the model identity and every frozen profile; `reproduce` derives it again.
+ * @property {string} generator_version The generator of the drawn held-out tasks (`tasks/2`).
+ * @property {string} drawn_at UTC time of the draw, ISO 8601.
+ * @property {DrawCheck[]} checks Per frozen condition, in freeze order: the checks that needed the drawn tasks.
  */
 /**
  * What one frozen profile predicts for each held-out task of its condition.
@@ -765,6 +784,8 @@
  * @property {string} interpretation What the numbers do and do not mean.
  * @property {ConditionResult[]} conditions One entry per frozen profile.
  * @property {(TaskSetIdentity | null)} [task_set] The trace's task set (seed, canonical parameters, generator version); null only in documents older than predictions/4.
+ * @property {boolean} [sealed] True when the trace is a sealed run: its held-out tasks were drawn after every profile was frozen, from `draw_seed`; false for an unsealed run (held-out tasks from the task seed) and in documents written before the field.
+ * @property {(string | null)} [draw_seed] A sealed run's held-out draw seed (null when unsealed, or not drawn yet).
  */
 /**
  * `sweep_predictions`: the predictions document of the sweep's trace.
@@ -812,7 +833,8 @@
  * @property {string} chain_head SHA-256 of that record: it fixes every record before it.
  * @property {string} at When the last profile was frozen, UTC ISO 8601.
  * @property {string} fingerprint The first 80 bits of the SHA-256 of the canonical JSON of every other field, as five groups of four hex digits.
- * @property {(RunTerms | null)} [terms] The run's terms (trace/4: the chain protocol the held-out tasks are routed under); absent in receipts of traces older than trace/4 (the design's chain protocol).
+ * @property {(RunTerms | null)} [terms] The run's terms (trace/4: the chain protocol the held-out tasks are routed under, and whether the run is sealed); absent in receipts of traces older than trace/4 (the design's chain protocol).
+ * @property {(string | null)} [draw_seed] A sealed run's held-out draw seed: the receipt is made after the draw (its chain head is the draw record) and before any held-out trial; absent for an unsealed run.
  */
 /**
  * One frozen profile as the receipt names it.
@@ -942,6 +964,7 @@
  * The terms a run was measured under that trace/4 added, in one record (the run's, and a copy in every freeze, frozen profile and receipt). A term added later in trace/4 is a field here with a default and `ADDED_IN_TRACE_4` (see the module docstring).
  * @typedef {object} RunTerms
  * @property {("chain-design/1" | "chain-extended/1")} chain_protocol The controlled chain's protocol version (`chain-design/1`, the default, or `chain-extended/1`): which families are routed and the route limits of every chain trial of the run.
+ * @property {boolean} [sealed] True for a sealed run: its held-out tasks are drawn after every profile is frozen, from the held-out draw seed the freezes seal (`pyapp.predict.sealing`; generator `tasks/2`, the draw in the trace's `draw`); false (the default, and every document written before the field) for an unsealed run, whose held-out tasks follow from the task seed (`tasks/1`).
  */
 /**
  * What step 4 leads with: the run's verdict in words and one picture (`pyapp.browser.verdict.run_verdict`; the flags and words are `pyapp.predict.flags`').
@@ -1156,6 +1179,7 @@
  * @property {(LedgerEntry[] | null)} [ledger] Every entry of the page's own ledger ({model_id, revision, revision_served, condition, task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and joins them to `previously_observed`.
  * @property {(string[] | null)} [faults] Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js): recorded in the trace's `run.faults`.
  * @property {(string | null)} [chain_protocol] The controlled chain's protocol, chosen explicitly (`design` or `extended`, `pyapp.records.terms`); null: the design's. Recorded in the trace's `run.terms`.
+ * @property {(boolean | null)} [sealed] A sealed sweep (`pyapp.predict.sealing`): its held-out tasks are drawn after every profile is frozen, from the seed the freezes seal; null or false: unsealed (held-out tasks from the task seed). Recorded in the trace's `run.terms.sealed`.
  * @property {unknown} [id] Repeated by the reply.
  */
 /**
@@ -1184,6 +1208,8 @@
  * @property {Summary} summary Counts over the trials observed (the page's caption shows them as they are).
  * @property {PlanLeft[]} left What `measure_left` and `heldout_left` hold, per phase and condition (non-zero groups only, in plan order).
  * @property {string} chain_protocol The controlled chain's protocol version the sweep runs under (`chain-design/1` or `chain-extended/1`); the page's step 2 shows it.
+ * @property {boolean} sealed Whether the sweep is sealed (held-out tasks drawn after the freeze from the seed the freezes seal); the page's step 2 shows it.
+ * @property {(string | null)} draw_seed A sealed sweep's held-out draw seed, once drawn; null otherwise.
  */
 /**
  * The reply to `sweep_state`.
@@ -1383,6 +1409,7 @@
  * @property {Interruption[]} interruptions Attempts that were not observations (page closed, Cancel, infrastructure failure), each attempted again.
  * @property {JournalEntry[]} journal Manual exploration: never part of a profile, a prediction or a score.
  * @property {Summary} summary Counts over the trials.
+ * @property {(HeldoutDraw | null)} [draw] A sealed run's held-out draw (its tasks then follow from it); null for an unsealed run, and for a sealed one until every profile is frozen.
  */
 /**
  * Open a finished run read from the reader's disk: re-derive it (`reproduce`) and derive its profiles, predictions and scores (`score`), in the page's own Python.

@@ -327,12 +327,15 @@ def extended():
 def test_a_sweep_records_its_protocol_in_the_trace_the_freeze_and_the_receipt(extended) -> None:
     document, receipt = extended
     assert document["schema_version"] == "trace/4"
-    assert document["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert document["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     assert all(f["terms"] == document["run"]["terms"] for f in document["freezes"])
     assert receipt.terms == RunTerms("chain-extended/1")
     assert_valid_trace(document)
     design, design_receipt = sweep(DESIGN_CHAIN)
-    assert to_json(design.trace())["run"]["terms"] == {"chain_protocol": "chain-design/1"}
+    assert to_json(design.trace())["run"]["terms"] == {
+        "chain_protocol": "chain-design/1",
+        "sealed": False,
+    }
     assert design_receipt.terms == RunTerms("chain-design/1")
 
 
@@ -519,7 +522,7 @@ def test_simulate_takes_the_chain_protocol(tmp_path, capsys) -> None:
     assert main([*argv, "--chain-protocol", "extended"]) == 0
     capsys.readouterr()
     trace = json.loads((out / "seed-1" / "trace.json").read_text(encoding="utf-8"))
-    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     chains = [t for t in trace["trials"] if t["trial_id"] == "controlled-chain/derivative-1"]
     assert len(chains[0]["chain"]["calls"]) == 7
     assert main(["reproduce", str(out / "seed-1" / "trace.json")]) == 0
@@ -550,7 +553,7 @@ def test_the_page_chooses_the_protocol_explicitly(monkeypatch) -> None:
     shown = next(e for e in page.events if e["type"] == "frozen")["predictions"][0]["predictions"]
     assert [p["task_id"] for p in shown][-4:] == list(NEW_FAMILIES)  # predicted, then observed
     trace = document(page, "sweep_trace", "trace")
-    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     assert reproduce(trace) == []
     refused = call(
         page,
@@ -612,7 +615,7 @@ def test_a_plan_key_chooses_the_protocol_of_every_cell(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     (trace_path,) = out.glob("cells/*/seed-1/trace.json")
     trace = json.loads(trace_path.read_text(encoding="utf-8"))
-    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     schema = json.loads((root / "exports" / "matrix-plan.schema.json").read_text("utf-8"))
     shipped = root / "examples" / "study-subject-extended.toml"
     jsonschema.validate(tomllib.loads(shipped.read_text(encoding="utf-8")), schema)

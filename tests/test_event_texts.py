@@ -78,7 +78,9 @@ def test_every_event_of_a_run_holds_no_document_and_brings_only_what_changed() -
         assert (texts["receipt"] is not None) == (event["type"] == "frozen")
         if event["type"] in ("trial_interrupted", "frozen"):
             change = json.loads(texts["change"])
-            assert set(change) == {"model", "interruptions", "freezes"}  # not the header
+            # not the header (a sealed run's draw joins it too; null here: unsealed)
+            assert set(change) == {"model", "interruptions", "freezes", "draw"}
+            assert change["draw"] is None
             made = change["interruptions"] if event["type"] == "trial_interrupted" else None
             assert made is None or [i["trial_id"] for i in made] == [event["trial_id"]]
             if event["type"] == "frozen":

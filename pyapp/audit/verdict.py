@@ -164,6 +164,21 @@ def other_run(trace: Trace, predictions_json: Any) -> str | None:
     return "the predictions document is of another run: " + "; ".join(differ)
 
 
+def sealed_line(trace: Trace, mismatched: bool) -> str | None:
+    """What a sealed run's verdict says of its draw (None for an unsealed run: its held-out
+    tasks follow from the task seed, as always)."""
+    if trace.run.terms is None or not trace.run.terms.sealed:
+        return None
+    if trace.draw is None:
+        return "sealed: the held-out tasks are not drawn yet (no profile is complete)"
+    if mismatched:
+        return f"sealed: held-out draw seed {trace.draw.draw_seed[:16]}… (see the mismatches)"
+    return (
+        f"sealed: the held-out tasks were drawn after every freeze, from seed "
+        f"{trace.draw.draw_seed[:16]}…, which the freeze records seal (re-derived)"
+    )
+
+
 def verdict_lines(result: Audit, trace: Trace) -> list[str]:
     """The verdict in lines, as the command line prints it and the page shows it: the
     trace, the re-execution, the corrections, the predictions, then completeness."""
@@ -174,6 +189,9 @@ def verdict_lines(result: Audit, trace: Trace) -> list[str]:
         lines.append(
             f"ok: {len(trace.tasks)} tasks and {len(trace.trials)} trials re-derived exactly"
         )
+    sealed = sealed_line(trace, bool(result.trace_mismatches))
+    if sealed is not None:
+        lines.append(sealed)
     if result.rerun is not None:
         lines.append(result.rerun.line())
     if result.rerun_note is not None:

@@ -144,7 +144,9 @@ def _previously(request: SweepStart | SweepResume, sweep: Sweep) -> dict[str, tu
     """The sweep's held-out task ids the ledgers' keys name (the one rule:
     `pyapp.predict.exploratory`, through `pyapp.experiment.ledger.seen_in`): the keys given
     for this model (`previously_observed`) and those of the page's ledger entries that are
-    this model however spelled (`keys_by_condition`)."""
+    this model however spelled (`keys_by_condition`). The keys are kept on the sweep
+    (`ledger_keys`): a sealed sweep has no held-out tasks until its draw, which matches
+    them then."""
     keys = {str(k): list(map(str, v)) for k, v in (request.previously_observed or {}).items()}
     model = sweep.model
     if request.ledger and model is not None:
@@ -152,6 +154,7 @@ def _previously(request: SweepStart | SweepResume, sweep: Sweep) -> dict[str, tu
         mine = keys_by_condition(entries, model.model_id, model.revision, model.revision_served)
         for condition, found in mine.items():
             keys[condition] = list(dict.fromkeys([*keys.get(condition, []), *found]))
+    sweep.ledger_keys = {c: tuple(k) for c, k in keys.items()}
     return seen_in(keys, sweep.tasks, sweep.conditions, sweep.protocol)
 
 
@@ -247,6 +250,8 @@ class Session:
             summary=summarise(tuple(sweep.trials)),
             left=left,
             chain_protocol=sweep.protocol.version,
+            sealed=sweep.sealed,
+            draw_seed=None if sweep.draw is None else sweep.draw.draw_seed,
         )
 
     # ---- requests --------------------------------------------------------------------
@@ -289,6 +294,7 @@ class Session:
             journal=list(self.journal),
             faults=tuple(request.faults or ()),
             protocol=protocol,
+            sealed=bool(request.sealed),
             # a synthetic model's timings are its cost model's, on its virtual clock
             clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
@@ -311,7 +317,12 @@ class Session:
         adapter = self._adapter(ctx, sweep.params.seed)
         # the page holds the header as it stands (it stores it whenever a request changed
         # it): the run's events carry what joins it from now on
-        self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
+        self._page_has = (
+            sweep.model,
+            len(sweep.interruptions),
+            len(sweep.freezes),
+            sweep.draw is not None,
+        )
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
         except ProtocolError as error:
@@ -436,10 +447,17 @@ class Session:
         change), as Python's text of one `HeaderChange`; None when none did."""
         if self._page_has is None:
             return None
-        change = header_change(self._page_has, sweep.model, sweep.interruptions, sweep.freezes)
+        change = header_change(
+            self._page_has, sweep.model, sweep.interruptions, sweep.freezes, sweep.draw
+        )
         if change.empty:
             return None
-        self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
+        self._page_has = (
+            sweep.model,
+            len(sweep.interruptions),
+            len(sweep.freezes),
+            sweep.draw is not None,
+        )
         return json_text(change)
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:

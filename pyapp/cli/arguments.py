@@ -80,6 +80,18 @@ def chain_protocol_option(
     )
 
 
+def sealed_option(p: argparse.ArgumentParser) -> None:
+    """`--sealed` (`sweep`, `simulate`): a sealed run, whose held-out tasks are drawn after
+    every profile is frozen, from the seed the freezes seal (`pyapp.predict.sealing`)."""
+    p.add_argument(
+        "--sealed",
+        action="store_true",
+        help="sealed held-out tasks: drawn (generator tasks/2) only after every profile is "
+        "frozen, from a seed hashed from the task seed, the model identity and the frozen "
+        "profiles (docs/audit.md); default: unsealed, held-out tasks from the task seed",
+    )
+
+
 def check_output(path: str, option: str) -> Path:
     """`path` as an output file, refused (exit 2) before any work when it is a folder,
     lies under a file, or its folder cannot be written."""

@@ -246,6 +246,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             else ""
         )
     )
+    if document.sealed:
+        print(f"sealed: held-out tasks drawn after every freeze, from seed {document.draw_seed}")
     for result in document.conditions:
         frozen = result.frozen
         mark = "EXPLORATORY" if frozen.exploratory else "frozen before observation"

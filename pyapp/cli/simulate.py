@@ -6,6 +6,7 @@
     python -m pyapp simulate --model my-structure.toml --seeds 1..20 --out runs/mine
     python -m pyapp simulate --model size-dependent --seeds 1..20 --chain-protocol extended \
         --out runs/sim-extended
+    python -m pyapp simulate --model size-dependent --seeds 1..20 --sealed --out runs/sim-sealed
 
 `--model` is a shipped structure's shorthand (`NAME` or `NAME:key=value,...`) or a structure
 file (TOML or JSON, `pyapp.synthetic.language`; schema `exports/synthetic-model.schema.json`).
@@ -15,7 +16,9 @@ bad data (exit 1); either way one line names the file or the key.
 Writes `DIR/seed-N/trace.json` and `DIR/seed-N/predictions.json` per seed (compact JSON,
 each re-derivable by `python -m pyapp reproduce`; `--summary-only` skips them) and
 `DIR/summary.json` across seeds, and prints the summary and the trials per second.
-Everything it writes is labelled `synthetic`: never model evidence.
+Everything it writes is labelled `synthetic`: never model evidence. `--sealed` runs every
+seed sealed: its held-out tasks are drawn after the freeze from the seed the freezes seal
+(`pyapp.predict.sealing`, generator `tasks/2`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option
+from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, sealed_option
 from pyapp.conditions.run import MODEL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError
 from pyapp.host.files import (
@@ -131,7 +134,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             rate = done[0] / max(time.perf_counter() - start, 1e-9)
             print(f"\r{done[0]}/{len(seeds)} seeds ({rate:.1f} seeds/s)", end="", file=sys.stderr)
 
-    runs = run_seeds(spec, params, seeds, conditions, on_seed, protocol)
+    runs = run_seeds(spec, params, seeds, conditions, on_seed, protocol, sealed=args.sealed)
     elapsed = time.perf_counter() - start
     print(file=sys.stderr)
     summary = summarise_runs(spec, runs)
@@ -178,6 +181,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
     p.add_argument("--conditions", metavar="C1,C2", help="default: the three model conditions")
     chain_protocol_option(p)
+    sealed_option(p)
     p.add_argument("--out", type=output_folder, required=True, help="output folder")
     p.add_argument(
         "--summary-only", action="store_true", help="write summary.json only, no per-seed files"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, seed
+from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, sealed_option, seed
 from pyapp.host.files import REPO_ROOT, input_file, input_folder, output_folder
 from pyapp.sweep import main as sweep_main
 from pyapp.tasks.taskset import DEFAULT_SEED
@@ -37,6 +37,7 @@ def sweep_options(p: argparse.ArgumentParser) -> None:
         "controlled-chain (default: all)",
     )
     chain_protocol_option(p, default=None)
+    sealed_option(p)
     p.add_argument(
         "--consent",
         action="store_true",

@@ -37,13 +37,14 @@ from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.errors import InputError, LabError
 from pyapp.predict.exploratory import content_sha256, keys_by_condition, previously_seen
 from pyapp.predict.predictor import heldout_tasks
+from pyapp.predict.profile import tasks_of_trace
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
 from pyapp.records.model import ModelProvenance
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
 from pyapp.records.trace import Trace
-from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams, generate
+from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
 
 LEDGER_SCHEMA = "sweep-ledger/2"
 LEGACY_SCHEMA = "sweep-ledger/1"
@@ -245,7 +246,7 @@ def record_trace(ledger: dict[str, Any], trace: Trace) -> dict[str, Any]:
     content under the trace's model id and revision."""
     if trace.model is None:
         return ledger
-    tasks = {t.id: t for t in generate(trace.run.task_params)}
+    tasks = {t.id: t for t in tasks_of_trace(trace)}
     protocol = protocol_of(trace.run.terms)
     entries = [dict(e) for e in ledger["entries"]]
     for condition in trace.run.conditions:

@@ -5,9 +5,12 @@ persists it after every trial (IndexedDB) and hands it back after a reload, and 
 protocol continues with the next unobserved trial. Phases:
 
 1. `measure`: every selected condition over the profile tasks (single-primitive probes);
-2. `freeze`: one frozen profile per model condition (its hash goes into the trace);
-3. `heldout`: every model condition over its held-out tasks — refused before the freeze,
-   and never twice for the same task under the same frozen profile.
+2. `freeze`: one frozen profile per model condition (its hash goes into the trace); a
+   sealed sweep (`sealed`) then draws its held-out tasks (`HeldoutDraw`, from the seed the
+   freezes seal: `pyapp.predict.sealing`), with the checks that need their contents;
+3. `heldout`: every model condition over its held-out tasks — refused before the freeze
+   (and before a sealed sweep's draw), and never twice for the same task under the same
+   frozen profile.
 
 The supplied-program control may run alongside; it is never profiled or predicted.
 
@@ -29,7 +32,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 from pyapp.conditions.failures import kind_of
@@ -44,6 +46,7 @@ from pyapp.errors import Cancelled
 from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
 from pyapp.predict.freeze import freeze_condition
 from pyapp.predict.predictions import FrozenProfile
+from pyapp.predict.sealing import make_draw
 from pyapp.records import chain
 from pyapp.records.clock import ClockInfo
 from pyapp.records.model import (
@@ -55,18 +58,25 @@ from pyapp.records.model import (
     identity_difference,
     identity_sha256,
 )
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of, terms_for
+from pyapp.records.terms import (
+    DEFAULT_CHAIN_PROTOCOL,
+    ChainProtocol,
+    is_sealed,
+    protocol_of,
+    terms_for,
+)
 from pyapp.records.trace import (
     BrowserInfo,
     Condition,
     FreezeRecord,
+    HeldoutDraw,
     Interruption,
     JournalEntry,
     Trace,
     Trial,
     make_trace,
 )
-from pyapp.tasks.taskset import Task, TaskParams, generate
+from pyapp.tasks.taskset import Task, TaskParams, generate, sealed_tasks
 
 _R = TypeVar("_R")
 Phase = Literal["measure", "heldout"]
@@ -101,6 +111,15 @@ class Sweep:
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
     """The controlled chain's protocol, chosen at the start (recorded in the trace's
     `run.terms` and every freeze)."""
+    sealed: bool = False
+    """A sealed sweep: its held-out tasks are drawn once every profile is frozen, from the
+    held-out draw seed the freezes seal (recorded in `run.terms.sealed`)."""
+    draw: HeldoutDraw | None = None
+    """A sealed sweep's held-out draw, once made (the trace's `draw`)."""
+    ledger_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per condition: the content keys a ledger holds for this model (a sealed sweep maps
+    them onto its held-out tasks at the draw; an unsealed one at the start, into
+    `previously_observed`)."""
     paused: Interruption | None = None
     """The interruption that paused the sweep (the last of `PAUSE_AFTER` in a row); null
     while it is not paused."""
@@ -150,11 +169,21 @@ class Sweep:
             clock=trace.environment.clock,
             faults=trace.run.faults,
             protocol=protocol_of(trace.run.terms),
+            sealed=is_sealed(trace.run.terms),
+            draw=trace.draw,
         )
 
-    @cached_property
+    _tasks: tuple[object, tuple[Task, ...]] | None = field(default=None, repr=False, compare=False)
+
+    @property
     def tasks(self) -> tuple[Task, ...]:
-        return generate(self.params)
+        """The task set: generated once (a sealed sweep's: its profile tasks until the draw,
+        then with the drawn held-out tasks)."""
+        key = None if self.draw is None else self.draw.draw_seed
+        if self._tasks is None or self._tasks[0] != key:
+            tasks = sealed_tasks(self.params, key) if self.sealed else generate(self.params)
+            self._tasks = (key, tasks)
+        return self._tasks[1]
 
     def frozen_conditions(self) -> set[str]:
         return {f.condition for f in self.freezes}
@@ -263,7 +292,8 @@ class Sweep:
             tuple(self.journal),
             self.clock,
             self.faults,
-            terms_for(self.protocol),
+            terms_for(self.protocol, self.sealed),
+            self.draw,
         )
         self.clock = trace.environment.clock
         run = replace(trace.run, run_id=self.run_id, created_at=self.created_at)
@@ -290,6 +320,10 @@ def plan(sweep: Sweep, phase: Phase) -> list[tuple[Condition, Task]]:
     done = sweep.observed()
     pending: list[tuple[Condition, Task]] = []
     tasks = sweep.tasks
+    if phase == "heldout" and sweep.sealed and sweep.draw is None:
+        # not drawn yet: the held-out tasks' ids and families (the same in every draw) stand
+        # in for counting; `run_phase` draws before it runs any
+        tasks = generate(sweep.params)
     for condition in sweep.conditions:
         # every held-out task, chains included: a task without a controlled route is
         # recorded as `unsupported` with zero model calls (never predicted or scored)
@@ -351,7 +385,7 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
             continue
         link = sweep.link()
         frozen_at = _now()
-        sealed, profile = freeze_condition(
+        record, profile = freeze_condition(
             sweep.trace(),
             condition,
             sequence=link["sequence"],
@@ -359,10 +393,31 @@ def freeze(sweep: Sweep) -> list[FrozenProfile]:
             frozen_at=frozen_at,
             previously_observed=sweep.previously_observed.get(condition, ()),
         )
-        sweep.freezes.append(sealed)
-        sweep.appended(sealed)
+        sweep.freezes.append(record)
+        sweep.appended(record)
         frozen.append(profile)
+    draw(sweep)
     return frozen
+
+
+def draw(sweep: Sweep) -> HeldoutDraw | None:
+    """A sealed sweep's held-out draw, made once every model condition is frozen (None when
+    the sweep is unsealed, drawn already, or not frozen yet)."""
+    if not sweep.sealed or sweep.draw is not None:
+        return None
+    if any(c in MODEL_CONDITIONS and c not in sweep.frozen_conditions() for c in sweep.conditions):
+        return None
+    link = sweep.link()
+    record = make_draw(
+        sweep.trace(),
+        sweep.ledger_keys,
+        sequence=link["sequence"],
+        prev_sha256=link["prev_sha256"],
+        drawn_at=_now(),
+    )
+    sweep.draw = record
+    sweep.appended(record)
+    return record
 
 
 OnTrial = Callable[[Trial, int, int], Awaitable[None] | None]
@@ -415,6 +470,8 @@ async def run_phase(
             raise ProtocolError(
                 "not_frozen", f"freeze the profile before held-out trials ({', '.join(missing)})"
             )
+        if sweep.sealed and sweep.draw is None:
+            draw(sweep)  # every profile is frozen: the held-out tasks are drawn now
     sweep.paused = None
     pending = plan(sweep, phase)
     observed = sweep.observed()  # kept up to date here: no per-trial walk over the trials

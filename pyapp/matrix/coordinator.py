@@ -87,6 +87,7 @@ def fixed_options(plan: Plan, plan_path: Path, out: Path, hooks: dict[str, JSON]
         "hooks": hooks,
         "stop_file": str(out.resolve() / ".stop"),
         "chain_protocol": plan.options.chain_protocol,
+        "sealed": plan.options.sealed,
     }
 
 

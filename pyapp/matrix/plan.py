@@ -136,6 +136,12 @@ class Options:
     """The controlled chain's protocol of every cell (`--chain-protocol` of `sweep` and
     `simulate`; `pyapp.records.terms`): `design` (the default) or `extended` (every family
     routed, seven calls a route). A study pools only cells of one protocol."""
+    sealed: bool = field(default=False, metadata=OPTIONAL)
+    """Every cell runs sealed (`--sealed` of `sweep` and `simulate`: held-out tasks drawn
+    after every profile is frozen, from the seed the freezes seal; docs/audit.md). Default
+    false: existing plans keep their meaning and hash. Cells that must share held-out
+    tasks (a comparison's subjects, a browser/native identity check) need it false: each
+    sealed cell draws its own."""
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,8 @@ class Job:
     matrix command creates it on Ctrl-C; on a cluster it is on the shared filesystem)."""
     chain_protocol: str = "design"
     """The plan's chain protocol (`--chain-protocol` of every cell's command)."""
+    sealed: bool = False
+    """The plan's `options.sealed` (`--sealed` of every cell's command)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,7 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
             *conditions,
             "--chain-protocol",
             job.chain_protocol,
+            *(["--sealed"] if job.sealed else []),
             "--out",
             str(folder),
         ]
@@ -180,7 +183,7 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
         model += [option, value] if value else []
     extra = [] if native else [f"--page-param={k}={v}" for k, v in job.page_params.items()]
     extra += [] if native else [f"--chromium-flag={flag}" for flag in job.chromium_flags]
-    protocol = ["--chain-protocol", job.chain_protocol]
+    protocol = ["--chain-protocol", job.chain_protocol, *(["--sealed"] if job.sealed else [])]
     return ["sweep", *model, *params, *conditions, *protocol, *extra, *tail]
 
 

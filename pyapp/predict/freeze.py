@@ -2,7 +2,7 @@
 
 A freeze record (`pyapp.records.trace.FreezeRecord`; what it carries besides the profile:
 `pyapp.records.frozen`) is made by `freeze_condition` when the sweep freezes a condition
-(`pyapp.experiment.phases.freeze`): it is sealed (`seal_freeze`) with the task set's
+(`pyapp.experiment.phases.freeze`): it is completed (`complete_freeze`) with the task set's
 identity, the state-aware predictor's fit (`refit_state_aware`) and the reference forecast
 of the skill scores (`rederive_reference`: the profile's pooled success rate,
 `reference_of`), and with the SHA-256 of the frozen profile (`freeze_profile`), which
@@ -17,7 +17,12 @@ scoring (`pyapp.predict.predictor.score_trace`), `reproduce`, and the freeze rec
 made before metrics/2 is re-derived under the version whose profile has the hash the freeze
 recorded (`frozen_as_recorded`), so no record needs a version field; a new freeze is made
 under the current version.
-"""
+
+A sealed run (`run.terms.sealed`) has no held-out tasks at its freezes: a freeze names the
+held-out ids (the same in every draw) and makes the checks it can without their contents
+(`early`); the ledger's and the journal's checks are the draw's
+(`pyapp.predict.sealing`), made after it. (`complete_freeze` was `seal_freeze`: renamed so
+that "seal" means the held-out draw alone.)"""
 
 from __future__ import annotations
 
@@ -35,15 +40,17 @@ from pyapp.predict.profile import (
     build_profile,
     heldout_tasks,
     profile_trials,
-    tasks_of,
+    tasks_of_trace,
     trial_cost_ms,
+    unsealed_heldout_ids,
 )
 from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import to_json
 from pyapp.records.chain import sha256_of
 from pyapp.records.frozen import task_set_identity
-from pyapp.records.terms import ChainProtocol, protocol_of
+from pyapp.records.terms import ChainProtocol, is_sealed, protocol_of
 from pyapp.records.trace import Condition, FreezeRecord, Trace
+from pyapp.tasks.taskset import Task
 
 
 def canonical_json(value: object) -> str:
@@ -64,21 +71,31 @@ def freeze_profile(trace: Trace, record: FreezeRecord, metric: str | None = None
         return frozen_as_recorded(trace, record)[0]
     if trace.model is None:
         raise ValueError("a profile needs a model session")
-    tasks = tasks_of(trace.run.task_params)
+    tasks = tasks_of_trace(trace)
     by_id = {t.id: t for t in tasks}
     before = trace.trials[: record.after_trials]
     profile = build_profile(before, by_id, record.condition, trace.model.evidence, metric)
-    heldout = heldout_tasks(tasks, record.condition, frozen_protocol(trace, record))
+    protocol = frozen_protocol(trace, record)
+    sealed = is_sealed(trace.run.terms)
+    if sealed:  # the held-out tasks are drawn after the freeze: their ids alone are known
+        heldout_ids: tuple[str, ...] = unsealed_heldout_ids(
+            trace.run.task_params, record.condition, protocol
+        )
+        heldout: tuple[Task, ...] = ()
+    else:
+        heldout = heldout_tasks(tasks, record.condition, protocol)
+        heldout_ids = tuple(t.id for t in heldout)
     early = sorted(
-        {t.task_id for t in before if t.condition == record.condition} & {t.id for t in heldout}
+        {t.task_id for t in before if t.condition == record.condition} & set(heldout_ids)
     )
-    earlier_sessions = sorted(set(record.previously_observed) & {t.id for t in heldout})
+    earlier_sessions = sorted(set(record.previously_observed) & set(heldout_ids))
     reasons = []
     if early:
         reasons.append(f"observed in this trace before the freeze: {', '.join(early)}")
     if earlier_sessions:
         reasons.append(f"observed in an earlier session: {', '.join(earlier_sessions)}")
-    # trace/3: a journal prompt before the freeze that showed a held-out task (exploratory.py)
+    # trace/3: a journal prompt before the freeze that showed a held-out task (exploratory.py;
+    # a sealed run's held-out tasks did not exist yet: the draw checks its journal)
     leaked = journal_leaks(
         trace.journal, heldout, record.sequence if record.prev_sha256 is not None else None
     )
@@ -95,7 +112,7 @@ def freeze_profile(trace: Trace, record: FreezeRecord, metric: str | None = None
         "seed": trace.run.seed,
         "generator_version": trace.run.generator_version,
         "prompt_templates": trace.run.prompt_templates,
-        "heldout_task_ids": tuple(t.id for t in heldout),
+        "heldout_task_ids": heldout_ids,
         "frozen_at": record.frozen_at,
         "exploratory": bool(reasons),
         "exploratory_reason": "; ".join(reasons) or None,
@@ -144,19 +161,19 @@ def rederive_reference(trace: Trace, record: FreezeRecord) -> float | None:
     """The reference forecast from the profile trials before `record` (what was frozen)."""
     if trace.model is None:
         raise ValueError("a profile needs a model session")
-    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    by_id = {t.id: t for t in tasks_of_trace(trace)}
     before = trace.trials[: record.after_trials]
     return reference_of(build_profile(before, by_id, record.condition, trace.model.evidence))
 
 
 def refit_state_aware(trace: Trace, record: FreezeRecord) -> StateAwareModel:
     """The state-aware fit from the profile trials before `record` (what was frozen)."""
-    by_id = {t.id: t for t in tasks_of(trace.run.task_params)}
+    by_id = {t.id: t for t in tasks_of_trace(trace)}
     mine = profile_trials(trace.trials[: record.after_trials], by_id, record.condition)
     return state_aware.fit(mine, by_id, {t.trial_id: trial_cost_ms(t) for t in mine})
 
 
-def seal_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
+def complete_freeze(trace: Trace, record: FreezeRecord) -> tuple[FreezeRecord, FrozenProfile]:
     """A new freeze record completed: the task set, the state-aware fit and the reference
     forecast it freezes, and the hash of the profile (which covers them and the chain
     head)."""
@@ -181,8 +198,8 @@ def freeze_condition(
     previously_observed: tuple[str, ...],
 ) -> tuple[FreezeRecord, FrozenProfile]:
     """`condition` frozen after every trial of `trace`: its freeze record at `sequence` in
-    the timeline (the chain head `prev_sha256` before it), sealed (`seal_freeze`), and the
-    profile it freezes."""
+    the timeline (the chain head `prev_sha256` before it), completed (`complete_freeze`),
+    and the profile it freezes."""
     record = FreezeRecord(
         condition=condition,
         sequence=sequence,
@@ -192,7 +209,7 @@ def freeze_condition(
         profile_sha256="",
         prev_sha256=prev_sha256,
     )
-    return seal_freeze(trace, record)
+    return complete_freeze(trace, record)
 
 
 def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
@@ -200,7 +217,7 @@ def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
 
     frozen = freeze_profile(trace, record)
     protocol = frozen_protocol(trace, record)
-    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition, protocol)
+    heldout = heldout_tasks(tasks_of_trace(trace), record.condition, protocol)
     fit = record.state_aware or refit_state_aware(trace, record)
     return sha256_of(
         {

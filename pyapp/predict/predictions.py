@@ -196,6 +196,11 @@ class FrozenProfile:
     """The run's terms as frozen (trace/4: the chain protocol, which decides the held-out
     tasks a chain profile predicts and their routes); absent in documents derived from
     traces older than trace/4 (measured under the design's chain protocol)."""
+    draw_seed: str | None = field(default=None, metadata=ADDED_IN_4)
+    """A sealed run's held-out draw seed (`pyapp.predict.sealing`): the held-out tasks
+    predicted here were drawn from it after the freeze. Not covered by `sha256` (the
+    freeze's hash, made before the draw); `exploratory` and `exploratory_reason` then also
+    carry the draw's checks. Null for an unsealed run."""
 
 
 @dataclass(frozen=True)
@@ -333,9 +338,17 @@ class PredictionsDocument:
     task_set: TaskSetIdentity | None = field(default=None, metadata=ADDED_IN_4)
     """The trace's task set (seed, canonical parameters, generator version); null only in
     documents older than predictions/4."""
+    sealed: bool = field(default=False, metadata=ADDED_IN_4)
+    """True when the trace is a sealed run: its held-out tasks were drawn after every
+    profile was frozen, from `draw_seed`; false for an unsealed run (held-out tasks from
+    the task seed) and in documents written before the field."""
+    draw_seed: str | None = field(default=None, metadata=ADDED_IN_4)
+    """A sealed run's held-out draw seed (null when unsealed, or not drawn yet)."""
 
 
-_LATER_FROZEN_FIELDS = ("reference_probability", "terms")
+_LATER_FROZEN_FIELDS = ("reference_probability", "terms", "draw_seed")
+_LATER_DOCUMENT_FIELDS = ("sealed", "draw_seed")
+"""The document's fields added to predictions/4 later (false or null where unsealed)."""
 """A frozen profile's fields added to predictions/4 after documents without them were
 written (null where the freeze recorded none)."""
 
@@ -347,6 +360,11 @@ def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
     (null)."""
     if not isinstance(recorded, dict) or not isinstance(derived, dict):
         return derived
+    derived = {
+        k: v
+        for k, v in derived.items()
+        if k in recorded or k not in _LATER_DOCUMENT_FIELDS or v not in (None, False)
+    }
     kept = recorded.get("conditions")
     if not isinstance(kept, list) or not all(isinstance(c, dict) for c in kept):
         return derived
@@ -362,6 +380,15 @@ def without_absent_fields(derived: JSON, recorded: JSON) -> JSON:
             if absent:
                 frozen = {k: v for k, v in frozen.items() if k not in absent}
                 condition = dict(condition, frozen=frozen)
+            terms, their_terms = frozen.get("terms"), theirs.get("terms")
+            if (
+                isinstance(terms, dict)
+                and isinstance(their_terms, dict)
+                and "sealed" not in their_terms
+                and terms.get("sealed") is False
+            ):  # written before `RunTerms.sealed` existed: unsealed
+                terms = {k: v for k, v in terms.items() if k != "sealed"}
+                condition = dict(condition, frozen=dict(frozen, terms=terms))
         trimmed.append(condition)
     return dict(derived, conditions=trimmed)
 

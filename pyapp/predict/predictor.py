@@ -62,11 +62,13 @@ from pyapp.predict.predictions import as_version as as_version
 from pyapp.predict.predictions import predictions_schema as predictions_schema
 from pyapp.predict.predictions import read_predictions as read_predictions
 from pyapp.predict.predictions import without_absent_fields as without_absent_fields
-from pyapp.predict.profile import heldout_tasks, tasks_of, trial_cost_ms
+from pyapp.predict.profile import heldout_tasks, tasks_of, tasks_of_trace, trial_cost_ms
+from pyapp.predict.sealing import with_draw
 from pyapp.predict.skill import SkillScores
 from pyapp.records.evidence import evidence_mismatches
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import revision_note
+from pyapp.records.terms import is_sealed
 from pyapp.records.trace import FreezeRecord, Trace, Trial
 from pyapp.tasks.taskset import Task
 
@@ -106,6 +108,7 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "skill_of",
     "state_aware_result",
     "tasks_of",
+    "tasks_of_trace",
     "trial_cost_ms",
     "without_absent_fields",
 ]
@@ -185,7 +188,12 @@ def score_trace(trace: Trace, prefer: Sequence[str] = METRIC_VERSIONS) -> Predic
     several do (`pyapp.predict.freeze.frozen_as_recorded`)."""
     if trace.model is None:
         raise ValueError("this trace has no model session: nothing to predict")
-    tasks = tasks_of(trace.run.task_params)
+    sealed = is_sealed(trace.run.terms)
+    if sealed and trace.freezes and trace.draw is None:
+        raise ValueError(
+            "a sealed run's held-out tasks are not drawn yet: nothing to predict before the draw"
+        )
+    tasks = tasks_of_trace(trace)
     by_id = {t.id: t for t in tasks}
     unknown = sorted({t.task_id for t in trace.trials if t.task_id not in by_id})
     if unknown:
@@ -211,6 +219,8 @@ def score_trace(trace: Trace, prefer: Sequence[str] = METRIC_VERSIONS) -> Predic
         interpretation=INTERPRETATION,
         conditions=tuple(results),
         task_set=task_set_identity(trace.run.task_params, trace.run.generator_version),
+        sealed=sealed,
+        draw_seed=None if trace.draw is None else trace.draw.draw_seed,
     )
 
 
@@ -227,6 +237,7 @@ def _score_freezes(
                 f"freeze of {record.condition}: recorded hash {record.profile_sha256} but the "
                 f"trials give {frozen.sha256}"
             )
+        frozen = with_draw(frozen, trace)  # a sealed run: the draw's seed and checks
         heldout_ids = set(frozen.heldout_task_ids)
         predictions = tuple(predict(frozen, by_id[i]) for i in frozen.heldout_task_ids)
         observations = tuple(

@@ -1,7 +1,8 @@
 """A profile from a trace's trials: per primitive, its trials, successes, rate with a 95%
 Wilson interval and mean costs, plus the paired-encoding table (`build_profile`); which
 trials are profile trials (`profile_trials`) and which tasks a profile predicts
-(`heldout_tasks`), from the task set generated once per parameters (`tasks_of`)."""
+(`heldout_tasks`), from the task set generated once per parameters (`tasks_of`; a sealed
+trace's, with the held-out tasks of its draw: `tasks_of_trace`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from functools import lru_cache
 from pyapp.conditions.run import plan_route
 from pyapp.predict.metrics import METRIC_VERSION, wilson_interval
 from pyapp.predict.predictions import EncodingPair, EncodingTable, OpProfile, Profile
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trace import Condition, Evidence, Trial
-from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, is_sealed
+from pyapp.records.trace import Condition, Evidence, Trace, Trial
+from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate, sealed_tasks
 
 
 def trial_cost_ms(trial: Trial) -> float | None:
@@ -128,3 +129,28 @@ def tasks_of(params: TaskParams) -> tuple[Task, ...]:
     """The task set of `params`, generated once for the several freezes and scores of one
     trace (tasks are frozen records; nothing here changes them)."""
     return generate(params)
+
+
+@lru_cache(maxsize=4)
+def _sealed_tasks_of(params: TaskParams, draw_seed: str | None) -> tuple[Task, ...]:
+    return sealed_tasks(params, draw_seed)
+
+
+def tasks_of_trace(trace: Trace) -> tuple[Task, ...]:
+    """The task set a trace was run on: an unsealed run's from its parameters (`tasks_of`);
+    a sealed run's (`run.terms.sealed`) its profile tasks from the task seed and the
+    held-out tasks of its recorded draw (`trace.draw`; none before the draw).
+    `reproduce` checks that the recorded draw seed is the one its freezes seal."""
+    if is_sealed(trace.run.terms):
+        draw = trace.draw
+        return _sealed_tasks_of(trace.run.task_params, None if draw is None else draw.draw_seed)
+    return tasks_of(trace.run.task_params)
+
+
+def unsealed_heldout_ids(
+    params: TaskParams, condition: str, protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL
+) -> tuple[str, ...]:
+    """The ids of the held-out tasks a profile under `condition` predicts: the same in a
+    sealed run (only the registers are drawn later), so a freeze can name them before the
+    draw."""
+    return tuple(t.id for t in heldout_tasks(tasks_of(params), condition, protocol))

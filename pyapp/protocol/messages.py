@@ -223,6 +223,10 @@ class SweepStart(Request):
     chain_protocol: str | None = None
     """The controlled chain's protocol, chosen explicitly (`design` or `extended`,
     `pyapp.records.terms`); null: the design's. Recorded in the trace's `run.terms`."""
+    sealed: bool | None = field(default=None, metadata=ADDED)
+    """A sealed sweep (`pyapp.predict.sealing`): its held-out tasks are drawn after every
+    profile is frozen, from the seed the freezes seal; null or false: unsealed (held-out
+    tasks from the task seed). Recorded in the trace's `run.terms.sealed`."""
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,11 @@ class SweepState:
     chain_protocol: str = "chain-design/1"
     """The controlled chain's protocol version the sweep runs under (`chain-design/1` or
     `chain-extended/1`); the page's step 2 shows it."""
+    sealed: bool = False
+    """Whether the sweep is sealed (held-out tasks drawn after the freeze from the seed the
+    freezes seal); the page's step 2 shows it."""
+    draw_seed: str | None = None
+    """A sealed sweep's held-out draw seed, once drawn; null otherwise."""
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The hash chain that makes a trace tamper-evident (trace/3).
 
 Every record of a sweep — a trial, an interruption, a freeze, a journal entry, a model
-load — carries `sequence` (its place in the run's timeline, from 1, no gaps) and
-`prev_sha256`: the SHA-256 of the canonical JSON of the record just before it in that
-timeline (for the first record: of the chain's genesis, `{"chain": "composition-lab/1",
-"run_id": ..., "created_at": ...}`). Each freeze therefore commits to the chain head at
-the moment it was made, and its profile hash covers that head.
+load, a sealed run's held-out draw — carries `sequence` (its place in the run's timeline,
+from 1, no gaps) and `prev_sha256`: the SHA-256 of the canonical JSON of the record just
+before it in that timeline (for the first record: of the chain's genesis,
+`{"chain": "composition-lab/1", "run_id": ..., "created_at": ...}`). Each freeze therefore
+commits to the chain head at the moment it was made, and its profile hash covers that head.
 
 Canonical JSON (`canonical_text`): the record as JSON, keys sorted, no whitespace, UTF-8,
 a float that is a whole number written as an integer (`2.0` → `2`: JavaScript does not keep
@@ -130,7 +130,10 @@ def links(trace: Any) -> list[Link]:
     add(trace.journal, "$.journal")
     if trace.model is not None:
         add(trace.model.loads, "$.model.loads")
-    kinds = ("$.trials", "$.freezes", "$.interruptions", "$.journal", "$.model.loads")
+    draw = getattr(trace, "draw", None)
+    if draw is not None:  # a sealed run's held-out draw (one record, after the freezes)
+        found.append(Link(draw.sequence, draw.prev_sha256, "$.draw", draw))
+    kinds = ("$.trials", "$.freezes", "$.interruptions", "$.journal", "$.model.loads", "$.draw")
     order = {kind: n for n, kind in enumerate(kinds)}
     found.sort(
         key=lambda link: (

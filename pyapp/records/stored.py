@@ -13,13 +13,22 @@ resume, the CLI's checkpoints, a driver reading what the page stores) calls.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pyapp.errors import InputError
 from pyapp.records.base import JSON, RecordError, from_json
 from pyapp.records.documents import loads_document
 from pyapp.records.model import ModelProvenance, revision_note
-from pyapp.records.trace import FreezeRecord, Interruption, Trace, read_trace, with_trials
+from pyapp.records.trace import (
+    FreezeRecord,
+    HeldoutDraw,
+    Interruption,
+    TaskRecord,
+    Trace,
+    read_trace,
+    with_trials,
+)
+from pyapp.tasks.taskset import sealed_tasks
 
 
 @dataclass(frozen=True)
@@ -34,14 +43,18 @@ class HeaderChange:
     """Interruptions recorded since (a Cancel or an infrastructure failure cut a trial)."""
     freezes: tuple[FreezeRecord, ...]
     """Profiles frozen since."""
+    draw: HeldoutDraw | None = field(default=None, metadata={"optional_on_read": True})
+    """A sealed run's held-out draw, when it was made since (the header's tasks then gain
+    the drawn held-out tasks); null otherwise."""
 
     @property
     def empty(self) -> bool:
-        return self.model is None and not self.interruptions and not self.freezes
+        return self.model is None and not self.interruptions and not self.freezes and not self.draw
 
 
-Mark = tuple[ModelProvenance | None, int, int]
-"""How far a header goes: its model record and how many interruptions and freezes it holds."""
+Mark = tuple[ModelProvenance | None, int, int, bool]
+"""How far a header goes: its model record, how many interruptions and freezes it holds,
+and whether it holds a sealed run's draw."""
 
 
 def header_change(
@@ -49,13 +62,15 @@ def header_change(
     model: ModelProvenance | None,
     interruptions: Sequence[Interruption],
     freezes: Sequence[FreezeRecord],
+    draw: HeldoutDraw | None = None,
 ) -> HeaderChange:
     """What a header of these records adds to one that went as far as `before`."""
-    was, interrupted, frozen = before
+    was, interrupted, frozen, drawn = before
     return HeaderChange(
         model=model if model is not was and model != was else None,
         interruptions=tuple(interruptions[interrupted:]),
         freezes=tuple(freezes[frozen:]),
+        draw=None if drawn else draw,
     )
 
 
@@ -65,13 +80,17 @@ def with_change(header: Trace, change: HeaderChange) -> Trace:
         model, note = header.model, header.revision_note
     else:
         model, note = change.model, revision_note(change.model)
-    return replace(
+    header = replace(
         header,
         model=model,
         revision_note=note,
         interruptions=header.interruptions + change.interruptions,
         freezes=header.freezes + change.freezes,
     )
+    if change.draw is None:
+        return header
+    drawn = sealed_tasks(header.run.task_params, change.draw.draw_seed)
+    return replace(header, draw=change.draw, tasks=tuple(TaskRecord.of(t) for t in drawn))
 
 
 def stored_trace(

@@ -35,10 +35,11 @@ trace/4 document written before the field existed reads, hashes and reproduces u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from pyapp.records.model import DEFAULT_ROUTE_LIMITS, RouteLimits
+from pyapp.records.trace_versions import ADDED_IN_TRACE_4
 
 ChainProtocolName = Literal["design", "extended"]
 ChainProtocolVersion = Literal["chain-design/1", "chain-extended/1"]
@@ -105,11 +106,22 @@ class RunTerms:
     """The controlled chain's protocol version (`chain-design/1`, the default, or
     `chain-extended/1`): which families are routed and the route limits of every chain
     trial of the run."""
+    sealed: bool = field(default=False, metadata=ADDED_IN_TRACE_4)
+    """True for a sealed run: its held-out tasks are drawn after every profile is frozen,
+    from the held-out draw seed the freezes seal (`pyapp.predict.sealing`; generator
+    `tasks/2`, the draw in the trace's `draw`); false (the default, and every document
+    written before the field) for an unsealed run, whose held-out tasks follow from the
+    task seed (`tasks/1`)."""
 
 
-def terms_for(protocol: ChainProtocol) -> RunTerms:
+def terms_for(protocol: ChainProtocol, sealed: bool = False) -> RunTerms:
     """The terms a new run records."""
-    return RunTerms(chain_protocol=protocol.version)
+    return RunTerms(chain_protocol=protocol.version, sealed=sealed)
+
+
+def is_sealed(terms: RunTerms | None) -> bool:
+    """Whether a run's held-out tasks are sealed (false before trace/4)."""
+    return terms is not None and terms.sealed
 
 
 def protocol_of(terms: RunTerms | None) -> ChainProtocol:

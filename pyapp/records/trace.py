@@ -62,7 +62,7 @@ from pyapp.records.trial import budget_of as budget_of
 from pyapp.records.trial import new_trial as new_trial
 from pyapp.records.trial import outcome_of as outcome_of
 from pyapp.records.trial import utc_now as utc_now
-from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
+from pyapp.tasks.taskset import GENERATOR_VERSION, SEALED_GENERATOR_VERSION, Task, TaskParams
 
 __all__ = [  # what other modules import from here (some of it re-exported)
     "ADDED_IN_TRACE_3",
@@ -81,10 +81,12 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "ChainCall",
     "ChainRoute",
     "Condition",
+    "DrawCheck",
     "Environment",
     "Evidence",
     "Failure",
     "FreezeRecord",
+    "HeldoutDraw",
     "InterpreterBudget",
     "Interruption",
     "JournalEntry",
@@ -222,6 +224,42 @@ class FreezeRecord:
 
 
 @dataclass(frozen=True)
+class DrawCheck:
+    """The checks of one frozen condition that need the held-out tasks' contents, made
+    after a sealed run's draw (before it the tasks did not exist)."""
+
+    condition: Condition
+    """The frozen condition."""
+    previously_observed: tuple[str, ...]
+    """Drawn held-out task ids the ledger (`--ledger`, a plan's `options.ledger`, the
+    page's IndexedDB) records as observed with this model and condition in earlier runs,
+    matched by content."""
+    exploratory_reason: str | None
+    """Why the drawn tasks make this profile's predictions exploratory (observed in an
+    earlier session; shown in a journal prompt before the draw); null when none does."""
+
+
+@dataclass(frozen=True)
+class HeldoutDraw:
+    """A sealed run's draw of its held-out tasks: made once every profile of the run is
+    frozen, from the held-out draw seed those freezes seal (`pyapp.predict.sealing`)."""
+
+    sequence: int
+    """Position in the run's timeline (after every freeze)."""
+    prev_sha256: str
+    """The chain head at the draw: SHA-256 of the canonical record before it."""
+    draw_seed: str
+    """The held-out draw seed (SHA-256, hex) derived from the task seed, the model
+    identity and every frozen profile; `reproduce` derives it again."""
+    generator_version: str
+    """The generator of the drawn held-out tasks (`tasks/2`)."""
+    drawn_at: str
+    """UTC time of the draw, ISO 8601."""
+    checks: tuple[DrawCheck, ...]
+    """Per frozen condition, in freeze order: the checks that needed the drawn tasks."""
+
+
+@dataclass(frozen=True)
 class Interruption:
     """A trial that did not finish as an observation: the page closed or crashed while it was
     in flight, the user cancelled it mid-generation, or the infrastructure failed under it.
@@ -322,6 +360,9 @@ class Trace:
     """Manual exploration: never part of a profile, a prediction or a score."""
     summary: Summary
     """Counts over the trials."""
+    draw: HeldoutDraw | None = field(default=None, metadata=ADDED_IN_TRACE_4)
+    """A sealed run's held-out draw (its tasks then follow from it); null for an unsealed
+    run, and for a sealed one until every profile is frozen."""
 
 
 NO_TRIALS = Summary(trials=0, correct=0, incorrect=0, failed=0, model_evidence_trials=0)
@@ -355,17 +396,18 @@ def new_run_info(
     generation: GenerationSettings | None = None,
     terms: RunTerms | None = None,
 ) -> RunInfo:
+    terms = terms or terms_for(DEFAULT_CHAIN_PROTOCOL)
     return RunInfo(
         run_id=uuid.uuid4().hex,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seed=params.seed,
         task_params=params,
-        generator_version=GENERATOR_VERSION,
+        generator_version=SEALED_GENERATOR_VERSION if terms.sealed else GENERATOR_VERSION,
         conditions=conditions,
         prompt_templates=templates,
         generation=generation or generation_of(None),
         faults=faults,
-        terms=terms or terms_for(DEFAULT_CHAIN_PROTOCOL),
+        terms=terms,
     )
 
 
@@ -417,6 +459,7 @@ def make_trace(
     clock: ClockInfo | None = None,
     faults: tuple[str, ...] = (),
     terms: RunTerms | None = None,
+    draw: HeldoutDraw | None = None,
 ) -> Trace:
     """A trace document from a run's trials (the clock is measured now unless given; the
     terms are the design's chain protocol unless given)."""
@@ -436,6 +479,7 @@ def make_trace(
         interruptions=interruptions,
         journal=journal,
         summary=summarise(trials),
+        draw=draw,
     )
 
 

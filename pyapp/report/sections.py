@@ -90,6 +90,18 @@ def chain_protocol_text(terms: RunTerms | None) -> str:
     return f"{protocol.version}, {protocol.limits.max_calls} calls a route{note}"
 
 
+def sealed_text(trace: Trace) -> str:
+    """Whether a run is sealed, in words (docs/audit.md)."""
+    if trace.run.terms is None or not trace.run.terms.sealed:
+        return "unsealed: drawn from the task seed"
+    if trace.draw is None:
+        return "sealed: not drawn yet"
+    return (
+        f"sealed: drawn after every freeze from the held-out draw seed {trace.draw.draw_seed}"
+        " (re-derived by reproduce from the freeze records)"
+    )
+
+
 def run_evidence(trace: Trace) -> Evidence:
     """The run's label (`pyapp.records.evidence.run_evidence`): the model's evidence, never
     `model` for a fixture or a synthetic model, `control` when no model ran."""
@@ -146,6 +158,7 @@ def provenance(trace: Trace, sweep_record: dict[str, Any] | None) -> Markup:
                 ("Generator", r.generator_version),
                 ("Conditions", ", ".join(r.conditions)),
                 ("Chain protocol", chain_protocol_text(r.terms)),
+                ("Held-out tasks", sealed_text(trace)),
                 ("Task parameters", json.dumps(to_json(r.task_params), sort_keys=True)),
             ]
         )

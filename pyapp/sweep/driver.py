@@ -365,18 +365,26 @@ class Driver:
 
         state: SweepState
         if stored is not None:
+            # a sealed sweep matches the ledger at its draw: it needs the keys on resume too
+            kept = self.previously_observed() if self.options.sealed else {}
             state = self.request(
                 SweepResume(
                     header_json=stored["header_json"],
                     trials_json=tuple(stored["trials_json"]),
                     in_flight=in_flight,
+                    previously_observed={c: tuple(ids) for c, ids in kept.items()} or None,
                 )
             )
             if in_flight:
                 say(f"resumed; the trial in flight at the interruption was {in_flight}")
         else:
             seen = self.previously_observed()
-            shown = self.exploratory_for(seen)
+            shown = {} if self.options.sealed else self.exploratory_for(seen)
+            if self.options.sealed:
+                say(
+                    "sealed: the held-out tasks are drawn after every profile is frozen; the "
+                    "ledger is matched against them at the draw"
+                )
             if shown:
                 say(
                     "the ledger holds held-out tasks of this sweep observed in earlier runs "
@@ -391,6 +399,7 @@ class Driver:
                     conditions=tuple(self.options.conditions or ALL_CONDITIONS),
                     previously_observed={c: tuple(ids) for c, ids in seen.items()} or None,
                     chain_protocol=self.options.chain_protocol,
+                    sealed=self.options.sealed or None,
                 )
             )
         self.checkpoint(self.header())

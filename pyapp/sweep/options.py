@@ -63,6 +63,9 @@ class Options:
     chain_protocol: str = DEFAULT_CHAIN_PROTOCOL.name
     """The controlled chain's protocol (`design` or `extended`); absent from run.json files
     written before it existed, where it reads as `design`."""
+    sealed: bool = False
+    """`--sealed`: held-out tasks drawn after the freeze from the seed the freezes seal
+    (`pyapp.predict.sealing`); run.json records it only when true (absent: unsealed)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,7 +81,7 @@ class Options:
             "chromium_flags": self.chromium_flags,
             "page_params": self.page_params,
             "chain_protocol": self.chain_protocol,
-        }
+        } | ({"sealed": True} if self.sealed else {})
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
@@ -137,6 +140,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
         chain_protocol=protocol,
+        sealed=bool(getattr(args, "sealed", False)),
     )
 
 
@@ -181,6 +185,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         else sweep_params(args, args.seed or 0),
         "conditions": parse_conditions(args.conditions),
         "chain_protocol": args.chain_protocol,
+        "sealed": True if getattr(args, "sealed", False) else None,
     }
     for key, value in given.items():
         if value is not None and value != stored.get(key):
@@ -201,6 +206,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         chromium_flags=list(args.chromium_flag or recorded_options.chromium_flags),
         page_params=parse_page_params(args.page_param) or recorded_options.page_params,
         chain_protocol=recorded_options.chain_protocol,
+        sealed=recorded_options.sealed,
     )
 
 
@@ -275,6 +281,9 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
             "chain_protocol",
             f"must be {' or '.join(CHAIN_PROTOCOL_NAMES)}, not {str(protocol)[:20]!r}",
         )
+    sealed = recorded.get("sealed", False)
+    if not isinstance(sealed, bool):
+        raise bad_recorded(where, "sealed", f"must be true or false, not {str(sealed)[:20]!r}")
     assert model is not None
     return Options(
         model=model,
@@ -289,6 +298,7 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
         chromium_flags=_texts(recorded.get("chromium_flags") or [], "chromium_flags", where),
         page_params=dict(page_params),
         chain_protocol=protocol,
+        sealed=sealed,
     )
 
 

@@ -44,6 +44,7 @@ async def run_seed_async(
     params: TaskParams,
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+    sealed: bool = False,
 ) -> SeedRun:
     adapter = SyntheticAdapter(spec, params.seed)
     sweep = Sweep(
@@ -53,6 +54,7 @@ async def run_seed_async(
         run_id=f"synthetic-{spec.structure}-seed-{params.seed}",
         clock=VIRTUAL_CLOCK,
         protocol=protocol,
+        sealed=sealed,
     )
     with clock.using(adapter.clock.now_ns):
         await run_phase(sweep, "measure", adapter, before_trial=adapter.begin_trial)
@@ -67,9 +69,11 @@ def run_seed(
     params: TaskParams,
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+    sealed: bool = False,
 ) -> SeedRun:
-    """One seed through measure → freeze → held-out → score (the chain under `protocol`)."""
-    return asyncio.run(run_seed_async(spec, params, conditions, protocol))
+    """One seed through measure → freeze → held-out → score (the chain under `protocol`;
+    `sealed`: held-out tasks drawn after the freeze, `pyapp.predict.sealing`)."""
+    return asyncio.run(run_seed_async(spec, params, conditions, protocol, sealed))
 
 
 def run_seeds(
@@ -79,6 +83,8 @@ def run_seeds(
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     on_seed: Callable[[SeedRun], None] | None = None,
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+    *,
+    sealed: bool = False,
 ) -> list[SeedRun]:
     """Every seed in turn (task seed replaced, everything else in `params` kept)."""
 
@@ -86,7 +92,7 @@ def run_seeds(
         runs = []
         for seed in seeds:
             seeded = replace(params, seed=seed)
-            run = await run_seed_async(spec, seeded, conditions, protocol)
+            run = await run_seed_async(spec, seeded, conditions, protocol, sealed)
             if on_seed is not None:
                 on_seed(run)
             runs.append(run)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from pyapp.predict import skill
-from pyapp.predict.freeze import seal_freeze
+from pyapp.predict.freeze import complete_freeze
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells
 from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction, score_trace
 from pyapp.records.synthetic_spec import SyntheticSpec
@@ -249,7 +249,7 @@ def rederive(run: SeedRun) -> SeedRun:
     trace = run.trace
     records: list[FreezeRecord] = []
     for record in trace.freezes:
-        sealed, _ = seal_freeze(replace(trace, freezes=tuple(records)), record)
+        sealed, _ = complete_freeze(replace(trace, freezes=tuple(records)), record)
         records.append(sealed)
     trace = replace(trace, freezes=tuple(records))
     return SeedRun(run.seed, trace, score_trace(trace))

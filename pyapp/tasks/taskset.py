@@ -34,6 +34,11 @@ from pyapp.tasks.presets import PRESETS as PRESETS
 from pyapp.tasks.rng import SplitMix64
 
 GENERATOR_VERSION = "tasks/1"
+SEALED_GENERATOR_VERSION = "tasks/2"
+"""A sealed run's generator: profile tasks exactly as `tasks/1` draws them from the task
+seed, held-out tasks from their own stream seeded by the held-out draw seed (`sealed_tasks`).
+`tasks/1` is unchanged: an unsealed run (the default) and every older trace use it."""
+GENERATOR_VERSIONS = (GENERATOR_VERSION, SEALED_GENERATOR_VERSION)
 DEFAULT_SEED = 1729
 
 Family = Literal[
@@ -551,6 +556,58 @@ def generate(params: TaskParams | None = None) -> tuple[Task, ...]:
                     )
                 )
     return tuple(tasks)
+
+
+def draw_stream_seed(draw_seed: str) -> int:
+    """The SplitMix64 seed of a sealed run's held-out stream: the first 64 bits (16 hex
+    digits) of the held-out draw seed (a SHA-256 in hex, `pyapp.predict.sealing`)."""
+    if len(draw_seed) != 64 or any(c not in "0123456789abcdef" for c in draw_seed):
+        raise ValueError(f"a held-out draw seed is 64 lowercase hex digits, not {draw_seed!r}")
+    return int(draw_seed[:16], 16)
+
+
+def draw_heldout(params: TaskParams, draw_seed: str) -> tuple[Task, ...]:
+    """A sealed run's held-out tasks (generator `tasks/2`): the held-out rows of
+    `FAMILY_TABLE`, in order, with the same ids, counts and ranges as `tasks/1` gives them,
+    their registers drawn from one SplitMix64 stream seeded by `draw_stream_seed(draw_seed)`
+    instead of the task seed's stream."""
+    rng = SplitMix64(draw_stream_seed(draw_seed))
+    drawn: list[Task] = []
+    for row in FAMILY_TABLE:
+        if row.split != "heldout":
+            continue
+        for i in range(row.count(params)):
+            family, steps = row.family(i), row.steps(params, i)
+            registers = row.registers(rng, params, i)
+            task = _finish(
+                task_id=f"{row.prefix}-{i + 1}",
+                family=family,
+                split=row.split,
+                group=row.group,
+                encoding="json",
+                pair=None,
+                registers=dict(registers),
+                program=PROGRAMS[family](steps),
+                steps=steps,
+            )
+            drawn.append(replace(task, generator_version=SEALED_GENERATOR_VERSION))
+    return tuple(drawn)
+
+
+def profile_tasks(params: TaskParams) -> tuple[Task, ...]:
+    """The profile tasks of `params` (the same in a sealed and an unsealed run)."""
+    return tuple(t for t in generate(params) if t.split == "profile")
+
+
+def sealed_tasks(params: TaskParams, draw_seed: str | None) -> tuple[Task, ...]:
+    """A sealed run's task set in `generate`'s order: the profile tasks from the task seed
+    (`tasks/1`, byte for byte) and, once the draw is made, its held-out tasks from the draw
+    seed (`draw_heldout`, `tasks/2`) in their places; before the draw (`draw_seed` None)
+    the profile tasks alone: the held-out tasks do not exist yet."""
+    if draw_seed is None:
+        return profile_tasks(params)
+    drawn = {t.id: t for t in draw_heldout(params, draw_seed)}
+    return tuple(t if t.split == "profile" else drawn[t.id] for t in generate(params))
 
 
 def tasks_by_id(tasks: tuple[Task, ...]) -> dict[str, Task]:

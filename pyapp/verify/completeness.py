@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.predict.profile import tasks_of
+from pyapp.predict.profile import tasks_of_trace
 from pyapp.records.trace import Trace
 
 SHOWN = 12
@@ -50,7 +50,7 @@ def gaps(trace: Trace, listed: dict[str, tuple[str, ...]] | None = None) -> list
     unsupported routes too, recorded with zero calls. A model condition without a freeze is
     left to `incomplete`. `listed`: condition → held-out task ids named elsewhere too (a
     receipt's), counted as well."""
-    tasks = tasks_of(trace.run.task_params)
+    tasks = tasks_of_trace(trace)
     heldout = [t.id for t in tasks if t.split == "heldout"]
     freezes = {f.condition: f for f in trace.freezes}
     found = []

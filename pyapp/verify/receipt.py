@@ -8,8 +8,9 @@ prompt templates' hashes, each frozen profile's hash, both predictors' frozen fi
 product predictor's is the profile; the state-aware predictor's fit is written out), the
 reference forecast of the skill scores (the profile's pooled success rate), the SHA-256 of
 both predictors' predictions, the chain head (the hash of the last record at the freeze)
-and the time. Its fingerprint is the first 80 bits of the SHA-256 of its canonical JSON,
-in five groups of four hex digits: short enough to paste into a lab notebook, a
+and the time; a sealed run's receipt is made after its held-out draw and carries the draw
+seed (`pyapp.predict.sealing`). Its fingerprint is the first 80 bits of the SHA-256 of its
+canonical JSON, in five groups of four hex digits: short enough to paste into a lab notebook, a
 preregistration or a message.
 
 `receipt_mismatches(trace, receipt)` (`python -m pyapp reproduce TRACE --receipt R`)
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pyapp.predict.freeze import freeze_profile, frozen_protocol, predictions_sha256
-from pyapp.predict.profile import heldout_tasks, tasks_of
+from pyapp.predict.profile import heldout_tasks, tasks_of_trace
 from pyapp.records.base import JSON, Mismatch, from_json, json_schema, to_json
 from pyapp.records.chain import links, sha256_of
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
@@ -121,8 +122,12 @@ class Receipt:
     """The first 80 bits of the SHA-256 of the canonical JSON of every other field, as
     five groups of four hex digits."""
     terms: RunTerms | None = field(default=None, metadata={"optional_on_read": True})
-    """The run's terms (trace/4: the chain protocol the held-out tasks are routed under);
-    absent in receipts of traces older than trace/4 (the design's chain protocol)."""
+    """The run's terms (trace/4: the chain protocol the held-out tasks are routed under,
+    and whether the run is sealed); absent in receipts of traces older than trace/4 (the
+    design's chain protocol)."""
+    draw_seed: str | None = field(default=None, metadata={"optional_on_read": True})
+    """A sealed run's held-out draw seed: the receipt is made after the draw (its chain head
+    is the draw record) and before any held-out trial; absent for an unsealed run."""
 
 
 def fingerprint_of(receipt: Receipt) -> str:
@@ -158,13 +163,14 @@ def make_receipt(trace: Trace) -> Receipt:
         at=trace.freezes[-1].frozen_at,
         fingerprint="",
         terms=trace.run.terms,
+        draw_seed=None if trace.draw is None else trace.draw.draw_seed,
     )
     return replace(receipt, fingerprint=fingerprint_of(receipt))
 
 
 def _freeze_of(trace: Trace, record: FreezeRecord) -> ReceiptFreeze:
     protocol = frozen_protocol(trace, record)
-    heldout = heldout_tasks(tasks_of(trace.run.task_params), record.condition, protocol)
+    heldout = heldout_tasks(tasks_of_trace(trace), record.condition, protocol)
     return ReceiptFreeze(
         condition=record.condition,
         sequence=record.sequence,
@@ -192,6 +198,12 @@ def receipt_lines(receipt: Receipt) -> list[str]:
     lines = [f"receipt {receipt.fingerprint}: run {receipt.run_id}, frozen at {receipt.at}"]
     if receipt.terms is not None:
         lines.append(f"  chain protocol {receipt.terms.chain_protocol}")
+        sealed = receipt.terms.sealed
+        lines.append(
+            f"  sealed: held-out tasks drawn after the freeze from seed {receipt.draw_seed}"
+            if sealed
+            else "  unsealed: held-out tasks follow from the task seed"
+        )
     for f in receipt.freezes:
         parts = [f"profile {f.profile_sha256[:12]}…", f"predictions {f.predictions_sha256[:12]}…"]
         if f.state_aware is not None:
@@ -221,7 +233,13 @@ def receipt_mismatches(trace: Trace, receipt: Receipt) -> list[Mismatch]:
     if receipt.prompt_templates != trace.run.prompt_templates:
         differs("$.prompt_templates", "are not the trace's prompt templates")
     if receipt.terms != trace.run.terms:
-        differs("$.terms", "are not the trace's run terms (the chain protocol)")
+        differs("$.terms", "are not the trace's run terms (the chain protocol, sealed)")
+    drawn = None if trace.draw is None else trace.draw.draw_seed
+    if receipt.draw_seed != drawn:
+        differs(
+            "$.draw_seed",
+            f"is {receipt.draw_seed!r}, the trace's held-out draw seed is {drawn!r}",
+        )
     by_sequence = {link.sequence: link for link in links(trace) if link.sequence is not None}
     anchor = by_sequence.get(receipt.chain_sequence)
     if anchor is None or sha256_of(anchor.record) != receipt.chain_head:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.predict.profile import tasks_of
+from pyapp.predict.profile import tasks_of_trace
 from pyapp.records.base import Mismatch, to_json
 from pyapp.records.model import Caps, Completion
 from pyapp.records.trace import Trace, Trial
@@ -125,7 +125,7 @@ def rerun(
     explain: Explain | None = None,
 ) -> Rerun:
     """Generate every recorded completion of `trace` again with `generate` and compare."""
-    tasks = {t.id: t for t in tasks_of(trace.run.task_params)}
+    tasks = {t.id: t for t in tasks_of_trace(trace)}
     picked = chosen(trace, sample)
     found: list[Mismatch] = []
     completions = 0

@@ -302,7 +302,7 @@ def test_a_design_size_sweep_on_the_extended_chain_protocol(
     assert "reproduce: ok" in result.stdout
     trace = read(out / "trace.json")
     assert trace["schema_version"] == "trace/4"
-    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1"}
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     assert all(f["terms"] == trace["run"]["terms"] for f in trace["freezes"])
     chains = {t["task_id"]: t["chain"] for t in trace["trials"]}
     for task_id in ("determinant-1", "determinant-2", "derivative-1", "derivative-2"):
