@@ -133,7 +133,7 @@ class Experiment extends ExperimentView {
   // this browser's own ledger, sent whole: Python keeps the entries of this model, however
   // spelled (pyapp/predict/exploratory.py same_model: the one rule).
   /** @param {StartOptions} [options] @returns {Promise<SweepState>} */
-  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined, chain_protocol = undefined } = {}) {
+  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined, chain_protocol = undefined, sealed = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
@@ -150,6 +150,8 @@ class Experiment extends ExperimentView {
         faults: this.models.client.faults.hooks, // injected test faults: recorded in the trace
         // the controlled chain's protocol, chosen explicitly in step 2 (recorded in the trace)
         chain_protocol: chain_protocol ?? this.chosenChainProtocol(),
+        // sealed: held-out tasks drawn after every freeze (step 2's choice; recorded in the trace)
+        sealed: sealed ?? $("#sweep-sealed", HTMLInputElement).checked,
       };
       const chosen = params ?? this.currentParams();
       if (chosen) fields.params = chosen;

@@ -155,6 +155,7 @@ export class ExperimentView extends ExperimentState {
       if (box instanceof HTMLInputElement) box.disabled = !(loaded && idle);
     }
     $("#chain-protocol", HTMLSelectElement).disabled = !(loaded && idle);
+    $("#sweep-sealed", HTMLInputElement).disabled = !(loaded && idle);
     button("#journal-generate").disabled = !(loaded && idle) || Boolean(m.synthetic); // a synthetic model answers trials only
     button("#download-sweep-trace").disabled = !(idle && this.header);
     button("#download-predictions").disabled = !(idle && this.predictionsDoc);
@@ -191,7 +192,8 @@ export class ExperimentView extends ExperimentState {
     const label = notEvidence ? ` — ${notEvidence}` : "";
     // the chain protocol the sweep runs under (trace/4's run.terms; older traces: the design's)
     const protocol = this.header.run.terms?.chain_protocol ?? "chain-design/1";
-    return `Sweep ${this.header.run.run_id.slice(0, 8)} (chain protocol ${protocol}): ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
+    const sealed = this.header.run.terms?.sealed ? ", sealed: held-out tasks drawn after the freeze" : "";
+    return `Sweep ${this.header.run.run_id.slice(0, 8)} (chain protocol ${protocol}${sealed}): ${trials} trials: ${correct} correct, ${incorrect} wrong (a result, not the answer), ${failed} failed (no result)${label}. Supplied-program rows: ${CONTROL_LABEL}.`;
   }
 
   /** The chain protocol step 2 chose (`design` or `extended`), sent with `sweep_start`. */

@@ -28,6 +28,7 @@ export function renderReceipt(receiptJson) {
       ["Model", `${receipt.model.model_id} @ ${receipt.model.revision} (${receipt.model.dtype}, ${receipt.model.backend ?? "no backend"})`],
       ["Task set", `seed ${receipt.task_set.seed}, parameters ${receipt.task_set.params_sha256.slice(0, 12)}…, ${receipt.task_set.generator_version}`],
       ["Chain protocol", receipt.terms?.chain_protocol ?? "chain-design/1 (not recorded: before trace/4)"],
+      ["Held-out tasks", receipt.terms?.sealed ? `sealed: drawn after the freeze from seed ${receipt.draw_seed ?? "?"}` : "unsealed: they follow from the task seed"],
       ["Frozen", freezes],
       ["Chain head", `${receipt.chain_head} (record ${receipt.chain_sequence})`],
       ["At", receipt.at],

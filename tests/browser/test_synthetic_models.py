@@ -206,3 +206,58 @@ def test_a_reloaded_synthetic_sweep_resumes_with_its_synthetic_model(booted: Boo
     page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
     assert wait_experiment(page, "done", 120_000) == "done"
     assert LABEL in page.inner_text("#experiment-evidence")
+
+
+def test_a_sealed_run_chosen_in_step_2_is_the_sealed_native_run(
+    browser: Browser, site_url: str, tmp_path: Path
+) -> None:
+    """Issue 37: step 2's "Seal the held-out tasks" draws the held-out tasks after the freeze;
+    the trace says so and carries the draw seed, the CLI re-derives it, and the page's run is
+    `simulate --sealed`'s run (the same sealed draw from the same frozen profiles)."""
+    booted = open_app(browser, site_url)
+    page = booted.page
+    try:
+        wait_catalogue(page, 30_000)
+        page.select_option("#model-choice", f"synthetic:{SPEC}")
+        page.get_by_role("button", name="Use synthetic model (no download)").click()
+        assert wait_models(page, "loaded", 30_000) == "loaded"
+        page.select_option("#preset", "design")
+        for condition in CONDITIONS.split(","):
+            page.check(f'input[name="condition"][value="{condition}"]')
+        assert not page.is_checked("#sweep-sealed")  # unsealed is the design's default
+        page.check("#sweep-sealed")
+        page.check("#sweep-run-through")
+        page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
+        assert wait_experiment(page, "done", 240_000) == "done"
+        assert "sealed: held-out tasks drawn after the freeze" in page.inner_text(
+            "#sweep-results-caption"
+        )
+        trace = download_json(page, "Download sweep trace JSON")
+        predictions = download_json(page, "Download predictions JSON")
+    finally:
+        booted.context.close()
+    assert not booted.log.offenders
+    assert trace["run"]["terms"]["sealed"] is True
+    assert trace["run"]["generator_version"] == "tasks/2" and trace["draw"]["draw_seed"]
+    (tmp_path / "trace.json").write_text(json.dumps(trace), "utf-8")
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions), "utf-8")
+    checked = pyapp(
+        "reproduce",
+        str(tmp_path / "trace.json"),
+        "--predictions",
+        str(tmp_path / "predictions.json"),
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    native = tmp_path / "native"
+    made = pyapp(
+        "simulate", "--model", SPEC, "--seeds", "1729..1729", "--preset", "design",
+        "--conditions", CONDITIONS, "--sealed", "--out", str(native),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    expected = json.loads((native / "seed-1729" / "trace.json").read_text("utf-8"))
+    assert expected["draw"]["draw_seed"] == trace["draw"]["draw_seed"]
+
+    def comparable(document: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in t.items() if k not in MOMENTS} for t in document["trials"]]
+
+    assert comparable(trace) == comparable(expected)
