@@ -300,6 +300,7 @@ def test_study_is_one_writer_and_refuses_a_study_json_of_another_kind(
         assert main(["study", str(copy), *RESAMPLES]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "in use by matrix" in err, err
+    assert "--wait" not in err  # study has no --wait to offer
     shutil.copyfile(copy / "matrix.json", copy / "study.json")
     assert main(["study", str(copy), *RESAMPLES]) == 1
     err = capsys.readouterr().err

@@ -131,7 +131,7 @@ def cmd_study_receipt(args: argparse.Namespace) -> int:
     out = check_output_folder(args.out, "--out")
     claim_folder(out, "matrix.json", "matrix", OWN_ENTRIES)
     out.mkdir(parents=True, exist_ok=True)
-    with hold_folder(out, f"python -m pyapp study-receipt {plan_path}", wait=False):
+    with hold_folder(out, f"python -m pyapp study-receipt {plan_path}", wait=None):
         receipt = make_receipt(plan, plan_path, cells, now(), site_of(plan, plan_path))
         path = write_receipt(out, receipt)
     print(

@@ -75,9 +75,10 @@ def _note(command: str) -> str:
 
 
 @contextlib.contextmanager
-def hold_folder(out: Path, command: str, wait: bool) -> Iterator[None]:
+def hold_folder(out: Path, command: str, wait: bool | None) -> Iterator[None]:
     """Hold `out`'s folder lock for the block: the one writer of the folder's records. A
-    second holder is waited for (`wait`), or refused in one line naming it."""
+    second holder is waited for (`wait`), or refused in one line naming it (`wait` None: the
+    command has no `--wait`, and the refusal offers none)."""
     path = out / LOCK_NAME
     check_entry(path, "file")
     try:
@@ -93,10 +94,11 @@ def hold_folder(out: Path, command: str, wait: bool) -> Iterator[None]:
             holder = os.pread(fd, MAX_LOCK_NOTE_BYTES, 0).decode("utf-8", "replace").strip()
             holder = holder.splitlines()[0] if holder else "another command"
             if not wait:
+                offer = "" if wait is None else ", or add --wait"
                 raise InputError(
                     "folder_in_use",
                     f"in use by {holder}: one writer at a time (run again when it has "
-                    "ended, or add --wait)",
+                    f"ended{offer})",
                     path=str(out),
                 ) from None
             print(f"{out}: waiting for {holder} to end", file=sys.stderr, flush=True)

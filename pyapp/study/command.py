@@ -65,7 +65,7 @@ def run_study(
     or another `study` on the same folder is refused in one line), and a `study.json` or
     `study.html` already there must be a plain file, and the JSON a study's, before it is
     replaced."""
-    with hold_folder(folder, "study", wait=False):
+    with hold_folder(folder, "study", wait=None):
         for name in (STUDY_JSON, STUDY_HTML):
             check_entry(folder / name, "file")
         if os.path.lexists(folder / STUDY_JSON):
