@@ -341,3 +341,26 @@ def test_a_browser_cell_run_under_other_options_is_refused_naming_the_key(
     same = CellState(cell, "done", True, 1, None, None, 0.0, 0, None, (), None,
                      options=result_options(plan, cell))  # fmt: skip
     check_match(plan, path, tmp_path, same, files)
+
+
+def test_simulate_refuses_a_matrix_folder_and_touches_nothing(
+    copy: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`simulate --out` a matrix's folder wrote its seed folders and replaced the matrix's
+    summary.json; it is refused before any work, and its own folder is still reused."""
+    _, out = copy
+    before = snapshot(out)
+
+    def simulate(folder: Path) -> subprocess.CompletedProcess[str]:
+        argv = ["simulate", "--model", "independent", "--seeds", "1..1", "--out", str(folder)]
+        return subprocess.run(
+            [sys.executable, "-m", "pyapp", *argv], capture_output=True, text=True, cwd=ROOT
+        )
+
+    refused(simulate(out), "summary.json", "matrix")
+    assert snapshot(out) == before
+    (out / "summary.json").unlink()  # a matrix before its summary: its entries are foreign
+    refused(simulate(out), "not a simulation folder", "a matrix or sweep run")
+    mine = tmp_path / "sim"
+    assert simulate(mine).returncode == 0
+    assert simulate(mine).returncode == 0, "a simulate folder is simulate's to write again"

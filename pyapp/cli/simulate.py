@@ -39,6 +39,7 @@ from pyapp.host.files import (
     task_params_of,
     write_atomically,
 )
+from pyapp.matrix.folder import CELL_ENTRIES, claim_folder
 from pyapp.records.base import to_json
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.terms import chain_protocol
@@ -119,6 +120,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problem is not None:
         raise UsageError(problem.message)
     out = check_output_folder(args.out, "--out")
+    # a matrix's or a sweep's folder is refused before any work: nothing of theirs is replaced
+    # (a matrix cell's folder is this run's: the cell's lock and log are the matrix's)
+    own = frozenset({"summary.json", *CELL_ENTRIES, *(f"seed-{seed}" for seed in seeds)})
+    claim_folder(out, "summary.json", "simulation", own, "a matrix or sweep")
     done = [0]
     start = time.perf_counter()
 

@@ -40,6 +40,9 @@ from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
 
 LOCK_NAME = ".lock"
+CELL_ENTRIES = frozenset({LOCK_NAME, "cell.log"})
+"""What the matrix keeps in a cell's folder beside the command's own files (the cell's lock
+and log, `pyapp.matrix.runner`): a `simulate` or `sweep` run there is the cell's."""
 STOP_NAME = ".stop"
 MAX_LOCK_NOTE_BYTES = 1_000
 
@@ -110,11 +113,13 @@ def hold_folder(out: Path, command: str, wait: bool | None) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def claim_folder(out: Path, record: str, kind: str, own: frozenset[str]) -> None:
+def claim_folder(
+    out: Path, record: str, kind: str, own: frozenset[str], others: str = "a simulate or sweep"
+) -> None:
     """Refuse `out` unless it is empty, missing, or a folder of this kind: its `record`
     (e.g. `matrix.json`) of `kind`, or — before the first record — only entries in `own`.
-    A `summary.json` must be this kind's too (`<kind>-summary`): a `simulate` run's is
-    refused, naming it."""
+    A `summary.json` must be this kind's too (`<kind>-summary`): another command's is
+    refused, naming it (`others`: the commands the refusal suggests made the folder)."""
     if not out.is_dir():
         return
     check_entry(out / record, "file")
@@ -129,7 +134,7 @@ def claim_folder(out: Path, record: str, kind: str, own: frozenset[str]) -> None
         raise _refuse(
             out,
             f"not a {kind} folder: it holds {foreign[0]!r} and no {record} (made by another "
-            "command, such as a simulate or sweep run?): use another output folder",
+            f"command, such as {others} run?): use another output folder",
         )
 
 
