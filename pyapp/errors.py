@@ -32,6 +32,8 @@ Hierarchy::
         │                               ledger (bad_ledger)
         ├── SchemaTypeError             pyapp.protocol.jsdoc: a schema the generated JSDoc
         │                               types cannot say (a generator bug guard)
+        ├── NotJSONNumber               pyapp.records.writer: NaN or ±Infinity in a document
+        │                               being written (a ValueError)
         ├── NativeModelError            pyapp.native.folder: a model the native backend
         │                               cannot run as the page would (unverified_template, ...)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)

@@ -33,7 +33,6 @@ announced as `frozen`. Three infrastructure interruptions in a row pause the swe
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Literal
@@ -111,6 +110,7 @@ from pyapp.records.trace import (
     counted,
     summarise,
 )
+from pyapp.records.writer import document_text, line_text
 from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
@@ -373,7 +373,7 @@ class Session:
                     if trial.task_id in ledgered[trial.condition]
                     else None,
                 )
-                texts = EventTexts(trial=json_text(trial), change=self._change(sweep))
+                texts = EventTexts(trial=line_text(trial), change=self._change(sweep))
                 await page.tell(event(finished), texts)
 
             async def interrupted(trial: Trial) -> None:
@@ -425,11 +425,13 @@ class Session:
         sweep = self._sweep()
         if not sweep.freezes:
             raise SessionError("not_frozen", "nothing is frozen yet")
-        return PredictionsText(predictions_json=document_text(score_trace(sweep.trace())))
+        return PredictionsText(
+            predictions_json=document_text(score_trace(sweep.trace()), "predictions")
+        )
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
-        return json_text(self._sweep().header())
+        return line_text(self._sweep().header())
 
     def _change(self, sweep: Sweep) -> str | None:
         """The records that joined the header since the page last had it (or was sent a
@@ -440,7 +442,7 @@ class Session:
         if change.empty:
             return None
         self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
-        return json_text(change)
+        return line_text(change)
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
@@ -483,21 +485,11 @@ class Session:
             return TraceText(
                 trace_json=None,
                 header_json=self.header_json(),
-                trials_json=tuple(json_text(trial) for trial in sweep.trials),
+                trials_json=tuple(line_text(trial) for trial in sweep.trials),
             )
         return TraceText(
-            trace_json=document_text(sweep.trace()), header_json=None, trials_json=None
+            trace_json=document_text(sweep.trace(), "trace"), header_json=None, trials_json=None
         )
-
-
-def json_text(record: object) -> str:
-    """A record as compact JSON text on one line (a trial: one line of trials.jsonl)."""
-    return json.dumps(to_json(record), ensure_ascii=False)
-
-
-def document_text(record: object) -> str:
-    """A whole document as JSON text, indented, as it is downloaded or written to a file."""
-    return json.dumps(to_json(record), indent=2, ensure_ascii=False) + "\n"
 
 
 def resumed_trace(request: SweepResume) -> Trace:
@@ -556,7 +548,7 @@ def model_calls(condition: str, task: Task) -> int:
 def receipt_json(sweep: Sweep) -> str:
     """The freeze receipt of the sweep as it stands (just after a freeze), as JSON text."""
 
-    return document_text(make_receipt(sweep.trace()))
+    return document_text(make_receipt(sweep.trace()), "receipt")
 
 
 def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:
