@@ -411,3 +411,31 @@ def test_no_two_test_modules_share_a_name() -> None:
     for path in (ROOT / "tests").rglob("test_*.py"):
         seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {name: where for name, where in seen.items() if len(where) > 1} == {}
+
+
+def script_graph(folder: Path) -> dict[str, set[str]]:
+    """What each module of a flat folder of scripts (`scripts/`, `bench/`) imports of its
+    siblings (by the bare names they import each other by), imports in functions included."""
+    names = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+        graph[path.stem] = (found & names) - {path.stem}
+    return graph
+
+
+@pytest.mark.parametrize("folder", ["scripts", "bench"])
+def test_scripts_import_no_cycle(folder: str) -> None:
+    """Two scripts that import each other (inside a function or not) are one script in two
+    files: what both need lives in a third that both import (`scripts/subject_eval.py`)."""
+    graph = script_graph(ROOT / folder)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+    if folder == "scripts":
+        assert (
+            "subject_eval" in graph["subject_export"] and "subject_eval" in graph["train_subject"]
+        )
