@@ -116,9 +116,6 @@ from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
 
-SessionError = RequestError
-"""The session refuses with the boundary's one error class."""
-
 
 def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
     """TaskParams from a request's `seed` and optional `params` (`pyapp.records.params`),
@@ -160,7 +157,7 @@ def _chain_protocol(name: str | None) -> ChainProtocol:
     try:
         return DEFAULT_CHAIN_PROTOCOL if name is None else chain_protocol(name)
     except KeyError as error:
-        raise SessionError("bad_request", f"chain_protocol: {error.args[0]}") from None
+        raise RequestError("bad_request", f"chain_protocol: {error.args[0]}") from None
 
 
 class Session:
@@ -178,7 +175,7 @@ class Session:
 
     def _sweep(self) -> Sweep:
         if self.sweep is None:
-            raise SessionError("no_sweep", "start a sweep first")
+            raise RequestError("no_sweep", "start a sweep first")
         return self.sweep
 
     def _adapter(self, ctx: Context, seed: int) -> ModelAdapter:
@@ -190,7 +187,7 @@ class Session:
             return adapter
         loaded = ctx.adapter()
         if loaded is None:
-            raise SessionError("not_loaded", "load a model (with consent) first")
+            raise RequestError("not_loaded", "load a model (with consent) first")
         return loaded
 
     def state(self) -> SweepState:
@@ -259,7 +256,7 @@ class Session:
         try:
             spec = parse_spec(request.spec)
         except SpecError as error:
-            raise SessionError("bad_synthetic_spec", str(error)) from None
+            raise RequestError("bad_synthetic_spec", str(error)) from None
         self.synthetic = spec
         return SyntheticChosen(
             spec=written_name(spec),
@@ -272,7 +269,7 @@ class Session:
         adapter = self._adapter(ctx, params.seed)
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):
-            raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
+            raise RequestError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         protocol = _chain_protocol(request.chain_protocol)
@@ -280,7 +277,7 @@ class Session:
             chain_capacity_problem(params, protocol) if "controlled-chain" in ordered else None
         )
         if problem is not None:  # refused before the sweep starts, naming the parameter
-            raise SessionError("bad_params", problem.message)
+            raise RequestError("bad_params", problem.message)
         self.sweep = Sweep(
             params=params,
             conditions=ordered,
@@ -299,7 +296,7 @@ class Session:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except ProtocolError as error:
-            raise SessionError(error.code, error.message) from None
+            raise RequestError(error.code, error.message) from None
         self.sweep.previously_observed = _previously(request, self.sweep)
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
@@ -315,7 +312,7 @@ class Session:
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
         except ProtocolError as error:
-            raise SessionError(error.code, error.message) from None
+            raise RequestError(error.code, error.message) from None
         with _timed_by(adapter), PageLink(ctx, adapter) as page:
             return await self._run(sweep, request.phase, adapter, page)
 
@@ -394,7 +391,7 @@ class Session:
                     on_interrupted=interrupted,
                 )
             except ProtocolError as error:
-                raise SessionError(error.code, error.message) from None
+                raise RequestError(error.code, error.message) from None
             if end != "finished":
                 return RunEnded(state=self.state(), cancelled=end == "cancelled", notice=None)
         notice = None
@@ -409,10 +406,10 @@ class Session:
     def freeze(self) -> FreezeDone:
         sweep = self._sweep()
         if plan(sweep, "measure"):
-            raise SessionError("not_measured", "measure every profile task before freezing")
+            raise RequestError("not_measured", "measure every profile task before freezing")
         profiles = freeze(sweep)
         if not profiles:
-            raise SessionError("already_frozen", "every model condition is frozen already")
+            raise RequestError("already_frozen", "every model condition is frozen already")
         return FreezeDone(
             frozen=tuple(profiles),
             predictions=_predicted(sweep, profiles),
@@ -424,7 +421,7 @@ class Session:
     def predictions(self) -> PredictionsText:
         sweep = self._sweep()
         if not sweep.freezes:
-            raise SessionError("not_frozen", "nothing is frozen yet")
+            raise RequestError("not_frozen", "nothing is frozen yet")
         return PredictionsText(
             predictions_json=document_text(score_trace(sweep.trace()), "predictions")
         )
@@ -447,9 +444,9 @@ class Session:
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
         if not prompt.strip():
-            raise SessionError("bad_request", "prompt must be a non-empty string")
+            raise RequestError("bad_request", "prompt must be a non-empty string")
         if self.synthetic is not None:
-            raise SessionError(
+            raise RequestError(
                 "bad_request",
                 "a synthetic model answers the protocol's trials only: load a model for the "
                 "journal",
@@ -504,7 +501,7 @@ def resumed_trace(request: SweepResume) -> Trace:
             return stored_trace(request.header_json, trials, changes)
         return stored_trace(request.trace_json, None)
     except RecordError as error:
-        raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
+        raise RequestError("bad_request", f"the persisted trace is not valid: {error}") from None
 
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
