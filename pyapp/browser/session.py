@@ -46,11 +46,11 @@ from pyapp.conditions.run import (
     chain_capacity_problem,
     plan_route,
 )
+from pyapp.errors import PhaseError
 from pyapp.experiment.ledger import ledger_task_ids, seen_in
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
-    ProtocolError,
     Sweep,
     freeze,
     plan,
@@ -295,7 +295,7 @@ class Session:
     def resume(self, request: SweepResume) -> SweepState:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
-        except ProtocolError as error:
+        except PhaseError as error:
             raise RequestError(error.code, error.message) from None
         self.sweep.previously_observed = _previously(request, self.sweep)
         in_flight = request.in_flight
@@ -311,7 +311,7 @@ class Session:
         self._page_has = (sweep.model, len(sweep.interruptions), len(sweep.freezes))
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
-        except ProtocolError as error:
+        except PhaseError as error:
             raise RequestError(error.code, error.message) from None
         with _timed_by(adapter), PageLink(ctx, adapter) as page:
             return await self._run(sweep, request.phase, adapter, page)
@@ -390,7 +390,7 @@ class Session:
                     before_trial=before,
                     on_interrupted=interrupted,
                 )
-            except ProtocolError as error:
+            except PhaseError as error:
                 raise RequestError(error.code, error.message) from None
             if end != "finished":
                 return RunEnded(state=self.state(), cancelled=end == "cancelled", notice=None)
