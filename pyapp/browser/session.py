@@ -61,7 +61,7 @@ from pyapp.predict.exploratory import content_sha256, keys_by_condition
 from pyapp.predict.predictor import (
     FrozenProfile,
     heldout_tasks,
-    predict,
+    predict_product,
     predict_state_aware,
     score_trace,
 )
@@ -516,7 +516,7 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
         shown.append(
             HeldoutPredictions(
                 condition=condition,
-                predictions=tuple(predict(p, t) for t in tasks),
+                predictions=tuple(predict_product(p, t) for t in tasks),
                 state_aware=()
                 if fit is None
                 else tuple(predict_state_aware(fit, t, condition, sweep.protocol) for t in tasks),
