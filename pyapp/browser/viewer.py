@@ -39,7 +39,7 @@ from pyapp.records.base import RecordError, from_json
 from pyapp.records.trace import Evidence
 from pyapp.records.writer import document_text, line_text
 from pyapp.report import plots
-from pyapp.report.page import render
+from pyapp.report.page import render_report
 from pyapp.report.run_folder import (
     RunFolder,
     RunInputError,
@@ -114,7 +114,8 @@ def report_of(trace_json: Any) -> ReportHtml:
     folder = RunFolder(Path(f"run-{trace.run.run_id[:8]}"), trace, trace_json, None, None)
     evidence = run_evidence(trace)
     return ReportHtml(
-        html=render(folder, verify(folder)), name=f"report-{evidence}-{trace.run.run_id}.html"
+        html=render_report(folder, verify(folder)),
+        name=f"report-{evidence}-{trace.run.run_id}.html",
     )
 
 

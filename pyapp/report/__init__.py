@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyapp.report.page import render
+from pyapp.report.page import render_report
 from pyapp.report.run_folder import RunInputError, Verification, read_run_folder, verify
 
 
@@ -29,7 +29,7 @@ def build_report(folder: Path) -> tuple[str, Verification]:
     """The report of a run folder and what re-deriving it found (`RunInputError` if unreadable)."""
     run = read_run_folder(folder)
     verification = verify(run)
-    return render(run, verification), verification
+    return render_report(run, verification), verification
 
 
 __all__ = ["RunInputError", "Verification", "build_report"]
