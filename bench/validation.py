@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pyapp.report.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.checks import (  # noqa: E402
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -38,7 +39,6 @@ from pyapp.synthetic.checks import (  # noqa: E402
     MARGIN_P,
     all_checks,
 )
-from pyapp.synthetic.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.language import STRUCTURES, parse_spec  # noqa: E402
 from pyapp.synthetic.report import render_markdown  # noqa: E402
 from pyapp.synthetic.validation import StructureResult, validate_structure  # noqa: E402

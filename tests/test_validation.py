@@ -4,6 +4,7 @@ docs/validation.md whose structure a quick regeneration reproduces."""
 
 import importlib.util
 import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.predict.state_aware import FEATURES, fit_logistic
+from pyapp.report.figures import calibration_svg
+from pyapp.report.plots import COLOURS
 from pyapp.synthetic.checks import (
     MARGIN_P,
     all_checks,
@@ -21,7 +24,6 @@ from pyapp.synthetic.checks import (
     power_of,
     seeds_needed,
 )
-from pyapp.synthetic.figures import calibration_svg
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.report import findings, render_markdown, report_skeleton
 from pyapp.synthetic.validation import (
@@ -80,6 +82,32 @@ def test_a_tiny_validation_run_renders_its_report():
     assert "never model evidence" in text and "| seeds | 2 |" in text
     checks = all_checks([result])
     assert any(c.statistic == "controlled-chain: final rate − all-step rate" for c in checks)
+
+
+def test_the_validation_figure_is_the_pages_calibration_plot():
+    """Each drawing once (issue 40): the validation figures are drawn by
+    `pyapp.report.plots.calibration_series_svg`, the page's and the report's calibration
+    plot — its cells, identity line and colours — a panel per condition and target."""
+    svg = calibration_svg(tiny("cancelling", seeds=2))
+    root = ET.fromstring(svg)
+    assert (
+        root.tag.endswith("svg") and svg.count("<svg") == 1 + 2 * 4
+    )  # the file, each panel in its box
+    assert svg.count('class="identity"') == 4 and 'class="cell ' in svg
+    for predictor in ("product", "product-shrunk", "state-aware"):
+        assert f'data-series="{predictor}"' in svg
+        assert f'stroke="{COLOURS[predictor]}"' in svg
+
+
+def test_no_svg_is_drawn_outside_the_plots() -> None:
+    """Only `pyapp/report/plots.py` draws SVG shapes (the skill picture uses its parts)."""
+    drawing = re.compile(r"<(circle|line|rect|polygon|path)\b|el\(\s*\"(circle|line|polygon)\"")
+    found = [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted((ROOT / "pyapp").rglob("*.py"))
+        if drawing.search(p.read_text(encoding="utf-8"))
+    ]
+    assert found == ["pyapp/report/plots.py"]
 
 
 def test_direction_and_equivalence_verdicts_need_the_interval():

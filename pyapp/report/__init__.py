@@ -7,6 +7,8 @@
     sample.py       long lists: all rows up to a stated number, past it summaries and a sample
     skill_table.py  skill, decomposition and the predictors' paired difference as a table
     plots.py        the page's two plots as inline SVG (calibration: both predictors)
+    figures.py      the validation report's figures: a synthetic structure's calibration
+                    curves, drawn by plots.py
     skill_plot.py   the answer in one picture: each predictor's skill against its frozen
                     reference and against climatology, per condition
     markup.py       HTML building in which text from a trace is always escaped

@@ -8,7 +8,8 @@ condition as a model would; ``simulate`` runs the page's protocol natively over 
 completion compared: `reproduce` always does).
 The validation of the instrument: ``validation`` (measurements, Monte Carlo truths, the
 same-prior product), ``checks`` (intervals over seeds, verdicts, power), ``expectations``
-(stated before the numbers), ``report`` and ``figures`` (docs/validation.md, generated whole).
+(stated before the numbers) and ``report`` (docs/validation.md, generated whole; its figures
+are drawn by ``pyapp.report.figures`` with the page's calibration plot).
 
 Their output is labelled ``evidence: "synthetic"`` everywhere: it validates the instrument
 and is never model evidence."""

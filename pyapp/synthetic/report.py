@@ -5,7 +5,7 @@
 words: `across_seeds_lines`); nothing in it is hand-written or kept from an earlier run: the
 findings are sentences templated from the checks (`findings`). `report_skeleton` is the
 document's structure (headings and each table's row keys, no numbers), which a test compares
-with a quick regeneration. The figures are `pyapp.synthetic.figures`.
+with a quick regeneration. The figures are `pyapp.report.figures`.
 """
 
 from __future__ import annotations
