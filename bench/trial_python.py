@@ -11,7 +11,7 @@ Three figures, each natively and (unless `--native-only`) under Pyodide in Node
 * per trial: the wall time from one `trial_start` event to the next (everything Python does
   for a trial, the synthetic model's own drawing included: no model worker here);
 * the steps between two trials, each timed on its own over the sweep's trials (median ms):
-  the chain hash of the trial (`chain.sha256_of`), its JSON line (`session.json_text`), the
+  the chain hash of the trial (`chain.sha256_of`), its JSON line (`writer.line_text`), the
   `trial_done` and `trial_start` events as posted (`event` + `json.dumps`), the binding of
   the model (`Sweep.bind`, `Sweep.run_under`: what `attempt` does), the counts;
 * a profile (cProfile) of a second sweep: the functions with the most own time, in ms per
@@ -55,7 +55,7 @@ ROOT = _HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.browser.page_link import Context  # noqa: E402
-from pyapp.browser.session import Session, json_text  # noqa: E402
+from pyapp.browser.session import Session  # noqa: E402
 from pyapp.experiment.phases import Sweep  # noqa: E402
 from pyapp.predict.exploratory import content_sha256  # noqa: E402
 from pyapp.protocol.messages import (  # noqa: E402
@@ -70,6 +70,7 @@ from pyapp.protocol.messages import (  # noqa: E402
 from pyapp.records import chain  # noqa: E402
 from pyapp.records.model import ModelProvenance  # noqa: E402
 from pyapp.records.trace import NO_TRIALS, Trial, counted, loads  # noqa: E402
+from pyapp.records.writer import line_text  # noqa: E402
 
 T = TypeVar("T")
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
@@ -154,7 +155,7 @@ def between_steps(sweep: Sweep) -> dict[str, float]:
             summary=NO_TRIALS,
             heldout_content=None,
         )
-        return json.dumps(event(done)), json_text(trial)
+        return json.dumps(event(done)), line_text(trial)
 
     def start_event(trial: Trial) -> str:
         return json.dumps(event(TrialStart(**where(trial))))
@@ -180,7 +181,7 @@ def between_steps(sweep: Sweep) -> dict[str, float]:
     return {
         "chain hash (sha256_of)": timed(chain.sha256_of, trials),
         "canonical form (canonical)": timed(chain.canonical, trials),
-        "trial JSON line (json_text)": timed(json_text, trials),
+        "trial JSON line (json_text)": timed(line_text, trials),
         "trial_done event, posted texts": timed(done_event, trials),
         "trial_start event, posted text": timed(start_event, trials),
         "model binding (bind, load id, identity)": timed(bound, trials),
@@ -369,7 +370,7 @@ def worker_glue(trials: list[Trial]) -> dict[str, float]:
 
     sink = run_js("(message) => undefined")
     flags = js.Int32Array.new(5)
-    texts = [json_text(trial) for trial in trials]
+    texts = [line_text(trial) for trial in trials]
     samples: dict[str, list[float]] = {"to_js + call (per event)": [], "flag reads (5)": []}
     for _ in range(3):
         for n, text in enumerate(texts):

@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pyapp.errors import LabError  # noqa: E402
+from pyapp.report.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.checks import Check, result_checks  # noqa: E402
 from pyapp.synthetic.expectations import plans, read_expectations  # noqa: E402
-from pyapp.synthetic.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
 from pyapp.synthetic.report import render_markdown  # noqa: E402
 from pyapp.synthetic.simulate import SeedRun  # noqa: E402

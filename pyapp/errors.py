@@ -16,7 +16,8 @@ Hierarchy::
         │                               not JSON, NaN/Infinity, over a count (exit 1)
         ├── UsageError                  bad command-line usage (exit 2)
         ├── RecordError                 JSON that does not fit a record type (a ValueError)
-        ├── ProtocolError               measure -> freeze -> held-out refused a step
+        ├── PhaseError                  pyapp.experiment.phases: measure -> freeze -> held-out
+        │                               refused a step (already_observed, not_frozen, ...)
         ├── ReplyError                  a model-worker reply off the protocol (bad_reply)
         ├── Cancelled                   the user's Cancel, inside the controller
         ├── OracleDisagreement          generation: program and oracle differ (a bug guard)
@@ -32,6 +33,8 @@ Hierarchy::
         │                               ledger (bad_ledger)
         ├── SchemaTypeError             pyapp.protocol.jsdoc: a schema the generated JSDoc
         │                               types cannot say (a generator bug guard)
+        ├── NotJSONNumber               pyapp.records.writer: NaN or ±Infinity in a document
+        │                               being written (a ValueError)
         ├── NativeModelError            pyapp.native.folder: a model the native backend
         │                               cannot run as the page would (unverified_template, ...)
         └── SweepError                  pyapp.sweep.errors: `sweep` failed (exit 1)
@@ -57,8 +60,8 @@ __all__ = [
     "LabError",
     "OracleDisagreement",
     "ParamsError",
+    "PhaseError",
     "ProgramError",
-    "ProtocolError",
     "RecordError",
     "ReplyError",
     "SiteMissingError",
@@ -101,8 +104,9 @@ class RecordError(LabError, ValueError):
         super().__init__("bad_record", message, path=path)
 
 
-class ProtocolError(LabError):
-    """A step the protocol refuses (held-out before freeze, a second observation, ...)."""
+class PhaseError(LabError):
+    """A step the phases refuse (`pyapp.experiment.phases`: held-out before freeze, a second
+    observation, ...); the codes are the phases' (`already_observed`, `not_frozen`, ...)."""
 
 
 class ReplyError(LabError, ValueError):

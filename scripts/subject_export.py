@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_fixture  # noqa: E402
 import model_build  # noqa: E402
 import subject_data  # noqa: E402
+import subject_eval  # noqa: E402
 
 NEAR_TIE = 0.05
 """Top-two logit margin (fp32 logits) under which a greedy step counts as a near-tie: a
@@ -31,6 +32,8 @@ RECURRENCE_NEW_TOKENS = 128
 """A recurrence curriculum's reference prompts get room for a two-update program tree."""
 EVAL_PER_CELL = 25
 DTYPES = {"fp32": "model.onnx", "q8": "model_quantized.onnx"}
+SCRIPTS = ("train_subject.py", "subject_data.py", "subject_eval.py", "subject_export.py")
+"""The scripts a subject is built by, each hashed into its subject.json."""
 
 
 def reference_prompts(recipe: dict[str, object] | None = None) -> list[dict[str, Any]]:
@@ -197,10 +200,7 @@ def describe(out: Path, n_params: int, recipe: dict[str, object]) -> dict[str, A
         "recipe": recipe,
         "recipe_sha256": subject_data.recipe_digest(recipe),
         "data_version": recipe["data_version"],
-        "script_sha256": {
-            name: sha256(ROOT / "scripts" / name)
-            for name in ("train_subject.py", "subject_data.py", "subject_export.py")
-        },
+        "script_sha256": {name: sha256(ROOT / "scripts" / name) for name in SCRIPTS},
         "pins": {
             "torch": torch.__version__,
             "transformers": transformers.__version__,
@@ -215,9 +215,7 @@ def eval_table(model: Any, tok: Any) -> dict[str, float]:
     """Exact-answer rate by op and digit count (both operands) on EVAL_PER_CELL evaluation
     examples per cell (integer-answer/1 JSON, never trained on), teacher-forced: equal to
     greedy decoding's exact-answer rate."""
-    import train_subject
-
-    rates = train_subject.evaluate(model, tok, subject_data.eval_set(per_cell=EVAL_PER_CELL))
+    rates = subject_eval.evaluate(model, tok, subject_data.eval_set(per_cell=EVAL_PER_CELL))
     model.eval()
     return {key: round(value, 4) for key, value in sorted(rates.items())}
 
@@ -225,8 +223,6 @@ def eval_table(model: Any, tok: Any) -> dict[str, float]:
 def recurrence_table(model: Any, tok: Any) -> dict[str, float]:
     """Exact-reply rate on EVAL_PER_CELL evaluation recurrences per (format, updates)
     (JSON registers from the second recipe's ranges, never trained on), teacher-forced."""
-    import train_subject
-
     examples = subject_data.recurrence_eval_set(per_cell=EVAL_PER_CELL)
     rates = {}
     for template_id in (subject_data.prompts.INTEGER_ANSWER, subject_data.prompts.REGISTER_PROGRAM):
@@ -236,7 +232,7 @@ def recurrence_table(model: Any, tok: Any) -> dict[str, float]:
                 for e in examples
                 if e.template_id == template_id and f"(after {updates} updates)" in e.prompt
             ]
-            (rate,) = train_subject.evaluate(model, tok, cell).values()
+            (rate,) = subject_eval.evaluate(model, tok, cell).values()
             rates[f"{template_id}/{updates}"] = round(rate, 4)
     model.eval()
     return rates

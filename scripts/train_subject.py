@@ -55,6 +55,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_fixture  # noqa: E402  (venv bootstrap, deterministic settings, ChatML)
 import subject_data  # noqa: E402  (the recipe and the training stream, stdlib only)
+import subject_eval  # noqa: E402  (examples as tensors; the teacher-forced exact-answer rate)
+import subject_export  # noqa: E402  (the ONNX export, its replies and its tables)
 
 RECIPE: dict[str, object] = subject_data.RECIPE
 """The active recipe (`--curriculum`; the first subject's by default)."""
@@ -129,14 +131,6 @@ def build_tokenizer() -> Any:
     sample = tok("-1234567", add_special_tokens=False)["input_ids"]
     assert len(sample) == 8, sample
     return tok
-
-
-def encode(tok: Any, examples: list[subject_data.Example]) -> list[tuple[list[int], list[int]]]:
-    """(prompt ids with the chat template, reply ids + eos) of each example."""
-    eos = tok.convert_tokens_to_ids(build_fixture.IM_END)
-    prompts = tok([build_fixture.chatml(e.prompt) for e in examples], add_special_tokens=False)
-    replies = tok([e.reply for e in examples], add_special_tokens=False)
-    return [(p, [*r, eos]) for p, r in zip(prompts["input_ids"], replies["input_ids"], strict=True)]
 
 
 # --------------------------------------------------------------------------- model
@@ -233,22 +227,6 @@ def warm_start(model: Any, tok: Any, source: str) -> None:
         raise SystemExit(f"warm start: torch and onnxruntime logits differ by {diff}")
 
 
-def tensors(pairs: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any, Any, Any]:
-    """Input ids, attention mask and labels (reply and eos only), right-padded."""
-    import torch
-
-    width = max(len(p) + len(r) for p, r in pairs)
-    ids = torch.full((len(pairs), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(pairs), width), dtype=torch.long)
-    labels = torch.full((len(pairs), width), -100, dtype=torch.long)
-    for row, (prompt, reply) in enumerate(pairs):
-        seq = prompt + reply
-        ids[row, : len(seq)] = torch.tensor(seq)
-        mask[row, : len(seq)] = 1
-        labels[row, len(prompt) : len(seq)] = torch.tensor(reply)
-    return ids, mask, labels
-
-
 def lr_factor(step: int) -> float:
     """Linear warm-up, then a cosine over `first_horizon_steps`; from `extended_from_step`
     on, a second cosine from where the first had got to down to the floor at `steps` (the
@@ -278,27 +256,6 @@ def threads_at(step: int) -> int:
     return _int("threads_after_extension") if step >= _int("extended_from_step") else 1
 
 
-def evaluate(model: Any, tok: Any, examples: list[subject_data.Example]) -> dict[str, Any]:
-    """Exact-answer rate by op and digit count. A teacher-forced pass whose argmax equals
-    every reply token (and eos) is exactly the case where greedy decoding gives the reply."""
-    import torch
-
-    pad = tok.convert_tokens_to_ids(build_fixture.PAD)
-    pairs = encode(tok, examples)
-    ids, mask, labels = tensors(pairs, pad)
-    model.eval()
-    with torch.no_grad():
-        logits = model(input_ids=ids, attention_mask=mask).logits
-    model.train()
-    guess = logits[:, :-1].argmax(-1)
-    gold = labels[:, 1:]
-    ok = ((guess == gold) | (gold == -100)).all(dim=1).tolist()
-    cells: dict[str, list[int]] = {}
-    for example, right in zip(examples, ok, strict=True):
-        cells.setdefault(f"{example.op}/{example.digits[0]}", []).append(int(right))
-    return {key: sum(v) / len(v) for key, v in cells.items()}
-
-
 def print_eval(step: int, rates: dict[str, Any]) -> None:
     rows = []
     for op in subject_data.OPS:
@@ -318,7 +275,7 @@ def print_recurrence_eval(step: int, model: Any, tok: Any) -> None:
                 for e in examples
                 if e.template_id == template_id and f"after {updates} update" in e.prompt
             ]
-            (rate,) = evaluate(model, tok, cell).values()
+            (rate,) = subject_eval.evaluate(model, tok, cell).values()
             rows.append(f"{template_id.split('/')[0][:8]}x{updates} {rate:.2f}")
     print(f"   recurrences step {step:5}  " + "  ".join(rows), flush=True)
 
@@ -368,7 +325,8 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
     for step in range(start, steps):
         if torch.get_num_threads() != threads_at(step):
             torch.set_num_threads(threads_at(step))
-        ids, mask, labels = tensors(encode(tok, subject_data.batch(step, recipe=RECIPE)), pad)
+        pairs = subject_eval.encode(tok, subject_data.batch(step, recipe=RECIPE))
+        ids, mask, labels = subject_eval.tensors(pairs, pad)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
@@ -384,7 +342,7 @@ def train(work: Path, steps: int) -> tuple[Any, Any]:
                 flush=True,
             )
         if done % EVAL_EVERY == 0 or done == steps:
-            print_eval(done, evaluate(model, tok, evals))
+            print_eval(done, subject_eval.evaluate(model, tok, evals))
             if "curriculum" in RECIPE:
                 print_recurrence_eval(done, model, tok)
         if done % CHECKPOINT_EVERY == 0 or done == steps:
@@ -433,8 +391,6 @@ def main() -> None:
     if args.train_only or args.steps != _int("steps"):
         print("== not exported (--train-only or a partial --steps)", flush=True)
         return
-    import subject_export
-
     if not args.check:
         subject_export.export(model, tok, args.out.resolve(), RECIPE)
         return

@@ -464,10 +464,11 @@ export class ModelClient {
     return true;
   }
 
-  // How a hard stop past the deadline is judged: by the time since the worker's last token
-  // (or, before any, since the request was passed to it) against the load's stall window.
+  // The stall decision: a hard stop past the deadline is judged by the time since the
+  // worker's last token (or, before any, since the request was passed to it) against the
+  // load's stall window: longer is `stalled` (infrastructure), shorter the model's `timeout`.
   /** @param {Current} current @returns {HardStop} */
-  judgeHardStop(current) {
+  judgeStall(current) {
     const { stepMs, windowMs } = stallWindow(this.lastLoaded?.warmup_step_ms ?? null); // the load that ran it
     const silentMs = performance.now() - (current.lastTokenAt ?? current.sentAt);
     return {
@@ -487,7 +488,7 @@ export class ModelClient {
   /** @param {number} id @param {"cancelled" | "timeout"} reason @param {(reply: Reply) => unknown} settle */
   hardStop(id, reason, settle) {
     if (this.current?.id !== id) return;
-    const judgement = reason === "timeout" ? this.judgeHardStop(this.current) : null;
+    const judgement = reason === "timeout" ? this.judgeStall(this.current) : null;
     const message =
       `the model worker did not stop within ${GRACE_MS} ms of the ${reason === "timeout" ? "deadline" : "cancel"}:` +
       " terminated; the model reloads (no new consent needed)";

@@ -26,7 +26,7 @@ from pyapp.conditions.run import (
     route_of,
     run_chain,
 )
-from pyapp.errors import ProtocolError
+from pyapp.errors import PhaseError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict import compare
 from pyapp.predict.forecast import task_steps
@@ -265,7 +265,7 @@ def test_a_route_over_its_budget_is_refused_at_the_start() -> None:
     refused = chain_capacity_problem(long, EXTENDED_CHAIN)
     assert refused is not None and refused.limit == "recurrence_steps"
     assert refused.maximum == 3
-    with pytest.raises(ProtocolError):
+    with pytest.raises(PhaseError):
         Sweep(
             params=long,
             conditions=("controlled-chain",),

@@ -199,7 +199,7 @@ def test_prompt_hashes_are_the_template_files() -> None:
 
 
 FAILURE_CALL = re.compile(
-    r"\b(?:failure|failed|ProgramError|BridgeError|ProtocolError|SessionError|RequestError"
+    r"\b(?:failure|failed|ProgramError|BridgeError|PhaseError|RequestError"
     r"|ModelFailure|_error|InputError|__init__)\(\s*\"([a-z_]+)\""
 )
 CODE_FIELD = re.compile(r"\"code\":\s*\"([a-z_]+)\"")

@@ -108,7 +108,7 @@ def test_parameters_the_chain_cannot_run_are_refused_naming_the_parameter(capsys
     from test_session import Page, call
 
     from pyapp.cli.main import main
-    from pyapp.experiment.phases import ProtocolError
+    from pyapp.errors import PhaseError
 
     page = Page(ScriptedAdapter(answer))
     params = {"recurrence_steps": [2, 4]}
@@ -117,7 +117,7 @@ def test_parameters_the_chain_cannot_run_are_refused_naming_the_parameter(capsys
     assert refused["error"]["message"].startswith("recurrence_steps: a recurrence of 4 updates")
     fine = call(page, "sweep_start", seed=1729, params=params, conditions=["model-only"])
     assert fine["ok"]  # whole-task conditions run any recurrence the generator makes
-    with pytest.raises(ProtocolError, match="recurrence_steps"):
+    with pytest.raises(PhaseError, match="recurrence_steps"):
         Sweep(
             params=TaskParams(recurrence_steps=(2, 4)),
             conditions=("controlled-chain",),

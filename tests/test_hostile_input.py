@@ -27,6 +27,7 @@ from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_NESTING
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
+from pyapp.records.writer import document_text
 from pyapp.tasks.rng import SplitMix64
 from pyapp.tasks.taskset import MAX_COUNT, MAX_TASKS, TaskParams, generate
 
@@ -424,7 +425,7 @@ def test_a_trace_of_20000_trials_still_reproduces(capsys, tmp_path) -> None:
     trace = run_supplied(params)
     assert len(trace.trials) >= 20_000
     path = tmp_path / "big.json"
-    path.write_text(trace_module.dumps(trace), encoding="utf-8")
+    path.write_text(document_text(trace, "trace"), encoding="utf-8")
     status, out, _ = cli(capsys, "reproduce", str(path))
     assert status == 0 and f"{len(trace.trials)} trials re-derived exactly" in out
 

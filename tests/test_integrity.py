@@ -19,7 +19,8 @@ from tracecheck import as_trace_2, assert_valid_trace
 from pyapp.cli.main import main as cli_main
 from pyapp.conditions.failures import kind_of
 from pyapp.conditions.run import run_chain
-from pyapp.experiment.phases import PAUSE_AFTER, ProtocolError, Sweep, freeze, run_phase
+from pyapp.errors import PhaseError
+from pyapp.experiment.phases import PAUSE_AFTER, Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.model import (
@@ -172,7 +173,7 @@ def test_another_identity_mid_sweep_is_refused(change: dict[str, object]) -> Non
     model = ScriptedAdapter(answer)
     sweep = measured_and_frozen(model, ("model-only",))
     reloaded(model, **change)
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(PhaseError) as refused:
         run(run_phase(sweep, "heldout", model))
     assert refused.value.code == "model_changed" and "new sweep" in refused.value.message
     assert sweep.model.dtype == "none"  # the sweep's record was not overwritten

@@ -11,8 +11,8 @@ from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import EXPORTS
 from pyapp.conditions.run import CancelToken
+from pyapp.errors import PhaseError
 from pyapp.experiment.phases import (
-    ProtocolError,
     Sweep,
     freeze,
     plan,
@@ -126,7 +126,7 @@ def test_a_tampered_trial_before_the_freeze_breaks_the_frozen_hash(finished):
 def test_heldout_before_freeze_is_refused():
     sweep, model = make_sweep()
     run(run_phase(sweep, "measure", model))
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(PhaseError) as caught:
         run(run_phase(sweep, "heldout", model))
     assert caught.value.code == "not_frozen"
 

@@ -21,7 +21,7 @@ from pyapp.conditions.interpret import run_supplied
 from pyapp.records import documents
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import dumps
+from pyapp.records.writer import document_text
 from pyapp.report import RunInputError, build_report, run_folder
 from pyapp.tasks.taskset import TaskParams
 
@@ -126,7 +126,7 @@ def test_a_control_run_streamed_and_whole_give_the_same_report(
     folder = tmp_path / "run"
     folder.mkdir()
     trace = run_supplied(TaskParams(primitives_per_op=8))
-    (folder / "trace.json").write_text(dumps(trace), "utf-8")
+    (folder / "trace.json").write_text(document_text(trace, "trace"), "utf-8")
     assert run_folder.stream_trace(folder / "trace.json") is not None
     streamed, verification = build_report(folder)
     assert verification.ok and streamed == whole(folder, monkeypatch)[0]

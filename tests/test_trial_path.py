@@ -21,6 +21,7 @@ from asyncrun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pyapp.errors import PhaseError
 from pyapp.experiment import phases
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records import chain, clock, trace, trial
@@ -236,7 +237,7 @@ def test_a_new_provenance_or_a_model_changed_elsewhere_is_bound_again() -> None:
     assert len(sweep.model.loads) == len(adapter.provenance.loads) + 1
     assert sweep.run_under() == (2, first[1]) != first
     other = dataclasses.replace(reloaded, model_id="another/model")
-    with pytest.raises(phases.ProtocolError) as refused:
+    with pytest.raises(PhaseError) as refused:
         sweep.bind(other)
     assert refused.value.code == "model_changed"
     sweep.model = dataclasses.replace(sweep.model, loads=sweep.model.loads[:1])

@@ -13,6 +13,7 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.errors import InputError
+from pyapp.report.figures import calibration_svg
 from pyapp.synthetic.checks import (
     interval,
     power_at,
@@ -21,7 +22,6 @@ from pyapp.synthetic.checks import (
     verdict,
 )
 from pyapp.synthetic.expectations import SEED_LISTS, plans, read_expectations
-from pyapp.synthetic.figures import calibration_svg
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.report import findings, render_markdown, report_skeleton
 from pyapp.synthetic.targets import seed_targets

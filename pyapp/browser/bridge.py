@@ -39,7 +39,8 @@ from pyapp.protocol.messages import RequestError
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.documents import loads_document
 from pyapp.records.stored import stored_trace
-from pyapp.records.trace import TaskRecord, dumps, python_description
+from pyapp.records.trace import TaskRecord, python_description
+from pyapp.records.writer import document_text
 from pyapp.report.run_folder import RunInputError
 from pyapp.tasks.sympy_oracle import check
 from pyapp.tasks.taskset import GENERATOR_VERSION, generate
@@ -205,7 +206,7 @@ def _stored_trace(request: m.StoredTraceRequest, ctx: Context) -> r.TraceText:
         trace = stored_trace(request.header_json, request.trials_json, request.changes_json)
     except RecordError as error:
         raise RequestError("bad_request", f"the stored sweep is not a trace: {error}") from None
-    return r.TraceText(trace_json=dumps(trace), header_json=None, trials_json=None)
+    return r.TraceText(trace_json=document_text(trace, "trace"), header_json=None, trials_json=None)
 
 
 def _synthetic_select(request: m.SyntheticSelect, ctx: Context) -> r.SyntheticChosen:

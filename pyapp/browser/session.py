@@ -33,7 +33,6 @@ announced as `frozen`. Three infrastructure interruptions in a row pause the swe
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Literal
@@ -47,11 +46,11 @@ from pyapp.conditions.run import (
     chain_capacity_problem,
     plan_route,
 )
+from pyapp.errors import PhaseError
 from pyapp.experiment.ledger import ledger_task_ids, seen_in
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
     Phase,
-    ProtocolError,
     Sweep,
     freeze,
     plan,
@@ -62,7 +61,7 @@ from pyapp.predict.exploratory import content_sha256, keys_by_condition
 from pyapp.predict.predictor import (
     FrozenProfile,
     heldout_tasks,
-    predict,
+    predict_product,
     predict_state_aware,
     score_trace,
 )
@@ -111,13 +110,11 @@ from pyapp.records.trace import (
     counted,
     summarise,
 )
+from pyapp.records.writer import document_text, line_text
 from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
 from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
-
-SessionError = RequestError
-"""The session refuses with the boundary's one error class."""
 
 
 def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
@@ -163,7 +160,7 @@ def _chain_protocol(name: str | None) -> ChainProtocol:
     try:
         return DEFAULT_CHAIN_PROTOCOL if name is None else chain_protocol(name)
     except KeyError as error:
-        raise SessionError("bad_request", f"chain_protocol: {error.args[0]}") from None
+        raise RequestError("bad_request", f"chain_protocol: {error.args[0]}") from None
 
 
 class Session:
@@ -181,7 +178,7 @@ class Session:
 
     def _sweep(self) -> Sweep:
         if self.sweep is None:
-            raise SessionError("no_sweep", "start a sweep first")
+            raise RequestError("no_sweep", "start a sweep first")
         return self.sweep
 
     def _adapter(self, ctx: Context, seed: int) -> ModelAdapter:
@@ -193,7 +190,7 @@ class Session:
             return adapter
         loaded = ctx.adapter()
         if loaded is None:
-            raise SessionError("not_loaded", "load a model (with consent) first")
+            raise RequestError("not_loaded", "load a model (with consent) first")
         return loaded
 
     def state(self) -> SweepState:
@@ -264,7 +261,7 @@ class Session:
         try:
             spec = parse_spec(request.spec)
         except SpecError as error:
-            raise SessionError("bad_synthetic_spec", str(error)) from None
+            raise RequestError("bad_synthetic_spec", str(error)) from None
         self.synthetic = spec
         return SyntheticChosen(
             spec=written_name(spec),
@@ -277,7 +274,7 @@ class Session:
         adapter = self._adapter(ctx, params.seed)
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):
-            raise SessionError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
+            raise RequestError("bad_request", f"conditions must be a subset of {ALL_CONDITIONS}")
         browser = browser_info(request.environment)
         ordered = tuple(c for c in ALL_CONDITIONS if c in conditions)
         protocol = _chain_protocol(request.chain_protocol)
@@ -285,7 +282,7 @@ class Session:
             chain_capacity_problem(params, protocol) if "controlled-chain" in ordered else None
         )
         if problem is not None:  # refused before the sweep starts, naming the parameter
-            raise SessionError("bad_params", problem.message)
+            raise RequestError("bad_params", problem.message)
         self.sweep = Sweep(
             params=params,
             conditions=ordered,
@@ -304,8 +301,8 @@ class Session:
     def resume(self, request: SweepResume) -> SweepState:
         try:
             self.sweep = Sweep.from_trace(resumed_trace(request))
-        except ProtocolError as error:
-            raise SessionError(error.code, error.message) from None
+        except PhaseError as error:
+            raise RequestError(error.code, error.message) from None
         self.sweep.previously_observed = _previously(request, self.sweep)
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
@@ -325,8 +322,8 @@ class Session:
         )
         try:
             sweep.bind(adapter.provenance)  # same identity: reloads add load records
-        except ProtocolError as error:
-            raise SessionError(error.code, error.message) from None
+        except PhaseError as error:
+            raise RequestError(error.code, error.message) from None
         with _timed_by(adapter), PageLink(ctx, adapter) as page:
             return await self._run(sweep, request.phase, adapter, page)
 
@@ -384,7 +381,7 @@ class Session:
                     if trial.task_id in ledgered[trial.condition]
                     else None,
                 )
-                texts = EventTexts(trial=json_text(trial), change=self._change(sweep))
+                texts = EventTexts(trial=line_text(trial), change=self._change(sweep))
                 await page.tell(event(finished), texts)
 
             async def interrupted(trial: Trial) -> None:
@@ -404,8 +401,8 @@ class Session:
                     before_trial=before,
                     on_interrupted=interrupted,
                 )
-            except ProtocolError as error:
-                raise SessionError(error.code, error.message) from None
+            except PhaseError as error:
+                raise RequestError(error.code, error.message) from None
             if end != "finished":
                 return RunEnded(state=self.state(), cancelled=end == "cancelled", notice=None)
         notice = None
@@ -420,10 +417,10 @@ class Session:
     def freeze(self) -> FreezeDone:
         sweep = self._sweep()
         if plan(sweep, "measure"):
-            raise SessionError("not_measured", "measure every profile task before freezing")
+            raise RequestError("not_measured", "measure every profile task before freezing")
         profiles = freeze(sweep)
         if not profiles:
-            raise SessionError("already_frozen", "every model condition is frozen already")
+            raise RequestError("already_frozen", "every model condition is frozen already")
         return FreezeDone(
             frozen=tuple(profiles),
             predictions=_predicted(sweep, profiles),
@@ -435,12 +432,14 @@ class Session:
     def predictions(self) -> PredictionsText:
         sweep = self._sweep()
         if not sweep.freezes:
-            raise SessionError("not_frozen", "nothing is frozen yet")
-        return PredictionsText(predictions_json=document_text(score_trace(sweep.trace())))
+            raise RequestError("not_frozen", "nothing is frozen yet")
+        return PredictionsText(
+            predictions_json=document_text(score_trace(sweep.trace()), "predictions")
+        )
 
     def header_json(self) -> str:
         """The sweep's header as JSON text (compact: it travels after every checkpoint)."""
-        return json_text(self._sweep().header())
+        return line_text(self._sweep().header())
 
     def _change(self, sweep: Sweep) -> str | None:
         """The records that joined the header since the page last had it (or was sent a
@@ -458,14 +457,14 @@ class Session:
             len(sweep.freezes),
             sweep.draw is not None,
         )
-        return json_text(change)
+        return line_text(change)
 
     async def journal_generate(self, request: JournalGenerate, ctx: Context) -> JournalKept:
         prompt = request.prompt
         if not prompt.strip():
-            raise SessionError("bad_request", "prompt must be a non-empty string")
+            raise RequestError("bad_request", "prompt must be a non-empty string")
         if self.synthetic is not None:
-            raise SessionError(
+            raise RequestError(
                 "bad_request",
                 "a synthetic model answers the protocol's trials only: load a model for the "
                 "journal",
@@ -501,21 +500,11 @@ class Session:
             return TraceText(
                 trace_json=None,
                 header_json=self.header_json(),
-                trials_json=tuple(json_text(trial) for trial in sweep.trials),
+                trials_json=tuple(line_text(trial) for trial in sweep.trials),
             )
         return TraceText(
-            trace_json=document_text(sweep.trace()), header_json=None, trials_json=None
+            trace_json=document_text(sweep.trace(), "trace"), header_json=None, trials_json=None
         )
-
-
-def json_text(record: object) -> str:
-    """A record as compact JSON text on one line (a trial: one line of trials.jsonl)."""
-    return json.dumps(to_json(record), ensure_ascii=False)
-
-
-def document_text(record: object) -> str:
-    """A whole document as JSON text, indented, as it is downloaded or written to a file."""
-    return json.dumps(to_json(record), indent=2, ensure_ascii=False) + "\n"
 
 
 def resumed_trace(request: SweepResume) -> Trace:
@@ -530,7 +519,7 @@ def resumed_trace(request: SweepResume) -> Trace:
             return stored_trace(request.header_json, trials, changes)
         return stored_trace(request.trace_json, None)
     except RecordError as error:
-        raise SessionError("bad_request", f"the persisted trace is not valid: {error}") from None
+        raise RequestError("bad_request", f"the persisted trace is not valid: {error}") from None
 
 
 def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPredictions, ...]:
@@ -545,7 +534,7 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
         shown.append(
             HeldoutPredictions(
                 condition=condition,
-                predictions=tuple(predict(p, t) for t in tasks),
+                predictions=tuple(predict_product(p, t) for t in tasks),
                 state_aware=()
                 if fit is None
                 else tuple(predict_state_aware(fit, t, condition, sweep.protocol) for t in tasks),
@@ -574,7 +563,7 @@ def model_calls(condition: str, task: Task) -> int:
 def receipt_json(sweep: Sweep) -> str:
     """The freeze receipt of the sweep as it stands (just after a freeze), as JSON text."""
 
-    return document_text(make_receipt(sweep.trace()))
+    return document_text(make_receipt(sweep.trace()), "receipt")
 
 
 def _timed_by(adapter: ModelAdapter) -> AbstractContextManager[None]:

@@ -35,10 +35,11 @@ from pyapp.protocol.results import (
     ReportHtml,
     RunPlots,
 )
-from pyapp.records.base import RecordError, from_json, to_json
+from pyapp.records.base import RecordError, from_json
 from pyapp.records.trace import Evidence
+from pyapp.records.writer import document_text, line_text
 from pyapp.report import plots
-from pyapp.report.page import render
+from pyapp.report.page import render_report
 from pyapp.report.run_folder import (
     RunFolder,
     RunInputError,
@@ -47,7 +48,7 @@ from pyapp.report.run_folder import (
     verify_documents,
 )
 from pyapp.report.sections import NOT_EVIDENCE_LABELS, run_evidence
-from pyapp.verify.receipt import make_receipt, receipt_text
+from pyapp.verify.receipt import make_receipt
 
 
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:
@@ -68,10 +69,10 @@ def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrac
         trace_mismatches=tuple(v.trace_mismatches),
         predictions_mismatches=() if other is not None else v.predictions_mismatches,
         derive_error=v.derive_error,
-        predictions_json=None if v.derived is None else json.dumps(to_json(v.derived)),
+        predictions_json=None if v.derived is None else document_text(v.derived, "predictions"),
         summary="; ".join(v.verdict),
-        header_json=json.dumps({k: v for k, v in document.items() if k != "trials"}),
-        trials_json=tuple(json.dumps(trial) for trial in document["trials"]),
+        header_json=line_text({k: v for k, v in document.items() if k != "trials"}),
+        trials_json=tuple(line_text(trial) for trial in document["trials"]),
         corrections=tuple(
             CorrectedField(c.trial_id, c.field, json.dumps(c.recorded), json.dumps(c.rederived))
             for c in v.corrections
@@ -113,7 +114,8 @@ def report_of(trace_json: Any) -> ReportHtml:
     folder = RunFolder(Path(f"run-{trace.run.run_id[:8]}"), trace, trace_json, None, None)
     evidence = run_evidence(trace)
     return ReportHtml(
-        html=render(folder, verify(folder)), name=f"report-{evidence}-{trace.run.run_id}.html"
+        html=render_report(folder, verify(folder)),
+        name=f"report-{evidence}-{trace.run.run_id}.html",
     )
 
 
@@ -131,7 +133,7 @@ def receipt_of(trace_json: Any) -> RemadeReceipt:
     evidence = trace.model.evidence if trace.model else "control"
     prefix = "receipt-remade-after-heldout" if after else "receipt"
     return RemadeReceipt(
-        receipt_json=receipt_text(receipt),
+        receipt_json=document_text(receipt, "receipt"),
         after_heldout=after,
         name=f"{prefix}-{evidence}-{trace.run.run_id}.json",
     )

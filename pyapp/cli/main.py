@@ -58,11 +58,11 @@ from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
 from pyapp.predict.flags import climatology_line, lines_of, run_figures
 from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
-from pyapp.records import trace as trace_module
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
 from pyapp.records.kinds import read_kind
 from pyapp.records.trace import read_trace
+from pyapp.records.writer import document_text
 from pyapp.report import RunInputError, build_report
 from pyapp.report.run_folder import read_run_folder
 from pyapp.sweep.native import bundled_folder
@@ -130,7 +130,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "--out")
     trace = run_supplied(task_params_of(args))
-    write_output(out, trace_module.dumps(trace))
+    write_output(out, document_text(trace, "trace"))
     s = trace.summary
     print(
         f"{s.trials} trials: {s.correct} correct, {s.incorrect} incorrect, {s.failed} failed "
@@ -230,7 +230,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     try:
         document = score_trace(trace)
-        written = json.dumps(to_json(document), indent=2, allow_nan=False) + "\n"
+        written = document_text(document, "predictions")
     except ValueError as error:  # includes a NaN or infinity the trace's numbers would give
         raise InputError("bad_trace", f"cannot score: {error}", path=args.trace) from None
     for line in incomplete(trace):  # scores of fewer tasks than the freezes listed: said first

@@ -24,7 +24,6 @@ seed sealed: its held-out tasks are drawn after the freeze from the seed the fre
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -40,10 +39,10 @@ from pyapp.host.files import (
     write_atomically,
 )
 from pyapp.matrix.folder import CELL_ENTRIES, claim_folder
-from pyapp.records.base import to_json
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.terms import chain_protocol
 from pyapp.records.trace import Condition
+from pyapp.records.writer import document_text
 from pyapp.synthetic.language import is_file_argument, parse_spec, read_spec_file
 from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
 
@@ -91,12 +90,6 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def compact(record: object) -> str:
-    """A record as one line of JSON: the C encoder (an `indent` forces Python's, several
-    times slower); per-seed files are many and read by programs, not people."""
-    return json.dumps(to_json(record), ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 def model_of(text: str) -> SyntheticSpec:
     """`--model`: a structure file, or a shipped structure's shorthand."""
     if is_file_argument(text):
@@ -132,7 +125,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             folder = out / f"seed-{run.seed}"
             write_files(
                 folder,
-                {"trace.json": compact(run.trace), "predictions.json": compact(run.predictions)},
+                {
+                    "trace.json": document_text(run.trace, "trace", compact=True),
+                    "predictions.json": document_text(run.predictions, "predictions", compact=True),
+                },
             )
         done[0] += 1
         if done[0] % 10 == 0 or done[0] == len(seeds):
@@ -143,7 +139,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     print(file=sys.stderr)
     summary = summarise_runs(spec, runs)
-    write_files(out, {"summary.json": json.dumps(to_json(summary), indent=2) + "\n"})
+    write_files(out, {"summary.json": document_text(summary, "simulation-summary")})
     print_summary(summary)
     print(
         f"{summary.trials} trials in {elapsed:.1f} s: {summary.trials / elapsed:.0f} trials/s "

@@ -64,6 +64,7 @@ _INFRASTRUCTURE = (
     "runtime_load_failed",
     "oracle_disagreement",
     "schema_type",
+    "not_json_number",
 )
 _REFUSAL = (
     "not_frozen",

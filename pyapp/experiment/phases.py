@@ -42,8 +42,7 @@ from pyapp.conditions.run import (
     chain_capacity_problem,
     run_trial,
 )
-from pyapp.errors import Cancelled
-from pyapp.errors import ProtocolError as ProtocolError  # re-exported for the session
+from pyapp.errors import Cancelled, PhaseError
 from pyapp.predict.freeze import freeze_condition
 from pyapp.predict.predictions import FrozenProfile
 from pyapp.predict.sealing import make_draw
@@ -146,7 +145,7 @@ class Sweep:
             else None
         )
         if problem is not None:  # protocol capacity is never the model's failure: refused
-            raise ProtocolError("bad_params", problem.message)
+            raise PhaseError("bad_params", problem.message)
         self.model = replace(self.model, loads=self._stamped_loads(self.model.loads))
         self.journal = [e if e.sequence is not None else self.stamp(e) for e in self.journal]
 
@@ -154,7 +153,7 @@ class Sweep:
     def from_trace(cls, trace: Trace) -> Sweep:
         """Continue a sweep from a persisted trace (after a reload or a crash)."""
         if trace.model is None:
-            raise ProtocolError("no_model", "the persisted trace has no model session")
+            raise PhaseError("no_model", "the persisted trace has no model session")
         return cls(
             params=trace.run.task_params,
             conditions=trace.run.conditions,
@@ -251,7 +250,7 @@ class Sweep:
             return
         differ = identity_difference(self.model, loaded)
         if differ:
-            raise ProtocolError(
+            raise PhaseError(
                 "model_changed",
                 f"this sweep is bound to {self.model.model_id} ({self.model.revision}, "
                 f"{self.model.dtype}, {self.model.backend_actual}); the loaded model differs "
@@ -467,7 +466,7 @@ async def run_phase(
             if c in MODEL_CONDITIONS and c not in sweep.frozen_conditions()
         ]
         if missing:
-            raise ProtocolError(
+            raise PhaseError(
                 "not_frozen", f"freeze the profile before held-out trials ({', '.join(missing)})"
             )
         if sweep.sealed and sweep.draw is None:
@@ -482,7 +481,7 @@ async def run_phase(
             return "cancelled"
         await _maybe(before_trial and before_trial(condition, task, index, len(pending)))
         if f"{condition}/{task.id}" in observed:
-            raise ProtocolError("already_observed", f"{condition}/{task.id} was observed already")
+            raise PhaseError("already_observed", f"{condition}/{task.id} was observed already")
         try:
             trial = await attempt(sweep, condition, task, adapter, cancel)
         except Cancelled:

@@ -21,7 +21,6 @@ killed outright is treated as interrupted.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +29,9 @@ from typing import Literal
 from pyapp.errors import InputError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.folder import StateFile, check_entry
-from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.base import JSON, RecordError, from_json, json_schema
 from pyapp.records.kinds import read_kind
+from pyapp.records.writer import document_text
 
 STATE_SCHEMA: Literal["matrix/1"] = "matrix/1"
 SCHEMA_ID = "https://composition-lab.invalid/schemas/matrix-state.schema.json"
@@ -212,7 +212,7 @@ class MatrixFile:
 
     def save(self) -> None:
         self.record = replace(self.record, updated_at=now())
-        self.file.write(json.dumps(to_json(self.record), indent=2) + "\n")
+        self.file.write(document_text(self.record, "matrix"))
 
     def cell(self, name: str) -> CellState:
         return next(c for c in self.record.cells if c.cell.name == name)

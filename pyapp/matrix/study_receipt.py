@@ -22,7 +22,6 @@ labels the others post hoc, with no verdict.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -37,10 +36,11 @@ from pyapp.matrix.folder import check_entry
 from pyapp.matrix.hypotheses import Hypothesis, PriorExposure, hypothesis_sha256
 from pyapp.matrix.plan import Plan
 from pyapp.predict.intervals import DEFAULT_RESAMPLES
-from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.base import JSON, RecordError, from_json, json_schema
 from pyapp.records.chain import canonical_text
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
+from pyapp.records.writer import document_text
 from pyapp.sweep.native import bundled_folder
 from pyapp.sweep.options import read_catalogue
 from pyapp.tasks.taskset import GENERATOR_VERSION
@@ -247,12 +247,8 @@ def write_receipt(out: Path, receipt: StudyReceipt) -> Path:
             "the matrix has already run here: a receipt written now would follow the data",
             path=str(out),
         )
-    write_atomically(path, to_json_text(receipt))
+    write_atomically(path, document_text(receipt, "study-receipt"))
     return path
-
-
-def to_json_text(receipt: StudyReceipt) -> str:
-    return json.dumps(to_json(receipt), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def read_receipt(path: Path) -> StudyReceipt:

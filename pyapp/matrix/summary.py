@@ -54,9 +54,9 @@ from pyapp.predict.predictor import (
     read_predictions,
     score,
 )
-from pyapp.records.base import JSON, to_json
 from pyapp.records.kinds import read_kind
 from pyapp.records.terms import protocol_of
+from pyapp.records.writer import document_text
 
 SUMMARY_SCHEMA = "matrix-summary/1"
 NOTE = (
@@ -427,6 +427,5 @@ def build_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
 
 def write_summary(out: Path, record: MatrixRecord) -> MatrixSummary:
     summary = build_summary(out, record)
-    text: JSON = to_json(summary)
-    write_atomically(out / "summary.json", json.dumps(text, indent=2, allow_nan=False) + "\n")
+    write_atomically(out / "summary.json", document_text(summary, "matrix-summary"))
     return summary

@@ -1,6 +1,6 @@
 """What a frozen profile forecasts for one held-out task, before it is observed: the
-product predictor (`predict`: the product of the rates of the task's operations, the sum
-of their mean costs) and the state-aware predictor (`predict_state_aware`: per step, from
+product predictor (`predict_product`: the product of the rates of the task's operations,
+the sum of their mean costs) and the state-aware predictor (`predict_state_aware`: per step, from
 its exact operands, along the reference program or the chain's route, `task_steps`)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyapp.records.trace import Condition
 from pyapp.tasks.taskset import Task
 
 
-def predict(frozen: FrozenProfile, task: Task) -> Prediction:
+def predict_product(frozen: FrozenProfile, task: Task) -> Prediction:
     """The product predictor: a chain route's planned calls under the frozen chain protocol
     (`frozen.terms`), the reference program's operations otherwise."""
     if frozen.profile.condition == "controlled-chain":

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from pyapp.predict import skill, state_aware
 from pyapp.predict.exploratory import journal_leaks
-from pyapp.predict.forecast import predict, predict_state_aware
+from pyapp.predict.forecast import predict_product, predict_state_aware
 from pyapp.predict.metrics import METRIC_VERSION, METRIC_VERSIONS
 from pyapp.predict.predictions import FrozenProfile, Profile, without_distinct_states
 from pyapp.predict.profile import (
@@ -221,7 +221,7 @@ def predictions_sha256(trace: Trace, record: FreezeRecord) -> str:
     fit = record.state_aware or refit_state_aware(trace, record)
     return sha256_of(
         {
-            "product": [predict(frozen, task) for task in heldout],
+            "product": [predict_product(frozen, task) for task in heldout],
             "state_aware": [
                 predict_state_aware(fit, task, record.condition, protocol) for task in heldout
             ],

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyapp.predict import skill
-from pyapp.predict.forecast import predict, predict_state_aware
+from pyapp.predict.forecast import predict_product, predict_state_aware
 from pyapp.predict.freeze import (
     freeze_profile,
     frozen_as_recorded,
@@ -96,7 +96,7 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "heldout_tasks",
     "interrupted_attempts",
     "observe",
-    "predict",
+    "predict_product",
     "predict_state_aware",
     "predictions_schema",
     "read_predictions",
@@ -239,7 +239,7 @@ def _score_freezes(
             )
         frozen = with_draw(frozen, trace)  # a sealed run: the draw's seed and checks
         heldout_ids = set(frozen.heldout_task_ids)
-        predictions = tuple(predict(frozen, by_id[i]) for i in frozen.heldout_task_ids)
+        predictions = tuple(predict_product(frozen, by_id[i]) for i in frozen.heldout_task_ids)
         observations = tuple(
             observe(trial, index < record.after_trials)
             for index, trial in enumerate(trace.trials)

@@ -6,10 +6,11 @@ scripted adapter (``model``: ``Caps``, ``Completion``, ``ModelAdapter``, provena
 clock (``clock``), prompt rendering (``prompts``, templates in ``prompts/``), task
 parameters from JSON (``params``), the reference subject's identity (``subject``), a
 synthetic model's specification (``synthetic_spec``), documents read under input limits
-(``documents``: the one bounded reader of every input file), the kind of a document, checked
-by every reader (``kinds``), the fault-injection grammar (``faults``), the evidence labels
-(``evidence``), the hash chain over a sweep's records (``chain``), what a freeze commits to
-besides the profile (``frozen``), the terms a run is measured under — the chain protocols
-and trace/4's one record of terms (``terms``) — and a sweep as it is stored between
-checkpoints, with the one assembly of its texts into a trace (``stored``). Re-deriving a
-record is above the runners, in ``pyapp.verify``."""
+(``documents``: the one bounded reader of every input file), the one writer of every
+document (``writer``), the kind of a document, checked by every reader and writer
+(``kinds``), the fault-injection grammar (``faults``), the evidence labels (``evidence``),
+the hash chain over a sweep's records (``chain``), what a freeze commits to besides the
+profile (``frozen``), the terms a run is measured under — the chain protocols and trace/4's
+one record of terms (``terms``) — and a sweep as it is stored between checkpoints, with the
+one assembly of its texts into a trace (``stored``). Re-deriving a record is above the
+runners, in ``pyapp.verify``."""

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from pyapp import __version__
-from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.base import JSON, RecordError, from_json, json_schema
 from pyapp.records.clock import ClockInfo, measure_clock
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
 from pyapp.records.model import (
@@ -102,7 +102,6 @@ __all__ = [  # what other modules import from here (some of it re-exported)
     "Trial",
     "budget_of",
     "counted",
-    "dumps",
     "environment",
     "loads",
     "make_trace",
@@ -491,10 +490,6 @@ def with_trials(header: Trace, trials: tuple[Trial, ...]) -> Trace:
 
 def trace_schema() -> dict[str, JSON]:
     return json_schema(Trace, schema_id=SCHEMA_ID, title="Composition Lab trace")
-
-
-def dumps(trace: Trace) -> str:
-    return json.dumps(to_json(trace), indent=2, ensure_ascii=False) + "\n"
 
 
 def loads(text: str) -> Trace:

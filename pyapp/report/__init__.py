@@ -7,6 +7,8 @@
     sample.py       long lists: all rows up to a stated number, past it summaries and a sample
     skill_table.py  skill, decomposition and the predictors' paired difference as a table
     plots.py        the page's two plots as inline SVG (calibration: both predictors)
+    figures.py      the validation report's figures: a synthetic structure's calibration
+                    curves, drawn by plots.py
     skill_plot.py   the answer in one picture: each predictor's skill against its frozen
                     reference and against climatology, per condition
     markup.py       HTML building in which text from a trace is always escaped
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyapp.report.page import render
+from pyapp.report.page import render_report
 from pyapp.report.run_folder import RunInputError, Verification, read_run_folder, verify
 
 
@@ -29,7 +31,7 @@ def build_report(folder: Path) -> tuple[str, Verification]:
     """The report of a run folder and what re-deriving it found (`RunInputError` if unreadable)."""
     run = read_run_folder(folder)
     verification = verify(run)
-    return render(run, verification), verification
+    return render_report(run, verification), verification
 
 
 __all__ = ["RunInputError", "Verification", "build_report"]

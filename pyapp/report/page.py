@@ -214,7 +214,7 @@ def _contents(has_results: bool) -> Markup:
     return el("nav", {"aria-label": "Contents"}, el("ol", None, items))
 
 
-def render(folder: RunFolder, verification: Verification) -> str:
+def render_report(folder: RunFolder, verification: Verification) -> str:
     """The whole report as one HTML document."""
     trace = folder.trace
     evidence = sections.run_evidence(trace)

@@ -34,6 +34,7 @@ COLOURS = {
     "controlled-chain (all steps)": "#8e24aa",
     "product": "#b06000",
     "state-aware": "#1a73e8",
+    "product-shrunk": "#2a9d55",
     "observed": "#202124",
 }
 """Each plotted series' colour, written once (the page draws no plot of its own)."""
@@ -328,7 +329,7 @@ def calibration_series_svg(
     pairs of predictors (labels ending `· product` / `· state-aware`)."""
     f = Frame(domain or series_domain(series))
     subtitle = "One point per non-empty cell; bars: 95% Wilson intervals (descriptive); n beside "
-    subtitle += "each; axes zoomed to the cells."
+    subtitle += "each; " + ("whole axes." if domain == FULL else "axes zoomed to the cells.")
     if by_predictor:
         subtitle = "Both predictors (filled: product; hollow: state-aware), a point per "
         subtitle += "non-empty cell; bars: 95% Wilson intervals."
@@ -483,6 +484,30 @@ def plots(
     calibration = calibration_domain(d for d, _ in docs)
     cost = cost_domain(d for d, _ in docs)
     return [(calibration_svg(d, lb, calibration), cost_svg(d, lb, cost)) for d, lb in docs]
+
+
+FULL = Domain((0.0, 1.0), (0.0, 1.0))
+"""Both axes whole: calibration panels meant to be compared at a glance."""
+
+
+def calibration_panels_svg(
+    panels: Sequence[tuple[str, Sequence[Series]]], label: str | None, columns: int = 2
+) -> str:
+    """Several calibration plots (`calibration_series_svg`, each on `FULL` axes: a title and
+    its series) as one standalone SVG file, `columns` to a row: the validation report's
+    figures (`pyapp.report.figures`)."""
+    rows = math.ceil(len(panels) / columns)
+    width, height = columns * W, rows * H
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" font-family="sans-serif">'
+    ]
+    for i, (title, series) in enumerate(panels):
+        x, y = (i % columns) * W, (i // columns) * H
+        svg = calibration_series_svg(series, label, FULL, False, "predicted probability", title)
+        box = f'x="{x}" y="{y}" width="{W}" height="{H}" viewBox="0 0 {W} {H}"'
+        parts.append(f"<svg {box}>{svg}</svg>")  # the plot's 100% width is its box's
+    return "\n".join([*parts, "</svg>"]) + "\n"
 
 
 StepsPoint = tuple[int, int, int, float, float | None]

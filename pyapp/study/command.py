@@ -11,7 +11,6 @@ rerun after the matrix was resumed gives the study of one run straight through.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -20,9 +19,9 @@ from pyapp.matrix.folder import check_entry, hold_folder
 from pyapp.matrix.hypotheses import Hypothesis
 from pyapp.matrix.plan import read_plan
 from pyapp.matrix.study_receipt import RECEIPT_NAME, StudyReceipt, read_receipt
-from pyapp.records.base import to_json
 from pyapp.records.documents import read_document, read_text
 from pyapp.records.kinds import check_kind
+from pyapp.records.writer import document_text
 from pyapp.study.build import build_study
 from pyapp.study.cells import read_matrix
 from pyapp.study.record import StudyDocument
@@ -30,11 +29,6 @@ from pyapp.study.render import study_html, study_markdown
 
 STUDY_JSON = "study.json"
 STUDY_HTML = "study.html"
-
-
-def study_text(doc: StudyDocument) -> str:
-    """study.json's text (indented, keys in record order, no NaN)."""
-    return json.dumps(to_json(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def hypotheses_now(folder: Path, plan: Path | None) -> tuple[Hypothesis, ...]:
@@ -72,7 +66,10 @@ def run_study(
             check_kind(read_document(folder / STUDY_JSON), "study", folder / STUDY_JSON)
         receipt = folder_receipt(folder)
         doc = build_study(folder, resamples, seed, receipt, hypotheses_now(folder, plan))
-        texts = {folder / STUDY_JSON: study_text(doc), folder / STUDY_HTML: study_html(doc)}
+        texts = {
+            folder / STUDY_JSON: document_text(doc, "study"),
+            folder / STUDY_HTML: study_html(doc),
+        }
         if markdown is not None:
             texts[markdown] = markdown_into(markdown, doc)
         for path, text in texts.items():

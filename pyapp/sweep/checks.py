@@ -4,7 +4,6 @@ re-derivation every reader uses (`pyapp.audit.verdict.audit`: the same mismatche
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from pyapp.records.documents import read_document
 def validate(document: Any, schema_name: str) -> list[str] | None:
     """Schema errors (first ten) of a document; None when jsonschema is not installed."""
     try:
-        jsonschema: Any = importlib.import_module("jsonschema")
+        import jsonschema  # the `test` extra: without it the schema check is skipped
     except ImportError:
         return None
     schema = read_document(EXPORTS / schema_name)

@@ -47,13 +47,13 @@ from pyapp.protocol.results import (
 from pyapp.records.base import from_json, to_json
 from pyapp.records.terms import chain_protocol
 from pyapp.records.trace import Trace
+from pyapp.records.writer import document_text
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
     PREDICTIONS,
     RECEIPT,
     TRIALS,
     TrialsFile,
-    document_text,
     write_checkpoint,
     write_receipt,
 )
@@ -148,7 +148,8 @@ class Driver:
             with open(f"{self.ledger}.lock", "a", encoding="utf-8") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 write_atomically(
-                    self.ledger, document_text(record_trace(read_ledger(self.ledger), trace))
+                    self.ledger,
+                    document_text(record_trace(read_ledger(self.ledger), trace), "ledger"),
                 )
         except (LedgerError, OSError) as error:
             raise SweepError("ledger_failed", f"the ledger {self.ledger}: {error}") from None

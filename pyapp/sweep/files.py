@@ -38,6 +38,7 @@ from pyapp.records.documents import (
 from pyapp.records.kinds import check_kind
 from pyapp.records.stored import stored_trace
 from pyapp.records.trace import Trace, Trial
+from pyapp.records.writer import document_text, line_text
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 
 TRIALS = "trials.jsonl"
@@ -123,7 +124,7 @@ def header_text(trace: dict[str, JSON]) -> str:
     """A trace document's header (the trace without its trials) as JSON text."""
     header = dict(trace)
     header["trials"] = []
-    return json.dumps(header, ensure_ascii=False)
+    return line_text(header)
 
 
 def assemble(header_json: str, lines: list[str], changes: Sequence[str] = ()) -> Trace:
@@ -135,19 +136,15 @@ def assemble(header_json: str, lines: list[str], changes: Sequence[str] = ()) ->
         raise FilesError(f"the sweep's files do not make a trace: {error}") from None
 
 
-def document_text(value: object) -> str:
-    return json.dumps(to_json(value), indent=2, ensure_ascii=False) + "\n"
-
-
 def write_checkpoint(
     out: Path, header_json: str, lines: list[str], changes: Sequence[str] = ()
 ) -> Trace:
     """trace.json (and predictions.json once something is frozen), atomically."""
 
     trace = assemble(header_json, lines, changes)
-    write_atomically(out / TRACE, document_text(trace))
+    write_atomically(out / TRACE, document_text(trace, "trace"))
     if trace.freezes:
-        write_atomically(out / PREDICTIONS, document_text(score_trace(trace)))
+        write_atomically(out / PREDICTIONS, document_text(score_trace(trace), "predictions"))
     return trace
 
 
@@ -185,7 +182,7 @@ def stored_texts(out: Path) -> dict[str, JSON] | None:
     if os.path.lexists(out / TRIALS):
         lines: list[str] = TrialsFile(out / TRIALS).lines(typed=True)
     else:
-        lines = [json.dumps(t, ensure_ascii=False) for t in trace.get("trials", [])]
+        lines = [line_text(t) for t in trace.get("trials", [])]
     return {"header_json": header_text(trace), "trials_json": list(lines)}
 
 

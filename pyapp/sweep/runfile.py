@@ -8,7 +8,6 @@ generates `exports/sweep-run.schema.json` from it (drift-checked like the trace 
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ from pyapp.host.files import write_atomically
 from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
+from pyapp.records.writer import document_text
 from pyapp.sweep.errors import SweepError
 
 RUN_SCHEMA = "sweep-run/1"
@@ -170,10 +170,6 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def dump(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
 @dataclass
 class RunFile:
     """run.json: what ran, how, and how it ended. Rewritten atomically on every change."""
@@ -205,7 +201,7 @@ class RunFile:
             raise SweepError(
                 "bad_run_record", f"run.json does not fit its record: {error}"
             ) from None
-        write_atomically(self.path, dump(to_json(record)))
+        write_atomically(self.path, document_text(record, "sweep-run"))
 
     @property
     def session(self) -> dict[str, Any]:

@@ -11,7 +11,8 @@ its documents), ``closed_form`` and ``closed_chain`` (each trial's exact success
 and cost from the structure's parameters alone, by enumerating the model's finite choices),
 ``targets`` (each seed's expected statistics from them), ``expectations`` (the committed
 expectations file and the words stated before the numbers), ``checks`` (bands, verdicts,
-power), ``report`` and ``figures`` (docs/validation.md, generated whole).
+power), ``report`` (docs/validation.md, generated whole;
+its figures are drawn by ``pyapp.report.figures`` with the page's calibration plot).
 
 Their output is labelled ``evidence: "synthetic"`` everywhere: it validates the instrument
 and is never model evidence."""

@@ -7,7 +7,7 @@ in Compare's words: `across_seeds_lines`); nothing in it is hand-written or kept
 earlier run except the mutation table, which is the bench's own generated record
 (`docs/validation/mutants.json`, rendered by `mutation_lines`). `report_skeleton` is the
 document's structure (headings and each table's row keys, no numbers), which a test compares
-with a quick regeneration. The figures are `pyapp.synthetic.figures`.
+with a quick regeneration. The figures are `pyapp.report.figures`.
 """
 
 from __future__ import annotations

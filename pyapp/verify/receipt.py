@@ -33,14 +33,13 @@ at the tail; the receipt lists the held-out tasks each frozen profile predicts, 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pyapp.predict.freeze import freeze_profile, frozen_protocol, predictions_sha256
 from pyapp.predict.profile import heldout_tasks, tasks_of_trace
-from pyapp.records.base import JSON, Mismatch, from_json, json_schema, to_json
+from pyapp.records.base import JSON, Mismatch, from_json, json_schema
 from pyapp.records.chain import links, sha256_of
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
 from pyapp.records.model import identity_sha256
@@ -186,10 +185,6 @@ def read_receipt(document: JSON) -> Receipt:
     """A receipt from JSON (a `RecordError` names what does not fit)."""
     receipt: Receipt = from_json(Receipt, document)
     return receipt
-
-
-def receipt_text(receipt: Receipt) -> str:
-    return json.dumps(to_json(receipt), indent=2, ensure_ascii=False) + "\n"
 
 
 def receipt_lines(receipt: Receipt) -> list[str]:

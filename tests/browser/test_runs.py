@@ -20,7 +20,8 @@ from test_accessibility import audit
 from test_viewer import finished_run
 
 from pyapp.protocol.messages import SweepResume
-from pyapp.records.trace import dumps, read_trace
+from pyapp.records.trace import read_trace
+from pyapp.records.writer import document_text
 from pyapp.sweep.panel import send, wait_page
 
 pytestmark = pytest.mark.browser
@@ -77,7 +78,7 @@ def test_stored_runs_stay_and_can_be_used(
         text = Path(download.value.path()).read_text("utf-8")
         saved = json.loads(text)
         assert saved["run"]["run_id"] == ids[0] and len(saved["trials"]) > 0
-        assert text == dumps(read_trace(saved))
+        assert text == document_text(read_trace(saved), "trace")
 
         # report: the code of `python -m pyapp report`, in this page's Python
         with page.expect_download(timeout=120_000) as download:
