@@ -480,6 +480,24 @@ def test_no_two_test_modules_share_a_name() -> None:
     assert {name: where for name, where in seen.items() if len(where) > 1} == {}
 
 
+def test_one_task_params_reader_and_no_command_imports_the_page_session() -> None:
+    """Issue 40: two functions named `task_params` (the record reader and the page's request
+    wrapper), and the matrix and the sweep imported the page's. One reader
+    (`pyapp.records.params`); the page's wrapper has its own name; only the page's own
+    package imports its session."""
+    defined, importers = [], []
+    for path in sorted((ROOT / "pyapp").rglob("*.py")):
+        name = str(path.relative_to(ROOT))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name == "task_params":
+                defined.append(name)
+            if isinstance(node, ast.ImportFrom) and node.module == "pyapp.browser.session":
+                if not name.startswith("pyapp/browser/"):
+                    importers.append(name)
+    assert defined == ["pyapp/records/params.py"]
+    assert importers == []
+
+
 def script_graph(folder: Path) -> dict[str, set[str]]:
     """What each module of a flat folder of scripts (`scripts/`, `bench/`) imports of its
     siblings (by the bare names they import each other by), imports in functions included."""

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from pyapp import __version__
 from pyapp.browser.model import handle_model_generate
 from pyapp.browser.page_link import Context
-from pyapp.browser.session import Session, browser_info, task_params
+from pyapp.browser.session import Session, browser_info, request_task_params
 from pyapp.browser.study_view import open_study
 from pyapp.browser.viewer import (
     compare_runs,
@@ -60,13 +60,15 @@ def _hello(request: m.Hello, ctx: Context) -> r.Versions:
 
 
 def _tasks(request: m.TasksRequest, ctx: Context) -> r.TaskSet:
-    params = task_params(request.seed, request.params)
+    params = request_task_params(request.seed, request.params)
     return r.TaskSet(seed=params.seed, tasks=tuple(TaskRecord.of(t) for t in generate(params)))
 
 
 def _run_supplied(request: m.RunSupplied, ctx: Context) -> r.SuppliedRun:
     browser = browser_info(request.environment)
-    return r.SuppliedRun(trace=run_supplied(task_params(request.seed, request.params), browser))
+    return r.SuppliedRun(
+        trace=run_supplied(request_task_params(request.seed, request.params), browser)
+    )
 
 
 def _runtime(ctx: Context, name: str) -> Any:
@@ -101,7 +103,7 @@ async def _sympy_load(request: m.SympyLoad, ctx: Context) -> r.SympyLoaded:
 async def _sympy_check(request: m.SympyCheck, ctx: Context) -> r.SympyChecked:
     if ctx.load_sympy is not None:
         await _sympy_load(m.SympyLoad(), ctx)
-    checked = check(generate(task_params(request.seed, request.params)))
+    checked = check(generate(request_task_params(request.seed, request.params)))
     return _typed(r.SympyChecked, to_json(checked), "sympy_check")
 
 

@@ -96,7 +96,7 @@ from pyapp.records import clock
 from pyapp.records.base import JSON, RecordError, from_json, to_json
 from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
-from pyapp.records.params import task_params as params_from_json
+from pyapp.records.params import task_params
 from pyapp.records.stored import Mark, header_change, stored_trace
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
@@ -117,11 +117,11 @@ from pyapp.tasks.taskset import Task, TaskParams
 from pyapp.verify.receipt import make_receipt
 
 
-def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
-    """TaskParams from a request's `seed` and optional `params` (`pyapp.records.params`),
-    refused as a request error."""
+def request_task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:
+    """TaskParams from a request's `seed` and optional `params` (`pyapp.records.params`'s
+    one reader), refused as a request error (`bad_params`)."""
     try:
-        return params_from_json(seed, params)
+        return task_params(seed, params)
     except RecordError as error:
         raise RequestError("bad_params", str(error)) from None
 
@@ -270,7 +270,7 @@ class Session:
         )
 
     def start(self, request: SweepStart, ctx: Context) -> SweepState:
-        params = task_params(request.seed, request.params)
+        params = request_task_params(request.seed, request.params)
         adapter = self._adapter(ctx, params.seed)
         conditions = request.conditions or list(ALL_CONDITIONS)
         if any(c not in ALL_CONDITIONS for c in conditions):

@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.errors import InputError, UsageError
 from pyapp.host.files import REPO_ROOT
 from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
 from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
-from pyapp.protocol.messages import RequestError
-from pyapp.records.base import JSON
+from pyapp.records.base import JSON, RecordError
+from pyapp.records.params import task_params
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.native import choose_native, model_files
@@ -240,8 +239,8 @@ def parameter_sets(plan: Plan, plan_path: Path) -> dict[str, dict[str, JSON]]:
             raise _bad(plan_path, f"{key}.seed", "the seed is an axis (axes.seeds)")
         try:
             task_params(0, overrides)
-        except RequestError as error:
-            raise _bad(plan_path, key, error.message) from None
+        except RecordError as error:
+            raise _bad(plan_path, key, str(error)) from None
         chosen[name] = overrides
     return chosen
 

@@ -31,12 +31,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from pyapp.browser.session import task_params
 from pyapp.errors import InputError
 from pyapp.matrix.hypotheses import check_hypotheses
 from pyapp.matrix.plan import ModelEntry, Options, Plan, SeedRange
-from pyapp.protocol.messages import RequestError
-from pyapp.records.base import JSON, to_json
+from pyapp.records.base import JSON, RecordError, to_json
+from pyapp.records.params import task_params
 from pyapp.synthetic.language import STRUCTURES
 from pyapp.tasks.presets import rungs_of
 from pyapp.tasks.taskset import PRESETS, SEED_LIMIT, TaskParams
@@ -194,7 +193,7 @@ def _check_duplicates(plan: Plan, plan_path: Path) -> None:
 def _effective(overrides: dict[str, JSON]) -> TaskParams | None:
     try:
         return task_params(0, overrides)
-    except RequestError:
+    except RecordError:
         return None  # refused later, naming its key (`pyapp.matrix.cells.parameter_sets`)
 
 

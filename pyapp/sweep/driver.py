@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from pyapp.browser.model import parse_provenance
-from pyapp.browser.session import task_params
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
 from pyapp.host.files import write_atomically
@@ -45,6 +44,7 @@ from pyapp.protocol.results import (
     SweepState,
 )
 from pyapp.records.base import from_json, to_json
+from pyapp.records.params import task_params
 from pyapp.records.terms import chain_protocol
 from pyapp.records.trace import Trace
 from pyapp.records.writer import document_text
