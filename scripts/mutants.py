@@ -20,6 +20,8 @@ Usage:
                                                          # writes docs/validation/mutants.json
     .venv/bin/python scripts/mutants.py --ci --seeds ci  # the named CI subset
     .venv/bin/python scripts/mutants.py --only wilson-z-1,brier-abs --no-write
+    .venv/bin/python scripts/mutants.py --only route-operand-last-output --merge
+                                                         # its row replaces the recorded one
 
 Exit status 1 when the validation leaves a counted mutant alive.
 """
@@ -211,6 +213,11 @@ MUTANTS: tuple[Mutant, ...] = (
            '    families=(*ROUTED_BY_DESIGN, "cubic_derivative"),',
            kind="simulator", structures=("independent",), presets=("design",),
            seeds="ci-extended", ci=True),
+    Mutant("derivative-unrouted", "extended routes", "pyapp/records/terms.py",
+           '    families=(*ROUTED_BY_DESIGN, "triangle_determinant", "cubic_derivative"),',
+           '    families=(*ROUTED_BY_DESIGN, "triangle_determinant"),',
+           kind="simulator", structures=("independent",), presets=("design",),
+           seeds="ci-extended", ci=True),
     # equivalent: listed with their reason, not run
     Mutant("format-draw-renamed", "structures", S + "adapter.py",
            "        if self._unparseable(0):\n            return UNPARSEABLE, cost\n"
@@ -314,6 +321,28 @@ def judge(
     return {**row, "status": status, "killed_by": killed_by[:5], "checks_killing": len(killed_by)}
 
 
+def merged(recorded: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The recorded run with the rows of `new` in place of (or beside) those of the same
+    name, in `MUTANTS`' order; `runs` says which rows ran on which seed list."""
+    rows = {r["name"]: r for r in recorded.get("mutants", [])}
+    rows.update({r["name"]: r for r in new["mutants"]})
+    order = {m.name: i for i, m in enumerate(MUTANTS)}
+    names = sorted(rows, key=lambda n: order.get(n, len(order)))
+    base = recorded.get("runs_base", recorded.get("runs", ""))
+    lists = dict(recorded.get("runs_merged", {}))
+    for seeds, line in new.get("baselines", {}).items():
+        mine = [n for n in names if rows[n].get("seeds") == seeds]
+        lists[seeds] = f"{line} (rows of {', '.join(mine)})"
+    return {
+        "command": recorded.get("command", new["command"]),
+        "runs": "; ".join([base, *lists.values()]),
+        "runs_base": base,
+        "runs_merged": lists,
+        "seconds": recorded.get("seconds", 0) + new["seconds"],
+        "mutants": [rows[n] for n in names],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="reduced", help="a committed seed list")
@@ -321,6 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="mutant names, comma-separated")
     parser.add_argument("--jobs", type=int, default=1, help="mutants in parallel")
     parser.add_argument("--no-write", action="store_true", help="leave mutants.json alone")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="write only the rows run (with --only): the others stay as recorded",
+    )
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if (not args.ci or m.ci)]
     if args.ci:  # metric mutants of every structure: judged on the one shared run
@@ -377,13 +411,19 @@ def main(argv: list[str] | None = None) -> int:
         runs = "; ".join(
             f"seed list `{seeds}`, baseline contradicted: {n}" for seeds, n in contradicted.items()
         )
-        record = {
+        record: dict[str, Any] = {
             "command": "python scripts/mutants.py" + (f" --seeds {args.seeds}"),
             "runs": runs,
             "seconds": round(time.perf_counter() - start),
             "mutants": rows,
         }
         path = ROOT / "docs" / "validation" / "mutants.json"
+        if args.merge and path.exists():
+            record["baselines"] = {
+                seeds: f"seed list `{seeds}`, baseline contradicted: {n}"
+                for seeds, n in contradicted.items()
+            }
+            record = merged(json.loads(path.read_text(encoding="utf-8")), record)
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 1 if alive else 0
 

@@ -265,10 +265,10 @@ _METHOD = (
     "`chain-extended/1` (`python bench/validation.py --seeds ci-extended`): its expectations,",
     "made by the same script under that protocol, cover determinant and derivative chains",
     "(seven calls each) in every chain check, and each composite family's chain success,",
-    "final and all-step, is checked against its exact enumeration (`success:FAMILY`). Three",
+    "final and all-step, is checked against its exact enumeration (`success:FAMILY`). Four",
     "mutants of the new routes run on that list (a call reading the last output instead of",
-    "the one it names, the derivative reading `c2` for `two`, the determinant unrouted); the",
-    "design's lists cannot see them.",
+    "the one it names, the derivative reading `c2` for `two`, the determinant or the",
+    "derivative left unrouted); the design's lists cannot see them.",
 )
 
 
