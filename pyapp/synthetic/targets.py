@@ -71,7 +71,6 @@ ROUTED: dict[str, tuple[str, ...]] = {
 }
 """Chain protocol version → the families its controlled chain routes (docs/specification.md):
 the others make no call."""
-CHAIN_FAMILIES = ROUTED[DESIGN_PROTOCOL]
 COMPOSITE = ("affine_recurrence", "triangle_determinant", "cubic_derivative")
 """The composite families: a chain's success per family (`success:FAMILY`) is checked."""
 
