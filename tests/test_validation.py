@@ -181,21 +181,24 @@ def test_the_extended_list_is_checked_under_its_protocol_and_refused_under_anoth
         plans(gone, "ci-extended", "independent", "design")
 
 
-def test_the_committed_extended_expectations_are_what_the_targets_give():
+@pytest.mark.parametrize(
+    ("model", "preset"), [("independent", "design"), ("cancelling", "calibration-60")]
+)
+def test_the_committed_extended_expectations_are_what_the_targets_give(model, preset):
     """The `ci-extended` numbers are the mean over its seeds of `seed_targets` under
-    chain-extended/1 (re-derived for one structure), not the design protocol's."""
+    chain-extended/1 (re-derived for two structures), not the design protocol's."""
     data = read_expectations()
-    first, last = SEED_LISTS["ci-extended"]["design"]
-    spec = parse_spec("independent")
+    first, last = SEED_LISTS["ci-extended"][preset]
+    spec = parse_spec(model)
     per_seed = [
-        seed_targets(spec, preset_params("design", s), EXTENDED_CHAIN.version)
+        seed_targets(spec, preset_params(preset, s), EXTENDED_CHAIN.version)
         for s in range(first, last + 1)
     ]
-    committed = data["expected"]["ci-extended"]["independent"]["design"]
+    committed = data["expected"]["ci-extended"][model][preset]
     for statistic, (value, _) in committed.items():
         mine = math.fsum(t.values[statistic] for t in per_seed) / len(per_seed)
         assert mine == pytest.approx(value, abs=1e-12), statistic
-    design = data["expected"]["ci"]["independent"]["design"]
+    design = data["expected"]["ci"][model][preset]  # the same seeds, chains under design
     calibration = "controlled-chain/all_steps/calibration"
     assert committed[calibration][0] != pytest.approx(design[calibration][0], abs=1e-3)
 
