@@ -4,13 +4,16 @@ Runs each shipped synthetic structure (pyapp/synthetic/structures/*.toml) throug
 protocol natively for the task seeds of a named seed list, with the design's calibration set
 and a digit-stratified one (calibration-60); checks every statistic against its committed
 expectation (docs/validation/expectations.json, computed from the structures' parameters by
-scripts/validation_expectations.py — a seed list without one is refused); writes
+scripts/validation_expectations.py — a seed list without one is refused), its controlled
+chains under the list's chain protocol (`ci-extended`: `chain-extended/1`, which routes
+determinants and derivatives too; every other list: the design's `chain-design/1`); writes
 docs/validation.md (generated whole, with the mutation table of scripts/mutants.py) and
 docs/validation/*.svg, and prints the checks.
 
 Usage:
     .venv/bin/python bench/validation.py --jobs 2            # the committed report (seeds `full`)
     .venv/bin/python bench/validation.py --seeds reduced     # a smaller committed seed list
+    .venv/bin/python bench/validation.py --seeds ci-extended --no-report  # extended chains
     .venv/bin/python bench/validation.py --quick --out /tmp/v   # a smoke run (seeds `smoke`)
     .venv/bin/python bench/validation.py --render-only       # re-render from the saved results
 
@@ -38,9 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pyapp.errors import LabError  # noqa: E402
+from pyapp.records.terms import chain_protocol  # noqa: E402
 from pyapp.report.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.checks import Check, result_checks  # noqa: E402
-from pyapp.synthetic.expectations import plans, read_expectations  # noqa: E402
+from pyapp.synthetic.expectations import list_protocol, plans, read_expectations  # noqa: E402
 from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
 from pyapp.synthetic.report import render_markdown  # noqa: E402
 from pyapp.synthetic.simulate import SeedRun  # noqa: E402
@@ -50,12 +54,13 @@ from pyapp.tasks.taskset import preset_params  # noqa: E402
 PRESETS = ("design", "calibration-60")
 SAVED = ROOT / "build" / "validation-results.pickle"
 MUTANTS = ROOT / "docs" / "validation" / "mutants.json"
-Job = tuple[str, str, tuple[int, int], list[SeedRun] | None, bool]
+Job = tuple[str, str, tuple[int, int], list[SeedRun] | None, bool, str]
+"""(structure, preset, seeds, saved runs to re-derive, keep the runs, chain protocol name)."""
 
 
 def one(job: Job) -> tuple[StructureResult, list[SeedRun] | None]:
     """One structure under one preset (a process of its own with `--jobs`)."""
-    structure, preset, (first, last), runs, keep = job
+    structure, preset, (first, last), runs, keep, protocol = job
     kept: list[SeedRun] = []
 
     def clock() -> float:
@@ -69,6 +74,7 @@ def one(job: Job) -> tuple[StructureResult, list[SeedRun] | None]:
         clock,
         runs=runs,
         keep=kept if keep else None,
+        protocol=chain_protocol(protocol),
     )
     return result, (kept if keep else None)
 
@@ -85,6 +91,7 @@ def options_of(args: argparse.Namespace, lists: dict[str, Any]) -> dict[str, obj
         "expectations": "`docs/validation/expectations.json` (scripts/validation_expectations.py)",
         "interval": "95% normal, the larger of the run's and the planned between-seed spread",
         "conditions": "model-only, model-program, controlled-chain",
+        "chain protocol": f"`{list_protocol(args.seeds).version}`",
     }
 
 
@@ -127,8 +134,9 @@ def _main(args: argparse.Namespace) -> int:
     if args.rederive:
         with open(args.rederive, "rb") as handle:
             saved = pickle.load(handle)  # our own file (--save-runs)
+    protocol = list_protocol(args.seeds).name
     jobs: list[Job] = [
-        (s, p, tuple(lists[args.seeds][p]), saved.get((s, p)), bool(args.save_runs))  # type: ignore[misc]
+        (s, p, tuple(lists[args.seeds][p]), saved.get((s, p)), bool(args.save_runs), protocol)  # type: ignore[misc]
         for p in presets
         for s in args.structures
     ]

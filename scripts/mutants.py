@@ -9,14 +9,19 @@ contradicted on the unchanged copy, or when the validation fails outright; the u
 are not consulted. Metric mutants (code that only re-derives numbers from trials) are judged
 on one shared run: the unchanged copy's traces, re-derived by the mutated code (`--rederive`).
 Simulator mutants run the protocol again. A mutant that can only act under some structures
-(a structure's own effect) runs under those. An equivalent mutant (no behaviour can tell it
-apart) is listed with its reason and not counted.
+(a structure's own effect) runs under those. A mutant of the extended chain routes
+(determinants and derivatives, routed only under `chain-extended/1`) runs on its own seed
+list, `ci-extended`, whose validation runs that protocol, and is judged against that list's
+unchanged run. An equivalent mutant (no behaviour can tell it apart) is listed with its
+reason and not counted.
 
 Usage:
     .venv/bin/python scripts/mutants.py                  # every mutant, seeds `reduced`;
                                                          # writes docs/validation/mutants.json
     .venv/bin/python scripts/mutants.py --ci --seeds ci  # the named CI subset
     .venv/bin/python scripts/mutants.py --only wilson-z-1,brier-abs --no-write
+    .venv/bin/python scripts/mutants.py --only route-operand-last-output --merge
+                                                         # its row replaces the recorded one
 
 Exit status 1 when the validation leaves a counted mutant alive.
 """
@@ -72,6 +77,9 @@ class Mutant:
     shared run of `CI_SHARED` only, unless it names its own structures."""
     equivalent: str | None = None
     """Why no behaviour can tell it apart (then it is listed, not run, not counted)."""
+    seeds: str | None = None
+    """Its own committed seed list (one under another chain protocol: `ci-extended`), run
+    and judged against that list's unchanged run; None: the run's `--seeds`."""
 
     @property
     def change(self) -> str:
@@ -188,6 +196,28 @@ MUTANTS: tuple[Mutant, ...] = (
            "        if self._unparseable(index):\n            return UNPARSEABLE",
            "        if False:\n            return UNPARSEABLE",
            kind="simulator", structures=("format",), presets=("design",)),
+    # the extended chain routes (chain-extended/1: determinants and derivatives), each
+    # invisible under the design's protocol, judged on the `ci-extended` list
+    Mutant("route-operand-last-output", "extended routes", "pyapp/conditions/route.py",
+           '    return registers[name] if kind == "register" else outputs[int(name)]',
+           '    return registers[name] if kind == "register" else outputs[-1]',
+           kind="simulator", structures=("independent",), presets=("design",),
+           seeds="ci-extended", ci=True),
+    Mutant("derivative-wrong-register", "extended routes", "pyapp/conditions/route.py",
+           '            sources.append(f"register:{entry}")',
+           """            sources.append(f"register:{'c2' if entry == 'two' else entry}")""",
+           kind="simulator", structures=("independent",), presets=("design",),
+           seeds="ci-extended", ci=True),
+    Mutant("determinant-unrouted", "extended routes", "pyapp/records/terms.py",
+           '    families=(*ROUTED_BY_DESIGN, "triangle_determinant", "cubic_derivative"),',
+           '    families=(*ROUTED_BY_DESIGN, "cubic_derivative"),',
+           kind="simulator", structures=("independent",), presets=("design",),
+           seeds="ci-extended", ci=True),
+    Mutant("derivative-unrouted", "extended routes", "pyapp/records/terms.py",
+           '    families=(*ROUTED_BY_DESIGN, "triangle_determinant", "cubic_derivative"),',
+           '    families=(*ROUTED_BY_DESIGN, "triangle_determinant"),',
+           kind="simulator", structures=("independent",), presets=("design",),
+           seeds="ci-extended", ci=True),
     # equivalent: listed with their reason, not run
     Mutant("format-draw-renamed", "structures", S + "adapter.py",
            "        if self._unparseable(0):\n            return UNPARSEABLE, cost\n"
@@ -252,10 +282,12 @@ def judge(
     mutant: Mutant,
     base: Path,
     seeds: str,
-    baseline: dict[tuple[str, str, str], str],
+    baselines: dict[str, dict[tuple[str, str, str], str]],
     shared: Path,
 ) -> dict[str, Any]:
-    """Run one mutant in its own copy and say what killed it."""
+    """Run one mutant in its own copy (on its own seed list, if it names one) and say what
+    killed it."""
+    seeds = mutant.seeds or seeds
     row: dict[str, Any] = {
         "name": mutant.name,
         "area": mutant.area,
@@ -264,6 +296,7 @@ def judge(
         "kind": mutant.kind,
         "structures": list(mutant.structures),
         "presets": list(mutant.presets),
+        "seeds": seeds,
     }
     if mutant.equivalent:
         return {**row, "status": "equivalent", "reason": mutant.equivalent, "killed_by": []}
@@ -277,6 +310,7 @@ def judge(
     row["seconds"] = round(time.perf_counter() - start, 1)
     if status != 0:
         return {**row, "status": "killed", "killed_by": [f"the validation fails: {tail}"]}
+    baseline = baselines[seeds]
     killed_by = [
         f"{v['structure']} ({v['preset']}) {v['statistic']}"
         for v in verdicts
@@ -287,6 +321,28 @@ def judge(
     return {**row, "status": status, "killed_by": killed_by[:5], "checks_killing": len(killed_by)}
 
 
+def merged(recorded: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The recorded run with the rows of `new` in place of (or beside) those of the same
+    name, in `MUTANTS`' order; `runs` says which rows ran on which seed list."""
+    rows = {r["name"]: r for r in recorded.get("mutants", [])}
+    rows.update({r["name"]: r for r in new["mutants"]})
+    order = {m.name: i for i, m in enumerate(MUTANTS)}
+    names = sorted(rows, key=lambda n: order.get(n, len(order)))
+    base = recorded.get("runs_base", recorded.get("runs", ""))
+    lists = dict(recorded.get("runs_merged", {}))
+    for seeds, line in new.get("baselines", {}).items():
+        mine = [n for n in names if rows[n].get("seeds") == seeds]
+        lists[seeds] = f"{line} (rows of {', '.join(mine)})"
+    return {
+        "command": recorded.get("command", new["command"]),
+        "runs": "; ".join([base, *lists.values()]),
+        "runs_base": base,
+        "runs_merged": lists,
+        "seconds": recorded.get("seconds", 0) + new["seconds"],
+        "mutants": [rows[n] for n in names],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="reduced", help="a committed seed list")
@@ -294,6 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="mutant names, comma-separated")
     parser.add_argument("--jobs", type=int, default=1, help="mutants in parallel")
     parser.add_argument("--no-write", action="store_true", help="leave mutants.json alone")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="write only the rows run (with --only): the others stay as recorded",
+    )
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if (not args.ci or m.ci)]
     if args.ci:  # metric mutants of every structure: judged on the one shared run
@@ -307,29 +368,35 @@ def main(argv: list[str] | None = None) -> int:
         names = {n.strip() for n in args.only.split(",")}
         chosen = [m for m in chosen if m.name in names]
     start = time.perf_counter()
+    run = [m for m in chosen if not m.equivalent]
+    lists = dict.fromkeys([args.seeds, *(m.seeds or args.seeds for m in run)])
+    baselines: dict[str, dict[tuple[str, str, str], str]] = {}
     with tempfile.TemporaryDirectory(prefix="mutants-base-") as folder:
         base = Path(folder)
         copy_tree(base)
         shared = base / "shared-run.pickle"
-        structures = tuple(
-            dict.fromkeys(s for m in chosen if not m.equivalent for s in m.structures)
-        )
-        presets = tuple(dict.fromkeys(p for m in chosen if not m.equivalent for p in m.presets))
-        status, verdicts, tail = validate(
-            base, args.seeds, structures, presets, ["--save-runs", str(shared)]
-        )
-        if status != 0:
-            print(f"the unchanged validation fails: {tail}", file=sys.stderr)
-            return 2
-        baseline = {(v["structure"], v["preset"], v["statistic"]): v["verdict"] for v in verdicts}
-        contradicted = [k for k, v in baseline.items() if v == "contradicted"]
-        print(
-            f"baseline: {len(verdicts)} checks, {len(contradicted)} contradicted "
-            f"({time.perf_counter() - start:.0f} s)",
-            file=sys.stderr,
-        )
+        for seeds in lists:  # the unchanged run of each seed list a mutant runs on
+            mine = [m for m in run if (m.seeds or args.seeds) == seeds]
+            if not mine:
+                continue
+            structures = tuple(dict.fromkeys(s for m in mine for s in m.structures))
+            presets = tuple(dict.fromkeys(p for m in mine for p in m.presets))
+            extra = ["--save-runs", str(shared)] if seeds == args.seeds else []
+            status, verdicts, tail = validate(base, seeds, structures, presets, extra)
+            if status != 0:
+                print(f"the unchanged validation fails ({seeds}): {tail}", file=sys.stderr)
+                return 2
+            baselines[seeds] = {
+                (v["structure"], v["preset"], v["statistic"]): v["verdict"] for v in verdicts
+            }
+            contradicted = [k for k, v in baselines[seeds].items() if v == "contradicted"]
+            print(
+                f"baseline `{seeds}`: {len(verdicts)} checks, {len(contradicted)} contradicted "
+                f"({time.perf_counter() - start:.0f} s)",
+                file=sys.stderr,
+            )
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            rows = list(pool.map(lambda m: judge(m, base, args.seeds, baseline, shared), chosen))
+            rows = list(pool.map(lambda m: judge(m, base, args.seeds, baselines, shared), chosen))
     for row in rows:
         shown = "; ".join(row["killed_by"][:2]) or row.get("reason", "")
         print(f"{row['status'].upper():10} {row['name']:<32} {shown}")
@@ -337,13 +404,26 @@ def main(argv: list[str] | None = None) -> int:
     counted = [r for r in rows if r["status"] != "equivalent"]
     print(f"\n{len(counted) - len(alive)} of {len(counted)} mutants killed; {len(alive)} alive")
     if not args.no_write:
-        record = {
+        contradicted = {
+            seeds: sum(1 for v in found.values() if v == "contradicted")
+            for seeds, found in baselines.items()
+        }
+        runs = "; ".join(
+            f"seed list `{seeds}`, baseline contradicted: {n}" for seeds, n in contradicted.items()
+        )
+        record: dict[str, Any] = {
             "command": "python scripts/mutants.py" + (f" --seeds {args.seeds}"),
-            "runs": f"seed list `{args.seeds}`; baseline contradicted: {len(contradicted)}",
+            "runs": runs,
             "seconds": round(time.perf_counter() - start),
             "mutants": rows,
         }
         path = ROOT / "docs" / "validation" / "mutants.json"
+        if args.merge and path.exists():
+            record["baselines"] = {
+                seeds: f"seed list `{seeds}`, baseline contradicted: {n}"
+                for seeds, n in contradicted.items()
+            }
+            record = merged(json.loads(path.read_text(encoding="utf-8")), record)
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 1 if alive else 0
 

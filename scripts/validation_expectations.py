@@ -5,11 +5,15 @@ seed's expected statistics from the structure's parameters alone
 (`pyapp.synthetic.targets.seed_targets`, never a run) and averages them over each named seed
 list (`pyapp.synthetic.expectations.SEED_LISTS`); then it runs a pilot on other seeds
 (`PILOT`) to measure each statistic's between-seed spread, from which the power of each
-check and whether it is descriptive follow. Review the diff before committing it.
+check and whether it is descriptive follow. Each seed list is made under its chain protocol
+(`LIST_PROTOCOLS`: `ci-extended` under `chain-extended/1`, whose chains also route
+determinants and derivatives; every other list under `chain-design/1`), its pilot run under
+the same protocol. Review the diff before committing it.
 
 Usage:
     .venv/bin/python scripts/validation_expectations.py --jobs 2          # everything
     .venv/bin/python scripts/validation_expectations.py --structures depth # one, merged in
+    .venv/bin/python scripts/validation_expectations.py --lists ci-extended  # the extended list
 
 Everything it computes is synthetic: never model evidence.
 """
@@ -32,12 +36,14 @@ sys.path.insert(0, str(ROOT))
 
 from pyapp.records.prompts import CHAIN_STEP  # noqa: E402
 from pyapp.records.synthetic_spec import SyntheticSpec  # noqa: E402
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, chain_protocol  # noqa: E402
 from pyapp.synthetic.closed_form import PRUNE  # noqa: E402
 from pyapp.synthetic.expectations import (  # noqa: E402
     EXPECTATIONS_PATH,
     KIND,
     PILOT,
     SEED_LISTS,
+    list_protocol,
     write_expectations,
 )
 from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
@@ -48,7 +54,8 @@ from pyapp.tasks.taskset import GENERATOR_VERSION, preset_params  # noqa: E402
 PRESETS = ("design", "calibration-60")
 
 
-Job = tuple[str, str, tuple[str, ...], bool]
+Job = tuple[str, str, tuple[str, ...], bool, str]
+"""(structure, preset, seed lists, whether to run the pilot, chain protocol name)."""
 CACHE = ROOT / "build" / "validation-targets"
 """Per-seed targets already computed, keyed by the structure's and the target code's hashes
 (a convenience: the file written is the same with or without it)."""
@@ -60,12 +67,15 @@ def _code_sha() -> str:
     return hashlib.sha256(code).hexdigest()[:16]
 
 
-def cached_targets(spec: SyntheticSpec, preset: str, seed: int) -> SeedTargets:
-    path = CACHE / f"{spec.structure}-{spec.sha256[:16]}-{_code_sha()}-{preset}-{seed}.json"
+def cached_targets(spec: SyntheticSpec, preset: str, seed: int, protocol: str) -> SeedTargets:
+    """One seed's targets, chains under the chain protocol version `protocol`."""
+    version = "" if protocol == DEFAULT_CHAIN_PROTOCOL.version else f"-{protocol.split('/')[0]}"
+    name = f"{spec.structure}-{spec.sha256[:16]}-{_code_sha()}-{preset}{version}-{seed}.json"
+    path = CACHE / name
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         return SeedTargets(seed, saved["values"], saved["bounds"], saved["probe_rates"])
-    found = seed_targets(spec, preset_params(preset, seed))
+    found = seed_targets(spec, preset_params(preset, seed), protocol)
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"values": found.values, "bounds": found.bounds, "probe_rates": found.probe_rates}
     path.write_text(json.dumps(record), encoding="utf-8")
@@ -73,36 +83,46 @@ def cached_targets(spec: SyntheticSpec, preset: str, seed: int) -> SeedTargets:
 
 
 def one(job: Job) -> tuple[str, str, dict[str, Any], dict[str, float] | None, float]:
-    """One structure under one preset: expected values per seed list, pilot spreads."""
-    structure, preset, names, pilot_too = job
+    """One structure under one preset and chain protocol: expected values per seed list,
+    pilot spreads."""
+    structure, preset, names, pilot_too, protocol_name = job
+    protocol = chain_protocol(protocol_name)
     start = time.perf_counter()
     spec = shipped(structure)
     last = max(SEED_LISTS[name][preset][1] for name in names)
-    per_seed = [cached_targets(spec, preset, s) for s in range(1, last + 1)]
+    per_seed = [cached_targets(spec, preset, s, protocol.version) for s in range(1, last + 1)]
     expected: dict[str, Any] = {}
     for name in names:
         lists = SEED_LISTS[name]
         first, end = lists[preset]
         mine = [t for t in per_seed if first <= t.seed <= end]
-        names = sorted(set().union(*(t.values for t in mine)))
+        stats = sorted(set().union(*(t.values for t in mine)))
         expected[name] = {
             stat: [
                 fmean([t.values[stat] for t in mine]),
                 fmean([t.bounds.get(stat, 0.0) for t in mine]),
             ]
-            for stat in names
+            for stat in stats
         }
     if not pilot_too:
         return structure, preset, expected, None, time.perf_counter() - start
     pilot_first, pilot_last = PILOT[preset]
     pilot = validate_structure(
-        spec, preset, preset_params(preset), range(pilot_first, pilot_last + 1), time.perf_counter
+        spec,
+        preset,
+        preset_params(preset),
+        range(pilot_first, pilot_last + 1),
+        time.perf_counter,
+        protocol=protocol,
     )
     spreads = {
         stat: (stdev(values.values()) if len(values) > 1 else 0.0)
         for stat, values in pilot.observed.items()
     }
     return structure, preset, expected, spreads, time.perf_counter() - start
+
+
+Result = tuple[str, str, dict[str, Any], dict[str, float] | None, float]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         closed_form_prune=PRUNE,
         seed_lists={k: {p: list(v) for p, v in lists.items()} for k, lists in SEED_LISTS.items()},
         pilot={p: list(v) for p, v in PILOT.items()},
+        list_protocols={k: list_protocol(k).version for k in SEED_LISTS},
     )
     data.setdefault("structures", {})
     data.setdefault("expected", {})
@@ -134,27 +155,43 @@ def main(argv: list[str] | None = None) -> int:
         if name not in SEED_LISTS:
             del data["expected"][name]
     lists = tuple(n.strip() for n in args.lists.split(",") if n.strip())
-    jobs: list[Job] = [(s, p, lists, not args.no_pilot) for s in names for p in PRESETS]
+    protocols = dict.fromkeys(list_protocol(n).name for n in lists)
+    jobs: list[Job] = [
+        (s, p, tuple(n for n in lists if list_protocol(n).name == name), not args.no_pilot, name)
+        for name in protocols
+        for s in names
+        for p in PRESETS
+    ]
 
-    def done(result: tuple[str, str, dict[str, Any], dict[str, float] | None, float]) -> None:
+    def done(job: Job, result: Result) -> None:
         structure, preset, expected, spreads, seconds = result
+        version = chain_protocol(job[4]).version
         data["structures"][structure] = shipped(structure).sha256
         for name, values in expected.items():
             data["expected"].setdefault(name, {}).setdefault(structure, {})[preset] = values
         if spreads is not None:
-            data["pilot_sd"].setdefault(structure, {})[preset] = {
+            pilots = (
+                data["pilot_sd"]
+                if version == DEFAULT_CHAIN_PROTOCOL.version
+                else data.setdefault("protocol_pilot_sd", {}).setdefault(version, {})
+            )
+            pilots.setdefault(structure, {})[preset] = {
                 k: v for k, v in spreads.items() if math.isfinite(v)
             }
         write_expectations(out, data)  # after each: a stopped run keeps what it made
-        print(f"{structure:<15} {preset:<15} {seconds:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"{structure:<15} {preset:<15} {version:<17} {seconds:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
-            for result in pool.map(one, jobs):
-                done(result)
+            for job, result in zip(jobs, pool.map(one, jobs), strict=True):
+                done(job, result)
     else:
         for job in jobs:
-            done(one(job))
+            done(job, one(job))
     write_expectations(out, data)
     print(f"wrote {out}: review the diff before committing it")
     return 0

@@ -20,6 +20,7 @@ from pyapp.predict.metrics import wilson_interval
 from pyapp.predict.state_aware import FEATURES, fit_logistic
 from pyapp.records import clock
 from pyapp.records.synthetic_spec import carries
+from pyapp.records.terms import CHAIN_PROTOCOLS, EXTENDED_CHAIN
 from pyapp.synthetic import closed_chain, closed_form, targets
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import parse_spec
@@ -64,7 +65,36 @@ def test_a_route_is_the_tree_in_evaluation_order():
         assert [c.op for c in mine] == [c.op for c in planned]
 
 
-def _frequencies(spec, task, condition, draws):
+def test_the_targets_route_what_each_chain_protocol_routes_in_its_order():
+    """The targets state each protocol's routed families themselves (`targets.ROUTED`): they
+    are the protocol's, and under `chain-extended/1` a determinant's and a derivative's route
+    (seven calls each) is the tree in evaluation order, operand for operand."""
+    assert {p.version: p.families for p in CHAIN_PROTOCOLS.values()} == targets.ROUTED
+    tasks = generate(TaskParams(seed=4))
+    for protocol in CHAIN_PROTOCOLS.values():
+        chained = targets.heldout_of(tasks, "controlled-chain", protocol.version)
+        routed = [t for t in tasks if t.split == "heldout" and plan_route(t, protocol)]
+        assert [t.id for t in chained] == [t.id for t in routed]
+    seen = set()
+    for task in tasks:
+        planned = plan_route(task, EXTENDED_CHAIN)
+        if task.family not in ("triangle_determinant", "cubic_derivative"):
+            continue
+        seen.add(task.family)
+        mine = closed_chain.route_of(task.program, task.registers)
+        assert len(mine) == len(planned) == 7
+
+        def source(text, registers=task.registers):
+            kind, _, name = text.partition(":")
+            return registers[name] if kind == "register" else text
+
+        assert [(c.op, c.left, c.right) for c in mine] == [
+            (c.op, source(c.left), source(c.right)) for c in planned
+        ]
+    assert seen == {"triangle_determinant", "cubic_derivative"}
+
+
+def _frequencies(spec, task, condition, draws, protocol=None):
     async def go():
         final = steps = 0
         cost = 0.0
@@ -72,7 +102,10 @@ def _frequencies(spec, task, condition, draws):
             adapter = SyntheticAdapter(replace(spec, seed=77_000 + r), task_seed=9)
             with clock.using(adapter.clock.now_ns):
                 adapter.begin_trial(condition, task)
-                trial = await run_trial(task, condition, adapter)
+                if protocol is None:
+                    trial = await run_trial(task, condition, adapter)
+                else:
+                    trial = await run_trial(task, condition, adapter, protocol=protocol)
             final += trial.correct
             steps += bool(trial.chain is not None and trial.chain.all_steps_correct)
             cost += (trial.timings.generation_ms or 0.0) + (trial.timings.execution_ms or 0.0)
@@ -104,6 +137,36 @@ def test_the_enumerated_outcomes_agree_with_the_model_run_many_times(model):
             se = math.sqrt(max(out.all_steps * (1 - out.all_steps), 1e-4) / draws)
             assert abs(steps - out.all_steps) <= 4.5 * se, (model, task_id)
         assert abs(cost - out.cost_ms) <= 4.5 * 200 / math.sqrt(draws), (model, task_id)
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["independent", "cancelling", "correlated", "format", "depth", "carry", "size-dependent"],
+)
+def test_the_extended_routes_targets_agree_with_the_model_run_many_times(model):
+    """Under `chain-extended/1` a determinant's and a derivative's chain (seven calls): the
+    targets' exact final and all-step correctness per trial (`targets.heldout_truth`, the
+    enumeration the committed `ci-extended` expectations are made from) against the
+    adapter's own frequencies, within 4.5 standard errors plus the truncation bound."""
+    spec = parse_spec(model)
+    params = TaskParams(seed=9)
+    tasks = {t.id: t for t in generate(params)}
+    truth = targets.heldout_truth(spec, params, EXTENDED_CHAIN.version)
+    draws = 600
+    for task_id in ("determinant-1", "derivative-2"):
+        task = tasks[task_id]
+        out = truth[("controlled-chain", task_id)]
+        exact = closed_chain.outcome(
+            spec, "controlled-chain", task.program, task.registers, task.encoding
+        )
+        assert out.all_steps == pytest.approx(exact.all_steps)
+        assert abs(out.final - exact.final) <= out.dropped + exact.dropped + 1e-12
+        final, steps, cost = _frequencies(spec, task, "controlled-chain", draws, EXTENDED_CHAIN)
+        se = math.sqrt(max(exact.final * (1 - exact.final), 1e-4) / draws)
+        assert abs(final - exact.final) <= 4.5 * se + exact.dropped, (model, task_id, final)
+        se = math.sqrt(max(exact.all_steps * (1 - exact.all_steps), 1e-4) / draws)
+        assert abs(steps - exact.all_steps) <= 4.5 * se, (model, task_id, steps)
+        assert abs(cost - exact.cost_ms) <= 4.5 * 200 / math.sqrt(draws), (model, task_id)
 
 
 def test_the_correlated_all_step_closed_form_is_the_issues():

@@ -54,3 +54,18 @@ def test_the_ci_subset_of_mutants_is_killed_by_the_validation():
                 line.startswith("KILLED") and f" {m.name} " in line
                 for line in done.stdout.splitlines()
             ), (m.name, done.stdout)
+
+
+def test_the_extended_routes_have_ci_mutants_judged_on_their_own_list():
+    """The determinant and derivative routes exist only under chain-extended/1: their
+    mutants run (in the CI subset) on `ci-extended`, whose validation runs that protocol,
+    one at least naming each new route's family."""
+    from pyapp.synthetic.expectations import SEED_LISTS, list_protocol
+
+    module = mutants_module()
+    mine = [m for m in module.MUTANTS if m.seeds == "ci-extended"]
+    assert "ci-extended" in SEED_LISTS
+    assert list_protocol("ci-extended").version == "chain-extended/1"
+    assert len(mine) >= 4 and all(m.ci and m.kind == "simulator" for m in mine)
+    changed = " ".join(m.old + m.new for m in mine)
+    assert "triangle_determinant" in changed and "two" in changed

@@ -13,6 +13,7 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.errors import InputError
+from pyapp.records.terms import DESIGN_CHAIN, EXTENDED_CHAIN
 from pyapp.report.figures import calibration_svg
 from pyapp.synthetic.checks import (
     interval,
@@ -21,7 +22,7 @@ from pyapp.synthetic.checks import (
     seeds_for_80,
     verdict,
 )
-from pyapp.synthetic.expectations import SEED_LISTS, plans, read_expectations
+from pyapp.synthetic.expectations import SEED_LISTS, list_protocol, plans, read_expectations
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.report import findings, render_markdown, report_skeleton
 from pyapp.synthetic.targets import seed_targets
@@ -143,3 +144,91 @@ def test_the_committed_report_has_the_structure_of_a_quick_regeneration(tmp_path
     assert committed == fresh
     figures = sorted(p.name for p in (tmp_path / "validation").glob("*.svg"))
     assert figures == sorted(p.name for p in (ROOT / "docs" / "validation").glob("*.svg"))
+
+
+NEW_ROUTES = ("triangle_determinant", "cubic_derivative")
+
+
+def _success_statistics(names):
+    return {
+        n
+        for n in names
+        if n.startswith("controlled-chain/") and any(n.endswith(f"success:{f}") for f in NEW_ROUTES)
+    }
+
+
+def test_the_extended_list_is_checked_under_its_protocol_and_refused_under_another():
+    """`ci-extended` holds committed expectations made under chain-extended/1, with a check
+    of the chain's final and all-step success on each new route; the design's lists have
+    none; a list recorded under another protocol than its own is refused."""
+    data = read_expectations()
+    assert list_protocol("ci-extended") == EXTENDED_CHAIN
+    assert data["list_protocols"]["ci-extended"] == "chain-extended/1"
+    assert {data["list_protocols"][n] for n in SEED_LISTS if n != "ci-extended"} == {
+        "chain-design/1"
+    }
+    for structure in data["structures"]:
+        for preset in ("design", "calibration-60"):
+            extended = plans(data, "ci-extended", structure, preset)
+            assert len(_success_statistics(extended)) == 4, (structure, preset)
+            assert not _success_statistics(plans(data, "ci", structure, preset))
+    moved = dict(data, list_protocols={**data["list_protocols"], "ci-extended": "chain-design/1"})
+    with pytest.raises(InputError, match="under chain protocol chain-extended/1") as caught:
+        plans(moved, "ci-extended", "independent", "design")
+    assert caught.value.code == "no_expectations"
+    gone = dict(data, expected={k: v for k, v in data["expected"].items() if k != "ci-extended"})
+    with pytest.raises(InputError, match="no committed expectations for seed list"):
+        plans(gone, "ci-extended", "independent", "design")
+
+
+@pytest.mark.parametrize(
+    ("model", "preset"), [("independent", "design"), ("cancelling", "calibration-60")]
+)
+def test_the_committed_extended_expectations_are_what_the_targets_give(model, preset):
+    """The `ci-extended` numbers are the mean over its seeds of `seed_targets` under
+    chain-extended/1 (re-derived for two structures), not the design protocol's."""
+    data = read_expectations()
+    first, last = SEED_LISTS["ci-extended"][preset]
+    spec = parse_spec(model)
+    per_seed = [
+        seed_targets(spec, preset_params(preset, s), EXTENDED_CHAIN.version)
+        for s in range(first, last + 1)
+    ]
+    committed = data["expected"]["ci-extended"][model][preset]
+    for statistic, (value, _) in committed.items():
+        mine = math.fsum(t.values[statistic] for t in per_seed) / len(per_seed)
+        assert mine == pytest.approx(value, abs=1e-12), statistic
+    design = data["expected"]["ci"][model][preset]  # the same seeds, chains under design
+    calibration = "controlled-chain/all_steps/calibration"
+    assert committed[calibration][0] != pytest.approx(design[calibration][0], abs=1e-3)
+
+
+def test_an_extended_run_observes_the_new_routes_and_its_checks_hold():
+    """The `ci-extended` list's validation (chains under chain-extended/1) reads each new
+    route's success from the run, and none of its checks is contradicted; a run under the
+    design's protocol has no chain trials of the new routes."""
+    first, last = SEED_LISTS["ci-extended"]["design"]
+    spec = parse_spec("independent")
+
+    def run(protocol):
+        return in_thread(
+            lambda: validate_structure(
+                spec,
+                "design",
+                preset_params("design"),
+                range(first, last + 1),
+                lambda: 0.0,
+                protocol=protocol,
+            )
+        )
+
+    result = run(EXTENDED_CHAIN)
+    assert len(_success_statistics(result.observed)) == 4
+    checks = result_checks(
+        result, plans(read_expectations(), "ci-extended", "independent", "design")
+    )
+    assert len(_success_statistics(c.statistic for c in checks)) == 4
+    assert all(c.verdict != "contradicted" for c in checks), [
+        c.statistic for c in checks if c.verdict == "contradicted"
+    ]
+    assert not _success_statistics(run(DESIGN_CHAIN).observed)

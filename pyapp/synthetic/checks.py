@@ -65,6 +65,7 @@ FAMILIES: dict[str, Family] = {
     "trials": Family(0.0, 1.0, "", "profile trials"),
     "coverage": Family(0.05, 0.15, "", "Wilson coverage of the true probe rate"),
     "cancel": Family(0.03, 0.10, "", "final rate − all-step rate"),
+    "success": Family(0.03, 0.10, "", "a chain's success rate per composite family"),
     "state-gain": Family(MARGIN_GAIN, 0.03, "", "Brier product-shrunk − state-aware"),
 }
 """Margins and stated deviations per statistic family (fixed before any run; the report

@@ -7,8 +7,11 @@ list's seeds of `pyapp.synthetic.targets.seed_targets`, computed from the struct
 parameters alone — with its truncation bound; and, from a pilot run on other seeds
 (`PILOT`), each statistic's between-seed standard deviation, the seeds it needs for 80%
 power, and whether it is descriptive (more than `MAX_SEEDS` needed). The file names the
-task generator, the chain step prompt (the chain protocol) and each structure's SHA-256;
-`plans` refuses a seed list, structure or preset it does not hold, or one whose structure or
+task generator, the chain step prompt and each structure's SHA-256, and each seed list's
+chain protocol version (`list_protocols`: `chain-design/1` for every list but those of
+`LIST_PROTOCOLS`; a list under `chain-extended/1` has its expected values made with the
+extended routes and its pilot run under that protocol, `protocol_pilot_sd`); `plans`
+refuses a seed list, structure or preset it does not hold, or one whose structure or
 protocol changed since (`InputError`, code `no_expectations`): a run is never checked
 against numbers made from itself.
 
@@ -27,6 +30,7 @@ from typing import Any
 from pyapp.errors import InputError
 from pyapp.records.documents import read_document
 from pyapp.records.prompts import CHAIN_STEP
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
 from pyapp.synthetic.checks import (
     FAMILIES,
     MARGIN_GAIN,
@@ -48,9 +52,15 @@ SEED_LISTS: dict[str, dict[str, tuple[int, int]]] = {
     "reduced": {"design": (1, 100), "calibration-60": (1, 16)},
     "ci": {"design": (1, 16), "calibration-60": (1, 12)},
     "smoke": {"design": (1, 3), "calibration-60": (1, 2)},
+    "ci-extended": {"design": (1, 16), "calibration-60": (1, 12)},
 }
 """The named seed lists (first, last) per preset: the committed report's, the mutation
-bench's, the CI subset's and the smoke test's."""
+bench's, the CI subset's and the smoke test's (all under the design's chain protocol), and
+the CI-sized list under the extended chain protocol (`LIST_PROTOCOLS`)."""
+LIST_PROTOCOLS: dict[str, str] = {"ci-extended": "extended"}
+"""Seed list → the chain protocol (`pyapp.records.terms`) its expectations are made and its
+validation is run under; a list not named here is under the design's protocol. Only under
+the extended protocol do determinants and derivatives have a chain route, and so checks."""
 PILOT: dict[str, tuple[int, int]] = {"design": (1001, 1040), "calibration-60": (1001, 1012)}
 """Seeds of the pilot that sizes each check (disjoint from every seed list)."""
 MAX_SEEDS: dict[str, int] = {"design": 2000, "calibration-60": 400}
@@ -65,6 +75,20 @@ MAIN_TARGET = {"controlled-chain": "all_steps"}
 def refused(message: str) -> InputError:
     """No committed expectations for what was asked (code `no_expectations`)."""
     return InputError("no_expectations", message)
+
+
+def list_protocol(seed_list: str) -> ChainProtocol:
+    """The chain protocol of a named seed list (`LIST_PROTOCOLS`; the design's otherwise)."""
+    name = LIST_PROTOCOLS.get(seed_list)
+    return DEFAULT_CHAIN_PROTOCOL if name is None else chain_protocol(name)
+
+
+def pilot_spreads(data: Mapping[str, Any], protocol: str) -> dict[str, Any]:
+    """structure → preset → statistic → the pilot's between-seed sd, under the chain
+    protocol version `protocol` (`pilot_sd` for the design's, `protocol_pilot_sd` else)."""
+    if protocol == DEFAULT_CHAIN_PROTOCOL.version:
+        return dict(data.get("pilot_sd", {}))
+    return dict(data.get("protocol_pilot_sd", {}).get(protocol, {}))
 
 
 def read_expectations(path: Path = EXPECTATIONS_PATH) -> dict[str, Any]:
@@ -89,6 +113,14 @@ def plans(data: Mapping[str, Any], seed_list: str, structure: str, preset: str) 
             f"no committed expectations for seed list {seed_list!r} (committed: {known}); "
             "regenerate with scripts/validation_expectations.py"
         )
+    protocol = list_protocol(seed_list).version
+    recorded = data.get("list_protocols", {}).get(seed_list, DEFAULT_CHAIN_PROTOCOL.version)
+    if recorded != protocol:
+        raise refused(
+            f"no committed expectations for seed list {seed_list!r} under chain protocol "
+            f"{protocol} (committed under {recorded}; regenerate with "
+            "scripts/validation_expectations.py)"
+        )
     digest = data.get("structures", {}).get(structure)
     if digest is None or digest != shipped(structure).sha256:
         raise refused(
@@ -96,7 +128,7 @@ def plans(data: Mapping[str, Any], seed_list: str, structure: str, preset: str) 
             "(regenerate with scripts/validation_expectations.py)"
         )
     expected = lists[seed_list].get(structure, {}).get(preset)
-    pilot = data.get("pilot_sd", {}).get(structure, {}).get(preset, {})
+    pilot = pilot_spreads(data, protocol).get(structure, {}).get(preset, {})
     if expected is None:
         raise refused(f"no committed expectations for {structure} under {preset}")
     seeds = data["seed_lists"][seed_list][preset]

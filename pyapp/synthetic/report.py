@@ -258,6 +258,17 @@ _METHOD = (
     "the structure's parameters alone: `docs/validation/expectations.json`, made by",
     "`scripts/validation_expectations.py`), never with a number of the run. Whether the",
     "validation catches bugs is itself tested: see *Mutation testing* at the end.",
+    "",
+    "Controlled chains run under the seed list's chain protocol (the *chain protocol* option",
+    "above). The lists `full`, `reduced`, `ci` and `smoke` are under `chain-design/1`, which",
+    "routes primitives and recurrences only. The committed list `ci-extended` is under",
+    "`chain-extended/1` (`python bench/validation.py --seeds ci-extended`): its expectations,",
+    "made by the same script under that protocol, cover determinant and derivative chains",
+    "(seven calls each) in every chain check, and each composite family's chain success,",
+    "final and all-step, is checked against its exact enumeration (`success:FAMILY`). Four",
+    "mutants of the new routes run on that list (a call reading the last output instead of",
+    "the one it names, the derivative reading `c2` for `two`, the determinant or the",
+    "derivative left unrouted); the design's lists cannot see them.",
 )
 
 

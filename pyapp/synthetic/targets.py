@@ -18,12 +18,21 @@ the held-out outcomes, so:
 | `trials:OP`                   | the op's probe count                                     |
 | `coverage:OP`                 | P(r̄ in the 95% Wilson interval of X/n), X ~ PB(probes)   |
 | `cancel` (chains)             | mean of q_final − q_all-steps                            |
+| `success:FAMILY` (chains)     | mean of q over the seed's routed tasks of a composite    |
+|                               | family (recurrences, and under `chain-extended/1`        |
+|                               | determinants and derivatives), per target                |
 | `shrunk-brier`, `floor`       | the same-prior product's expected Brier; E q(1 − q)      |
 
 The Wilson interval is tested by its definition — r lies in it iff n(k/n − r)² ≤ z²r(1 − r) —
 not by `pyapp.predict.metrics.wilson_interval`; the same-prior rate is its own Newton solve of
 the state-aware predictor's stated prior on the bias, N(0, 2.5²), not `fit_logistic`.
 `bound` is each statistic's truncation bound (`closed_form.Outcome.dropped`).
+
+Which held-out tasks a chain routes depends on the run's chain protocol: `ROUTED` states
+each protocol version's families here (docs/specification.md), not read from
+`pyapp.records.terms`, so a protocol that stops routing a family moves the data away from
+the targets. Every routed route is the reference tree in evaluation order
+(`closed_chain.route_of`): seven calls for a determinant or a derivative.
 """
 
 from __future__ import annotations
@@ -48,8 +57,22 @@ STATE_INFORMATIVE = ("size-dependent", "carry")
 """Structures under which the state-aware predictor's features (operand and result digit
 counts) carry information about a step's error rate: the digits of an operand decide its
 error rate (`size`) or bound its carries (`carry`)."""
-CHAIN_FAMILIES = ("add", "sub", "mul", "affine_recurrence")
-"""Families a controlled chain routes (docs/specification.md): the others make no call."""
+DESIGN_PROTOCOL = "chain-design/1"
+ROUTED: dict[str, tuple[str, ...]] = {
+    DESIGN_PROTOCOL: ("add", "sub", "mul", "affine_recurrence"),
+    "chain-extended/1": (
+        "add",
+        "sub",
+        "mul",
+        "affine_recurrence",
+        "triangle_determinant",
+        "cubic_derivative",
+    ),
+}
+"""Chain protocol version → the families its controlled chain routes (docs/specification.md):
+the others make no call."""
+COMPOSITE = ("affine_recurrence", "triangle_determinant", "cubic_derivative")
+"""The composite families: a chain's success per family (`success:FAMILY`) is checked."""
 
 
 def targets_of(condition: str) -> tuple[str, ...]:
@@ -156,12 +179,15 @@ def _trial(spec: SyntheticSpec, condition: str, task: Task, prune: float = PRUNE
     return outcome(spec, condition, task.program, task.registers, task.encoding, prune)
 
 
-def heldout_of(tasks: Sequence[Task], condition: str) -> list[Task]:
-    """The held-out tasks a condition predicts (chains: the routed families only)."""
+def heldout_of(
+    tasks: Sequence[Task], condition: str, protocol: str = DESIGN_PROTOCOL
+) -> list[Task]:
+    """The held-out tasks a condition predicts (chains: the families `protocol` routes)."""
+    routed = ROUTED[protocol]
     return [
         t
         for t in tasks
-        if t.split == "heldout" and (condition != "controlled-chain" or t.family in CHAIN_FAMILIES)
+        if t.split == "heldout" and (condition != "controlled-chain" or t.family in routed)
     ]
 
 
@@ -183,20 +209,24 @@ TRUTH_PRUNE = 1e-4
 predictions, where an error of 1e-3 in q moves nothing a check can see)."""
 
 
-def heldout_truth(spec: SyntheticSpec, params: TaskParams) -> dict[tuple[str, str], Outcome]:
+def heldout_truth(
+    spec: SyntheticSpec, params: TaskParams, protocol: str = DESIGN_PROTOCOL
+) -> dict[tuple[str, str], Outcome]:
     """(condition, task id) → the outcome of every held-out trial of a task set (truncated
-    at `TRUTH_PRUNE`)."""
+    at `TRUTH_PRUNE`; chains under the chain protocol version `protocol`)."""
     tasks = generate(params)
     return {
         (condition, t.id): _trial(spec, condition, t, TRUTH_PRUNE)
         for condition in CONDITIONS
-        for t in heldout_of(tasks, condition)
+        for t in heldout_of(tasks, condition, protocol)
     }
 
 
-def seed_targets(spec: SyntheticSpec, params: TaskParams) -> SeedTargets:
+def seed_targets(
+    spec: SyntheticSpec, params: TaskParams, protocol: str = DESIGN_PROTOCOL
+) -> SeedTargets:
     """Every expected per-seed statistic of `spec` for the task set of `params` (a preset's
-    parameters with the task seed)."""
+    parameters with the task seed), chains under the chain protocol version `protocol`."""
     seed = params.seed
     tasks = generate(params)
     sums: dict[str, list[float]] = {}
@@ -220,7 +250,7 @@ def seed_targets(spec: SyntheticSpec, params: TaskParams) -> SeedTargets:
             _moment(profile.pooled, total, _plain, 1),
             _moment(profile.pooled, total, _plain, 2),
         )
-        for task in heldout_of(tasks, condition):
+        for task in heldout_of(tasks, condition, protocol):
             _heldout(spec, condition, task, profile, reference, sums)
     bounds: dict[str, float] = {}
     for name, items in sums.items():
@@ -261,6 +291,12 @@ def _heldout(
     if condition == "controlled-chain":
         _sum(sums, key(condition, "-", "cancel"), out.final - (out.all_steps or 0.0))
         _sum(sums, key(condition, "-", "cancel/bound"), out.dropped)
+        if task.family in COMPOSITE:
+            for target in targets_of(condition):
+                q = out.final if target == "final" else (out.all_steps or 0.0)
+                name = key(condition, target, f"success:{task.family}")
+                _sum(sums, name, q)
+                _sum(sums, f"{name}/bound", out.dropped)
 
 
 def _sum(into: dict[str, list[float]], name: str, value: float) -> None:

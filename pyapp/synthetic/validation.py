@@ -12,6 +12,10 @@ splits into shrinkage and state. The statistics' expected values are not compute
 from any run: they are committed data (`pyapp.synthetic.expectations`) made from the
 structure's parameters (`pyapp.synthetic.targets`); `pyapp.synthetic.checks` compares them.
 
+A chain's success per composite family (`success:FAMILY`: the mean of its trials' final and
+all-step correctness, from the observations `score` made) is read for every family the run's
+chain protocol routes — under `chain-extended/1` also determinants and derivatives.
+
 The Wilson coverage of a seed is whether its profile's recorded interval holds r̄, the op's
 true probe rate (`targets.probe_rates`: the step rule on each probe's operands in its
 encoding, with the format and program effects).
@@ -24,7 +28,7 @@ shared run this way.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pyapp.predict import skill
@@ -32,10 +36,18 @@ from pyapp.predict.freeze import complete_freeze
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells
 from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction, score_trace
 from pyapp.records.synthetic_spec import SyntheticSpec
+from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import FreezeRecord
 from pyapp.synthetic.closed_form import Outcome
 from pyapp.synthetic.simulate import SeedRun, run_seeds
-from pyapp.synthetic.targets import STATE_INFORMATIVE, heldout_truth, key, probe_rates, shrunk
+from pyapp.synthetic.targets import (
+    COMPOSITE,
+    STATE_INFORMATIVE,
+    heldout_truth,
+    key,
+    probe_rates,
+    shrunk,
+)
 from pyapp.tasks.taskset import TaskParams
 
 PREDICTORS = ("product", "product-shrunk", "state-aware")
@@ -133,6 +145,7 @@ def observe_seed(
     `truth`: `targets.heldout_truth`, for the gain from state without the outcomes' noise."""
     found: dict[str, float] = {}
     points: dict[tuple[str, str, str], list[Point]] = {}
+    families = {t.id: t.family for t in run.trace.tasks}
     for result in run.predictions.conditions:
         condition = result.frozen.profile.condition
         sides: list[tuple[str, Sequence[Prediction]]] = [
@@ -172,6 +185,7 @@ def observe_seed(
                 found[key(condition, "-", f"coverage:{op.op}")] = float(covered)
         _gain(condition, points, found, truth)
         if condition == "controlled-chain":
+            _success(result, families, found)
             final = {p.task_id: p.outcome for p in points[(condition, "product", "final")]}
             steps = {p.task_id: p.outcome for p in points[(condition, "product", "all_steps")]}
             both = [t for t in final if t in steps]
@@ -180,6 +194,19 @@ def observe_seed(
                     [float(final[t]) - float(steps[t]) for t in both]
                 )
     return found, points
+
+
+def _success(result: ConditionResult, families: Mapping[str, str], found: dict[str, float]) -> None:
+    """A chain's success rate per composite family, per target, over the seed's scored
+    held-out trials of that family (from the observations, whatever was predicted)."""
+    condition = result.frozen.profile.condition
+    for family in COMPOSITE:
+        mine = [o for o in result.observations if families.get(o.task_id) == family]
+        for target in ("all_steps", "final"):
+            outcomes = [o.final_correct if target == "final" else o.all_steps_correct for o in mine]
+            seen = [float(o) for o in outcomes if o is not None]
+            if seen:
+                found[key(condition, target, f"success:{family}")] = _mean(seen)
 
 
 def _gain(
@@ -263,12 +290,13 @@ def validate_structure(
     clock: Callable[[], float],
     runs: Sequence[SeedRun] | None = None,
     keep: list[SeedRun] | None = None,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
 ) -> StructureResult:
-    """Run (or, given `runs`, re-derive) every seed and read its statistics; `keep`: filled
-    with the runs as simulated."""
+    """Run (or, given `runs`, re-derive) every seed, chains under `protocol`, and read its
+    statistics; `keep`: filled with the runs as simulated."""
     start = clock()
     if runs is None:
-        runs = run_seeds(spec, params, seeds)
+        runs = run_seeds(spec, params, seeds, protocol=protocol)
         if keep is not None:
             keep.extend(runs)
     else:
@@ -278,7 +306,7 @@ def validate_structure(
     exact_gain = spec.structure in STATE_INFORMATIVE and preset != "design"
     for run in runs:
         tasks_params = replace(params, seed=run.seed)
-        truth = heldout_truth(spec, tasks_params) if exact_gain else None
+        truth = heldout_truth(spec, tasks_params, protocol.version) if exact_gain else None
         values, points = observe_seed(run, probe_rates(spec, tasks_params), truth)
         for stat, value in values.items():
             observed.setdefault(stat, {})[run.seed] = value
