@@ -65,6 +65,12 @@ def test_state_aware_composes_exact_intermediates_and_never_extrapolates():
     assert state_aware.step_probability(model, huge) == pytest.approx(1 / (1 + math.e))
 
 
+NEWER_FROZEN_FIELDS = (
+    "chain_head", "task_set", "state_aware", "reference_probability", "terms", "draw_seed"
+)  # fmt: skip
+"""A frozen profile's fields that no predictions/1-3 document holds."""
+
+
 @pytest.mark.parametrize(
     ("version", "absent"),
     [
@@ -94,7 +100,7 @@ def test_both_predictors_side_by_side_and_older_documents_still_read(version, ab
     for condition in old["conditions"]:
         for key in absent:
             del condition[key]
-        for key in ("chain_head", "task_set", "state_aware", "reference_probability", "terms"):
+        for key in NEWER_FROZEN_FIELDS:
             del condition["frozen"][key]
         if condition.get("interrupted"):
             condition["interrupted"]["output_shown"] = 0  # always 0 before predictions/4
