@@ -52,7 +52,11 @@ def test_calibration_cells():
     cells = calibration_cells([0.1, 0.15, 0.9, 1.0], [False, True, True, True], bins=5)
     assert [c.n for c in cells] == [2, 0, 0, 0, 2]
     assert cells[0].observed_rate == 0.5 and cells[0].mean_predicted == pytest.approx(0.125)
-    assert cells[1].observed_rate is None and (cells[1].wilson_low, cells[1].wilson_high) == (0, 1)
+    # an empty bin has no interval (metrics/2); metrics/1 said [0, 1]
+    assert cells[1].observed_rate is None and (cells[1].wilson_low, cells[1].wilson_high) == (
+        None,
+        None,
+    )
     assert cells[4].observed_rate == 1.0
     assert all(c.n == 0 for c in calibration_cells([], []))
     assert math.isclose(cells[4].high, 1.0)
