@@ -491,9 +491,9 @@ def test_one_task_params_reader_and_no_command_imports_the_page_session() -> Non
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and node.name == "task_params":
                 defined.append(name)
-            if isinstance(node, ast.ImportFrom) and node.module == "pyapp.browser.session":
-                if not name.startswith("pyapp/browser/"):
-                    importers.append(name)
+            session = isinstance(node, ast.ImportFrom) and node.module == "pyapp.browser.session"
+            if session and not name.startswith("pyapp/browser/"):
+                importers.append(name)
     assert defined == ["pyapp/records/params.py"]
     assert importers == []
 
