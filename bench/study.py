@@ -8,8 +8,9 @@
    time of each, the trials and model calls the cells made (read from their traces), and
    trials/s. Issue 34's goal: the matrix finishes in <= 10 minutes on the 2-core machine.
 2. One rung x one seed of the same plan in the page on WASM (`sweep --backend wasm`) and
-   natively (`sweep --backend native`), back to back on the same machine: trials/s of each
-   per condition (the sum of the trials' `total_ms` by condition) and the browser/native
+   natively (`sweep --backend native`), back to back on the same machine: how many trials
+   have the same verdict, correctness and reply texts in both, then trials/s of each per
+   condition (the sum of the trials' `total_ms` by condition) and the browser/native
    ratio. The page run takes minutes (about 3,400 trials at a few trials/s).
 
 The machine's load average is printed before and after: figures taken under load say so.
@@ -26,6 +27,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,24 +45,44 @@ def pyapp(*args: str) -> float:
     return time.perf_counter() - started
 
 
-def trials_of(trace: Path) -> list[dict[str, object]]:
-    trials: list[dict[str, object]] = json.loads(trace.read_text(encoding="utf-8"))["trials"]
+def trials_of(trace: Path) -> list[dict[str, Any]]:
+    trials: list[dict[str, Any]] = json.loads(trace.read_text(encoding="utf-8"))["trials"]
     return trials
 
 
-def calls_of(trial: dict[str, object]) -> int:
+def calls_of(trial: dict[str, Any]) -> int:
     chain = trial.get("chain")
-    return len(chain.get("calls", [])) if isinstance(chain, dict) else 1  # type: ignore[arg-type]
+    return len(chain.get("calls", [])) if isinstance(chain, dict) else 1
 
 
 def per_condition(trace: Path) -> dict[str, tuple[int, float]]:
     """Trials and the seconds their `total_ms` add up to, by condition."""
-    table: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])  # type: ignore[arg-type]
+    table: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for trial in trials_of(trace):
         row = table[str(trial["condition"])]
         row[0] += 1
-        row[1] += float(trial["timings"]["total_ms"]) / 1000  # type: ignore[index]
+        row[1] += float(trial["timings"]["total_ms"]) / 1000
     return {k: (int(v[0]), v[1]) for k, v in sorted(table.items())}
+
+
+def replies(trial: dict[str, Any]) -> tuple[str | None, ...]:
+    """Every reply text a trial recorded: its completion's, or each chain call's."""
+    chain = trial.get("chain")
+    if isinstance(chain, dict):
+        return tuple((c.get("completion") or {}).get("text") for c in chain.get("calls", []))
+    return ((trial.get("completion") or {}).get("text"),)
+
+
+def differences(native: Path, wasm: Path) -> tuple[int, list[str]]:
+    """Trials compared by id (verdict, correctness, every reply text); the ids that differ."""
+    a = {t["trial_id"]: t for t in trials_of(native)}
+    b = {t["trial_id"]: t for t in trials_of(wasm)}
+    differ = sorted(set(a) ^ set(b))
+    for trial_id in sorted(set(a) & set(b)):
+        x, y = a[trial_id], b[trial_id]
+        if (x["outcome"], x["correct"], replies(x)) != (y["outcome"], y["correct"], replies(y)):
+            differ.append(trial_id)
+    return len(set(a) | set(b)), differ
 
 
 def native_study(plan: Path, jobs: int, work: Path) -> None:
@@ -88,6 +110,12 @@ def browser_native(rung: str, seed: int, work: Path) -> None:
         wall = pyapp("sweep", *common, *conditions, "--backend", backend, "--out", str(out))
         runs[backend] = per_condition(out / "trace.json")
         print(f"[page] {backend}: {rung} seed {seed}, whole command {wall:.1f} s")
+    compared, differ = differences(work / "native" / "trace.json", work / "wasm" / "trace.json")
+    shown = f": {', '.join(differ[:5])}" if differ else ""
+    print(
+        f"[page] identical verdicts and replies in {compared - len(differ)} of {compared} "
+        f"trials{shown}"
+    )
     print(f"[page] trials/s by condition ({rung}, seed {seed}); load average {load()}")
     for condition, (n, native_s) in runs["native"].items():
         m, wasm_s = runs["wasm"].get(condition, (0, 0.0))
