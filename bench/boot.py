@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
-from pyapp.protocol.messages import Hello, PageStateRequest  # noqa: E402
+from pyapp.protocol.messages import Hello  # noqa: E402
+from pyapp.protocol.page_messages import PageStateRequest  # noqa: E402
 from pyapp.protocol.results import BootTimings  # noqa: E402
 from pyapp.sweep.chromium import CHROMIUM_ARGS  # noqa: E402
 from pyapp.sweep.panel import send, wait_booted  # noqa: E402

@@ -297,8 +297,8 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
 def direct(page: Any, caps: dict[str, Any], **chat: Any) -> Any:
     """One generation straight in the page's model worker, Python not involved
     (`model_direct` through window.lab.send); its DirectGenerated record."""
-    from pyapp.protocol.messages import ModelDirect
     from pyapp.protocol.model_messages import ChatMessage
+    from pyapp.protocol.page_messages import ModelDirect
     from pyapp.sweep.panel import send
 
     if chat.get("messages") is not None:

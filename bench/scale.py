@@ -124,8 +124,9 @@ def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], S
     from playwright.sync_api import sync_playwright
 
     from pyapp.host.serve import serve_in_thread
-    from pyapp.protocol.messages import SweepRun, SweepStart, SweepStop
+    from pyapp.protocol.messages import SweepRun, SweepStart
     from pyapp.protocol.page import page_query
+    from pyapp.protocol.page_messages import SweepStop
     from pyapp.protocol.results import ErrorBody, SweepState
     from pyapp.sweep.chromium import CHROMIUM_ARGS
     from pyapp.sweep.panel import install_relay, relayed, send

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pyapp.records.subject import SUBJECT_LABEL  # noqa: E402
-from pyapp.tasks.taskset import PRESETS  # noqa: E402
+from pyapp.tasks.presets import PRESETS  # noqa: E402
 
 SUBJECT = ROOT / "tests" / "fixtures" / "subject"
 DOC = ROOT / "docs" / "subject.md"

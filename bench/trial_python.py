@@ -69,7 +69,8 @@ from pyapp.protocol.messages import (  # noqa: E402
 )
 from pyapp.records import chain  # noqa: E402
 from pyapp.records.model import ModelProvenance  # noqa: E402
-from pyapp.records.trace import NO_TRIALS, Trial, counted, loads  # noqa: E402
+from pyapp.records.trace import NO_TRIALS, counted, loads  # noqa: E402
+from pyapp.records.trial import Trial  # noqa: E402
 from pyapp.records.writer import line_text  # noqa: E402
 
 T = TypeVar("T")

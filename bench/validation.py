@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pyapp.errors import LabError  # noqa: E402
+from interpreter.lab_error import LabError  # noqa: E402
 from pyapp.records.terms import chain_protocol  # noqa: E402
 from pyapp.report.figures import calibration_svg  # noqa: E402
 from pyapp.synthetic.checks import Check, result_checks  # noqa: E402

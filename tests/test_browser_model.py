@@ -12,17 +12,16 @@ from asyncrun import run
 
 from pyapp.browser.model import (
     BrowserModelAdapter,
-    ReplyError,
     completion_from_reply,
-    finish_for,
     generate_request,
     handle_model_generate,
     parse_provenance,
-    parse_reply,
     read_generate_reply,
 )
-from pyapp.records.base import RecordError, to_json
-from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter
+from pyapp.errors import RecordError, ReplyError
+from pyapp.protocol.model_messages import parse_reply
+from pyapp.records.base import to_json
+from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter, finish_for
 
 CAPS = Caps(max_input_tokens=64, max_new_tokens=8, max_output_bytes=100, timeout_ms=1000)
 

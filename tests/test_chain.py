@@ -22,7 +22,8 @@ from tracecheck import as_trace_2
 
 from pyapp.cli.main import main
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import freeze_profile, score_trace
+from pyapp.predict.freeze import freeze_profile
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.chain import genesis, sha256_of
 from pyapp.records.model import ScriptedAdapter

@@ -17,8 +17,8 @@ from tracecheck import assert_valid_trace
 
 import interpreter
 from pyapp.cli.main import main
-from pyapp.conditions.run import (
-    CancelToken,
+from pyapp.conditions.replies import CancelToken
+from pyapp.conditions.route import (
     chain_capacity_problem,
     exact_op,
     plan_route,
@@ -26,11 +26,12 @@ from pyapp.conditions.run import (
     route_of,
     run_chain,
 )
-from pyapp.errors import PhaseError
+from pyapp.errors import PhaseError, RecordError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict import compare
 from pyapp.predict.forecast import task_steps
-from pyapp.predict.predictor import heldout_tasks, score_trace
+from pyapp.predict.predictor import score_trace
+from pyapp.predict.profile import heldout_tasks
 from pyapp.records.base import to_json
 from pyapp.records.model import RouteLimits, ScriptedAdapter, ScriptedReply
 from pyapp.records.terms import (
@@ -40,7 +41,7 @@ from pyapp.records.terms import (
     RunTerms,
     protocol_of,
 )
-from pyapp.records.trace import RecordError, read_trace
+from pyapp.records.trace import read_trace
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed
@@ -570,7 +571,7 @@ def test_the_sweep_records_its_protocol_and_resume_keeps_it() -> None:
     import argparse
 
     from pyapp.cli.main import parser
-    from pyapp.host.files import UsageError
+    from pyapp.errors import UsageError
     from pyapp.sweep.options import options_for_resume, options_from_args, recorded_options_of
 
     def args(*argv: str) -> argparse.Namespace:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from asyncrun import in_thread
 
-from pyapp.conditions.run import plan_route, run_trial
+from pyapp.conditions.route import plan_route
+from pyapp.conditions.run import run_trial
 from pyapp.predict.metrics import wilson_interval
 from pyapp.predict.state_aware import FEATURES, fit_logistic
 from pyapp.records import clock

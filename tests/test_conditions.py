@@ -13,17 +13,12 @@ from tracecheck import assert_valid_trace
 import interpreter
 from pyapp.conditions import replies as replies_module
 from pyapp.conditions import route as route_module
-from pyapp.conditions.run import (
-    CancelToken,
-    RouteLimits,
-    parse_integer,
-    plan_route,
-    run_chain,
-    run_whole_task,
-)
+from pyapp.conditions.replies import CancelToken, parse_integer
+from pyapp.conditions.route import plan_route, run_chain
+from pyapp.conditions.run import run_whole_task
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
-from pyapp.records.model import Caps, ModelFailure, ScriptedAdapter, ScriptedReply
+from pyapp.records.model import Caps, ModelFailure, RouteLimits, ScriptedAdapter, ScriptedReply
 from pyapp.tasks.taskset import TaskParams, generate
 from pyapp.verify.reproduce import reproduce
 
@@ -409,8 +404,7 @@ def test_cancelled_sweep_keeps_finished_trials():
 
 
 def test_caps_are_the_design_numbers():
-    from pyapp.conditions.run import DEFAULT_ROUTE_LIMITS
-    from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+    from pyapp.records.model import CHAIN_CALL_CAPS, DEFAULT_ROUTE_LIMITS, WHOLE_TASK_CAPS
 
     assert Caps(1024, 256, 16384, 60_000) == WHOLE_TASK_CAPS
     assert Caps(512, 32, 1024, 15_000) == CHAIN_CALL_CAPS

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.errors import InputError, LabError
+from interpreter.lab_error import LabError
+from pyapp.errors import InputError
 from pyapp.experiment.ledger import read_ledger
 from pyapp.records.kinds import KINDS, check_kind, kind_of
 from pyapp.sweep.runfile import RunFile

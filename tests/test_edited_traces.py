@@ -30,7 +30,7 @@ from pyapp.conditions.interpret import run_supplied
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.trace import TRACE_2_FIELDS
+from pyapp.records.trace_versions import TRACE_2_FIELDS
 from pyapp.tasks.taskset import TaskParams
 from pyapp.verify.reproduce import reproduce
 

@@ -19,9 +19,10 @@ from test_predict import known_model
 from test_session import Page, call, document, json_documents_in
 
 from pyapp.browser.page_link import Context
+from pyapp.errors import RecordError
 from pyapp.protocol import messages
 from pyapp.records import chain
-from pyapp.records.base import RecordError, to_json
+from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.stored import HeaderChange, stored_trace, with_change
 from pyapp.records.trace import read_trace

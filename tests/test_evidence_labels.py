@@ -19,7 +19,7 @@ from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance
 from pyapp.records.subject import SUBJECT_LABEL
-from pyapp.records.trace import Evidence
+from pyapp.records.trial import Evidence
 from pyapp.report import sections
 from pyapp.synthetic.language import parse_spec
 from pyapp.synthetic.simulate import run_seed

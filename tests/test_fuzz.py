@@ -35,7 +35,7 @@ import interpreter
 from pyapp.browser.bridge import HANDLERS, handle
 from pyapp.cli.main import main
 from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.run import parse_integer
+from pyapp.conditions.replies import parse_integer
 from pyapp.errors import InputError
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace

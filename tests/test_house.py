@@ -480,6 +480,60 @@ def test_no_two_test_modules_share_a_name() -> None:
     assert {name: where for name, where in seen.items() if len(where) > 1} == {}
 
 
+def module_names() -> dict[str, Path]:
+    """Every module of `interpreter` and `pyapp` by dotted name (a package by its face)."""
+    found = {}
+    for path in [*(ROOT / "pyapp").rglob("*.py"), *(ROOT / "interpreter").rglob("*.py")]:
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def passed_on(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Per plain module (not a face), the names it imports from another of our modules at its
+    top level and does not define: what an import from it would take second hand."""
+    found: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        imported: set[str] = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.module in modules:
+                imported |= {alias.asname or alias.name for alias in node.names}
+        found[name] = imported
+    return found
+
+
+def second_hand_imports(files: Iterator[Path] | list[Path]) -> list[str]:
+    """`from M import n` where M is a plain module that only passes `n` on."""
+    modules = module_names()
+    passing = passed_on(modules)
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in passing:
+                for alias in node.names:
+                    if alias.name in passing[node.module]:
+                        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+                        where = f"{shown}:{node.lineno}"
+                        found.append(f"{where} {alias.name} from {node.module}")
+    return found
+
+
+def test_names_are_imported_from_where_they_are_defined() -> None:
+    """Issue 40: about 240 imports took a name from a module that only passes it on (64
+    through `records.trace`). Only a package's face (`__init__.py`) re-exports."""
+    folders = ("pyapp", "interpreter", "tests", "scripts", "bench")
+    files = [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert second_hand_imports(files) == []
+
+
+def test_the_second_hand_import_scan_finds_one(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from pyapp.records.trace import Trial\n", encoding="utf-8")
+    assert second_hand_imports([probe]) == ["probe.py:1 Trial from pyapp.records.trace"]
+
+
 def test_one_task_params_reader_and_no_command_imports_the_page_session() -> None:
     """Issue 40: two functions named `task_params` (the record reader and the page's request
     wrapper), and the matrix and the sweep imported the page's. One reader

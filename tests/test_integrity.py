@@ -18,7 +18,7 @@ from tracecheck import as_trace_2, assert_valid_trace
 
 from pyapp.cli.main import main as cli_main
 from pyapp.conditions.failures import kind_of
-from pyapp.conditions.run import run_chain
+from pyapp.conditions.route import run_chain
 from pyapp.errors import PhaseError
 from pyapp.experiment.phases import PAUSE_AFTER, Sweep, freeze, run_phase
 from pyapp.predict.predictor import score_trace
@@ -348,7 +348,7 @@ def as_trace_1(document: dict) -> dict:
     """The document as trace/1 wrote it (none of trace/2's fields; chains on chain-step/1)."""
     import interpreter
     from pyapp.records import prompts
-    from pyapp.records.trace import budget_of
+    from pyapp.records.trial import budget_of
 
     old = as_trace_2(document)
     old["schema_version"] = "trace/1"
@@ -428,7 +428,7 @@ def trial_of(document: dict, trial_id: str) -> dict:
 
 
 def relabel_as_model(document: dict) -> None:
-    from pyapp.records.trace import EVIDENCE_NOTES
+    from pyapp.records.trial import EVIDENCE_NOTES
 
     document["model"]["evidence"] = "model"
     for trial in document["trials"]:

@@ -12,7 +12,7 @@ from asyncrun import run
 from test_predict import known_model
 
 from pyapp.browser import bridge
-from pyapp.browser.session import Context
+from pyapp.browser.page_link import Context
 from pyapp.protocol import exports as message_exports
 from pyapp.protocol import messages
 from pyapp.protocol import results as message_results

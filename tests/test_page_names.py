@@ -15,6 +15,7 @@ from test_exploratory import answer, cli_sweep
 
 from pyapp.cli import schema
 from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.errors import UsageError
 from pyapp.experiment.ledger import (
     ENTRY_FIELDS,
     OPTIONAL_FIELDS,
@@ -22,7 +23,6 @@ from pyapp.experiment.ledger import (
     ledger_schema,
     upgraded,
 )
-from pyapp.host.files import UsageError
 from pyapp.protocol import envelope, messages, model_messages, page
 from pyapp.protocol.exports import constants
 from pyapp.records.faults import FAULT_KINDS

@@ -9,8 +9,7 @@ from asyncrun import run
 from promptread import chain_operands, chain_value, read_registers
 from tracecheck import assert_valid_trace
 
-from pyapp.cli.main import EXPORTS
-from pyapp.conditions.run import CancelToken
+from pyapp.conditions.replies import CancelToken
 from pyapp.errors import PhaseError
 from pyapp.experiment.phases import (
     Sweep,
@@ -19,6 +18,7 @@ from pyapp.experiment.phases import (
     record_interruption,
     run_phase,
 )
+from pyapp.host.files import EXPORTS
 from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply

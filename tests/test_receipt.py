@@ -19,7 +19,7 @@ from tracecheck import rechained
 
 from pyapp.cli.main import main
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import freeze_profile, rederive_reference, refit_state_aware
+from pyapp.predict.freeze import freeze_profile, rederive_reference, refit_state_aware
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter
 from pyapp.records.trace import read_trace, summarise

@@ -20,7 +20,8 @@ from tracecheck import assert_valid_trace, rechained
 from pyapp.cli.main import main
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.predict import skill
-from pyapp.predict.predictor import freeze_profile, score_trace
+from pyapp.predict.freeze import freeze_profile
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.model import ScriptedAdapter, ScriptedReply
 from pyapp.records.trace import read_trace

@@ -13,7 +13,7 @@ from pyapp.browser.verdict import run_verdict
 from pyapp.browser.viewer import run_plots
 from pyapp.cli.main import main
 from pyapp.predict.flags import answer, run_figures
-from pyapp.predict.predictor import read_predictions
+from pyapp.predict.predictions import read_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "tests" / "fixtures" / "runs" / "size-dependent"

@@ -10,7 +10,8 @@ from test_predict import known_model
 from tracecheck import assert_valid_trace
 
 from pyapp.browser import bridge
-from pyapp.browser.session import Context, Session, resumed_trace
+from pyapp.browser.page_link import Context
+from pyapp.browser.session import Session, resumed_trace
 from pyapp.experiment.ledger import record_trace
 from pyapp.protocol.messages import parse_request
 from pyapp.records.base import to_json

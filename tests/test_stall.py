@@ -32,7 +32,8 @@ from test_model_messages import LOAD_RESULT, SPEC
 
 from pyapp.browser.model import completion_from_reply
 from pyapp.conditions.failures import kind_of
-from pyapp.conditions.run import run_chain, run_whole_task
+from pyapp.conditions.route import run_chain
+from pyapp.conditions.run import run_whole_task
 from pyapp.experiment.phases import Sweep, freeze, run_phase
 from pyapp.protocol import model_messages as mm
 from pyapp.records import clock

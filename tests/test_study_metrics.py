@@ -17,7 +17,7 @@ from pyapp.browser.viewer import run_plots
 from pyapp.cli.main import main
 from pyapp.predict import flags, intervals, skill
 from pyapp.predict.flags import answer, degenerate_flags, difference_answer, headline
-from pyapp.predict.predictor import read_predictions
+from pyapp.predict.predictions import read_predictions
 from pyapp.predict.slices import ScoredTask, slice_figures, tasks_needed
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.conditions.run import call_step, plan_route, whole_task_prompt
+from pyapp.conditions.route import call_step, plan_route
+from pyapp.conditions.run import whole_task_prompt
 from pyapp.records import prompts
 from pyapp.records.subject import SUBJECT_RECIPE
 from pyapp.tasks import taskset

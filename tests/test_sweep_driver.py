@@ -21,7 +21,8 @@ from asyncrun import run
 from test_predict import known_model
 
 from pyapp.browser import bridge
-from pyapp.browser.session import Context, Session
+from pyapp.browser.page_link import Context
+from pyapp.browser.session import Session
 from pyapp.records.model import ModelFailure, ScriptedAdapter, ScriptedReply
 from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import Interrupted, Paused

@@ -8,7 +8,8 @@ from asyncrun import run
 from test_predict import known_model
 
 from pyapp.browser import bridge
-from pyapp.browser.session import Context, Session
+from pyapp.browser.page_link import Context
+from pyapp.browser.session import Session
 from pyapp.records.model import ScriptedAdapter
 from pyapp.sweep.errors import SweepError
 from pyapp.sweep.files import TRACE, TRIALS, TrialsFile, read_sweep, stored_texts, write_checkpoint

@@ -14,7 +14,7 @@ from pyapp.browser import bridge
 from pyapp.browser.session import Session
 from pyapp.protocol.exports import constants
 from pyapp.records.base import to_json
-from pyapp.records.trace import EVIDENCE_NOTES
+from pyapp.records.trial import EVIDENCE_NOTES
 from pyapp.synthetic.language import STRUCTURES, parse_spec
 from pyapp.synthetic.simulate import run_seed
 from pyapp.tasks.taskset import preset_params

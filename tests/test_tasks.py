@@ -5,10 +5,11 @@ import pytest
 import sympy
 
 import interpreter
+from pyapp.errors import OracleDisagreement
 from pyapp.tasks import oracles
 from pyapp.tasks.rng import SplitMix64
 from pyapp.tasks.sympy_oracle import check, sympy_answer
-from pyapp.tasks.taskset import GENERATOR_VERSION, OracleDisagreement, TaskParams, _finish, generate
+from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, _finish, generate
 
 
 def canonical(tasks):

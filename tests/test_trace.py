@@ -4,17 +4,14 @@ import pytest
 from asyncrun import in_thread
 from tracecheck import assert_valid_trace
 
-from pyapp.cli.main import EXPORTS, schemas
+from pyapp.cli.schema import schemas
 from pyapp.conditions.interpret import run_supplied
-from pyapp.records.base import RecordError, field_docs, from_json, to_json
-from pyapp.records.trace import (
-    SCHEMA_VERSION,
-    BrowserInfo,
-    Trace,
-    Trial,
-    loads,
-    strip_volatile,
-)
+from pyapp.errors import RecordError
+from pyapp.host.files import EXPORTS
+from pyapp.records.base import field_docs, from_json, to_json
+from pyapp.records.trace import BrowserInfo, Trace, loads, strip_volatile
+from pyapp.records.trace_versions import SCHEMA_VERSION
+from pyapp.records.trial import Trial
 from pyapp.records.writer import document_text
 from pyapp.tasks.taskset import TaskParams
 

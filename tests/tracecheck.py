@@ -31,7 +31,7 @@ def as_trace_2(document: dict[str, Any]) -> dict[str, Any]:
     head and fits)."""
     import copy
 
-    from pyapp.predict.predictor import freeze_profile
+    from pyapp.predict.freeze import freeze_profile
     from pyapp.records.trace import read_trace
 
     old = copy.deepcopy(document)

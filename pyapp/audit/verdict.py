@@ -17,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyapp.predict.predictor import PredictionsDocument, score_trace
+from pyapp.predict.predictions import PredictionsDocument
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import JSON, Mismatch
-from pyapp.records.trace import CHAINED_VERSIONS, Trace, read_trace
+from pyapp.records.trace import Trace, read_trace
+from pyapp.records.trace_versions import CHAINED_VERSIONS
 from pyapp.synthetic.rerun import synthetic_rerun
 from pyapp.verify.completeness import incomplete
 from pyapp.verify.receipt import Receipt, receipt_mismatches

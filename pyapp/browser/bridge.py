@@ -32,14 +32,15 @@ from pyapp.browser.viewer import (
     report_of,
 )
 from pyapp.conditions.interpret import run_supplied
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.protocol import messages as m
 from pyapp.protocol import results as r
 from pyapp.protocol.messages import RequestError
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.documents import loads_document
 from pyapp.records.stored import stored_trace
-from pyapp.records.trace import TaskRecord, python_description
+from pyapp.records.trace import python_description
+from pyapp.records.trial import TaskRecord
 from pyapp.records.writer import document_text
 from pyapp.report.run_folder import RunInputError
 from pyapp.tasks.sympy_oracle import check

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyapp.browser.model import BrowserModelAdapter
+from pyapp.errors import RecordError
 from pyapp.protocol.messages import EventAnswer, EventTexts
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.model import ModelAdapter
 
 Notify = Callable[[dict[str, JSON], dict[str, JSON]], Awaitable[object] | object]

@@ -39,14 +39,10 @@ from typing import Literal
 
 from pyapp.browser.page_link import Context as Context  # re-exported: the handlers' context
 from pyapp.browser.page_link import PageLink
-from pyapp.conditions.run import (
-    ALL_CONDITIONS,
-    MODEL_CONDITIONS,
-    CancelToken,
-    chain_capacity_problem,
-    plan_route,
-)
-from pyapp.errors import PhaseError
+from pyapp.conditions.replies import CancelToken
+from pyapp.conditions.route import chain_capacity_problem, plan_route
+from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
+from pyapp.errors import PhaseError, RecordError
 from pyapp.experiment.ledger import ledger_task_ids, seen_in
 from pyapp.experiment.phases import (
     PAUSE_AFTER,
@@ -58,13 +54,10 @@ from pyapp.experiment.phases import (
     run_phase,
 )
 from pyapp.predict.exploratory import content_sha256, keys_by_condition
-from pyapp.predict.predictor import (
-    FrozenProfile,
-    heldout_tasks,
-    predict_product,
-    predict_state_aware,
-    score_trace,
-)
+from pyapp.predict.forecast import predict_product, predict_state_aware
+from pyapp.predict.predictions import FrozenProfile
+from pyapp.predict.predictor import score_trace
+from pyapp.predict.profile import heldout_tasks
 from pyapp.protocol.messages import (
     EventTexts,
     Frozen,
@@ -93,23 +86,15 @@ from pyapp.protocol.results import (
     TraceText,
 )
 from pyapp.records import clock
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
 from pyapp.records.params import task_params
 from pyapp.records.stored import Mark, header_change, stored_trace
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
-from pyapp.records.trace import (
-    EVIDENCE_NOTES,
-    BrowserInfo,
-    Condition,
-    JournalEntry,
-    Trace,
-    Trial,
-    counted,
-    summarise,
-)
+from pyapp.records.trace import BrowserInfo, JournalEntry, Trace, counted, summarise
+from pyapp.records.trial import EVIDENCE_NOTES, Condition, Trial
 from pyapp.records.writer import document_text, line_text
 from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name

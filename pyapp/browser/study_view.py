@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyapp.errors import RecordError
 from pyapp.predict.flags import Answer
 from pyapp.predict.slices import ALL_FAMILIES, SliceFigures
 from pyapp.protocol.results import StudyConditionView, StudyGroupView, StudyOpened, VerdictRow
-from pyapp.records.base import RecordError, from_json
+from pyapp.records.base import from_json
 from pyapp.report.plots import calibration_series_svg
 from pyapp.report.run_folder import RunInputError
 from pyapp.report.sections import NOT_EVIDENCE_LABELS

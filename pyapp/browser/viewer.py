@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from pyapp.browser.verdict import run_verdict
+from pyapp.errors import RecordError
 from pyapp.predict import compare
 from pyapp.predict.flags import answer_lines, flag_lines, run_figures
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict.predictions import PredictionsDocument
 from pyapp.protocol.results import (
     ComparedRuns,
     CorrectedField,
@@ -35,8 +36,8 @@ from pyapp.protocol.results import (
     ReportHtml,
     RunPlots,
 )
-from pyapp.records.base import RecordError, from_json
-from pyapp.records.trace import Evidence
+from pyapp.records.base import from_json
+from pyapp.records.trial import Evidence
 from pyapp.records.writer import document_text, line_text
 from pyapp.report import plots
 from pyapp.report.page import render_report

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pyapp.errors import UsageError
 from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
-from pyapp.tasks.taskset import DEFAULT_SEED, PRESETS, SEED_LIMIT
+from pyapp.tasks.presets import PRESETS
+from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
 
 
 def port(text: str) -> int:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
+from interpreter.lab_error import LabError
 from pyapp.audit.rerun import native_loader, rerunner
 from pyapp.audit.verdict import Rerunner, audit, verdict_lines
 from pyapp.cli.arguments import check_output, port, positive, seeded
@@ -42,7 +43,7 @@ from pyapp.cli.simulate import add_parser as add_simulate
 from pyapp.cli.study import add_parser as add_study
 from pyapp.cli.sweep import add_parser as add_sweep
 from pyapp.conditions.interpret import run_supplied
-from pyapp.errors import InputError, LabError, RecordError, UsageError
+from pyapp.errors import InputError, RecordError, UsageError
 from pyapp.host.files import EXPORTS as EXPORTS
 from pyapp.host.files import (
     REPO_ROOT,
@@ -57,7 +58,8 @@ from pyapp.matrix.cli import add_parser as add_matrix
 from pyapp.predict import compare
 from pyapp.predict.compare import skill_lines
 from pyapp.predict.flags import climatology_line, lines_of, run_figures
-from pyapp.predict.predictor import PredictionsDocument, read_predictions, score_trace
+from pyapp.predict.predictions import PredictionsDocument, read_predictions
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
 from pyapp.records.kinds import read_kind

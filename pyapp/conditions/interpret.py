@@ -14,19 +14,16 @@ import interpreter
 from pyapp.records.base import ProgramJSON
 from pyapp.records.chain import genesis, sha256_of
 from pyapp.records.clock import elapsed_ms, now_ns
-from pyapp.records.trace import (
-    BrowserInfo,
+from pyapp.records.trace import BrowserInfo, Trace, make_trace, with_trials
+from pyapp.records.trial import (
     Condition,
     Failure,
     StepRecord,
     Timings,
-    Trace,
     Trial,
     budget_of,
-    make_trace,
     new_trial,
     utc_now,
-    with_trials,
 )
 from pyapp.tasks.taskset import Task, TaskParams, generate
 

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from interpreter.lab_error import LabError
 from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.errors import InputError, LabError
+from pyapp.errors import InputError
 from pyapp.predict.exploratory import content_sha256, keys_by_condition, previously_seen
-from pyapp.predict.predictor import heldout_tasks
-from pyapp.predict.profile import tasks_of_trace
+from pyapp.predict.profile import heldout_tasks, tasks_of_trace
 from pyapp.records.base import JSON, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind

@@ -36,12 +36,9 @@ from typing import Any, Literal, TypeVar
 
 from pyapp.conditions.failures import kind_of
 from pyapp.conditions.interpret import run_control_trial
-from pyapp.conditions.run import (
-    MODEL_CONDITIONS,
-    CancelToken,
-    chain_capacity_problem,
-    run_trial,
-)
+from pyapp.conditions.replies import CancelToken
+from pyapp.conditions.route import chain_capacity_problem
+from pyapp.conditions.run import MODEL_CONDITIONS, run_trial
 from pyapp.errors import Cancelled, PhaseError
 from pyapp.predict.freeze import freeze_condition
 from pyapp.predict.predictions import FrozenProfile
@@ -66,15 +63,14 @@ from pyapp.records.terms import (
 )
 from pyapp.records.trace import (
     BrowserInfo,
-    Condition,
     FreezeRecord,
     HeldoutDraw,
     Interruption,
     JournalEntry,
     Trace,
-    Trial,
     make_trace,
 )
+from pyapp.records.trial import Condition, Trial
 from pyapp.tasks.taskset import Task, TaskParams, generate, sealed_tasks
 
 _R = TypeVar("_R")

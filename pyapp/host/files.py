@@ -14,8 +14,7 @@ from pyapp.errors import InputError, RecordError
 from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
 from pyapp.records.documents import loads_document
 from pyapp.records.params import task_params
-from pyapp.tasks.presets import LADDERS
-from pyapp.tasks.taskset import PRESETS
+from pyapp.tasks.presets import LADDERS, PRESETS
 
 if TYPE_CHECKING:
     from pyapp.tasks.taskset import TaskParams

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pyapp.errors import InputError, LabError
+from interpreter.lab_error import LabError
+from pyapp.errors import InputError, RecordError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.folder import check_entry
 from pyapp.matrix.plan import ModelEntry, Plan
@@ -44,7 +45,7 @@ from pyapp.matrix.state import (
     MatrixFile,
     now,
 )
-from pyapp.records.base import JSON, RecordError, to_json
+from pyapp.records.base import JSON, to_json
 from pyapp.records.documents import MAX_TRIALS, check_count, open_regular
 from pyapp.records.kinds import read_kind
 from pyapp.records.params import task_params

@@ -26,19 +26,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.errors import InputError, UsageError
+from pyapp.errors import InputError, RecordError, UsageError
 from pyapp.host.files import REPO_ROOT
 from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
 from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
-from pyapp.records.base import JSON, RecordError
+from pyapp.records.base import JSON
 from pyapp.records.params import task_params
 from pyapp.records.synthetic_spec import SpecError
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
-from pyapp.tasks.presets import LADDERS, ladder_of
-from pyapp.tasks.taskset import PRESETS
+from pyapp.tasks.presets import LADDERS, PRESETS, ladder_of
 
 CONDITION_ABBREVIATIONS = {
     "supplied-program": "sp",

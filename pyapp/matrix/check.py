@@ -31,14 +31,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.matrix.hypotheses import check_hypotheses
 from pyapp.matrix.plan import ModelEntry, Options, Plan, SeedRange
-from pyapp.records.base import JSON, RecordError, to_json
+from pyapp.records.base import JSON, to_json
 from pyapp.records.params import task_params
 from pyapp.synthetic.language import STRUCTURES
-from pyapp.tasks.presets import rungs_of
-from pyapp.tasks.taskset import PRESETS, SEED_LIMIT, TaskParams
+from pyapp.tasks.presets import PRESETS, rungs_of
+from pyapp.tasks.taskset import SEED_LIMIT, TaskParams
 
 MAX_CELLS: Final = 100_000
 """Most cells one plan may make (before its exclusions)."""

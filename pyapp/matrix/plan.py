@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.matrix.hypotheses import Hypothesis, PriorExposure
-from pyapp.records.base import JSON, RecordError, from_json, json_schema
+from pyapp.records.base import JSON, from_json, json_schema
 from pyapp.records.documents import read_text
 
 PLAN_SCHEMA: Literal["matrix-plan/1"] = "matrix-plan/1"

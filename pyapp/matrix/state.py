@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.folder import StateFile, check_entry
-from pyapp.records.base import JSON, RecordError, from_json, json_schema
+from pyapp.records.base import JSON, from_json, json_schema
 from pyapp.records.kinds import read_kind
 from pyapp.records.writer import document_text
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.host.files import REPO_ROOT, write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.check import plan_sha256
@@ -36,7 +36,7 @@ from pyapp.matrix.folder import check_entry
 from pyapp.matrix.hypotheses import Hypothesis, PriorExposure, hypothesis_sha256
 from pyapp.matrix.plan import Plan
 from pyapp.predict.intervals import DEFAULT_RESAMPLES
-from pyapp.records.base import JSON, RecordError, from_json, json_schema
+from pyapp.records.base import JSON, from_json, json_schema
 from pyapp.records.chain import canonical_text
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind

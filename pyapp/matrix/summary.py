@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pyapp.errors import LabError
+from interpreter.lab_error import LabError
 from pyapp.host.files import write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import DOES_NOT_REDERIVE, MatrixRecord
@@ -45,15 +45,15 @@ from pyapp.predict.compare import (
     run_differences,
 )
 from pyapp.predict.metrics import Z_95
-from pyapp.predict.predictor import (
+from pyapp.predict.predictions import (
     ConditionResult,
     Observation,
     Prediction,
     PredictionsDocument,
     Scores,
     read_predictions,
-    score,
 )
+from pyapp.predict.predictor import score
 from pyapp.records.kinds import read_kind
 from pyapp.records.terms import protocol_of
 from pyapp.records.writer import document_text

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.errors import InputError, LabError
+from interpreter.lab_error import LabError
+from pyapp.errors import InputError
 from pyapp.records.documents import open_regular, read_document, read_text
 
 ONNX_FILES = {

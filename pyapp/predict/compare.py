@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 from pyapp.predict import skill
 from pyapp.predict.flags import flag_lines, run_figures
-from pyapp.predict.predictor import ConditionResult, PredictionsDocument, skill_of
+from pyapp.predict.predictions import ConditionResult, PredictionsDocument
+from pyapp.predict.predictor import skill_of
 from pyapp.records.chain import canonical
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.subject import SUBJECT_LABEL, subject_of

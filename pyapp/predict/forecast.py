@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 
-from pyapp.conditions.run import exact_op, plan_route, resolve_operand
+from pyapp.conditions.route import exact_op, plan_route, resolve_operand
 from pyapp.predict import state_aware
 from pyapp.predict.predictions import FrozenProfile, OpProfile, Prediction
-from pyapp.predict.state_aware import StateAwareModel
+from pyapp.records.frozen import StateAwareModel
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
-from pyapp.records.trace import Condition
+from pyapp.records.trial import Condition
 from pyapp.tasks.taskset import Task
 
 

@@ -44,12 +44,12 @@ from pyapp.predict.profile import (
     trial_cost_ms,
     unsealed_heldout_ids,
 )
-from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import to_json
 from pyapp.records.chain import sha256_of
-from pyapp.records.frozen import task_set_identity
+from pyapp.records.frozen import StateAwareModel, task_set_identity
 from pyapp.records.terms import ChainProtocol, is_sealed, protocol_of
-from pyapp.records.trace import Condition, FreezeRecord, Trace
+from pyapp.records.trace import FreezeRecord, Trace
+from pyapp.records.trial import Condition
 from pyapp.tasks.taskset import Task
 
 

@@ -18,11 +18,10 @@ from typing import Literal
 
 from pyapp.predict.metrics import CalibrationCell, CostErrors
 from pyapp.predict.skill import SkillScores
-from pyapp.predict.state_aware import StateAwareModel
 from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.frozen import TaskSetIdentity
+from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
 from pyapp.records.terms import RunTerms
-from pyapp.records.trace import Condition, Evidence
+from pyapp.records.trial import Condition, Evidence
 
 SCHEMA_VERSION: Literal["predictions/4"] = "predictions/4"
 OLDER_VERSIONS = ("predictions/1", "predictions/2", "predictions/3")

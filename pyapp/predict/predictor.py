@@ -69,7 +69,8 @@ from pyapp.records.evidence import evidence_mismatches
 from pyapp.records.frozen import task_set_identity
 from pyapp.records.model import revision_note
 from pyapp.records.terms import is_sealed
-from pyapp.records.trace import FreezeRecord, Trace, Trial
+from pyapp.records.trace import FreezeRecord, Trace
+from pyapp.records.trial import Trial
 from pyapp.tasks.taskset import Task
 
 __all__ = [  # what other modules import from here (some of it re-exported)

@@ -43,7 +43,7 @@ from pyapp.records.base import to_json
 from pyapp.records.frozen import STATE_AWARE_VERSION
 from pyapp.records.frozen import OpStateModel as OpStateModel  # re-exported
 from pyapp.records.frozen import StateAwareModel as StateAwareModel  # re-exported
-from pyapp.records.trace import Trial
+from pyapp.records.trial import Trial
 from pyapp.tasks.taskset import PRIMITIVE_OPS, Task
 
 FEATURES = ("bias", "max_digits", "min_digits", "res_digits", "negative")

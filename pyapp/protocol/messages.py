@@ -34,7 +34,8 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from pyapp.errors import LabError
+from interpreter.lab_error import LabError
+from pyapp.errors import RecordError
 from pyapp.protocol import envelope
 from pyapp.protocol.envelope import Message as Message
 from pyapp.protocol.envelope import Request as Request
@@ -70,7 +71,7 @@ from pyapp.protocol.results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.trace import Summary
 

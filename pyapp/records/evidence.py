@@ -29,7 +29,7 @@ from pyapp.records.subject import (
     subject_of,
     trained_subjects,
 )
-from pyapp.records.trace import Evidence
+from pyapp.records.trial import Evidence
 
 EVIDENCE_LABELS: dict[Evidence, str] = {
     "control": "supplied-program control — not model evidence",

@@ -15,19 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pyapp.errors import InputError
-from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.errors import InputError, RecordError
+from pyapp.records.base import JSON, from_json
 from pyapp.records.documents import loads_document
 from pyapp.records.model import ModelProvenance, revision_note
 from pyapp.records.trace import (
     FreezeRecord,
     HeldoutDraw,
     Interruption,
-    TaskRecord,
     Trace,
     read_trace,
     with_trials,
 )
+from pyapp.records.trial import TaskRecord
 from pyapp.tasks.taskset import sealed_tasks
 
 

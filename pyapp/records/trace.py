@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from pyapp import __version__
-from pyapp.records.base import JSON, RecordError, from_json, json_schema
+from pyapp.errors import RecordError
+from pyapp.records.base import JSON, from_json, json_schema
 from pyapp.records.clock import ClockInfo, measure_clock
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
 from pyapp.records.model import (

@@ -16,22 +16,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from interpreter.lab_error import LabError
 from pyapp.audit.verdict import audit, verdict_lines
-from pyapp.errors import InputError, LabError
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.errors import InputError, RecordError
+from pyapp.predict.predictions import PredictionsDocument
 from pyapp.records import trace as records
-from pyapp.records.base import JSON, RecordError, from_json
+from pyapp.records.base import JSON, from_json
 from pyapp.records.documents import MAX_TRIALS, check_count, stream_object
 from pyapp.records.kinds import read_kind
-from pyapp.records.trace import (
-    CHAINED_VERSIONS,
-    RunInfo,
-    TaskRecord,
-    Trace,
-    Trial,
-    upgrade,
-    version_problem,
-)
+from pyapp.records.trace import RunInfo, Trace
+from pyapp.records.trace_versions import CHAINED_VERSIONS, upgrade, version_problem
+from pyapp.records.trial import TaskRecord, Trial
 from pyapp.tasks.taskset import GENERATOR_VERSION
 from pyapp.verify.trials import Correction, regenerated_records
 

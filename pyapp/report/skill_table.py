@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pyapp.predict.compare import skill_scores
 from pyapp.predict.flags import interval_text, signed
-from pyapp.predict.predictor import ConditionResult
+from pyapp.predict.predictions import ConditionResult
 from pyapp.predict.skill import Interval
 from pyapp.predict.slices import SliceFigures
 from pyapp.report.markup import Markup, el, join

@@ -32,12 +32,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import MatrixRecord
 from pyapp.matrix.summary import predictions_path
-from pyapp.predict.predictor import PredictionsDocument
-from pyapp.records.base import RecordError, from_json, to_json
+from pyapp.predict.predictions import PredictionsDocument
+from pyapp.records.base import from_json, to_json
 from pyapp.records.chain import canonical
 from pyapp.records.documents import read_document
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, protocol_of

@@ -23,18 +23,17 @@ from pyapp.browser.model import parse_provenance
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
 from pyapp.host.files import write_atomically
+from pyapp.protocol.envelope import Request
 from pyapp.protocol.messages import (
     EventTexts,
-    ModelChoose,
-    Request,
     SweepHeader,
     SweepPredictions,
     SweepResume,
     SweepRun,
     SweepStart,
-    SweepStop,
     parse_event,
 )
+from pyapp.protocol.page_messages import ModelChoose, SweepStop
 from pyapp.protocol.results import (
     ErrorBody,
     HeaderText,

@@ -11,7 +11,7 @@ SweepError                 status 1: the sweep failed (page, model, checks)
 
 from __future__ import annotations
 
-from pyapp.errors import LabError
+from interpreter.lab_error import LabError
 
 
 class SweepError(LabError):

@@ -24,10 +24,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from pyapp.errors import InputError, LabError
+from interpreter.lab_error import LabError
+from pyapp.errors import InputError, RecordError
 from pyapp.host.files import write_atomically
 from pyapp.predict.predictor import score_trace
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.documents import (
     MAX_TRIALS,
     check_count,
@@ -37,7 +38,8 @@ from pyapp.records.documents import (
 )
 from pyapp.records.kinds import check_kind
 from pyapp.records.stored import stored_trace
-from pyapp.records.trace import Trace, Trial
+from pyapp.records.trace import Trace
+from pyapp.records.trial import Trial
 from pyapp.records.writer import document_text, line_text
 from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
 

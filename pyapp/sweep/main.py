@@ -47,10 +47,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pyapp import __version__
-from pyapp.errors import InputError
+from pyapp.errors import InputError, SiteMissingError, UsageError
 from pyapp.experiment.ledger import LedgerError, read_ledger
-from pyapp.host.files import REPO_ROOT, UsageError, check_output_folder
-from pyapp.host.serve import SiteMissingError, check_site, serve_hub_in_thread, serve_in_thread
+from pyapp.host.files import REPO_ROOT, check_output_folder
+from pyapp.host.serve import check_site, serve_hub_in_thread, serve_in_thread
 from pyapp.protocol.messages import Hello
 from pyapp.protocol.page import page_query
 from pyapp.records.base import to_json

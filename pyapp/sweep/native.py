@@ -31,11 +31,12 @@ from typing import Any
 
 from pyapp.browser.bridge import handle_async, new_session
 from pyapp.browser.page_link import Context
-from pyapp.errors import InputError
-from pyapp.host.files import REPO_ROOT, UsageError
+from pyapp.errors import InputError, UsageError
+from pyapp.host.files import REPO_ROOT
 from pyapp.native.adapter import NativeAdapter, NativeIdentity, Source, check_model, load_native
 from pyapp.native.folder import ModelFiles, NativeModelError, find, read_model
-from pyapp.protocol.messages import EventAnswer, Request, request_message
+from pyapp.protocol.envelope import Request
+from pyapp.protocol.messages import EventAnswer, request_message
 from pyapp.records.base import JSON, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.subject import subject_by_model_id

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.conditions.run import ALL_CONDITIONS, chain_capacity_problem
-from pyapp.errors import InputError
-from pyapp.host.files import UsageError, param_overrides
+from pyapp.conditions.route import chain_capacity_problem
+from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.errors import InputError, UsageError
+from pyapp.host.files import param_overrides
 from pyapp.protocol.page import URL_PARAM_NAMES, URL_PARAMS
 from pyapp.records.documents import read_document
 from pyapp.records.faults import fault_errors, split_hooks

@@ -24,15 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pyapp.protocol.messages import (
+from pyapp.errors import RecordError
+from pyapp.protocol.envelope import Request
+from pyapp.protocol.messages import RequestError, parse_result, request_message
+from pyapp.protocol.page_messages import (
     ModelChoose,
     ModelSynthetic,
     PageStateRequest,
     PageStoredRequest,
-    Request,
-    RequestError,
-    parse_result,
-    request_message,
 )
 from pyapp.protocol.results import (
     ErrorBody,
@@ -41,7 +40,7 @@ from pyapp.protocol.results import (
     StoredSweep,
     SyntheticChosen,
 )
-from pyapp.records.base import JSON, RecordError, from_json, to_json
+from pyapp.records.base import JSON, from_json, to_json
 from pyapp.records.stored import stored_trace
 from pyapp.sweep.errors import SweepError
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.errors import InputError
+from pyapp.errors import InputError, RecordError
 from pyapp.host.files import write_atomically
-from pyapp.records.base import JSON, RecordError, from_json, json_schema, to_json
+from pyapp.records.base import JSON, from_json, json_schema, to_json
 from pyapp.records.documents import read_document
 from pyapp.records.kinds import check_kind
 from pyapp.records.writer import document_text

@@ -29,7 +29,7 @@ import re
 
 import interpreter
 from interpreter import Node, Op
-from pyapp.conditions.run import exact_op, resolve_operand, route_of
+from pyapp.conditions.route import exact_op, resolve_operand, route_of
 from pyapp.records.model import (
     Caps,
     Completion,

@@ -35,12 +35,12 @@ from pyapp.synthetic.checks import (
     FAMILIES,
     MARGIN_GAIN,
     POWER_TARGET,
-    STATE_INFORMATIVE,
     Plan,
     family_of,
     seeds_for_80,
 )
 from pyapp.synthetic.language import shipped
+from pyapp.synthetic.targets import STATE_INFORMATIVE
 from pyapp.tasks.taskset import GENERATOR_VERSION
 
 EXPECTATIONS_PATH = (

@@ -16,12 +16,14 @@ from dataclasses import dataclass, replace
 
 from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import PredictionsDocument, Scores, score_trace
+from pyapp.predict.predictions import PredictionsDocument, Scores
+from pyapp.predict.predictor import score_trace
 from pyapp.records import clock
 from pyapp.records.clock import VIRTUAL_CLOCK
 from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trace import Condition, Trace
+from pyapp.records.trace import Trace
+from pyapp.records.trial import Condition
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import written_name
 from pyapp.tasks.taskset import TaskParams

@@ -34,7 +34,8 @@ from dataclasses import dataclass, replace
 from pyapp.predict import skill
 from pyapp.predict.freeze import complete_freeze
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells
-from pyapp.predict.predictor import ConditionResult, OpProfile, Prediction, score_trace
+from pyapp.predict.predictions import ConditionResult, OpProfile, Prediction
+from pyapp.predict.predictor import score_trace
 from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import FreezeRecord

@@ -44,7 +44,8 @@ from pyapp.records.chain import links, sha256_of
 from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
 from pyapp.records.model import identity_sha256
 from pyapp.records.terms import RunTerms
-from pyapp.records.trace import Condition, FreezeRecord, Trace
+from pyapp.records.trace import FreezeRecord, Trace
+from pyapp.records.trial import Condition
 
 SCHEMA_VERSION: Literal["receipt/1"] = "receipt/1"
 SCHEMA_ID = "https://composition-lab.invalid/exports/receipt.schema.json"

@@ -29,7 +29,8 @@ from pyapp.conditions.run import MODEL_CONDITIONS
 from pyapp.predict.profile import tasks_of_trace
 from pyapp.records.base import Mismatch, to_json
 from pyapp.records.model import Caps, Completion
-from pyapp.records.trace import Trace, Trial
+from pyapp.records.trace import Trace
+from pyapp.records.trial import Trial
 from pyapp.tasks.taskset import Task
 
 Generate = Callable[[str, Caps], Completion]

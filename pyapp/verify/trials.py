@@ -17,20 +17,19 @@ from functools import lru_cache
 
 import interpreter
 from pyapp.conditions.interpret import interpret
-from pyapp.conditions.run import (
+from pyapp.conditions.route import (
     Reservation,
     call_step,
     chain_result,
     judge_call,
-    judge_whole_task,
     plan_route,
     route_call_refusal,
     unsupported_failure,
     verify_route,
-    whole_task_prompt,
 )
+from pyapp.conditions.run import judge_whole_task, whole_task_prompt
 from pyapp.records import prompts
-from pyapp.records.base import JSON, to_json
+from pyapp.records.base import JSON, Mismatch, to_json
 from pyapp.records.model import (
     CHAIN_CALL_CAPS,
     WHOLE_TASK_CAPS,
@@ -41,22 +40,19 @@ from pyapp.records.model import (
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.subject import REFERENCE, subject_of
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
-from pyapp.records.trace import (
+from pyapp.records.trace import Trace, read_trace, summarise
+from pyapp.records.trace_versions import LEGACY_SCHEMA_VERSIONS, upgrade
+from pyapp.records.trial import (
     EVIDENCE_NOTES,
-    LEGACY_SCHEMA_VERSIONS,
+    LEGACY_EVIDENCE_NOTES,
     Failure,
     TaskRecord,
-    Trace,
     Trial,
     budget_of,
     outcome_of,
-    read_trace,
-    summarise,
-    upgrade,
 )
-from pyapp.records.trial import LEGACY_EVIDENCE_NOTES
 from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
-from pyapp.verify.consistency import Mismatch, completion_mismatches
+from pyapp.verify.consistency import completion_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}
 PROTOCOL_BUDGET = budget_of(interpreter.DEFAULT_LIMITS)

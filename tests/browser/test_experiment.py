@@ -22,7 +22,7 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
-from pyapp.predict.predictor import PredictionsDocument
+from pyapp.predict.predictions import PredictionsDocument
 from pyapp.protocol.messages import SweepRun, SweepStart, SweepStateRequest, SweepTrace
 from pyapp.protocol.results import SweepState
 from pyapp.records.base import from_json, to_json

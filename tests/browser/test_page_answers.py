@@ -14,13 +14,8 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS
 from playwright.sync_api import BrowserContext
 
-from pyapp.protocol.messages import (
-    ModelChoose,
-    ModelDirect,
-    SweepRun,
-    SweepStart,
-    SweepStop,
-)
+from pyapp.protocol.messages import SweepRun, SweepStart
+from pyapp.protocol.page_messages import ModelChoose, ModelDirect, SweepStop
 from pyapp.protocol.results import DirectGenerated, ModelChosen, PageStored, RunEnded, StopAsked
 from pyapp.sweep.errors import SweepError
 from pyapp.sweep.panel import (

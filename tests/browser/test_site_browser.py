@@ -187,7 +187,7 @@ def test_seed_form_reloads_table(app: Booted) -> None:
 
 
 def test_calibration_preset_selector_generates_the_presets_tasks(app: Booted) -> None:
-    from pyapp.tasks.taskset import PRESETS
+    from pyapp.tasks.presets import PRESETS
 
     page = app.page
     options = page.eval_on_selector_all("#preset option", "o => o.map(x => x.value)")

@@ -24,7 +24,7 @@ from browser_helpers import ROOT, SITE
 
 from pyapp.host.serve import serve_hub_in_thread
 from pyapp.records.base import from_json, to_json
-from pyapp.records.trace import Trial
+from pyapp.records.trial import Trial
 from pyapp.sweep.files import FilesError, read_sweep
 
 pytestmark = pytest.mark.browser

@@ -27,11 +27,12 @@ from test_integrity import as_trace_1
 
 from pyapp.browser.viewer import run_plots
 from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import read_predictions, score_trace
+from pyapp.predict.predictions import read_predictions
+from pyapp.predict.predictor import score_trace
 from pyapp.records.base import to_json
 from pyapp.records.evidence import EVIDENCE_LABELS
 from pyapp.records.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
-from pyapp.records.trace import EVIDENCE_NOTES
+from pyapp.records.trial import EVIDENCE_NOTES
 from pyapp.tasks.taskset import TaskParams, generate, preset_params
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.host.serve import SiteMissingError, is_loopback, make_server, server_url
+from pyapp.errors import SiteMissingError
+from pyapp.host.serve import is_loopback, make_server, server_url
 
 
 @pytest.fixture
