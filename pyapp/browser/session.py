@@ -94,7 +94,7 @@ from pyapp.records.stored import Mark, header_change, stored_trace
 from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
 from pyapp.records.trace import BrowserInfo, JournalEntry, Trace, counted, summarise
-from pyapp.records.trial import EVIDENCE_NOTES, Condition, Trial
+from pyapp.records.trial import CONDITIONS, EVIDENCE_NOTES, Condition, Trial
 from pyapp.records.writer import document_text, line_text
 from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
 from pyapp.synthetic.language import parse_spec, written_name
@@ -529,10 +529,7 @@ def _predicted(sweep: Sweep, profiles: list[FrozenProfile]) -> tuple[HeldoutPred
 
 
 ANSWER_KINDS: dict[str, Literal["integer", "program", "none"]] = {
-    "supplied-program": "none",
-    "model-only": "integer",
-    "controlled-chain": "integer",
-    "model-program": "program",
+    c.name: c.answer for c in CONDITIONS
 }
 """What each condition's model writes (the page's ETA: `PlanLeft.answer`)."""
 

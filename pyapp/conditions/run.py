@@ -62,11 +62,25 @@ from pyapp.records.model import (
 )
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trial import Condition, Failure, StepRecord, Trial, budget_of, new_trial, utc_now
+from pyapp.records.trial import (
+    CONDITIONS,
+    Condition,
+    Failure,
+    StepRecord,
+    Trial,
+    budget_of,
+    new_trial,
+    utc_now,
+)
 from pyapp.tasks.taskset import Task, TaskLike
 
-MODEL_CONDITIONS: tuple[Condition, ...] = ("model-only", "model-program", "controlled-chain")
-ALL_CONDITIONS: tuple[Condition, ...] = ("supplied-program", *MODEL_CONDITIONS)
+MODEL_CONDITIONS: tuple[Condition, ...] = tuple(c.name for c in CONDITIONS if c.model)
+"""The model conditions, in `CONDITIONS`' order (model-only, model-program, chain)."""
+ALL_CONDITIONS: tuple[Condition, ...] = (
+    *(c.name for c in CONDITIONS if not c.model),
+    *MODEL_CONDITIONS,
+)
+"""Every condition, the control first (the order runs and traces list them)."""
 
 
 # ---- whole-task conditions ------------------------------------------------------------

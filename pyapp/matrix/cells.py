@@ -33,18 +33,14 @@ from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
 from pyapp.records.base import JSON
 from pyapp.records.params import task_params
 from pyapp.records.synthetic_spec import SpecError
+from pyapp.records.trial import CONDITIONS
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.native import choose_native, model_files
 from pyapp.sweep.options import Options, choose_model, read_catalogue
 from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
 from pyapp.tasks.presets import LADDERS, PRESETS, ladder_of
 
-CONDITION_ABBREVIATIONS = {
-    "supplied-program": "sp",
-    "model-only": "mo",
-    "model-program": "mp",
-    "controlled-chain": "cc",
-}
+CONDITION_ABBREVIATIONS: dict[str, str] = {c.name: c.short for c in CONDITIONS}
 
 
 @dataclass(frozen=True)

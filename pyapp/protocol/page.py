@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from pyapp.conditions.run import ALL_CONDITIONS
 from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
+from pyapp.records.trial import CONDITIONS
 
 
 @dataclass(frozen=True)
@@ -203,13 +204,7 @@ LAB_API: tuple[LabMember, ...] = (
 )
 """Every member of `window.lab`, in the order the docs list them."""
 
-CONDITION_LABELS: dict[str, str] = {
-    "model-only": "Model only",
-    "supplied-program": "Supplied program (the control: tests the interpreter — not model"
-    " evidence)",
-    "model-program": "Model program",
-    "controlled-chain": "Controlled chain",
-}
+CONDITION_LABELS: dict[str, str] = {c.name: c.label for c in CONDITIONS}
 """The condition checkboxes of the page, in its order, with their labels (every condition of
 `pyapp.conditions.run.ALL_CONDITIONS`, checked by `condition_checkboxes`)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, get_args
 
 import interpreter
 from pyapp.records.base import ProgramJSON, from_json
@@ -23,6 +23,47 @@ from pyapp.records.trace_versions import ADDED_IN_TRACE_3
 from pyapp.tasks.taskset import Task, TaskLike
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
+"""A condition's name, as a type (the names of `CONDITIONS`; an import-time check keeps the
+two equal, since a type cannot be computed from a table)."""
+
+
+@dataclass(frozen=True)
+class ConditionRow:
+    """One experimental condition: everything the code says about it, written once."""
+
+    name: Condition
+    label: str
+    """The page's checkbox label (`site/index.html`, generated)."""
+    short: str
+    """Its abbreviation in a matrix cell's folder name (`pyapp.matrix.cells`)."""
+    colour: str
+    """Its series colour in every plot (`pyapp.report.plots.COLOURS`)."""
+    model: bool
+    """A model condition: its profile is frozen, predicted and scored; the control is not."""
+    answer: Literal["integer", "program", "none"]
+    """What the model writes in it (an integer, a program, nothing: the control)."""
+
+
+CONDITIONS: tuple[ConditionRow, ...] = (
+    ConditionRow("model-only", "Model only", "mo", "#1a73e8", True, "integer"),
+    ConditionRow(
+        "supplied-program",
+        "Supplied program (the control: tests the interpreter — not model evidence)",
+        "sp",
+        "#444",
+        False,
+        "none",
+    ),
+    ConditionRow("model-program", "Model program", "mp", "#b3261e", True, "program"),
+    ConditionRow("controlled-chain", "Controlled chain", "cc", "#137333", True, "integer"),
+)
+"""The conditions, in the page's order: the one table the condition type, the runners'
+lists (`pyapp.conditions.run`), the page's checkboxes, the plots' colours, the matrix's
+folder names and the page's ETA (what each writes) are read from."""
+if {row.name for row in CONDITIONS} != set(get_args(Condition)) or len(CONDITIONS) != len(
+    get_args(Condition)
+):
+    raise AssertionError("CONDITIONS and the Condition type name different conditions")
 Evidence = Literal["control", "fixture", "synthetic", "model", "reference-subject"]
 Stage = Literal["construction", "generation", "parse", "execution", "verification", "route"]
 

@@ -23,14 +23,13 @@ from decimal import Decimal
 
 from pyapp.predict.metrics import CalibrationCell, wilson_interval
 from pyapp.predict.predictions import ConditionResult, PredictionsDocument
+from pyapp.records.trial import CONDITIONS
 from pyapp.report.markup import Markup, el
 
 W, H = 760, 420
 LEFT, RIGHT, TOP, BOTTOM = 70, 270, 64, 56
-COLOURS = {
-    "model-only": "#1a73e8",
-    "model-program": "#b3261e",
-    "controlled-chain": "#137333",
+COLOURS: dict[str, str] = {
+    **{c.name: c.colour for c in CONDITIONS if c.model},  # the conditions' own (one table)
     "controlled-chain (all steps)": "#8e24aa",
     "product": "#b06000",
     "state-aware": "#1a73e8",
