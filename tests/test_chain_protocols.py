@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from asyncrun import run
+from matrixrun import one_cell_trace
 from promptread import chain_value
 from tracecheck import assert_valid_trace
 
@@ -599,23 +600,12 @@ def test_a_plan_key_chooses_the_protocol_of_every_cell(tmp_path) -> None:
     import jsonschema
 
     root = Path(__file__).resolve().parents[1]
-    plan = tmp_path / "plan.toml"
-    plan.write_text(
+    trace = one_cell_trace(
+        tmp_path,
         '[axes]\nmodels = ["depth"]\nseeds = [1]\nconditions = [["controlled-chain"]]\n'
         '[options]\nchain_protocol = "extended"\n',
-        encoding="utf-8",
     )
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    (trace_path,) = out.glob("cells/*/seed-1/trace.json")
-    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+    plan = tmp_path / "plan.toml"  # the plan the helper wrote
     assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
     schema = json.loads((root / "exports" / "matrix-plan.schema.json").read_text("utf-8"))
     shipped = root / "examples" / "study-subject-extended.toml"

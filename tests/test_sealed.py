@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from matrixrun import one_cell_trace
 from tracecheck import assert_valid_trace, rechained
 
 from pyapp.cli.main import main
@@ -289,8 +290,6 @@ def test_sweep_sealed_is_an_option_run_json_records(tmp_path) -> None:
 
 
 def test_a_plan_option_seals_every_cell_and_unsealed_plans_keep_their_hash(tmp_path) -> None:
-    import subprocess
-    import sys
 
     from pyapp.matrix.check import plan_sha256
     from pyapp.matrix.plan import read_plan
@@ -302,23 +301,11 @@ def test_a_plan_option_seals_every_cell_and_unsealed_plans_keep_their_hash(tmp_p
     assert plan_sha256(replace(shipped, options=replace(shipped.options, sealed=True))) != (
         plan_sha256(shipped)
     )
-    plan = tmp_path / "plan.toml"
-    plan.write_text(
+    trace = one_cell_trace(
+        tmp_path,
         '[axes]\nmodels = ["depth"]\nseeds = [1]\nconditions = [["model-only"]]\n'
         "[options]\nsealed = true\n",
-        encoding="utf-8",
     )
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    (trace_path,) = out.glob("cells/*/seed-1/trace.json")
-    trace = json.loads(trace_path.read_text(encoding="utf-8"))
     assert trace["run"]["terms"]["sealed"] is True and trace["draw"] is not None
     assert reproduce(trace) == []
 
