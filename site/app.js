@@ -89,6 +89,8 @@ let lastTrace = null;
 let bootStep = "loading PyScript";
 let failed = false;
 let booted = false; // Python answered hello
+/** @type {string[]} */
+const workerErrors = []; // stray errors inside a worker during start-up (see fromAWorker)
 
 /** @param {string} state @param {string} [message] */
 function setState(state, message) {
@@ -168,7 +170,18 @@ async function bootFailed(error, missing = null) {
   const reason = messageOf(error);
   missing ??= await withTimeout(probeRuntime(), 10_000, "probing runtime files").catch(() => []);
   const which = missing.length ? ` Could not load: ${missing.join(", ")}.` : "";
-  fail(`Python runtime failed to start (${bootStep}): ${reason}.${which}`);
+  const earlier = workerErrors.length ? ` Earlier, inside a worker: ${workerErrors.join("; ")}.` : "";
+  fail(`Python runtime failed to start (${bootStep}): ${reason}.${which}${earlier}`);
+}
+
+// An uncaught error inside a worker reaches the page as an error event without its Error
+// object, which cannot cross threads; the page's own scripts are same-origin, so their
+// uncaught errors carry theirs. (CI once saw PyScript's own worker-side progress forwarding
+// throw one while Python started normally: "function dispatchEvent() { [native code] } is
+// not a constructor".)
+/** @param {ErrorEvent} event */
+function fromAWorker(event) {
+  return event.error == null;
 }
 
 /** @returns {Promise<XWorker>} */
@@ -187,7 +200,15 @@ async function boot() {
     if (app.dataset.state === "booting") statusLine.textContent = `Starting Python: ${bootStep}…`;
   });
   window.addEventListener("error", (event) => {
-    if (app.dataset.state === "booting") bootFailed(event.error || new Error(event.message));
+    if (app.dataset.state !== "booting") return;
+    if (fromAWorker(event)) {
+      // Python's own start-up failures reject `xworker.ready` and a hung start-up meets the
+      // boot timeout, so a stray error inside a worker is told, not a failed boot.
+      workerErrors.push(event.message);
+      console.warn(`[composition-lab] an error inside a worker during start-up (the boot goes on): ${event.message} (${event.filename})`);
+      return;
+    }
+    bootFailed(event.error || new Error(event.message));
   });
   window.addEventListener("unhandledrejection", (event) => {
     if (app.dataset.state === "booting") bootFailed(event.reason);

@@ -206,3 +206,27 @@ def test_calibration_preset_selector_generates_the_presets_tasks(app: Booted) ->
     page.get_by_label("Calibration set").select_option("design")
     page.get_by_role("button", name="Generate tasks").click()
     page.wait_for_function(caption + f"'Seed {SEED}: 24 tasks'")
+
+
+def test_a_stray_error_inside_the_python_worker_does_not_fail_a_boot_that_completes(
+    fresh_context: tuple[BrowserContext, RequestLog], site_url: str
+) -> None:
+    """An uncaught error inside PyScript's worker during start-up, one that Python survives,
+    is a warning, not a failed boot. (CI once saw PyScript's own progress forwarding throw
+    "function dispatchEvent() { [native code] } is not a constructor" in the worker: the
+    page reported "Python runtime failed to start" although Python was starting fine.)
+    The fault: the worker reports an uncaught error while it runs site/lab_worker.py."""
+    context, _log = fresh_context
+
+    def with_stray_error(route: Route) -> None:
+        response = route.fetch()
+        stray = '\nimport js as _js\n_js.reportError(_js.Error.new("stray worker error"))\n'
+        route.fulfill(response=response, body=response.text() + stray)
+
+    context.route("**/python_worker/lab_worker.py", with_stray_error)
+    page = context.new_page()
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    page.goto(site_url, timeout=30_000)
+    assert wait_settled(page) == "ready", page.inner_text("#status")
+    assert any("stray worker error" in text for text in warnings), warnings
