@@ -1,8 +1,8 @@
 """Mutation testing of the validation: does bench/validation.py catch one-line bugs?
 
 Each mutant is one line of the code changed — the product, the state-aware predictor, the
-Wilson interval, the Brier score, the skill scores' reference, profile counting, chain
-verdicts, costs, the synthetic structures — in a temporary copy of the code (the working
+Wilson interval, the Brier score, the skill scores' reference, the skill against climatology,
+the degenerate flags, profile counting, chain verdicts, costs, the synthetic structures — in a temporary copy of the code (the working
 tree is never edited). The validation (`bench/validation.py`, a committed seed list) runs on
 the copy, and the mutant is **killed** when a check is contradicted on it that is not
 contradicted on the unchanged copy, or when the validation fails outright; the unit tests
@@ -153,6 +153,13 @@ MUTANTS: tuple[Mutant, ...] = (
            "[o.trials for o in profile.ops])",
            "return skill.pooled_rate([o.trials for o in profile.ops], "
            "[o.trials for o in profile.ops])", ci=True),
+    Mutant("skill-climatology-mean-not-sum", "skill against climatology", P + "slices.py",
+           "            return h * (k - h) / k if k else 0.0",
+           "            return h * (k - h) / (k * k) if k else 0.0", ci=True),
+    Mutant("flag-constant-misses-all-right", "degenerate flags", P + "flags.py",
+           "    if fig.successes == fig.n:",
+           "    if fig.successes == fig.n == 0:",
+           structures=("encoding",), ci=True),
     Mutant("cost-error-sign", "cost", P + "metrics.py",
            "    diffs = [p - o for p, o in zip(predicted, observed, strict=True)]",
            "    diffs = [o - p for p, o in zip(predicted, observed, strict=True)]"),

@@ -16,7 +16,7 @@ from asyncrun import in_thread
 from pyapp.browser.viewer import run_plots
 from pyapp.cli.main import main
 from pyapp.predict import flags, intervals, skill
-from pyapp.predict.flags import answer, degenerate_flags, difference_answer, headline
+from pyapp.predict.flags import answer, degenerate_flags, difference_answer, flags_of, headline
 from pyapp.predict.predictions import read_predictions
 from pyapp.predict.slices import ScoredTask, slice_figures, tasks_needed
 
@@ -243,3 +243,20 @@ def test_compare_and_the_page_show_the_flags_first(
     drawn = run_plots(doc, doc.evidence)
     assert drawn is not None and drawn.flags[0].startswith(ALL_ZERO)
     assert drawn.answers[0] == flags.ANSWER_LABEL
+
+
+def test_each_flag_has_its_kind_and_the_words_are_the_flags_words() -> None:
+    """The validation counts flags by kind (`flags_of`); every reader gets the same words."""
+    cases = [
+        (figures([task(i, False, 0.1) for i in range(12)]), ["constant", "zero-width"]),
+        (figures([task(i, i % 2 == 0, 0.5) for i in range(6)]), ["few"]),
+        (figures([task(i, i % 2 == 0, 0.5) for i in range(20)]), ["zero-width"]),
+        (figures([task(i, i % 3 == 0, 0.3, reference=0.0) for i in range(20)]), ["reference-end"]),
+    ]
+    rungs = [task(i, True, 0.9, stratum="rung-1") for i in range(6)]
+    rungs += [task(10 + i, False, 0.1, stratum="rung-2") for i in range(6)]
+    cases.append((figures(rungs, pooled_over_rungs=True), ["undefined", "zero-width"]))
+    for fig, kinds in cases:
+        flags = flags_of(fig)
+        assert [f.kind for f in flags] == kinds
+        assert degenerate_flags(fig) == [f.words for f in flags]

@@ -232,3 +232,60 @@ def test_an_extended_run_observes_the_new_routes_and_its_checks_hold():
         c.statistic for c in checks if c.verdict == "contradicted"
     ]
     assert not _success_statistics(run(DESIGN_CHAIN).observed)
+
+
+def test_the_degenerate_flag_and_the_skill_against_climatology_are_under_a_verdict():
+    """Both are read through the functions `score`, the page and the study call
+    (`slice_figures`, `flags_of`) and checked against closed-form expectations: a seed's
+    P(every held-out outcome equal) = Π q + Π(1 − q), and the pooled skill's
+    1 − E[Brier] / E[ō(1 − ō)]. On the smoke list the constant flag is checked; the skill
+    needs more seeds than three (`SKILL_OUTCOMES`), so the ci list plans it."""
+    data = read_expectations()
+    result = smoke("encoding")  # every composition is right: every seed is flagged constant
+    found = plans(data, "smoke", "encoding", "design")
+    constant = "model-only/final/constant"
+    assert found[constant].expected == pytest.approx(1.0)
+    assert set(result.observed[constant].values()) == {1.0}
+    checks = {c.statistic: c for c in result_checks(result, found)}
+    assert checks[constant].verdict != "contradicted"
+    assert "model-only/final/skill" not in found  # every outcome 1: no skill to expect
+    few = plans(data, "smoke", "independent", "design")["model-only/final/skill"]
+    assert few.descriptive and "no claim" in few.claim  # 18 tasks: too few outcomes
+    unflagged = dict(result.observed, **{constant: dict.fromkeys(result.observed[constant], 0.0)})
+    moved = {c.statistic: c for c in result_checks(replace(result, observed=unflagged), found)}
+    assert moved[constant].verdict == "contradicted"
+    ci = plans(data, "ci", "independent", "calibration-60")
+    skill = ci["model-only/final/skill"]
+    assert skill.low < skill.expected < skill.high and not math.isnan(skill.expected)
+
+
+def test_the_skill_expectation_is_its_closed_form_and_needs_outcomes_of_both_kinds():
+    from pyapp.synthetic.expectations import SKILL_OUTCOMES, skill_expected
+
+    parts = {"brier": 0.2, "base-rate": 0.3, "floor": 0.18, "heldout-n": 6.0}
+    expected = {f"c/final/{k}": [v, 0.001 if k == "brier" else 0.0] for k, v in parts.items()}
+    value, bound, enough = skill_expected(expected, "c", 100)
+    reference = 0.3 * 0.7 - 0.18 / 600
+    assert value == pytest.approx(1 - 0.2 / reference) and bound == pytest.approx(0.001 / reference)
+    assert enough
+    rare = dict(expected, **{"c/final/base-rate": [SKILL_OUTCOMES / 600 - 1e-9, 0.0]})
+    assert skill_expected(rare, "c", 100)[2] is False  # judged descriptive
+    perfect = dict(expected, **{"c/final/base-rate": [1.0, 0.0], "c/final/floor": [0.0, 0.0]})
+    assert skill_expected(perfect, "c", 100) is None
+    assert skill_expected({}, "c", 100) is None
+
+
+def test_the_pooled_skill_pseudo_values_average_to_the_shipped_skill():
+    from pyapp.predict.slices import ScoredTask, slice_figures
+    from pyapp.synthetic.validation import POOLED, pooled_skill
+
+    def task(seed, i, outcome, p):
+        return ScoredTask(f"t{seed}-{i}", "c", seed, "s", "add", 1, outcome, p, None, 0.5)
+
+    tasks = [task(s, i, (s + i) % 3 == 0, 0.2 + 0.1 * i) for s in range(1, 6) for i in range(4)]
+    pseudo = pooled_skill("model-only", tasks)
+    shipped = slice_figures(tasks, condition="model-only", scope=POOLED).product.skill
+    assert sorted(pseudo) == [1, 2, 3, 4, 5]
+    assert math.fsum(pseudo.values()) / 5 == pytest.approx(shipped, abs=1e-12)
+    assert len(set(pseudo.values())) > 1  # a spread over seeds, not one value
+    assert pooled_skill("model-only", [task(s, 0, False, 0.3) for s in range(3)]) == {}

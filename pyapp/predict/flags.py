@@ -92,39 +92,74 @@ def _intervals(fig: SliceFigures) -> list[tuple[str, NamedInterval]]:
     return found  # the difference is left out: zero width there means identical forecasts
 
 
-def degenerate_flags(fig: SliceFigures) -> list[str]:
-    """Why this slice's scores may not be read as they look, each in one sentence (empty
-    when nothing is degenerate)."""
-    words = []
+FlagKind = Literal["constant", "undefined", "few", "zero-width", "reference-end"]
+"""What a degenerate flag says: constant outcomes, an undefined skill, too few tasks, a
+zero-width interval, a frozen reference forecast at 0 or 1."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One degenerate flag: its kind and its sentence."""
+
+    kind: FlagKind
+    words: str
+
+
+def flags_of(fig: SliceFigures) -> list[Flag]:
+    """Why this slice's scores may not be read as they look, each flag with its kind (empty
+    when nothing is degenerate). The validation counts them by kind
+    (`pyapp.synthetic.validation`); every other reader takes the words (`degenerate_flags`)."""
+    flags: list[Flag] = []
     constant = _constant(fig)
     if constant is not None:
-        words.append(
-            f"{fig.label}: {constant}: Brier skill against climatology is undefined, and a "
-            "skill against any other reference says nothing about prediction."
+        flags.append(
+            Flag(
+                "constant",
+                f"{fig.label}: {constant}: Brier skill against climatology is undefined, and a "
+                "skill against any other reference says nothing about prediction.",
+            )
         )
     elif fig.product.skill_undefined is not None:
-        words.append(
-            f"{fig.label}: Brier skill against climatology is {fig.product.skill_undefined}."
+        flags.append(
+            Flag(
+                "undefined",
+                f"{fig.label}: Brier skill against climatology is {fig.product.skill_undefined}.",
+            )
         )
     if fig.n < MIN_TASKS:
-        words.append(
-            f"{fig.label}: only n = {fig.n} held-out tasks (fewer than {MIN_TASKS}): its "
-            "intervals are of zero width or missing, and it gets no answer."
+        flags.append(
+            Flag(
+                "few",
+                f"{fig.label}: only n = {fig.n} held-out tasks (fewer than {MIN_TASKS}): its "
+                "intervals are of zero width or missing, and it gets no answer.",
+            )
         )
     else:
         zero = [name for name, i in _intervals(fig) if i.width == 0]
         if zero:
-            words.append(
-                f"{fig.label}: zero-width interval ({', '.join(zero)}): every resample gives "
-                "the same value, which shows identical tasks, not certainty."
+            flags.append(
+                Flag(
+                    "zero-width",
+                    f"{fig.label}: zero-width interval ({', '.join(zero)}): every resample "
+                    "gives the same value, which shows identical tasks, not certainty.",
+                )
             )
     ends = [v for v in (fig.frozen_reference_low, fig.frozen_reference_high) if v in (0.0, 1.0)]
     if ends:
-        words.append(
-            f"{fig.label}: the frozen reference forecast (the profile's pooled rate) is "
-            f"{ends[0]:g}: skill against it is undefined or meaningless."
+        flags.append(
+            Flag(
+                "reference-end",
+                f"{fig.label}: the frozen reference forecast (the profile's pooled rate) is "
+                f"{ends[0]:g}: skill against it is undefined or meaningless.",
+            )
         )
-    return words
+    return flags
+
+
+def degenerate_flags(fig: SliceFigures) -> list[str]:
+    """Why this slice's scores may not be read as they look, each in one sentence (empty
+    when nothing is degenerate)."""
+    return [flag.words for flag in flags_of(fig)]
 
 
 def headline(figures: Sequence[SliceFigures]) -> str | None:

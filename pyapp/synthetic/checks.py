@@ -67,6 +67,12 @@ FAMILIES: dict[str, Family] = {
     "cancel": Family(0.03, 0.10, "", "final rate − all-step rate"),
     "success": Family(0.03, 0.10, "", "a chain's success rate per composite family"),
     "state-gain": Family(MARGIN_GAIN, 0.03, "", "Brier product-shrunk − state-aware"),
+    "constant": Family(
+        0.03, 0.10, "", "share of seeds flagged: every held-out outcome equal (`flags_of`)"
+    ),
+    "skill": Family(
+        0.05, 0.15, "", "product skill against climatology, pooled over seeds (`slice_figures`)"
+    ),
 }
 """Margins and stated deviations per statistic family (fixed before any run; the report
 prints them with their reasons)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,13 @@ PILOT: dict[str, tuple[int, int]] = {"design": (1001, 1040), "calibration-60": (
 """Seeds of the pilot that sizes each check (disjoint from every seed list)."""
 MAX_SEEDS: dict[str, int] = {"design": 2000, "calibration-60": 400}
 """The most seeds a check may need and still count: beyond, it is descriptive."""
-HELPERS = ("shrunk-brier", "floor")
-"""Expected values that bound another check (the gain from state), not checks."""
+HELPERS = ("shrunk-brier", "floor", "base-rate", "heldout-n")
+"""Expected values that make another check's expectation (the gain from state, the skill
+against climatology), not checks."""
+SKILL_OUTCOMES = 10
+"""The skill against climatology is judged only where the seed list expects at least this
+many held-out successes and as many failures per condition: below, the pooled outcomes can
+all be equal and the skill undefined, and its row is descriptive."""
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAIN_TARGET = {"controlled-chain": "all_steps"}
 """The target the gain from state is judged on (final correctness elsewhere)."""
@@ -141,7 +147,38 @@ def plans(data: Mapping[str, Any], seed_list: str, structure: str, preset: str) 
             found[gain] = _plan(gain, 0.0, bound, pilot, expected, structure, preset, n)
         if name not in HELPERS:
             found[statistic] = _plan(statistic, value, bound, pilot, expected, structure, preset, n)
+        if name == "base-rate":
+            skill = f"{condition}/{target}/skill"
+            made = skill_expected(expected, condition, n)
+            if made is not None:
+                value, bound, enough = made
+                plan = _plan(skill, value, bound, pilot, expected, structure, preset, n)
+                if not enough:
+                    few = f"no claim: fewer than {SKILL_OUTCOMES} expected successes or failures"
+                    plan = replace(plan, claim=few, descriptive=True)
+                found[skill] = plan
     return dict(sorted(found.items()))
+
+
+def skill_expected(
+    expected: Mapping[str, list[float]], condition: str, seeds: int
+) -> tuple[float, float, bool] | None:
+    """The product's expected skill against climatology (final correctness) pooled over
+    `seeds` seeds, its truncation bound, and whether the list expects at least
+    `SKILL_OUTCOMES` successes and as many failures (else the skill may be undefined: the
+    check is descriptive): 1 − E[Brier] / E[ō(1 − ō)], where over N tasks E[ō(1 − ō)] =
+    Q̄(1 − Q̄) − mean q(1 − q) / N (Q̄ the mean q). None when climatology is expected
+    perfect (every q 0 or every q 1: the `constant` check covers it)."""
+    parts = [f"{condition}/final/{name}" for name in ("brier", "base-rate", "floor", "heldout-n")]
+    if any(part not in expected for part in parts):
+        return None
+    (brier, brier_bound), (base, _), (floor, _), (per_seed, _) = (expected[p] for p in parts)
+    tasks = per_seed * seeds
+    reference = base * (1.0 - base) - floor / tasks
+    if reference <= 0.0:
+        return None
+    enough = min(base, 1.0 - base) * tasks >= SKILL_OUTCOMES
+    return 1.0 - brier / reference, brier_bound / reference, enough
 
 
 def _plan(
@@ -156,7 +193,7 @@ def _plan(
 ) -> Plan:
     family = FAMILIES[family_of(statistic)]
     sd = float(pilot.get(statistic, 0.0))
-    if family_of(statistic) == "coverage":  # each seed covers or not: Bernoulli(value)
+    if family_of(statistic) in ("coverage", "constant"):  # per seed 0 or 1: Bernoulli(value)
         sd = max(sd, math.sqrt(max(value * (1.0 - value), 0.0)))
     elif family_of(statistic) in ("rate", "reference"):  # at most the binomial spread
         ops = ("add", "sub", "mul")

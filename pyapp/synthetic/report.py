@@ -269,6 +269,14 @@ _METHOD = (
     "mutants of the new routes run on that list (a call reading the last output instead of",
     "the one it names, the derivative reading `c2` for `two`, the determinant or the",
     "derivative left unrouted); the design's lists cannot see them.",
+    "",
+    "The study's scores are checked through the functions `score`, the page and the study",
+    "call (`pyapp.predict.slices.slice_figures`, `pyapp.predict.flags.flags_of`): `constant`,",
+    "the share of seeds whose held-out outcomes the degenerate flags call constant, against",
+    "Π q + Π(1 − q) per seed; `skill`, the product's skill against climatology pooled over",
+    "the list's seeds (final correctness), against 1 − E[Brier] / E[ō(1 − ō)], checked only",
+    "where the list expects at least ten successes and ten failures (per-seed pseudo-values",
+    "give its interval; `pyapp.synthetic.validation.pooled_skill`).",
 )
 
 

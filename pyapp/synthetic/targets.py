@@ -22,6 +22,13 @@ the held-out outcomes, so:
 |                               | family (recurrences, and under `chain-extended/1`        |
 |                               | determinants and derivatives), per target                |
 | `shrunk-brier`, `floor`       | the same-prior product's expected Brier; E q(1 − q)      |
+| `constant` (flags)            | Π q + Π (1 − q): every held-out outcome equal (final)    |
+| `base-rate`, `heldout-n`      | the mean q; the tasks scored (parts of `skill`)          |
+
+`skill` (the product's skill against climatology, final correctness, pooled over the seed
+list) is not a per-seed mean: its expectation, 1 − E[Brier] / E[ō(1 − ō)] over all N tasks,
+with E[ō(1 − ō)] = Q̄(1 − Q̄) − mean q(1 − q) / N, is made from the list's means of `brier`,
+`base-rate`, `floor` and `heldout-n` (`pyapp.synthetic.expectations.skill_expected`).
 
 The Wilson interval is tested by its definition — r lies in it iff n(k/n − r)² ≤ z²r(1 − r) —
 not by `pyapp.predict.metrics.wilson_interval`; the same-prior rate is its own Newton solve of
@@ -231,6 +238,7 @@ def seed_targets(
     tasks = generate(params)
     sums: dict[str, list[float]] = {}
     values: dict[str, float] = {}
+    bounds: dict[str, float] = {}
     probe_rates: dict[str, float] = {}
     for condition in CONDITIONS:
         profile = _profile(spec, condition, tasks)
@@ -250,9 +258,12 @@ def seed_targets(
             _moment(profile.pooled, total, _plain, 1),
             _moment(profile.pooled, total, _plain, 2),
         )
-        for task in heldout_of(tasks, condition, protocol):
+        finals = [
             _heldout(spec, condition, task, profile, reference, sums)
-    bounds: dict[str, float] = {}
+            for task in heldout_of(tasks, condition, protocol)
+        ]
+        if finals:
+            _climatology(condition, finals, values, bounds)
     for name, items in sums.items():
         mean = math.fsum(items) / len(items)
         if name.endswith("/bound"):
@@ -269,8 +280,8 @@ def _heldout(
     profile: _Profile,
     reference: tuple[float, float],
     sums: dict[str, list[float]],
-) -> None:
-    """Add one held-out task's expected values to the per-seed sums."""
+) -> Outcome:
+    """Add one held-out task's expected values to the per-seed sums; its outcome."""
     out = _trial(spec, condition, task)
     ops = task.operations
     product, product2 = profile.product(ops, _plain)
@@ -297,6 +308,22 @@ def _heldout(
                 name = key(condition, target, f"success:{task.family}")
                 _sum(sums, name, q)
                 _sum(sums, f"{name}/bound", out.dropped)
+    return out
+
+
+def _climatology(
+    condition: str, outs: Sequence[Outcome], values: dict[str, float], bounds: dict[str, float]
+) -> None:
+    """A seed's expected degenerate flag and the parts of the pooled skill against
+    climatology, against final correctness: `constant`, P(every held-out outcome equal) =
+    Π q + Π (1 − q) (the outcomes are independent); `base-rate`, the mean q; `heldout-n`, the
+    tasks scored. (`floor`, the mean q(1 − q), and `brier` complete the skill's expectation,
+    `pyapp.synthetic.expectations.skill_expected`.)"""
+    qs = [o.final for o in outs]
+    values[key(condition, "final", "constant")] = math.prod(qs) + math.prod(1.0 - q for q in qs)
+    bounds[key(condition, "final", "constant")] = math.fsum(o.dropped for o in outs)
+    values[key(condition, "final", "base-rate")] = math.fsum(qs) / len(qs)
+    values[key(condition, "final", "heldout-n")] = float(len(qs))
 
 
 def _sum(into: dict[str, list[float]], name: str, value: float) -> None:

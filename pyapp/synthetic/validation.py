@@ -12,6 +12,11 @@ splits into shrinkage and state. The statistics' expected values are not compute
 from any run: they are committed data (`pyapp.synthetic.expectations`) made from the
 structure's parameters (`pyapp.synthetic.targets`); `pyapp.synthetic.checks` compares them.
 
+Each seed's slice as `score`, the page and the study make it (`slice_figures`) says whether
+its degenerate flags (`flags_of`) call its held-out outcomes constant (`constant`); every
+seed's tasks pooled give the product's skill against climatology (`skill`,
+`pooled_skill`: pseudo-values per seed whose mean is the shipped skill).
+
 A chain's success per composite family (`success:FAMILY`: the mean of its trials' final and
 all-step correctness, from the observations `score` made) is read for every family the run's
 chain protocol routes — under `chain-extended/1` also determinants and derivatives.
@@ -32,10 +37,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pyapp.predict import skill
+from pyapp.predict.flags import flags_of
 from pyapp.predict.freeze import complete_freeze
 from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells
 from pyapp.predict.predictions import ConditionResult, OpProfile, Prediction
 from pyapp.predict.predictor import score_trace
+from pyapp.predict.slices import RUN_SCOPE, ScoredTask, SliceFigures, scored_tasks, slice_figures
 from pyapp.records.synthetic_spec import SyntheticSpec
 from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
 from pyapp.records.trace import FreezeRecord
@@ -52,6 +59,10 @@ from pyapp.synthetic.targets import (
 from pyapp.tasks.taskset import TaskParams
 
 PREDICTORS = ("product", "product-shrunk", "state-aware")
+SLICE_RESAMPLES = 2
+"""Bootstrap resamples of the slices read here: only their point figures and flags are read,
+never an interval."""
+POOLED = "pooled over seeds"
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,10 @@ def observe_seed(
                 covered = op.wilson_low <= rate <= op.wilson_high
                 found[key(condition, "-", f"coverage:{op.op}")] = float(covered)
         _gain(condition, points, found, truth)
+        fig = _slice(condition, scored_tasks(result, "validation", run.seed, RUN_SCOPE), RUN_SCOPE)
+        if fig is not None:
+            flagged = any(flag.kind == "constant" for flag in flags_of(fig))
+            found[key(condition, "final", "constant")] = float(flagged)
         if condition == "controlled-chain":
             _success(result, families, found)
             final = {p.task_id: p.outcome for p in points[(condition, "product", "final")]}
@@ -195,6 +210,37 @@ def observe_seed(
                     [float(final[t]) - float(steps[t]) for t in both]
                 )
     return found, points
+
+
+def _slice(condition: str, tasks: Sequence[ScoredTask], scope: str) -> SliceFigures | None:
+    """The slice `score`, the page and the study read (`slice_figures`), or None without
+    tasks."""
+    if not tasks:
+        return None
+    return slice_figures(tasks, condition=condition, scope=scope, resamples=SLICE_RESAMPLES)
+
+
+def pooled_skill(condition: str, tasks: Sequence[ScoredTask]) -> dict[int, float]:
+    """The product's skill against climatology (final correctness) pooled over every seed's
+    held-out tasks, as `slice_figures` computes it for `score`, the page and the study, spread
+    over the seeds as delta-method pseudo-values: seed s gets S − (b_s − R·c_s) / c̄, with b_s
+    and c_s its tasks' summed squared errors of the product and of climatology (the pooled base
+    rate), R = Σb / Σc and c̄ the mean c_s. The pseudo-values' mean is exactly the shipped S and
+    their spread is the ratio's between-seed spread; empty when the skill is undefined."""
+    fig = _slice(condition, tasks, POOLED)
+    if fig is None or fig.product.skill is None or math.isinf(fig.product.skill):
+        return {}
+    outcomes = [1.0 if t.outcome else 0.0 for t in tasks]
+    base = math.fsum(outcomes) / len(outcomes)
+    errors: dict[int, list[float]] = {}
+    for t, o in zip(tasks, outcomes, strict=True):
+        sums = errors.setdefault(t.seed, [0.0, 0.0])
+        sums[0] += (t.product - o) ** 2
+        sums[1] += (base - o) ** 2
+    total_c = math.fsum(c for _, c in errors.values())
+    ratio = math.fsum(b for b, _ in errors.values()) / total_c
+    mean_c = total_c / len(errors)
+    return {seed: fig.product.skill - (b - ratio * c) / mean_c for seed, (b, c) in errors.items()}
 
 
 def _success(result: ConditionResult, families: Mapping[str, str], found: dict[str, float]) -> None:
@@ -305,7 +351,12 @@ def validate_structure(
     groups: dict[tuple[str, str, str, str, str], list[Point]] = {}
     observed: dict[str, dict[int, float]] = {}
     exact_gain = spec.structure in STATE_INFORMATIVE and preset != "design"
+    scored: dict[str, list[ScoredTask]] = {}
     for run in runs:
+        for result in run.predictions.conditions:
+            scored.setdefault(result.frozen.profile.condition, []).extend(
+                scored_tasks(result, "validation", run.seed, RUN_SCOPE)
+            )
         tasks_params = replace(params, seed=run.seed)
         truth = heldout_truth(spec, tasks_params, protocol.version) if exact_gain else None
         values, points = observe_seed(run, probe_rates(spec, tasks_params), truth)
@@ -315,6 +366,10 @@ def validate_structure(
             groups.setdefault((spec.structure, preset, condition, predictor, target), []).extend(
                 mine
             )
+    for name, tasks in scored.items():
+        pseudo = pooled_skill(name, tasks)
+        if pseudo:
+            observed[key(name, "final", "skill")] = pseudo
     return StructureResult(
         spec=spec,
         preset=preset,
