@@ -26,12 +26,17 @@ from playwright.sync_api import Browser, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
-from pyapp.protocol.messages import Hello  # noqa: E402
-from pyapp.protocol.page_messages import PageStateRequest  # noqa: E402
-from pyapp.protocol.results import BootTimings  # noqa: E402
-from pyapp.sweep.chromium import CHROMIUM_ARGS  # noqa: E402
-from pyapp.sweep.panel import send, wait_booted  # noqa: E402
+from pyapp.host import serve_in_thread  # noqa: E402  (after the path tweak)
+from pyapp.protocol import (  # noqa: E402
+    BootTimings,
+    Hello,
+    PageStateRequest,
+)
+from pyapp.sweep import (  # noqa: E402
+    CHROMIUM_ARGS,
+    send,
+    wait_booted,
+)
 
 SITE = ROOT / "build" / "site"
 ARGS = list(CHROMIUM_ARGS)  # the flags of PLATFORM-NOTES, kept in one place

@@ -262,10 +262,9 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from pyapp.host.serve import serve_hub_in_thread, serve_in_thread
-    from pyapp.protocol.page import page_query
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
-    from pyapp.sweep.panel import load_from_catalogue, wait_booted
+    from pyapp.host import serve_hub_in_thread, serve_in_thread
+    from pyapp.protocol import page_query
+    from pyapp.sweep import CHROMIUM_ARGS, load_from_catalogue, wait_booted
 
     if not (SITE / "index.html").is_file():
         raise SystemExit(f"{SITE} is not built: run python scripts/build_site.py")
@@ -297,9 +296,8 @@ def browser_page(chosen: Subject, threads: int | None, js_flags: str | None) -> 
 def direct(page: Any, caps: dict[str, Any], **chat: Any) -> Any:
     """One generation straight in the page's model worker, Python not involved
     (`model_direct` through window.lab.send); its DirectGenerated record."""
-    from pyapp.protocol.model_messages import ChatMessage
-    from pyapp.protocol.page_messages import ModelDirect
-    from pyapp.sweep.panel import send
+    from pyapp.protocol import ChatMessage, ModelDirect
+    from pyapp.sweep import send
 
     if chat.get("messages") is not None:
         chat["messages"] = tuple(ChatMessage(**m) for m in chat["messages"])
@@ -327,8 +325,8 @@ def browser_generate(page: Any, chosen: Subject, new_tokens: int) -> dict[str, A
 def bridge_overheads(page: Any, calls: int) -> tuple[list[float], list[float]]:
     """Per call of one new token: Python -> main -> worker -> Python minus worker time, and
     the JS-only round trip minus worker time (ms)."""
-    from pyapp.protocol.messages import ModelGenerate
-    from pyapp.sweep.panel import send
+    from pyapp.protocol import ModelGenerate
+    from pyapp.sweep import send
 
     caps = {**CAPS, "max_new_tokens": 1}
     python_overheads, js_overheads = [], []
@@ -342,8 +340,8 @@ def bridge_overheads(page: Any, calls: int) -> tuple[list[float], list[float]]:
 
 def loaded_provenance(page: Any) -> dict[str, Any]:
     """The loaded model's provenance (JSON), as `page_state` reports it."""
-    from pyapp.records.base import to_json
-    from pyapp.sweep.panel import page_state
+    from pyapp.records import to_json
+    from pyapp.sweep import page_state
 
     state = page_state(page)
     if state is None:

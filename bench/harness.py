@@ -48,8 +48,8 @@ CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-cha
 def boot_fixture(page: Any, url: str) -> dict[str, Any]:
     """Open the page at `url`, wait for Python, and load the tiny-chat TEST FIXTURE on WASM
     (`model_choose`, then the consent dialog's click, as a user); returns the load record."""
-    from pyapp.records.base import to_json
-    from pyapp.sweep.panel import load_from_catalogue, page_state, wait_booted
+    from pyapp.records import to_json
+    from pyapp.sweep import load_from_catalogue, page_state, wait_booted
 
     page.goto(url, timeout=30_000)
     wait_booted(page, 120_000)
@@ -66,12 +66,9 @@ def run_sweep(seed: int, step_delay_ms: int, sweeps: int = 1) -> tuple[list[dict
     `seed` + 1, ...), and the first sweep's wall time (s)."""
     from playwright.sync_api import Route, sync_playwright
 
-    from pyapp.host.serve import serve_in_thread
-    from pyapp.protocol.messages import SweepRun, SweepStart, SweepTrace
-    from pyapp.protocol.page import page_query
-    from pyapp.protocol.results import RunEnded, TraceText
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
-    from pyapp.sweep.panel import send
+    from pyapp.host import serve_in_thread
+    from pyapp.protocol import RunEnded, SweepRun, SweepStart, SweepTrace, TraceText, page_query
+    from pyapp.sweep import CHROMIUM_ARGS, send
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run `bash scripts/lab test` or scripts/build_site.py")

@@ -116,8 +116,8 @@ def bench_tree(repeats: int) -> None:
 
 
 def bench_throughput(targets: list[int]) -> None:
-    from pyapp.conditions.interpret import run_control_trial
-    from pyapp.tasks.taskset import TaskParams, generate
+    from pyapp.conditions import run_control_trial
+    from pyapp.tasks import TaskParams, generate
 
     def scaled(target: int) -> TaskParams:
         k = max(1, round(target / 24))

@@ -85,9 +85,8 @@ def cell_seconds(out: Path) -> list[float]:
 
 def in_process_seconds(seeds: range) -> float:
     """Median seconds of one synthetic seed run in this process (no subprocess)."""
-    from pyapp.synthetic.language import parse_spec
-    from pyapp.synthetic.simulate import run_seed
-    from pyapp.tasks.taskset import TaskParams
+    from pyapp.synthetic import parse_spec, run_seed
+    from pyapp.tasks import TaskParams
 
     times = []
     for seed in seeds:

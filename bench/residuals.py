@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pyapp.predict.confirm import residual_permutation
+from pyapp.predict import residual_permutation
 
 
 def differences(n: int, effect: float, rng: random.Random) -> list[float]:

@@ -102,8 +102,8 @@ def params_for(trials: int) -> dict[str, Any]:
 
 
 def memory(page: Any, cdp: Any) -> dict[str, float]:
-    from pyapp.protocol.messages import Memory
-    from pyapp.sweep.panel import page_state, send
+    from pyapp.protocol import Memory
+    from pyapp.sweep import page_state, send
 
     cdp.send("HeapProfiler.collectGarbage")
     heap = cdp.send("Runtime.getHeapUsage")
@@ -123,13 +123,9 @@ Samples = list[dict[str, float]]
 def run(trials: int, chunk: int, seed: int) -> tuple[list[list[float | None]], Samples, float]:
     from playwright.sync_api import sync_playwright
 
-    from pyapp.host.serve import serve_in_thread
-    from pyapp.protocol.messages import SweepRun, SweepStart
-    from pyapp.protocol.page import page_query
-    from pyapp.protocol.page_messages import SweepStop
-    from pyapp.protocol.results import ErrorBody, SweepState
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
-    from pyapp.sweep.panel import install_relay, relayed, send
+    from pyapp.host import serve_in_thread
+    from pyapp.protocol import ErrorBody, SweepRun, SweepStart, SweepState, SweepStop, page_query
+    from pyapp.sweep import CHROMIUM_ARGS, install_relay, relayed, send
 
     if not (SITE / "index.html").is_file():
         sys.exit(f"{SITE} is not built: run scripts/build_site.py")

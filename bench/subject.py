@@ -28,8 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pyapp.records.subject import SUBJECT_LABEL  # noqa: E402
-from pyapp.tasks.presets import PRESETS  # noqa: E402
+from pyapp.records import SUBJECT_LABEL  # noqa: E402
+from pyapp.tasks import PRESETS  # noqa: E402
 
 SUBJECT = ROOT / "tests" / "fixtures" / "subject"
 DOC = ROOT / "docs" / "subject.md"

@@ -33,9 +33,8 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pyapp.host.serve import serve_in_thread  # noqa: E402  (after the path tweak)
-from pyapp.sweep.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
-from pyapp.sweep.panel import load_from_catalogue, wait_booted, wait_page  # noqa: E402
+from pyapp.host import serve_in_thread  # noqa: E402  (after the path tweak)
+from pyapp.sweep import CHROMIUM_ARGS, find_chromium, load_from_catalogue, wait_booted, wait_page  # noqa: E402  # noqa: E402
 
 SWEEP_OVER = ("done", "error", "cancelled")
 """The Experiment section's states once a sweep is over (`page_state`)."""

@@ -54,11 +54,13 @@ ROOT = _HERE.parent
 # bench/interpreter.py would shadow the `interpreter` package: the repository comes first.
 sys.path.insert(0, str(ROOT))
 
-from pyapp.browser.page_link import Context  # noqa: E402
-from pyapp.browser.session import Session  # noqa: E402
-from pyapp.experiment.phases import Sweep  # noqa: E402
-from pyapp.predict.exploratory import content_sha256  # noqa: E402
-from pyapp.protocol.messages import (  # noqa: E402
+from pyapp.browser import (  # noqa: E402
+    Context,
+    Session,
+)
+from pyapp.experiment import Sweep  # noqa: E402
+from pyapp.predict import content_sha256  # noqa: E402
+from pyapp.protocol import (  # noqa: E402
     EventAnswer,
     SweepRun,
     SweepStart,
@@ -67,11 +69,15 @@ from pyapp.protocol.messages import (  # noqa: E402
     TrialStart,
     event,
 )
-from pyapp.records import chain  # noqa: E402
-from pyapp.records.model import ModelProvenance  # noqa: E402
-from pyapp.records.trace import NO_TRIALS, counted, loads  # noqa: E402
-from pyapp.records.trial import Trial  # noqa: E402
-from pyapp.records.writer import line_text  # noqa: E402
+from pyapp.records import (  # noqa: E402
+    NO_TRIALS,
+    ModelProvenance,
+    Trial,
+    chain,
+    counted,
+    line_text,
+    loads,
+)
 
 T = TypeVar("T")
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
@@ -291,11 +297,9 @@ def in_page(seed: int, model: str, profile: bool = False) -> dict[str, Any]:
     from harness import CHROMIUM, SITE, trial_gaps
     from playwright.sync_api import sync_playwright
 
-    from pyapp.host.serve import serve_in_thread
-    from pyapp.protocol.messages import SweepTrace
-    from pyapp.protocol.page import page_query
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
-    from pyapp.sweep.panel import send, use_synthetic, wait_booted
+    from pyapp.host import serve_in_thread
+    from pyapp.protocol import SweepTrace, page_query
+    from pyapp.sweep import CHROMIUM_ARGS, send, use_synthetic, wait_booted
 
     server, url = serve_in_thread(SITE)
     try:
@@ -431,8 +435,8 @@ def in_chromium(seed: int, model: str, top: int, trace_file: str) -> dict[str, A
     from harness import CHROMIUM, SITE
     from playwright.sync_api import sync_playwright
 
-    from pyapp.host.serve import serve_in_thread
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.host import serve_in_thread
+    from pyapp.sweep import CHROMIUM_ARGS
 
     with tempfile.TemporaryDirectory() as folder:
         served = Path(folder)

@@ -40,16 +40,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from interpreter.lab_error import LabError  # noqa: E402
-from pyapp.records.terms import chain_protocol  # noqa: E402
-from pyapp.report.figures import calibration_svg  # noqa: E402
-from pyapp.synthetic.checks import Check, result_checks  # noqa: E402
-from pyapp.synthetic.expectations import list_protocol, plans, read_expectations  # noqa: E402
-from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
-from pyapp.synthetic.report import render_markdown  # noqa: E402
-from pyapp.synthetic.simulate import SeedRun  # noqa: E402
-from pyapp.synthetic.validation import StructureResult, validate_structure  # noqa: E402
-from pyapp.tasks.taskset import preset_params  # noqa: E402
+from interpreter import LabError  # noqa: E402
+from pyapp.records import chain_protocol  # noqa: E402
+from pyapp.report import calibration_svg  # noqa: E402
+from pyapp.synthetic import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
+    STRUCTURES,
+    Check,
+    SeedRun,
+    StructureResult,
+    list_protocol,
+    plans,
+    read_expectations,
+    render_markdown,
+    result_checks,
+    shipped,
+    validate_structure,
+)
+from pyapp.tasks import preset_params  # noqa: E402
 
 PRESETS = ("design", "calibration-60")
 SAVED = ROOT / "build" / "validation-results.pickle"

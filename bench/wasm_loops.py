@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import generation as gen  # bench/generation.py: native loop, CPU, spread
 
-from pyapp.host.serve import place, serve_in_thread, write_probe_page
+from pyapp.host import place, serve_in_thread, write_probe_page
 
 ROOT = gen.ROOT
 SCALED = ROOT / "build" / "bench-models" / "scaled"
@@ -99,7 +99,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Load in Chromium, then rounds of every browser loop followed by one native run."""
     from playwright.sync_api import sync_playwright
 
-    from pyapp.sweep.chromium import CHROMIUM_ARGS
+    from pyapp.sweep import CHROMIUM_ARGS
 
     load, files, onnx = subject_files(args.subject, args.dtype)
     folder = site_folder(args.subject, files)

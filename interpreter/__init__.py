@@ -16,6 +16,7 @@ IEEE binary64 within the safe-integer domain and cross-checked in exact integers
 
 from interpreter.errors import ERROR_CODES, ProgramError
 from interpreter.executor import Execution, Step, execute, run
+from interpreter.lab_error import LabError
 from interpreter.limits import DEFAULT_LIMITS, SAFE_INTEGER_MAX, Limits
 from interpreter.parse import parse_program
 from interpreter.program import (
@@ -36,6 +37,7 @@ __all__ = [
     "OPS",
     "SAFE_INTEGER_MAX",
     "Execution",
+    "LabError",
     "Limits",
     "Node",
     "Op",

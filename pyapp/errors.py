@@ -51,8 +51,7 @@ Only the ``code`` is stable; messages are for people.
 
 from __future__ import annotations
 
-from interpreter.errors import ProgramError
-from interpreter.lab_error import LabError
+from interpreter import LabError, ProgramError
 
 __all__ = [
     "Cancelled",

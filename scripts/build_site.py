@@ -411,7 +411,7 @@ def copy_subjects(out: Path) -> None:
     files are absent (not trained yet) is dropped from the built catalogue, with a warning."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from pyapp.records.subject import SUBJECT_SOURCE, SUBJECTS
+    from pyapp.records import SUBJECT_SOURCE, SUBJECTS
 
     missing = set()
     for subject in SUBJECTS:

@@ -1,19 +1,20 @@
 """Mutation testing of the validation: does bench/validation.py catch one-line bugs?
 
 Each mutant is one line of the code changed — the product, the state-aware predictor, the
-Wilson interval, the Brier score, the skill scores' reference, the skill against climatology,
-the degenerate flags, profile counting, chain verdicts, costs, the synthetic structures — in a temporary copy of the code (the working
-tree is never edited). The validation (`bench/validation.py`, a committed seed list) runs on
-the copy, and the mutant is **killed** when a check is contradicted on it that is not
-contradicted on the unchanged copy, or when the validation fails outright; the unit tests
-are not consulted. Metric mutants (code that only re-derives numbers from trials) are judged
-on one shared run: the unchanged copy's traces, re-derived by the mutated code (`--rederive`).
-Simulator mutants run the protocol again. A mutant that can only act under some structures
-(a structure's own effect) runs under those. A mutant of the extended chain routes
-(determinants and derivatives, routed only under `chain-extended/1`) runs on its own seed
-list, `ci-extended`, whose validation runs that protocol, and is judged against that list's
-unchanged run. An equivalent mutant (no behaviour can tell it apart) is listed with its
-reason and not counted.
+Wilson interval, the Brier score, the skill scores' reference, the skill against
+climatology, the degenerate flags, profile counting, chain verdicts, costs, the synthetic
+structures — in a temporary copy of the code (the working tree is never edited). The
+validation (`bench/validation.py`, a committed seed list) runs on the copy, and the mutant
+is **killed** when a check is contradicted on it that is not contradicted on the unchanged
+copy, or when the validation fails outright; the unit tests are not consulted. Metric
+mutants (code that only re-derives numbers from trials) are judged on one shared run: the
+unchanged copy's traces, re-derived by the mutated code (`--rederive`). Simulator mutants
+run the protocol again. A mutant that can only act under some structures (a structure's own
+effect) runs under those. A mutant of the extended chain routes (determinants and
+derivatives, routed only under `chain-extended/1`) runs on its own seed list, `ci-extended`,
+whose validation runs that protocol, and is judged against that list's unchanged run. An
+equivalent mutant (no behaviour can tell it apart) is listed with its reason and not
+counted.
 
 Usage:
     .venv/bin/python scripts/mutants.py                  # every mutant, seeds `reduced`;

@@ -29,10 +29,9 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, BrowserContext, Page, Route, sync_playwright
 
-from pyapp.host.serve import serve_in_thread
-from pyapp.protocol.results import PageState
-from pyapp.sweep.chromium import CHROMIUM_ARGS
-from pyapp.sweep.panel import load_from_catalogue, page_state, wait_page
+from pyapp.host import serve_in_thread
+from pyapp.protocol import PageState
+from pyapp.sweep import CHROMIUM_ARGS, load_from_catalogue, page_state, wait_page
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "tests" / "browser" / "model_gate.js"

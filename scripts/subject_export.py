@@ -360,7 +360,7 @@ whether it did, and fails unless its reference replies equal the committed ones 
 |---|---|---|
 {chr(10).join(hashes)}
 """
-    from pyapp.records.subject import SUBJECTS
+    from pyapp.records import SUBJECTS
 
     (model_id,) = [
         s.model_id for s in SUBJECTS if s.recipe["recipe_sha256"] == info["recipe_sha256"]

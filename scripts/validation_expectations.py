@@ -34,22 +34,27 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pyapp.records.prompts import CHAIN_STEP  # noqa: E402
-from pyapp.records.synthetic_spec import SyntheticSpec  # noqa: E402
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, chain_protocol  # noqa: E402
-from pyapp.synthetic.closed_form import PRUNE  # noqa: E402
-from pyapp.synthetic.expectations import (  # noqa: E402
+from pyapp.records import (  # noqa: E402
+    CHAIN_STEP,
+    DEFAULT_CHAIN_PROTOCOL,
+    SyntheticSpec,
+    chain_protocol,
+)
+from pyapp.synthetic import (  # noqa: E402  # noqa: E402  # noqa: E402
     EXPECTATIONS_PATH,
     KIND,
     PILOT,
+    PRUNE,
     SEED_LISTS,
+    STRUCTURES,
+    SeedTargets,
     list_protocol,
+    seed_targets,
+    shipped,
+    validate_structure,
     write_expectations,
 )
-from pyapp.synthetic.language import STRUCTURES, shipped  # noqa: E402
-from pyapp.synthetic.targets import SeedTargets, seed_targets  # noqa: E402
-from pyapp.synthetic.validation import validate_structure  # noqa: E402
-from pyapp.tasks.taskset import GENERATOR_VERSION, preset_params  # noqa: E402
+from pyapp.tasks import GENERATOR_VERSION, preset_params  # noqa: E402
 
 PRESETS = ("design", "calibration-60")
 

@@ -12,16 +12,25 @@ from pathlib import Path
 import pytest
 from asyncrun import in_thread
 
-from pyapp.matrix.cells import expand
-from pyapp.matrix.plan import read_plan
-from pyapp.matrix.report import render
-from pyapp.matrix.summary import NOTE, SUMMARY_SCHEMA, MatrixSummary, across_seeds_rows
+from pyapp.matrix import (
+    NOTE,
+    SUMMARY_SCHEMA,
+    MatrixSummary,
+    across_seeds_rows,
+    expand,
+    read_plan,
+    render,
+)
 from pyapp.predict import compare, skill
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.report import across_seeds_lines, render_markdown
-from pyapp.synthetic.simulate import run_seeds
-from pyapp.synthetic.validation import seed_differences, validate_structure
-from pyapp.tasks.taskset import TaskParams
+from pyapp.synthetic import (
+    across_seeds_lines,
+    parse_spec,
+    render_markdown,
+    run_seeds,
+    seed_differences,
+    validate_structure,
+)
+from pyapp.tasks import TaskParams
 
 PLAN = """
 name = "test: the difference across seeds"

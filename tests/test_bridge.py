@@ -2,7 +2,7 @@ import json
 
 from tracecheck import assert_valid_trace
 
-from pyapp.browser.bridge import handle
+from pyapp.browser import handle
 
 
 def call(**request):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from asyncrun import run
 
-from pyapp.browser.model import (
+from pyapp.browser import (
     BrowserModelAdapter,
     completion_from_reply,
     generate_request,
@@ -19,9 +19,8 @@ from pyapp.browser.model import (
     read_generate_reply,
 )
 from pyapp.errors import RecordError, ReplyError
-from pyapp.protocol.model_messages import parse_reply
-from pyapp.records.base import to_json
-from pyapp.records.model import CHAIN_CALL_CAPS, Caps, ModelAdapter, finish_for
+from pyapp.protocol import parse_reply
+from pyapp.records import CHAIN_CALL_CAPS, Caps, ModelAdapter, finish_for, to_json
 
 CAPS = Caps(max_input_tokens=64, max_new_tokens=8, max_output_bytes=100, timeout_ms=1000)
 
@@ -342,7 +341,7 @@ def test_the_chat_templated_input_must_carry_its_own_hash() -> None:
 
 
 def test_the_input_hash_counts_a_lone_surrogate_as_the_browser_does() -> None:
-    from pyapp.records.model import text_sha256
+    from pyapp.records import text_sha256
 
     # TextEncoder turns a lone surrogate into U+FFFD (EF BF BD)
     assert text_sha256("a\ud800b") == hashlib.sha256(b"a\xef\xbf\xbdb").hexdigest()

@@ -21,15 +21,12 @@ from test_integrity import answer
 from tracecheck import as_trace_2
 
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.freeze import freeze_profile
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.chain import genesis, sha256_of
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace, summarise
-from pyapp.tasks.taskset import TaskParams, generate
-from pyapp.verify.reproduce import limitations, reproduce
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import freeze_profile, score_trace
+from pyapp.records import ScriptedAdapter, genesis, read_trace, sha256_of, summarise, to_json
+from pyapp.tasks import TaskParams, generate
+from pyapp.verify import limitations
+from pyapp.verify.reproduce import reproduce
 
 CONDITIONS = ("model-only", "model-program")
 TASKS = {t.id: t for t in generate(TaskParams())}

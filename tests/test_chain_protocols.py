@@ -18,8 +18,8 @@ from tracecheck import assert_valid_trace
 
 import interpreter
 from pyapp.cli.main import main
-from pyapp.conditions.replies import CancelToken
-from pyapp.conditions.route import (
+from pyapp.conditions import (
+    CancelToken,
     chain_capacity_problem,
     exact_op,
     plan_route,
@@ -28,27 +28,24 @@ from pyapp.conditions.route import (
     run_chain,
 )
 from pyapp.errors import PhaseError, RecordError
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict import compare
-from pyapp.predict.forecast import task_steps
-from pyapp.predict.predictor import score_trace
-from pyapp.predict.profile import heldout_tasks
-from pyapp.records.base import to_json
-from pyapp.records.model import RouteLimits, ScriptedAdapter, ScriptedReply
-from pyapp.records.terms import (
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import compare, heldout_tasks, score_trace, task_steps
+from pyapp.records import (
     DESIGN_CHAIN,
     EXTENDED_CHAIN,
     ChainProtocol,
+    RouteLimits,
     RunTerms,
+    ScriptedAdapter,
+    ScriptedReply,
     protocol_of,
+    read_trace,
+    to_json,
 )
-from pyapp.records.trace import read_trace
-from pyapp.synthetic.adapter import SyntheticAdapter
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams, generate
-from pyapp.verify.receipt import make_receipt, receipt_mismatches
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.synthetic import SyntheticAdapter, parse_spec, run_seed
+from pyapp.tasks import TaskParams, generate
+from pyapp.verify import make_receipt, receipt_mismatches, reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 TASKS = {t.id: t for t in generate()}
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -536,8 +533,7 @@ def test_simulate_takes_the_chain_protocol(tmp_path, capsys) -> None:
 def test_the_page_chooses_the_protocol_explicitly(monkeypatch) -> None:
     from test_session import Page, call, document
 
-    from pyapp.browser import bridge
-    from pyapp.browser.session import Session
+    from pyapp.browser import Session, bridge
 
     monkeypatch.setattr(bridge, "SESSION", Session())
     page = Page(ScriptedAdapter(exact))
@@ -571,9 +567,9 @@ def test_the_page_chooses_the_protocol_explicitly(monkeypatch) -> None:
 def test_the_sweep_records_its_protocol_and_resume_keeps_it() -> None:
     import argparse
 
-    from pyapp.cli.main import parser
+    from pyapp.cli import parser
     from pyapp.errors import UsageError
-    from pyapp.sweep.options import options_for_resume, options_from_args, recorded_options_of
+    from pyapp.sweep import options_for_resume, options_from_args, recorded_options_of
 
     def args(*argv: str) -> argparse.Namespace:
         return parser().parse_args(["sweep", "--model", "fixture", "--out", "x", *argv])

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from pyapp.cli.main import parser
+from pyapp.cli import parser
 from pyapp.host import files as common
-from pyapp.records.documents import MAX_DOCUMENT_BYTES
+from pyapp.records import MAX_DOCUMENT_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 DEADLINE_S = 60

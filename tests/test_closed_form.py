@@ -15,17 +15,11 @@ from pathlib import Path
 import pytest
 from asyncrun import in_thread
 
-from pyapp.conditions.route import plan_route
-from pyapp.conditions.run import run_trial
-from pyapp.predict.metrics import wilson_interval
-from pyapp.predict.state_aware import FEATURES, fit_logistic
-from pyapp.records import clock
-from pyapp.records.synthetic_spec import carries
-from pyapp.records.terms import CHAIN_PROTOCOLS, EXTENDED_CHAIN
-from pyapp.synthetic import closed_chain, closed_form, targets
-from pyapp.synthetic.adapter import SyntheticAdapter
-from pyapp.synthetic.language import parse_spec
-from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.conditions import plan_route, run_trial
+from pyapp.predict import FEATURES, fit_logistic, wilson_interval
+from pyapp.records import CHAIN_PROTOCOLS, EXTENDED_CHAIN, carries, clock
+from pyapp.synthetic import SyntheticAdapter, closed_chain, closed_form, parse_spec, targets
+from pyapp.tasks import TaskParams, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 

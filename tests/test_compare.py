@@ -7,11 +7,10 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import score_trace
+from pyapp.records import ScriptedAdapter, to_json
+from pyapp.tasks import TaskParams
 
 ROOT = Path(__file__).resolve().parent.parent
 

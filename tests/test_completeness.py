@@ -18,15 +18,12 @@ import pytest
 from asyncrun import run
 from test_integrity import FlakyAdapter, answer
 
-from pyapp.browser.viewer import open_run
+from pyapp.browser import open_run
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace, summarise
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.completeness import incomplete
-from pyapp.verify.receipt import make_receipt
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.records import ScriptedAdapter, read_trace, summarise, to_json
+from pyapp.tasks import TaskParams
+from pyapp.verify import incomplete, make_receipt
 
 MISSING = "4 of 6 held-out tasks of model-only have no trial: "
 LAST_FOUR = "determinant-1, determinant-2, derivative-1, derivative-2"

@@ -11,15 +11,12 @@ from promptread import chain_operands, chain_value
 from tracecheck import assert_valid_trace
 
 import interpreter
+from pyapp.conditions import CancelToken, parse_integer, plan_route, run_chain, run_whole_task
 from pyapp.conditions import replies as replies_module
 from pyapp.conditions import route as route_module
-from pyapp.conditions.replies import CancelToken, parse_integer
-from pyapp.conditions.route import plan_route, run_chain
-from pyapp.conditions.run import run_whole_task
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.records.base import to_json
-from pyapp.records.model import Caps, ModelFailure, RouteLimits, ScriptedAdapter, ScriptedReply
-from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.records import Caps, ModelFailure, RouteLimits, ScriptedAdapter, ScriptedReply, to_json
+from pyapp.tasks import TaskParams, generate
 from pyapp.verify.reproduce import reproduce
 
 TASKS = {t.id: t for t in generate()}
@@ -404,7 +401,7 @@ def test_cancelled_sweep_keeps_finished_trials():
 
 
 def test_caps_are_the_design_numbers():
-    from pyapp.records.model import CHAIN_CALL_CAPS, DEFAULT_ROUTE_LIMITS, WHOLE_TASK_CAPS
+    from pyapp.records import CHAIN_CALL_CAPS, DEFAULT_ROUTE_LIMITS, WHOLE_TASK_CAPS
 
     assert Caps(1024, 256, 16384, 60_000) == WHOLE_TASK_CAPS
     assert Caps(512, 32, 1024, 15_000) == CHAIN_CALL_CAPS

@@ -9,12 +9,12 @@ import ast
 from pathlib import Path
 from typing import get_args
 
-from pyapp.browser.session import ANSWER_KINDS
-from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
-from pyapp.matrix.cells import CONDITION_ABBREVIATIONS
-from pyapp.protocol.page import CONDITION_LABELS
-from pyapp.records.trial import CONDITIONS, Condition
-from pyapp.report.plots import COLOURS
+from pyapp.browser import ANSWER_KINDS
+from pyapp.conditions import ALL_CONDITIONS, MODEL_CONDITIONS
+from pyapp.matrix import CONDITION_ABBREVIATIONS
+from pyapp.protocol import CONDITION_LABELS
+from pyapp.records import CONDITIONS, Condition
+from pyapp.report import COLOURS
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = set(get_args(Condition))

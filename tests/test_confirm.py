@@ -16,21 +16,22 @@ import pytest
 
 from pyapp.cli.main import main
 from pyapp.errors import InputError
-from pyapp.matrix.cells import expand
-from pyapp.matrix.check import seed_values
-from pyapp.matrix.hypotheses import Hypothesis, check_hypotheses, hypothesis_sha256
-from pyapp.matrix.plan import read_plan
-from pyapp.matrix.study_receipt import (
+from pyapp.matrix import (
     RECEIPT_NAME,
     FrozenHypothesis,
+    Hypothesis,
+    check_hypotheses,
     check_receipt,
+    expand,
+    hypothesis_sha256,
     make_receipt,
+    read_plan,
     read_receipt,
     require_receipt,
+    seed_values,
 )
-from pyapp.predict.confirm import exact_binomial_p, holm, residual_permutation
-from pyapp.predict.slices import ScoredTask
-from pyapp.study.verdicts import judge_hypotheses
+from pyapp.predict import ScoredTask, exact_binomial_p, holm, residual_permutation
+from pyapp.study import judge_hypotheses
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = """
@@ -296,9 +297,8 @@ def test_the_receipt_names_each_bundled_subjects_config_without_a_built_site(
     """A study receipt of subject cells records each subject's own config.json digest even
     where no site is built (it reads the source catalogue, which the build copies): the
     first start of the comparison froze `None` for both subjects."""
-    from pyapp.matrix.cells import expand
-    from pyapp.matrix.study_receipt import make_receipt
-    from pyapp.records.subject import SUBJECTS
+    from pyapp.matrix import expand, make_receipt
+    from pyapp.records import SUBJECTS
 
     path = tmp_path / "plan.toml"
     path.write_text(
@@ -316,7 +316,7 @@ def test_the_receipt_names_each_bundled_subjects_config_without_a_built_site(
 def test_a_one_model_brier_difference_hypothesis_is_judged() -> None:
     """`brier-difference` of one model (product − state-aware) has its own column: the
     comparison's study crashed on an assertion when the metric's name was cut to `brier`."""
-    from pyapp.matrix.hypotheses import Hypothesis
+    from pyapp.matrix import Hypothesis
     from pyapp.study.verdicts import _statistic
 
     h = Hypothesis(

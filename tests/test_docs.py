@@ -21,19 +21,23 @@ import pytest
 
 import interpreter
 from pyapp.cli import main as cli_main
-from pyapp.conditions.failures import FAILURE_KINDS, is_interruption, kind_of
+from pyapp.conditions import FAILURE_KINDS, is_interruption, kind_of, route_of
 from pyapp.conditions.replies import _MAX_DIGITS
-from pyapp.conditions.route import route_of
-from pyapp.experiment.phases import PAUSE_AFTER
+from pyapp.experiment import PAUSE_AFTER
 from pyapp.host import serve
 from pyapp.predict import metrics
 from pyapp.protocol import messages, model_messages
-from pyapp.records import documents, model, prompts
-from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.records.model import DEFAULT_ROUTE_LIMITS
-from pyapp.records.terms import DESIGN_CHAIN, EXTENDED_CHAIN
-from pyapp.records.trace_versions import TRACE_2_FIELDS
-from pyapp.records.trial import budget_of
+from pyapp.records import (
+    DEFAULT_ROUTE_LIMITS,
+    DESIGN_CHAIN,
+    EVIDENCE_LABELS,
+    EXTENDED_CHAIN,
+    TRACE_2_FIELDS,
+    budget_of,
+    documents,
+    model,
+    prompts,
+)
 from pyapp.tasks import taskset as tasks
 
 ROOT = Path(__file__).resolve().parent.parent

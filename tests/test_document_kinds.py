@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.errors import InputError
-from pyapp.experiment.ledger import read_ledger
-from pyapp.records.kinds import KINDS, check_kind, kind_of
-from pyapp.sweep.runfile import RunFile
+from pyapp.experiment import read_ledger
+from pyapp.records import KINDS, check_kind, kind_of
+from pyapp.sweep import RunFile
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = """

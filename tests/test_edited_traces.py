@@ -22,16 +22,12 @@ from test_session import call as page_call
 from test_session import document as page_document
 from tracecheck import rechained
 
-from pyapp.browser import bridge
-from pyapp.browser.bridge import handle
-from pyapp.browser.viewer import open_run
+from pyapp.browser import bridge, handle, open_run
 from pyapp.cli.main import main
-from pyapp.conditions.interpret import run_supplied
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.trace_versions import TRACE_2_FIELDS
-from pyapp.tasks.taskset import TaskParams
+from pyapp.conditions import run_supplied
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.records import TRACE_2_FIELDS, ScriptedAdapter, ScriptedReply, to_json
+from pyapp.tasks import TaskParams
 from pyapp.verify.reproduce import reproduce
 
 SMALL = TaskParams(primitives_per_op=1, probe_pairs=1)
@@ -384,8 +380,8 @@ def test_a_null_finish_beside_generated_text_is_one_mismatch_naming_the_rule(
     reply = opened(nulled)
     assert reply["ok"] and not reply["result"]["ok"]
     # the page names the trial and the field where the CLI names the JSON path (issue 25)
-    from pyapp.records.trace import read_trace
-    from pyapp.report.run_folder import named
+    from pyapp.records import read_trace
+    from pyapp.report import named
 
     page_line = named(mismatch.removeprefix("MISMATCH "), read_trace(nulled))
     assert page_line.startswith(nulled["trials"][i]["trial_id"] + " · completion.finish_reason:")

@@ -18,7 +18,7 @@ import pytest
 import interpreter
 import pyapp
 import pyapp.errors
-from interpreter.lab_error import LabError
+from interpreter import LabError
 
 # Modules that need an optional heavy dependency the CI venv may lack are still walked
 # (playwright and jsonschema are in requirements-dev); nothing is skipped by name.

@@ -18,15 +18,20 @@ from test_integrity import answer
 from test_predict import known_model
 from test_session import Page, call, document, json_documents_in
 
-from pyapp.browser.page_link import Context
+from pyapp.browser import Context
 from pyapp.errors import RecordError
 from pyapp.protocol import messages
-from pyapp.records import chain
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.stored import HeaderChange, stored_trace, with_change
-from pyapp.records.trace import read_trace
-from pyapp.records.trial import Trial
+from pyapp.records import (
+    HeaderChange,
+    ScriptedAdapter,
+    ScriptedReply,
+    Trial,
+    chain,
+    read_trace,
+    stored_trace,
+    to_json,
+    with_change,
+)
 from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +180,7 @@ def test_the_page_assembles_no_trace() -> None:
         assert "assemble(" not in text, path.name
     fields = {f.name for f in dataclasses.fields(messages.PageStoredRequest.RESULT)}
     assert fields == {"sweep", "ledger"}
-    from pyapp.protocol.results import StoredSweep
+    from pyapp.protocol import StoredSweep
 
     stored = {f.name for f in dataclasses.fields(StoredSweep)}
     assert {"header_json", "changes_json", "trials_json"} <= stored and "trace" not in stored
@@ -198,7 +203,7 @@ def test_what_a_javascript_round_trip_changes_is_the_text_not_the_record() -> No
         ["node", "-e", script], input=json.dumps(texts), capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert len(out) == len(texts)
-    from pyapp.records.base import from_json
+    from pyapp.records import from_json
 
     for python_text, js_text in zip(texts, out, strict=True):
         ours, theirs = json.loads(python_text), json.loads(js_text)

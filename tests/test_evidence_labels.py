@@ -12,18 +12,20 @@ from typing import get_args
 import pytest
 from asyncrun import in_thread
 
-from pyapp.browser.viewer import open_run
-from pyapp.protocol.exports import constants, js_module
-from pyapp.protocol.messages import FIXTURE_LABEL
-from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, run_evidence
-from pyapp.records.model import TEST_FIXTURE_CONFIGS, native_provenance
-from pyapp.records.subject import SUBJECT_LABEL
-from pyapp.records.trial import Evidence
+from pyapp.browser import open_run
+from pyapp.protocol import FIXTURE_LABEL, constants, js_module
+from pyapp.records import (
+    EVIDENCE_LABELS,
+    SUBJECT_LABEL,
+    TEST_FIXTURE_CONFIGS,
+    Evidence,
+    native_provenance,
+    run_evidence,
+    to_json,
+)
 from pyapp.report import sections
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
+from pyapp.synthetic import parse_spec, run_seed
+from pyapp.tasks import TaskParams
 from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,12 +28,18 @@ from asyncrun import run
 from test_integrity import answer
 from test_session import Page, call
 
-from pyapp.experiment.ledger import observed_for, read_ledger, record_trace, seen_in
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.exploratory import content_sha256, model_names, reveals, same_model
-from pyapp.records.model import WHOLE_TASK_CAPS, ScriptedAdapter
-from pyapp.records.trace import JournalEntry
-from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.experiment import (
+    Sweep,
+    freeze,
+    observed_for,
+    read_ledger,
+    record_trace,
+    run_phase,
+    seen_in,
+)
+from pyapp.predict import content_sha256, model_names, reveals, same_model
+from pyapp.records import WHOLE_TASK_CAPS, JournalEntry, ScriptedAdapter
+from pyapp.tasks import TaskParams, generate
 
 CONDITIONS = ["model-only"]
 
@@ -189,7 +195,7 @@ def test_a_journal_prompt_that_shows_a_heldout_task_before_the_freeze_is_seeing_
     assert "journal" in (frozen.exploratory_reason or "")
     assert "recurrence-2" in (frozen.exploratory_reason or "")
     # the trace re-derives: reproduce recomputes the same exploratory profile and hash
-    from pyapp.records.base import to_json
+    from pyapp.records import to_json
     from pyapp.verify.reproduce import reproduce
 
     assert reproduce(to_json(sweep.trace())) == []

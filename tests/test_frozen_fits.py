@@ -15,13 +15,10 @@ import pytest
 from asyncrun import run
 from test_integrity import answer
 
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict import predictor, state_aware
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import predictor, score_trace, state_aware
+from pyapp.records import ScriptedAdapter, read_trace, to_json
+from pyapp.tasks import TaskParams
 from pyapp.verify.reproduce import reproduce
 
 
@@ -75,7 +72,7 @@ def test_the_predictions_carry_the_task_set_and_both_fits(finished) -> None:
     assert frozen.chain_head == trace.freezes[0].prev_sha256
     # the preset's name is a label only: the identity is the parameters themselves
     other = replace(TaskParams(), determinants=3)
-    from pyapp.records.frozen import task_set_identity
+    from pyapp.records import task_set_identity
 
     assert task_set_identity(other, "tasks/1").params_sha256 != document.task_set.params_sha256
     same_params_other_seed = task_set_identity(replace(TaskParams(), seed=7), "tasks/1")

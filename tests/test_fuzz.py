@@ -32,19 +32,25 @@ from test_integrity import as_trace_1
 from test_predict import known_model
 
 import interpreter
-from pyapp.browser.bridge import HANDLERS, handle
+from pyapp.browser import HANDLERS, handle
 from pyapp.cli.main import main
-from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.replies import parse_integer
+from pyapp.conditions import parse_integer, run_supplied
 from pyapp.errors import InputError
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
-from pyapp.protocol.messages import FAILURE_CODES
-from pyapp.records.base import to_json
-from pyapp.records.documents import loads_document, read_document
-from pyapp.records.faults import FAULT_KINDS, MAX_DIGITS, MAX_HOOKS, fault_errors, parse_hooks
-from pyapp.records.model import ScriptedAdapter
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import score_trace
+from pyapp.protocol import FAILURE_CODES
+from pyapp.records import (
+    FAULT_KINDS,
+    MAX_DIGITS,
+    MAX_HOOKS,
+    ScriptedAdapter,
+    fault_errors,
+    loads_document,
+    parse_hooks,
+    read_document,
+    to_json,
+)
+from pyapp.tasks import TaskParams
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = os.environ.get("FUZZ_LONG") == "1"

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from pyapp.errors import InputError
-from pyapp.records import documents
-from pyapp.records.documents import read_document, read_lines, read_text
+from pyapp.records import documents, read_document, read_lines, read_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DEADLINE_S = 60

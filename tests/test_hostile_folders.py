@@ -119,7 +119,7 @@ def test_a_cell_whose_files_are_missing_runs_again_and_matrix_json_says_why(
 def test_an_edited_cell_does_not_rederive_is_left_out_and_never_run_over(
     copy: tuple[Path, Path],
 ) -> None:
-    from pyapp.matrix.cellfiles import files_sha256  # here: the old code lacks it
+    from pyapp.matrix import files_sha256  # here: the old code lacks it
 
     plan, out = copy
     trace = out / "cells" / S1 / "seed-1" / "trace.json"
@@ -319,10 +319,7 @@ def test_a_browser_cell_run_under_other_options_is_refused_naming_the_key(
     as it first ran; a plan that changes them for a cell with files is refused (checked in
     process: a browser cell's run is tests/browser/test_matrix_browser.py's)."""
     from pyapp.errors import InputError
-    from pyapp.matrix.cellfiles import check_match, result_options
-    from pyapp.matrix.cells import expand
-    from pyapp.matrix.plan import read_plan
-    from pyapp.matrix.state import CellState, FilesCheck
+    from pyapp.matrix import CellState, FilesCheck, check_match, expand, read_plan, result_options
 
     path = tmp_path / "plan.toml"
     path.write_text(

@@ -17,20 +17,15 @@ from hypothesis import strategies as st
 from promptread import chain_operands
 
 import interpreter
-from interpreter.lab_error import LabError
-from pyapp.browser.bridge import handle
+from interpreter import LabError
+from pyapp.browser import handle
 from pyapp.cli.main import main
-from pyapp.conditions.interpret import run_supplied
-from pyapp.conditions.replies import parse_integer
+from pyapp.conditions import parse_integer, run_supplied
 from pyapp.errors import ParamsError
-from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.records import MAX_NESTING, ScriptedAdapter, ScriptedReply, document_text, to_json
 from pyapp.records import trace as trace_module
-from pyapp.records.base import to_json
-from pyapp.records.documents import MAX_NESTING
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.writer import document_text
-from pyapp.tasks.rng import SplitMix64
-from pyapp.tasks.taskset import MAX_COUNT, MAX_TASKS, TaskParams, generate
+from pyapp.tasks import MAX_COUNT, MAX_TASKS, SplitMix64, TaskParams, generate
 
 SAFE = interpreter.SAFE_INTEGER_MAX
 RECURRENCE = "recurrence_a/recurrence_b/recurrence_x0/recurrence_steps"
@@ -435,8 +430,8 @@ def test_a_20000_trial_model_trace_is_within_every_input_limit(tmp_path, model_t
     """CI's share of the check above: 20,000 trials like the hostile sweep's (4-5 KB
     replies, written with indentation as the sweep writes them) stay under the size and
     count limits with room to spare, and a 2,000-trial slice reads as a Trace."""
-    from pyapp.cli.main import read_trace_document, valid_trace
-    from pyapp.records.documents import MAX_DOCUMENT_BYTES, MAX_TRIALS
+    from pyapp.cli import read_trace_document, valid_trace
+    from pyapp.records import MAX_DOCUMENT_BYTES, MAX_TRIALS
 
     trials = model_trace["trials"]
     per_trial = sum(len(json.dumps(t, indent=2).encode("utf-8")) for t in trials) / len(trials)

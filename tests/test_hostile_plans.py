@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.matrix.check import MAX_FOLDER_CHARS, folder_name
+from pyapp.matrix import MAX_FOLDER_CHARS, folder_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ADDRESS_SPACE_BYTES = 1024**3

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_hostile_files import pyapp, refused
 
-from pyapp.records.documents import MAX_TRIALS
+from pyapp.records import MAX_TRIALS
 
 OPTIONS: dict[str, Any] = {
     "model": "fixture",

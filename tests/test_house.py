@@ -257,7 +257,7 @@ def test_the_scans_find_a_long_function(
 def test_pyapp_modules_import_no_cycle() -> None:
     graph = import_graph()
     assert "pyapp.records.trace" in graph and "pyapp.conditions.run" in graph
-    assert "pyapp.records.model" in graph["pyapp.conditions.run"]
+    assert "pyapp.records" in graph["pyapp.conditions.run"]  # through its face
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
@@ -367,7 +367,7 @@ def test_every_pyapp_package_is_in_a_layer() -> None:
 
 def test_imports_point_down_the_layers() -> None:
     graph = import_graph()
-    assert "pyapp.audit.verdict" in graph["pyapp.cli.main"]  # in-function imports counted
+    assert "pyapp.audit" in graph["pyapp.cli.main"]  # in-function imports counted
     assert layer_violations(graph) == []
 
 
@@ -532,6 +532,95 @@ def test_the_second_hand_import_scan_finds_one(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("from pyapp.records.trace import Trial\n", encoding="utf-8")
     assert second_hand_imports([probe]) == ["probe.py:1 Trial from pyapp.records.trace"]
+
+
+def package_of_path(path: Path) -> str | None:
+    """The package a file belongs to: `pyapp.records` for pyapp/records/trace.py,
+    `interpreter` for interpreter/executor.py; None outside both (tests, scripts, bench)."""
+    parts = path.relative_to(ROOT).parts if path.is_relative_to(ROOT) else path.parts
+    if parts[0] == "pyapp" and len(parts) >= 3:
+        return f"pyapp.{parts[1]}"
+    return "interpreter" if parts[0] == "interpreter" else None
+
+
+def face_of(module: str) -> str | None:
+    """The face (package) a dotted module lies under: `pyapp.records.trace` -> `pyapp.records`."""
+    parts = module.split(".")
+    if parts[0] == "pyapp" and len(parts) >= 3:
+        return ".".join(parts[:2])
+    return "interpreter" if parts[0] == "interpreter" and len(parts) >= 2 else None
+
+
+def face_bypasses(files: list[Path]) -> list[str]:
+    """Imports that go around a face: code outside a package taking a public name from one of
+    its modules (it imports the package's face, `__init__.py`), and code inside a package
+    taking a name from its own face (it imports the defining module). Private names (`_x`)
+    are not on any face: a test of a module's internals takes them from the module. Nor is a
+    name that is also one of the package's modules (`pyapp.verify.reproduce.reproduce`): on
+    the face it would hide the module, so it is taken from its module."""
+    modules = module_names()
+    found = []
+    for path in files:
+        mine = package_of_path(path)
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            face = face_of(node.module)
+            public = [a.name for a in node.names if not a.name.startswith("_")]
+            faced = [n for n in public if face and f"{face}.{n}" not in modules]
+            if face and face != mine and node.module != face and faced:
+                found.append(f"{shown}:{node.lineno} {', '.join(faced)} from {node.module}")
+            if node.module == mine and path.name != "__init__.py":
+                own = [n for n in public if f"{mine}.{n}" not in modules]  # not a submodule
+                if own:
+                    found.append(f"{shown}:{node.lineno} {', '.join(own)} from its own face")
+    return found
+
+
+FACE_FOLDERS = ("pyapp", "interpreter", "tests", "scripts", "bench", "site/python_worker")
+
+
+def test_code_outside_a_package_imports_its_face() -> None:
+    """Issue 40: each package of `pyapp` (and `interpreter`) has a face, its `__init__.py`,
+    which re-exports the names the rest of the code uses; code outside a package imports the
+    face, code inside imports the defining module (docs/architecture.md, "Faces")."""
+    files = [p for folder in FACE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert face_bypasses(files) == []
+
+
+def test_the_face_scan_finds_a_bypass_and_an_inside_use(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from pyapp.records.trace import Trace\n", encoding="utf-8")
+    assert face_bypasses([probe]) == ["probe.py:1 Trace from pyapp.records.trace"]
+    inside = ROOT / "pyapp" / "records" / "probe_face.py"
+    try:
+        inside.write_text("from pyapp.records import Trace\n", encoding="utf-8")
+        assert face_bypasses([inside]) == ["pyapp/records/probe_face.py:1 Trace from its own face"]
+    finally:
+        inside.unlink()
+
+
+def test_every_face_exports_what_it_imports_and_nothing_else() -> None:
+    """A face holds its docstring, imports from its own modules and `__all__` naming exactly
+    what it imports (and defines)."""
+    faces = [*sorted((ROOT / "pyapp").glob("*/__init__.py")), ROOT / "interpreter" / "__init__.py"]
+    for face in faces:
+        tree = ast.parse(face.read_text(encoding="utf-8"))
+        package = ".".join(face.relative_to(ROOT).parent.parts)
+        imported: set[str] = set()
+        exported: set[str] | None = None
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package):
+                imported |= {a.asname or a.name for a in node.names}
+            elif isinstance(node, ast.FunctionDef):
+                imported.add(node.name)
+            elif isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
+                exported = {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+        if exported is None:
+            assert not imported, f"{face}: imports without __all__"
+            continue
+        assert exported == imported, f"{face}: __all__ differs from its imports"
 
 
 def test_one_task_params_reader_and_no_command_imports_the_page_session() -> None:

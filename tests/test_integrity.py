@@ -17,25 +17,26 @@ from promptread import chain_value
 from tracecheck import as_trace_2, assert_valid_trace
 
 from pyapp.cli.main import main as cli_main
-from pyapp.conditions.failures import kind_of
-from pyapp.conditions.route import run_chain
+from pyapp.conditions import kind_of, run_chain
 from pyapp.errors import PhaseError
-from pyapp.experiment.phases import PAUSE_AFTER, Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import (
+from pyapp.experiment import PAUSE_AFTER, Sweep, freeze, run_phase
+from pyapp.predict import score_trace
+from pyapp.records import (
     DEFAULT_ROUTE_LIMITS,
     ModelFailure,
     ModelLoad,
     ScriptedAdapter,
     ScriptedReply,
+    Trace,
     WasmInfo,
     finish_for,
     identity_difference,
+    read_trace,
+    to_json,
 )
-from pyapp.records.trace import Trace, read_trace
-from pyapp.tasks.taskset import TaskParams, generate
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.tasks import TaskParams, generate
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 TASKS = {t.id: t for t in generate()}
 CONDITIONS = ("supplied-program", "model-only", "model-program", "controlled-chain")
@@ -347,8 +348,7 @@ def test_an_unpinned_revision_is_named_in_the_predictions() -> None:
 def as_trace_1(document: dict) -> dict:
     """The document as trace/1 wrote it (none of trace/2's fields; chains on chain-step/1)."""
     import interpreter
-    from pyapp.records import prompts
-    from pyapp.records.trial import budget_of
+    from pyapp.records import budget_of, prompts
 
     old = as_trace_2(document)
     old["schema_version"] = "trace/1"
@@ -428,7 +428,7 @@ def trial_of(document: dict, trial_id: str) -> dict:
 
 
 def relabel_as_model(document: dict) -> None:
-    from pyapp.records.trial import EVIDENCE_NOTES
+    from pyapp.records import EVIDENCE_NOTES
 
     document["model"]["evidence"] = "model"
     for trial in document["trials"]:
@@ -524,8 +524,7 @@ def test_predictions_count_interruptions_per_condition(finished_document) -> Non
 
 
 def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
-    from pyapp.browser.model import BrowserModelAdapter, handle_model_generate
-    from pyapp.browser.session import Session
+    from pyapp.browser import BrowserModelAdapter, Session, handle_model_generate
 
     reply = {
         "type": "generate",
@@ -561,7 +560,7 @@ def test_a_try_a_prompt_call_lands_in_the_journal_never_in_a_trial() -> None:
 
 
 def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -> None:
-    from pyapp.experiment.ledger import observed_for, read_ledger, record_trace, seen_in
+    from pyapp.experiment import observed_for, read_ledger, record_trace, seen_in
 
     model = ScriptedAdapter(answer)
     sweep = measured_and_frozen(model, ("model-only", "controlled-chain"))
@@ -587,7 +586,7 @@ def test_the_cli_ledger_marks_a_later_sweep_of_the_same_identity_exploratory() -
 
 def test_a_hub_download_of_a_test_fixture_relabelled_model_is_a_mismatch(finished_document):
     """The config.json hash the model worker recorded betrays a fixture served as a hub model."""
-    from pyapp.records.model import TEST_FIXTURE_CONFIGS
+    from pyapp.records import TEST_FIXTURE_CONFIGS
 
     def as_hub(config: str | None) -> list[str]:
         document = copy.deepcopy(finished_document)
@@ -607,7 +606,7 @@ def test_the_fixture_configs_are_the_committed_fixtures_and_the_catalogues():
     import hashlib
     from pathlib import Path
 
-    from pyapp.records.model import TEST_FIXTURE_CONFIGS
+    from pyapp.records import TEST_FIXTURE_CONFIGS
 
     root = Path(__file__).resolve().parent
     files = [root / "fixtures" / "tiny-chat" / "config.json"]

@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNTHETIC_PLAN = """
@@ -105,8 +106,7 @@ def test_bad_plans_are_refused_naming_the_key(tmp_path: Path, text: str, expecte
 
 def test_webgpu_cell_on_a_cluster_without_gpus_is_refused(tmp_path: Path) -> None:
     from pyapp.errors import InputError
-    from pyapp.matrix.cells import check_engine_resources, expand
-    from pyapp.matrix.plan import read_plan
+    from pyapp.matrix import check_engine_resources, expand, read_plan
 
     plan_path = write_plan(
         tmp_path,

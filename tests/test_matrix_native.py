@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from test_matrix import matrix, read, write_plan
 
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 pytest.importorskip("onnxruntime")
 

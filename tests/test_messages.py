@@ -11,14 +11,11 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.browser import bridge
-from pyapp.browser.page_link import Context
+from pyapp.browser import Context, bridge
 from pyapp.protocol import exports as message_exports
 from pyapp.protocol import messages
 from pyapp.protocol import results as message_results
-from pyapp.records.base import field_docs, from_json, to_json
-from pyapp.records.model import Caps, ScriptedAdapter
-from pyapp.records.trace import NO_TRIALS
+from pyapp.records import NO_TRIALS, Caps, ScriptedAdapter, field_docs, from_json, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,8 +142,7 @@ def test_every_handlers_reply_fits_the_schema(monkeypatch):
     against exports/messages.schema.json's reply for that type — result record included —
     with every event the run sends. What needs the page's runtime (sympy's wheels) is a
     stand-in; `memory` is the worker glue's own function."""
-    from pyapp.browser.model import BrowserModelAdapter
-    from pyapp.browser.session import Session
+    from pyapp.browser import BrowserModelAdapter, Session
 
     monkeypatch.setattr(bridge, "SESSION", Session())
     adapter = ScriptedAdapter(known_model)

@@ -9,15 +9,18 @@ from pathlib import Path
 import pytest
 
 from pyapp.cli.main import main
-from pyapp.predict.freeze import frozen_as_recorded
-from pyapp.predict.metrics import METRIC_VERSION, calibration_cells, wilson_interval
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.trace import read_trace
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
+from pyapp.predict import (
+    METRIC_VERSION,
+    calibration_cells,
+    frozen_as_recorded,
+    score_trace,
+    wilson_interval,
+)
+from pyapp.records import read_trace, to_json
+from pyapp.synthetic import parse_spec, run_seed
+from pyapp.tasks import TaskParams
+from pyapp.verify import limitations, reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

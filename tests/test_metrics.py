@@ -2,12 +2,7 @@ import math
 
 import pytest
 
-from pyapp.predict.metrics import (
-    brier_score,
-    calibration_cells,
-    cost_errors,
-    wilson_interval,
-)
+from pyapp.predict import brier_score, calibration_cells, cost_errors, wilson_interval
 
 
 def test_wilson_hand_computed():

@@ -26,11 +26,9 @@ from asyncrun import run
 from nodescript import run_node_script
 from test_model_messages import LOAD_RESULT, SPEC
 
-from pyapp.browser import mailbox
-from pyapp.browser.model import BrowserModelAdapter, completion_from_reply
+from pyapp.browser import BrowserModelAdapter, completion_from_reply, mailbox
 from pyapp.protocol import model_messages as mm
-from pyapp.records.base import to_json
-from pyapp.records.model import Caps
+from pyapp.records import Caps, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CALL = Caps(max_input_tokens=512, max_new_tokens=32, max_output_bytes=1024, timeout_ms=15_000)

@@ -19,12 +19,11 @@ from nodescript import run_node_script
 from test_browser_model import COMPLETION, PROVENANCE
 from test_browser_model import LOAD as LOAD_RECORD
 
-from pyapp.cli.schema import model_channel_files
+from pyapp.cli import model_channel_files
 from pyapp.errors import RecordError
 from pyapp.protocol import model_exports as exports
 from pyapp.protocol import model_messages as mm
-from pyapp.records.base import field_docs
-from pyapp.records.model import Caps
+from pyapp.records import Caps, field_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"

@@ -60,7 +60,7 @@ def test_the_extended_routes_have_ci_mutants_judged_on_their_own_list():
     """The determinant and derivative routes exist only under chain-extended/1: their
     mutants run (in the CI subset) on `ci-extended`, whose validation runs that protocol,
     one at least naming each new route's family."""
-    from pyapp.synthetic.expectations import SEED_LISTS, list_protocol
+    from pyapp.synthetic import SEED_LISTS, list_protocol
 
     module = mutants_module()
     mine = [m for m in module.MUTANTS if m.seeds == "ci-extended"]

@@ -20,13 +20,18 @@ from typing import Any
 import pytest
 from nodescript import run_node_script
 
-from pyapp.conditions.run import whole_task_prompt
-from pyapp.native.folder import NativeModelError, find
-from pyapp.native.template import VERIFIED, ChatTemplate, template_text
-from pyapp.native.text import TokenizerText
-from pyapp.records.prompts import render_chain_step
-from pyapp.sweep.native import standin_tokenizer
-from pyapp.tasks.taskset import generate, preset_params
+from pyapp.conditions import whole_task_prompt
+from pyapp.native import (
+    VERIFIED,
+    ChatTemplate,
+    NativeModelError,
+    TokenizerText,
+    find,
+    template_text,
+)
+from pyapp.records import render_chain_step
+from pyapp.sweep import standin_tokenizer
+from pyapp.tasks import generate, preset_params
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

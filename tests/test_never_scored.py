@@ -25,14 +25,11 @@ from test_stall import HangingAdapter
 from tracecheck import rechained
 
 from pyapp.cli.main import main
-from pyapp.experiment import phases
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.never_scored import RULES, never_scored
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace, summarise
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, phases, run_phase
+from pyapp.predict import RULES, score_trace
+from pyapp.predict.never_scored import never_scored
+from pyapp.records import ScriptedAdapter, read_trace, summarise, to_json
+from pyapp.tasks import TaskParams
 from pyapp.verify.reproduce import reproduce
 
 

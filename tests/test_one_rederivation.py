@@ -22,15 +22,13 @@ from test_integrity import answer
 from test_never_scored import moved_among_scored, stalled_run
 from tracecheck import rechained
 
-from pyapp.browser.viewer import open_run
+from pyapp.browser import open_run
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace, summarise
-from pyapp.report.run_folder import named
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import score_trace
+from pyapp.records import ScriptedAdapter, read_trace, summarise, to_json
+from pyapp.report import named
+from pyapp.tasks import TaskParams
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,7 @@ reference subject's long label shortened (the caption above the rows carries it 
 
 from __future__ import annotations
 
-from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_ROW_TAGS
-from pyapp.records.subject import SUBJECT_LABEL
+from pyapp.records import EVIDENCE_LABELS, EVIDENCE_ROW_TAGS, SUBJECT_LABEL
 
 
 def test_rows_carry_a_short_tag_for_the_subject_and_the_label_otherwise() -> None:

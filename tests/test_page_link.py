@@ -10,10 +10,9 @@ from pathlib import Path
 from test_predict import known_model
 from test_session import Page, call, counting_transport
 
-from pyapp.browser.model import BrowserModelAdapter
-from pyapp.browser.page_link import Context
-from pyapp.protocol.messages import EventAnswer
-from pyapp.records.model import ScriptedAdapter
+from pyapp.browser import BrowserModelAdapter, Context
+from pyapp.protocol import EventAnswer
+from pyapp.records import ScriptedAdapter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,22 +14,14 @@ import pytest
 from test_exploratory import answer, cli_sweep
 
 from pyapp.cli import schema
-from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.conditions import ALL_CONDITIONS
 from pyapp.errors import UsageError
-from pyapp.experiment.ledger import (
-    ENTRY_FIELDS,
-    OPTIONAL_FIELDS,
-    LedgerEntry,
-    ledger_schema,
-    upgraded,
-)
-from pyapp.protocol import envelope, messages, model_messages, page
-from pyapp.protocol.exports import constants
-from pyapp.records.faults import FAULT_KINDS
-from pyapp.records.model import Caps, ScriptedAdapter
-from pyapp.report.plots import COLOURS
-from pyapp.sweep.options import parse_page_params
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import ENTRY_FIELDS, OPTIONAL_FIELDS, LedgerEntry, ledger_schema, upgraded
+from pyapp.protocol import constants, envelope, messages, model_messages, page
+from pyapp.records import FAULT_KINDS, Caps, ScriptedAdapter
+from pyapp.report import COLOURS
+from pyapp.sweep import parse_page_params
+from pyapp.tasks import TaskParams
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNC_NAMES = [s.name for s in page.SYNC_NAMES]
@@ -320,7 +312,7 @@ def test_the_pages_event_answer_writes_exactly_the_records_fields() -> None:
 
 
 def test_the_chain_protocol_options_are_generated_from_the_protocols() -> None:
-    from pyapp.records.terms import CHAIN_PROTOCOL_NAMES
+    from pyapp.records import CHAIN_PROTOCOL_NAMES
 
     html = (ROOT / "site" / "index.html").read_text(encoding="utf-8")
     assert page.chain_protocol_options() in html

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.browser.viewer import receipt_of
-from pyapp.records.trace import read_trace
-from pyapp.report.run_folder import RunInputError
-from pyapp.verify.receipt import make_receipt, read_receipt
+from pyapp.browser import receipt_of
+from pyapp.records import read_trace
+from pyapp.report import RunInputError
+from pyapp.verify import make_receipt, read_receipt
 
 RUN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "runs" / "size-dependent"
 

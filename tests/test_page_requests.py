@@ -15,11 +15,9 @@ import pytest
 from test_sweep_driver import driver_for
 
 from pyapp.browser import bridge
-from pyapp.protocol import exports, messages
-from pyapp.protocol.results import ErrorBody, ModelChosen, PageState
-from pyapp.records.model import ScriptedAdapter
-from pyapp.sweep import panel
-from pyapp.sweep.errors import SetupError, SweepError
+from pyapp.protocol import ErrorBody, ModelChosen, PageState, exports, messages
+from pyapp.records import ScriptedAdapter
+from pyapp.sweep import SetupError, SweepError, panel
 
 NO_LOAD_YET = {  # what site/model_client.js provenance() says before any load
     "model_id": "none", "revision": "none", "revision_served": None,

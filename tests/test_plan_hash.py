@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.matrix import check
-from pyapp.matrix.check import plan_sha256
-from pyapp.matrix.plan import read_plan
-from pyapp.records.base import to_json
+from pyapp.matrix import check, plan_sha256, read_plan
+from pyapp.records import to_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

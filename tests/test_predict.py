@@ -9,21 +9,15 @@ from asyncrun import run
 from promptread import chain_operands, chain_value, read_registers
 from tracecheck import assert_valid_trace
 
-from pyapp.conditions.replies import CancelToken
+from pyapp.conditions import CancelToken
 from pyapp.errors import PhaseError
-from pyapp.experiment.phases import (
-    Sweep,
-    freeze,
-    plan,
-    record_interruption,
-    run_phase,
-)
-from pyapp.host.files import EXPORTS
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.experiment import Sweep, freeze, plan, record_interruption, run_phase
+from pyapp.host import EXPORTS
+from pyapp.predict import score_trace
+from pyapp.records import ScriptedAdapter, ScriptedReply, to_json
+from pyapp.tasks import TaskParams
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 
 def validate_predictions(document):
@@ -146,7 +140,7 @@ def test_exploratory_when_heldout_observed_before_freeze():
     sweep, model = make_sweep(("model-only",))
     run(run_phase(sweep, "measure", model))
     # someone looks at a held-out task before freezing: run one held-out trial by hand
-    from pyapp.conditions.run import run_trial
+    from pyapp.conditions import run_trial
 
     task = next(t for t in sweep.tasks if t.id == "determinant-1")
     sweep.trials.append(run(run_trial(task, "model-only", model)))

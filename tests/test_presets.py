@@ -9,14 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.cli.main import main, parser
+from pyapp.cli import parser
+from pyapp.cli.main import main
 from pyapp.errors import UsageError
-from pyapp.matrix.cells import expand
-from pyapp.matrix.plan import read_plan
-from pyapp.sweep.options import options_for_resume, options_from_args
-from pyapp.tasks import presets
-from pyapp.tasks.presets import CALIBRATION_RANGES, PRESETS
-from pyapp.tasks.taskset import TaskParams, generate, preset_of, preset_params
+from pyapp.matrix import expand, read_plan
+from pyapp.sweep import options_for_resume, options_from_args
+from pyapp.tasks import (
+    CALIBRATION_RANGES,
+    PRESETS,
+    TaskParams,
+    generate,
+    preset_of,
+    preset_params,
+    presets,
+)
 
 RUNG_MAGNITUDES = {  # docs/study.md and /work/shared PLATFORM-NOTES, "Measured in turn 4"
     1: {"recurrence_a": (2, 3), "recurrence_b": (1, 9), "recurrence_x0": (1, 9),

@@ -18,13 +18,11 @@ from test_integrity import answer
 from tracecheck import rechained
 
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.freeze import freeze_profile, rederive_reference, refit_state_aware
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.trace import read_trace, summarise
-from pyapp.tasks.taskset import TaskParams, generate
-from pyapp.verify.receipt import make_receipt, read_receipt, receipt_mismatches
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import freeze_profile, rederive_reference, refit_state_aware
+from pyapp.records import ScriptedAdapter, read_trace, summarise, to_json
+from pyapp.tasks import TaskParams, generate
+from pyapp.verify import make_receipt, read_receipt, receipt_mismatches
 from pyapp.verify.reproduce import reproduce
 
 TASKS = {t.id: t for t in generate(TaskParams())}

@@ -18,16 +18,18 @@ from promptread import chain_value
 from tracecheck import assert_valid_trace, rechained
 
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict import skill
-from pyapp.predict.freeze import freeze_profile
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.trace import read_trace
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.receipt import make_receipt, read_receipt, receipt_mismatches
-from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import freeze_profile, score_trace, skill
+from pyapp.records import ScriptedAdapter, ScriptedReply, read_trace, to_json
+from pyapp.tasks import TaskParams
+from pyapp.verify import (
+    limitations,
+    make_receipt,
+    read_receipt,
+    receipt_mismatches,
+    reproduce_predictions,
+)
+from pyapp.verify.reproduce import reproduce
 
 PARAMS = TaskParams(primitives_per_op=3, probe_pairs=1, recurrence_steps=(2,), determinants=1)
 

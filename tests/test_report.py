@@ -20,12 +20,9 @@ import pytest
 from test_predict import known_model
 from test_session import Page, call, document
 
-from pyapp.browser import bridge
-from pyapp.browser.session import Session
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.report.markup import el, escape
-from pyapp.report.plots import nice_ticks, span, tick_format
+from pyapp.browser import Session, bridge
+from pyapp.records import ScriptedAdapter, ScriptedReply, to_json
+from pyapp.report import el, escape, nice_ticks, span, tick_format
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
@@ -326,8 +323,8 @@ def test_markup_helpers_refuse_names_that_are_data() -> None:
 
 
 def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
-    from pyapp.browser.viewer import open_run
-    from pyapp.report.run_folder import RunInputError
+    from pyapp.browser import open_run
+    from pyapp.report import RunInputError
 
     trace = json.loads((fixture_run / "trace.json").read_text("utf-8"))
     predictions = json.loads((fixture_run / "predictions.json").read_text("utf-8"))
@@ -359,8 +356,8 @@ def test_open_run_re_derives_an_opened_trace(fixture_run: Path) -> None:
 
 
 def test_compare_runs_is_the_command_lines_compare(fixture_run: Path, tmp_path: Path) -> None:
-    from pyapp.browser.viewer import compare_runs
-    from pyapp.report.run_folder import RunInputError
+    from pyapp.browser import compare_runs
+    from pyapp.report import RunInputError
 
     for name in ("A", "B"):
         (tmp_path / name).mkdir()

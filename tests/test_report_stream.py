@@ -15,15 +15,11 @@ from test_predict import known_model
 from test_report import sweep_folder
 from test_session import Page
 
-from pyapp.browser import bridge
-from pyapp.browser.session import Session
-from pyapp.conditions.interpret import run_supplied
-from pyapp.records import documents
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter
-from pyapp.records.writer import document_text
+from pyapp.browser import Session, bridge
+from pyapp.conditions import run_supplied
+from pyapp.records import ScriptedAdapter, document_text, documents, to_json
 from pyapp.report import RunInputError, build_report, run_folder
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 CHUNK = 2048
 

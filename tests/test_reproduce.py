@@ -2,8 +2,8 @@ import copy
 
 import pytest
 
-from pyapp.conditions.interpret import run_supplied
-from pyapp.records.base import to_json
+from pyapp.conditions import run_supplied
+from pyapp.records import to_json
 from pyapp.verify.reproduce import reproduce
 
 

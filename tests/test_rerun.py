@@ -27,25 +27,23 @@ from asyncrun import in_thread, run
 from test_integrity import answer
 from tracecheck import rechained
 
-from pyapp.audit.rerun import rerunner
-from pyapp.audit.verdict import audit
+from pyapp.audit import audit, rerunner
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.freeze import freeze_profile
-from pyapp.records.base import to_json
-from pyapp.records.clock import VIRTUAL_CLOCK
-from pyapp.records.model import (
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import freeze_profile
+from pyapp.records import (
+    VIRTUAL_CLOCK,
     Caps,
     Completion,
     ScriptedAdapter,
     identity_sha256,
+    read_trace,
     revision_note,
+    summarise,
+    to_json,
 )
-from pyapp.records.trace import read_trace, summarise
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.rerun import synthetic_rerun
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
+from pyapp.synthetic import parse_spec, run_seed, synthetic_rerun
+from pyapp.tasks import TaskParams
 
 SMALL = TaskParams(primitives_per_op=1, probe_pairs=1, recurrence_steps=(2,), determinants=1)
 
@@ -219,8 +217,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "tiny-chat"
 def native_run() -> dict[str, Any]:
     """The bundled test fixture (a TEST FIXTURE, never model evidence) run natively."""
     pytest.importorskip("onnxruntime")
-    from pyapp.native.adapter import NativeIdentity, load_native
-    from pyapp.native.folder import read_model
+    from pyapp.native import NativeIdentity, load_native, read_model
 
     model = load_native(
         read_model((FIXTURE,), "fp32"),

@@ -9,11 +9,9 @@ from pathlib import Path
 
 from asyncrun import in_thread
 
-from pyapp.browser.verdict import run_verdict
-from pyapp.browser.viewer import run_plots
+from pyapp.browser import run_plots, run_verdict
 from pyapp.cli.main import main
-from pyapp.predict.flags import answer, run_figures
-from pyapp.predict.predictions import read_predictions
+from pyapp.predict import answer, read_predictions, run_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "tests" / "fixtures" / "runs" / "size-dependent"

@@ -17,29 +17,27 @@ from matrixrun import one_cell_trace
 from tracecheck import assert_valid_trace, rechained
 
 from pyapp.cli.main import main
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.exploratory import content_sha256
-from pyapp.predict.freeze import complete_freeze
-from pyapp.predict.predictor import score_trace
-from pyapp.predict.profile import tasks_of_trace
-from pyapp.predict.sealing import heldout_draw_seed
-from pyapp.records import clock
-from pyapp.records.base import to_json
-from pyapp.records.clock import VIRTUAL_CLOCK
-from pyapp.records.stored import header_change, with_change
-from pyapp.records.trace import read_trace, summarise
-from pyapp.synthetic.adapter import SyntheticAdapter
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import (
-    SEALED_GENERATOR_VERSION,
-    TaskParams,
-    draw_heldout,
-    generate,
-    sealed_tasks,
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import (
+    complete_freeze,
+    content_sha256,
+    heldout_draw_seed,
+    score_trace,
+    tasks_of_trace,
 )
-from pyapp.verify.receipt import make_receipt, receipt_mismatches
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.records import (
+    VIRTUAL_CLOCK,
+    clock,
+    header_change,
+    read_trace,
+    summarise,
+    to_json,
+    with_change,
+)
+from pyapp.synthetic import SyntheticAdapter, parse_spec, run_seed
+from pyapp.tasks import SEALED_GENERATOR_VERSION, TaskParams, draw_heldout, generate, sealed_tasks
+from pyapp.verify import make_receipt, receipt_mismatches, reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 SPEC = parse_spec("size-dependent")
 CONDITIONS = ("model-only", "controlled-chain")
@@ -277,8 +275,8 @@ def test_simulate_sealed_writes_sealed_runs_that_reproduce(tmp_path, capsys) -> 
 
 
 def test_sweep_sealed_is_an_option_run_json_records(tmp_path) -> None:
-    from pyapp.cli.main import parser as build_parser
-    from pyapp.sweep.options import options_from_args, recorded_options_of
+    from pyapp.cli import parser as build_parser
+    from pyapp.sweep import options_from_args, recorded_options_of
 
     parser = build_parser()
     base = ["sweep", "--model", "fixture", "--out", str(tmp_path / "run")]
@@ -291,8 +289,7 @@ def test_sweep_sealed_is_an_option_run_json_records(tmp_path) -> None:
 
 def test_a_plan_option_seals_every_cell_and_unsealed_plans_keep_their_hash(tmp_path) -> None:
 
-    from pyapp.matrix.check import plan_sha256
-    from pyapp.matrix.plan import read_plan
+    from pyapp.matrix import plan_sha256, read_plan
 
     root = Path(__file__).resolve().parents[1]
     # the hash the code before `options.sealed` gave this shipped plan
@@ -314,9 +311,8 @@ def test_the_page_session_starts_a_sealed_sweep(monkeypatch) -> None:
     from test_integrity import answer
     from test_session import Page, call
 
-    from pyapp.browser import bridge
-    from pyapp.browser.session import Session
-    from pyapp.records.model import ScriptedAdapter
+    from pyapp.browser import Session, bridge
+    from pyapp.records import ScriptedAdapter
 
     monkeypatch.setattr(bridge, "SESSION", Session())
     page = Page(ScriptedAdapter(answer))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.host.serve import BoundedServer, make_server, serve_hub_in_thread, server_url
+from pyapp.host import BoundedServer, make_server, serve_hub_in_thread, server_url
 
 DEADLINE_S = 60
 
@@ -112,7 +112,7 @@ def test_200_clients_holding_half_a_request_head_do_not_block_requests(site, mon
     line, and waits. The deadlines are pushed far out (injected), so only where the half
     heads wait decides: in a worker (the old server: 32 of them, each blocked in a read, and
     the ordinary request times out) or in the selector thread (no worker held)."""
-    from pyapp.host.serve import HardenedHandler
+    from pyapp.host import HardenedHandler
 
     server, url, _ = site
     monkeypatch.setattr(HardenedHandler, "timeout", 600.0)

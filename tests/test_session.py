@@ -9,15 +9,12 @@ from test_integrity import as_trace_1
 from test_predict import known_model
 from tracecheck import assert_valid_trace
 
-from pyapp.browser import bridge
-from pyapp.browser.page_link import Context
-from pyapp.browser.session import Session, resumed_trace
-from pyapp.experiment.ledger import record_trace
-from pyapp.protocol.messages import parse_request
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.trace import read_trace
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.browser import Context, Session, bridge, resumed_trace
+from pyapp.experiment import record_trace
+from pyapp.protocol import parse_request
+from pyapp.records import ScriptedAdapter, ScriptedReply, read_trace, to_json
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 
 class Page:
@@ -364,8 +361,7 @@ def test_each_events_answer_serves_the_next_cancel_check():
 def counting_transport(scripted):
     """A page's model client over `scripted`, as BrowserModelAdapter's transport: answers
     `generate` and `provenance`, and lists the ids of the provenance requests it was asked."""
-    from pyapp.records.base import from_json
-    from pyapp.records.model import Caps
+    from pyapp.records import Caps, from_json
 
     asked = []
 
@@ -387,7 +383,7 @@ def counting_transport(scripted):
 def test_a_run_asks_the_provenance_only_when_the_page_says_the_model_changed():
     """The page's answers carry its model client's version: while it stays the same, the
     trials of a run make no provenance call; a new version makes the next trial ask."""
-    from pyapp.browser.model import BrowserModelAdapter
+    from pyapp.browser import BrowserModelAdapter
 
     transport, asked = counting_transport(ScriptedAdapter(known_model))
     adapter = BrowserModelAdapter(transport)

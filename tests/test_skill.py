@@ -11,14 +11,11 @@ import random
 import pytest
 from asyncrun import run
 
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict import skill
-from pyapp.predict.metrics import brier_score
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.reproduce import reproduce_predictions
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import brier_score, score_trace, skill
+from pyapp.records import ScriptedAdapter, ScriptedReply, to_json
+from pyapp.tasks import TaskParams
+from pyapp.verify import reproduce_predictions
 
 
 def test_empty_inputs_are_defined() -> None:
@@ -79,7 +76,7 @@ def scored_run() -> dict[str, object]:
 
 
 def test_the_predictions_document_carries_the_skill_and_reproduce_rederives_it() -> None:
-    from pyapp.records.trace import read_trace
+    from pyapp.records import read_trace
 
     trace_json = scored_run()
     doc = score_trace(read_trace(trace_json))

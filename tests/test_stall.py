@@ -30,16 +30,12 @@ from nodescript import run_node_script
 from test_integrity import answer
 from test_model_messages import LOAD_RESULT, SPEC
 
-from pyapp.browser.model import completion_from_reply
-from pyapp.conditions.failures import kind_of
-from pyapp.conditions.route import run_chain
-from pyapp.conditions.run import run_whole_task
-from pyapp.experiment.phases import Sweep, freeze, run_phase
+from pyapp.browser import completion_from_reply
+from pyapp.conditions import kind_of, run_chain, run_whole_task
+from pyapp.experiment import Sweep, freeze, run_phase
 from pyapp.protocol import model_messages as mm
-from pyapp.records import clock
-from pyapp.records.base import to_json
-from pyapp.records.model import Caps, ScriptedAdapter
-from pyapp.tasks.taskset import TaskParams, generate
+from pyapp.records import Caps, ScriptedAdapter, clock, to_json
+from pyapp.tasks import TaskParams, generate
 from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,7 +245,7 @@ def test_reproduce_holds_a_stall_to_its_numbers() -> None:
 def test_the_bridge_and_the_reload_wait_are_recorded_apart_per_call() -> None:
     """Through the production adapter: a round trip of 1,000 ms of which the main thread
     spent 990 ms, 500 of them waiting for a reload: the model's time is 490 ms."""
-    from pyapp.browser.model import BrowserModelAdapter
+    from pyapp.browser import BrowserModelAdapter
 
     now = [0]
     reply = {

@@ -9,15 +9,11 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.cli.main import main
-from pyapp.predict import state_aware
-from pyapp.predict.predictions import ASSUMPTIONS_3, read_predictions
-from pyapp.records.base import from_json, to_json
-from pyapp.records.trace import Trace
-from pyapp.synthetic.language import shipped
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.presets import PRESETS
-from pyapp.tasks.taskset import TaskParams, generate, preset_params
-from pyapp.verify.reproduce import reproduce_predictions
+from pyapp.predict import ASSUMPTIONS_3, read_predictions, state_aware
+from pyapp.records import Trace, from_json, to_json
+from pyapp.synthetic import run_seed, shipped
+from pyapp.tasks import PRESETS, TaskParams, generate, preset_params
+from pyapp.verify import reproduce_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,14 +22,11 @@ import jsonschema
 import pytest
 
 from pyapp.cli.main import main
-from pyapp.predict.flags import ANSWER_LABEL
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import from_json, to_json
-from pyapp.records.trace import summarise
-from pyapp.report.run_folder import read_run_folder, verify
-from pyapp.study.command import BEGIN, END, markdown_into
-from pyapp.study.record import StudyDocument
-from pyapp.tasks.presets import LADDERS
+from pyapp.predict import ANSWER_LABEL, score_trace
+from pyapp.records import from_json, summarise, to_json
+from pyapp.report import read_run_folder, verify
+from pyapp.study import BEGIN, END, StudyDocument, markdown_into
+from pyapp.tasks import LADDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = ROOT / "examples" / "study-synthetic.toml"
@@ -292,7 +289,7 @@ def test_study_is_one_writer_and_refuses_a_study_json_of_another_kind(
 ) -> None:
     """The study holds the folder's lock (a matrix or a study already on it is refused in
     one line) and replaces only a study.json that is a study's."""
-    from pyapp.matrix.folder import hold_folder
+    from pyapp.matrix import hold_folder
 
     copy = tmp_path / "copy"
     shutil.copytree(studied, copy)

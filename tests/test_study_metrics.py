@@ -13,12 +13,22 @@ from pathlib import Path
 import pytest
 from asyncrun import in_thread
 
-from pyapp.browser.viewer import run_plots
+from pyapp.browser import run_plots
 from pyapp.cli.main import main
-from pyapp.predict import flags, intervals, skill
-from pyapp.predict.flags import answer, degenerate_flags, difference_answer, flags_of, headline
-from pyapp.predict.predictions import read_predictions
-from pyapp.predict.slices import ScoredTask, slice_figures, tasks_needed
+from pyapp.predict import (
+    ScoredTask,
+    answer,
+    degenerate_flags,
+    difference_answer,
+    flags,
+    flags_of,
+    headline,
+    intervals,
+    read_predictions,
+    skill,
+    slice_figures,
+    tasks_needed,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,11 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.conditions.run import whole_task_prompt
-from pyapp.records import prompts
-from pyapp.records.subject import RECURRENCES, REFERENCE
-from pyapp.tasks import taskset
-from pyapp.tasks.rng import SplitMix64
+from pyapp.conditions import whole_task_prompt
+from pyapp.records import RECURRENCES, REFERENCE, prompts
+from pyapp.tasks import SplitMix64, taskset
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

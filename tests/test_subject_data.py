@@ -19,10 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pyapp.conditions.route import call_step, plan_route
-from pyapp.conditions.run import whole_task_prompt
-from pyapp.records import prompts
-from pyapp.records.subject import SUBJECT_RECIPE
+from pyapp.conditions import call_step, plan_route, whole_task_prompt
+from pyapp.records import SUBJECT_RECIPE, prompts
 from pyapp.tasks import taskset
 
 ROOT = Path(__file__).resolve().parent.parent

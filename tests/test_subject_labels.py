@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from asyncrun import in_thread
 
-from pyapp.browser.model import parse_provenance
-from pyapp.predict.compare import evidence_shown
-from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, evidence_label, run_evidence
-from pyapp.records.model import native_provenance
-from pyapp.records.subject import (
+from pyapp.browser import parse_provenance
+from pyapp.predict import evidence_shown
+from pyapp.records import (
+    EVIDENCE_LABELS,
+    EVIDENCE_NOTES,
+    LEGACY_EVIDENCE_NOTES,
     RECURRENCES,
     REFERENCE,
     SUBJECT_CONFIG_SHA256,
@@ -26,12 +26,14 @@ from pyapp.records.subject import (
     SUBJECT_RECIPE,
     SUBJECT_SOURCE,
     SUBJECTS,
+    evidence_label,
+    native_provenance,
+    run_evidence,
+    to_json,
 )
-from pyapp.records.trial import EVIDENCE_NOTES, LEGACY_EVIDENCE_NOTES
 from pyapp.report import sections
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
+from pyapp.synthetic import parse_spec, run_seed
+from pyapp.tasks import TaskParams
 from pyapp.verify.reproduce import reproduce
 
 SMALL = TaskParams(primitives_per_op=1, probe_pairs=1, recurrence_steps=(2,), determinants=1)

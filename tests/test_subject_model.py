@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from pyapp.records import subject
-from pyapp.records.subject import SUBJECTS, Subject
+from pyapp.records import SUBJECTS, Subject, subject
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBJECT = ROOT / "tests" / "fixtures" / "subject"

@@ -20,18 +20,20 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.browser import bridge
-from pyapp.browser.page_link import Context
-from pyapp.browser.session import Session
-from pyapp.records.model import ModelFailure, ScriptedAdapter, ScriptedReply
-from pyapp.sweep.driver import Driver
-from pyapp.sweep.errors import Interrupted, Paused
-from pyapp.sweep.files import read_sweep
-from pyapp.sweep.main import begin_session
-from pyapp.sweep.options import ModelChoice, Options
-from pyapp.sweep.panel import SEND
-from pyapp.sweep.runfile import RunFile
-from pyapp.sweep.signals import StopFlag
+from pyapp.browser import Context, Session, bridge
+from pyapp.records import ModelFailure, ScriptedAdapter, ScriptedReply
+from pyapp.sweep import (
+    SEND,
+    Driver,
+    Interrupted,
+    ModelChoice,
+    Options,
+    Paused,
+    RunFile,
+    StopFlag,
+    begin_session,
+    read_sweep,
+)
 
 SMALL = {"primitives_per_op": 1, "probe_pairs": 1, "derivatives": 0, "determinants": 1}
 CONDITIONS = ["model-only", "controlled-chain"]

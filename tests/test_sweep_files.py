@@ -7,13 +7,20 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from pyapp.browser import bridge
-from pyapp.browser.page_link import Context
-from pyapp.browser.session import Session
-from pyapp.records.model import ScriptedAdapter
-from pyapp.sweep.errors import SweepError
-from pyapp.sweep.files import TRACE, TRIALS, TrialsFile, read_sweep, stored_texts, write_checkpoint
-from pyapp.sweep.runfile import RunFile, RunRecord, typed
+from pyapp.browser import Context, Session, bridge
+from pyapp.records import ScriptedAdapter
+from pyapp.sweep import (
+    TRACE,
+    TRIALS,
+    RunFile,
+    RunRecord,
+    SweepError,
+    TrialsFile,
+    read_sweep,
+    stored_texts,
+    typed,
+    write_checkpoint,
+)
 from pyapp.verify.reproduce import reproduce
 
 

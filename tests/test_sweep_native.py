@@ -25,9 +25,8 @@ import pytest
 from asyncrun import run
 
 from pyapp.cli.main import main
-from pyapp.native.adapter import NativeAdapter, NativeIdentity, load_native
-from pyapp.native.folder import logits_settings, read_model
-from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
+from pyapp.native import NativeAdapter, NativeIdentity, load_native, logits_settings, read_model
+from pyapp.records import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
 
 pytest.importorskip("onnxruntime")
 
@@ -296,8 +295,8 @@ def test_each_bundled_subject_loads_its_own_folder() -> None:
     """Both subjects have the source `bundled-subject`: the native sweep, the study receipt
     and `reproduce --rerun` find each one's files by its model id (a table keyed by source
     loaded the first subject for the second)."""
-    from pyapp.records.subject import SUBJECTS
-    from pyapp.sweep.native import bundled_folder
+    from pyapp.records import SUBJECTS
+    from pyapp.sweep import bundled_folder
 
     folders = {bundled_folder("bundled-subject", s.model_id) for s in SUBJECTS}
     assert len(folders) == len(SUBJECTS)
@@ -312,11 +311,9 @@ def test_each_subject_run_natively_records_its_own_recipe() -> None:
     """A native run of the second subject records the second subject's recipe: the adapter
     wrote the first's for both, so every subject2 cell of the comparison failed to score
     ("$.model.subject_recipe: is not the recipe of the reference subject")."""
-    from pyapp.native.adapter import NativeIdentity, native_model_provenance
-    from pyapp.native.folder import read_model
-    from pyapp.records.evidence import evidence_mismatches
-    from pyapp.records.subject import SUBJECTS
-    from pyapp.sweep.native import bundled_folder
+    from pyapp.native import NativeIdentity, native_model_provenance, read_model
+    from pyapp.records import SUBJECTS, evidence_mismatches
+    from pyapp.sweep import bundled_folder
 
     for subject in SUBJECTS:
         folder = bundled_folder("bundled-subject", subject.model_id)

@@ -19,7 +19,7 @@ def test_missing_chromium_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_only_a_consented_remote_model_host_is_reachable() -> None:
-    from pyapp.sweep.chromium import allowed_hosts, host_allowed
+    from pyapp.sweep import allowed_hosts, host_allowed
 
     assert allowed_hosts("https://huggingface.co/", consent=False) == set()
     assert allowed_hosts("http://127.0.0.1:9/", consent=True) == set()
@@ -34,7 +34,7 @@ def test_only_a_consented_remote_model_host_is_reachable() -> None:
 def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
     import io
 
-    from pyapp.sweep.progress import Progress
+    from pyapp.sweep import Progress
 
     stream = io.StringIO()
     now = [100.0]  # an injected clock: the trial takes exactly 61 s of it

@@ -8,12 +8,11 @@ from asyncrun import in_thread
 from tracecheck import assert_valid_trace
 
 from pyapp.cli.main import main
-from pyapp.records.base import to_json
-from pyapp.records.synthetic_spec import SpecError
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.records import SpecError, to_json
+from pyapp.synthetic import parse_spec, run_seed
+from pyapp.tasks import TaskParams
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 
 def simulate(spec, params=None, conditions=("model-only", "model-program", "controlled-chain")):

@@ -12,21 +12,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyapp.cli.main import main
-from pyapp.records.base import from_json, to_json
-from pyapp.records.model import ModelProvenance
-from pyapp.records.synthetic_spec import CostModel, SpecError, SyntheticSpec, carries
-from pyapp.synthetic.language import (
+from pyapp.records import (
+    CostModel,
+    ModelProvenance,
+    SpecError,
+    SyntheticSpec,
+    carries,
+    from_json,
+    to_json,
+)
+from pyapp.synthetic import (
     KEYS,
     STRUCTURES,
     parse_spec,
+    run_seed,
     shipped,
     shipped_data,
     spec_from_data,
     synthetic_model_schema,
     written_name,
 )
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 REFUSED = [
     "size-dependent:cancel=0.9,rho=1",
@@ -206,7 +212,7 @@ def test_depth_is_perfect_on_primitives_and_chains_and_fails_deep_whole_tasks():
 
 
 def _steps(run, task_id):
-    from pyapp.tasks.taskset import generate
+    from pyapp.tasks import generate
 
     task = next(t for t in generate(run.trace.run.task_params) if t.id == task_id)
     return sum(1 for _ in _ops(task.program))

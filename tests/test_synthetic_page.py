@@ -10,15 +10,13 @@ import pytest
 from asyncrun import in_thread
 from test_session import Page, call, document
 
-from pyapp.browser import bridge
-from pyapp.browser.session import Session
-from pyapp.protocol.exports import constants
-from pyapp.records.base import to_json
-from pyapp.records.trial import EVIDENCE_NOTES
-from pyapp.synthetic.language import STRUCTURES, parse_spec
-from pyapp.synthetic.simulate import run_seed
-from pyapp.tasks.taskset import preset_params
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.browser import Session, bridge
+from pyapp.protocol import constants
+from pyapp.records import EVIDENCE_NOTES, to_json
+from pyapp.synthetic import STRUCTURES, parse_spec, run_seed
+from pyapp.tasks import preset_params
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 CONDITIONS = ["supplied-program", "model-only", "model-program", "controlled-chain"]
 MOMENTS = ("started_at", "ended_at", "prev_sha256")

@@ -6,10 +6,16 @@ import sympy
 
 import interpreter
 from pyapp.errors import OracleDisagreement
-from pyapp.tasks import oracles
-from pyapp.tasks.rng import SplitMix64
-from pyapp.tasks.sympy_oracle import check, sympy_answer
-from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, _finish, generate
+from pyapp.tasks import (
+    GENERATOR_VERSION,
+    SplitMix64,
+    TaskParams,
+    check,
+    generate,
+    oracles,
+    sympy_answer,
+)
+from pyapp.tasks.taskset import _finish
 
 
 def canonical(tasks):

@@ -4,16 +4,23 @@ import pytest
 from asyncrun import in_thread
 from tracecheck import assert_valid_trace
 
-from pyapp.cli.schema import schemas
-from pyapp.conditions.interpret import run_supplied
+from pyapp.cli import schemas
+from pyapp.conditions import run_supplied
 from pyapp.errors import RecordError
-from pyapp.host.files import EXPORTS
-from pyapp.records.base import field_docs, from_json, to_json
-from pyapp.records.trace import BrowserInfo, Trace, loads, strip_volatile
-from pyapp.records.trace_versions import SCHEMA_VERSION
-from pyapp.records.trial import Trial
-from pyapp.records.writer import document_text
-from pyapp.tasks.taskset import TaskParams
+from pyapp.host import EXPORTS
+from pyapp.records import (
+    SCHEMA_VERSION,
+    BrowserInfo,
+    Trace,
+    Trial,
+    document_text,
+    field_docs,
+    from_json,
+    loads,
+    strip_volatile,
+    to_json,
+)
+from pyapp.tasks import TaskParams
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +108,7 @@ def test_the_python_version_is_never_silently_cut() -> None:
     Pyodide's is longer. The recorded string says it was cut and closes what it opened."""
     import sys
 
-    from pyapp.records.trace import python_description
+    from pyapp.records import python_description
 
     v = sys.version_info
     cut = (

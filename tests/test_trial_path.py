@@ -22,15 +22,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyapp.errors import PhaseError
-from pyapp.experiment import phases
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.records import chain, clock, trace, trial
-from pyapp.records.base import to_json
-from pyapp.records.clock import VIRTUAL_CLOCK
-from pyapp.records.model import current_load_id, identity_sha256
-from pyapp.synthetic.adapter import SyntheticAdapter
-from pyapp.synthetic.language import parse_spec
-from pyapp.tasks.taskset import TaskParams
+from pyapp.experiment import Sweep, freeze, phases, run_phase
+from pyapp.records import (
+    VIRTUAL_CLOCK,
+    chain,
+    clock,
+    current_load_id,
+    identity_sha256,
+    to_json,
+    trace,
+    trial,
+)
+from pyapp.synthetic import SyntheticAdapter, parse_spec
+from pyapp.tasks import TaskParams
 
 # ---- the straightforward implementations (the code before the fast paths) ----------------
 

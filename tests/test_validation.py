@@ -13,21 +13,26 @@ import pytest
 from asyncrun import in_thread
 
 from pyapp.errors import InputError
-from pyapp.records.terms import DESIGN_CHAIN, EXTENDED_CHAIN
-from pyapp.report.figures import calibration_svg
-from pyapp.synthetic.checks import (
+from pyapp.records import DESIGN_CHAIN, EXTENDED_CHAIN
+from pyapp.report import calibration_svg
+from pyapp.synthetic import (
+    SEED_LISTS,
+    findings,
     interval,
+    list_protocol,
+    parse_spec,
+    plans,
     power_at,
+    read_expectations,
+    render_markdown,
+    report_skeleton,
     result_checks,
+    seed_targets,
     seeds_for_80,
+    validate_structure,
     verdict,
 )
-from pyapp.synthetic.expectations import SEED_LISTS, list_protocol, plans, read_expectations
-from pyapp.synthetic.language import parse_spec
-from pyapp.synthetic.report import findings, render_markdown, report_skeleton
-from pyapp.synthetic.targets import seed_targets
-from pyapp.synthetic.validation import validate_structure
-from pyapp.tasks.taskset import preset_params
+from pyapp.tasks import preset_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -260,7 +265,7 @@ def test_the_degenerate_flag_and_the_skill_against_climatology_are_under_a_verdi
 
 
 def test_the_skill_expectation_is_its_closed_form_and_needs_outcomes_of_both_kinds():
-    from pyapp.synthetic.expectations import SKILL_OUTCOMES, skill_expected
+    from pyapp.synthetic import SKILL_OUTCOMES, skill_expected
 
     parts = {"brier": 0.2, "base-rate": 0.3, "floor": 0.18, "heldout-n": 6.0}
     expected = {f"c/final/{k}": [v, 0.001 if k == "brier" else 0.0] for k, v in parts.items()}
@@ -276,8 +281,8 @@ def test_the_skill_expectation_is_its_closed_form_and_needs_outcomes_of_both_kin
 
 
 def test_the_pooled_skill_pseudo_values_average_to_the_shipped_skill():
-    from pyapp.predict.slices import ScoredTask, slice_figures
-    from pyapp.synthetic.validation import POOLED, pooled_skill
+    from pyapp.predict import ScoredTask, slice_figures
+    from pyapp.synthetic import POOLED, pooled_skill
 
     def task(seed, i, outcome, p):
         return ScoredTask(f"t{seed}-{i}", "c", seed, "s", "add", 1, outcome, p, None, 0.5)

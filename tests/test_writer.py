@@ -16,15 +16,11 @@ import pytest
 from asyncrun import run
 from test_predict import known_model
 
-from interpreter.lab_error import LabError
-from pyapp.browser import bridge
-from pyapp.browser.page_link import Context
-from pyapp.browser.session import Session
-from pyapp.browser.viewer import open_run, receipt_of
+from interpreter import LabError
+from pyapp.browser import Context, Session, bridge, open_run, receipt_of
 from pyapp.cli.main import main
-from pyapp.records.model import ScriptedAdapter, ScriptedReply
-from pyapp.records.writer import NotJSONNumber, document_text, line_text
-from pyapp.sweep.files import (
+from pyapp.records import NotJSONNumber, ScriptedAdapter, ScriptedReply, document_text, line_text
+from pyapp.sweep import (
     PREDICTIONS,
     RECEIPT,
     TRACE,

@@ -31,8 +31,8 @@ def as_trace_2(document: dict[str, Any]) -> dict[str, Any]:
     head and fits)."""
     import copy
 
-    from pyapp.predict.freeze import freeze_profile
-    from pyapp.records.trace import read_trace
+    from pyapp.predict import freeze_profile
+    from pyapp.records import read_trace
 
     old = copy.deepcopy(document)
     old["schema_version"] = "trace/2"
@@ -60,8 +60,7 @@ def rechained(document: dict[str, Any]) -> dict[str, Any]:
     """The document with its hash chain recomputed after an edit, as a forger would (the
     freezes' profile hashes are left as they are): tests of the checks other than the chain
     use it so that each check is seen alone."""
-    from pyapp.records.chain import genesis, links, sha256_of
-    from pyapp.records.trace import read_trace
+    from pyapp.records import genesis, links, read_trace, sha256_of
 
     if document.get("schema_version") not in ("trace/3", "trace/4"):
         return document
@@ -83,7 +82,7 @@ def rechained(document: dict[str, Any]) -> dict[str, Any]:
 
 def _record_at(document: dict[str, Any], where: str) -> Any:
     """The typed record at a `$.trials[3]`-style place of a document."""
-    from pyapp.records.trace import read_trace
+    from pyapp.records import read_trace
 
     trace: Any = read_trace(document)
     for part in where[2:].replace("]", "").replace("[", ".").split("."):

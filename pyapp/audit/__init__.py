@@ -4,3 +4,14 @@ predictions document and a receipt compared, completeness, the re-execution; the
 and the verdict lines that the command line, the page, `report` and the sweep all show) and
 ``rerun`` (``reproduce --rerun``: a trace re-executed with the model itself, a synthetic one
 from its specification, a local ONNX model through the native backend)."""
+
+from pyapp.audit.rerun import native_loader, rerunner
+from pyapp.audit.verdict import Rerunner, audit, verdict_lines
+
+__all__ = [
+    "Rerunner",
+    "audit",
+    "native_loader",
+    "rerunner",
+    "verdict_lines",
+]

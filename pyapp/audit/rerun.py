@@ -20,12 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pyapp.audit.verdict import Rerunner
-from pyapp.native.adapter import NativeIdentity, Source, load_native
-from pyapp.native.folder import NativeModelError, read_model
-from pyapp.records.model import Caps, Completion, ModelProvenance
-from pyapp.records.trace import Trace
-from pyapp.synthetic.rerun import synthetic_rerun
-from pyapp.verify.rerun import Explain, Generate, Rerun, rerun
+from pyapp.native import NativeIdentity, NativeModelError, Source, load_native, read_model
+from pyapp.records import Caps, Completion, ModelProvenance, Trace
+from pyapp.synthetic import synthetic_rerun
+from pyapp.verify import Explain, Generate, Rerun
+from pyapp.verify.rerun import rerun
 
 Loader = Callable[[ModelProvenance], "tuple[str, Generate, Explain | None] | str"]
 """A local model's greedy generation: (what runs it, its generate function, what explains a

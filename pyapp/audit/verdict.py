@@ -17,17 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyapp.predict.predictions import PredictionsDocument
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import JSON, Mismatch
-from pyapp.records.trace import Trace, read_trace
-from pyapp.records.trace_versions import CHAINED_VERSIONS
-from pyapp.synthetic.rerun import synthetic_rerun
-from pyapp.verify.completeness import incomplete
-from pyapp.verify.receipt import Receipt, receipt_mismatches
-from pyapp.verify.reproduce import limitations, reproduce, reproduce_predictions
-from pyapp.verify.rerun import Rerun
-from pyapp.verify.trials import Correction, rederive
+from pyapp.predict import PredictionsDocument, score_trace
+from pyapp.records import CHAINED_VERSIONS, JSON, Mismatch, Trace, read_trace
+from pyapp.synthetic import synthetic_rerun
+from pyapp.verify import (
+    Correction,
+    Receipt,
+    Rerun,
+    incomplete,
+    limitations,
+    receipt_mismatches,
+    rederive,
+    reproduce_predictions,
+)
+from pyapp.verify.reproduce import reproduce
 
 Rerunner = Callable[[Trace], "Rerun | str | None"]
 """A re-execution of a trace: what it found, a line saying why it cannot, or None when it

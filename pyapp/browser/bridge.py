@@ -31,20 +31,23 @@ from pyapp.browser.viewer import (
     receipt_of,
     report_of,
 )
-from pyapp.conditions.interpret import run_supplied
+from pyapp.conditions import run_supplied
 from pyapp.errors import InputError, RecordError
+from pyapp.protocol import RequestError
 from pyapp.protocol import messages as m
 from pyapp.protocol import results as r
-from pyapp.protocol.messages import RequestError
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.documents import loads_document
-from pyapp.records.stored import stored_trace
-from pyapp.records.trace import python_description
-from pyapp.records.trial import TaskRecord
-from pyapp.records.writer import document_text
-from pyapp.report.run_folder import RunInputError
-from pyapp.tasks.sympy_oracle import check
-from pyapp.tasks.taskset import GENERATOR_VERSION, generate
+from pyapp.records import (
+    JSON,
+    TaskRecord,
+    document_text,
+    from_json,
+    loads_document,
+    python_description,
+    stored_trace,
+    to_json,
+)
+from pyapp.report import RunInputError
+from pyapp.tasks import GENERATOR_VERSION, check, generate
 
 BridgeError = RequestError
 """Kept for callers of the old name: the boundary has one error class."""

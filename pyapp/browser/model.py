@@ -57,12 +57,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyapp.errors import RecordError, ReplyError
+from pyapp.protocol import Generated, GenerationTiming, ModelReply, parse_reply
 from pyapp.protocol import model_messages as channel
-from pyapp.protocol.model_messages import ModelReply, parse_reply
-from pyapp.protocol.results import Generated, GenerationTiming
-from pyapp.records.base import JSON, from_json
-from pyapp.records.evidence import is_subject
-from pyapp.records.model import (
+from pyapp.records import (
+    JSON,
     NO_GENERATION_CODES,
     WHOLE_TASK_CAPS,
     Caps,
@@ -70,9 +68,11 @@ from pyapp.records.model import (
     ModelFailure,
     ModelProvenance,
     finish_for,
+    from_json,
     input_hash_matches,
+    is_subject,
+    subject_of,
 )
-from pyapp.records.subject import subject_of
 
 __all__ = [  # re-exported: reply checks live with the records, finish_for with Completion
     "NO_GENERATION_CODES",

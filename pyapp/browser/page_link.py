@@ -30,9 +30,8 @@ from typing import Any
 
 from pyapp.browser.model import BrowserModelAdapter
 from pyapp.errors import RecordError
-from pyapp.protocol.messages import EventAnswer, EventTexts
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.model import ModelAdapter
+from pyapp.protocol import EventAnswer, EventTexts
+from pyapp.records import JSON, ModelAdapter, from_json, to_json
 
 Notify = Callable[[dict[str, JSON], dict[str, JSON]], Awaitable[object] | object]
 """Hands an event and the texts beside it (`EventTexts` as JSON: `{trial, change, receipt}`,

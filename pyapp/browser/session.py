@@ -39,67 +39,94 @@ from typing import Literal
 
 from pyapp.browser.page_link import Context as Context  # re-exported: the handlers' context
 from pyapp.browser.page_link import PageLink
-from pyapp.conditions.replies import CancelToken
-from pyapp.conditions.route import chain_capacity_problem, plan_route
-from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
+from pyapp.conditions import (
+    ALL_CONDITIONS,
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+    plan_route,
+)
 from pyapp.errors import PhaseError, RecordError
-from pyapp.experiment.ledger import ledger_task_ids, seen_in
-from pyapp.experiment.phases import (
+from pyapp.experiment import (
     PAUSE_AFTER,
     Phase,
     Sweep,
     freeze,
+    ledger_task_ids,
     plan,
     record_interruption,
     run_phase,
+    seen_in,
 )
-from pyapp.predict.exploratory import content_sha256, keys_by_condition
-from pyapp.predict.forecast import predict_product, predict_state_aware
-from pyapp.predict.predictions import FrozenProfile
-from pyapp.predict.predictor import score_trace
-from pyapp.predict.profile import heldout_tasks
-from pyapp.protocol.messages import (
+from pyapp.predict import (
+    FrozenProfile,
+    content_sha256,
+    heldout_tasks,
+    keys_by_condition,
+    predict_product,
+    predict_state_aware,
+    score_trace,
+)
+from pyapp.protocol import (
     EventTexts,
+    FreezeDone,
     Frozen,
+    HeldoutPredictions,
     JournalGenerate,
+    JournalKept,
+    PauseCause,
+    PlanLeft,
+    PredictionsText,
     RequestError,
+    RunEnded,
+    Stage,
     SweepResume,
     SweepRun,
     SweepStart,
+    SweepState,
+    SyntheticChosen,
     SyntheticSelect,
+    TraceText,
     TrialDone,
     TrialInterrupted,
     TrialStart,
     event,
 )
-from pyapp.protocol.results import (
-    FreezeDone,
-    HeldoutPredictions,
-    JournalKept,
-    PauseCause,
-    PlanLeft,
-    PredictionsText,
-    RunEnded,
-    Stage,
-    SweepState,
-    SyntheticChosen,
-    TraceText,
+from pyapp.records import (
+    CONDITIONS,
+    DEFAULT_CHAIN_PROTOCOL,
+    EVIDENCE_NOTES,
+    JSON,
+    VIRTUAL_CLOCK,
+    WHOLE_TASK_CAPS,
+    BrowserInfo,
+    Caps,
+    ChainProtocol,
+    Completion,
+    Condition,
+    JournalEntry,
+    Mark,
+    ModelAdapter,
+    SpecError,
+    SyntheticSpec,
+    Trace,
+    Trial,
+    chain_protocol,
+    clock,
+    counted,
+    document_text,
+    from_json,
+    header_change,
+    line_text,
+    stored_trace,
+    summarise,
+    task_params,
+    to_json,
+    unpinned,
 )
-from pyapp.records import clock
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.clock import VIRTUAL_CLOCK
-from pyapp.records.model import WHOLE_TASK_CAPS, Caps, Completion, ModelAdapter, unpinned
-from pyapp.records.params import task_params
-from pyapp.records.stored import Mark, header_change, stored_trace
-from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
-from pyapp.records.trace import BrowserInfo, JournalEntry, Trace, counted, summarise
-from pyapp.records.trial import CONDITIONS, EVIDENCE_NOTES, Condition, Trial
-from pyapp.records.writer import document_text, line_text
-from pyapp.synthetic.adapter import SyntheticAdapter, synthetic_provenance
-from pyapp.synthetic.language import parse_spec, written_name
-from pyapp.tasks.taskset import Task, TaskParams
-from pyapp.verify.receipt import make_receipt
+from pyapp.synthetic import SyntheticAdapter, parse_spec, synthetic_provenance, written_name
+from pyapp.tasks import Task, TaskParams
+from pyapp.verify import make_receipt
 
 
 def request_task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:

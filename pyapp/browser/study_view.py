@@ -19,13 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyapp.errors import RecordError
-from pyapp.predict.flags import Answer
-from pyapp.predict.slices import ALL_FAMILIES, SliceFigures
-from pyapp.protocol.results import StudyConditionView, StudyGroupView, StudyOpened, VerdictRow
-from pyapp.records.base import from_json
-from pyapp.report.plots import calibration_series_svg
-from pyapp.report.run_folder import RunInputError
-from pyapp.report.sections import NOT_EVIDENCE_LABELS
+from pyapp.predict import ALL_FAMILIES, Answer, SliceFigures
+from pyapp.protocol import StudyConditionView, StudyGroupView, StudyOpened, VerdictRow
+from pyapp.records import from_json
+from pyapp.report import NOT_EVIDENCE_LABELS, RunInputError, calibration_series_svg
 
 KIND = "composition-lab-study"
 VERSIONS = ("study/1", "study/2")

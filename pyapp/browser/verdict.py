@@ -15,17 +15,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pyapp.predict.flags import (
+from pyapp.predict import (
     ANSWER_LABEL,
+    NamedInterval,
+    PredictorFigures,
+    SliceFigures,
     answer,
     answer_lines,
     degenerate_flags,
     headline,
 )
-from pyapp.predict.intervals import NamedInterval
-from pyapp.predict.slices import PredictorFigures, SliceFigures
-from pyapp.protocol.results import RunVerdict, VerdictRow
-from pyapp.report.skill_plot import SkillPoint, skill_svg
+from pyapp.protocol import RunVerdict, VerdictRow
+from pyapp.report import SkillPoint, skill_svg
 
 SUBTITLE = (
     "Climatology: the held-out base rate (bars: 95% percentile bootstrap); frozen reference: "

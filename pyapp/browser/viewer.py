@@ -25,10 +25,8 @@ from typing import Any
 
 from pyapp.browser.verdict import run_verdict
 from pyapp.errors import RecordError
-from pyapp.predict import compare
-from pyapp.predict.flags import answer_lines, flag_lines, run_figures
-from pyapp.predict.predictions import PredictionsDocument
-from pyapp.protocol.results import (
+from pyapp.predict import PredictionsDocument, answer_lines, compare, flag_lines, run_figures
+from pyapp.protocol import (
     ComparedRuns,
     CorrectedField,
     OpenedTrace,
@@ -36,20 +34,19 @@ from pyapp.protocol.results import (
     ReportHtml,
     RunPlots,
 )
-from pyapp.records.base import from_json
-from pyapp.records.trial import Evidence
-from pyapp.records.writer import document_text, line_text
-from pyapp.report import plots
-from pyapp.report.page import render_report
-from pyapp.report.run_folder import (
+from pyapp.records import Evidence, document_text, from_json, line_text
+from pyapp.report import (
+    NOT_EVIDENCE_LABELS,
     RunFolder,
     RunInputError,
+    plots,
     read_trace,
+    render_report,
+    run_evidence,
     verify,
     verify_documents,
 )
-from pyapp.report.sections import NOT_EVIDENCE_LABELS, run_evidence
-from pyapp.verify.receipt import make_receipt
+from pyapp.verify import make_receipt
 
 
 def open_run(trace_json: Any, predictions_json: Any | None = None) -> OpenedTrace:

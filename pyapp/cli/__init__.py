@@ -4,3 +4,14 @@ argument types, option groups and output-file check they share (``arguments``), 
 ``simulate`` (synthetic models over many seeds, natively) and ``study`` (a matrix folder's
 answer, handed to ``pyapp.study``). What it shares with the sweep (paths, atomic writes,
 the static server) is in ``pyapp.host``, below both."""
+
+from pyapp.cli.main import parser, read_trace_document, valid_trace
+from pyapp.cli.schema import model_channel_files, schemas
+
+__all__ = [
+    "model_channel_files",
+    "parser",
+    "read_trace_document",
+    "schemas",
+    "valid_trace",
+]

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 
 from pyapp.errors import UsageError
-from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
-from pyapp.tasks.presets import PRESETS
-from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
+from pyapp.records import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
+from pyapp.tasks import DEFAULT_SEED, PRESETS, SEED_LIMIT
 
 
 def port(text: str) -> int:

@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import interpreter
-from interpreter.lab_error import LabError
-from pyapp.audit.rerun import native_loader, rerunner
-from pyapp.audit.verdict import Rerunner, audit, verdict_lines
+from interpreter import LabError
+from pyapp.audit import Rerunner, audit, native_loader, rerunner, verdict_lines
 from pyapp.cli.arguments import check_output, port, positive, seeded
 from pyapp.cli.schema import add_parser as add_schema
 from pyapp.cli.schema import model_channel_files as model_channel_files
@@ -42,10 +41,10 @@ from pyapp.cli.schema import schemas as schemas
 from pyapp.cli.simulate import add_parser as add_simulate
 from pyapp.cli.study import add_parser as add_study
 from pyapp.cli.sweep import add_parser as add_sweep
-from pyapp.conditions.interpret import run_supplied
+from pyapp.conditions import run_supplied
 from pyapp.errors import InputError, RecordError, UsageError
-from pyapp.host.files import EXPORTS as EXPORTS
-from pyapp.host.files import (
+from pyapp.host import EXPORTS as EXPORTS
+from pyapp.host import (
     REPO_ROOT,
     input_file,
     input_folder,
@@ -54,27 +53,35 @@ from pyapp.host.files import (
     write_atomically,
 )
 from pyapp.host.serve import serve
-from pyapp.matrix.cli import add_parser as add_matrix
-from pyapp.predict import compare
-from pyapp.predict.compare import skill_lines
-from pyapp.predict.flags import climatology_line, lines_of, run_figures
-from pyapp.predict.predictions import PredictionsDocument, read_predictions
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.documents import MAX_TRIALS, check_count, read_document, read_text
-from pyapp.records.kinds import read_kind
-from pyapp.records.trace import read_trace
-from pyapp.records.writer import document_text
-from pyapp.report import RunInputError, build_report
-from pyapp.report.run_folder import read_run_folder
-from pyapp.sweep.native import bundled_folder
-from pyapp.synthetic.rerun import synthetic_rerun
-from pyapp.tasks.taskset import MAX_TASKS, generate
-from pyapp.verify.completeness import incomplete
-from pyapp.verify.receipt import Receipt, read_receipt, receipt_lines
+from pyapp.matrix import add_parser as add_matrix
+from pyapp.predict import (
+    PredictionsDocument,
+    climatology_line,
+    compare,
+    lines_of,
+    read_predictions,
+    run_figures,
+    score_trace,
+    skill_lines,
+)
+from pyapp.records import (
+    MAX_TRIALS,
+    check_count,
+    document_text,
+    read_document,
+    read_kind,
+    read_text,
+    read_trace,
+    to_json,
+)
+from pyapp.report import RunInputError, build_report, read_run_folder
+from pyapp.sweep import bundled_folder
+from pyapp.synthetic import synthetic_rerun
+from pyapp.tasks import MAX_TASKS, generate
+from pyapp.verify import Receipt, incomplete, read_receipt, receipt_lines
 
 if TYPE_CHECKING:
-    from pyapp.records.trace import Trace
+    from pyapp.records import Trace
 
 MAX_COMPARED_RUNS = 64
 """Most predictions files `compare` lays side by side."""

@@ -15,21 +15,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.experiment.ledger import ledger_schema
-from pyapp.host.files import EXPORTS, REPO_ROOT, write_atomically
-from pyapp.matrix.plan import plan_schema
-from pyapp.matrix.state import state_schema
-from pyapp.matrix.study_receipt import receipt_schema as study_receipt_schema
-from pyapp.predict.predictions import predictions_schema
+from pyapp.experiment import ledger_schema
+from pyapp.host import EXPORTS, REPO_ROOT, write_atomically
+from pyapp.matrix import plan_schema, state_schema
+from pyapp.matrix import receipt_schema as study_receipt_schema
+from pyapp.predict import predictions_schema
+from pyapp.protocol import js_module, markdown_tables, messages_schema, page, types_module
 from pyapp.protocol import model_exports as model_message_exports
-from pyapp.protocol import page
-from pyapp.protocol.exports import js_module, markdown_tables, messages_schema, types_module
-from pyapp.records import faults
-from pyapp.records.trace import trace_schema
-from pyapp.study.record import study_schema
-from pyapp.sweep.runfile import run_schema
-from pyapp.synthetic.language import synthetic_model_schema
-from pyapp.verify.receipt import receipt_schema
+from pyapp.records import faults, trace_schema
+from pyapp.study import study_schema
+from pyapp.sweep import run_schema
+from pyapp.synthetic import synthetic_model_schema
+from pyapp.verify import receipt_schema
 
 
 def schemas() -> dict[str, dict[str, Any]]:

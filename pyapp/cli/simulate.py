@@ -29,17 +29,20 @@ import time
 from pathlib import Path
 
 from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, sealed_option
-from pyapp.conditions.route import chain_capacity_problem
-from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.conditions import MODEL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError, UsageError
-from pyapp.host.files import check_output_folder, output_folder, task_params_of, write_atomically
-from pyapp.matrix.folder import CELL_ENTRIES, claim_folder
-from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
-from pyapp.records.terms import chain_protocol
-from pyapp.records.trial import Condition
-from pyapp.records.writer import document_text
-from pyapp.synthetic.language import is_file_argument, parse_spec, read_spec_file
-from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seeds, summarise_runs
+from pyapp.host import check_output_folder, output_folder, task_params_of, write_atomically
+from pyapp.matrix import CELL_ENTRIES, claim_folder
+from pyapp.records import Condition, SpecError, SyntheticSpec, chain_protocol, document_text
+from pyapp.synthetic import (
+    SeedRun,
+    SimulationSummary,
+    is_file_argument,
+    parse_spec,
+    read_spec_file,
+    run_seeds,
+    summarise_runs,
+)
 
 MAX_SEEDS = 100_000
 

@@ -20,21 +20,22 @@ from pathlib import Path
 
 from pyapp.cli.arguments import check_output
 from pyapp.errors import UsageError
-from pyapp.host.files import (
-    check_output_folder,
-    input_file,
-    input_folder,
-    output_file,
-    output_folder,
+from pyapp.host import check_output_folder, input_file, input_folder, output_file, output_folder
+from pyapp.matrix import (
+    OWN_ENTRIES,
+    check_receipt,
+    claim_folder,
+    expand,
+    hold_folder,
+    make_receipt,
+    now,
+    read_plan,
+    read_receipt,
+    site_of,
+    write_receipt,
 )
-from pyapp.matrix.cells import expand, site_of
-from pyapp.matrix.coordinator import OWN_ENTRIES
-from pyapp.matrix.folder import claim_folder, hold_folder
-from pyapp.matrix.plan import read_plan
-from pyapp.matrix.state import now
-from pyapp.matrix.study_receipt import check_receipt, make_receipt, read_receipt, write_receipt
-from pyapp.predict.intervals import DEFAULT_BOOTSTRAP_SEED, DEFAULT_RESAMPLES
-from pyapp.study.command import STUDY_HTML, STUDY_JSON, run_study
+from pyapp.predict import DEFAULT_BOOTSTRAP_SEED, DEFAULT_RESAMPLES
+from pyapp.study import STUDY_HTML, STUDY_JSON, run_study
 
 MAX_RESAMPLES = 100_000
 

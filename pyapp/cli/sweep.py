@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, sealed_option, seed
-from pyapp.host.files import REPO_ROOT, input_file, input_folder, output_folder
+from pyapp.host import REPO_ROOT, input_file, input_folder, output_folder
 from pyapp.sweep import main as sweep_main
-from pyapp.tasks.taskset import DEFAULT_SEED
+from pyapp.tasks import DEFAULT_SEED
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -11,21 +11,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import interpreter
-from pyapp.records.base import ProgramJSON
-from pyapp.records.chain import genesis, sha256_of
-from pyapp.records.clock import elapsed_ms, now_ns
-from pyapp.records.trace import BrowserInfo, Trace, make_trace, with_trials
-from pyapp.records.trial import (
+from pyapp.records import (
+    BrowserInfo,
     Condition,
     Failure,
+    ProgramJSON,
     StepRecord,
     Timings,
+    Trace,
     Trial,
     budget_of,
+    elapsed_ms,
+    genesis,
+    make_trace,
     new_trial,
+    now_ns,
+    sha256_of,
     utc_now,
+    with_trials,
 )
-from pyapp.tasks.taskset import Task, TaskParams, generate
+from pyapp.tasks import Task, TaskParams, generate
 
 CONDITION: Condition = "supplied-program"
 

@@ -11,9 +11,7 @@ import re
 from collections.abc import Callable
 
 from pyapp.errors import Cancelled
-from pyapp.records.clock import now_ns
-from pyapp.records.model import Caps, Completion, ModelAdapter
-from pyapp.records.trial import Failure
+from pyapp.records import Caps, Completion, Failure, ModelAdapter, now_ns
 
 _INTEGER = re.compile(r"\s*([+-]?[0-9]+)\s*", re.ASCII)
 _MAX_DIGITS = 20  # more digits than any safe integer has: refused before int() is called

@@ -37,18 +37,26 @@ from pyapp.conditions.replies import (
     timed_generate,
 )
 from pyapp.errors import Cancelled, ParamsError
-from pyapp.records import prompts
-from pyapp.records.clock import elapsed_ms, now_ns
-from pyapp.records.model import (
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
     Caps,
+    ChainCall,
+    ChainProtocol,
+    ChainRoute,
     Completion,
+    Failure,
     ModelAdapter,
+    RenderedPrompt,
     RouteLimits,
+    Timings,
+    Trial,
+    elapsed_ms,
+    new_trial,
+    now_ns,
+    prompts,
+    utc_now,
 )
-from pyapp.records.prompts import RenderedPrompt
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trial import ChainCall, ChainRoute, Failure, Timings, Trial, new_trial, utc_now
-from pyapp.tasks.taskset import PROGRAMS, Task, TaskLike, TaskParams
+from pyapp.tasks import PROGRAMS, Task, TaskLike, TaskParams
 
 
 @dataclass(frozen=True)

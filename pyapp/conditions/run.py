@@ -48,31 +48,31 @@ from pyapp.conditions.route import (
     unsupported_failure,
     verify_route,
 )
-from pyapp.records import prompts
-from pyapp.records.base import ProgramJSON
-from pyapp.records.clock import elapsed_ms, now_ns
-from pyapp.records.model import (
+from pyapp.records import (
     CHAIN_CALL_CAPS,
+    CONDITIONS,
+    DEFAULT_CHAIN_PROTOCOL,
     DEFAULT_ROUTE_LIMITS,
     WHOLE_TASK_CAPS,
     Caps,
+    ChainProtocol,
     Completion,
-    ModelAdapter,
-    RouteLimits,
-)
-from pyapp.records.prompts import RenderedPrompt
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trial import (
-    CONDITIONS,
     Condition,
     Failure,
+    ModelAdapter,
+    ProgramJSON,
+    RenderedPrompt,
+    RouteLimits,
     StepRecord,
     Trial,
     budget_of,
+    elapsed_ms,
     new_trial,
+    now_ns,
+    prompts,
     utc_now,
 )
-from pyapp.tasks.taskset import Task, TaskLike
+from pyapp.tasks import Task, TaskLike
 
 MODEL_CONDITIONS: tuple[Condition, ...] = tuple(c.name for c in CONDITIONS if c.model)
 """The model conditions, in `CONDITIONS`' order (model-only, model-program, chain)."""

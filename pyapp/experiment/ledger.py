@@ -33,18 +33,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from interpreter.lab_error import LabError
-from pyapp.conditions.run import MODEL_CONDITIONS
+from interpreter import LabError
+from pyapp.conditions import MODEL_CONDITIONS
 from pyapp.errors import InputError
-from pyapp.predict.exploratory import content_sha256, keys_by_condition, previously_seen
-from pyapp.predict.profile import heldout_tasks, tasks_of_trace
-from pyapp.records.base import JSON, json_schema, to_json
-from pyapp.records.documents import read_document
-from pyapp.records.kinds import check_kind
-from pyapp.records.model import ModelProvenance
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
-from pyapp.records.trace import Trace
-from pyapp.tasks.taskset import GENERATOR_VERSION, Task, TaskParams
+from pyapp.predict import (
+    content_sha256,
+    heldout_tasks,
+    keys_by_condition,
+    previously_seen,
+    tasks_of_trace,
+)
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
+    JSON,
+    ChainProtocol,
+    ModelProvenance,
+    Trace,
+    check_kind,
+    json_schema,
+    protocol_of,
+    read_document,
+    to_json,
+)
+from pyapp.tasks import GENERATOR_VERSION, Task, TaskParams
 
 LEDGER_SCHEMA = "sweep-ledger/2"
 LEGACY_SCHEMA = "sweep-ledger/1"

@@ -34,44 +34,42 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from pyapp.conditions.failures import kind_of
-from pyapp.conditions.interpret import run_control_trial
-from pyapp.conditions.replies import CancelToken
-from pyapp.conditions.route import chain_capacity_problem
-from pyapp.conditions.run import MODEL_CONDITIONS, run_trial
+from pyapp.conditions import (
+    MODEL_CONDITIONS,
+    CancelToken,
+    chain_capacity_problem,
+    kind_of,
+    run_control_trial,
+    run_trial,
+)
 from pyapp.errors import Cancelled, PhaseError
-from pyapp.predict.freeze import freeze_condition
-from pyapp.predict.predictions import FrozenProfile
-from pyapp.predict.sealing import make_draw
-from pyapp.records import chain
-from pyapp.records.clock import ClockInfo
-from pyapp.records.model import (
-    HardStop,
-    ModelAdapter,
-    ModelLoad,
-    ModelProvenance,
-    current_load_id,
-    identity_difference,
-    identity_sha256,
-)
-from pyapp.records.terms import (
+from pyapp.predict import FrozenProfile, freeze_condition, make_draw
+from pyapp.records import (
     DEFAULT_CHAIN_PROTOCOL,
-    ChainProtocol,
-    is_sealed,
-    protocol_of,
-    terms_for,
-)
-from pyapp.records.trace import (
     BrowserInfo,
+    ChainProtocol,
+    ClockInfo,
+    Condition,
     FreezeRecord,
+    HardStop,
     HeldoutDraw,
     Interruption,
     JournalEntry,
+    ModelAdapter,
+    ModelLoad,
+    ModelProvenance,
     Trace,
+    Trial,
+    chain,
+    current_load_id,
+    identity_difference,
+    identity_sha256,
+    is_sealed,
     make_trace,
+    protocol_of,
+    terms_for,
 )
-from pyapp.records.trial import Condition, Trial
-from pyapp.tasks.taskset import Task, TaskParams, generate, sealed_tasks
+from pyapp.tasks import Task, TaskParams, generate, sealed_tasks
 
 _R = TypeVar("_R")
 Phase = Literal["measure", "heldout"]

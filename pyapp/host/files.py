@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyapp.errors import InputError, RecordError
 from pyapp.errors import UsageError as UsageError  # re-exported for the sweep
-from pyapp.records.documents import loads_document
-from pyapp.records.params import task_params
-from pyapp.tasks.presets import LADDERS, PRESETS
+from pyapp.records import loads_document, task_params
+from pyapp.tasks import LADDERS, PRESETS
 
 if TYPE_CHECKING:
-    from pyapp.tasks.taskset import TaskParams
+    from pyapp.tasks import TaskParams
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = REPO_ROOT / "exports"

@@ -26,3 +26,102 @@
 
 See docs/scale.md.
 """
+
+from pyapp.matrix.cellfiles import check_match, files_sha256, result_options
+from pyapp.matrix.cells import (
+    CONDITION_ABBREVIATIONS,
+    Cell,
+    check_engine_resources,
+    expand,
+    site_of,
+)
+from pyapp.matrix.check import MAX_FOLDER_CHARS, folder_name, plan_sha256, seed_values
+from pyapp.matrix.cli import add_parser
+from pyapp.matrix.coordinator import OWN_ENTRIES
+from pyapp.matrix.folder import CELL_ENTRIES, check_entry, claim_folder, hold_folder
+from pyapp.matrix.hypotheses import (
+    ALL_FAMILIES,
+    POOLED,
+    TWO_MODELS,
+    Hypothesis,
+    check_hypotheses,
+    hypothesis_sha256,
+)
+from pyapp.matrix.plan import plan_schema, read_plan
+from pyapp.matrix.report import render
+from pyapp.matrix.state import CellState, FilesCheck, MatrixRecord, now, state_schema
+from pyapp.matrix.study_receipt import (
+    RECEIPT_NAME,
+    RESIDUAL_ALPHA,
+    RESIDUAL_MIN_N,
+    RESIDUAL_PERMUTATIONS,
+    FrozenHypothesis,
+    StudyReceipt,
+    check_receipt,
+    make_receipt,
+    read_receipt,
+    receipt_schema,
+    registration,
+    require_receipt,
+    write_receipt,
+)
+from pyapp.matrix.summary import (
+    NOTE,
+    SUMMARY_SCHEMA,
+    MatrixSummary,
+    across_seeds_rows,
+    predictions_path,
+)
+
+__all__ = [
+    "ALL_FAMILIES",
+    "CELL_ENTRIES",
+    "CONDITION_ABBREVIATIONS",
+    "MAX_FOLDER_CHARS",
+    "NOTE",
+    "OWN_ENTRIES",
+    "POOLED",
+    "RECEIPT_NAME",
+    "RESIDUAL_ALPHA",
+    "RESIDUAL_MIN_N",
+    "RESIDUAL_PERMUTATIONS",
+    "SUMMARY_SCHEMA",
+    "TWO_MODELS",
+    "Cell",
+    "CellState",
+    "FilesCheck",
+    "FrozenHypothesis",
+    "Hypothesis",
+    "MatrixRecord",
+    "MatrixSummary",
+    "StudyReceipt",
+    "across_seeds_rows",
+    "add_parser",
+    "check_engine_resources",
+    "check_entry",
+    "check_hypotheses",
+    "check_match",
+    "check_receipt",
+    "claim_folder",
+    "expand",
+    "files_sha256",
+    "folder_name",
+    "hold_folder",
+    "hypothesis_sha256",
+    "make_receipt",
+    "now",
+    "plan_schema",
+    "plan_sha256",
+    "predictions_path",
+    "read_plan",
+    "read_receipt",
+    "receipt_schema",
+    "registration",
+    "render",
+    "require_receipt",
+    "result_options",
+    "seed_values",
+    "site_of",
+    "state_schema",
+    "write_receipt",
+]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.errors import InputError, RecordError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.folder import check_entry
@@ -45,13 +45,20 @@ from pyapp.matrix.state import (
     MatrixFile,
     now,
 )
-from pyapp.records.base import JSON, to_json
-from pyapp.records.documents import MAX_TRIALS, check_count, open_regular
-from pyapp.records.kinds import read_kind
-from pyapp.records.params import task_params
-from pyapp.records.trace import Trace, read_trace
-from pyapp.synthetic.language import written_name
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.records import (
+    JSON,
+    MAX_TRIALS,
+    Trace,
+    check_count,
+    open_regular,
+    read_kind,
+    read_trace,
+    task_params,
+    to_json,
+)
+from pyapp.synthetic import written_name
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 Seen = Literal["missing", "unfinished", "finished"]
 FIELD_WORDS = {"task_params": "task parameters"}

@@ -25,20 +25,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.conditions import ALL_CONDITIONS
 from pyapp.errors import InputError, RecordError, UsageError
-from pyapp.host.files import REPO_ROOT
+from pyapp.host import REPO_ROOT
 from pyapp.matrix.check import MAX_CELLS, check_plan, folder_name, seed_values
 from pyapp.matrix.plan import Exclusion, ModelEntry, Plan
-from pyapp.records.base import JSON
-from pyapp.records.params import task_params
-from pyapp.records.synthetic_spec import SpecError
-from pyapp.records.trial import CONDITIONS
-from pyapp.sweep.errors import SetupError
-from pyapp.sweep.native import choose_native, model_files
-from pyapp.sweep.options import Options, choose_model, read_catalogue
-from pyapp.synthetic.language import STRUCTURES, parse_spec, written_name
-from pyapp.tasks.presets import LADDERS, PRESETS, ladder_of
+from pyapp.records import CONDITIONS, JSON, SpecError, task_params
+from pyapp.sweep import (
+    Options,
+    SetupError,
+    choose_model,
+    choose_native,
+    model_files,
+    read_catalogue,
+)
+from pyapp.synthetic import STRUCTURES, parse_spec, written_name
+from pyapp.tasks import LADDERS, PRESETS, ladder_of
 
 CONDITION_ABBREVIATIONS: dict[str, str] = {c.name: c.short for c in CONDITIONS}
 

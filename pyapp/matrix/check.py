@@ -34,11 +34,9 @@ from typing import Final
 from pyapp.errors import InputError, RecordError
 from pyapp.matrix.hypotheses import check_hypotheses
 from pyapp.matrix.plan import ModelEntry, Options, Plan, SeedRange
-from pyapp.records.base import JSON, to_json
-from pyapp.records.params import task_params
-from pyapp.synthetic.language import STRUCTURES
-from pyapp.tasks.presets import PRESETS, rungs_of
-from pyapp.tasks.taskset import SEED_LIMIT, TaskParams
+from pyapp.records import JSON, task_params, to_json
+from pyapp.synthetic import STRUCTURES
+from pyapp.tasks import PRESETS, SEED_LIMIT, TaskParams, rungs_of
 
 MAX_CELLS: Final = 100_000
 """Most cells one plan may make (before its exclusions)."""

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from pyapp.errors import UsageError
-from pyapp.host.files import check_output_folder, input_file, output_folder
+from pyapp.host import check_output_folder, input_file, output_folder
 from pyapp.matrix.coordinator import Invocation, run
 from pyapp.matrix.runner import HOOKS_VARIABLE
 

@@ -44,8 +44,8 @@ from pyapp.matrix.runner import Attempt, Job, command, folder_of, job_for
 from pyapp.matrix.state import DOES_NOT_REDERIVE, CellState, MatrixFile, Session, now
 from pyapp.matrix.study_receipt import RECEIPT_NAME, require_receipt
 from pyapp.matrix.summary import write_summary
-from pyapp.records.base import JSON
-from pyapp.sweep.signals import handling_stops
+from pyapp.records import JSON
+from pyapp.sweep import handling_stops
 
 
 @dataclass(frozen=True)

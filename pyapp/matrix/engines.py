@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from pyapp.errors import UsageError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.runner import Attempt, Job, run_cell
-from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records import JSON, from_json, to_json
 
 RAY_INSTALL = (
     "--engine ray needs Ray: pip install '.[cluster]' (or pip install ray==2.60.0; "

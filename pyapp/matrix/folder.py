@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError
-from pyapp.host.files import write_atomically
-from pyapp.records.documents import read_document
-from pyapp.records.kinds import check_kind
+from pyapp.host import write_atomically
+from pyapp.records import check_kind, read_document
 
 LOCK_NAME = ".lock"
 CELL_ENTRIES = frozenset({LOCK_NAME, "cell.log"})

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError
-from pyapp.records.chain import canonical_text
+from pyapp.records import canonical_text
 
 OPTIONAL = {"optional_on_read": True}
 Metric = Literal[

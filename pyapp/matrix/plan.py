@@ -42,8 +42,7 @@ from typing import Literal
 
 from pyapp.errors import InputError, RecordError
 from pyapp.matrix.hypotheses import Hypothesis, PriorExposure
-from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.documents import read_text
+from pyapp.records import JSON, from_json, json_schema, read_text
 
 PLAN_SCHEMA: Literal["matrix-plan/1"] = "matrix-plan/1"
 SCHEMA_ID = "https://composition-lab.invalid/schemas/matrix-plan.schema.json"

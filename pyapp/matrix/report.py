@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyapp import __version__
-from pyapp.host.files import write_atomically
+from pyapp.host import write_atomically
 from pyapp.matrix.summary import (
     AcrossSeedsRow,
     CellRow,
@@ -25,12 +25,8 @@ from pyapp.matrix.summary import (
     PredictorScores,
     read_cell,
 )
-from pyapp.predict.compare import ACROSS_RUNS, ACROSS_RUNS_COLUMN
-from pyapp.predict.metrics import CalibrationCell
-from pyapp.report.markup import Markup, el
-from pyapp.report.page import CSP, STYLE
-from pyapp.report.plots import calibration_series_svg
-from pyapp.report.sections import fmt, table
+from pyapp.predict import ACROSS_RUNS, ACROSS_RUNS_COLUMN, CalibrationCell
+from pyapp.report import CSP, STYLE, Markup, calibration_series_svg, el, fmt, table
 
 
 def brier(scores: PredictorScores | None, all_steps: bool = False) -> str:

@@ -39,11 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pyapp.host.files import REPO_ROOT
+from pyapp.host import REPO_ROOT
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import now
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.documents import read_document
+from pyapp.records import JSON, from_json, read_document, to_json
 
 HOOKS_VARIABLE = "COMPOSITION_LAB_MATRIX_HOOKS"
 PR_SET_PDEATHSIG = 1

@@ -29,9 +29,7 @@ from typing import Literal
 from pyapp.errors import InputError, RecordError
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.folder import StateFile, check_entry
-from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.kinds import read_kind
-from pyapp.records.writer import document_text
+from pyapp.records import JSON, document_text, from_json, json_schema, read_kind
 
 STATE_SCHEMA: Literal["matrix/1"] = "matrix/1"
 SCHEMA_ID = "https://composition-lab.invalid/schemas/matrix-state.schema.json"

@@ -29,21 +29,24 @@ from pathlib import Path
 from typing import Literal
 
 from pyapp.errors import InputError, RecordError
-from pyapp.host.files import REPO_ROOT, write_atomically
+from pyapp.host import REPO_ROOT, write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.check import plan_sha256
 from pyapp.matrix.folder import check_entry
 from pyapp.matrix.hypotheses import Hypothesis, PriorExposure, hypothesis_sha256
 from pyapp.matrix.plan import Plan
-from pyapp.predict.intervals import DEFAULT_RESAMPLES
-from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.chain import canonical_text
-from pyapp.records.documents import read_document
-from pyapp.records.kinds import check_kind
-from pyapp.records.writer import document_text
-from pyapp.sweep.native import bundled_folder
-from pyapp.sweep.options import read_catalogue
-from pyapp.tasks.taskset import GENERATOR_VERSION
+from pyapp.predict import DEFAULT_RESAMPLES
+from pyapp.records import (
+    JSON,
+    canonical_text,
+    check_kind,
+    document_text,
+    from_json,
+    json_schema,
+    read_document,
+)
+from pyapp.sweep import bundled_folder, read_catalogue
+from pyapp.tasks import GENERATOR_VERSION
 
 RECEIPT_NAME = "study-receipt.json"
 RECEIPT_SCHEMA: Literal["study-receipt/1"] = "study-receipt/1"

@@ -33,30 +33,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from interpreter.lab_error import LabError
-from pyapp.host.files import write_atomically
+from interpreter import LabError
+from pyapp.host import write_atomically
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.state import DOES_NOT_REDERIVE, MatrixRecord
-from pyapp.predict import skill
-from pyapp.predict.compare import (
+from pyapp.predict import (
     ACROSS_RUNS_DEFINITION,
-    across_runs_text,
-    incompatibilities,
-    run_differences,
-)
-from pyapp.predict.metrics import Z_95
-from pyapp.predict.predictions import (
+    Z_95,
     ConditionResult,
     Observation,
     Prediction,
     PredictionsDocument,
     Scores,
+    across_runs_text,
+    incompatibilities,
     read_predictions,
+    run_differences,
+    score,
+    skill,
 )
-from pyapp.predict.predictor import score
-from pyapp.records.kinds import read_kind
-from pyapp.records.terms import protocol_of
-from pyapp.records.writer import document_text
+from pyapp.records import document_text, protocol_of, read_kind
 
 SUMMARY_SCHEMA = "matrix-summary/1"
 NOTE = (

@@ -14,3 +14,33 @@ onnxruntime, numpy, tokenizers and Jinja2 (the `native` extra, pinned in
 requirements-dev.txt) are imported inside the functions that use them: the page's Pyodide
 build never needs them.
 """
+
+from pyapp.native.adapter import (
+    NativeAdapter,
+    NativeIdentity,
+    Source,
+    check_model,
+    load_native,
+    native_model_provenance,
+)
+from pyapp.native.folder import ModelFiles, NativeModelError, find, logits_settings, read_model
+from pyapp.native.template import VERIFIED, ChatTemplate, template_text
+from pyapp.native.text import TokenizerText
+
+__all__ = [
+    "VERIFIED",
+    "ChatTemplate",
+    "ModelFiles",
+    "NativeAdapter",
+    "NativeIdentity",
+    "NativeModelError",
+    "Source",
+    "TokenizerText",
+    "check_model",
+    "find",
+    "load_native",
+    "logits_settings",
+    "native_model_provenance",
+    "read_model",
+    "template_text",
+]

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pyapp.native.folder import ModelFiles, NativeModelError
 from pyapp.native.template import ChatTemplate
 from pyapp.native.text import TokenizerText, tokenizer_data
-from pyapp.records.model import (
+from pyapp.records import (
     TEST_FIXTURE_CONFIGS,
     Caps,
     Completion,
@@ -40,9 +40,10 @@ from pyapp.records.model import (
     ModelFailure,
     ModelLoad,
     ModelProvenance,
+    subject_by_config,
+    subject_of,
     text_sha256,
 )
-from pyapp.records.subject import subject_by_config, subject_of
 
 Source = Literal["bundled-fixture", "bundled-subject", "local-folder"]
 THREADS = 1

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.errors import InputError
-from pyapp.records.documents import open_regular, read_document, read_text
+from pyapp.records import open_regular, read_document, read_text
 
 ONNX_FILES = {
     "fp32": "model.onnx",

@@ -38,12 +38,15 @@ from pyapp.predict import skill
 from pyapp.predict.flags import flag_lines, run_figures
 from pyapp.predict.predictions import ConditionResult, PredictionsDocument
 from pyapp.predict.predictor import skill_of
-from pyapp.records.chain import canonical
-from pyapp.records.frozen import task_set_identity
-from pyapp.records.subject import SUBJECT_LABEL, subject_of
-from pyapp.records.terms import protocol_of
-from pyapp.records.trace import Trace
-from pyapp.tasks.taskset import preset_of
+from pyapp.records import (
+    SUBJECT_LABEL,
+    Trace,
+    canonical,
+    protocol_of,
+    subject_of,
+    task_set_identity,
+)
+from pyapp.tasks import preset_of
 
 DISCLAIMER = (
     "Descriptive comparison of finished runs: not a confirmatory model comparison. "

@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyapp.records.trace import JournalEntry
-from pyapp.tasks.taskset import TaskLike
+from pyapp.records import JournalEntry
+from pyapp.tasks import TaskLike
 
 CONTENT_KEY = "heldout-content/1"
 """The version of the content key's canonical form."""

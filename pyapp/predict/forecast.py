@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import math
 
-from pyapp.conditions.route import exact_op, plan_route, resolve_operand
+from pyapp.conditions import exact_op, plan_route, resolve_operand
 from pyapp.predict import state_aware
 from pyapp.predict.predictions import FrozenProfile, OpProfile, Prediction
-from pyapp.records.frozen import StateAwareModel
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
-from pyapp.records.trial import Condition
-from pyapp.tasks.taskset import Task
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
+    ChainProtocol,
+    Condition,
+    StateAwareModel,
+    protocol_of,
+)
+from pyapp.tasks import Task
 
 
 def predict_product(frozen: FrozenProfile, task: Task) -> Prediction:

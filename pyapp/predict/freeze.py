@@ -44,13 +44,19 @@ from pyapp.predict.profile import (
     trial_cost_ms,
     unsealed_heldout_ids,
 )
-from pyapp.records.base import to_json
-from pyapp.records.chain import sha256_of
-from pyapp.records.frozen import StateAwareModel, task_set_identity
-from pyapp.records.terms import ChainProtocol, is_sealed, protocol_of
-from pyapp.records.trace import FreezeRecord, Trace
-from pyapp.records.trial import Condition
-from pyapp.tasks.taskset import Task
+from pyapp.records import (
+    ChainProtocol,
+    Condition,
+    FreezeRecord,
+    StateAwareModel,
+    Trace,
+    is_sealed,
+    protocol_of,
+    sha256_of,
+    task_set_identity,
+    to_json,
+)
+from pyapp.tasks import Task
 
 
 def canonical_json(value: object) -> str:

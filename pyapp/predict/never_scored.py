@@ -23,8 +23,8 @@ never predicted, so it never enters a score: it is not a mismatch.
 
 from __future__ import annotations
 
-from pyapp.conditions.failures import kind_of
-from pyapp.records.trial import Trial
+from pyapp.conditions import kind_of
+from pyapp.records import Trial
 
 ROUTE_BUDGETS = ("route_call_budget", "route_input_budget", "route_output_budget")
 """The route's own budgets: refused before a call is made."""

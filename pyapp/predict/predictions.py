@@ -18,10 +18,16 @@ from typing import Literal
 
 from pyapp.predict.metrics import CalibrationCell, CostErrors
 from pyapp.predict.skill import SkillScores
-from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.frozen import StateAwareModel, TaskSetIdentity
-from pyapp.records.terms import RunTerms
-from pyapp.records.trial import Condition, Evidence
+from pyapp.records import (
+    JSON,
+    Condition,
+    Evidence,
+    RunTerms,
+    StateAwareModel,
+    TaskSetIdentity,
+    from_json,
+    json_schema,
+)
 
 SCHEMA_VERSION: Literal["predictions/4"] = "predictions/4"
 OLDER_VERSIONS = ("predictions/1", "predictions/2", "predictions/3")

@@ -65,13 +65,16 @@ from pyapp.predict.predictions import without_absent_fields as without_absent_fi
 from pyapp.predict.profile import heldout_tasks, tasks_of, tasks_of_trace, trial_cost_ms
 from pyapp.predict.sealing import with_draw
 from pyapp.predict.skill import SkillScores
-from pyapp.records.evidence import evidence_mismatches
-from pyapp.records.frozen import task_set_identity
-from pyapp.records.model import revision_note
-from pyapp.records.terms import is_sealed
-from pyapp.records.trace import FreezeRecord, Trace
-from pyapp.records.trial import Trial
-from pyapp.tasks.taskset import Task
+from pyapp.records import (
+    FreezeRecord,
+    Trace,
+    Trial,
+    evidence_mismatches,
+    is_sealed,
+    revision_note,
+    task_set_identity,
+)
+from pyapp.tasks import Task
 
 __all__ = [  # what other modules import from here (some of it re-exported)
     "ASSUMPTIONS",

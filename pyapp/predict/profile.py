@@ -10,13 +10,19 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 
-from pyapp.conditions.route import plan_route
+from pyapp.conditions import plan_route
 from pyapp.predict.metrics import METRIC_VERSION, wilson_interval
 from pyapp.predict.predictions import EncodingPair, EncodingTable, OpProfile, Profile
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, is_sealed
-from pyapp.records.trace import Trace
-from pyapp.records.trial import Condition, Evidence, Trial
-from pyapp.tasks.taskset import PRIMITIVE_OPS, Task, TaskParams, generate, sealed_tasks
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
+    ChainProtocol,
+    Condition,
+    Evidence,
+    Trace,
+    Trial,
+    is_sealed,
+)
+from pyapp.tasks import PRIMITIVE_OPS, Task, TaskParams, generate, sealed_tasks
 
 
 def trial_cost_ms(trial: Trial) -> float | None:

@@ -27,15 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.conditions import MODEL_CONDITIONS
 from pyapp.predict.exploratory import journal_leaks, previously_seen
 from pyapp.predict.freeze import frozen_protocol
 from pyapp.predict.predictions import FrozenProfile
 from pyapp.predict.profile import build_profile, heldout_tasks, tasks_of_trace
-from pyapp.records.chain import sha256_of
-from pyapp.records.terms import is_sealed
-from pyapp.records.trace import DrawCheck, FreezeRecord, HeldoutDraw, Trace
-from pyapp.tasks.taskset import sealed_tasks
+from pyapp.records import DrawCheck, FreezeRecord, HeldoutDraw, Trace, is_sealed, sha256_of
+from pyapp.tasks import sealed_tasks
 
 DRAW_DERIVATION = "heldout-draw/1"
 """Version of `heldout_draw_seed` (hashed with it: another derivation is another seed)."""

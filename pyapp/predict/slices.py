@@ -50,7 +50,7 @@ from pyapp.predict.skill import (
     binned_decomposition,
     climatology_brier,
 )
-from pyapp.tasks.taskset import FAMILY_TABLE
+from pyapp.tasks import FAMILY_TABLE
 
 SKILL_HALF_WIDTH = 0.1
 """The half-width of the skill interval `tasks_needed` asks for."""

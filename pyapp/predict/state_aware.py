@@ -39,12 +39,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interpreter import Node, Op
-from pyapp.records.base import to_json
-from pyapp.records.frozen import STATE_AWARE_VERSION
-from pyapp.records.frozen import OpStateModel as OpStateModel  # re-exported
-from pyapp.records.frozen import StateAwareModel as StateAwareModel  # re-exported
-from pyapp.records.trial import Trial
-from pyapp.tasks.taskset import PRIMITIVE_OPS, Task
+from pyapp.records import STATE_AWARE_VERSION, Trial, to_json
+from pyapp.records import OpStateModel as OpStateModel  # re-exported
+from pyapp.records import StateAwareModel as StateAwareModel  # re-exported
+from pyapp.tasks import PRIMITIVE_OPS, Task
 
 FEATURES = ("bias", "max_digits", "min_digits", "res_digits", "negative")
 PRIOR_SD = (2.5, 1.0, 1.0, 1.0, 1.0)

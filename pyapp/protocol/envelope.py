@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from pyapp.errors import RecordError, ReplyError
 from pyapp.protocol.results import ErrorBody
-from pyapp.records.base import JSON, from_json, to_json
+from pyapp.records import JSON, from_json, to_json
 
 TAG = "type"
 """The tag key of every message, both ways."""

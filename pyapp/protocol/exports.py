@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from pyapp.conditions.run import ALL_CONDITIONS, MODEL_CONDITIONS
-from pyapp.predict.predictions import predictions_schema
+from pyapp.conditions import ALL_CONDITIONS, MODEL_CONDITIONS
+from pyapp.predict import predictions_schema
 from pyapp.protocol import generate, jsdoc, page
 from pyapp.protocol.envelope import Channel, EventGroup, Reply, Request
 from pyapp.protocol.generate import channel_schema
@@ -28,16 +28,21 @@ from pyapp.protocol.messages import (
     EventTexts,
 )
 from pyapp.protocol.page_messages import PAGE_REQUESTS
-from pyapp.records.base import JSON, to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS, EVIDENCE_ROW_TAGS
-from pyapp.records.model import CHAIN_CALL_CAPS, WHOLE_TASK_CAPS
-from pyapp.records.stored import HeaderChange
-from pyapp.records.subject import SUBJECTS
-from pyapp.records.trace import trace_schema
-from pyapp.synthetic.language import structure_notes
-from pyapp.tasks.presets import PRESETS
-from pyapp.tasks.taskset import DEFAULT_SEED, GENERATOR_VERSION, PRIMITIVE_OPS
-from pyapp.verify.receipt import receipt_schema
+from pyapp.records import (
+    CHAIN_CALL_CAPS,
+    EVIDENCE_LABELS,
+    EVIDENCE_MEANINGS,
+    EVIDENCE_ROW_TAGS,
+    JSON,
+    SUBJECTS,
+    WHOLE_TASK_CAPS,
+    HeaderChange,
+    to_json,
+    trace_schema,
+)
+from pyapp.synthetic import structure_notes
+from pyapp.tasks import DEFAULT_SEED, GENERATOR_VERSION, PRESETS, PRIMITIVE_OPS
+from pyapp.verify import receipt_schema
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/messages.schema.json"
 

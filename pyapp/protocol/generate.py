@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyapp.protocol.envelope import Channel
-from pyapp.records.base import JSON, json_schema
+from pyapp.records import JSON, json_schema
 
 
 def reply_name(kind: str) -> str:

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.protocol.envelope import Channel
 from pyapp.protocol.generate import merge_defs, reply_name
 

@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.errors import RecordError
 from pyapp.protocol import envelope
 from pyapp.protocol.envelope import Message as Message
@@ -71,9 +71,7 @@ from pyapp.protocol.results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.records.trace import Summary
+from pyapp.records import EVIDENCE_LABELS, JSON, Summary, from_json, to_json
 
 FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
 """Shown beside every number that came from a test fixture (`EVIDENCE_LABELS`)."""

@@ -31,8 +31,7 @@ from pyapp.protocol.model_messages import (
     ModelSpec,
     ReplyTiming,
 )
-from pyapp.records.base import JSON
-from pyapp.records.model import HardStop
+from pyapp.records import JSON, HardStop
 
 SCHEMA_ID = "https://composition-lab.invalid/schemas/model-messages.schema.json"
 

@@ -40,8 +40,8 @@ from typing import ClassVar, Literal
 from pyapp.errors import RecordError, ReplyError
 from pyapp.protocol import envelope
 from pyapp.protocol.results import ErrorBody
-from pyapp.records.base import JSON, from_json
-from pyapp.records.model import (
+from pyapp.records import (
+    JSON,
     AdapterInfo,
     Caps,
     Completion,
@@ -49,6 +49,7 @@ from pyapp.records.model import (
     ModelLoad,
     ModelProvenance,
     WasmInfo,
+    from_json,
 )
 
 MAY_BE_LEFT_OUT = {"optional_on_read": True}

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL
-from pyapp.records.trial import CONDITIONS
+from pyapp.conditions import ALL_CONDITIONS
+from pyapp.records import CHAIN_PROTOCOL_NAMES, CONDITIONS, DEFAULT_CHAIN_PROTOCOL
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 from pyapp.protocol import results
 from pyapp.protocol.envelope import Request
 from pyapp.protocol.model_messages import ChatMessage
-from pyapp.records.base import JSON
+from pyapp.records import JSON
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pyapp.predict.predictions import FrozenProfile, Prediction
-from pyapp.records.model import Completion, ModelProvenance
-from pyapp.records.trace import JournalEntry, Summary, Trace
-from pyapp.records.trial import TaskRecord
+from pyapp.predict import FrozenProfile, Prediction
+from pyapp.records import Completion, JournalEntry, ModelProvenance, Summary, TaskRecord, Trace
 
 ADDED = {"optional_on_read": True}
 """A field added to a message after it was first written: a sender that does not know it

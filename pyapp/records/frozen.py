@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pyapp.records.chain import canonical, sha256_of
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 STATE_AWARE_VERSION = "state-aware/1"
 """Version of the state-aware predictor (features, prior, estimator, clamping)."""

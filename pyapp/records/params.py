@@ -7,7 +7,7 @@ and `TaskParams`' validation), so every caller refuses the same values with the 
 from __future__ import annotations
 
 from pyapp.records.base import JSON, from_json, to_json
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 
 def task_params(seed: int | None, params: dict[str, JSON] | None) -> TaskParams:

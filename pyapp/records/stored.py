@@ -28,7 +28,7 @@ from pyapp.records.trace import (
     with_trials,
 )
 from pyapp.records.trial import TaskRecord
-from pyapp.tasks.taskset import sealed_tasks
+from pyapp.tasks import sealed_tasks
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 
 _OPTIONAL: dict[str, Any] = {"optional_on_read": True}
 MAX_COST_MS = 10_000.0

@@ -63,7 +63,7 @@ from pyapp.records.trial import budget_of as budget_of
 from pyapp.records.trial import new_trial as new_trial
 from pyapp.records.trial import outcome_of as outcome_of
 from pyapp.records.trial import utc_now as utc_now
-from pyapp.tasks.taskset import GENERATOR_VERSION, SEALED_GENERATOR_VERSION, Task, TaskParams
+from pyapp.tasks import GENERATOR_VERSION, SEALED_GENERATOR_VERSION, Task, TaskParams
 
 __all__ = [  # what other modules import from here (some of it re-exported)
     "ADDED_IN_TRACE_3",

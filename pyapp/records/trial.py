@@ -20,7 +20,7 @@ from pyapp.records.base import ProgramJSON, from_json
 from pyapp.records.model import Caps, Completion, RouteLimits
 from pyapp.records.prompts import RenderedPrompt
 from pyapp.records.trace_versions import ADDED_IN_TRACE_3
-from pyapp.tasks.taskset import Task, TaskLike
+from pyapp.tasks import Task, TaskLike
 
 Condition = Literal["supplied-program", "model-only", "model-program", "controlled-chain"]
 """A condition's name, as a type (the names of `CONDITIONS`; an import-time check keeps the

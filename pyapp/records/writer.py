@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.records.base import JSON, to_json
 from pyapp.records.kinds import check_kind
 

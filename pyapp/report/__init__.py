@@ -23,8 +23,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyapp.report.page import render_report
-from pyapp.report.run_folder import RunInputError, Verification, read_run_folder, verify
+from pyapp.report.figures import calibration_svg
+from pyapp.report.markup import Markup, el, escape, join
+from pyapp.report.page import CSP, STYLE, render_report
+from pyapp.report.plots import (
+    COLOURS,
+    calibration_series_svg,
+    nice_ticks,
+    span,
+    steps_svg,
+    tick_format,
+)
+from pyapp.report.run_folder import (
+    RunFolder,
+    RunInputError,
+    Verification,
+    named,
+    read_run_folder,
+    read_trace,
+    verify,
+    verify_documents,
+)
+from pyapp.report.sections import NOT_EVIDENCE_LABELS, facts, fmt, run_evidence, table
+from pyapp.report.skill_plot import SkillPoint, skill_svg
 
 
 def build_report(folder: Path) -> tuple[str, Verification]:
@@ -34,4 +55,35 @@ def build_report(folder: Path) -> tuple[str, Verification]:
     return render_report(run, verification), verification
 
 
-__all__ = ["RunInputError", "Verification", "build_report"]
+__all__ = [
+    "COLOURS",
+    "CSP",
+    "NOT_EVIDENCE_LABELS",
+    "STYLE",
+    "Markup",
+    "RunFolder",
+    "RunInputError",
+    "SkillPoint",
+    "Verification",
+    "build_report",
+    "calibration_series_svg",
+    "calibration_svg",
+    "el",
+    "escape",
+    "facts",
+    "fmt",
+    "join",
+    "named",
+    "nice_ticks",
+    "read_run_folder",
+    "read_trace",
+    "render_report",
+    "run_evidence",
+    "skill_svg",
+    "span",
+    "steps_svg",
+    "table",
+    "tick_format",
+    "verify",
+    "verify_documents",
+]

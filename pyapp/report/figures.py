@@ -10,7 +10,7 @@ panels compare at a glance; the colours are `plots.COLOURS`, as on the page.
 from __future__ import annotations
 
 from pyapp.report.plots import Series, calibration_panels_svg
-from pyapp.synthetic.validation import StructureResult
+from pyapp.synthetic import StructureResult
 
 PANELS = (
     ("model-only", "final"),

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyapp import __version__
-from pyapp.predict.flags import answer_lines, flag_lines, run_figures
-from pyapp.predict.slices import SliceFigures
-from pyapp.records.trace import Trace
+from pyapp.predict import SliceFigures, answer_lines, flag_lines, run_figures
+from pyapp.records import Trace
 from pyapp.report import sections
 from pyapp.report.markup import Markup, el, join
 from pyapp.report.plots import calibration_svg, cost_svg

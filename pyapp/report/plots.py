@@ -21,9 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyapp.predict.metrics import CalibrationCell, wilson_interval
-from pyapp.predict.predictions import ConditionResult, PredictionsDocument
-from pyapp.records.trial import CONDITIONS
+from pyapp.predict import CalibrationCell, ConditionResult, PredictionsDocument, wilson_interval
+from pyapp.records import CONDITIONS
 from pyapp.report.markup import Markup, el
 
 W, H = 760, 420

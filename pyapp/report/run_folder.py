@@ -16,19 +16,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from interpreter.lab_error import LabError
-from pyapp.audit.verdict import audit, verdict_lines
+from interpreter import LabError
+from pyapp.audit import audit, verdict_lines
 from pyapp.errors import InputError, RecordError
-from pyapp.predict.predictions import PredictionsDocument
+from pyapp.predict import PredictionsDocument
+from pyapp.records import (
+    CHAINED_VERSIONS,
+    JSON,
+    MAX_TRIALS,
+    RunInfo,
+    TaskRecord,
+    Trace,
+    Trial,
+    check_count,
+    from_json,
+    read_kind,
+    stream_object,
+    upgrade,
+    version_problem,
+)
 from pyapp.records import trace as records
-from pyapp.records.base import JSON, from_json
-from pyapp.records.documents import MAX_TRIALS, check_count, stream_object
-from pyapp.records.kinds import read_kind
-from pyapp.records.trace import RunInfo, Trace
-from pyapp.records.trace_versions import CHAINED_VERSIONS, upgrade, version_problem
-from pyapp.records.trial import TaskRecord, Trial
-from pyapp.tasks.taskset import GENERATOR_VERSION
-from pyapp.verify.trials import Correction, regenerated_records
+from pyapp.tasks import GENERATOR_VERSION
+from pyapp.verify import Correction, regenerated_records
 
 _TRIAL_PATH = re.compile(r"^\$\.trials\[(?P<index>\d+)\](?P<rest>.*)$", re.S)
 

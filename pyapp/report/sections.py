@@ -13,13 +13,20 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyapp.predict.predictions import ConditionResult, FrozenProfile
-from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS, EVIDENCE_MEANINGS, evidence_label
-from pyapp.records.evidence import run_evidence as evidence_of
-from pyapp.records.terms import RunTerms, protocol_of
-from pyapp.records.trace import Trace
-from pyapp.records.trial import EVIDENCE_NOTES, Evidence, Trial
+from pyapp.predict import ConditionResult, FrozenProfile
+from pyapp.records import (
+    EVIDENCE_LABELS,
+    EVIDENCE_MEANINGS,
+    EVIDENCE_NOTES,
+    Evidence,
+    RunTerms,
+    Trace,
+    Trial,
+    evidence_label,
+    protocol_of,
+    to_json,
+)
+from pyapp.records import run_evidence as evidence_of
 from pyapp.report.markup import Markup, el, join
 from pyapp.report.sample import Listed, listed
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyapp.predict.compare import skill_scores
-from pyapp.predict.flags import interval_text, signed
-from pyapp.predict.predictions import ConditionResult
-from pyapp.predict.skill import Interval
-from pyapp.predict.slices import SliceFigures
+from pyapp.predict import (
+    ConditionResult,
+    Interval,
+    SliceFigures,
+    interval_text,
+    signed,
+    skill_scores,
+)
 from pyapp.report.markup import Markup, el, join
 from pyapp.report.sections import fmt, table
 

@@ -14,3 +14,19 @@
 A matrix's `summary.json` stays per cell and states no answer; the study states it, and only
 as far as its numbers go.
 """
+
+from pyapp.study.command import BEGIN, END, STUDY_HTML, STUDY_JSON, markdown_into, run_study
+from pyapp.study.record import StudyDocument, study_schema
+from pyapp.study.verdicts import judge_hypotheses
+
+__all__ = [
+    "BEGIN",
+    "END",
+    "STUDY_HTML",
+    "STUDY_JSON",
+    "StudyDocument",
+    "judge_hypotheses",
+    "markdown_into",
+    "run_study",
+    "study_schema",
+]

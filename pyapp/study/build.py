@@ -15,32 +15,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pyapp.conditions.run import MODEL_CONDITIONS
+from pyapp.conditions import MODEL_CONDITIONS
 from pyapp.errors import InputError
-from pyapp.matrix.hypotheses import Hypothesis
-from pyapp.matrix.state import MatrixRecord
-from pyapp.matrix.study_receipt import StudyReceipt
-from pyapp.predict.flags import (
+from pyapp.matrix import Hypothesis, MatrixRecord, StudyReceipt
+from pyapp.predict import (
+    ACROSS_SEEDS,
+    ALL_FAMILIES,
     ANSWER_LABEL,
+    BOOTSTRAP,
+    CALIBRATION_BINS,
+    CLIMATOLOGY,
     MIN_TASKS,
+    REFERENCE,
+    RUNG_AWARE,
+    SKILL_HALF_WIDTH,
     Answer,
+    ScoredTask,
+    SliceFigures,
     answer,
     degenerate_flags,
     difference_answer,
     headline,
-)
-from pyapp.predict.intervals import ACROSS_SEEDS, BOOTSTRAP
-from pyapp.predict.skill import CLIMATOLOGY, REFERENCE, RUNG_AWARE
-from pyapp.predict.slices import (
-    ALL_FAMILIES,
-    CALIBRATION_BINS,
-    SKILL_HALF_WIDTH,
-    ScoredTask,
-    SliceFigures,
     scored_tasks,
     slice_figures,
 )
-from pyapp.records.terms import protocol_of
+from pyapp.records import protocol_of
 from pyapp.study.cells import ReadCell, Skipped, key_of, read_cells
 from pyapp.study.record import (
     STUDY_SCHEMA,

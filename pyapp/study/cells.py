@@ -33,19 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyapp.errors import InputError, RecordError
-from pyapp.matrix.cells import Cell
-from pyapp.matrix.state import MatrixRecord
-from pyapp.matrix.summary import predictions_path
-from pyapp.predict.predictions import PredictionsDocument
-from pyapp.records.base import from_json, to_json
-from pyapp.records.chain import canonical
-from pyapp.records.documents import read_document
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, protocol_of
-from pyapp.records.trace import Trace
-from pyapp.report.run_folder import RunInputError, read_run_folder, verify
-from pyapp.tasks.presets import ladder_of
-from pyapp.tasks.taskset import preset_of
-from pyapp.verify.completeness import incomplete
+from pyapp.matrix import Cell, MatrixRecord, predictions_path
+from pyapp.predict import PredictionsDocument
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
+    Trace,
+    canonical,
+    from_json,
+    protocol_of,
+    read_document,
+    to_json,
+)
+from pyapp.report import RunInputError, read_run_folder, verify
+from pyapp.tasks import ladder_of, preset_of
+from pyapp.verify import incomplete
 
 CUT_SHORT = "cut short"
 """A done cell whose trace lacks held-out trials or a freeze (`pyapp.verify.completeness`)."""

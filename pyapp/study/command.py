@@ -14,14 +14,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pyapp.host.files import write_atomically
-from pyapp.matrix.folder import check_entry, hold_folder
-from pyapp.matrix.hypotheses import Hypothesis
-from pyapp.matrix.plan import read_plan
-from pyapp.matrix.study_receipt import RECEIPT_NAME, StudyReceipt, read_receipt
-from pyapp.records.documents import read_document, read_text
-from pyapp.records.kinds import check_kind
-from pyapp.records.writer import document_text
+from pyapp.host import write_atomically
+from pyapp.matrix import (
+    RECEIPT_NAME,
+    Hypothesis,
+    StudyReceipt,
+    check_entry,
+    hold_folder,
+    read_plan,
+    read_receipt,
+)
+from pyapp.records import check_kind, document_text, read_document, read_text
 from pyapp.study.build import build_study
 from pyapp.study.cells import read_matrix
 from pyapp.study.record import StudyDocument

@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pyapp.predict.flags import Answer
-from pyapp.predict.slices import SliceFigures
-from pyapp.records.base import JSON, json_schema
+from pyapp.predict import Answer, SliceFigures
+from pyapp.records import JSON, json_schema
 from pyapp.study.verdicts import ResidualTest, Verdict
 
 STUDY_SCHEMA: Literal["study/2"] = "study/2"

@@ -14,13 +14,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyapp import __version__
-from pyapp.predict.flags import ANSWER_LABEL, signed
-from pyapp.predict.intervals import NamedInterval
-from pyapp.predict.slices import ALL_FAMILIES, PredictorFigures, SliceFigures
-from pyapp.report.markup import Markup, el, join
-from pyapp.report.page import CSP, STYLE
-from pyapp.report.plots import calibration_series_svg, steps_svg
-from pyapp.report.sections import facts, table
+from pyapp.predict import (
+    ALL_FAMILIES,
+    ANSWER_LABEL,
+    NamedInterval,
+    PredictorFigures,
+    SliceFigures,
+    signed,
+)
+from pyapp.report import (
+    CSP,
+    STYLE,
+    Markup,
+    calibration_series_svg,
+    el,
+    facts,
+    join,
+    steps_svg,
+    table,
+)
 from pyapp.study.record import StudyDocument, StudyGroup, StudySlice
 
 SLICE_HEADER = (

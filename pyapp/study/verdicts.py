@@ -31,22 +31,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pyapp.matrix.hypotheses import ALL_FAMILIES, POOLED, TWO_MODELS, Hypothesis
-from pyapp.matrix.study_receipt import (
+from pyapp.matrix import (
+    ALL_FAMILIES,
+    POOLED,
     RESIDUAL_ALPHA,
     RESIDUAL_MIN_N,
     RESIDUAL_PERMUTATIONS,
+    TWO_MODELS,
+    Hypothesis,
     StudyReceipt,
     registration,
 )
-from pyapp.predict.confirm import (
+from pyapp.predict import (
+    NamedInterval,
+    ScoredTask,
+    TaskColumns,
+    bootstrap,
     bootstrap_p,
     exact_binomial_p,
     holm,
+    resample_indices,
     residual_permutation,
+    scored_tasks,
 )
-from pyapp.predict.intervals import NamedInterval, bootstrap, resample_indices
-from pyapp.predict.slices import ScoredTask, TaskColumns, scored_tasks
 from pyapp.study.cells import ReadCell
 
 Word = Literal["supported", "not supported", "inconclusive"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pyapp.audit.verdict import audit
-from pyapp.host.files import EXPORTS
-from pyapp.records.documents import read_document
+from pyapp.audit import audit
+from pyapp.host import EXPORTS
+from pyapp.records import read_document
 
 
 def validate(document: Any, schema_name: str) -> list[str] | None:

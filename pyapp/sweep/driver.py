@@ -19,34 +19,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.model import parse_provenance
-from pyapp.conditions.run import ALL_CONDITIONS
-from pyapp.experiment.ledger import LedgerError, observed_for, read_ledger, record_trace, seen_in
-from pyapp.host.files import write_atomically
-from pyapp.protocol.envelope import Request
-from pyapp.protocol.messages import (
+from pyapp.browser import parse_provenance
+from pyapp.conditions import ALL_CONDITIONS
+from pyapp.experiment import LedgerError, observed_for, read_ledger, record_trace, seen_in
+from pyapp.host import write_atomically
+from pyapp.protocol import (
+    ErrorBody,
     EventTexts,
+    HeaderText,
+    ModelChoose,
+    ModelChosen,
+    PredictionsText,
+    Request,
+    RunEnded,
     SweepHeader,
     SweepPredictions,
     SweepResume,
     SweepRun,
     SweepStart,
+    SweepState,
+    SweepStop,
     parse_event,
 )
-from pyapp.protocol.page_messages import ModelChoose, SweepStop
-from pyapp.protocol.results import (
-    ErrorBody,
-    HeaderText,
-    ModelChosen,
-    PredictionsText,
-    RunEnded,
-    SweepState,
-)
-from pyapp.records.base import from_json, to_json
-from pyapp.records.params import task_params
-from pyapp.records.terms import chain_protocol
-from pyapp.records.trace import Trace
-from pyapp.records.writer import document_text
+from pyapp.records import Trace, chain_protocol, document_text, from_json, task_params, to_json
 from pyapp.sweep.errors import Interrupted, Paused, SetupError, SweepError
 from pyapp.sweep.files import (
     PREDICTIONS,
@@ -70,8 +65,8 @@ from pyapp.sweep.panel import (
 from pyapp.sweep.progress import Progress, say
 from pyapp.sweep.runfile import RunFile
 from pyapp.sweep.signals import StopFlag
-from pyapp.tasks.taskset import generate
-from pyapp.verify.receipt import receipt_lines
+from pyapp.tasks import generate
+from pyapp.verify import receipt_lines
 
 BOOT_TIMEOUT_S = 120.0
 LOAD_TIMEOUT_S = 1800.0

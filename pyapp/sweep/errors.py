@@ -11,7 +11,7 @@ SweepError                 status 1: the sweep failed (page, model, checks)
 
 from __future__ import annotations
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 
 
 class SweepError(LabError):

@@ -24,24 +24,27 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from interpreter.lab_error import LabError
+from interpreter import LabError
 from pyapp.errors import InputError, RecordError
-from pyapp.host.files import write_atomically
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.documents import (
+from pyapp.host import write_atomically
+from pyapp.predict import score_trace
+from pyapp.records import (
+    JSON,
     MAX_TRIALS,
+    Trace,
+    Trial,
     check_count,
+    check_kind,
+    document_text,
+    from_json,
+    line_text,
     loads_document,
     read_document,
     read_lines,
+    stored_trace,
+    to_json,
 )
-from pyapp.records.kinds import check_kind
-from pyapp.records.stored import stored_trace
-from pyapp.records.trace import Trace
-from pyapp.records.trial import Trial
-from pyapp.records.writer import document_text, line_text
-from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
+from pyapp.verify import Receipt, read_receipt, receipt_mismatches
 
 TRIALS = "trials.jsonl"
 TRACE = "trace.json"

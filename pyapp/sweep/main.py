@@ -48,14 +48,16 @@ from urllib.parse import urlsplit
 
 from pyapp import __version__
 from pyapp.errors import InputError, SiteMissingError, UsageError
-from pyapp.experiment.ledger import LedgerError, read_ledger
-from pyapp.host.files import REPO_ROOT, check_output_folder
-from pyapp.host.serve import check_site, serve_hub_in_thread, serve_in_thread
-from pyapp.protocol.messages import Hello
-from pyapp.protocol.page import page_query
-from pyapp.records.base import to_json
-from pyapp.records.documents import read_document
-from pyapp.records.subject import subject_of
+from pyapp.experiment import LedgerError, read_ledger
+from pyapp.host import (
+    REPO_ROOT,
+    check_output_folder,
+    check_site,
+    serve_hub_in_thread,
+    serve_in_thread,
+)
+from pyapp.protocol import Hello, page_query
+from pyapp.records import read_document, subject_of, to_json
 from pyapp.sweep.checks import check_files, report_checks, report_scores
 from pyapp.sweep.chromium import (
     CHROMIUM_ARGS,

@@ -29,17 +29,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pyapp.browser.bridge import handle_async, new_session
-from pyapp.browser.page_link import Context
+from pyapp.browser import Context, handle_async, new_session
 from pyapp.errors import InputError, UsageError
-from pyapp.host.files import REPO_ROOT
-from pyapp.native.adapter import NativeAdapter, NativeIdentity, Source, check_model, load_native
-from pyapp.native.folder import ModelFiles, NativeModelError, find, read_model
-from pyapp.protocol.envelope import Request
-from pyapp.protocol.messages import EventAnswer, request_message
-from pyapp.records.base import JSON, to_json
-from pyapp.records.documents import read_document
-from pyapp.records.subject import subject_by_model_id
+from pyapp.host import REPO_ROOT
+from pyapp.native import (
+    ModelFiles,
+    NativeAdapter,
+    NativeIdentity,
+    NativeModelError,
+    Source,
+    check_model,
+    find,
+    load_native,
+    read_model,
+)
+from pyapp.protocol import EventAnswer, Request, request_message
+from pyapp.records import JSON, read_document, subject_by_model_id, to_json
 from pyapp.sweep.driver import Driver
 from pyapp.sweep.errors import SetupError
 from pyapp.sweep.options import ModelChoice, Options, choose_model, read_catalogue

@@ -9,17 +9,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyapp.conditions.route import chain_capacity_problem
-from pyapp.conditions.run import ALL_CONDITIONS
+from pyapp.conditions import ALL_CONDITIONS, chain_capacity_problem
 from pyapp.errors import InputError, UsageError
-from pyapp.host.files import param_overrides
-from pyapp.protocol.page import URL_PARAM_NAMES, URL_PARAMS
-from pyapp.records.documents import read_document
-from pyapp.records.faults import fault_errors, split_hooks
-from pyapp.records.params import task_params
-from pyapp.records.terms import CHAIN_PROTOCOL_NAMES, DEFAULT_CHAIN_PROTOCOL, chain_protocol
+from pyapp.host import param_overrides
+from pyapp.protocol import URL_PARAM_NAMES, URL_PARAMS
+from pyapp.records import (
+    CHAIN_PROTOCOL_NAMES,
+    DEFAULT_CHAIN_PROTOCOL,
+    chain_protocol,
+    fault_errors,
+    read_document,
+    split_hooks,
+    task_params,
+)
 from pyapp.sweep.errors import SetupError
-from pyapp.tasks.taskset import DEFAULT_SEED, SEED_LIMIT
+from pyapp.tasks import DEFAULT_SEED, SEED_LIMIT
 
 BACKENDS = ("webgpu", "wasm", "native")
 """The sweep's backends: the page's two, and native (`pyapp.sweep.native`)."""

@@ -25,23 +25,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyapp.errors import RecordError
-from pyapp.protocol.envelope import Request
-from pyapp.protocol.messages import RequestError, parse_result, request_message
-from pyapp.protocol.page_messages import (
+from pyapp.protocol import (
+    ErrorBody,
     ModelChoose,
     ModelSynthetic,
-    PageStateRequest,
-    PageStoredRequest,
-)
-from pyapp.protocol.results import (
-    ErrorBody,
     PageState,
+    PageStateRequest,
     PageStored,
+    PageStoredRequest,
+    Request,
+    RequestError,
     StoredSweep,
     SyntheticChosen,
+    parse_result,
+    request_message,
 )
-from pyapp.records.base import JSON, from_json, to_json
-from pyapp.records.stored import stored_trace
+from pyapp.records import JSON, from_json, stored_trace, to_json
 from pyapp.sweep.errors import SweepError
 
 if TYPE_CHECKING:

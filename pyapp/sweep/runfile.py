@@ -14,11 +14,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pyapp.errors import InputError, RecordError
-from pyapp.host.files import write_atomically
-from pyapp.records.base import JSON, from_json, json_schema, to_json
-from pyapp.records.documents import read_document
-from pyapp.records.kinds import check_kind
-from pyapp.records.writer import document_text
+from pyapp.host import write_atomically
+from pyapp.records import (
+    JSON,
+    check_kind,
+    document_text,
+    from_json,
+    json_schema,
+    read_document,
+    to_json,
+)
 from pyapp.sweep.errors import SweepError
 
 RUN_SCHEMA = "sweep-run/1"

@@ -29,18 +29,19 @@ import re
 
 import interpreter
 from interpreter import Node, Op
-from pyapp.conditions.route import exact_op, resolve_operand, route_of
-from pyapp.records.model import (
+from pyapp.conditions import exact_op, resolve_operand, route_of
+from pyapp.records import (
     Caps,
     Completion,
     ModelProvenance,
+    SyntheticSpec,
+    digits,
     native_provenance,
     over_input_budget,
     text_sha256,
 )
-from pyapp.records.synthetic_spec import SyntheticSpec, digits
 from pyapp.synthetic.language import written_name
-from pyapp.tasks.taskset import Task
+from pyapp.tasks import Task
 
 CORRUPTED_OP = {"add": "sub", "sub": "add", "mul": "add"}
 """The specific corruption of a wrongly written program node."""

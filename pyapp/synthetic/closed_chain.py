@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from interpreter import Node, Op
-from pyapp.records.synthetic_spec import SyntheticSpec
+from pyapp.records import SyntheticSpec
 from pyapp.synthetic.closed_form import (
     APPLY,
     OFF,

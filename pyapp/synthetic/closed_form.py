@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from interpreter import Node, Op
-from pyapp.records.synthetic_spec import SpecError, SyntheticSpec
+from pyapp.records import SpecError, SyntheticSpec
 
 PRUNE = 1e-6
 """Branches (and pairs of sibling values) of smaller probability are dropped; their mass is

@@ -29,9 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from pyapp.errors import InputError
-from pyapp.records.documents import read_document
-from pyapp.records.prompts import CHAIN_STEP
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, chain_protocol
+from pyapp.records import (
+    CHAIN_STEP,
+    DEFAULT_CHAIN_PROTOCOL,
+    ChainProtocol,
+    chain_protocol,
+    read_document,
+)
 from pyapp.synthetic.checks import (
     FAMILIES,
     MARGIN_GAIN,
@@ -42,7 +46,7 @@ from pyapp.synthetic.checks import (
 )
 from pyapp.synthetic.language import shipped
 from pyapp.synthetic.targets import STATE_INFORMATIVE
-from pyapp.tasks.taskset import GENERATOR_VERSION
+from pyapp.tasks import GENERATOR_VERSION
 
 EXPECTATIONS_PATH = (
     Path(__file__).resolve().parents[2] / "docs" / "validation" / "expectations.json"

@@ -34,9 +34,16 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from pyapp.errors import InputError, RecordError
-from pyapp.records.base import JSON, from_json, json_schema
-from pyapp.records.documents import loads_document, read_text
-from pyapp.records.synthetic_spec import SECTIONS, SpecError, SyntheticSpec
+from pyapp.records import (
+    JSON,
+    SECTIONS,
+    SpecError,
+    SyntheticSpec,
+    from_json,
+    json_schema,
+    loads_document,
+    read_text,
+)
 
 STRUCTURES_DIR = Path(__file__).resolve().parent / "structures"
 STRUCTURES: tuple[str, ...] = (

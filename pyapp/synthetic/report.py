@@ -17,12 +17,7 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
-from pyapp.predict.compare import (
-    ACROSS_RUNS,
-    ACROSS_RUNS_COLUMN,
-    ACROSS_RUNS_DEFINITION,
-    across_runs_text,
-)
+from pyapp.predict import ACROSS_RUNS, ACROSS_RUNS_COLUMN, ACROSS_RUNS_DEFINITION, across_runs_text
 from pyapp.synthetic.checks import Check, family_of
 from pyapp.synthetic.expectations import EXPECTATIONS, MARGINS_TEXT, SHARED_DRAWS
 from pyapp.synthetic.language import written_name

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from pyapp.records.evidence import derived_evidence
-from pyapp.records.model import Caps, Completion
-from pyapp.records.trace import Trace
+from pyapp.records import Caps, Completion, Trace, derived_evidence
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import written_name
-from pyapp.tasks.taskset import Task
-from pyapp.verify.rerun import Rerun, rerun
+from pyapp.tasks import Task
+from pyapp.verify import Rerun
+from pyapp.verify.rerun import rerun
 
 NO_SPECIFICATION = (
     "the trace's records name a synthetic model, but its specification is not recorded "

@@ -14,19 +14,21 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictions import PredictionsDocument, Scores
-from pyapp.predict.predictor import score_trace
-from pyapp.records import clock
-from pyapp.records.clock import VIRTUAL_CLOCK
-from pyapp.records.synthetic_spec import SyntheticSpec
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trace import Trace
-from pyapp.records.trial import Condition
+from pyapp.conditions import MODEL_CONDITIONS
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import PredictionsDocument, Scores, score_trace
+from pyapp.records import (
+    DEFAULT_CHAIN_PROTOCOL,
+    VIRTUAL_CLOCK,
+    ChainProtocol,
+    Condition,
+    SyntheticSpec,
+    Trace,
+    clock,
+)
 from pyapp.synthetic.adapter import SyntheticAdapter
 from pyapp.synthetic.language import written_name
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 
 @dataclass(frozen=True)

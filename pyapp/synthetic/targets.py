@@ -49,10 +49,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from pyapp.records.synthetic_spec import SyntheticSpec
+from pyapp.records import SyntheticSpec
 from pyapp.synthetic.closed_chain import outcome
 from pyapp.synthetic.closed_form import PRUNE, Outcome
-from pyapp.tasks.taskset import Task, TaskParams, generate
+from pyapp.tasks import Task, TaskParams, generate
 
 CONDITIONS = ("model-only", "model-program", "controlled-chain")
 OPS = ("add", "sub", "mul")

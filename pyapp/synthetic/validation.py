@@ -36,16 +36,24 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from pyapp.predict import skill
-from pyapp.predict.flags import flags_of
-from pyapp.predict.freeze import complete_freeze
-from pyapp.predict.metrics import CalibrationCell, brier_score, calibration_cells
-from pyapp.predict.predictions import ConditionResult, OpProfile, Prediction
-from pyapp.predict.predictor import score_trace
-from pyapp.predict.slices import RUN_SCOPE, ScoredTask, SliceFigures, scored_tasks, slice_figures
-from pyapp.records.synthetic_spec import SyntheticSpec
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol
-from pyapp.records.trace import FreezeRecord
+from pyapp.predict import (
+    RUN_SCOPE,
+    CalibrationCell,
+    ConditionResult,
+    OpProfile,
+    Prediction,
+    ScoredTask,
+    SliceFigures,
+    brier_score,
+    calibration_cells,
+    complete_freeze,
+    flags_of,
+    score_trace,
+    scored_tasks,
+    skill,
+    slice_figures,
+)
+from pyapp.records import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, FreezeRecord, SyntheticSpec
 from pyapp.synthetic.closed_form import Outcome
 from pyapp.synthetic.simulate import SeedRun, run_seeds
 from pyapp.synthetic.targets import (
@@ -56,7 +64,7 @@ from pyapp.synthetic.targets import (
     probe_rates,
     shrunk,
 )
-from pyapp.tasks.taskset import TaskParams
+from pyapp.tasks import TaskParams
 
 PREDICTORS = ("product", "product-shrunk", "state-aware")
 SLICE_RESAMPLES = 2

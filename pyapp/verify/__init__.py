@@ -6,3 +6,34 @@ which a trace's fields must agree with each other), ``receipt`` (freeze receipts
 at the freeze, checked against a trace later), ``completeness`` (every held-out task a
 freeze listed against the trials present: a run that ended early says so) and ``rerun``
 (audit by re-execution: each recorded completion generated again and compared)."""
+
+from pyapp.verify.completeness import incomplete
+from pyapp.verify.receipt import (
+    Receipt,
+    make_receipt,
+    read_receipt,
+    receipt_lines,
+    receipt_mismatches,
+    receipt_schema,
+)
+from pyapp.verify.reproduce import limitations, reproduce_predictions
+from pyapp.verify.rerun import Explain, Generate, Rerun
+from pyapp.verify.trials import Correction, rederive, regenerated_records
+
+__all__ = [
+    "Correction",
+    "Explain",
+    "Generate",
+    "Receipt",
+    "Rerun",
+    "incomplete",
+    "limitations",
+    "make_receipt",
+    "read_receipt",
+    "receipt_lines",
+    "receipt_mismatches",
+    "receipt_schema",
+    "rederive",
+    "regenerated_records",
+    "reproduce_predictions",
+]

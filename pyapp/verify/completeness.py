@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.predict.profile import tasks_of_trace
-from pyapp.records.trace import Trace
+from pyapp.conditions import MODEL_CONDITIONS
+from pyapp.predict import tasks_of_trace
+from pyapp.records import Trace
 
 SHOWN = 12
 """Most missing task ids named on one line (the count is always given)."""

@@ -27,14 +27,8 @@ from __future__ import annotations
 
 import json
 
-from pyapp.records.base import Mismatch as Mismatch  # re-exported for reproduce
-from pyapp.records.model import (
-    NO_GENERATION_CODES,
-    Caps,
-    Completion,
-    ModelProvenance,
-    finish_for,
-)
+from pyapp.records import NO_GENERATION_CODES, Caps, Completion, ModelProvenance, finish_for
+from pyapp.records import Mismatch as Mismatch  # re-exported for reproduce
 
 NOTHING_MEASURED = "output_tokens, output_token_ids, generation_ms and time_to_first_token_ms"
 """What a completion that generated nothing leaves null."""

@@ -37,15 +37,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from pyapp.predict.freeze import freeze_profile, frozen_protocol, predictions_sha256
-from pyapp.predict.profile import heldout_tasks, tasks_of_trace
-from pyapp.records.base import JSON, Mismatch, from_json, json_schema
-from pyapp.records.chain import links, sha256_of
-from pyapp.records.frozen import StateAwareModel, TaskSetIdentity, task_set_identity
-from pyapp.records.model import identity_sha256
-from pyapp.records.terms import RunTerms
-from pyapp.records.trace import FreezeRecord, Trace
-from pyapp.records.trial import Condition
+from pyapp.predict import (
+    freeze_profile,
+    frozen_protocol,
+    heldout_tasks,
+    predictions_sha256,
+    tasks_of_trace,
+)
+from pyapp.records import (
+    JSON,
+    Condition,
+    FreezeRecord,
+    Mismatch,
+    RunTerms,
+    StateAwareModel,
+    TaskSetIdentity,
+    Trace,
+    from_json,
+    identity_sha256,
+    json_schema,
+    links,
+    sha256_of,
+    task_set_identity,
+)
 
 SCHEMA_VERSION: Literal["receipt/1"] = "receipt/1"
 SCHEMA_ID = "https://composition-lab.invalid/exports/receipt.schema.json"

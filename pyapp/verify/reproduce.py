@@ -35,29 +35,42 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from pyapp.conditions.failures import kind_of
-from pyapp.conditions.run import (
-    MODEL_CONDITIONS,
-)
+from pyapp.conditions import MODEL_CONDITIONS, kind_of
 from pyapp.errors import RecordError
-from pyapp.predict.freeze import frozen_as_recorded, rederive_reference, refit_state_aware
-from pyapp.predict.metrics import METRIC_VERSION, METRIC_VERSIONS
-from pyapp.predict.never_scored import never_scored_line
-from pyapp.predict.predictions import as_version, without_absent_fields
-from pyapp.predict.predictor import score_trace
-from pyapp.predict.profile import heldout_tasks, tasks_of, tasks_of_trace
-from pyapp.predict.sealing import draw_mismatches
-from pyapp.records import prompts
-from pyapp.records.base import JSON, Mismatch, to_json
-from pyapp.records.chain import chain_mismatches
-from pyapp.records.evidence import evidence_mismatches
-from pyapp.records.frozen import task_set_identity
-from pyapp.records.model import revision_note
-from pyapp.records.terms import is_sealed, protocol_of
-from pyapp.records.trace import Trace, read_trace, summarise
-from pyapp.records.trace_versions import CHAINED_VERSIONS, SCHEMA_VERSION
-from pyapp.records.trial import TaskRecord
-from pyapp.tasks.taskset import GENERATOR_VERSIONS, SEALED_GENERATOR_VERSION
+from pyapp.predict import (
+    METRIC_VERSION,
+    METRIC_VERSIONS,
+    as_version,
+    draw_mismatches,
+    frozen_as_recorded,
+    heldout_tasks,
+    never_scored_line,
+    rederive_reference,
+    refit_state_aware,
+    score_trace,
+    tasks_of,
+    tasks_of_trace,
+    without_absent_fields,
+)
+from pyapp.records import (
+    CHAINED_VERSIONS,
+    JSON,
+    SCHEMA_VERSION,
+    Mismatch,
+    TaskRecord,
+    Trace,
+    chain_mismatches,
+    evidence_mismatches,
+    is_sealed,
+    prompts,
+    protocol_of,
+    read_trace,
+    revision_note,
+    summarise,
+    task_set_identity,
+    to_json,
+)
+from pyapp.tasks import GENERATOR_VERSIONS, SEALED_GENERATOR_VERSION
 from pyapp.verify.consistency import completion_mismatches, model_mismatches
 from pyapp.verify.trials import (
     TrialContext,

@@ -25,13 +25,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyapp.conditions.run import MODEL_CONDITIONS
-from pyapp.predict.profile import tasks_of_trace
-from pyapp.records.base import Mismatch, to_json
-from pyapp.records.model import Caps, Completion
-from pyapp.records.trace import Trace
-from pyapp.records.trial import Trial
-from pyapp.tasks.taskset import Task
+from pyapp.conditions import MODEL_CONDITIONS
+from pyapp.predict import tasks_of_trace
+from pyapp.records import Caps, Completion, Mismatch, Trace, Trial, to_json
+from pyapp.tasks import Task
 
 Generate = Callable[[str, Caps], Completion]
 """One generation of the re-run model: the prompt text and its caps in, a completion out."""

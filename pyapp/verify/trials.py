@@ -16,42 +16,49 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import interpreter
-from pyapp.conditions.interpret import interpret
-from pyapp.conditions.route import (
+from pyapp.conditions import (
     Reservation,
     call_step,
     chain_result,
     judge_call,
+    judge_whole_task,
     plan_route,
     route_call_refusal,
     unsupported_failure,
     verify_route,
+    whole_task_prompt,
 )
-from pyapp.conditions.run import judge_whole_task, whole_task_prompt
-from pyapp.records import prompts
-from pyapp.records.base import JSON, Mismatch, to_json
-from pyapp.records.model import (
+from pyapp.conditions.interpret import interpret
+from pyapp.records import (
     CHAIN_CALL_CAPS,
-    WHOLE_TASK_CAPS,
-    ModelProvenance,
-    identity_sha256,
-    input_hash_matches,
-)
-from pyapp.records.prompts import RenderedPrompt
-from pyapp.records.subject import REFERENCE, subject_of
-from pyapp.records.terms import DEFAULT_CHAIN_PROTOCOL, ChainProtocol, protocol_of
-from pyapp.records.trace import Trace, read_trace, summarise
-from pyapp.records.trace_versions import LEGACY_SCHEMA_VERSIONS, upgrade
-from pyapp.records.trial import (
+    DEFAULT_CHAIN_PROTOCOL,
     EVIDENCE_NOTES,
+    JSON,
     LEGACY_EVIDENCE_NOTES,
+    LEGACY_SCHEMA_VERSIONS,
+    REFERENCE,
+    WHOLE_TASK_CAPS,
+    ChainProtocol,
     Failure,
+    Mismatch,
+    ModelProvenance,
+    RenderedPrompt,
     TaskRecord,
+    Trace,
     Trial,
     budget_of,
+    identity_sha256,
+    input_hash_matches,
     outcome_of,
+    prompts,
+    protocol_of,
+    read_trace,
+    subject_of,
+    summarise,
+    to_json,
+    upgrade,
 )
-from pyapp.tasks.taskset import GENERATOR_VERSION, TaskParams, generate
+from pyapp.tasks import GENERATOR_VERSION, TaskParams, generate
 from pyapp.verify.consistency import completion_mismatches
 
 CONTROL_CONDITIONS = {"supplied-program": "control"}

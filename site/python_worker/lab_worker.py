@@ -44,11 +44,10 @@ import json
 import time
 from typing import Any
 
-from pyapp.browser.bridge import handle_async as bridge_handle_async
-from pyapp.browser.mailbox import Mailbox
-from pyapp.protocol.messages import EventAnswer
-from pyapp.protocol.page import CANCEL_REQUESTED, HANDLE, MODEL_CALL, SESSION_EVENT
-from pyapp.records.base import JSON
+from pyapp.browser import Mailbox
+from pyapp.browser import handle_async as bridge_handle_async
+from pyapp.protocol import CANCEL_REQUESTED, HANDLE, MODEL_CALL, SESSION_EVENT, EventAnswer
+from pyapp.records import JSON
 
 _sympy_loaded = False
 _adapter: Any = None
@@ -141,7 +140,7 @@ def _context() -> Any:
     """What the handlers need from the browser: the loaded model, the page's event sink and
     its Cancel flag (posted and shared, or through PyScript's sync channel), and the runtime's own
     abilities (the model adapter, sympy's wheels, the WebAssembly heap)."""
-    from pyapp.browser.page_link import Context
+    from pyapp.browser import Context
 
     return Context(
         adapter=_loaded_adapter,
@@ -163,7 +162,7 @@ def _model_adapter() -> Any:
     if _adapter is None:
         from pyscript import sync  # type: ignore[import-not-found]  # only under PyScript
 
-        from pyapp.browser.model import BrowserModelAdapter
+        from pyapp.browser import BrowserModelAdapter
 
         _adapter = BrowserModelAdapter(
             lambda request_json: str(getattr(sync, MODEL_CALL)(request_json)),

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
-from pyapp.sweep.chromium import CHROMIUM_ARGS as SHARED_ARGS
-from pyapp.sweep.panel import wait_booted
+from pyapp.sweep import CHROMIUM_ARGS as SHARED_ARGS
+from pyapp.sweep import wait_booted
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"

@@ -28,7 +28,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import Browser, BrowserContext
 
-from pyapp.host.serve import serve_in_thread
+from pyapp.host import serve_in_thread
 
 
 @pytest.fixture(scope="session")

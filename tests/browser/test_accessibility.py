@@ -21,7 +21,7 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS, ROOT, guard, missing, wait_settled
 from playwright.sync_api import Browser, Page, Route
 
-from pyapp.sweep.panel import wait_catalogue
+from pyapp.sweep import wait_catalogue
 
 pytestmark = pytest.mark.browser
 

@@ -22,12 +22,10 @@ import pytest
 from browser_helpers import ROOT, Booted, missing, open_app
 from playwright.sync_api import Browser, Page
 
-from pyapp.predict.predictions import PredictionsDocument
-from pyapp.protocol.messages import SweepRun, SweepStart, SweepStateRequest, SweepTrace
-from pyapp.protocol.results import SweepState
-from pyapp.records.base import from_json, to_json
-from pyapp.records.trace import Trace, read_trace
-from pyapp.sweep.panel import (
+from pyapp.predict import PredictionsDocument
+from pyapp.protocol import SweepRun, SweepStart, SweepState, SweepStateRequest, SweepTrace
+from pyapp.records import Trace, from_json, read_trace, to_json
+from pyapp.sweep import (
     load_from_catalogue,
     page_state,
     send,
@@ -36,8 +34,8 @@ from pyapp.sweep.panel import (
     wait_booted,
     wait_page,
 )
-from pyapp.verify.receipt import Receipt, read_receipt, receipt_mismatches
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.verify import Receipt, read_receipt, receipt_mismatches, reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 pytestmark = pytest.mark.browser
 

@@ -34,10 +34,9 @@ from playwright.sync_api import Browser
 from test_experiment import SWEEP_TIMEOUT_MS, load_fixture, wait_experiment
 from test_sweep_cli import SMALL, assert_finished_run, built, read, sweep  # noqa: F401
 
-from pyapp.conditions.failures import kind_of
-from pyapp.protocol.messages import SweepStart, SweepTrace
-from pyapp.protocol.results import TraceText
-from pyapp.sweep.panel import send, wait_page
+from pyapp.conditions import kind_of
+from pyapp.protocol import SweepStart, SweepTrace, TraceText
+from pyapp.sweep import send, wait_page
 from pyapp.verify.reproduce import reproduce
 
 pytestmark = pytest.mark.browser

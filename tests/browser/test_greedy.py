@@ -22,7 +22,7 @@ import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, ROOT, SITE, missing
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.host.serve import place, serve_in_thread, write_probe_page
+from pyapp.host import place, serve_in_thread, write_probe_page
 
 pytestmark = pytest.mark.browser
 

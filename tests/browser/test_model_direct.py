@@ -15,9 +15,8 @@ from browser_helpers import open_app
 from playwright.sync_api import Browser, Page
 from test_experiment import SMALL, load_fixture
 
-from pyapp.protocol.messages import SweepRun, SweepStart, SweepTrace
-from pyapp.protocol.results import RunEnded, TraceText
-from pyapp.sweep.panel import send
+from pyapp.protocol import RunEnded, SweepRun, SweepStart, SweepTrace, TraceText
+from pyapp.sweep import send
 
 pytestmark = pytest.mark.browser
 

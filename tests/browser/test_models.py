@@ -27,13 +27,11 @@ from browser_helpers import (
 )
 from playwright.sync_api import Browser, BrowserType, Page
 
-from pyapp.browser.model import parse_provenance
-from pyapp.host.serve import HUB_COMMIT, serve_hub_in_thread
-from pyapp.protocol.messages import ModelGenerate
-from pyapp.protocol.page_messages import ModelChoose
-from pyapp.protocol.results import ModelChosen
-from pyapp.records.base import to_json
-from pyapp.sweep.panel import page_state, send, wait_catalogue, wait_models
+from pyapp.browser import parse_provenance
+from pyapp.host import HUB_COMMIT, serve_hub_in_thread
+from pyapp.protocol import ModelChoose, ModelChosen, ModelGenerate
+from pyapp.records import to_json
+from pyapp.sweep import page_state, send, wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 

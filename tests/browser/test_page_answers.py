@@ -14,11 +14,20 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS
 from playwright.sync_api import BrowserContext
 
-from pyapp.protocol.messages import SweepRun, SweepStart
-from pyapp.protocol.page_messages import ModelChoose, ModelDirect, SweepStop
-from pyapp.protocol.results import DirectGenerated, ModelChosen, PageStored, RunEnded, StopAsked
-from pyapp.sweep.errors import SweepError
-from pyapp.sweep.panel import (
+from pyapp.protocol import (
+    DirectGenerated,
+    ModelChoose,
+    ModelChosen,
+    ModelDirect,
+    PageStored,
+    RunEnded,
+    StopAsked,
+    SweepRun,
+    SweepStart,
+    SweepStop,
+)
+from pyapp.sweep import (
+    SweepError,
     consent,
     install_relay,
     page_state,
@@ -31,7 +40,7 @@ from pyapp.sweep.panel import (
     wait_catalogue,
     wait_models,
 )
-from pyapp.tasks.taskset import DEFAULT_SEED
+from pyapp.tasks import DEFAULT_SEED
 
 pytestmark = pytest.mark.browser
 

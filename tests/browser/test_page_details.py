@@ -21,7 +21,7 @@ from test_accessibility import audit
 from test_experiment import MODEL_TIMEOUT_MS, choose_conditions, load_fixture, wait_experiment
 from test_viewer import finished_run, opened
 
-from pyapp.sweep.panel import wait_catalogue, wait_page
+from pyapp.sweep import wait_catalogue, wait_page
 
 pytestmark = pytest.mark.browser
 

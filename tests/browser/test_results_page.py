@@ -18,9 +18,8 @@ from browser_helpers import ACTION_TIMEOUT_MS, ROOT, Booted, guard, wait_settled
 from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 
-from pyapp.protocol.messages import SweepResume, SweepStateRequest
-from pyapp.protocol.results import SweepState
-from pyapp.sweep.panel import page_state, send, wait_models, wait_page
+from pyapp.protocol import SweepResume, SweepState, SweepStateRequest
+from pyapp.sweep import page_state, send, wait_models, wait_page
 
 pytestmark = pytest.mark.browser
 

@@ -19,10 +19,9 @@ from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_viewer import finished_run
 
-from pyapp.protocol.messages import SweepResume
-from pyapp.records.trace import read_trace
-from pyapp.records.writer import document_text
-from pyapp.sweep.panel import send, wait_page
+from pyapp.protocol import SweepResume
+from pyapp.records import document_text, read_trace
+from pyapp.sweep import send, wait_page
 
 pytestmark = pytest.mark.browser
 

@@ -13,9 +13,9 @@ import pytest
 from browser_helpers import BOOT_TIMEOUT_MS, ROOT, Booted, RequestLog, open_app, wait_settled
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
-from pyapp.protocol.messages import parse_request
-from pyapp.records.base import to_json
-from pyapp.sweep.panel import send, wait_page
+from pyapp.protocol import parse_request
+from pyapp.records import to_json
+from pyapp.sweep import send, wait_page
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,7 @@ MPMATH_WHEEL = "mpmath-1.3.0-py3-none-any.whl"
 
 def cpython_request(kind: str, **fields: Any) -> dict[str, Any]:
     """The same bridge request, answered by CPython in this process."""
-    from pyapp.browser.bridge import handle
+    from pyapp.browser import handle
 
     reply = json.loads(handle(json.dumps({"type": kind, "id": 1, **fields})))
     assert reply["ok"], reply
@@ -80,7 +80,7 @@ def test_task_table_matches_cpython(app: Booted) -> None:
 
 
 def test_supplied_control_matches_cpython_trace(app: Booted, tmp_path: Path) -> None:
-    from pyapp.records.trace import strip_volatile
+    from pyapp.records import strip_volatile
 
     page = app.page
     page.get_by_role("button", name="Run supplied-program control").click()
@@ -187,7 +187,7 @@ def test_seed_form_reloads_table(app: Booted) -> None:
 
 
 def test_calibration_preset_selector_generates_the_presets_tasks(app: Booted) -> None:
-    from pyapp.tasks.presets import PRESETS
+    from pyapp.tasks import PRESETS
 
     page = app.page
     options = page.eval_on_selector_all("#preset option", "o => o.map(x => x.value)")

@@ -32,12 +32,10 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserType, Page
 from test_models import caps, client_generate, provenance
 
-from pyapp.browser.model import parse_provenance
-from pyapp.host.serve import serve_hub_in_thread
-from pyapp.protocol.messages import SweepRun, SweepStart, SweepTrace
-from pyapp.protocol.page_messages import ModelChoose
-from pyapp.protocol.results import TraceText
-from pyapp.sweep.panel import consent, page_state, send, wait_catalogue, wait_models, wait_page
+from pyapp.browser import parse_provenance
+from pyapp.host import serve_hub_in_thread
+from pyapp.protocol import ModelChoose, SweepRun, SweepStart, SweepTrace, TraceText
+from pyapp.sweep import consent, page_state, send, wait_catalogue, wait_models, wait_page
 
 pytestmark = pytest.mark.browser
 

@@ -28,11 +28,11 @@ from playwright.sync_api import Browser, Page
 from test_experiment import FIXTURE, SMALL, api, load_fixture, wait_experiment
 from test_integrity import as_trace_1
 
-from pyapp.protocol.messages import SweepPredictions, SweepRun, SweepStart, SweepTrace
-from pyapp.records.base import to_json
-from pyapp.records.trace import read_trace
-from pyapp.sweep.panel import send, stored, stored_document
-from pyapp.verify.reproduce import reproduce, reproduce_predictions
+from pyapp.protocol import SweepPredictions, SweepRun, SweepStart, SweepTrace
+from pyapp.records import read_trace, to_json
+from pyapp.sweep import send, stored, stored_document
+from pyapp.verify import reproduce_predictions
+from pyapp.verify.reproduce import reproduce
 
 pytestmark = pytest.mark.browser
 

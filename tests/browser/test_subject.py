@@ -33,11 +33,10 @@ from playwright.sync_api import Browser, BrowserType, Page
 from test_models import caps, client_generate, provenance
 from test_sweep_cli import SWEEP_TIMEOUT_S, pyapp_command, read, sweep
 
-from pyapp.browser.model import parse_provenance
-from pyapp.native.adapter import NativeAdapter, NativeIdentity, load_native
-from pyapp.native.folder import read_model
-from pyapp.records.subject import SUBJECT_LABEL, SUBJECT_MODEL_ID, SUBJECT_RECIPE
-from pyapp.sweep.panel import wait_catalogue, wait_models
+from pyapp.browser import parse_provenance
+from pyapp.native import NativeAdapter, NativeIdentity, load_native, read_model
+from pyapp.records import SUBJECT_LABEL, SUBJECT_MODEL_ID, SUBJECT_RECIPE
+from pyapp.sweep import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 

@@ -20,9 +20,9 @@ from playwright.sync_api import Browser
 from test_models import caps, client_generate, provenance
 from test_subject import MODEL_TIMEOUT_MS, agrees
 
-from pyapp.browser.model import parse_provenance
-from pyapp.records.subject import RECURRENCES, REFERENCE
-from pyapp.sweep.panel import wait_catalogue, wait_models
+from pyapp.browser import parse_provenance
+from pyapp.records import RECURRENCES, REFERENCE
+from pyapp.sweep import wait_catalogue, wait_models
 
 pytestmark = pytest.mark.browser
 

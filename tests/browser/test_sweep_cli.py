@@ -22,10 +22,9 @@ import jsonschema
 import pytest
 from browser_helpers import ROOT, SITE
 
-from pyapp.host.serve import serve_hub_in_thread
-from pyapp.records.base import from_json, to_json
-from pyapp.records.trial import Trial
-from pyapp.sweep.files import FilesError, read_sweep
+from pyapp.host import serve_hub_in_thread
+from pyapp.records import Trial, from_json, to_json
+from pyapp.sweep import FilesError, read_sweep
 
 pytestmark = pytest.mark.browser
 

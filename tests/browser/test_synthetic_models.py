@@ -21,17 +21,10 @@ from playwright.sync_api import Browser, Page
 from test_accessibility import audit
 from test_experiment import download_json, wait_experiment
 
-from pyapp.protocol.messages import SweepRun, SweepStart
-from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.sweep.panel import (
-    page_state,
-    send,
-    use_synthetic,
-    wait_catalogue,
-    wait_models,
-    wait_page,
-)
-from pyapp.synthetic.language import STRUCTURES
+from pyapp.protocol import SweepRun, SweepStart
+from pyapp.records import EVIDENCE_LABELS
+from pyapp.sweep import page_state, send, use_synthetic, wait_catalogue, wait_models, wait_page
+from pyapp.synthetic import STRUCTURES
 
 pytestmark = pytest.mark.browser
 

@@ -25,15 +25,19 @@ from playwright.sync_api import Browser, Locator, Page
 from test_accessibility import audit
 from test_integrity import as_trace_1
 
-from pyapp.browser.viewer import run_plots
-from pyapp.experiment.phases import Sweep, freeze, run_phase
-from pyapp.predict.predictions import read_predictions
-from pyapp.predict.predictor import score_trace
-from pyapp.records.base import to_json
-from pyapp.records.evidence import EVIDENCE_LABELS
-from pyapp.records.model import TEST_FIXTURE_CONFIGS, Caps, ScriptedAdapter, ScriptedReply
-from pyapp.records.trial import EVIDENCE_NOTES
-from pyapp.tasks.taskset import TaskParams, generate, preset_params
+from pyapp.browser import run_plots
+from pyapp.experiment import Sweep, freeze, run_phase
+from pyapp.predict import read_predictions, score_trace
+from pyapp.records import (
+    EVIDENCE_LABELS,
+    EVIDENCE_NOTES,
+    TEST_FIXTURE_CONFIGS,
+    Caps,
+    ScriptedAdapter,
+    ScriptedReply,
+    to_json,
+)
+from pyapp.tasks import TaskParams, generate, preset_params
 
 pytestmark = pytest.mark.browser
 

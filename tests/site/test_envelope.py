@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pyapp.browser.bridge import handle
+from pyapp.browser import handle
 from pyapp.protocol import exports as message_exports
 
 SITE = Path(__file__).resolve().parents[2] / "site"

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pyapp.browser.bridge import handle as bridge_handle
+from pyapp.browser import handle as bridge_handle
 
 GLUE = Path(__file__).resolve().parents[2] / "site" / "python_worker" / "lab_worker.py"
 

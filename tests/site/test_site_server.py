@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyapp.errors import SiteMissingError
-from pyapp.host.serve import is_loopback, make_server, server_url
+from pyapp.host import is_loopback, make_server, server_url
 
 
 @pytest.fixture
