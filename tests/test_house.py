@@ -520,12 +520,17 @@ def second_hand_imports(files: Iterator[Path] | list[Path]) -> list[str]:
     return found
 
 
+def import_scan_files() -> list[Path]:
+    """Every Python file the import scans read: the packages, the worker, tests, scripts,
+    benches."""
+    folders = ("pyapp", "interpreter", "tests", "scripts", "bench", "site/python_worker")
+    return [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
 def test_names_are_imported_from_where_they_are_defined() -> None:
     """Issue 40: about 240 imports took a name from a module that only passes it on (64
     through `records.trace`). Only a package's face (`__init__.py`) re-exports."""
-    folders = ("pyapp", "interpreter", "tests", "scripts", "bench")
-    files = [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
-    assert second_hand_imports(files) == []
+    assert second_hand_imports(import_scan_files()) == []
 
 
 def test_the_second_hand_import_scan_finds_one(tmp_path: Path) -> None:
@@ -534,10 +539,10 @@ def test_the_second_hand_import_scan_finds_one(tmp_path: Path) -> None:
     assert second_hand_imports([probe]) == ["probe.py:1 Trial from pyapp.records.trace"]
 
 
-def package_of_path(path: Path) -> str | None:
-    """The package a file belongs to: `pyapp.records` for pyapp/records/trace.py,
+def package_of_path(path: Path, root: Path = ROOT) -> str | None:
+    """The package a file under `root` belongs to: `pyapp.records` for pyapp/records/trace.py,
     `interpreter` for interpreter/executor.py; None outside both (tests, scripts, bench)."""
-    parts = path.relative_to(ROOT).parts if path.is_relative_to(ROOT) else path.parts
+    parts = path.relative_to(root).parts if path.is_relative_to(root) else path.parts
     if parts[0] == "pyapp" and len(parts) >= 3:
         return f"pyapp.{parts[1]}"
     return "interpreter" if parts[0] == "interpreter" else None
@@ -551,7 +556,7 @@ def face_of(module: str) -> str | None:
     return "interpreter" if parts[0] == "interpreter" and len(parts) >= 2 else None
 
 
-def face_bypasses(files: list[Path]) -> list[str]:
+def face_bypasses(files: list[Path], root: Path = ROOT) -> list[str]:
     """Imports that go around a face: code outside a package taking a public name from one of
     its modules (it imports the package's face, `__init__.py`), and code inside a package
     taking a name from its own face (it imports the defining module). Private names (`_x`)
@@ -561,8 +566,8 @@ def face_bypasses(files: list[Path]) -> list[str]:
     modules = module_names()
     found = []
     for path in files:
-        mine = package_of_path(path)
-        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+        mine = package_of_path(path, root)
+        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
                 continue
@@ -578,27 +583,23 @@ def face_bypasses(files: list[Path]) -> list[str]:
     return found
 
 
-FACE_FOLDERS = ("pyapp", "interpreter", "tests", "scripts", "bench", "site/python_worker")
-
-
 def test_code_outside_a_package_imports_its_face() -> None:
     """Issue 40: each package of `pyapp` (and `interpreter`) has a face, its `__init__.py`,
     which re-exports the names the rest of the code uses; code outside a package imports the
     face, code inside imports the defining module (docs/architecture.md, "Faces")."""
-    files = [p for folder in FACE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))]
-    assert face_bypasses(files) == []
+    assert face_bypasses(import_scan_files()) == []
 
 
 def test_the_face_scan_finds_a_bypass_and_an_inside_use(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("from pyapp.records.trace import Trace\n", encoding="utf-8")
     assert face_bypasses([probe]) == ["probe.py:1 Trace from pyapp.records.trace"]
-    inside = ROOT / "pyapp" / "records" / "probe_face.py"
-    try:
-        inside.write_text("from pyapp.records import Trace\n", encoding="utf-8")
-        assert face_bypasses([inside]) == ["pyapp/records/probe_face.py:1 Trace from its own face"]
-    finally:
-        inside.unlink()
+    inside = tmp_path / "pyapp" / "records" / "probe_face.py"  # laid out as in the tree
+    inside.parent.mkdir(parents=True)
+    inside.write_text("from pyapp.records import Trace\n", encoding="utf-8")
+    assert face_bypasses([inside], tmp_path) == [
+        "pyapp/records/probe_face.py:1 Trace from its own face"
+    ]
 
 
 def test_every_face_exports_what_it_imports_and_nothing_else() -> None:

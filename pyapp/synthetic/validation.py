@@ -204,10 +204,6 @@ def observe_seed(
                 covered = op.wilson_low <= rate <= op.wilson_high
                 found[key(condition, "-", f"coverage:{op.op}")] = float(covered)
         _gain(condition, points, found, truth)
-        fig = _slice(condition, scored_tasks(result, "validation", run.seed, RUN_SCOPE), RUN_SCOPE)
-        if fig is not None:
-            flagged = any(flag.kind == "constant" for flag in flags_of(fig))
-            found[key(condition, "final", "constant")] = float(flagged)
         if condition == "controlled-chain":
             _success(result, families, found)
             final = {p.task_id: p.outcome for p in points[(condition, "product", "final")]}
@@ -239,7 +235,7 @@ def pooled_skill(condition: str, tasks: Sequence[ScoredTask]) -> dict[int, float
     if fig is None or fig.product.skill is None or math.isinf(fig.product.skill):
         return {}
     outcomes = [1.0 if t.outcome else 0.0 for t in tasks]
-    base = math.fsum(outcomes) / len(outcomes)
+    base = fig.base_rate
     errors: dict[int, list[float]] = {}
     for t, o in zip(tasks, outcomes, strict=True):
         sums = errors.setdefault(t.seed, [0.0, 0.0])
@@ -362,9 +358,13 @@ def validate_structure(
     scored: dict[str, list[ScoredTask]] = {}
     for run in runs:
         for result in run.predictions.conditions:
-            scored.setdefault(result.frozen.profile.condition, []).extend(
-                scored_tasks(result, "validation", run.seed, RUN_SCOPE)
-            )
+            tasks = scored_tasks(result, "validation", run.seed, RUN_SCOPE)
+            scored.setdefault(result.frozen.profile.condition, []).extend(tasks)
+            fig = _slice(result.frozen.profile.condition, tasks, RUN_SCOPE)
+            if fig is not None:
+                flagged = any(flag.kind == "constant" for flag in flags_of(fig))
+                statistic = key(result.frozen.profile.condition, "final", "constant")
+                observed.setdefault(statistic, {})[run.seed] = float(flagged)
         tasks_params = replace(params, seed=run.seed)
         truth = heldout_truth(spec, tasks_params, protocol.version) if exact_gain else None
         values, points = observe_seed(run, probe_rates(spec, tasks_params), truth)
@@ -374,8 +374,8 @@ def validate_structure(
             groups.setdefault((spec.structure, preset, condition, predictor, target), []).extend(
                 mine
             )
-    for name, tasks in scored.items():
-        pseudo = pooled_skill(name, tasks)
+    for name, pooled in scored.items():
+        pseudo = pooled_skill(name, pooled)
         if pseudo:
             observed[key(name, "final", "skill")] = pseudo
     return StructureResult(
