@@ -409,6 +409,7 @@
  * @property {string} generator_version The generator of the drawn held-out tasks (`tasks/2`).
  * @property {string} drawn_at UTC time of the draw, ISO 8601.
  * @property {DrawCheck[]} checks Per frozen condition, in freeze order: the checks that needed the drawn tasks.
+ * @property {(StudySeal | null)} [study_seal] A run under a study-level seal: the seal its draw seed comes from (then the draw seed is the study's, made from every member's own seal); null: the run's own seal.
  */
 /**
  * What one frozen profile predicts for each held-out task of its condition.
@@ -986,6 +987,12 @@
  * @property {CalibrationCell[]} calibration_all_steps Descriptive calibration against all-step correctness (chains; else empty cells).
  */
 /**
+ * One run a study-level seal combines: its cell and its own held-out draw seed (the seed its freezes alone would seal: `pyapp.predict.sealing.heldout_draw_seed`).
+ * @typedef {object} SealMember
+ * @property {string} cell The matrix cell the run is (`pyapp.matrix.cells.Cell.name`).
+ * @property {string} seal That run's own held-out draw seed (SHA-256, hex).
+ */
+/**
  * The base rate's log-odds grow with the larger operand's digit count.
  * @typedef {object} SizeEffect
  * @property {number} slope Increase of the log-odds of a wrong step per digit of the larger operand.
@@ -1096,6 +1103,17 @@
  * @property {string[]} [hypotheses] Each hypothesis and its verdict in a line, preregistered first (study/2): what the view shows before the descriptive answer.
  */
 /**
+ * A study-level seal: one held-out draw seed shared by every run of one task seed in a study (a comparison's subjects draw the same held-out tasks), made once all their profiles are frozen (`pyapp.predict.sealing.study_draw_seed`).
+ * @typedef {object} StudySeal
+ * @property {string} derivation Version of `study_draw_seed` (`study-draw/1`).
+ * @property {SealMember[]} members Every run it combines, ordered by cell (this run among them).
+ */
+/**
+ * A sweep under a study-level seal (`pyapp.predict.sealing.study_draw_seed`).
+ * @typedef {object} StudySealChoice
+ * @property {(StudySeal | null)} seal The study's seal of this task seed, once made (it must list this sweep's own); null until then: the sweep stops at its freeze (`SweepState.awaiting_study_seal`).
+ */
+/**
  * Counts over the trials, re-derivable from them.
  * @typedef {object} Summary
  * @property {number} trials Attempted trials.
@@ -1150,6 +1168,7 @@
  * @property {(string | null)} [in_flight] The trial that was in flight when the page closed (recorded as interrupted).
  * @property {(Record<string, string[]> | null)} [previously_observed] What another ledger (the sweep CLI's file) holds for this model, per condition: held-out task content keys (`TrialDone.heldout_content`), or task ids recorded before content keys. Python keeps those that name this sweep's held-out tasks (`pyapp.predict.exploratory.previously_seen`): they make the profile exploratory.
  * @property {(LedgerEntry[] | null)} [ledger] Every entry of the page's own ledger ({model_id, revision, revision_served, condition, task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and joins them to `previously_observed`.
+ * @property {(StudySealChoice | null)} [study_seal] A sealed sweep whose held-out draw uses a study-level seal (`matrix` with a plan's `sealed = "study"`): null: its own seal.
  * @property {unknown} [id] Repeated by the reply.
  */
 /**
@@ -1180,6 +1199,7 @@
  * @property {(string[] | null)} [faults] Fault-injection hooks the page runs with (`worker_crash@N`, ...; site/faults.js): recorded in the trace's `run.faults`.
  * @property {(string | null)} [chain_protocol] The controlled chain's protocol, chosen explicitly (`design` or `extended`, `pyapp.records.terms`); null: the design's. Recorded in the trace's `run.terms`.
  * @property {(boolean | null)} [sealed] A sealed sweep (`pyapp.predict.sealing`): its held-out tasks are drawn after every profile is frozen, from the seed the freezes seal; null or false: unsealed (held-out tasks from the task seed). Recorded in the trace's `run.terms.sealed`.
+ * @property {(StudySealChoice | null)} [study_seal] A sealed sweep whose held-out draw uses a study-level seal (`matrix` with a plan's `sealed = "study"`): null: its own seal.
  * @property {unknown} [id] Repeated by the reply.
  */
 /**
@@ -1210,6 +1230,7 @@
  * @property {string} chain_protocol The controlled chain's protocol version the sweep runs under (`chain-design/1` or `chain-extended/1`); the page's step 2 shows it.
  * @property {boolean} sealed Whether the sweep is sealed (held-out tasks drawn after the freeze from the seed the freezes seal); the page's step 2 shows it.
  * @property {(string | null)} draw_seed A sealed sweep's held-out draw seed, once drawn; null otherwise.
+ * @property {(string | null)} [awaiting_study_seal] A sealed sweep stopped at its freeze until the study's seal of its task seed is made: its own seal (`pyapp.predict.sealing.heldout_draw_seed`), which that seal must list; null otherwise.
  */
 /**
  * The reply to `sweep_state`.

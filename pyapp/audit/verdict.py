@@ -178,6 +178,16 @@ def sealed_line(trace: Trace, mismatched: bool) -> str | None:
         return "sealed: the held-out tasks are not drawn yet (no profile is complete)"
     if mismatched:
         return f"sealed: held-out draw seed {trace.draw.draw_seed[:16]}… (see the mismatches)"
+    study = trace.draw.study_seal
+    if study is not None:
+        cells = ", ".join(m.cell for m in study.members)
+        return (
+            f"sealed under a study seal: the held-out tasks were drawn after every freeze, "
+            f"from seed {trace.draw.draw_seed[:16]}…, which the study's seal of "
+            f"{len(study.members)} runs ({cells}) gives; it lists this run's own seal, "
+            "re-derived from its freeze records (the other runs' own seals are checked "
+            "against their traces by `study`)"
+        )
     return (
         f"sealed: the held-out tasks were drawn after every freeze, from seed "
         f"{trace.draw.draw_seed[:16]}…, which the freeze records seal (re-derived)"

@@ -51,6 +51,7 @@ from pyapp.experiment import (
     PAUSE_AFTER,
     Phase,
     Sweep,
+    awaiting_study_seal,
     freeze,
     ledger_task_ids,
     plan,
@@ -61,6 +62,7 @@ from pyapp.experiment import (
 from pyapp.predict import (
     FrozenProfile,
     content_sha256,
+    heldout_draw_seed,
     heldout_tasks,
     keys_by_condition,
     predict_product,
@@ -261,6 +263,9 @@ class Session:
             chain_protocol=sweep.protocol.version,
             sealed=sweep.sealed,
             draw_seed=None if sweep.draw is None else sweep.draw.draw_seed,
+            awaiting_study_seal=heldout_draw_seed(sweep.trace())
+            if all_frozen and model_conditions and awaiting_study_seal(sweep)
+            else None,
         )
 
     # ---- requests --------------------------------------------------------------------
@@ -303,7 +308,9 @@ class Session:
             journal=list(self.journal),
             faults=tuple(request.faults or ()),
             protocol=protocol,
-            sealed=bool(request.sealed),
+            sealed=bool(request.sealed) or request.study_seal is not None,
+            awaits_study_seal=request.study_seal is not None,
+            study_seal=None if request.study_seal is None else request.study_seal.seal,
             # a synthetic model's timings are its cost model's, on its virtual clock
             clock=VIRTUAL_CLOCK if isinstance(adapter, SyntheticAdapter) else None,
         )
@@ -315,6 +322,11 @@ class Session:
             self.sweep = Sweep.from_trace(resumed_trace(request))
         except PhaseError as error:
             raise RequestError(error.code, error.message) from None
+        if request.study_seal is not None:
+            if not self.sweep.sealed:
+                raise RequestError("bad_request", "an unsealed sweep takes no study seal")
+            self.sweep.awaits_study_seal = True
+            self.sweep.study_seal = request.study_seal.seal
         self.sweep.previously_observed = _previously(request, self.sweep)
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
@@ -362,6 +374,12 @@ class Session:
                 )
                 texts = EventTexts(change=self._change(sweep), receipt=receipt_json(sweep))
                 await page.tell(event(frozen), texts)
+            if current == "heldout" and awaiting_study_seal(sweep):
+                waiting = (
+                    "Stopped at the freeze: the held-out tasks are drawn once the study's seal"
+                    " of this task seed is made; resume with it."
+                )
+                return RunEnded(state=self.state(), cancelled=False, notice=waiting)
 
             async def before(
                 condition: Condition, task: Task, index: int, total: int, current: Phase = current

@@ -90,6 +90,14 @@ def sealed_option(p: argparse.ArgumentParser) -> None:
         "frozen, from a seed hashed from the task seed, the model identity and the frozen "
         "profiles (docs/audit.md); default: unsealed, held-out tasks from the task seed",
     )
+    p.add_argument(
+        "--study-seal",
+        metavar="FILE",
+        help="sealed under a study-level seal (what `matrix` passes for a plan's "
+        'sealed = "study"): while FILE does not exist the run stops at its freeze; once '
+        "the study has written it (study-seal/1: every run of the task seed, each one's own "
+        "seal) the held-out tasks are drawn from it (docs/audit.md)",
+    )
 
 
 def check_output(path: str, option: str) -> Path:

@@ -26,23 +26,41 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pyapp.cli.arguments import PRESET_HELP, chain_protocol_option, sealed_option
 from pyapp.conditions import MODEL_CONDITIONS, chain_capacity_problem
-from pyapp.errors import InputError, UsageError
-from pyapp.host import check_output_folder, output_folder, task_params_of, write_atomically
+from pyapp.errors import InputError, PhaseError, UsageError
+from pyapp.host import (
+    check_output_folder,
+    output_folder,
+    read_seal,
+    task_params_of,
+    write_atomically,
+)
 from pyapp.matrix import CELL_ENTRIES, claim_folder
-from pyapp.records import Condition, SpecError, SyntheticSpec, chain_protocol, document_text
+from pyapp.predict import heldout_draw_seed
+from pyapp.records import (
+    ChainProtocol,
+    Condition,
+    SpecError,
+    SyntheticSpec,
+    chain_protocol,
+    document_text,
+)
 from pyapp.synthetic import (
     SeedRun,
     SimulationSummary,
     is_file_argument,
     parse_spec,
     read_spec_file,
+    run_seed,
+    run_seed_to_freeze,
     run_seeds,
     summarise_runs,
 )
+from pyapp.tasks import TaskParams
 
 MAX_SEEDS = 100_000
 
@@ -133,6 +151,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             rate = done[0] / max(time.perf_counter() - start, 1e-9)
             print(f"\r{done[0]}/{len(seeds)} seeds ({rate:.1f} seeds/s)", end="", file=sys.stderr)
 
+    if args.study_seal is not None:
+        return simulate_under_study_seal(args, spec, params, conditions, protocol, out, on_seed)
     runs = run_seeds(spec, params, seeds, conditions, on_seed, protocol, sealed=args.sealed)
     elapsed = time.perf_counter() - start
     print(file=sys.stderr)
@@ -143,6 +163,45 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         f"{summary.trials} trials in {elapsed:.1f} s: {summary.trials / elapsed:.0f} trials/s "
         f"-> {out}"
     )
+    return 0
+
+
+def simulate_under_study_seal(
+    args: argparse.Namespace,
+    spec: SyntheticSpec,
+    params: TaskParams,
+    conditions: tuple[Condition, ...],
+    protocol: ChainProtocol,
+    out: Path,
+    on_seed: Callable[[SeedRun], None],
+) -> int:
+    """`--study-seal FILE` (one seed): while FILE does not exist, measure and freeze, write
+    the frozen trace and stop (exit 3: `matrix` makes the seal from every run of the seed);
+    once it exists, the whole run again (the synthetic model is deterministic: the same
+    profiles), its held-out tasks drawn from the study's seal."""
+    if args.seeds != str(params.seed) and args.seeds != f"{params.seed}..{params.seed}":
+        raise UsageError("--study-seal: one seed only (the seal is of one task seed)")
+    seal = read_seal(Path(args.study_seal), params.seed)
+    if seal is None:
+        trace = run_seed_to_freeze(spec, params, conditions, protocol)
+        write_files(out / f"seed-{params.seed}", {"trace.json": document_text(trace, "trace")})
+        print(
+            f"stopped at the freeze: every profile of seed {params.seed} is frozen (own seal "
+            f"{heldout_draw_seed(trace)[:16]}…); run again once the study's seal "
+            f"{args.study_seal} exists",
+            file=sys.stderr,
+        )
+        return 3
+    try:
+        run = run_seed(spec, params, conditions, protocol, True, seal)
+    except PhaseError as error:
+        raise InputError(error.code, error.message, path=str(args.study_seal)) from None
+    on_seed(run)
+    print(file=sys.stderr)
+    summary = summarise_runs(spec, [run])
+    write_files(out, {"summary.json": document_text(summary, "simulation-summary")})
+    print_summary(summary)
+    print(f"{summary.trials} trials under the study seal {args.study_seal} -> {out}")
     return 0
 
 

@@ -58,6 +58,7 @@ from pyapp.records import (
     ModelAdapter,
     ModelLoad,
     ModelProvenance,
+    StudySeal,
     Trace,
     Trial,
     chain,
@@ -109,6 +110,13 @@ class Sweep:
     held-out draw seed the freezes seal (recorded in `run.terms.sealed`)."""
     draw: HeldoutDraw | None = None
     """A sealed sweep's held-out draw, once made (the trace's `draw`)."""
+    awaits_study_seal: bool = False
+    """A sealed sweep whose held-out draw waits for a study-level seal (`study_seal`): one
+    seed shared with the study's other runs of its task seed, made once all their profiles
+    are frozen (`pyapp.predict.sealing.study_draw_seed`). Until it is given, the sweep
+    stops at its freeze (`awaiting_study_seal`)."""
+    study_seal: StudySeal | None = None
+    """The study-level seal, once the study has made it (it must list this sweep's own)."""
     ledger_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per condition: the content keys a ledger holds for this model (a sealed sweep maps
     them onto its held-out tasks at the draw; an unsealed one at the start, into
@@ -400,17 +408,29 @@ def draw(sweep: Sweep) -> HeldoutDraw | None:
         return None
     if any(c in MODEL_CONDITIONS and c not in sweep.frozen_conditions() for c in sweep.conditions):
         return None
+    if awaiting_study_seal(sweep):
+        return None
     link = sweep.link()
-    record = make_draw(
-        sweep.trace(),
-        sweep.ledger_keys,
-        sequence=link["sequence"],
-        prev_sha256=link["prev_sha256"],
-        drawn_at=_now(),
-    )
+    try:
+        record = make_draw(
+            sweep.trace(),
+            sweep.ledger_keys,
+            sequence=link["sequence"],
+            prev_sha256=link["prev_sha256"],
+            drawn_at=_now(),
+            study_seal=sweep.study_seal,
+        )
+    except ValueError as error:  # a study seal that does not list this sweep's profiles
+        raise PhaseError("bad_study_seal", str(error)) from None
     sweep.draw = record
     sweep.appended(record)
     return record
+
+
+def awaiting_study_seal(sweep: Sweep) -> bool:
+    """The sweep's held-out draw waits for a study-level seal it has not been given (an
+    undrawn sweep that awaits one: `Sweep.awaits_study_seal`)."""
+    return sweep.sealed and sweep.draw is None and sweep.awaits_study_seal and not sweep.study_seal
 
 
 OnTrial = Callable[[Trial, int, int], Awaitable[None] | None]
@@ -462,6 +482,12 @@ async def run_phase(
         if missing:
             raise PhaseError(
                 "not_frozen", f"freeze the profile before held-out trials ({', '.join(missing)})"
+            )
+        if awaiting_study_seal(sweep):
+            raise PhaseError(
+                "awaiting_study_seal",
+                "every profile is frozen; the held-out tasks are drawn once the study's seal "
+                "of this task seed is made (from every run of the seed in the study)",
             )
         if sweep.sealed and sweep.draw is None:
             draw(sweep)  # every profile is frozen: the held-out tasks are drawn now

@@ -15,6 +15,7 @@ from pyapp.host.files import (
     task_params_of,
     write_atomically,
 )
+from pyapp.host.seal_file import read_seal, write_seal
 from pyapp.host.serve import (
     HUB_COMMIT,
     BoundedServer,
@@ -45,10 +46,12 @@ __all__ = [
     "output_folder",
     "param_overrides",
     "place",
+    "read_seal",
     "serve_hub_in_thread",
     "serve_in_thread",
     "server_url",
     "task_params_of",
     "write_atomically",
     "write_probe_page",
+    "write_seal",
 ]

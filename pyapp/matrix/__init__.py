@@ -23,6 +23,8 @@
     hypotheses.py   a plan's [[hypotheses]] and [[prior_exposure]]: claims before the data
     study_receipt.py DIR/study-receipt.json: hypotheses, cells, seeds frozen before any cell
                     starts (fingerprint; the matrix refuses a plan with hypotheses without it)
+    seals.py        a plan's `sealed = "study"`: each seed's study-level seal, made once all its
+                    cells are frozen (DIR/seals/seed-N.json), and the check of a cell's seal
 
 See docs/scale.md.
 """
@@ -49,6 +51,7 @@ from pyapp.matrix.hypotheses import (
 )
 from pyapp.matrix.plan import plan_schema, read_plan
 from pyapp.matrix.report import render
+from pyapp.matrix.seals import own_seal, seal_problem
 from pyapp.matrix.state import CellState, FilesCheck, MatrixRecord, now, state_schema
 from pyapp.matrix.study_receipt import (
     RECEIPT_NAME,
@@ -110,6 +113,7 @@ __all__ = [
     "hypothesis_sha256",
     "make_receipt",
     "now",
+    "own_seal",
     "plan_schema",
     "plan_sha256",
     "predictions_path",
@@ -120,6 +124,7 @@ __all__ = [
     "render",
     "require_receipt",
     "result_options",
+    "seal_problem",
     "seed_values",
     "site_of",
     "state_schema",

@@ -325,8 +325,14 @@ HASHED_OPTIONS = frozenset(
     }
 )  # fmt: skip
 """The plan options every plan hash has held since study receipts exist. An option added
-later is hashed only when a plan sets it away from its default, so a plan written before the
-option keeps its hash (and its study receipt stays valid)."""
+later is hashed only when a plan sets it away from the value that keeps a plan's meaning from
+before the option (`LEGACY_VALUES`, else its default), so a plan written before the option,
+or saying that value, keeps its hash (and its study receipt stays valid)."""
+LEGACY_VALUES: dict[str, JSON] = {"sealed": False}
+"""Options whose default changed when they were added: the value every plan meant before
+(`sealed`: plans were unsealed; the default is now sealed, so a plan written before it that
+does not say `sealed = false` hashes differently: its meaning changed, and its receipt no
+longer fits it)."""
 
 
 def plan_sha256(plan: Plan) -> str:
@@ -342,7 +348,7 @@ def plan_sha256(plan: Plan) -> str:
     defaults = to_json(Options())
     if isinstance(options, dict) and isinstance(defaults, dict):
         for name in set(options) - HASHED_OPTIONS:
-            if options[name] == defaults.get(name):
+            if options[name] == LEGACY_VALUES.get(name, defaults.get(name)):
                 del options[name]
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -41,6 +41,7 @@ from pyapp.matrix.plan import Plan, read_plan
 from pyapp.matrix.progress import Progress
 from pyapp.matrix.report import write_report
 from pyapp.matrix.runner import Attempt, Job, command, folder_of, job_for
+from pyapp.matrix.seals import SEALS_NAME, Sealer, with_seal
 from pyapp.matrix.state import DOES_NOT_REDERIVE, CellState, MatrixFile, Session, now
 from pyapp.matrix.study_receipt import RECEIPT_NAME, require_receipt
 from pyapp.matrix.summary import write_summary
@@ -65,7 +66,7 @@ class Invocation:
 
 OWN_ENTRIES = frozenset(
     {"matrix.json", "summary.json", "report.html", "cells", "ledger.json", ".lock", STOP_NAME}
-    | {RECEIPT_NAME}
+    | {RECEIPT_NAME, SEALS_NAME}
 )
 """What a matrix folder holds (a folder holding anything else and no matrix.json was made by
 another command)."""
@@ -87,7 +88,7 @@ def fixed_options(plan: Plan, plan_path: Path, out: Path, hooks: dict[str, JSON]
         "hooks": hooks,
         "stop_file": str(out.resolve() / ".stop"),
         "chain_protocol": plan.options.chain_protocol,
-        "sealed": plan.options.sealed,
+        "sealed": plan.options.sealed is True,
     }
 
 
@@ -97,6 +98,7 @@ def open_folder(inv: Invocation, plan: Plan, cells: Sequence[Cell]) -> tuple[Mat
     claim_folder(inv.out, "matrix.json", "matrix", OWN_ENTRIES)
     check_entry(inv.out / STOP_NAME, "file")
     check_entry(inv.out / "cells", "folder")
+    check_entry(inv.out / SEALS_NAME, "folder")
     state = MatrixFile.open(inv.out, inv.plan, plan.name, list(cells))
     decided = review(plan, inv.plan, inv.out, state, cells, save=not inv.dry_run)
     return state, decided
@@ -208,6 +210,8 @@ def run(inv: Invocation) -> int:
     cells = expand(plan, inv.plan)
     fixed = fixed_options(plan, inv.plan, inv.out, inv.hooks)
     jobs = [job_for(cell, **fixed) for cell in cells]
+    if plan.options.sealed == "study":
+        jobs = [with_seal(job, inv.out, cell) for job, cell in zip(jobs, cells, strict=True)]
     if inv.dry_run:
         return dry_run(inv, plan, cells, jobs)
     claim_folder(inv.out, "matrix.json", "matrix", OWN_ENTRIES)  # before the lock is made
@@ -244,7 +248,15 @@ def run_held(
         )
     )
     to_run = set(decided.run)
-    todo = [job for job, cell in zip(jobs, cells, strict=True) if cell.name in to_run]
+    sealer = None
+    if plan.options.sealed == "study":
+        sealer = Sealer(inv.out, cells, {c.name: j for c, j in zip(cells, jobs, strict=True)})
+    todo = [
+        job
+        for job, cell in zip(jobs, cells, strict=True)
+        if cell.name in to_run and not (sealer and sealer.waiting(cell))
+    ]
+    todo += sealer.ready() if sealer else []  # waiting cells go on only with their seal
     bad = len(decided.not_rederiving)
     print(
         f"matrix: {len(cells)} cells, {len(cells) - len(todo) - bad} done already, "
@@ -254,7 +266,7 @@ def run_held(
         file=sys.stderr,
     )
     stop = StopSignal(stop_file, again_command(inv))
-    ran = drive(engine, todo, state, stop, inv.hooks)
+    ran = drive(engine, todo, state, stop, inv.hooks, sealer)
     try:
         review(plan, inv.plan, inv.out, state, cells, save=True)  # re-derive what ran
     except BaseException:
@@ -272,9 +284,16 @@ def run_held(
 
 
 def drive(
-    engine: Engine, todo: Sequence[Job], state: MatrixFile, stop: StopSignal, hooks: dict[str, JSON]
+    engine: Engine,
+    todo: Sequence[Job],
+    state: MatrixFile,
+    stop: StopSignal,
+    hooks: dict[str, JSON],
+    sealer: Sealer | None = None,
 ) -> int:
-    """Hand every job to the engine, record what comes back; the attempts that ran."""
+    """Hand every job to the engine, record what comes back; the attempts that ran. Under
+    study seals, a seed's cells stopped at their freeze are handed over again once the
+    last of them is frozen and the seed's seal made (`pyapp.matrix.seals`)."""
 
     progress = Progress(sum(1 for c in state.record.cells if c.in_plan))
     ran = 0
@@ -295,6 +314,8 @@ def drive(
                         progress.finished_here += 1
                         if ran == interrupt_after:  # the test hook: Ctrl-C, injected
                             os.kill(os.getpid(), signal.SIGINT)
+                if sealer is not None and finished and not stop.stopping:
+                    engine.submit(sealer.ready())
                 progress.show(state.counts())
     except KeyboardInterrupt:  # the second Ctrl-C: stop now; running cells are resumable
         for cell in state.record.cells:

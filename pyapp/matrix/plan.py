@@ -135,12 +135,23 @@ class Options:
     """The controlled chain's protocol of every cell (`--chain-protocol` of `sweep` and
     `simulate`; `pyapp.records.terms`): `design` (the default) or `extended` (every family
     routed, seven calls a route). A study pools only cells of one protocol."""
-    sealed: bool = field(default=False, metadata=OPTIONAL)
-    """Every cell runs sealed (`--sealed` of `sweep` and `simulate`: held-out tasks drawn
-    after every profile is frozen, from the seed the freezes seal; docs/audit.md). Default
-    false: existing plans keep their meaning and hash. Cells that must share held-out
-    tasks (a comparison's subjects, a browser/native identity check) need it false: each
-    sealed cell draws its own."""
+    sealed: bool | Literal["study"] = field(default=True, metadata=OPTIONAL)
+    """How the cells' held-out tasks are sealed (docs/audit.md):
+
+    - `true` (the default): every cell runs sealed (`--sealed` of `sweep` and `simulate`),
+      its held-out tasks drawn after its own freeze, from the seed its profiles seal — each
+      cell its own tasks;
+    - `"study"`: every cell runs sealed, and the cells of one task seed share their held-out
+      tasks: each stops at its freeze, and once all of them are frozen the matrix makes the
+      seed's study-level seal from every one's own seal (`pyapp.matrix.seals`) and each draws
+      from it (`--study-seal FILE`) — a comparison's subjects, a browser/native identity
+      check;
+    - `false`: unsealed, the held-out tasks follow from the task seed (known before the
+      freeze; the meaning of every plan written before this option, which is why a plan
+      saying `false` keeps the hash it had without it).
+
+    A plan whose hypotheses compare two models (`versus`) needs `"study"` or `false`: their
+    cells must share held-out tasks."""
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,10 @@ class Job:
     chain_protocol: str = "design"
     """The plan's chain protocol (`--chain-protocol` of every cell's command)."""
     sealed: bool = False
-    """The plan's `options.sealed` (`--sealed` of every cell's command)."""
+    """The plan's `options.sealed` is true (`--sealed` of every cell's command)."""
+    study_seal: str | None = None
+    """The plan's `options.sealed` is `study`: the study seal file of the cell's task seed
+    (`--study-seal FILE` of its command; `pyapp.matrix.seals`)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
             *conditions,
             "--chain-protocol",
             job.chain_protocol,
-            *(["--sealed"] if job.sealed else []),
+            *_sealing(job),
             "--out",
             str(folder),
         ]
@@ -171,6 +174,7 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
         tail += ["--timeout", str(job.timeout_s)]
     if cell.folder:
         tail += ["--model-folder", cell.folder]
+    tail += ["--study-seal", job.study_seal] if job.study_seal else []
     if resume:
         return ["sweep", "--resume", *tail]
     model = ["--model", cell.model, "--backend", cell.backend, "--seed", str(cell.seed)]
@@ -184,6 +188,12 @@ def command(job: Job, cell: Cell, folder: Path, resume: bool) -> list[str]:
     extra += [] if native else [f"--chromium-flag={flag}" for flag in job.chromium_flags]
     protocol = ["--chain-protocol", job.chain_protocol, *(["--sealed"] if job.sealed else [])]
     return ["sweep", *model, *params, *conditions, *protocol, *extra, *tail]
+
+
+def _sealing(job: Job) -> list[str]:
+    if job.study_seal:
+        return ["--study-seal", job.study_seal]
+    return ["--sealed"] if job.sealed else []
 
 
 def _json(value: JSON) -> str:
@@ -326,9 +336,33 @@ def _attempts(log: Path) -> int:
         return sum(1 for line in handle if line.startswith(b"== "))
 
 
+def awaiting_seal(cell: Cell, folder: Path) -> bool:
+    """The cell stopped at its freeze until its study seal exists (a synthetic cell: its
+    frozen trace and no summary; a sweep: run.json paused for it)."""
+    if cell.kind == "synthetic":
+        seed = folder / f"seed-{cell.seed}"
+        return (seed / "trace.json").exists() and not (folder / "summary.json").exists()
+    path = folder / "run.json"
+    if not path.exists():
+        return False
+    try:
+        data = read_document(path)
+    except Exception:
+        return False
+    paused = data.get("paused") if isinstance(data, dict) else None
+    return (
+        isinstance(data, dict)
+        and data.get("status") == "paused"
+        and isinstance(paused, dict)
+        and paused.get("code") == "awaiting_study_seal"
+    )
+
+
 def _status(cell: Cell, folder: Path, code: int, interrupted: bool) -> AttemptStatus:
     if finished(cell, folder):
         return "done"
+    if awaiting_seal(cell, folder) and not interrupted:
+        return "paused"
     recorded = sweep_status(folder) if cell.kind == "browser" else None
     if recorded in ("paused", "interrupted"):
         return recorded  # type: ignore[return-value]

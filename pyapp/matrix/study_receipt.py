@@ -61,6 +61,16 @@ HELD_OUT = (
     "unsealed task seeds fixed here, the same for every model of the plan: each cell's "
     "held-out tasks are generated from its seed and rung parameters alone"
 )
+HELD_OUT_SEALED = {
+    True: "sealed: each cell's held-out tasks are drawn after its own freeze (generator "
+    "tasks/2), from the seed its frozen profiles seal; this receipt fixes the task seeds, not "
+    "the held-out tasks, which do not exist yet",
+    "study": "sealed per task seed (a study-level seal): the cells of one seed stop at their "
+    "freeze; once all are frozen the matrix makes the seed's seal from each one's own and "
+    "every cell draws the same held-out tasks from it (generator tasks/2); this receipt "
+    "fixes the task seeds, not the held-out tasks, which do not exist yet",
+}
+"""How the held-out tasks are fixed, by the plan's `options.sealed` (false: `HELD_OUT`)."""
 
 
 @dataclass(frozen=True)
@@ -203,7 +213,7 @@ def make_receipt(
         plan_name=plan.name,
         plan_sha256=sha,
         generator_version=GENERATOR_VERSION,
-        held_out=HELD_OUT,
+        held_out=HELD_OUT_SEALED.get(plan.options.sealed, HELD_OUT),
         seeds=tuple(sorted({c.seed for c in cells})),
         hypotheses=frozen,
         prior_exposure=plan.prior_exposure,
@@ -286,6 +296,14 @@ def check_receipt(receipt: StudyReceipt, plan: Plan) -> list[str]:
     """What the receipt says of `plan` now, one line each: another plan's receipt, and each
     hypothesis added or edited after it (post hoc) or left out of the plan since."""
     if receipt.plan_sha256 != plan_sha256(plan):
+        unsealed = replace(plan, options=replace(plan.options, sealed=False))
+        if plan.options.sealed is True and receipt.plan_sha256 == plan_sha256(unsealed):
+            return [
+                f"another plan's receipt: it froze plan {receipt.plan_sha256[:12]}, run "
+                "unsealed; this plan says nothing of `sealed`, whose default is now sealed "
+                "(each cell's held-out tasks drawn after its freeze): write `sealed = false` "
+                "under [options] to keep the receipt's plan, or make a new receipt"
+            ]
         return [
             f"another plan's receipt: it froze plan {receipt.plan_sha256[:12]}, this plan is "
             f"{plan_sha256(plan)[:12]} (cells, seeds or options differ)"

@@ -102,7 +102,13 @@ from pyapp.predict.predictions import (
 )
 from pyapp.predict.predictor import score, score_trace
 from pyapp.predict.profile import heldout_tasks, tasks_of, tasks_of_trace
-from pyapp.predict.sealing import draw_mismatches, heldout_draw_seed, make_draw
+from pyapp.predict.sealing import (
+    draw_mismatches,
+    heldout_draw_seed,
+    make_draw,
+    study_draw_seed,
+    study_seal_of,
+)
 from pyapp.predict.skill import CLIMATOLOGY, REFERENCE, RUNG_AWARE, Interval
 from pyapp.predict.slices import (
     ALL_FAMILIES,
@@ -213,6 +219,8 @@ __all__ = [
     "skill_lines",
     "skill_scores",
     "slice_figures",
+    "study_draw_seed",
+    "study_seal_of",
     "task_steps",
     "tasks_needed",
     "tasks_of",

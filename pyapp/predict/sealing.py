@@ -32,11 +32,22 @@ from pyapp.predict.exploratory import journal_leaks, previously_seen
 from pyapp.predict.freeze import frozen_protocol
 from pyapp.predict.predictions import FrozenProfile
 from pyapp.predict.profile import build_profile, heldout_tasks, tasks_of_trace
-from pyapp.records import DrawCheck, FreezeRecord, HeldoutDraw, Trace, is_sealed, sha256_of
+from pyapp.records import (
+    DrawCheck,
+    FreezeRecord,
+    HeldoutDraw,
+    SealMember,
+    StudySeal,
+    Trace,
+    is_sealed,
+    sha256_of,
+)
 from pyapp.tasks import sealed_tasks
 
 DRAW_DERIVATION = "heldout-draw/1"
 """Version of `heldout_draw_seed` (hashed with it: another derivation is another seed)."""
+STUDY_DERIVATION = "study-draw/1"
+"""Version of `study_draw_seed`."""
 
 
 def heldout_draw_seed(trace: Trace, freezes: Sequence[FreezeRecord] | None = None) -> str:
@@ -100,6 +111,45 @@ def heldout_draw_seed(trace: Trace, freezes: Sequence[FreezeRecord] | None = Non
     )
 
 
+def study_draw_seed(seed: int, members: Sequence[SealMember]) -> str:
+    """The held-out draw seed a study-level seal gives every run it combines: SHA-256 (hex)
+    of the canonical JSON of exactly `derivation` (`study-draw/1`), `seed` (the task seed
+    they share) and `members` (each run's cell and its own seal, `heldout_draw_seed`, in
+    the order given: by cell). Each member's own seal covers its task seed, model identity
+    and every frozen profile, so the shared held-out tasks do not exist until every profile
+    of that seed in the study is fixed, and changing any one of them changes them all."""
+    return sha256_of(
+        {
+            "derivation": STUDY_DERIVATION,
+            "seed": seed,
+            "members": [{"cell": m.cell, "seal": m.seal} for m in members],
+        }
+    )
+
+
+def study_seal_of(members: Sequence[SealMember]) -> StudySeal:
+    """The study-level seal of `members` (ordered by cell; one cell once)."""
+    ordered = tuple(sorted(members, key=lambda m: m.cell))
+    cells = [m.cell for m in ordered]
+    if len(set(cells)) != len(cells):
+        raise ValueError(f"a cell twice in one study seal: {cells}")
+    return StudySeal(derivation=STUDY_DERIVATION, members=ordered)
+
+
+def study_seal_problem(trace: Trace, seal: StudySeal, own: str) -> str | None:
+    """Why `seal` cannot be `trace`'s (whose own seal is `own`), or None."""
+    if seal.derivation != STUDY_DERIVATION:
+        return f"derivation {seal.derivation!r} is not {STUDY_DERIVATION!r}"
+    if [m.cell for m in seal.members] != sorted({m.cell for m in seal.members}):
+        return "its members are not ordered by cell, each once"
+    if own not in {m.seal for m in seal.members}:
+        return (
+            f"this run's own seal ({own[:16]}…, from its freeze records) is not among its "
+            f"{len(seal.members)} members: the study sealed other profiles"
+        )
+    return None
+
+
 def draw_check(
     trace: Trace, record: FreezeRecord, previously_observed: Sequence[str], before_sequence: int
 ) -> DrawCheck:
@@ -130,12 +180,19 @@ def make_draw(
     sequence: int,
     prev_sha256: str,
     drawn_at: str,
+    study_seal: StudySeal | None = None,
 ) -> HeldoutDraw:
     """The held-out draw of a sealed run whose every profile is frozen in `trace`: its seed,
     and per frozen condition the checks that need the drawn tasks (`ledger_keys`: the
     ledger's content keys per condition for this model, matched against the drawn tasks by
-    content only — an id names no content in a sealed run)."""
+    content only — an id names no content in a sealed run). With `study_seal` the seed is
+    the study's (`study_draw_seed`), which must list this run's own seal (ValueError)."""
     seed = heldout_draw_seed(trace)
+    if study_seal is not None:
+        problem = study_seal_problem(trace, study_seal, seed)
+        if problem is not None:
+            raise ValueError(f"the study seal cannot be this run's: {problem}")
+        seed = study_draw_seed(trace.run.task_params.seed, study_seal.members)
     draw = HeldoutDraw(
         sequence=sequence,
         prev_sha256=prev_sha256,
@@ -143,6 +200,7 @@ def make_draw(
         generator_version="tasks/2",
         drawn_at=drawn_at,
         checks=(),
+        study_seal=study_seal,
     )
     drawn = replace(trace, draw=draw)
     tasks = sealed_tasks(trace.run.task_params, seed)
@@ -189,6 +247,12 @@ def draw_mismatches(trace: Trace) -> list[tuple[str, str]]:
     except (KeyError, ValueError, OverflowError, ZeroDivisionError) as error:
         found.append(("$.draw.draw_seed", f"cannot be re-derived: {error}"))
         return found
+    if draw.study_seal is not None:
+        problem = study_seal_problem(trace, draw.study_seal, sealed)
+        if problem is not None:
+            found.append(("$.draw.study_seal", problem))
+            return found
+        sealed = study_draw_seed(trace.run.task_params.seed, draw.study_seal.members)
     if sealed != draw.draw_seed:
         found.append(
             (

@@ -71,7 +71,7 @@ from pyapp.protocol.results import (
     Versions,
     WorkerMemory,
 )
-from pyapp.records import EVIDENCE_LABELS, JSON, Summary, from_json, to_json
+from pyapp.records import EVIDENCE_LABELS, JSON, StudySeal, Summary, from_json, to_json
 
 FIXTURE_LABEL = EVIDENCE_LABELS["fixture"]
 """Shown beside every number that came from a test fixture (`EVIDENCE_LABELS`)."""
@@ -193,6 +193,15 @@ class SyntheticSelect(Request):
 
 
 @dataclass(frozen=True)
+class StudySealChoice:
+    """A sweep under a study-level seal (`pyapp.predict.sealing.study_draw_seed`)."""
+
+    seal: StudySeal | None = None
+    """The study's seal of this task seed, once made (it must list this sweep's own); null
+    until then: the sweep stops at its freeze (`SweepState.awaiting_study_seal`)."""
+
+
+@dataclass(frozen=True)
 class SweepStart(Request):
     """Start a sweep with the loaded model."""
 
@@ -226,6 +235,9 @@ class SweepStart(Request):
     """A sealed sweep (`pyapp.predict.sealing`): its held-out tasks are drawn after every
     profile is frozen, from the seed the freezes seal; null or false: unsealed (held-out
     tasks from the task seed). Recorded in the trace's `run.terms.sealed`."""
+    study_seal: StudySealChoice | None = field(default=None, metadata=ADDED)
+    """A sealed sweep whose held-out draw uses a study-level seal (`matrix` with a plan's
+    `sealed = "study"`): null: its own seal."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +267,9 @@ class SweepResume(Request):
     task_ids}): Python keeps those of this sweep's model, however spelled (ids case-folded, a
     branch and the commit it resolved to alike: `pyapp.predict.exploratory.same_model`), and
     joins them to `previously_observed`."""
+    study_seal: StudySealChoice | None = field(default=None, metadata=ADDED)
+    """A sealed sweep whose held-out draw uses a study-level seal (`matrix` with a plan's
+    `sealed = "study"`): null: its own seal."""
 
 
 @dataclass(frozen=True)

@@ -226,6 +226,10 @@ class SweepState:
     freezes seal); the page's step 2 shows it."""
     draw_seed: str | None = None
     """A sealed sweep's held-out draw seed, once drawn; null otherwise."""
+    awaiting_study_seal: str | None = field(default=None, metadata=ADDED)
+    """A sealed sweep stopped at its freeze until the study's seal of its task seed is made:
+    its own seal (`pyapp.predict.sealing.heldout_draw_seed`), which that seal must list;
+    null otherwise."""
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,29 @@ class DrawCheck:
 
 
 @dataclass(frozen=True)
+class SealMember:
+    """One run a study-level seal combines: its cell and its own held-out draw seed (the
+    seed its freezes alone would seal: `pyapp.predict.sealing.heldout_draw_seed`)."""
+
+    cell: str
+    """The matrix cell the run is (`pyapp.matrix.cells.Cell.name`)."""
+    seal: str
+    """That run's own held-out draw seed (SHA-256, hex)."""
+
+
+@dataclass(frozen=True)
+class StudySeal:
+    """A study-level seal: one held-out draw seed shared by every run of one task seed in a
+    study (a comparison's subjects draw the same held-out tasks), made once all their
+    profiles are frozen (`pyapp.predict.sealing.study_draw_seed`)."""
+
+    derivation: str
+    """Version of `study_draw_seed` (`study-draw/1`)."""
+    members: tuple[SealMember, ...]
+    """Every run it combines, ordered by cell (this run among them)."""
+
+
+@dataclass(frozen=True)
 class HeldoutDraw:
     """A sealed run's draw of its held-out tasks: made once every profile of the run is
     frozen, from the held-out draw seed those freezes seal (`pyapp.predict.sealing`)."""
@@ -257,6 +280,9 @@ class HeldoutDraw:
     """UTC time of the draw, ISO 8601."""
     checks: tuple[DrawCheck, ...]
     """Per frozen condition, in freeze order: the checks that needed the drawn tasks."""
+    study_seal: StudySeal | None = field(default=None, metadata=ADDED_IN_TRACE_4)
+    """A run under a study-level seal: the seal its draw seed comes from (then the draw
+    seed is the study's, made from every member's own seal); null: the run's own seal."""
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyapp.errors import InputError, RecordError
-from pyapp.matrix import Cell, MatrixRecord, predictions_path
+from pyapp.matrix import Cell, MatrixRecord, own_seal, predictions_path, seal_problem
 from pyapp.predict import PredictionsDocument
 from pyapp.records import (
     DEFAULT_CHAIN_PROTOCOL,
@@ -51,6 +51,7 @@ from pyapp.verify import incomplete
 CUT_SHORT = "cut short"
 """A done cell whose trace lacks held-out trials or a freeze (`pyapp.verify.completeness`)."""
 NOT_RUN = "not run"
+SEAL_NOT_SHARED = "study seal not shared"
 """A cell with no trace."""
 
 
@@ -222,4 +223,29 @@ def read_cells(folder: Path) -> tuple[MatrixRecord, list[ReadCell | Skipped]]:
             )
         else:
             found.append(read_cell(folder, state.cell, state.status))
-    return record, found
+    return record, check_seals(folder, record, found)
+
+
+def check_seals(
+    folder: Path, record: MatrixRecord, found: list[ReadCell | Skipped]
+) -> list[ReadCell | Skipped]:
+    """Each run under a study-level seal checked against its seed's other cells: the seal
+    it drew from must list every cell of the seed in the plan with the own seal that cell's
+    trace gives (`pyapp.matrix.seals.seal_problem`); a cell whose seal does not is left out,
+    saying why."""
+    read = [f for f in found if isinstance(f, ReadCell)]
+    if not any(f.trace.draw is not None and f.trace.draw.study_seal for f in read):
+        return found
+    planned = [s.cell for s in record.cells if s.in_plan]
+    traces = {f.cell.name: f.trace for f in read}
+    seals = {c.name: own_seal(folder, c, traces.get(c.name)) for c in planned}
+    checked: list[ReadCell | Skipped] = []
+    for item in found:
+        if isinstance(item, ReadCell):
+            group = [c for c in planned if c.seed == item.cell.seed]
+            problem = seal_problem(item.trace, group, seals)
+            if problem is not None:
+                checked.append(Skipped(item.cell, "done", f"{SEAL_NOT_SHARED}: {problem}"))
+                continue
+        checked.append(item)
+    return checked

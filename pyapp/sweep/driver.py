@@ -21,8 +21,9 @@ from typing import Any
 
 from pyapp.browser import parse_provenance
 from pyapp.conditions import ALL_CONDITIONS
+from pyapp.errors import InputError
 from pyapp.experiment import LedgerError, observed_for, read_ledger, record_trace, seen_in
-from pyapp.host import write_atomically
+from pyapp.host import read_seal, write_atomically
 from pyapp.protocol import (
     ErrorBody,
     EventTexts,
@@ -32,6 +33,7 @@ from pyapp.protocol import (
     PredictionsText,
     Request,
     RunEnded,
+    StudySealChoice,
     SweepHeader,
     SweepPredictions,
     SweepResume,
@@ -368,6 +370,7 @@ class Driver:
                     trials_json=tuple(stored["trials_json"]),
                     in_flight=in_flight,
                     previously_observed={c: tuple(ids) for c, ids in kept.items()} or None,
+                    study_seal=self.study_seal(),
                 )
             )
             if in_flight:
@@ -395,6 +398,7 @@ class Driver:
                     previously_observed={c: tuple(ids) for c, ids in seen.items()} or None,
                     chain_protocol=self.options.chain_protocol,
                     sealed=self.options.sealed or None,
+                    study_seal=self.study_seal(),
                 )
             )
         self.checkpoint(self.header())
@@ -418,6 +422,18 @@ class Driver:
         self.run.data["trials"] = self.trials.count
         return state
 
+    def study_seal(self) -> StudySealChoice | None:
+        """The study-level seal the sweep draws from (`--study-seal`): None for a sweep
+        under its own seal; the seal once the study's file exists, else a choice without
+        one (the sweep stops at its freeze)."""
+        if not self.options.study_seal:
+            return None
+        try:
+            seal = read_seal(Path(self.options.study_seal), self.options.seed)
+        except InputError as error:
+            raise SetupError(error.code, f"{error.path}: {error.message}") from None
+        return StudySealChoice(seal=seal)
+
     def run_all(self) -> SweepState:
         """One `sweep_run` of phase `all`: whatever is left, in the order Python keeps (a
         finished sweep answers at once). Returns Python's state; a Cancel (Ctrl-C,
@@ -428,6 +444,17 @@ class Driver:
         if self.stop.reason is not None or result.cancelled:
             self.checkpoint(self.header())
             raise self.interrupted()
+        own = result.state.awaiting_study_seal
+        if own:
+            self.checkpoint(self.header())
+            where = self.options.study_seal
+            message = (
+                f"stopped at the freeze: every profile is frozen (this run's own seal "
+                f"{own[:16]}…); the held-out tasks are drawn once the study's seal {where} "
+                "exists (matrix writes it when every run of this task seed is frozen)"
+            )
+            self.run.data["paused"] = {"code": "awaiting_study_seal", "message": message}
+            raise Paused("awaiting_study_seal", message)
         paused = result.state.paused
         if paused:
             self.checkpoint(self.header())

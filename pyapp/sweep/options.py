@@ -71,22 +71,30 @@ class Options:
     sealed: bool = False
     """`--sealed`: held-out tasks drawn after the freeze from the seed the freezes seal
     (`pyapp.predict.sealing`); run.json records it only when true (absent: unsealed)."""
+    study_seal: str | None = None
+    """`--study-seal FILE` (absolute): a sealed sweep whose held-out draw uses the study's
+    seal in FILE, stopping at its freeze until FILE exists; run.json records it only when
+    given."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "backend": self.backend,
-            "dtype": self.dtype,
-            "revision": self.revision,
-            "seed": self.seed,
-            "params": self.params,
-            "conditions": self.conditions,
-            "model_host": self.model_host,
-            "model_folder": self.model_folder,
-            "chromium_flags": self.chromium_flags,
-            "page_params": self.page_params,
-            "chain_protocol": self.chain_protocol,
-        } | ({"sealed": True} if self.sealed else {})
+        return (
+            {
+                "model": self.model,
+                "backend": self.backend,
+                "dtype": self.dtype,
+                "revision": self.revision,
+                "seed": self.seed,
+                "params": self.params,
+                "conditions": self.conditions,
+                "model_host": self.model_host,
+                "model_folder": self.model_folder,
+                "chromium_flags": self.chromium_flags,
+                "page_params": self.page_params,
+                "chain_protocol": self.chain_protocol,
+            }
+            | ({"sealed": True} if self.sealed else {})
+            | ({"study_seal": self.study_seal} if self.study_seal else {})
+        )
 
 
 def parse_conditions(text: str | None) -> list[str] | None:
@@ -145,8 +153,18 @@ def options_from_args(args: argparse.Namespace) -> Options:
         chromium_flags=list(args.chromium_flag or []),
         page_params=parse_page_params(args.page_param),
         chain_protocol=protocol,
-        sealed=bool(getattr(args, "sealed", False)),
+        sealed=bool(getattr(args, "sealed", False) or getattr(args, "study_seal", None)),
+        study_seal=_seal_path(getattr(args, "study_seal", None)),
     )
+
+
+def _seal_path(text: str | None) -> str | None:
+    """`--study-seal FILE` as an absolute path (the file need not exist yet)."""
+    if text is None:
+        return None
+    if "\x00" in text or not text.strip():
+        raise UsageError("--study-seal: a file path, please")
+    return str(Path(text).resolve())
 
 
 def sweep_params(args: argparse.Namespace, seed: int) -> dict[str, Any]:
@@ -191,6 +209,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         "conditions": parse_conditions(args.conditions),
         "chain_protocol": args.chain_protocol,
         "sealed": True if getattr(args, "sealed", False) else None,
+        "study_seal": _seal_path(getattr(args, "study_seal", None)),
     }
     for key, value in given.items():
         if value is not None and value != stored.get(key):
@@ -212,6 +231,7 @@ def options_for_resume(args: argparse.Namespace, recorded: Any, where: str) -> O
         page_params=parse_page_params(args.page_param) or recorded_options.page_params,
         chain_protocol=recorded_options.chain_protocol,
         sealed=recorded_options.sealed,
+        study_seal=recorded_options.study_seal,
     )
 
 
@@ -289,6 +309,9 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
     sealed = recorded.get("sealed", False)
     if not isinstance(sealed, bool):
         raise bad_recorded(where, "sealed", f"must be true or false, not {str(sealed)[:20]!r}")
+    study_seal = recorded.get("study_seal")
+    if study_seal is not None and (not isinstance(study_seal, str) or not sealed):
+        raise bad_recorded(where, "study_seal", "must be a file path, in a sealed sweep")
     assert model is not None
     return Options(
         model=model,
@@ -304,6 +327,7 @@ def recorded_options_of(recorded: Any, where: str) -> Options:
         page_params=dict(page_params),
         chain_protocol=protocol,
         sealed=sealed,
+        study_seal=study_seal,
     )
 
 

@@ -47,7 +47,14 @@ from pyapp.synthetic.language import (
 )
 from pyapp.synthetic.report import across_seeds_lines, findings, render_markdown, report_skeleton
 from pyapp.synthetic.rerun import synthetic_rerun
-from pyapp.synthetic.simulate import SeedRun, SimulationSummary, run_seed, run_seeds, summarise_runs
+from pyapp.synthetic.simulate import (
+    SeedRun,
+    SimulationSummary,
+    run_seed,
+    run_seed_to_freeze,
+    run_seeds,
+    summarise_runs,
+)
 from pyapp.synthetic.targets import SeedTargets, seed_targets
 from pyapp.synthetic.validation import (
     POOLED,
@@ -88,6 +95,7 @@ __all__ = [
     "report_skeleton",
     "result_checks",
     "run_seed",
+    "run_seed_to_freeze",
     "run_seeds",
     "seed_differences",
     "seed_targets",

@@ -22,6 +22,7 @@ from pyapp.records import (
     VIRTUAL_CLOCK,
     ChainProtocol,
     Condition,
+    StudySeal,
     SyntheticSpec,
     Trace,
     clock,
@@ -49,17 +50,10 @@ async def run_seed_async(
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
     sealed: bool = False,
+    study_seal: StudySeal | None = None,
 ) -> SeedRun:
-    adapter = SyntheticAdapter(spec, params.seed)
-    sweep = Sweep(
-        params=params,
-        conditions=tuple(conditions),
-        model=adapter.provenance,
-        run_id=f"synthetic-{spec.structure}-seed-{params.seed}",
-        clock=VIRTUAL_CLOCK,
-        protocol=protocol,
-        sealed=sealed,
-    )
+    sweep, adapter = _sweep(spec, params, conditions, protocol, sealed, study_seal is not None)
+    sweep.study_seal = study_seal
     with clock.using(adapter.clock.now_ns):
         await run_phase(sweep, "measure", adapter, before_trial=adapter.begin_trial)
         freeze(sweep)
@@ -68,16 +62,61 @@ async def run_seed_async(
     return SeedRun(params.seed, trace, score_trace(trace))
 
 
+def _sweep(
+    spec: SyntheticSpec,
+    params: TaskParams,
+    conditions: Sequence[Condition],
+    protocol: ChainProtocol,
+    sealed: bool,
+    awaits_study_seal: bool,
+) -> tuple[Sweep, SyntheticAdapter]:
+    adapter = SyntheticAdapter(spec, params.seed)
+    sweep = Sweep(
+        params=params,
+        conditions=tuple(conditions),
+        model=adapter.provenance,
+        run_id=f"synthetic-{spec.structure}-seed-{params.seed}",
+        clock=VIRTUAL_CLOCK,
+        protocol=protocol,
+        sealed=sealed or awaits_study_seal,
+        awaits_study_seal=awaits_study_seal,
+    )
+    return sweep, adapter
+
+
+def run_seed_to_freeze(
+    spec: SyntheticSpec,
+    params: TaskParams,
+    conditions: Sequence[Condition] = MODEL_CONDITIONS,
+    protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
+) -> Trace:
+    """A seed under a study-level seal not made yet: measured and frozen, then stopped (the
+    trace has no draw and no held-out trial). The synthetic model is deterministic, so the
+    run made again with the seal (`run_seed(..., study_seal=...)`) freezes the same profiles:
+    its draw refuses a seal that does not list them."""
+
+    async def to_freeze() -> Trace:
+        sweep, adapter = _sweep(spec, params, conditions, protocol, True, True)
+        with clock.using(adapter.clock.now_ns):
+            await run_phase(sweep, "measure", adapter, before_trial=adapter.begin_trial)
+            freeze(sweep)
+        return sweep.trace()
+
+    return asyncio.run(to_freeze())
+
+
 def run_seed(
     spec: SyntheticSpec,
     params: TaskParams,
     conditions: Sequence[Condition] = MODEL_CONDITIONS,
     protocol: ChainProtocol = DEFAULT_CHAIN_PROTOCOL,
     sealed: bool = False,
+    study_seal: StudySeal | None = None,
 ) -> SeedRun:
     """One seed through measure → freeze → held-out → score (the chain under `protocol`;
-    `sealed`: held-out tasks drawn after the freeze, `pyapp.predict.sealing`)."""
-    return asyncio.run(run_seed_async(spec, params, conditions, protocol, sealed))
+    `sealed`: held-out tasks drawn after the freeze, `pyapp.predict.sealing`; `study_seal`:
+    drawn from that study-level seal, which must list this run's own)."""
+    return asyncio.run(run_seed_async(spec, params, conditions, protocol, sealed, study_seal))
 
 
 def run_seeds(

@@ -1,0 +1,148 @@
+"""Study-level seals: a plan's `sealed = "study"` (`pyapp.predict.sealing.study_draw_seed`).
+
+Every cell of the plan runs sealed, but the cells of one task seed share their held-out
+tasks: each stops at its freeze (`sweep --study-seal FILE` / `simulate --study-seal FILE`
+while FILE does not exist), and once every cell of that seed is frozen the matrix makes the
+seed's seal from each cell's own seal — re-derived here from the cell's trace, never taken
+from what the cell says of itself — writes it to `DIR/seals/seed-N.json` (`study-seal/1`,
+`pyapp.host.seal_file`) and runs the cells again: each draws its held-out tasks from the
+seal, which its trace records (`HeldoutDraw.study_seal`), and `reproduce` checks that the
+seal lists the run's own. Changing any cell's profile after the seal changes the seal, so
+the shared held-out tasks did not exist before every profile of the seed was fixed.
+
+A seal file, once written, is never replaced: a cell whose files no longer give the own seal
+the file lists (its folder was deleted and run again: a model's measured costs differ run to
+run) fails at its draw, saying its own seal is not among the seal's members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from interpreter import LabError
+from pyapp.conditions import MODEL_CONDITIONS
+from pyapp.host import write_seal
+from pyapp.matrix.cellfiles import result_files
+from pyapp.matrix.cells import Cell
+from pyapp.matrix.runner import Job, awaiting_seal
+from pyapp.matrix.state import now
+from pyapp.predict import heldout_draw_seed, study_seal_of
+from pyapp.records import SealMember, Trace, read_kind, read_trace
+
+SEALS_NAME = "seals"
+"""The matrix folder's folder of study seals."""
+
+
+def seal_path(out: Path, seed: int) -> Path:
+    """The study seal file of task seed `seed` in the matrix folder `out`."""
+    return out / SEALS_NAME / f"seed-{seed}.json"
+
+
+def own_seal(out: Path, cell: Cell, trace: Trace | None = None) -> str | None:
+    """The cell's own seal, re-derived from its trace (`trace`, else read from its files;
+    the freezes before its draw); None while not every model condition is frozen or the
+    trace cannot be read."""
+    if trace is None:
+        try:
+            trace = read_trace(
+                read_kind(folder_of_cell(out, cell) / result_files(cell)[0], "trace")
+            )
+        except (LabError, ValueError, OSError):
+            return None
+    frozen = {f.condition for f in trace.freezes}
+    wanted = [c for c in trace.run.conditions if c in MODEL_CONDITIONS]
+    if not wanted or any(c not in frozen for c in wanted):
+        return None
+    before = [f for f in trace.freezes if trace.draw is None or f.sequence < trace.draw.sequence]
+    try:
+        return heldout_draw_seed(trace, before)
+    except (KeyError, ValueError, OverflowError, ZeroDivisionError):
+        return None
+
+
+def folder_of_cell(out: Path, cell: Cell) -> Path:
+    return out / "cells" / cell.name
+
+
+@dataclass
+class Sealer:
+    """Makes each seed's seal once all its cells are frozen, and hands back the jobs that
+    can then go on (`ready`)."""
+
+    out: Path
+    cells: Sequence[Cell]
+    jobs: dict[str, Job]
+    """Every cell's job, by cell name."""
+    released: set[str] = field(default_factory=set)
+    """Cells whose job was handed back to run with their seal."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Why a waiting cell cannot go on (by cell name)."""
+
+    def seeds(self) -> list[int]:
+        return sorted({c.seed for c in self.cells})
+
+    def waiting(self, cell: Cell) -> bool:
+        return awaiting_seal(cell, folder_of_cell(self.out, cell))
+
+    def holds(self, cell: Cell) -> bool:
+        """The cell waits for a seal not made yet: running it now would stop again at once."""
+        return self.waiting(cell) and not seal_path(self.out, cell.seed).exists()
+
+    def ready(self) -> list[Job]:
+        """The jobs of waiting cells whose seed's seal exists now (made here when every
+        cell of the seed is frozen and none has a seal file yet)."""
+        ready = []
+        for seed in self.seeds():
+            group = [c for c in self.cells if c.seed == seed]
+            waiting = [c for c in group if c.name not in self.released and self.waiting(c)]
+            if not waiting:
+                continue
+            path = seal_path(self.out, seed)
+            if not path.exists() and not self._make(seed, group, path):
+                continue
+            for cell in waiting:
+                self.released.add(cell.name)
+                ready.append(self.jobs[cell.name])
+        return ready
+
+    def _make(self, seed: int, group: Sequence[Cell], path: Path) -> bool:
+        """Write seed `seed`'s seal if every cell of it is frozen (or done); else False."""
+        members = []
+        for cell in group:
+            seal = own_seal(self.out, cell)
+            if seal is None:
+                return False  # not frozen yet (or failed before its freeze)
+            members.append(SealMember(cell=cell.name, seal=seal))
+        write_seal(path, seed, study_seal_of(members), now())
+        return True
+
+
+def with_seal(job: Job, out: Path, cell: Cell) -> Job:
+    """`job` with its cell's study seal file."""
+    return replace(job, study_seal=str(seal_path(out.resolve(), cell.seed)))
+
+
+def seal_problem(trace: Trace, group: Sequence[Cell], seals: dict[str, str | None]) -> str | None:
+    """Why the study seal `trace` drew from is not its seed's (None when it is, or when the
+    run drew from its own seal): the seal must list exactly the plan's cells of that seed
+    (`group`), each with the own seal its files give (`seals`, by cell: re-derived from
+    every cell's trace; None where a cell's cannot be)."""
+    study = None if trace.draw is None else trace.draw.study_seal
+    if study is None:
+        return None
+    listed = {m.cell: m.seal for m in study.members}
+    wanted = sorted(c.name for c in group)
+    if sorted(listed) != wanted:
+        return (
+            f"its study seal lists the cells {', '.join(sorted(listed))}; the plan's cells of "
+            f"task seed {trace.run.task_params.seed} are {', '.join(wanted)}"
+        )
+    off = [name for name in wanted if seals.get(name) != listed[name]]
+    if off:
+        return (
+            f"its study seal does not list the frozen profiles of {', '.join(off)} (their "
+            "files give another own seal, or none): the seed's cells did not share one seal"
+        )
+    return None
