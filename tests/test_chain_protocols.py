@@ -602,7 +602,8 @@ def test_a_plan_key_chooses_the_protocol_of_every_cell(tmp_path) -> None:
         '[options]\nchain_protocol = "extended"\n',
     )
     plan = tmp_path / "plan.toml"  # the plan the helper wrote
-    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": False}
+    # a plan is sealed unless it says otherwise
+    assert trace["run"]["terms"] == {"chain_protocol": "chain-extended/1", "sealed": True}
     schema = json.loads((root / "exports" / "matrix-plan.schema.json").read_text("utf-8"))
     shipped = root / "examples" / "study-subject-extended.toml"
     jsonschema.validate(tomllib.loads(shipped.read_text(encoding="utf-8")), schema)

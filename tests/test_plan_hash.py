@@ -39,8 +39,11 @@ def test_an_option_added_later_is_hashed_only_away_from_its_default(
     plan.write_text('[axes]\nmodels = ["independent"]\nseeds = [1]\n', encoding="utf-8")
     document = to_json(read_plan(plan))
     assert isinstance(document, dict) and document["options"].pop("retries") == 2
-    for name in set(document["options"]) - check.HASHED_OPTIONS:  # later ones, at default
-        del document["options"][name]
+    defaults = to_json(type(read_plan(plan).options)())
+    assert isinstance(defaults, dict)
+    for name in set(document["options"]) - check.HASHED_OPTIONS:  # later ones, at their old
+        if document["options"][name] == check.LEGACY_VALUES.get(name, defaults[name]):  # value
+            del document["options"][name]
     document.pop("hypotheses", None)  # outside every plan hash (the study receipt holds them)
     document.pop("prior_exposure", None)
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -49,3 +52,33 @@ def test_an_option_added_later_is_hashed_only_away_from_its_default(
     assert plan_sha256(read_plan(plan)) == before  # the new option, at its default: no change
     plan.write_text(plan.read_text() + "[options]\nretries = 3\n", encoding="utf-8")
     assert plan_sha256(read_plan(plan)) != before  # set: the plan is another plan
+
+
+def test_a_plan_silent_on_sealed_is_now_sealed_and_hashes_as_another_plan(tmp_path: Path) -> None:
+    """`sealed`'s default changed when it was added (plans before it were unsealed): a plan
+    that says `sealed = false` keeps the hash it had; one silent on it now runs sealed, so it
+    is another plan, and its old receipt is refused with a line that says what to write."""
+    from pyapp.matrix import StudyReceipt, check_receipt
+
+    silent = tmp_path / "silent.toml"
+    silent.write_text('[axes]\nmodels = ["independent"]\nseeds = [1]\n', encoding="utf-8")
+    unsealed = tmp_path / "unsealed.toml"
+    unsealed.write_text(silent.read_text() + "[options]\nsealed = false\n", encoding="utf-8")
+    study = tmp_path / "study.toml"
+    study.write_text(silent.read_text() + '[options]\nsealed = "study"\n', encoding="utf-8")
+    assert read_plan(silent).options.sealed is True
+    document = to_json(read_plan(unsealed))
+    assert isinstance(document, dict)
+    for name in set(document["options"]) - check.HASHED_OPTIONS:
+        del document["options"][name]  # the plan as hashed before `sealed` existed
+    document.pop("hypotheses", None)
+    document.pop("prior_exposure", None)
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    before = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert plan_sha256(read_plan(unsealed)) == before
+    hashes = {plan_sha256(read_plan(p)) for p in (silent, unsealed, study)}
+    assert len(hashes) == 3
+    receipt = StudyReceipt.__new__(StudyReceipt)
+    object.__setattr__(receipt, "plan_sha256", before)
+    [line] = check_receipt(receipt, read_plan(silent))
+    assert "write `sealed = false`" in line

@@ -266,7 +266,8 @@ def test_a_study_whose_outcomes_are_all_zero_says_so_first(tmp_path: Path) -> No
     plan = tmp_path / "zero.toml"
     plan.write_text(
         '[axes]\nmodels = ["independent:p_add=1,p_sub=1,p_mul=1"]\nseeds = [1, 2]\n'
-        'conditions = [["model-only", "controlled-chain"]]\n',
+        'conditions = [["model-only", "controlled-chain"]]\n'
+        "[options]\nsealed = false  # the reproducer's tasks: the design's, from the seeds\n",
         encoding="utf-8",
     )
     out = tmp_path / "out"

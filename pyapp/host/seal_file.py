@@ -11,21 +11,30 @@ is a convenience for handing the seal over: each run's trace records the seal it
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pyapp.errors import InputError, RecordError
 from pyapp.host.files import write_atomically
 from pyapp.predict import study_draw_seed, study_seal_of
-from pyapp.records import JSON, SealMember, StudySeal, from_json, read_document, to_json
+from pyapp.records import (
+    JSON,
+    SealMember,
+    StudySeal,
+    document_text,
+    from_json,
+    read_kind,
+    to_json,
+)
 
 SEAL_SCHEMA = "study-seal/1"
+SEAL_KIND = "composition-lab-study-seal"
 
 
 def seal_document(seed: int, seal: StudySeal, made_at: str) -> dict[str, JSON]:
     """The file's JSON for `seal` of task seed `seed`."""
     return {
-        "schema": SEAL_SCHEMA,
+        "schema_version": SEAL_SCHEMA,
+        "kind": SEAL_KIND,
         "seed": seed,
         "derivation": seal.derivation,
         "members": to_json(seal.members),
@@ -37,8 +46,7 @@ def seal_document(seed: int, seal: StudySeal, made_at: str) -> dict[str, JSON]:
 def write_seal(path: Path, seed: int, seal: StudySeal, made_at: str) -> None:
     """Write the seal file (atomically)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(seal_document(seed, seal, made_at), indent=2, ensure_ascii=False)
-    write_atomically(path, text + "\n")
+    write_atomically(path, document_text(seal_document(seed, seal, made_at), "study-seal"))
 
 
 def read_seal(path: Path, seed: int) -> StudySeal | None:
@@ -47,11 +55,10 @@ def read_seal(path: Path, seed: int) -> StudySeal | None:
     is not the one its members give is refused (`InputError`, naming the file)."""
     if not path.exists():
         return None
-    data = read_document(path)
+    data = read_kind(path, "study-seal")  # another kind of document: refused, named
     where = str(path)
-    if not isinstance(data, dict) or data.get("schema") != SEAL_SCHEMA:
-        kind = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise InputError("bad_study_seal", f"not a {SEAL_SCHEMA} file (found {kind!r})", path=where)
+    if not isinstance(data, dict) or data.get("schema_version") != SEAL_SCHEMA:
+        raise InputError("bad_study_seal", f"not a {SEAL_SCHEMA} document", path=where)
     if data.get("seed") != seed:
         raise InputError(
             "bad_study_seal",

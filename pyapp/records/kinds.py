@@ -56,6 +56,9 @@ KINDS: Final[dict[str, Kind]] = {
     "study-receipt": Kind(
         "a study receipt (study-receipt.json)", "composition-lab-study-receipt", "study-receipt"
     ),
+    "study-seal": Kind(
+        "a study seal (seals/seed-N.json)", "composition-lab-study-seal", "study-seal"
+    ),
 }
 """Every kind of document a command reads, by name."""
 
