@@ -42,6 +42,9 @@ seeds = [31]
 presets = ["subject-ladder/1"]
 conditions = [["model-only", "controlled-chain"]]
 
+[options]
+sealed = "study"  # the two subjects share each seed's held-out tasks, drawn after both froze
+
 [[hypotheses]]
 id = "aware-skill"
 statement = "state-aware beats climatology on chains"

@@ -298,6 +298,15 @@ def _check_hypotheses(plan: Plan, plan_path: Path) -> None:
     check_hypotheses(
         plan.hypotheses, plan.prior_exposure, models, conditions, seeds, presets, plan_path
     )
+    paired = [i for i, h in enumerate(plan.hypotheses) if h.versus is not None]
+    if paired and plan.options.sealed is True:
+        raise _bad(
+            plan_path,
+            "options.sealed",
+            f"hypotheses[{paired[0]}] compares two models on the same held-out tasks, which "
+            'cells sealed each on its own do not share: say sealed = "study" (one seal per '
+            "task seed, made once every cell of it is frozen) or sealed = false",
+        )
 
 
 def seed_values(plan: Plan) -> Sequence[int]:

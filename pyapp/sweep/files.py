@@ -37,6 +37,7 @@ from pyapp.records import (
     check_kind,
     document_text,
     from_json,
+    is_sealed,
     line_text,
     loads_document,
     read_document,
@@ -144,11 +145,13 @@ def assemble(header_json: str, lines: list[str], changes: Sequence[str] = ()) ->
 def write_checkpoint(
     out: Path, header_json: str, lines: list[str], changes: Sequence[str] = ()
 ) -> Trace:
-    """trace.json (and predictions.json once something is frozen), atomically."""
+    """trace.json (and predictions.json once something is frozen — for a sealed run, once
+    its held-out tasks are drawn: before that there is nothing to predict), atomically."""
 
     trace = assemble(header_json, lines, changes)
     write_atomically(out / TRACE, document_text(trace, "trace"))
-    if trace.freezes:
+    undrawn = is_sealed(trace.run.terms) and trace.draw is None
+    if trace.freezes and not undrawn:
         write_atomically(out / PREDICTIONS, document_text(score_trace(trace), "predictions"))
     return trace
 

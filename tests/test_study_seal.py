@@ -1,0 +1,258 @@
+"""Study-level seals (issue 37): a plan's `sealed = "study"` makes the cells of one task
+seed share their held-out tasks, drawn only once every one of them is frozen.
+
+Each cell stops at its freeze (`simulate --study-seal FILE` / `sweep --study-seal FILE`
+while FILE does not exist); the matrix makes the seed's seal from every cell's own seal,
+re-derived from its trace (`DIR/seals/seed-N.json`), and each cell draws from it. The draw
+records the seal, `reproduce` checks that it lists the run's own seal, and `study` checks
+that the seed's cells shared one seal. Plans are sealed by default now, and a plan whose
+hypotheses compare two models must share its held-out tasks (study seal or unsealed).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_matrix import matrix, read, write_plan
+from tracecheck import rechained
+
+from pyapp.cli.main import main
+from pyapp.errors import InputError
+from pyapp.host import read_seal, write_seal
+from pyapp.matrix import expand, read_plan, seal_problem
+from pyapp.predict import heldout_draw_seed, study_draw_seed, study_seal_of
+from pyapp.records import SealMember, read_trace
+from pyapp.verify.reproduce import reproduce
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = """
+[axes]
+models = ["size-dependent", "independent"]
+seeds = [1, 2]
+presets = ["small"]
+conditions = [["model-only", "controlled-chain"]]
+[options]
+sealed = "study"
+[parameter_sets.small]
+primitives_per_op = 4
+probe_pairs = 2
+recurrence_steps = [2, 3]
+determinants = 1
+derivatives = 1
+"""
+
+
+def traces_of(out: Path) -> dict[str, dict[str, Any]]:
+    """Every cell's trace, by cell name."""
+    found = {}
+    for path in sorted((out / "cells").glob("*/seed-*/trace.json")):
+        found[path.parent.parent.name] = read(path)
+    for path in sorted((out / "cells").glob("*/trace.json")):
+        found[path.parent.name] = read(path)
+    return found
+
+
+def heldout_expected(trace: dict[str, Any]) -> dict[str, object]:
+    """The held-out trials' expected answers by trial (what the drawn tasks are)."""
+    drawn = trace["draw"]["sequence"]
+    return {t["trial_id"]: t.get("expected") for t in trace["trials"] if t["sequence"] > drawn}
+
+
+@pytest.fixture(scope="module")
+def sealed_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("study-seal")
+    plan = write_plan(folder, PLAN)
+    out = folder / "out"
+    result = matrix(str(plan), "--out", str(out), "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_the_cells_of_a_seed_share_one_draw_made_from_every_ones_own_seal(
+    sealed_study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = sealed_study
+    traces = traces_of(out)
+    assert len(traces) == 4
+    for seed in (1, 2):
+        seal_file = read(out / "seals" / f"seed-{seed}.json")
+        assert seal_file["kind"] == "composition-lab-study-seal"
+        group = {n: t for n, t in traces.items() if t["run"]["task_params"]["seed"] == seed}
+        assert len(group) == 2
+        own = {n: heldout_draw_seed(read_trace(t)) for n, t in group.items()}
+        assert len(set(own.values())) == 2  # two models: two profiles, two own seals
+        members = [SealMember(cell=n, seal=s) for n, s in sorted(own.items())]
+        shared = study_draw_seed(seed, members)
+        assert seal_file["draw_seed"] == shared
+        for trace in group.values():
+            assert trace["run"]["terms"]["sealed"] is True
+            assert trace["draw"]["draw_seed"] == shared
+            assert trace["draw"]["study_seal"]["members"] == [
+                {"cell": m.cell, "seal": m.seal} for m in members
+            ]
+        first, second = (heldout_expected(t) for t in group.values())
+        assert first and first == second  # the same held-out tasks, whatever each model did
+    seeds = {t["draw"]["draw_seed"] for t in traces.values()}
+    assert len(seeds) == 2  # one seal per task seed
+    for name in traces:
+        path = next((out / "cells" / name).rglob("trace.json"))
+        assert main(["reproduce", str(path)]) == 0, name
+        assert "sealed under a study seal" in capsys.readouterr().out
+    assert main(["study", str(out), "--resamples", "200"]) == 0
+    doc = read(out / "study.json")
+    assert "study seal not shared" not in json.dumps(doc)
+
+
+def test_reproduce_refuses_a_study_seal_that_does_not_list_the_runs_own(
+    sealed_study: Path, tmp_path: Path
+) -> None:
+    """A forger who swaps in a seal of other profiles — draw seed recomputed from them and
+    the chain made again — is refused: the run's own seal, re-derived from its freezes, is
+    not among the members."""
+    trace = next(iter(traces_of(sealed_study).values()))
+    forged = json.loads(json.dumps(trace))
+    members = [
+        {"cell": m["cell"], "seal": "0" * 64} for m in forged["draw"]["study_seal"]["members"]
+    ]
+    forged["draw"]["study_seal"]["members"] = members
+    typed = [SealMember(**m) for m in members]
+    forged["draw"]["draw_seed"] = study_draw_seed(trace["run"]["task_params"]["seed"], typed)
+    found = [str(m) for m in reproduce(rechained(forged))]
+    assert any("$.draw.study_seal" in m and "is not among" in m for m in found), found
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(rechained(forged)), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pyapp", "reproduce", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "$.draw.study_seal" in done.stdout, done.stdout
+
+
+def test_the_study_checks_each_seal_against_the_other_cells_of_its_seed(
+    sealed_study: Path,
+) -> None:
+    plan = read_plan(sealed_study.parent / "plan.toml")
+    cells = expand(plan, sealed_study.parent / "plan.toml")
+    traces = {n: read_trace(t) for n, t in traces_of(sealed_study).items()}
+    seals = {
+        n: heldout_draw_seed(t, [f for f in t.freezes if f.sequence < t.draw.sequence])
+        for n, t in traces.items()
+    }  # type: ignore[union-attr]
+    name, trace = next(iter(traces.items()))
+    group = [c for c in cells if c.seed == trace.run.task_params.seed]
+    assert seal_problem(trace, group, seals) is None
+    sibling = next(c.name for c in group if c.name != name)
+    problem = seal_problem(trace, group, seals | {sibling: "f" * 64})
+    assert problem is not None and sibling in problem
+    extra = replace(group[0], name="another-cell")
+    problem = seal_problem(trace, [*group, extra], seals)
+    assert problem is not None and "another-cell" in problem
+
+
+def test_a_cell_stops_at_its_freeze_until_its_seal_exists(tmp_path: Path) -> None:
+    seal = tmp_path / "seal.json"
+    out = tmp_path / "run"
+    argv = [
+        sys.executable, "-m", "pyapp", "simulate", "--model", "independent", "--seeds", "4",
+        "--preset", "subject-ladder/1", "--study-seal", str(seal), "--out", str(out),
+    ]  # fmt: skip
+    first = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert first.returncode == 3, first.stderr
+    assert "stopped at the freeze" in first.stderr
+    frozen = read_trace(read(out / "seed-4" / "trace.json"))
+    assert frozen.draw is None and frozen.freezes
+    assert not any(t.sequence > max(f.sequence for f in frozen.freezes) for t in frozen.trials)
+    assert not (out / "summary.json").exists()
+    own = heldout_draw_seed(frozen)
+    write_seal(seal, 4, study_seal_of([SealMember("someone-else", "1" * 64)]), "now")
+    refused = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert refused.returncode == 1 and "is not among" in refused.stderr, refused.stderr
+    write_seal(seal, 4, study_seal_of([SealMember("me", own), SealMember("b", "2" * 64)]), "now")
+    assert read_seal(seal, 4) is not None
+    with pytest.raises(InputError, match="not of this run's seed"):
+        read_seal(seal, 5)
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    trace = read(out / "seed-4" / "trace.json")
+    assert trace["draw"]["study_seal"]["members"][1] == {"cell": "me", "seal": own}
+    assert reproduce(trace) == []
+
+
+def test_an_edited_seal_file_is_refused(tmp_path: Path) -> None:
+    seal = tmp_path / "seal.json"
+    write_seal(seal, 4, study_seal_of([SealMember("a", "1" * 64)]), "now")
+    document = read(seal)
+    document["members"][0]["seal"] = "2" * 64
+    seal.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match="draw seed is not the one its members give"):
+        read_seal(seal, 4)
+    seal.write_text(json.dumps({"kind": "composition-lab-trace"}), encoding="utf-8")
+    with pytest.raises(InputError, match="not a study seal"):
+        read_seal(seal, 4)
+
+
+def test_a_native_sweep_and_a_synthetic_cell_share_a_seal(tmp_path: Path) -> None:
+    """The sweep's path: a native fixture cell pauses at its freeze (run.json says why) and
+    is resumed with the seed's seal, which it shares with a synthetic cell."""
+    pytest.importorskip("onnxruntime")
+    from test_matrix_native import TINY
+
+    plan = write_plan(
+        tmp_path,
+        '[axes]\nmodels = ["fixture", "independent"]\nseeds = [1]\npresets = ["tiny"]\n'
+        'backends = ["native"]\nconditions = [["model-only", "controlled-chain"]]\n'
+        '[options]\nconsent = true\nsealed = "study"\n' + TINY,
+    )
+    out = tmp_path / "out"
+    result = matrix(str(plan), "--out", str(out), "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    traces = traces_of(out)
+    assert len(traces) == 2
+    assert len({t["draw"]["draw_seed"] for t in traces.values()}) == 1
+    native = out / "cells" / "fixture_native_tiny_mo+cc_s1"
+    log = (native / "cell.log").read_text(encoding="utf-8")
+    assert log.count("== ") == 2 and "stopped at the freeze" in log  # paused, then resumed
+    assert read(native / "run.json")["options"]["study_seal"] == str(
+        out.resolve() / "seals" / "seed-1.json"
+    )
+    for trace in traces.values():
+        assert reproduce(trace) == []
+
+
+def test_plans_are_sealed_by_default_and_a_comparison_must_share_its_tasks(
+    tmp_path: Path,
+) -> None:
+    silent = write_plan(tmp_path, '[axes]\nmodels = ["independent"]\nseeds = [1]\n')
+    assert read_plan(silent).options.sealed is True
+    compared = (
+        '[axes]\nmodels = ["independent", "size-dependent"]\nseeds = [1]\n'
+        '[[hypotheses]]\nid = "d"\nstatement = "s"\nmetric = "rate-difference"\n'
+        'model = "independent"\nversus = "size-dependent"\ncondition = "model-only"\n'
+        'direction = "greater"\n'
+    )
+    plan = write_plan(tmp_path, compared)
+    result = matrix(str(plan), "--out", str(tmp_path / "out"), "--dry-run")
+    assert result.returncode == 1
+    assert "options.sealed" in result.stderr
+    assert 'say sealed = "study"' in result.stderr, result.stderr
+    for line in ('[options]\nsealed = "study"\n', "[options]\nsealed = false\n"):
+        text = compared.replace("[[hypotheses]]", line + "[[hypotheses]]")
+        ok = matrix(str(write_plan(tmp_path, text)), "--out", str(tmp_path / "o"), "--dry-run")
+        assert ok.returncode == 0, ok.stderr
+    receipt_out = tmp_path / "receipted"
+    text = compared.replace("[[hypotheses]]", '[options]\nsealed = "study"\n[[hypotheses]]')
+    study_plan = write_plan(tmp_path, text)
+    assert main(["study-receipt", str(study_plan), "--out", str(receipt_out)]) == 0
+    receipt = read(receipt_out / "study-receipt.json")
+    assert receipt["held_out"].startswith("sealed per task seed")
+    shutil.rmtree(receipt_out)
