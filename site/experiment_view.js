@@ -56,16 +56,24 @@ export class ExperimentView extends ExperimentState {
   }
 
   // The sweep's trials already observed (an earlier run, an earlier session before a resume) as
-  // the ETA counts them: [phase, condition, ms, model calls] (site/eta.js).
+  // the ETA counts them: [phase, condition, ms, model calls, answer tokens] (site/eta.js; the
+  // tokens as Python's `answer_tokens` counts them before a trial: a model-only answer's
+  // characters, a chain's steps' exact values' — those of the steps it made, on their actual
+  // operands, which are a completed route's planned ones — none for a program or the control).
   timedTrials() {
-    /** @type {[string, string, number, number][]} */
+    /** @type {[string, string, number, number, number | null][]} */
     const done = [];
     for (const text of this.trials.list()) {
       const t = /** @type {Trial} */ (JSON.parse(text));
       const phase = this.tasks.get(t.task_id)?.split === "heldout" ? "heldout" : "measure";
       const ms = Date.parse(t.ended_at ?? "") - Date.parse(t.started_at ?? "");
       const calls = t.chain ? t.chain.planned_calls : t.condition === "supplied-program" ? 0 : 1;
-      if (Number.isFinite(ms)) done.push([phase, t.condition, ms, calls]);
+      const size = t.chain
+        ? t.chain.calls.reduce((n, call) => n + String(call.local_expected).length, 0)
+        : t.condition === "model-only"
+          ? String(t.expected).length
+          : null;
+      if (Number.isFinite(ms)) done.push([phase, t.condition, ms, calls, size]);
     }
     return done;
   }

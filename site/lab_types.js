@@ -762,6 +762,7 @@
  * @property {number} trials Trials of that phase and condition not observed yet.
  * @property {(number | null)} [calls] The model calls those trials will make (a chain: its route's calls, none for an unsupported route; one per whole-task model trial; none for the control): what the ETA scales a measured per-call time by.
  * @property {(("integer" | "program" | "none") | null)} [answer] What the condition's model writes (`none`: the control makes no call): the ETA's kin for a group not timed yet.
+ * @property {(number | null)} [work] The answer tokens those trials' model calls are to write, known before they run (the exact answers' characters: a model-only answer, a chain's every planned step; none where the length is not known in advance, a program, or no call is made; null for held-out groups: a held-out answer's length stays out of the page until it is observed): the ETA moves a group's estimate by its measured time per answer token (`TrialStart.answer_tokens`).
  */
 /**
  * What the frozen profile says about one held-out task, before it is observed.
@@ -1514,6 +1515,7 @@
  * @property {number} index 0-based position in this run's plan.
  * @property {number} total Trials in this run's plan.
  * @property {("measure" | "heldout")} phase The phase.
+ * @property {(number | null)} [answer_tokens] The answer tokens the trial's model calls are to write, known before it runs (as `PlanLeft.work` counts them; profile trials only, null for a held-out one): the page's ETA times the trial per answer token.
  */
 /**
  * One condition's verdict in words: each predictor against climatology.

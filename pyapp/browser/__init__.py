@@ -19,7 +19,7 @@ from pyapp.browser.model import (
     read_generate_reply,
 )
 from pyapp.browser.page_link import Context
-from pyapp.browser.session import ANSWER_KINDS, Session, resumed_trace
+from pyapp.browser.session import ANSWER_KINDS, Session, answer_tokens, model_calls, resumed_trace
 from pyapp.browser.verdict import run_verdict
 from pyapp.browser.viewer import compare_runs, open_run, receipt_of, run_plots
 
@@ -30,12 +30,14 @@ __all__ = [
     "Context",
     "Mailbox",
     "Session",
+    "answer_tokens",
     "compare_runs",
     "completion_from_reply",
     "generate_request",
     "handle",
     "handle_async",
     "handle_model_generate",
+    "model_calls",
     "new_session",
     "open_run",
     "parse_provenance",

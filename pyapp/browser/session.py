@@ -44,7 +44,9 @@ from pyapp.conditions import (
     MODEL_CONDITIONS,
     CancelToken,
     chain_capacity_problem,
+    exact_op,
     plan_route,
+    resolve_operand,
 )
 from pyapp.errors import PhaseError, RecordError
 from pyapp.experiment import (
@@ -219,6 +221,11 @@ class Session:
                 trials=n,
                 calls=sum(model_calls(condition, t) for condition, t in pending if condition == c),
                 answer=ANSWER_KINDS.get(c, "none"),
+                # held-out answers' lengths stay out of the page until each is observed
+                work=None
+                if phase != "measure"
+                or None in (sizes := [answer_tokens(k, t) for k, t in pending if k == c])
+                else sum(s or 0 for s in sizes),
             )
             for phase, pending in plans.items()
             for c in sweep.conditions
@@ -393,6 +400,7 @@ class Session:
                     index=index,
                     total=total,
                     phase=current,
+                    answer_tokens=answer_tokens(condition, task) if current == "measure" else None,
                 )
                 await page.tell(event(start))
 
@@ -585,6 +593,25 @@ def model_calls(condition: str, task: Task) -> int:
     if condition == "controlled-chain":
         return len(plan_route(task) or ())
     return 1 if condition in MODEL_CONDITIONS else 0
+
+
+def answer_tokens(condition: str, task: Task) -> int | None:
+    """The answer tokens one trial's model calls are to write, known before it runs: the exact
+    answers' characters (digits and sign; the reference subject writes one token per digit,
+    the sign its own, and a tokenizer that groups digits writes a number proportional to
+    them: the ETA only scales by a time per token it measures) — a model-only trial's answer,
+    a chain's every planned step on the exact operands (none without a route); None where the
+    length is not known in advance (a program) or no call is made (the control)."""
+    if condition == "controlled-chain":
+        outputs: list[int] = []
+        for call in plan_route(task) or ():
+            left = resolve_operand(call.left, task.registers, outputs)
+            right = resolve_operand(call.right, task.registers, outputs)
+            outputs.append(exact_op(call.op, left, right))
+        return sum(len(str(value)) for value in outputs)
+    if condition == "model-only":
+        return len(str(task.answer))
+    return None
 
 
 def receipt_json(sweep: Sweep) -> str:

@@ -74,6 +74,8 @@ _REFUSAL = (
     "model_changed",
     "not_measured",
     "already_frozen",
+    "awaiting_study_seal",
+    "bad_study_seal",
     "page_refused",
     "bad_params",
     "bad_synthetic_spec",

@@ -472,6 +472,10 @@ class TrialStart(Message):
     """Trials in this run's plan."""
     phase: Literal["measure", "heldout"]
     """The phase."""
+    answer_tokens: int | None = field(default=None, metadata=ADDED)
+    """The answer tokens the trial's model calls are to write, known before it runs (as
+    `PlanLeft.work` counts them; profile trials only, null for a held-out one): the page's
+    ETA times the trial per answer token."""
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,13 @@ class PlanLeft:
     answer: Literal["integer", "program", "none"] | None = field(default=None, metadata=ADDED)
     """What the condition's model writes (`none`: the control makes no call): the ETA's kin
     for a group not timed yet."""
+    work: int | None = field(default=None, metadata=ADDED)
+    """The answer tokens those trials' model calls are to write, known before they run (the
+    exact answers' characters: a model-only answer, a chain's every planned step; none where
+    the length is not known in advance, a program, or no call is made; null for held-out
+    groups: a held-out answer's length stays out of the page until it is observed): the ETA
+    moves a group's estimate by its measured time per answer token
+    (`TrialStart.answer_tokens`)."""
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,21 @@ recorded trial advances the clock by its recorded wall time, and at every trial 
 range and its midpoint are compared with the time that really remained.
 
 The recordings (`tests/fixtures/eta/*.json`: phase, condition, wall ms from a trial's start
-to the next one's, model calls) come from real sweeps of the reference subject in the page
-(their `source` says how). The control's trials run first and take milliseconds: until a
-model call has been timed the page gives no number (and says so), so the checkpoints count
-from the model trials on — the range from the 21st model trial, the midpoint from the first
-tenth of them.
+to the next one's, model calls, and the answer tokens the trial was to write, known before it
+ran, re-derived from the recorded sweep's task set by `scripts/eta_fixture_sizes.py`) come from
+real sweeps of the reference subject in the page (their `source` says how). The control's
+trials run first and take milliseconds: until a model call has been timed the page gives no
+number (and says so), so the checkpoints count from the model trials on — the range from the
+21st model trial, the midpoint from the first tenth of them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +33,16 @@ import { Eta, etaText, etaRange } from %(module)s;
 const [trials, answers, resumeAt] = %(data)s;
 function leftOf(rows) {
   const groups = new Map();
-  for (const [phase, condition, , calls] of rows) {
+  for (const [phase, condition, , calls, size] of rows) {
     const key = `${phase}/${condition}`;
     const answer = answers[condition] ?? "none";
-    const g = groups.get(key) ?? { phase, condition, trials: 0, calls: 0, answer };
+    const g = groups.get(key) ?? { phase, condition, trials: 0, calls: 0, answer, work: 0 };
     g.trials += 1;
     g.calls += calls;
+    // Python's PlanLeft.work: the measure phase's only (a held-out answer's length stays
+    // out of the page until it is observed)
+    const known = phase === "measure" ? size : null;
+    g.work = known == null || g.work == null ? null : g.work + known;
     groups.set(key, g);
   }
   return [...groups.values()];
@@ -43,11 +50,11 @@ function leftOf(rows) {
 let eta = new Eta(leftOf(trials));
 let now = 0;
 const out = [];
-trials.forEach(([phase, condition, ms, calls], i) => {
+trials.forEach(([phase, condition, ms, calls, size], i) => {
   if (resumeAt.includes(i)) eta = new Eta(leftOf(trials.slice(i)), trials.slice(0, i));
   const estimate = eta.estimate(now);
   out.push({ estimate, text: etaText(estimate), range: etaRange(estimate) });
-  eta.started(phase, condition, now);
+  eta.started(phase, condition, now, phase === "measure" ? size : null); // TrialStart.answer_tokens
   now += ms;
   eta.finished(phase, condition, now, calls);
 });
@@ -115,7 +122,7 @@ def test_the_range_holds_the_truth_and_its_middle_is_near_it(path: Path) -> None
     inside, near = scores(trials, shown)
     print(f"{path.stem}: range holds the truth at {inside:.1%}, midpoint near it at {near:.1%}")
     assert inside >= 0.90
-    assert near >= 0.85  # issue 41 asks >= 90 %: 89.5 and 91.0 % here (docs/page.md)
+    assert near >= 0.90  # issue 41 asks every one: 96.7 and 90.8 % here (docs/page.md)
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
@@ -129,7 +136,7 @@ def test_after_a_resume_the_earlier_sessions_trials_count(path: Path) -> None:
         assert after is not None and before is not None
         assert after["mid_s"] == pytest.approx(before["mid_s"], rel=0.05), i
     inside, near = scores(trials, resumed)
-    assert inside >= 0.90 and near >= 0.85
+    assert inside >= 0.90 and near >= 0.90
 
 
 def test_no_number_before_a_model_call_is_timed_and_the_text_is_short() -> None:
@@ -186,3 +193,49 @@ def test_durations_read_as_people_say_them() -> None:
         "about 9 min 59 s left",
         "about 2 h 5 min left",
     ]
+
+
+def test_trials_that_write_more_answer_tokens_are_estimated_to_take_longer() -> None:
+    """One group whose trials take 10 ms + 5 ms per answer token: 20 timed (2 and 4 tokens,
+    alternately), 10 left writing 8 tokens each. The estimate is the group's mean moved by its
+    own measured slope: 10 × (10 + 5 × 8) ms, not 10 × its mean (25 ms); with no sizes known
+    (an older state) it stays the mean."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+
+    def run(work: str, size: str) -> dict[str, Any]:
+        script = (
+            f"import {{ Eta }} from {json.dumps(ETA.as_uri())};"
+            "const left = [{phase: 'measure', condition: 'model-only', trials: 30, calls: 30,"
+            f" answer: 'integer', work: {work}}}];"
+            "const eta = new Eta(left); let now = 0;"
+            "for (let i = 0; i < 20; i++) { const tokens = i % 2 ? 4 : 2;"
+            f" eta.started('measure', 'model-only', now, {size});"
+            " now += 10 + 5 * tokens; eta.finished('measure', 'model-only', now, 1); }"
+            "console.log(JSON.stringify(eta.estimate(now)));"
+        )
+        done = subprocess.run(
+            [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        estimate: dict[str, Any] = json.loads(done.stdout)
+        return estimate
+
+    sized = run("20 * 3 + 10 * 8", "tokens")  # 20 timed, averaging 3, and 10 left
+    assert sized["mid_s"] == pytest.approx(10 * (10 + 5 * 8) / 1000)
+    assert sized["low_s"] < sized["mid_s"] < sized["high_s"]
+    assert run("null", "null")["mid_s"] == pytest.approx(10 * 25 / 1000)
+
+
+def test_the_recordings_answer_tokens_are_the_scripts() -> None:
+    """The recordings' answer tokens are what scripts/eta_fixture_sizes.py re-derives from the
+    recorded sweeps' task sets (their durations untouched)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "eta_fixture_sizes.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
