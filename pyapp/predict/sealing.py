@@ -20,6 +20,12 @@ cost, it does not make forgery impossible. It says nothing about when the files 
 published (a receipt kept elsewhere does) or which model produced them (re-execution
 does). `reproduce` re-derives the seed from the freeze records and refuses a trace whose
 draw, or whose held-out tasks, are not the ones its freezes seal.
+
+A **study-level seal** (`StudySeal`, a plan's `sealed = "study"`: `pyapp.matrix.seals`)
+gives every run of one task seed in a study the same draw seed, `study_draw_seed`, made from
+each run's own seal once all are frozen; the draw records it, and `draw_mismatches` refuses a
+seal that does not list the run's own (the other members are checked against their own
+traces by `study`).
 """
 
 from __future__ import annotations
