@@ -48,6 +48,8 @@ derivatives = 0
 consent = true
 site = "{site}"
 cpus_per_browser_cell = 1
+sealed = false  # compared local vs Ray cell by cell: the held-out tasks must follow from
+# the seed (a sealed browser cell's depend on its measured costs, which differ run to run)
 """
 HASHES = ("sha256", "profile_sha256", "prev_sha256", "chain_head", "predictions_sha256")
 """A frozen profile's hash covers its `frozen_at`, and each record's link in the hash chain
@@ -223,3 +225,47 @@ def test_ray_worker_killed_mid_cell_is_retried_and_nothing_is_lost(
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_browser_cell_and_a_synthetic_cell_share_a_study_seal(tmp_path: Path) -> None:
+    """Issue 37: the page's sweep under a study-level seal stops at its freeze (run.json
+    paused, `awaiting_study_seal`) and, resumed by the matrix once the seed's seal exists,
+    draws the same held-out tasks as the synthetic cell of its seed."""
+    plan = tmp_path / "plan.toml"
+    text = PLAN.format(site=SITE).replace(
+        'models = ["independent", "size-dependent:slope=1.2", "fixture"]',
+        'models = ["independent", "fixture"]',
+    )
+    text = text.replace("seeds = [1, 2]", "seeds = [1]").replace(
+        "sealed = false", 'sealed = "study"'
+    )
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    cells = {c["cell"]["name"]: c["cell"] for c in read(out / "matrix.json")["cells"]}
+    traces = {
+        name: read(documents(out / "cells" / name, cell["kind"], cell["seed"])[0])
+        for name, cell in cells.items()
+    }
+    assert len(traces) == 2
+    [draw_seed] = {t["draw"]["draw_seed"] for t in traces.values()}
+    assert read(out / "seals" / "seed-1.json")["draw_seed"] == draw_seed
+    browser = next(n for n, c in cells.items() if c["kind"] == "browser")
+    log = (out / "cells" / browser / "cell.log").read_text(encoding="utf-8")
+    assert log.count("== ") == 2 and "stopped at the freeze" in log
+    held_out = [
+        {
+            t["trial_id"]: t.get("expected")
+            for t in trace["trials"]
+            if t["sequence"] > trace["draw"]["sequence"] and t["condition"] == "model-only"
+        }
+        for trace in traces.values()
+    ]
+    assert held_out[0] and held_out[0] == held_out[1]
