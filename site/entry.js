@@ -47,8 +47,8 @@ import { $ } from "./dom.js";
 // before any sweep).
 /** @type {{ [T in ExperimentType]: (api: ExperimentApi, m: Fields<T>) => Promise<Results[T] | null> }} */
 const EXPERIMENT_ROUTES = {
-  sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined, chain_protocol: m.chain_protocol ?? undefined, sealed: m.sealed ?? undefined }),
-  sweep_resume: (api, m) => api.resumeFrom({ header_json: m.header_json, changes_json: m.changes_json ?? [], trials_json: m.trials_json }, m.in_flight ?? null),
+  sweep_start: (api, m) => api.start({ seed: m.seed ?? undefined, params: m.params ?? undefined, conditions: m.conditions ?? undefined, previously_observed: m.previously_observed ?? undefined, chain_protocol: m.chain_protocol ?? undefined, sealed: m.sealed ?? undefined, study_seal: m.study_seal ?? undefined }),
+  sweep_resume: (api, m) => api.resumeFrom({ header_json: m.header_json, changes_json: m.changes_json ?? [], trials_json: m.trials_json }, m.in_flight ?? null, m.study_seal ?? null, m.previously_observed ?? null),
   sweep_run: (api, m) => api.run(m.phase),
   sweep_freeze: (api) => api.freeze(),
   sweep_state: (api) => api.state(),

@@ -72,7 +72,7 @@ import { askAboutUnfinished } from "./unfinished_dialog.js";
 
 
 /** @import { Opened } from "./experiment_view.js" */
-/** @import { ModelProvenance, Receipt, SweepStart, SweepState, Trace, TraceHeader, Trial } from "./lab_types.js" */
+/** @import { ModelProvenance, Receipt, StudySealChoice, SweepStart, SweepState, Trace, TraceHeader, Trial } from "./lab_types.js" */
 /** @import { StoredTexts, SweepStatus } from "./store.js" */
 /** @import { ExperimentParts, Listener } from "./page_types.js" */
 
@@ -133,7 +133,7 @@ class Experiment extends ExperimentView {
   // this browser's own ledger, sent whole: Python keeps the entries of this model, however
   // spelled (pyapp/predict/exploratory.py same_model: the one rule).
   /** @param {StartOptions} [options] @returns {Promise<SweepState>} */
-  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined, chain_protocol = undefined, sealed = undefined } = {}) {
+  async start({ seed, params = undefined, conditions = undefined, previously_observed = undefined, chain_protocol = undefined, sealed = undefined, study_seal = undefined } = {}) {
     return this.exclusive("start", async () => {
       this.requireLoaded();
       this.clearError();
@@ -155,6 +155,8 @@ class Experiment extends ExperimentView {
       };
       const chosen = params ?? this.currentParams();
       if (chosen) fields.params = chosen;
+      // a study-level seal (the matrix's `sealed = "study"`): the draw waits for it
+      if (study_seal) fields.study_seal = study_seal;
       /** @type {SweepState} */
       let s;
       try {
@@ -273,8 +275,13 @@ class Experiment extends ExperimentView {
   // Continue a sweep from its stored texts ({header_json, changes_json?, trials_json}:
   // IndexedDB's records, or the sweep CLI's trace.json header and trials.jsonl lines); Python
   // puts them together (pyapp/records/stored.py).
-  /** @param {Stored | null} stored @param {string | null} [inFlight] @returns {Promise<SweepState>} */
-  async resumeFrom(stored, inFlight = null) {
+  /**
+   * @param {Stored | null} stored @param {string | null} [inFlight]
+   * @param {StudySealChoice | null} [studySeal] the matrix's study-level seal (a driver's; the page never makes one)
+   * @param {{ [condition: string]: string[] } | null} [previouslyObserved] another ledger's keys (the sweep CLI's file): a sealed sweep matches them at its draw
+   * @returns {Promise<SweepState>}
+   */
+  async resumeFrom(stored, inFlight = null, studySeal = null, previouslyObserved = null) {
     if (typeof stored?.header_json !== "string" || !Array.isArray(stored.trials_json)) {
       throw new Error("resumeFrom needs {header_json, trials_json} (Python's JSON texts)");
     }
@@ -288,7 +295,9 @@ class Experiment extends ExperimentView {
       let texts;
       try {
         await this.followSyntheticModel(provenance);
-        this.useState(await this.request("sweep_resume", { ...given, in_flight: inFlight ?? null, ledger }));
+        const sealed = studySeal ? { study_seal: studySeal } : {};
+        const seen = previouslyObserved ? { previously_observed: previouslyObserved } : {};
+        this.useState(await this.request("sweep_resume", { ...given, in_flight: inFlight ?? null, ledger, ...sealed, ...seen }));
         texts = await this.resumedTexts(given);
       } catch (error) {
         this.showError(`Resuming failed: ${messageOf(error)}`);
@@ -650,8 +659,8 @@ class Experiment extends ExperimentView {
       /** @param {TextKind} kind */
       text: (kind) => this.text(kind),
       resume: () => this.resume(),
-      /** @param {Stored} stored @param {string | null} [inFlight] */
-      resumeFrom: (stored, inFlight) => this.resumeFrom(stored, inFlight),
+      /** @param {Stored} stored @param {string | null} [inFlight] @param {StudySealChoice | null} [studySeal] @param {{ [condition: string]: string[] } | null} [seen] */
+      resumeFrom: (stored, inFlight, studySeal, seen) => this.resumeFrom(stored, inFlight, studySeal, seen),
       cancel: () => this.cancel(),
       // the Cancel once the `trials`-th trial_done from now is sent (null: no stop); Python reads it
       // before each trial (the shared flag `stop_at`, or a told event's answer)

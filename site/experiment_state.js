@@ -472,7 +472,8 @@ export class ExperimentState {
     const state = await this.request("sweep_state");
     this.useState(state);
     this.useHeader(headerJson ?? (await this.request("sweep_header")).header_json);
-    await this.loadPredictions(withPredictions && state.frozen.length > 0);
+    // a sweep stopped at its freeze for a study seal has no held-out tasks to predict yet
+    await this.loadPredictions(withPredictions && state.frozen.length > 0 && !state.awaiting_study_seal);
     await this.persist({ phase: this.record?.phase ?? null }, { header: true });
     this.renderAll();
   }

@@ -157,6 +157,11 @@ def test_the_study_checks_each_seal_against_the_other_cells_of_its_seed(
     extra = replace(group[0], name="another-cell")
     problem = seal_problem(trace, [*group, extra], seals)
     assert problem is not None and "another-cell" in problem
+    assert trace.draw is not None
+    alone = replace(trace, draw=replace(trace.draw, study_seal=None))  # drew without waiting
+    assert seal_problem(alone, group, seals, shared=False) is None  # a plain sealed run
+    problem = seal_problem(alone, group, seals, shared=True)
+    assert problem is not None and "from its own seal" in problem
 
 
 def test_a_cell_stops_at_its_freeze_until_its_seal_exists(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ from pyapp.experiment import (
     Phase,
     Sweep,
     awaiting_study_seal,
+    draw,
     freeze,
     ledger_task_ids,
     plan,
@@ -335,6 +336,11 @@ class Session:
             self.sweep.awaits_study_seal = True
             self.sweep.study_seal = request.study_seal.seal
         self.sweep.previously_observed = _previously(request, self.sweep)
+        if self.sweep.study_seal is not None:
+            try:  # frozen already and the seal given: the draw (its ledger checks) is made now
+                draw(self.sweep)
+            except PhaseError as error:
+                raise RequestError(error.code, error.message) from None
         in_flight = request.in_flight
         if in_flight is not None and in_flight not in self.sweep.observed():
             record_interruption(self.sweep, in_flight)

@@ -62,6 +62,15 @@ def own_seal(out: Path, cell: Cell, trace: Trace | None = None) -> str | None:
         return None
 
 
+def drew_alone(out: Path, cell: Cell) -> bool:
+    """The cell's trace has a draw that is not from a study seal (it did not wait)."""
+    try:
+        trace = read_trace(read_kind(folder_of_cell(out, cell) / result_files(cell)[0], "trace"))
+    except (LabError, ValueError, OSError):
+        return False
+    return trace.draw is not None and trace.draw.study_seal is None
+
+
 def folder_of_cell(out: Path, cell: Cell) -> Path:
     return out / "cells" / cell.name
 
@@ -77,8 +86,8 @@ class Sealer:
     """Every cell's job, by cell name."""
     released: set[str] = field(default_factory=set)
     """Cells whose job was handed back to run with their seal."""
-    problems: dict[str, str] = field(default_factory=dict)
-    """Why a waiting cell cannot go on (by cell name)."""
+    problems: dict[int, str] = field(default_factory=dict)
+    """Why a seed's waiting cells cannot go on (by task seed)."""
 
     def seeds(self) -> list[int]:
         return sorted({c.seed for c in self.cells})
@@ -111,6 +120,12 @@ class Sealer:
         """Write seed `seed`'s seal if every cell of it is frozen (or done); else False."""
         members = []
         for cell in group:
+            if drew_alone(self.out, cell):
+                self.problems[seed] = (
+                    f"task seed {seed} cannot be sealed: cell {cell.name} drew its held-out "
+                    "tasks from its own seal instead of waiting for the seed's"
+                )
+                return False
             seal = own_seal(self.out, cell)
             if seal is None:
                 return False  # not frozen yet (or failed before its freeze)
@@ -124,13 +139,21 @@ def with_seal(job: Job, out: Path, cell: Cell) -> Job:
     return replace(job, study_seal=str(seal_path(out.resolve(), cell.seed)))
 
 
-def seal_problem(trace: Trace, group: Sequence[Cell], seals: dict[str, str | None]) -> str | None:
+def seal_problem(
+    trace: Trace, group: Sequence[Cell], seals: dict[str, str | None], shared: bool = False
+) -> str | None:
     """Why the study seal `trace` drew from is not its seed's (None when it is, or when the
-    run drew from its own seal): the seal must list exactly the plan's cells of that seed
-    (`group`), each with the own seal its files give (`seals`, by cell: re-derived from
-    every cell's trace; None where a cell's cannot be)."""
+    run drew from its own seal and its seed's cells share none — `shared` says some do): the
+    seal must list exactly the plan's cells of that seed (`group`), each with the own seal
+    its files give (`seals`, by cell: re-derived from every cell's trace; None where a
+    cell's cannot be)."""
     study = None if trace.draw is None else trace.draw.study_seal
     if study is None:
+        if shared and trace.draw is not None:
+            return (
+                "it drew its held-out tasks from its own seal, while other cells of task seed "
+                f"{trace.run.task_params.seed} drew theirs from the seed's study seal"
+            )
         return None
     listed = {m.cell: m.seal for m in study.members}
     wanted = sorted(c.name for c in group)

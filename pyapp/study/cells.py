@@ -243,7 +243,13 @@ def check_seals(
     for item in found:
         if isinstance(item, ReadCell):
             group = [c for c in planned if c.seed == item.cell.seed]
-            problem = seal_problem(item.trace, group, seals)
+            shared = any(
+                f.cell.seed == item.cell.seed
+                and f.trace.draw is not None
+                and f.trace.draw.study_seal
+                for f in read
+            )
+            problem = seal_problem(item.trace, group, seals, shared)
             if problem is not None:
                 checked.append(Skipped(item.cell, "done", f"{SEAL_NOT_SHARED}: {problem}"))
                 continue
