@@ -193,6 +193,13 @@ def test_a_cell_stops_at_its_freeze_until_its_seal_exists(tmp_path: Path) -> Non
     assert reproduce(trace) == []
 
 
+def test_a_study_seal_is_of_one_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "--model", "independent", "--seeds", "1..2", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--study-seal", str(tmp_path / "seal.json")]) == 2
+    assert "one seed only" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_an_edited_seal_file_is_refused(tmp_path: Path) -> None:
     seal = tmp_path / "seal.json"
     write_seal(seal, 4, study_seal_of([SealMember("a", "1" * 64)]), "now")

@@ -121,6 +121,8 @@ def model_of(text: str) -> SyntheticSpec:
 def cmd_simulate(args: argparse.Namespace) -> int:
     spec = model_of(args.model)
     seeds = parse_seeds(args.seeds)
+    if args.study_seal is not None and len(seeds) != 1:
+        raise UsageError("--study-seal: one seed only (the seal is of one task seed)")
     conditions = parse_conditions(args.conditions)
     args.seed = seeds[0]
     params = task_params_of(args)
@@ -179,8 +181,6 @@ def simulate_under_study_seal(
     the frozen trace and stop (exit 3: `matrix` makes the seal from every run of the seed);
     once it exists, the whole run again (the synthetic model is deterministic: the same
     profiles), its held-out tasks drawn from the study's seal."""
-    if args.seeds != str(params.seed) and args.seeds != f"{params.seed}..{params.seed}":
-        raise UsageError("--study-seal: one seed only (the seal is of one task seed)")
     seal = read_seal(Path(args.study_seal), params.seed)
     if seal is None:
         trace = run_seed_to_freeze(spec, params, conditions, protocol)

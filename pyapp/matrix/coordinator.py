@@ -258,9 +258,12 @@ def run_held(
     ]
     todo += sealer.ready() if sealer else []  # waiting cells go on only with their seal
     bad = len(decided.not_rederiving)
+    queued = {str(job.cell["name"]) for job in todo}
+    held = [c for c in cells if c.name in to_run and c.name not in queued]
     print(
-        f"matrix: {len(cells)} cells, {len(cells) - len(todo) - bad} done already, "
+        f"matrix: {len(cells)} cells, {len(cells) - len(todo) - len(held) - bad} done already, "
         f"{len(todo)} to run"
+        + (f", {len(held)} frozen, waiting for their seed's study seal" if held else "")
         + (f", {bad} whose files do not re-derive (left as they are)" if bad else "")
         + f" ({inv.engine} engine) -> {inv.out}",
         file=sys.stderr,
