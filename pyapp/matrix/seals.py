@@ -24,7 +24,7 @@ from pathlib import Path
 from interpreter import LabError
 from pyapp.conditions import MODEL_CONDITIONS
 from pyapp.host import write_seal
-from pyapp.matrix.cellfiles import result_files
+from pyapp.matrix.cellfiles import folder_of, result_files
 from pyapp.matrix.cells import Cell
 from pyapp.matrix.runner import Job, awaiting_seal
 from pyapp.matrix.state import now
@@ -40,17 +40,21 @@ def seal_path(out: Path, seed: int) -> Path:
     return out / SEALS_NAME / f"seed-{seed}.json"
 
 
+def trace_of(out: Path, cell: Cell) -> Trace | None:
+    """The cell's trace as its files hold it now; None when there is none it can read."""
+    try:
+        return read_trace(read_kind(folder_of(out, cell) / result_files(cell)[0], "trace"))
+    except (LabError, ValueError, OSError):
+        return None
+
+
 def own_seal(out: Path, cell: Cell, trace: Trace | None = None) -> str | None:
     """The cell's own seal, re-derived from its trace (`trace`, else read from its files;
     the freezes before its draw); None while not every model condition is frozen or the
     trace cannot be read."""
+    trace = trace if trace is not None else trace_of(out, cell)
     if trace is None:
-        try:
-            trace = read_trace(
-                read_kind(folder_of_cell(out, cell) / result_files(cell)[0], "trace")
-            )
-        except (LabError, ValueError, OSError):
-            return None
+        return None
     frozen = {f.condition for f in trace.freezes}
     wanted = [c for c in trace.run.conditions if c in MODEL_CONDITIONS]
     if not wanted or any(c not in frozen for c in wanted):
@@ -60,19 +64,6 @@ def own_seal(out: Path, cell: Cell, trace: Trace | None = None) -> str | None:
         return heldout_draw_seed(trace, before)
     except (KeyError, ValueError, OverflowError, ZeroDivisionError):
         return None
-
-
-def drew_alone(out: Path, cell: Cell) -> bool:
-    """The cell's trace has a draw that is not from a study seal (it did not wait)."""
-    try:
-        trace = read_trace(read_kind(folder_of_cell(out, cell) / result_files(cell)[0], "trace"))
-    except (LabError, ValueError, OSError):
-        return False
-    return trace.draw is not None and trace.draw.study_seal is None
-
-
-def folder_of_cell(out: Path, cell: Cell) -> Path:
-    return out / "cells" / cell.name
 
 
 @dataclass
@@ -93,11 +84,7 @@ class Sealer:
         return sorted({c.seed for c in self.cells})
 
     def waiting(self, cell: Cell) -> bool:
-        return awaiting_seal(cell, folder_of_cell(self.out, cell))
-
-    def holds(self, cell: Cell) -> bool:
-        """The cell waits for a seal not made yet: running it now would stop again at once."""
-        return self.waiting(cell) and not seal_path(self.out, cell.seed).exists()
+        return awaiting_seal(cell, folder_of(self.out, cell))
 
     def ready(self) -> list[Job]:
         """The jobs of waiting cells whose seed's seal exists now (made here when every
@@ -120,13 +107,14 @@ class Sealer:
         """Write seed `seed`'s seal if every cell of it is frozen (or done); else False."""
         members = []
         for cell in group:
-            if drew_alone(self.out, cell):
+            trace = trace_of(self.out, cell)
+            if trace is not None and trace.draw is not None and trace.draw.study_seal is None:
                 self.problems[seed] = (
                     f"task seed {seed} cannot be sealed: cell {cell.name} drew its held-out "
                     "tasks from its own seal instead of waiting for the seed's"
                 )
                 return False
-            seal = own_seal(self.out, cell)
+            seal = own_seal(self.out, cell, trace) if trace is not None else None
             if seal is None:
                 return False  # not frozen yet (or failed before its freeze)
             members.append(SealMember(cell=cell.name, seal=seal))

@@ -239,17 +239,12 @@ def check_seals(
     planned = [s.cell for s in record.cells if s.in_plan]
     traces = {f.cell.name: f.trace for f in read}
     seals = {c.name: own_seal(folder, c, traces.get(c.name)) for c in planned}
+    shared = {f.cell.seed for f in read if f.trace.draw is not None and f.trace.draw.study_seal}
     checked: list[ReadCell | Skipped] = []
     for item in found:
         if isinstance(item, ReadCell):
             group = [c for c in planned if c.seed == item.cell.seed]
-            shared = any(
-                f.cell.seed == item.cell.seed
-                and f.trace.draw is not None
-                and f.trace.draw.study_seal
-                for f in read
-            )
-            problem = seal_problem(item.trace, group, seals, shared)
+            problem = seal_problem(item.trace, group, seals, item.cell.seed in shared)
             if problem is not None:
                 checked.append(Skipped(item.cell, "done", f"{SEAL_NOT_SHARED}: {problem}"))
                 continue

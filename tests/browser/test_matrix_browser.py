@@ -93,9 +93,8 @@ def timeless(value: Any, browser: bool) -> Any:
     return value
 
 
-@pytest.fixture(scope="module")
-def local_run(plan: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("local") / "out"
+def run_matrix(plan: Path, out: Path) -> Path:
+    """`matrix PLAN --out OUT --jobs 2`, which must finish."""
     result = subprocess.run(
         [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out), "--jobs", "2"],
         capture_output=True,
@@ -105,6 +104,11 @@ def local_run(plan: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def local_run(plan: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_matrix(plan, tmp_path_factory.mktemp("local") / "out")
 
 
 def test_local_matrix_finishes_and_every_cell_reproduces(local_run: Path) -> None:
@@ -240,15 +244,7 @@ def test_a_browser_cell_and_a_synthetic_cell_share_a_study_seal(tmp_path: Path) 
         "sealed = false", 'sealed = "study"'
     )
     plan.write_text(text, encoding="utf-8")
-    out = tmp_path / "out"
-    result = subprocess.run(
-        [sys.executable, "-m", "pyapp", "matrix", str(plan), "--out", str(out), "--jobs", "2"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    out = run_matrix(plan, tmp_path / "out")
     cells = {c["cell"]["name"]: c["cell"] for c in read(out / "matrix.json")["cells"]}
     traces = {
         name: read(documents(out / "cells" / name, cell["kind"], cell["seed"])[0])
