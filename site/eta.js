@@ -18,10 +18,13 @@
 //   trials' mean (a calibration set's tasks run add, sub, then mul, whose answers are longer:
 //   a generation costs a model pass per token written); no constant is fitted: the slope is
 //   the run's own, and only its sign is fixed, by that argument;
+//   trials left that make more or fewer model calls than the timed ones (a held-out chain's
+//   route is 4 to 6 calls, none for a family without a route) scale by the calls left;
 // - a group with none timed yet: its model calls left (Python's plan: a chain's route length,
 //   0 for an unsupported route or the control) × the per-call time of its nearest kin timed
-//   (`KIN`: the same condition in the other phase, a condition whose model writes the same
-//   kind of answer, any), as a range (a held-out prompt is longer and its answer has more
+//   over the kin's latest calls (a run's first calls are slower: the engine compiles as it
+//   goes) (`KIN`: the same condition in the other phase, a condition whose model writes the
+//   same kind of answer, any), as a range (a held-out prompt is longer and its answer has more
 //   digits than a profile probe's);
 // - before any model call has been timed, the run's model groups have no estimate, and
 //   neither has the run: the page says so instead of a number.
@@ -29,10 +32,11 @@
 // The point shown is the estimate itself — a timed group's trials left × its mean per trial
 // (moved by its answer tokens left), an untimed one's calls left × its kin's middle — kept
 // within the range: not the range's own middle, whose ends are widened on purpose and lie
-// ratios apart. Replayed from two recorded subject sweeps (tests/site/test_eta.py), the point
-// is within ±25 % of the time that really remained at 96.7 % (calibration-300) and 90.8 %
-// (calibration-60) of checkpoints after a tenth of the model trials (89.5 and 91.0 % by the
-// mean alone; issue 41 asks every one), the range holds it at 98.1 and 97.4 %.
+// ratios apart. Replayed from eight recorded subject sweeps (tests/site/test_eta.py), over all
+// their checkpoints the range holds the time that really remained at 96.6 % and the point is
+// within ±25 % of it at 90.8 % after a tenth of the model trials; issue 41 asks both of every
+// run, and three recordings miss (docs/page.md): an untimed condition's cost rests on another
+// condition's per call, a ratio that differs between runs by more than ±25 %.
 //
 // A resumed sweep counts the durations of its earlier session's trials (`done`), so the
 // estimate right after a resume is as good as before it. What the page shows is short: "about
@@ -73,6 +77,16 @@ class Group {
     /** @type {(number | null)[]} */
     this.sizes = []; // answer tokens each timed trial was to write (null: not known)
     this.calls = 0; // model calls of those trials
+    /** @type {[number, number][]} */
+    this.called = []; // [ms, calls] of the latest RECENT timed trials that made model calls
+  }
+
+  /** ms per model call over the latest RECENT timed trials that made calls (a run's first
+   * calls are slower — the engine compiles as it goes — and a machine's load drifts), or null
+   * before one is timed. */
+  get perCall() {
+    const calls = this.called.reduce((a, [, c]) => a + c, 0);
+    return calls ? this.called.reduce((a, [ms]) => a + ms, 0) / calls : null;
   }
 
   get n() {
@@ -118,8 +132,6 @@ export class Eta {
     for (const entry of left) if (entry.trials > 0) this.groups.set(key(entry.phase, entry.condition), new Group(entry));
     /** @type {Map<string, string | null | undefined>} each condition's kind of answer */
     this.answers = new Map(left.map((entry) => [entry.condition, entry.answer]));
-    /** @type {Map<string, {ms: number, calls: number}>} per group (phase/condition): model calls timed */
-    this.perCall = new Map();
     /** @type {Map<string, Group>} groups of trials timed but not left (a phase already done) */
     this.history = new Map();
     for (const [phase, condition, ms, calls, size] of done) this.record(phase, condition, ms, calls, false, size ?? null);
@@ -139,14 +151,11 @@ export class Eta {
     group.durations.push(ms);
     group.sizes.push(size);
     group.calls += calls;
+    if (calls > 0) group.called = [...group.called.slice(1 - RECENT), [ms, calls]];
     if (counts) {
       group.left = Math.max(0, group.left - 1);
       group.callsLeft = Math.max(0, group.callsLeft - calls);
       if (group.workLeft !== null) group.workLeft = Math.max(0, group.workLeft - (size ?? 0));
-    }
-    if (calls > 0) {
-      const c = this.perCall.get(id) ?? { ms: 0, calls: 0 };
-      this.perCall.set(id, { ms: c.ms + ms, calls: c.calls + calls });
     }
   }
 
@@ -176,10 +185,9 @@ export class Eta {
    * (`KIN`): [low, high], or null when no model call has been timed.
    * @param {Group} g @returns {[number, number] | null} */
   callTime(g) {
-    const timed = [...this.perCall.entries()].filter(([, c]) => c.calls > 0);
-    const groupOf = (/** @type {string} */ id) => this.groups.get(id) ?? this.history.get(id);
+    const timed = [...this.groups.values(), ...this.history.values()].filter((h) => h.perCall !== null);
     const kin = (/** @type {(h: Group) => boolean} */ test) =>
-      timed.filter(([id]) => test(/** @type {Group} */ (groupOf(id)))).map(([, c]) => c.ms / c.calls);
+      timed.filter(test).map((h) => /** @type {number} */ (h.perCall));
     const tiers = /** @type {[number[], number[]][]} */ ([
       [kin((h) => h.condition === g.condition && h.phase !== g.phase), KIN.condition],
       [kin((h) => h.answer === g.answer && h.phase === g.phase && h !== g), KIN.kind],
@@ -210,9 +218,13 @@ export class Eta {
         const recent = latest.reduce((a, b) => a + b, 0) / latest.length;
         const sd = Math.sqrt(g.durations.reduce((a, d) => a + (d - mean) ** 2, 0) / g.n);
         const error = (Z * sd) / Math.sqrt(g.n);
-        let lo = g.left * Math.max(0, Math.min(mean, recent) - error) * (1 - DRIFT);
-        let hi = (g.left * (Math.max(mean, recent) + error)) / (1 - DRIFT);
-        let at = g.left * mean;
+        // trials that make more or fewer model calls than those timed (a held-out chain's route
+        // is 4 to 6 calls, none where the family has no route) scale by the calls left
+        const timedCalls = g.calls / g.n;
+        const trials = timedCalls > 0 ? g.callsLeft / timedCalls : g.left;
+        let lo = trials * Math.max(0, Math.min(mean, recent) - error) * (1 - DRIFT);
+        let hi = (trials * (Math.max(mean, recent) + error)) / (1 - DRIFT);
+        let at = trials * mean;
         // the trials left write more (or fewer) answer tokens than those timed: the whole
         // estimate moves by what the group's own measured slope says they cost
         const shift = g.sizeShift;
