@@ -25,10 +25,13 @@ from tracecheck import rechained
 
 from pyapp.cli.main import main
 from pyapp.errors import InputError
+from pyapp.experiment.ledger import LEDGER_SCHEMA
 from pyapp.host import read_seal, write_seal
 from pyapp.matrix import expand, read_plan, seal_problem
 from pyapp.predict import heldout_draw_seed, study_draw_seed, study_seal_of
+from pyapp.predict.exploratory import content_sha256
 from pyapp.records import SealMember, read_trace
+from pyapp.tasks.taskset import draw_heldout
 from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +111,30 @@ def test_the_cells_of_a_seed_share_one_draw_made_from_every_ones_own_seal(
     assert main(["study", str(out), "--resamples", "200"]) == 0
     doc = read(out / "study.json")
     assert "study seal not shared" not in json.dumps(doc)
+
+
+def test_a_study_sealed_plan_runs_on_ray_as_it_does_locally(
+    sealed_study: Path, tmp_path: Path
+) -> None:
+    """The same plan on a local Ray instance (`--engine ray`, which starts one): the cells
+    stop at their freeze, go back to Ray once their seed's seal is made, and draw the same
+    held-out tasks as the local run."""
+    pytest.importorskip("ray")
+    plan = write_plan(tmp_path, PLAN)
+    out = tmp_path / "ray"
+    result = matrix(str(plan), "--out", str(out), "--engine", "ray")
+    assert result.returncode == 0, result.stderr
+    assert {c["status"] for c in read(out / "matrix.json")["cells"]} == {"done"}
+    for seed in (1, 2):
+        ours, theirs = (read(o / "seals" / f"seed-{seed}.json") for o in (out, sealed_study))
+        assert (ours["draw_seed"], ours["members"]) == (theirs["draw_seed"], theirs["members"])
+    local = traces_of(sealed_study)
+    for name, trace in traces_of(out).items():
+        timeless = ("drawn_at", "prev_sha256")  # the time of the draw, chained
+        ours_draw, local_draw = ({k: v for k, v in t["draw"].items() if k not in timeless}
+                                 for t in (trace, local[name]))  # fmt: skip
+        assert ours_draw == local_draw, name
+        assert heldout_expected(trace) == heldout_expected(local[name]), name
 
 
 def test_reproduce_refuses_a_study_seal_that_does_not_list_the_runs_own(
@@ -268,3 +295,70 @@ def test_plans_are_sealed_by_default_and_a_comparison_must_share_its_tasks(
     receipt = read(receipt_out / "study-receipt.json")
     assert receipt["held_out"].startswith("sealed per task seed")
     shutil.rmtree(receipt_out)
+
+
+def test_a_draw_made_on_resume_is_checked_against_the_ledger(tmp_path: Path) -> None:
+    """A native fixture sweep stops at its freeze (its study seal is not made yet). Before it
+    is resumed, the ledger records that an earlier sweep of the same model observed the very
+    tasks the seal will draw: the draw made on resume takes the ledger in and is exploratory,
+    as a draw at the freeze would be."""
+    pytest.importorskip("onnxruntime")
+    from test_sweep_native import SMALL
+
+    ledger, seal_file, out = tmp_path / "ledger.json", tmp_path / "seal.json", tmp_path / "run"
+    argv = [
+        sys.executable, "-m", "pyapp", "sweep", "--backend", "native", "--model", "fixture",
+        "--consent", "--conditions", "model-only", "--ledger", str(ledger), *SMALL,
+        "--out", str(out), "--study-seal", str(seal_file),
+    ]  # fmt: skip
+    paused = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert paused.returncode == 3, paused.stderr
+    assert read(out / "run.json")["status"] == "paused"
+    frozen = read_trace(read(out / "trace.json"))
+    assert frozen.draw is None and frozen.model is not None
+    members = [SealMember("a", heldout_draw_seed(frozen)), SealMember("b", "2" * 64)]
+    drawn = draw_heldout(frozen.run.task_params, study_draw_seed(1729, members))
+    model = frozen.model
+    keys = sorted(content_sha256(t) for t in drawn)  # what an earlier sweep observed
+    entry = {"model_id": model.model_id, "revision": model.revision, "condition": "model-only",
+             "tasks": keys, "runs": ["an-earlier-sweep"]}  # fmt: skip
+    if model.revision_served is not None:
+        entry["revision_served"] = model.revision_served
+    ledger.write_text(json.dumps({"schema_version": LEDGER_SCHEMA, "entries": [entry]}), "utf-8")
+    write_seal(seal_file, 1729, study_seal_of(members), "now")
+    resumed = subprocess.run(
+        [*argv, "--resume"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    trace = read(out / "trace.json")
+    (check,) = trace["draw"]["checks"]
+    assert check["previously_observed"] == sorted(t.id for t in drawn)
+    assert "observed in an earlier session" in check["exploratory_reason"]
+    assert reproduce(trace) == []
+
+
+def test_a_cell_failing_before_its_freeze_holds_its_seed_until_it_is_run_again(
+    tmp_path: Path,
+) -> None:
+    """One cell of seed 1 fails before its freeze (injected): the other stops at its freeze
+    and waits; the matrix says which cell holds the seed's seal. Running the command again
+    runs the failed cell, makes the seal and lets the waiting one go on."""
+    plan = write_plan(tmp_path, PLAN.replace("seeds = [1, 2]", "seeds = [1]"))
+    out, marker = tmp_path / "out", tmp_path / "failed.txt"
+    hooks = {"fail_once": {"marker": str(marker), "cell": "independent"}}
+    first = matrix(str(plan), "--out", str(out), "--jobs", "2", hooks=hooks)
+    assert first.returncode == 1, first.stderr
+    assert marker.exists()  # the fault happened
+    states = {c["cell"]["name"]: c["status"] for c in read(out / "matrix.json")["cells"]}
+    failed = next(n for n in states if n.startswith("independent"))
+    waiting = next(n for n in states if n.startswith("size-dependent"))
+    assert (states[failed], states[waiting]) == ("failed", "paused")
+    assert not (out / "seals" / "seed-1.json").exists()
+    assert f"task seed 1 is not sealed yet: {failed} did not freeze" in first.stderr
+    assert "continue with:" in first.stderr
+    again = matrix(str(plan), "--out", str(out), "--jobs", "2", hooks=hooks)
+    assert again.returncode == 0, again.stderr
+    assert {c["status"] for c in read(out / "matrix.json")["cells"]} == {"done"}
+    traces = traces_of(out)
+    assert len({t["draw"]["draw_seed"] for t in traces.values()}) == 1
+    assert "not sealed yet" not in again.stderr

@@ -270,7 +270,7 @@ def run_held(
     )
     stop = StopSignal(stop_file, again_command(inv))
     ran = drive(engine, todo, state, stop, inv.hooks, sealer)
-    for problem in sealer.problems.values() if sealer else ():
+    for problem in [*sealer.problems.values(), *sealer.unsealed()] if sealer else ():
         print(f"matrix: {problem}", file=sys.stderr)
     try:
         review(plan, inv.plan, inv.out, state, cells, save=True)  # re-derive what ran

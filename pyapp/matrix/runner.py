@@ -20,7 +20,9 @@ again — a retried Ray task that finds its cell done returns at once.
 Test hooks (`COMPOSITION_LAB_MATRIX_HOOKS`, JSON, read by the command and passed in each
 job): `kill_worker_once = {"marker": FILE, "cell": SUBSTRING, "after_trials": N}` SIGKILLs
 the process running the cell once N trials are recorded, unless FILE exists (it is created
-first): a lost worker, injected.
+first): a lost worker, injected. `fail_once = {"marker": FILE, "cell": SUBSTRING}` makes the
+cell's next attempt a command that fails at once (before any trial), unless FILE exists (it is
+created first): a cell failing before its freeze, injected.
 """
 
 from __future__ import annotations
@@ -240,7 +242,7 @@ def run_cell(job: Job) -> Attempt:
                 _attempts(log),
             )
         resume = cell.kind == "browser" and (folder / "run.json").exists()
-        argv = command(job, cell, folder, resume)
+        argv = _fail_once_hook(job.hooks, cell) or command(job, cell, folder, resume)
         with log.open("ab") as output:
             output.write(f"== {started_at} {worker}: python -m pyapp {' '.join(argv)}\n".encode())
             output.flush()
@@ -310,6 +312,18 @@ def _interrupt(process: subprocess.Popen[bytes]) -> int:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGINT)
     return 1
+
+
+def _fail_once_hook(hooks: dict[str, JSON], cell: Cell) -> list[str] | None:
+    """The injected fault: the cell's command, once, is one that fails before any trial."""
+    hook: Any = hooks.get("fail_once")
+    if not isinstance(hook, dict) or str(hook.get("cell", "")) not in cell.name:
+        return None
+    marker = Path(str(hook["marker"]))
+    if marker.exists():
+        return None
+    marker.write_text(f"failed {cell.name} once\n", encoding="utf-8")
+    return ["injected-failure"]
 
 
 def _kill_worker_hook(hooks: dict[str, JSON], cell: Cell, folder: Path) -> None:

@@ -103,6 +103,26 @@ class Sealer:
                 ready.append(self.jobs[cell.name])
         return ready
 
+    def unsealed(self) -> list[str]:
+        """Why each seed whose cells wait for its seal has none yet: its cells not frozen
+        (one failed before its freeze, or was stopped); running the command again runs them,
+        and the waiting cells go on once every one is frozen."""
+        lines = []
+        for seed in self.seeds():
+            if seed in self.problems or seal_path(self.out, seed).exists():
+                continue
+            group = [c for c in self.cells if c.seed == seed]
+            waiting = [c.name for c in group if self.waiting(c)]
+            missing = [c.name for c in group if own_seal(self.out, c) is None]
+            if waiting and missing:
+                verb = "waits" if len(waiting) == 1 else "wait"
+                lines.append(
+                    f"task seed {seed} is not sealed yet: {', '.join(missing)} did not freeze "
+                    f"every profile, so {', '.join(waiting)} {verb} for the seal; running the "
+                    "command again runs what did not freeze, then the rest"
+                )
+        return lines
+
     def _make(self, seed: int, group: Sequence[Cell], path: Path) -> bool:
         """Write seed `seed`'s seal if every cell of it is frozen (or done); else False."""
         members = []
