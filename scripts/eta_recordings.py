@@ -33,7 +33,7 @@ from typing import Any
 
 from pyapp.browser import answer_tokens, model_calls
 from pyapp.conditions import ALL_CONDITIONS
-from pyapp.records.trace import read_trace
+from pyapp.records import read_trace
 from pyapp.tasks import DEFAULT_SEED, generate, preset_params
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,13 +25,11 @@ from tracecheck import rechained
 
 from pyapp.cli.main import main
 from pyapp.errors import InputError
-from pyapp.experiment.ledger import LEDGER_SCHEMA
 from pyapp.host import read_seal, write_seal
 from pyapp.matrix import expand, read_plan, seal_problem
-from pyapp.predict import heldout_draw_seed, study_draw_seed, study_seal_of
-from pyapp.predict.exploratory import content_sha256
+from pyapp.predict import content_sha256, heldout_draw_seed, study_draw_seed, study_seal_of
 from pyapp.records import SealMember, read_trace
-from pyapp.tasks.taskset import draw_heldout
+from pyapp.tasks import draw_heldout
 from pyapp.verify.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -324,7 +322,7 @@ def test_a_draw_made_on_resume_is_checked_against_the_ledger(tmp_path: Path) -> 
              "tasks": keys, "runs": ["an-earlier-sweep"]}  # fmt: skip
     if model.revision_served is not None:
         entry["revision_served"] = model.revision_served
-    ledger.write_text(json.dumps({"schema_version": LEDGER_SCHEMA, "entries": [entry]}), "utf-8")
+    ledger.write_text(json.dumps({"schema_version": "sweep-ledger/2", "entries": [entry]}), "utf-8")
     write_seal(seal_file, 1729, study_seal_of(members), "now")
     resumed = subprocess.run(
         [*argv, "--resume"], capture_output=True, text=True, cwd=ROOT, timeout=300
