@@ -135,7 +135,7 @@ export class Eta {
     /** @type {Map<string, Group>} groups of trials timed but not left (a phase already done) */
     this.history = new Map();
     for (const [phase, condition, ms, calls, size] of done) this.record(phase, condition, ms, calls, false, size ?? null);
-    /** @type {{id: string, since: number, size: number | null} | null} */
+    /** @type {{id: string, since: number, size: number | null, calls: number | null} | null} */
     this.inFlight = null;
   }
 
@@ -159,20 +159,23 @@ export class Eta {
     }
   }
 
-  /** `size`: the answer tokens the trial is to write (Python's `TrialStart.answer_tokens`).
-   * @param {string} phase @param {string} condition @param {number} now @param {number | null} [size] */
-  started(phase, condition, now, size = null) {
-    this.inFlight = { id: key(phase, condition), since: now, size };
+  /** `size`: the answer tokens the trial is to write (Python's `TrialStart.answer_tokens`);
+   * `calls`: the model calls it is planned to make (`TrialStart.calls`).
+   * @param {string} phase @param {string} condition @param {number} now
+   * @param {number | null} [size] @param {number | null} [calls] */
+  started(phase, condition, now, size = null, calls = null) {
+    this.inFlight = { id: key(phase, condition), since: now, size, calls };
   }
 
-  /** `calls`: the model calls the trial made (the page: 1 for a whole-task model trial, a
-   * chain's planned calls, 0 for the control); default: the group's calls per trial.
+  /** `calls`: the model calls the trial made; default: those it was planned to make (given to
+   * `started`: the page passes Python's `TrialStart.calls`), else the group's calls per trial.
    * @param {string} phase @param {string} condition @param {number} now @param {number} [calls] */
   finished(phase, condition, now, calls) {
     const id = key(phase, condition);
     const group = this.groups.get(id);
-    const made = calls ?? Math.round(group?.callsPerTrial ?? 0);
     const flight = this.inFlight;
+    const planned = flight?.id === id ? flight.calls : null;
+    const made = calls ?? planned ?? Math.round(group?.callsPerTrial ?? 0);
     if (flight?.id === id) this.record(phase, condition, Math.max(0, now - flight.since), made, true, flight.size);
     else if (group) {
       group.left = Math.max(0, group.left - 1);

@@ -524,7 +524,8 @@ export class ExperimentState {
     const after = () => this.tell(event, json, beside, n);
     if (event.type === "trial_start") {
       this.progress.current = `${event.condition} · ${event.task_id} (${event.phase})`;
-      this.progress.eta?.started(event.phase, event.condition, performance.now(), event.answer_tokens ?? null);
+      const { phase, condition, answer_tokens = null, calls = null } = event;
+      this.progress.eta?.started(phase, condition, performance.now(), answer_tokens, calls);
       this.persist({ in_flight: event.trial_id }, { after });
     } else if (event.type === "trial_done") {
       this.doneSeen += 1;

@@ -1516,6 +1516,7 @@
  * @property {number} total Trials in this run's plan.
  * @property {("measure" | "heldout")} phase The phase.
  * @property {(number | null)} [answer_tokens] The answer tokens the trial's model calls are to write, known before it runs (as `PlanLeft.work` counts them; profile trials only, null for a held-out one): the page's ETA times the trial per answer token.
+ * @property {(number | null)} [calls] The model calls the trial is planned to make (as `PlanLeft.calls` counts them: a chain's route length, none for a family without a route, one for a whole-task model condition, none for the control): the page's ETA counts a group's trials left by them.
  */
 /**
  * One condition's verdict in words: each predictor against climatology.

@@ -142,6 +142,13 @@ def test_the_whole_loop_through_the_bridge():
     assert_valid_trace(trace)
     assert reproduce(trace) == [] and reproduce_predictions(trace, predictions) == []
     assert trace == page.persisted
+    # each trial start says the model calls it is planned to make (the page's ETA counts a
+    # group's trials left by them): a chain its route's, none where the family has no route
+    made = {t["trial_id"]: len(t["chain"]["calls"]) if t["chain"] else 1 for t in trace["trials"]}
+    starts = [e for e in page.events if e["type"] == "trial_start"]
+    assert [e["calls"] for e in starts] == [made[e["trial_id"]] for e in starts]
+    heldout_calls = {e["calls"] for e in starts if e["phase"] == "heldout"}
+    assert 0 in heldout_calls and max(heldout_calls) > 1  # routeless families; routes
     # Python's counts travel with each trial and the state: the page draws them as they are
     dones = [e for e in page.events if e["type"] == "trial_done"]
     assert dones[-1]["summary"] == trace["summary"] == again["state"]["summary"]

@@ -407,6 +407,7 @@ class Session:
                     total=total,
                     phase=current,
                     answer_tokens=answer_tokens(condition, task) if current == "measure" else None,
+                    calls=model_calls(condition, task),
                 )
                 await page.tell(event(start))
 

@@ -476,6 +476,10 @@ class TrialStart(Message):
     """The answer tokens the trial's model calls are to write, known before it runs (as
     `PlanLeft.work` counts them; profile trials only, null for a held-out one): the page's
     ETA times the trial per answer token."""
+    calls: int | None = field(default=None, metadata=ADDED)
+    """The model calls the trial is planned to make (as `PlanLeft.calls` counts them: a
+    chain's route length, none for a family without a route, one for a whole-task model
+    condition, none for the control): the page's ETA counts a group's trials left by them."""
 
 
 @dataclass(frozen=True)

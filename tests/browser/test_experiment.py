@@ -524,8 +524,20 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         assert "Load " not in status and f"({kept} / 24 trials observed)" in status, status
         assert page.inner_text("#sweep-count") == f"{kept} / 24 trials"
         page.check("#sweep-run-through")  # no pause at the freeze
+        # the time left's first words after the resume (issue 41): the earlier session's
+        # trials count, so it is a number at once, not "known once a model trial has been timed"
+        page.evaluate(
+            """() => { const eta = document.querySelector('#sweep-eta'); window.firstEta = null;
+                 new MutationObserver((_, observer) => {
+                   if (!eta.textContent) return;
+                   window.firstEta = [eta.textContent, eta.title]; observer.disconnect();
+                 }).observe(eta, { childList: true, characterData: true, subtree: true }); }"""
+        )
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         assert wait_experiment(page, "done") == "done"
+        first, title = page.evaluate("() => window.firstEta")
+        assert first.startswith("about ") and first.endswith(" left"), first
+        assert title.startswith("between "), title
         assert page.inner_text("#sweep-count") == "24 / 24 trials"
         assert page.is_hidden("#resume-prompt")
         trace = json.loads(send(page, SweepTrace()).trace_json)

@@ -69,9 +69,10 @@ trials.forEach(([phase, condition, ms, calls, size], i) => {
   if (resumeAt.includes(i)) eta = new Eta(leftOf(trials.slice(i)), trials.slice(0, i));
   const estimate = eta.estimate(now);
   out.push({ estimate, text: etaText(estimate), range: etaRange(estimate) });
-  eta.started(phase, condition, now, phase === "measure" ? size : null); // TrialStart.answer_tokens
+  // as the page: TrialStart's answer_tokens and calls
+  eta.started(phase, condition, now, phase === "measure" ? size : null, calls);
   now += ms;
-  eta.finished(phase, condition, now, calls);
+  eta.finished(phase, condition, now);
 });
 console.log(JSON.stringify(out));
 """
@@ -307,15 +308,16 @@ def _estimate(script: str) -> dict[str, Any]:
 
 
 def test_trials_left_that_make_no_model_call_are_not_given_the_timed_ones_time() -> None:
-    """A held-out chain group: two routes timed (4 and 6 calls, 400 and 600 ms), four tasks
-    left whose family has no route (no call). Nothing of the group's time is left: not
-    4 × its 500 ms mean per trial (the old estimate: 2 s with milliseconds left)."""
+    """A held-out chain group: two routes timed (4 and 6 calls, 400 and 600 ms, as the page
+    tells them: TrialStart.calls), four tasks left whose family has no route (no call).
+    Nothing of the group's time is left: not 4 × its 500 ms mean per trial (the old
+    estimate: 2 s with milliseconds left)."""
     estimate = _estimate(
         "const eta = new Eta([{phase: 'heldout', condition: 'controlled-chain', trials: 6,"
         " calls: 10, answer: 'integer'}]);"
         "const c = 'controlled-chain';"
-        "eta.started('heldout', c, 0); eta.finished('heldout', c, 400, 4);"
-        "eta.started('heldout', c, 400); eta.finished('heldout', c, 1000, 6);"
+        "eta.started('heldout', c, 0, null, 4); eta.finished('heldout', c, 400);"
+        "eta.started('heldout', c, 400, null, 6); eta.finished('heldout', c, 1000);"
         "console.log(JSON.stringify(eta.estimate(1000)));"
     )
     assert estimate["mid_s"] == 0 and estimate["high_s"] == 0
