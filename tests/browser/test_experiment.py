@@ -465,6 +465,17 @@ def test_journal_lands_in_the_trace_never_in_predictions(lab: Lab) -> None:
     assert prompt in [entry["prompt"] for entry in stored_document(held)["journal"]]
 
 
+def watch_first_eta(page: Page) -> None:
+    """Keep the first text (and title) #sweep-eta shows from now on as `window.firstEta`."""
+    page.evaluate(
+        """() => { const eta = document.querySelector('#sweep-eta'); window.firstEta = null;
+             new MutationObserver((_, observer) => {
+               if (!eta.textContent) return;
+               window.firstEta = [eta.textContent, eta.title]; observer.disconnect();
+             }).observe(eta, { childList: true, characterData: true, subtree: true }); }"""
+    )
+
+
 def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site_url: str) -> None:
     """Reload while a trial is in flight: the page offers to resume; resuming records the
     in-flight trial as interrupted and runs every trial exactly once; then clear the store."""
@@ -526,13 +537,7 @@ def test_reload_mid_sweep_offers_resume_and_loses_nothing(browser: Browser, site
         page.check("#sweep-run-through")  # no pause at the freeze
         # the time left's first words after the resume (issue 41): the earlier session's
         # trials count, so it is a number at once, not "known once a model trial has been timed"
-        page.evaluate(
-            """() => { const eta = document.querySelector('#sweep-eta'); window.firstEta = null;
-                 new MutationObserver((_, observer) => {
-                   if (!eta.textContent) return;
-                   window.firstEta = [eta.textContent, eta.title]; observer.disconnect();
-                 }).observe(eta, { childList: true, characterData: true, subtree: true }); }"""
-        )
+        watch_first_eta(page)
         page.get_by_role("button", name="Run (measure, freeze, held-out)").click()
         assert wait_experiment(page, "done") == "done"
         first, title = page.evaluate("() => window.firstEta")
