@@ -33,7 +33,7 @@ from typing import Any
 
 from pyapp.browser import answer_tokens, model_calls
 from pyapp.conditions import ALL_CONDITIONS
-from pyapp.records import read_trace
+from pyapp.records import read_kind, read_trace
 from pyapp.tasks import DEFAULT_SEED, generate, preset_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def preset_and_seed(name: str, document: dict[str, Any]) -> tuple[str, int]:
 
 def sized(name: str, document: dict[str, Any]) -> dict[str, Any]:
     """The recording with each trial's answer tokens (the fifth column), checked against the
-    plan of its preset and seed."""
+    plan of its preset and seed (a row's model calls not given yet, None: the plan's)."""
     preset, seed = preset_and_seed(name, document)
     rows = [list(row)[:4] for row in document["trials"]]
     tasks = generate(preset_params(preset, seed))
@@ -72,6 +72,8 @@ def sized(name: str, document: dict[str, Any]) -> dict[str, Any]:
                     raise SystemExit(f"{name}: fewer recorded trials than the plan")
                 row = rows[len(out)]
                 expected = [phase, condition, model_calls(condition, task)]
+                if row[3] is None:  # a new recording: the calls the trial was planned to make
+                    row[3] = expected[2]
                 if [row[0], row[1], row[3]] != expected:
                     raise SystemExit(f"{name}: trial {len(out)} is {row}, the plan {expected}")
                 out.append([*row, answer_tokens(condition, task)])
@@ -89,7 +91,7 @@ def _ms(stamp: str) -> float:
 def from_trace(run: Path, preset: str, note: str) -> dict[str, Any]:
     """A recording of the sweep in `run` (its trace.json): the trials in the order they ran,
     each one's wall ms from its start to the next one's start (the last: to its own end)."""
-    trace = read_trace(json.loads((run / "trace.json").read_text("utf-8")))
+    trace = read_trace(read_kind(run / "trace.json", "trace"))  # the one bounded reader
     seed = trace.run.seed
     if trace.run.task_params != preset_params(preset, seed):
         raise SystemExit(f"{run}: its tasks are not the {preset} preset's at seed {seed}")
@@ -105,11 +107,6 @@ def from_trace(run: Path, preset: str, note: str) -> dict[str, Any]:
             raise SystemExit(f"{run}: trial {trial.trial_id} has no time stamps")
         phase = "measure" if split[trial.task_id] == "profile" else "heldout"
         rows.append([phase, trial.condition, round(_ms(end) - _ms(start)), None])
-    # the model calls each trial was planned to make: what the page tells the ETA
-    tasks = generate(preset_params(preset, seed))
-    by_id = {t.id: t for t in tasks}
-    for row, trial in zip(rows, trials, strict=True):
-        row[3] = model_calls(trial.condition, by_id[trial.task_id])
     model = trace.model
     where = f"{model.model_id} on {model.backend_actual}" if model is not None else "no model"
     source = (

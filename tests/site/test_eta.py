@@ -202,14 +202,26 @@ def test_no_number_before_a_model_call_is_timed_and_the_text_is_short() -> None:
     assert later["range"].startswith("between ")
 
 
-def test_the_point_shown_is_the_groups_mean_not_the_middle_of_the_range() -> None:
-    """One group, 20 trials timed (alternately 50 and 150 ms: mean 100 ms), 30 left: the point
-    shown is 30 × 100 ms, within a range widened for the mean's error and drift."""
+def _estimate(script: str) -> dict[str, Any]:
     node = shutil.which("node")
     if node is None:
         pytest.skip("Node.js is not installed")
-    script = (
-        f"import {{ Eta }} from {json.dumps(ETA.as_uri())};"
+    head = f"import {{ Eta, KIN }} from {json.dumps(ETA.as_uri())};"
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", head + script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    estimate: dict[str, Any] = json.loads(done.stdout)
+    return estimate
+
+
+def test_the_point_shown_is_the_groups_mean_not_the_middle_of_the_range() -> None:
+    """One group, 20 trials timed (alternately 50 and 150 ms: mean 100 ms), 30 left: the point
+    shown is 30 × 100 ms, within a range widened for the mean's error and drift."""
+    estimate = _estimate(
         "const left = [{phase: 'measure', condition: 'model-only', trials: 50, calls: 50,"
         " answer: 'integer'}];"
         "const eta = new Eta(left); let now = 0;"
@@ -217,10 +229,6 @@ def test_the_point_shown_is_the_groups_mean_not_the_middle_of_the_range() -> Non
         " now += i % 2 ? 150 : 50; eta.finished('measure', 'model-only', now, 1); }"
         "console.log(JSON.stringify(eta.estimate(now)));"
     )
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
-    )
-    estimate = json.loads(done.stdout)
     assert estimate["mid_s"] == pytest.approx(30 * 0.100)
     assert estimate["low_s"] < estimate["mid_s"] < estimate["high_s"]
 
@@ -250,13 +258,9 @@ def test_trials_that_write_more_answer_tokens_are_estimated_to_take_longer() -> 
     alternately), 10 left writing 8 tokens each. The estimate is the group's mean moved by its
     own measured slope: 10 × (10 + 5 × 8) ms, not 10 × its mean (25 ms); with no sizes known
     (an older state) it stays the mean."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed")
 
     def run(work: str, size: str) -> dict[str, Any]:
-        script = (
-            f"import {{ Eta }} from {json.dumps(ETA.as_uri())};"
+        return _estimate(
             "const left = [{phase: 'measure', condition: 'model-only', trials: 30, calls: 30,"
             f" answer: 'integer', work: {work}}}];"
             "const eta = new Eta(left); let now = 0;"
@@ -265,12 +269,6 @@ def test_trials_that_write_more_answer_tokens_are_estimated_to_take_longer() -> 
             " now += 10 + 5 * tokens; eta.finished('measure', 'model-only', now, 1); }"
             "console.log(JSON.stringify(eta.estimate(now)));"
         )
-        done = subprocess.run(
-            [node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
-        )
-        assert done.returncode == 0, done.stderr
-        estimate: dict[str, Any] = json.loads(done.stdout)
-        return estimate
 
     sized = run("20 * 3 + 10 * 8", "tokens")  # 20 timed, averaging 3, and 10 left
     assert sized["mid_s"] == pytest.approx(10 * (10 + 5 * 8) / 1000)
@@ -289,22 +287,6 @@ def test_the_recordings_answer_tokens_are_the_scripts() -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
-
-
-def _estimate(script: str) -> dict[str, Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed")
-    head = f"import {{ Eta, KIN }} from {json.dumps(ETA.as_uri())};"
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", head + script],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    estimate: dict[str, Any] = json.loads(done.stdout)
-    return estimate
 
 
 def test_trials_left_that_make_no_model_call_are_not_given_the_timed_ones_time() -> None:
