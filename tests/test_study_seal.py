@@ -111,6 +111,7 @@ def test_the_cells_of_a_seed_share_one_draw_made_from_every_ones_own_seal(
     assert "study seal not shared" not in json.dumps(doc)
 
 
+@pytest.mark.xdist_group("ray")  # one test process starts Ray at a time (scripts/lab test)
 def test_a_study_sealed_plan_runs_on_ray_as_it_does_locally(
     sealed_study: Path, tmp_path: Path
 ) -> None:

@@ -169,6 +169,10 @@ def run_in_process(plan: Path, out: Path, hooks: dict[str, Any] | None = None) -
             os.environ["COMPOSITION_LAB_MATRIX_HOOKS"] = previous
 
 
+RAY = pytest.mark.xdist_group("ray")  # one test process starts Ray at a time (scripts/lab test)
+
+
+@RAY
 def test_ray_gives_identical_cell_documents(
     plan: Path, local_run: Path, ray_instance: Any, tmp_path: Path
 ) -> None:
@@ -185,6 +189,7 @@ def test_ray_gives_identical_cell_documents(
             assert timeless(read(a), browser) == timeless(read(b), browser), (a, b)
 
 
+@RAY
 def test_ray_worker_killed_mid_cell_is_retried_and_nothing_is_lost(
     plan: Path, ray_instance: Any, tmp_path: Path
 ) -> None:
