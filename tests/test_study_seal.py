@@ -32,6 +32,10 @@ from pyapp.records import SealMember, read_trace
 from pyapp.tasks import draw_heldout
 from pyapp.verify.reproduce import reproduce
 
+# Under pytest-xdist (scripts/lab test) the module runs in one process, with the other tests
+# that start Ray (tests/browser/test_matrix_browser.py): its sealed study is made once.
+pytestmark = pytest.mark.xdist_group("ray")
+
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = """
 [axes]
@@ -111,7 +115,6 @@ def test_the_cells_of_a_seed_share_one_draw_made_from_every_ones_own_seal(
     assert "study seal not shared" not in json.dumps(doc)
 
 
-@pytest.mark.xdist_group("ray")  # one test process starts Ray at a time (scripts/lab test)
 def test_a_study_sealed_plan_runs_on_ray_as_it_does_locally(
     sealed_study: Path, tmp_path: Path
 ) -> None:

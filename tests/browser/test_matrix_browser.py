@@ -26,7 +26,9 @@ from typing import Any
 import pytest
 from browser_helpers import ROOT, SITE
 
-pytestmark = pytest.mark.browser
+# Under pytest-xdist (scripts/lab test) the module runs in one process: its finished local
+# run is made once, and only one process starts Ray at a time (test_study_seal.py's too).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("ray")]
 
 PLAN = """
 name = "test: synthetic and fixture cells"
@@ -169,10 +171,6 @@ def run_in_process(plan: Path, out: Path, hooks: dict[str, Any] | None = None) -
             os.environ["COMPOSITION_LAB_MATRIX_HOOKS"] = previous
 
 
-RAY = pytest.mark.xdist_group("ray")  # one test process starts Ray at a time (scripts/lab test)
-
-
-@RAY
 def test_ray_gives_identical_cell_documents(
     plan: Path, local_run: Path, ray_instance: Any, tmp_path: Path
 ) -> None:
@@ -189,7 +187,6 @@ def test_ray_gives_identical_cell_documents(
             assert timeless(read(a), browser) == timeless(read(b), browser), (a, b)
 
 
-@RAY
 def test_ray_worker_killed_mid_cell_is_retried_and_nothing_is_lost(
     plan: Path, ray_instance: Any, tmp_path: Path
 ) -> None:

@@ -26,7 +26,8 @@ from pyapp.host import serve_hub_in_thread
 from pyapp.records import Trial, from_json, to_json
 from pyapp.sweep import FilesError, read_sweep
 
-pytestmark = pytest.mark.browser
+# Under pytest-xdist (scripts/lab test) the module runs in one process: its sweeps are made once.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("sweep_cli")]
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny-chat"
 SMALL = [
