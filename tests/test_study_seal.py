@@ -303,7 +303,7 @@ def test_a_draw_made_on_resume_is_checked_against_the_ledger(tmp_path: Path) -> 
     """A native fixture sweep stops at its freeze (its study seal is not made yet). Before it
     is resumed, the ledger records that an earlier sweep of the same model observed the very
     tasks the seal will draw: the draw made on resume takes the ledger in and is exploratory,
-    as a draw at the freeze would be."""
+    as a draw at the freeze would be (the page's draw: tests/browser/test_sweep_cli.py)."""
     pytest.importorskip("onnxruntime")
     from test_sweep_native import SMALL
 
@@ -315,6 +315,18 @@ def test_a_draw_made_on_resume_is_checked_against_the_ledger(tmp_path: Path) -> 
     ]  # fmt: skip
     paused = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert paused.returncode == 3, paused.stderr
+    drawn = ledger_the_draw(out, ledger, seal_file)
+    resumed = subprocess.run(
+        [*argv, "--resume"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert_the_draw_is_exploratory(out, drawn)
+
+
+def ledger_the_draw(out: Path, ledger: Path, seal_file: Path) -> list[str]:
+    """A model-only sweep at `out`, stopped at its freeze, waits for its study seal (seed
+    1729): write that seal (its own member and another cell's) and a ledger that says an
+    earlier sweep of the same model observed the very tasks the seal draws. Their ids."""
     assert read(out / "run.json")["status"] == "paused"
     frozen = read_trace(read(out / "trace.json"))
     assert frozen.draw is None and frozen.model is not None
@@ -328,13 +340,14 @@ def test_a_draw_made_on_resume_is_checked_against_the_ledger(tmp_path: Path) -> 
         entry["revision_served"] = model.revision_served
     ledger.write_text(json.dumps({"schema_version": "sweep-ledger/2", "entries": [entry]}), "utf-8")
     write_seal(seal_file, 1729, study_seal_of(members), "now")
-    resumed = subprocess.run(
-        [*argv, "--resume"], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-    assert resumed.returncode == 0, resumed.stderr
+    return sorted(t.id for t in drawn)
+
+
+def assert_the_draw_is_exploratory(out: Path, drawn: list[str]) -> None:
+    """The resumed sweep at `out` drew `drawn`, found them in the ledger, and says so."""
     trace = read(out / "trace.json")
     (check,) = trace["draw"]["checks"]
-    assert check["previously_observed"] == sorted(t.id for t in drawn)
+    assert check["previously_observed"] == drawn
     assert "observed in an earlier session" in check["exploratory_reason"]
     assert reproduce(trace) == []
 

@@ -21,6 +21,7 @@ from typing import Any
 import jsonschema
 import pytest
 from browser_helpers import ROOT, SITE
+from test_study_seal import assert_the_draw_is_exploratory, ledger_the_draw
 
 from pyapp.host import serve_hub_in_thread
 from pyapp.records import Trial, from_json, to_json
@@ -213,6 +214,25 @@ def test_local_model_folder_through_the_hub_path(folder_run: tuple[Path, Any]) -
     assert run["evidence"] == "fixture" and "TEST FIXTURE" in result.stdout
     assert run["checks"]["ok"] is True and not run.get("blocked_requests")
     assert "test-org/tiny-chat" in run["sessions"][0]["model"]["dialog"]
+
+
+def test_a_draw_the_page_makes_on_resume_is_checked_against_the_ledger(
+    built: Path, tmp_path: Path
+) -> None:
+    """tests/test_study_seal.py's ledger hit, through the page: the sweep stops at its freeze
+    (its study seal not made yet); the ledger then records that an earlier sweep of the model
+    observed the very tasks the seal will draw; on resume the CLI hands the ledger to the page
+    (`previously_observed`), and the page's draw takes it in and is exploratory."""
+    ledger, seal_file, out = tmp_path / "ledger.json", tmp_path / "seal.json", tmp_path / "run"
+    argv = ["--model", "fixture", "--backend", "wasm", "--consent", "--conditions", "model-only",
+            "--ledger", str(ledger), *SMALL, "--out", str(out),
+            "--study-seal", str(seal_file)]  # fmt: skip
+    paused = sweep(*argv)
+    assert paused.returncode == 3, paused.stdout + paused.stderr
+    drawn = ledger_the_draw(out, ledger, seal_file)
+    resumed = sweep(*argv, "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_the_draw_is_exploratory(out, drawn)
 
 
 def test_killed_then_resumed(built: Path, tmp_path: Path) -> None:
