@@ -24,8 +24,8 @@
 //   0 for an unsupported route or the control) × the per-call time of its nearest kin timed
 //   over the kin's latest calls (a run's first calls are slower: the engine compiles as it
 //   goes) (`KIN`: the same condition in the other phase, a condition whose model writes the
-//   same kind of answer, any), as a range (a held-out prompt is longer and its answer has more
-//   digits than a profile probe's);
+//   same kind of answer, any), as a range (a held-out prompt is longer, yet its calls can run
+//   faster than the profile's latest, mul's longer answers: `KIN.condition`);
 // - before any model call has been timed, the run's model groups have no estimate, and
 //   neither has the run: the page says so instead of a number.
 //
