@@ -32,13 +32,11 @@
 // The point shown is the estimate itself — a timed group's trials left × its mean per trial
 // (moved by its answer tokens left), an untimed one's calls left × its kin's middle — kept
 // within the range: not the range's own middle, whose ends are widened on purpose and lie
-// ratios apart. Replayed from eighteen recorded subject sweeps (tests/site/test_eta.py), over
-// all their checkpoints the range holds the time that really remained at 98.1 % and the point
-// is within ±25 % of it at 92.3 % after a tenth of the model trials; issue 41 asks ≥ 90 % of
-// both in every run: eleven of the twelve recorded on a quiet machine meet it, five of the six
-// beside a test run miss it (docs/page.md): an untimed condition's cost rests on another
-// condition's per call, a ratio that differs between runs by more than ±25 %, and a loaded
-// machine's speed swings.
+// ratios apart. tests/site/test_eta.py replays recorded subject sweeps on a fake clock and
+// pins how often the range holds the time that really remained and the point is within ±25 %
+// of it; docs/page.md gives the figures, and why some runs miss: an untimed condition's cost
+// rests on another condition's per call, a ratio that differs between runs by more than
+// ±25 %, and a loaded machine's speed swings.
 //
 // A resumed sweep counts the durations of its earlier session's trials (`done`), so the
 // estimate right after a resume is as good as before it. What the page shows is short: "about

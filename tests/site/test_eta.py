@@ -16,13 +16,10 @@ page gives no number (and says so), so the checkpoints count from the model tria
 range from the 21st model trial, the midpoint from the first tenth of them.
 
 Issue 41 asks the range to hold the truth at >= 90 % of checkpoints and the midpoint to be
-within ±25 % after a tenth of the run. Eleven of the twelve recordings made on the quiet machine
-meet it; five of the six made beside a test run miss it (`MISSED`). The eighteen's checkpoints
-pooled (`POOLED`) meet it (the midpoint at 92.3 %). An estimate of a condition not yet
-run rests on another condition's time per call, a ratio that differs between runs by more
-than ±25 % (in the eighteen, a profile chain step took 0.68-1.13 x a profile model-only call,
-a model-program call 1.35-2.58 x), and a loaded machine's speed swings up to 4 x within a run
-(docs/page.md).
+within ±25 % after a tenth of the run. The recordings that miss it are `MISSED`, with their
+figures; all the checkpoints pooled are `POOLED`. An estimate of a condition not yet run rests
+on another condition's time per call, a ratio that differs between runs by more than ±25 %,
+and a loaded machine's speed swings up to 4 x within a run (docs/page.md has the table).
 """
 
 from __future__ import annotations
@@ -171,10 +168,9 @@ POOLED = (0.981, 0.923)  # every recording's checkpoints together: range, midpoi
 
 
 def test_over_every_recording_the_range_and_the_midpoint_hold_at_nine_checkpoints_in_ten() -> None:
-    """All the recordings' checkpoints together (docs/page.md): the range holds the truth at
-    98.1 %, the midpoint is within ±25 % at 92.3 % (90.4 % over the first fourteen, before the
-    four quiet ones of seeds 14 and 15 were added; 89.2 % over the first twelve; 90.8 % over
-    the first eight)."""
+    """All the recordings' checkpoints together: the range holds the truth and the midpoint is
+    within ±25 % at the shares `POOLED` pins (docs/page.md gives them, and how they moved as
+    recordings were added)."""
     inside = near = ranged = middled = 0
     for path in RECORDED:
         trials = recorded(path)
